@@ -145,6 +145,56 @@ def test_no_class_outside_the_domain_subclasses_agent_session_or_state(kept: Kep
     assert kept("sealed-subclasses", subclasses_of_sealed) == []
 
 
+def attrs_classes_compiling_methods(root: Path = SRC) -> list[str]:
+    """``path:line Class method`` for each method attrs would compile for a class decorated
+    ``attrs.frozen``/``attrs.define``: a ``__repr__`` its body neither assigns
+    (``__repr__ = value_repr``) nor defines, and unless its decorator says ``eq=False``, an
+    ``__eq__`` (and for a frozen class a ``__hash__``) likewise (``rho_domain/value_methods.py``
+    says why ours share them)."""
+    found = []
+    for package in sorted(FORBIDDEN):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in nodes(parse(path)):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                decorators = [
+                    d
+                    for d in node.decorator_list
+                    if ast.unparse(d.func if isinstance(d, ast.Call) else d)
+                    in ("attrs.frozen", "attrs.define", "attrs.mutable")
+                ]
+                if not decorators:
+                    continue
+                decorator = decorators[0]
+                said = {
+                    k.arg: ast.unparse(k.value)
+                    for k in (decorator.keywords if isinstance(decorator, ast.Call) else [])
+                }
+                frozen = ast.unparse(decorator).startswith("attrs.frozen") or (
+                    said.get("frozen") == "True"
+                )
+                wanted = [] if "repr" in said else ["__repr__"]
+                if said.get("eq") != "False":
+                    wanted += ["__eq__", "__hash__"] if frozen else ["__eq__"]
+                own = {s.name for s in node.body if isinstance(s, ast.FunctionDef)}
+                own |= {
+                    ast.unparse(t)
+                    for s in node.body
+                    if isinstance(s, ast.Assign)
+                    for t in s.targets
+                }
+                found += [
+                    f"{path.relative_to(root)}:{node.lineno} {node.name} {method}"
+                    for method in wanted
+                    if method not in own
+                ]
+    return found
+
+
+def test_our_attrs_classes_share_their_methods(kept: Kept) -> None:
+    assert kept("attrs-methods", attrs_classes_compiling_methods) == []
+
+
 def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
     """``path:line expr`` for each read of another module's private member in ``package``:
     ``obj._name`` where ``obj`` is not ``self``/``cls`` and no class of the same module owns a

@@ -22,6 +22,8 @@ from typing import Any
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 DEFAULT_INTERVAL = 0.01  # seconds between ticks: the gauge's resolution
 _OLDEST = len(gc.get_count()) - 1  # the generation a full collection collects
 
@@ -32,6 +34,10 @@ class LoopLagStats:
     ``mean_stall_seconds`` over ``ticks`` ticks, and ``stalls_over_50ms`` (ticks more than
     50 ms late, the stalls a user or a health check feels); and the garbage collector's
     pauses over the same time."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     longest_stall_seconds: float
     mean_stall_seconds: float

@@ -15,6 +15,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.registry import ToolRegistry
 from rho_domain.tools.source import NO_TOOLS, SourcedTools
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -31,6 +32,8 @@ class Agent:
     asked: they are part of ``registry``, and their instructions follow the system prompt in
     every request (``full_system_prompt``); ``with_sourced`` swaps them between model calls.
     """
+
+    __repr__ = value_repr
 
     config: AgentConfig
     profile: PermissionProfile

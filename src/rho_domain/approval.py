@@ -20,6 +20,7 @@ from rho_domain.messages import ToolCall
 from rho_domain.permissions import ApprovalMode, PermissionProfile
 from rho_domain.tools.base import ToolPolicy
 from rho_domain.tools.prepared import decode_arguments as parse_arguments
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _ASKS = "rho_domain.approval_asks"
 
@@ -27,6 +28,10 @@ _ASKS = "rho_domain.approval_asks"
 @attrs.frozen
 class Allowed:
     """The call may run; ``reason`` says why when it is not the default."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str = ""
 

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen
 class RequiresApproval:
     """The call waits for a human; ``reason`` is shown to them."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str
 
@@ -21,5 +27,9 @@ class RequiresApproval:
 @attrs.frozen
 class Denied:
     """The call must not run; ``reason`` is reported to the model."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str

@@ -15,6 +15,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 BlockedBy = Literal["policy", "user", "hook"]
 
@@ -30,6 +31,10 @@ class ToolBlocked(SeedEventView):
             ``"hook"`` (denied by a before-tool hook, or its hook failed).
         reason: Why, in words.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_blocked"
     at: float
@@ -53,6 +58,10 @@ class ApprovalRequested(SeedEventView):
             the child session, which continues once the parent's call is answered.
         child_call: The sub-agent's call that the answer is really about.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "approval_requested"
     at: float
@@ -79,6 +88,10 @@ class ApprovalResolved(SeedEventView):
             none (in-process, a denial) and in traces written before the field (a new
             optional field: older readers skip it, the trace format is unchanged).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "approval_resolved"
     at: float

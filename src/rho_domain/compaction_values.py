@@ -13,6 +13,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.messages import Message, UserMessage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 CompactTrigger = Literal["manual", "auto", "overflow"]
 
@@ -22,6 +23,10 @@ class CompactResult:
     """What a compaction did; ``summary`` is empty when nothing was compacted, and ``note``
     then says why (nothing to compact, or a summary that would not have made the context
     smaller)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     summary: str
     tokens_before: int
@@ -39,6 +44,10 @@ class CompactResult:
 class CompactionPlan:
     """``to_summarize`` goes to the model; ``recent_users`` (earlier user requests) and
     ``tail`` (the latest user message and its turn, whole) are kept after the summary."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     to_summarize: tuple[Message, ...]
     recent_users: tuple[UserMessage, ...]

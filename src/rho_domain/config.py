@@ -27,6 +27,7 @@ from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.database_config import DatabaseConfig as DatabaseConfig
@@ -87,6 +88,10 @@ class HookConfig:
     ``timeout`` is the deadline of each hook call in seconds (None: 5 s,
     ``rho_domain.hooks.DEFAULT_HOOK_TIMEOUT``); a late hook fails closed.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     before_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
     after_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
@@ -169,6 +174,10 @@ class Budget:
     calls of one run are bounded by ``AgentConfig.max_turns``.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     max_input_tokens: int | None = attrs.field(default=None, validator=limit)
     max_output_tokens: int | None = attrs.field(default=None, validator=limit)
     max_total_tokens: int | None = attrs.field(default=None, validator=limit)
@@ -245,6 +254,10 @@ class AgentConfig:
     ``--store`` and ``$RHO_AGENT_STORE`` win over it). It is never saved with a session: it
     says where, not what, and its URL may hold a password.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     system_prompt: str = ""
     vars: Mapping[str, str] = attrs.field(factory=dict)

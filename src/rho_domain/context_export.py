@@ -17,6 +17,7 @@ import attrs
 from rho_domain.compaction import transcript
 from rho_domain.messages import Message, ToolResultMessage
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 RESULT_CHARS = 2_000
 LIMIT_CHARS = 40_000
@@ -26,6 +27,10 @@ LIMIT_CHARS = 40_000
 class ContextExport:
     """One session's export. ``source`` says how it was obtained (``running``: the session
     answered between steps; ``trace``: read from its trace)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     source: str

@@ -17,6 +17,7 @@ from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
 from rho_domain.model_extras import TraceName
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
@@ -33,6 +34,10 @@ class CompactStarted(SeedEventView):
         trigger: ``"auto"``, ``"overflow"`` or ``"manual"``, as on ``Compacted``.
         tokens_before: Estimated context before.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "compact_start"
     at: float
@@ -55,6 +60,10 @@ class Compacted(SeedEventView):
         messages: The whole new history.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "compact"
     at: float
     trigger: CompactTrigger
@@ -75,6 +84,10 @@ class Interrupted(SeedEventView):
         detail: Where (``before model call``, ``during tool bash``...).
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "interruption"
     at: float
     reason: InterruptReason
@@ -90,6 +103,10 @@ class DirectiveApplied(SeedEventView):
         offset: Its line in the session's directive log (applied once: State keeps the next).
         text: The directive.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "directive"
     at: float
@@ -107,6 +124,10 @@ class ErrorOccurred(SeedEventView):
         error_type: The exception's class name (or ``BudgetExceeded``).
         message: What happened.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "error"
     at: float
@@ -127,6 +148,10 @@ class TraceNoted(SeedEventView):
         detail: The raw event, cut to 2,000 characters.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "trace"
     at: float
     name: TraceName
@@ -146,6 +171,10 @@ class ModelRetrying(SeedEventView):
         attempts: How many attempts there will be at most.
         note: Anything else the user should know, or empty.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "retry"
     at: float

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError, string_for_strings
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 LIST_OPTIONS = ("allowed_functions",)
 """The options that hold a list of strings (``rho_domain.sql.classify.allowed_functions``)."""
@@ -30,6 +31,10 @@ def _options(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
 @attrs.frozen(kw_only=True)
 class DatabaseConfig:
     """One database alias. ``password_env`` names the environment variable with the password."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     engine: str
     dsn: str | None = None

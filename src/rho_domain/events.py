@@ -37,6 +37,7 @@ from rho_domain.model_events import UsageRecorded as UsageRecorded
 from rho_domain.run_status import RunStatus
 from rho_domain.tool_events import ToolEnded as ToolEnded
 from rho_domain.tool_events import ToolStarted as ToolStarted
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.approval_events import ApprovalRequested as ApprovalRequested
@@ -65,6 +66,10 @@ class RunStarted(SeedEventView):
         prompt: The user's prompt, or None when the run continues pending approvals.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "run_start"
     at: float
     run_id: str
@@ -86,6 +91,10 @@ class RunEnded(SeedEventView):
         output: The final answer parsed as JSON, when the agent has an ``output_schema``.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "run_end"
     at: float
     run_id: str
@@ -105,6 +114,10 @@ class MessageAdded(SeedEventView):
         at: Wall-clock time.
         message: The user, assistant or tool-result message, as the model will see it.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "message"
     at: float

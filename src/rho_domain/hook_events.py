@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HookPoint = Literal["before_tool", "after_tool", "before_model", "after_run"]
 """Where a hook runs: before a tool call, after it, before a model call, after a run."""
@@ -40,6 +41,10 @@ class ListenerFailed(SeedEventView):
         error_type: The exception's class name.
         message: The exception's message.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "listener_error"
     at: float
@@ -70,6 +75,10 @@ class HookActed(SeedEventView):
         messages: For a ``before_model`` rewrite: the history the model is sent, and the
             session's history from then on.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "hook"
     at: float

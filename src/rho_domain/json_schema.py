@@ -38,11 +38,16 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.schema_keywords import check_node, resolve
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
 class SchemaProblem:
     """Where the value fails the schema (``$``, ``$.a[0]``) and why."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
     message: str
@@ -95,6 +100,10 @@ be interrupted, so ``rho_domain.schema_patterns`` answers them from a ``LineSear
 
 @attrs.frozen
 class _Ctx:
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     root: Any
     matches: Matches
 

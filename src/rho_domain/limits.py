@@ -19,6 +19,8 @@ from typing import Literal
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -65,6 +67,10 @@ class ResourceLimits:
     limit of a run rather than of a command: the bytes the write and edit tools may write in
     one run, every file counted, its sub-agents' writes included (``tools.base.WriteTally``).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))
     # 120 s, the readonly timeout: CPU time counts every thread, and a multi-threaded rg on a

@@ -21,6 +21,7 @@ import attrs
 
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, several_strings
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds for one tools/call
@@ -53,6 +54,10 @@ def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
 class McpToolFilter:
     """Which of a server's tools the model sees: ``allow`` (None: all) minus ``deny``."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     allow: tuple[str, ...] | None = attrs.field(default=None, validator=several_strings)
     deny: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
 
@@ -73,6 +78,10 @@ class McpServerConfig:
     caps one call's result in characters (None: the agent's ``tool_output_limit``); the full
     result is saved beside the session's trace and its path given in the result.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     command: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
     env: Mapping[str, str] = attrs.field(factory=dict)

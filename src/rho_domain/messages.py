@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 def unicode_text(text: str) -> str:
     r"""``text`` with each lone surrogate written as an escape: ``\xe9`` for a byte that is
@@ -73,6 +75,10 @@ class ToolCall:
     reported back to the model instead of silently becoming ``{}``.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     id: str = attrs.field(converter=_unicode)
     name: str = attrs.field(converter=_unicode)
     arguments: str = attrs.field(default="{}", converter=_unicode)
@@ -94,6 +100,10 @@ class ThinkingBlock:
     is sent back in the order it was produced.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ThinkingKind = "thinking"
     thinking: str = ""
     signature: str = ""
@@ -104,6 +114,10 @@ class ThinkingBlock:
 @attrs.frozen
 class SystemMessage(ChatView):
     """A system message (adapters send the agent's system prompt this way)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str = attrs.field(converter=_unicode)
     role: Literal["system"] = "system"
@@ -123,6 +137,10 @@ class UserMessage(ChatView):
     ``nudge`` tells a model it repeats a call (``rho_domain.loop.stuck``), ``correction`` that
     its final answer did not match the output schema (``rho_domain.loop.output_check``)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     content: str = attrs.field(converter=_unicode)
     origin: UserOrigin = "user"
     role: Literal["user"] = "user"
@@ -138,6 +156,10 @@ class AssistantMessage(ChatView):
 
     ``reasoning`` is the readable reasoning of any server; ``thinking`` the signed blocks an
     Anthropic model produced with them, replayed unchanged to that API and to no other."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str = attrs.field(default="", converter=_unicode)
     tool_calls: tuple[ToolCall, ...] = ()
@@ -170,6 +192,10 @@ class AssistantMessage(ChatView):
 class ToolResultMessage(ChatView):
     """The result of one tool call, as the model will read it."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     call_id: str = attrs.field(converter=_unicode)
     tool_name: str = attrs.field(converter=_unicode)
     content: str = attrs.field(converter=_unicode)
@@ -191,6 +217,10 @@ class Usage:
     ``cost_usd`` is None when no price is known. ``estimated`` is True when the server did not
     report usage and the numbers were estimated (~4 characters per token).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input_tokens: int = 0
     output_tokens: int = 0

@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import TRACE_DETAIL_LIMIT as TRACE_DETAIL_LIMIT
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 @attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as the model sees it: the OpenAI function shape, minus the wrapper."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     description: str
@@ -57,6 +62,10 @@ ToolChoice = str
 class ModelRequest:
     """One model call. ``system`` is sent first; ``messages`` never contain SystemMessage."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     model: str
     system: str
     messages: tuple[Message, ...]
@@ -77,12 +86,20 @@ class ModelRequest:
 class TextChunk:
     """A fragment of the answer."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     text: str
 
 
 @attrs.frozen(kw_only=True)
 class ToolCallChunk:
     """A fragment of a tool call as it streams (for display only)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     call_id: str = ""
@@ -94,12 +111,20 @@ class ToolCallChunk:
 class ToolCallReady:
     """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     call: ToolCall
 
 
 @attrs.frozen
 class UsageReport:
     """Usage of this call. May come once, at any point of the stream."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     usage: Usage
 
@@ -111,6 +136,10 @@ class StreamFinished:
     ``queue_wait``: seconds the call queued for a request slot to its endpoint (summed over
     retries), or None when the adapter does not gate its requests.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     finish_reason: str | None = None
     queue_wait: float | None = attrs.field(default=None, kw_only=True)

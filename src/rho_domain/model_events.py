@@ -16,6 +16,7 @@ import attrs
 from rho_domain.event_view import SeedEventView
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import ReasoningDelta as ReasoningDelta
@@ -34,6 +35,10 @@ class LLMStarted(SeedEventView):
         call_index: 1 for the run's first model call, then 2, 3, ...
         context_tokens: Estimated prompt size before the call (``State.estimated_context_tokens``).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "llm_start"
     at: float
@@ -62,6 +67,10 @@ class LLMEnded(SeedEventView):
             models that do not gate their requests). Optional and additive in the trace.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "llm_end"
     at: float
     model: str
@@ -83,6 +92,10 @@ class TextDelta(SeedEventView):
         text: The fragment.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: ClassVar[str] = "text_delta"
     at: float
     text: str
@@ -99,6 +112,10 @@ class ToolCallDelta(SeedEventView):
         name: The tool's name (may be empty in later fragments).
         arguments_delta: The next piece of the raw JSON arguments.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_call_delta"
     at: float
@@ -117,6 +134,10 @@ class UsageRecorded(SeedEventView):
         usage: The call's tokens.
         prompt_tokens: The prompt size it reports, the base of the next context estimate.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "usage"
     at: float

@@ -16,11 +16,16 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ThinkingBlock
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
 class ReasoningChunk:
     """A fragment of the model's reasoning."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str
 
@@ -28,6 +33,10 @@ class ReasoningChunk:
 @attrs.frozen
 class RefusalChunk:
     """A fragment of a refusal (shown like text, kept apart in the message)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str
 
@@ -37,6 +46,10 @@ class ThinkingReady:
     """A complete, signed thinking block (Anthropic), in the order the model produced it; the
     adapter has already streamed its text as ``ReasoningChunk``s for display."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     block: ThinkingBlock
 
 
@@ -45,6 +58,10 @@ class RetryNotice:
     """The adapter is about to wait ``delay`` seconds and try the call again (before any
     output): attempt ``attempt`` of ``attempts``, because of ``reason`` (``429``, ``503``,
     ``connection failed``). ``note`` adds what the user should know (a server delay cut)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     delay: float
     reason: str
@@ -63,6 +80,10 @@ class StreamWarning:
     ``unknown_event`` (an event of a type the adapter does not know); ``detail`` is the raw
     event, cut to ``TRACE_DETAIL_LIMIT`` characters."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     message: str
     name: TraceName = attrs.field(default="parse_error", kw_only=True)
     detail: str = attrs.field(default="", kw_only=True)
@@ -79,6 +100,10 @@ class ReasoningDelta(SeedEventView):
         at: Wall-clock time.
         text: The fragment.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "reasoning_delta"
     at: float

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 if TYPE_CHECKING:
     from rho_domain.messages import ToolCall
 
@@ -19,6 +21,10 @@ class PendingApproval:
     """A call waiting for a human when the run ended ``awaiting_approval``; ``digest`` is the
     one an answer about it carries when given from another process
     (``State.approval_digest``; empty where none was worked out)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call: ToolCall
     reason: str

@@ -17,6 +17,7 @@ from rho_domain.errors import ConfigError, several_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
 from rho_domain.reach import OutsideReads
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.mcp_config import McpServerConfig as McpServerConfig
@@ -112,6 +113,10 @@ class PermissionProfile:
     command nor url names the agent config's server): a read-only profile starts no other
     (``mcp_config.servers_to_start``).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     description: str = ""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.messages import Usage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 PER_TOKENS = 1_000_000
 
@@ -28,6 +29,10 @@ class ModelPrice:
         cached_input: Price of a prompt token served from the prompt cache; None: ``input``.
         taken: The date (``YYYY-MM-DD``) the price was read from the provider's price list.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input: float
     output: float
@@ -52,6 +57,10 @@ class PriceTable:
     """Model id → price. Lookup is exact, then without a ``provider/`` prefix, then the
     longest known id the model id starts with followed by ``-`` (a dated snapshot such as
     ``gpt-4o-2024-08-06`` takes ``gpt-4o``'s price)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prices: Mapping[str, ModelPrice] = attrs.field(factory=dict)
 

@@ -36,6 +36,7 @@ from rho_domain.permissions import (
     builtin_profile,
 )
 from rho_domain.reach import OutsideReads
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
 _FILES = (FileWriteMode.OFF, FileWriteMode.CREATE_ONLY, FileWriteMode.FULL)
@@ -161,6 +162,10 @@ def _approval_within(profile: PermissionProfile, limit: PermissionProfile) -> bo
 class _Asked:
     """What a profile's approval asks, in one form per meaning: ``mode`` ALL, NONE, or
     DANGEROUS (the dangerous calls) with ``named`` the tools asked on every call besides."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     mode: ApprovalMode
     named: frozenset[str] = frozenset()

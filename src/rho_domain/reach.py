@@ -27,6 +27,8 @@ from enum import Enum
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 class OutsideReads(Enum):
     """Whether reading tools may read outside the workspace and the extra read roots."""
@@ -60,6 +62,10 @@ class ReadReach:
     of it, and the read roots); ``closed``: trees refused unless within an open one (``("/",)``
     under deny; homes, /tmp and /run under allow); ``outside``: the profile's setting, for the
     messages. The default reaches everywhere (no rule: tests and the memory fake)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     open: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()

@@ -16,6 +16,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 StepKind = Literal["tool_call", "decision", "result", "answer"]
 
@@ -35,6 +36,10 @@ class Step:
         call_id: The tool call's id (empty for an answer).
         detail: What was decided, as text.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     turn: int
@@ -67,6 +72,10 @@ class Divergence:
     different tool result, different answer, the replay stopped early, the replay went further.
     ``expected`` (recorded) or ``actual`` (replayed) is None when one side has no such step.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     what: str

@@ -10,6 +10,7 @@ import attrs
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
 from rho_domain.run_status import RunStatus as RunStatus  # re-exported: its old home
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:  # every kind of event is joined into Event when first asked for (events.py)
     from rho_domain.events import Event
@@ -47,6 +48,10 @@ class RunResult:
     the final answer parsed as JSON when the agent has an ``output_schema`` (and it matched),
     else None.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     run_id: str

@@ -59,6 +59,7 @@ from rho_domain.secret_patterns import (
     TEMPLATES,
 )
 from rho_domain.secret_twins import may_be_copy, name_stems
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
     "ALLOWED",
@@ -150,6 +151,10 @@ class SecretPolicy:
     ``homes`` (home directories of this machine) say where ``HOME_SECRETS`` concretely are, for
     the sandbox to hide them and recursive readers to skip them, and every hidden entry below
     them is secret (rule 2b) except inside ``open_trees`` (the workspace)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     locations: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()

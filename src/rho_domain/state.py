@@ -24,6 +24,7 @@ from rho_domain.messages import (
     message_chars,
 )
 from rho_domain.not_run import INTERRUPTED_RESULT
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.pending import PendingApproval
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 @attrs.define
 class State:
     """Mutable conversation state. Mutate only through ``apply``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     messages: list[Message] = attrs.field(factory=list)
     usage: Usage = Usage()

@@ -17,6 +17,7 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.mcp_config import server_of
 from rho_domain.messages import Usage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ToolOutcome = Literal["ok", "error", "blocked", "rejected", "no_result"]
 
@@ -38,6 +39,10 @@ class TurnStats:
         queue_wait: Seconds of ``duration`` spent queued for a request slot to the endpoint
             (the process's in-flight bound), or None when not measured.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     call_index: int
@@ -69,6 +74,10 @@ class ToolStats:
             ``mcp_server`` when it ran), else None.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     run_id: str
     call_id: str
     name: str
@@ -94,6 +103,10 @@ class RunStats:
         tools: Its tool calls, in order.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     run_id: str
     started_at: float
     duration: float | None = None
@@ -115,6 +128,10 @@ class SessionStats:
         tool_time: Seconds spent running tools.
         errors: ``error`` events (failed calls, broken streams, budgets reached).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     runs: tuple[RunStats, ...] = ()
@@ -152,6 +169,9 @@ def session_telemetry(events: Iterable[ev.Event], *, session_id: str = "") -> Se
 
 @attrs.define
 class _OpenRun:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     run: RunStats
     turns: list[TurnStats] = attrs.field(factory=list)
     tools: dict[str, ToolStats] = attrs.field(factory=dict)
@@ -159,6 +179,9 @@ class _OpenRun:
 
 @attrs.define
 class _Builder:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     runs: list[_OpenRun] = attrs.field(factory=list)
     session_usage: Usage = Usage()
     errors: int = 0

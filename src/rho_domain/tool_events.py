@@ -12,6 +12,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -22,6 +23,10 @@ class ToolStarted(SeedEventView):
         at: Wall-clock time.
         call: The call as the model made it.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_start"
     at: float
@@ -41,6 +46,10 @@ class ToolEnded(SeedEventView):
         duration: Seconds on the monotonic clock.
         metadata: Details for UIs and traces (exit code, truncation, child session...).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_end"
     at: float

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model.answer_limits import DEFAULT_ANSWER_BYTES
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.errors import ApiError
 
 EVENT_BYTES = 2 * DEFAULT_ANSWER_BYTES
@@ -27,6 +28,10 @@ _LINE_END = re.compile(r"\r\n|\r|\n")  # the three endings SSE allows
 @attrs.frozen
 class ServerEvent:
     """One event of a session's stream: ``id`` is its trace line (None for deltas)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: int | None
     kind: str

@@ -33,6 +33,7 @@ from rho_domain.ports.session_control import SessionOperator, run_in_progress
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.stores import StoreChoice, choose_store
 
 WAIT_SECONDS = 30.0
@@ -42,6 +43,10 @@ POLL_SECONDS = 0.1
 @attrs.frozen(kw_only=True)
 class Connected:
     """The coordinating session (stored, not run yet) and the exports it was built from."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     sources: tuple[ContextExport, ...]

@@ -55,6 +55,7 @@ from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.home import config_dir
 from rho_entry.facade import Agent, Session
 from rho_entry.run_modes import refuse_inside_a_loop
@@ -65,6 +66,10 @@ ToolSource = Literal["recorded", "live"]
 @attrs.frozen(kw_only=True)
 class ReplayReport:
     """What a replay found. ``divergence`` None means the replay behaved as recorded."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     recorded: tuple[Step, ...]
@@ -91,6 +96,10 @@ class ReplayReport:
 
 @attrs.frozen(kw_only=True)
 class _Run:
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     prompt: str | None
     status: str
     answers_before: tuple[ev.ApprovalResolved, ...]

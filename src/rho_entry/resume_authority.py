@@ -14,6 +14,7 @@ import attrs
 
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig, HookConfig
 from rho_domain.permissions import PermissionProfile, readonly_profile
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.resume_endpoint import ENDPOINT_FIELDS, Endpoint
 
 __all__ = ["ResumeAuthority", "default_authority", "resolve_profiles"]
@@ -69,6 +70,10 @@ class ResumeAuthority:
             ``service_tier`` (``held_fields``), which chooses the price of every call
             (priority) and how long one may wait (flex); None keeps the stored ones.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
     given: Mapping[str, Any] = attrs.field(factory=dict)

@@ -17,6 +17,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ENDPOINT_FIELDS = ("base_url", "provider", "api_key_env")
 """The settings that decide where a model call, and the API key with it, goes."""
@@ -25,6 +26,10 @@ ENDPOINT_FIELDS = ("base_url", "provider", "api_key_env")
 @attrs.frozen(kw_only=True)
 class Endpoint:
     """Where model calls go, as the resumer configured it (None: not set)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     base_url: str | None = None
     provider: str | None = None

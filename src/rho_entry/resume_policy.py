@@ -62,6 +62,7 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.home import absolute
 from rho_entry.resume_authority import ResumeAuthority, default_authority, resolve_profiles
 from rho_entry.resume_endpoint import held_endpoint
@@ -82,6 +83,10 @@ __all__ = [
 @attrs.frozen(kw_only=True)
 class Authorised:
     """The config a resumed session runs with, and what the resumer should be told."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     config: AgentConfig
     notices: tuple[str, ...] = ()

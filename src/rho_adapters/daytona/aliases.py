@@ -38,6 +38,7 @@ from rho_domain.errors import ExecutorError
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_LINKED = 200_000
 _PRUNED = ("/proc", "/sys", "/dev")
@@ -48,6 +49,10 @@ _PRUNED_PARTS = tuple(components(p) for p in _PRUNED)
 class Aliases:
     """Absolute paths that are other names of a secret file, whether the scan was whole, and
     the secrets found by name or location below the scanned trees (``secrets``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     paths: frozenset[str] = frozenset()
     complete: bool = True

@@ -22,6 +22,7 @@ from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.ports.clock import Clock
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
@@ -34,6 +35,10 @@ UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's
 class Sandbox:
     """A started sandbox: its id and the base URL of its toolbox daemon."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     id: str
     toolbox_url: str
 
@@ -41,6 +46,10 @@ class Sandbox:
 @attrs.frozen
 class ExecAnswer:
     """``POST /process/execute`` answered: exit code and combined output."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     exit_code: int
     result: str

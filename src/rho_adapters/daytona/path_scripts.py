@@ -17,6 +17,7 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 
@@ -90,6 +91,10 @@ def parse_realpaths(answer: str) -> list[tuple[str, str] | None]:
 class Resolved:
     """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing;
     ``links`` the file's number of names (hard links)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     canonical: str
     is_link: bool

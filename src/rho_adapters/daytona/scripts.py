@@ -36,6 +36,7 @@ from rho_domain.shell.git_repo import (
     git_environment,
     parse_preflight,
 )
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets):
@@ -213,6 +214,10 @@ def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:
 class GitShadow:
     """The shadow common directory to build in the sandbox before git stages run."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     directory: str
     repo: GitRepo | None
     config: str
@@ -282,6 +287,10 @@ def capped(inner: str, cap: int, limit: int | None = None) -> str:
 @attrs.frozen
 class Captured:
     """A ``capped`` command's answer: exit code, output, and how many bytes were cut."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     exit_code: int
     output: str

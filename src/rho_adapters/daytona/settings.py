@@ -12,6 +12,7 @@ import attrs
 
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_API_URL = "https://app.daytona.io/api"
 DEFAULT_WORKING_DIR = "/home/daytona/workspace"
@@ -38,6 +39,10 @@ class DaytonaSettings:
     route the requests, each by its own host: the API's and the toolbox's
     (``ProxyRoutes.from_environ``; the CLI passes the environment's).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     api_key: str = attrs.field(repr=False)
     api_url: str = DEFAULT_API_URL

@@ -26,6 +26,7 @@ from rho_adapters.durable.system_db import engine_settings, faster_sqlite_commit
 from rho_adapters.finish import finished
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 WORKFLOW = "rho.run"
 LOG = logging.getLogger("rho_adapters.durable")
@@ -70,6 +71,10 @@ class VersionMismatch(ConfigError):
 @attrs.frozen(kw_only=True)
 class WorkerOptions:
     """How a worker runs: where, which queue, how many runs at once, as which version."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     url: str
     queue: str = "rho-runs"

@@ -40,6 +40,7 @@ import attrs
 import httpx
 
 from rho_domain.messages import ToolCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _KEY = b"fake-anthropic-signing-key"
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
@@ -48,6 +49,10 @@ _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 @attrs.frozen
 class Block:
     """One content block of a scripted reply."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: Literal["thinking", "redacted_thinking", "text", "tool_use"]
     text: str = ""

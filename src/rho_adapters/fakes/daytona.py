@@ -45,6 +45,7 @@ from rho_adapters.daytona.api import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_process import Daemon, execute
 from rho_adapters.fakes.daytona_wire import decoded, multipart, script
+from rho_domain.value_methods import value_eq, value_repr
 
 API_URL = "https://fake-daytona.test/api"
 TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
@@ -52,6 +53,9 @@ TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
 
 @attrs.define
 class _Fault:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     method: str
     suffix: str
     status: int

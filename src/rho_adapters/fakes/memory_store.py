@@ -12,10 +12,14 @@ from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, first_prompt_summary
+from rho_domain.value_methods import value_eq, value_repr
 
 
 @attrs.define
 class _Stored:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     record: SessionRecord
     events: list[ev.Event] = attrs.field(factory=list)
 

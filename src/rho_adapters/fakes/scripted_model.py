@@ -31,6 +31,7 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _call_ids = itertools.count(1)
 
@@ -38,6 +39,10 @@ _call_ids = itertools.count(1)
 @attrs.frozen(kw_only=True)
 class Turn:
     """One scripted model turn: what it streams, and how it fails or stops, if it does."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str = ""
     reasoning: str = ""

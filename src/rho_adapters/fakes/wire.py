@@ -35,6 +35,7 @@ from typing import Any, Literal
 import attrs
 
 from rho_domain.messages import ToolCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 FaultKind = Literal["cut", "drop", "garbage", "stall", "error"]
 
@@ -52,6 +53,10 @@ class Fault:
     sent (``seconds=None``: until the client's read timeout fires); ``error``: a mid-stream
     ``{"error": ...}`` event, then the stream ends.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: FaultKind
     after: int = 0
@@ -91,6 +96,10 @@ class Reply:
     ``raw``: exact network chunks to send instead of rendering (framing tests).
     ``error_body``: the exact JSON of an error answer (default: the OpenAI envelope)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     text: str = ""
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -109,6 +118,10 @@ class Reply:
 @attrs.frozen(kw_only=True)
 class Exchange:
     """One request as a rule sees it; ``body`` is the parsed JSON (``{}`` for none)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     method: str
     path: str

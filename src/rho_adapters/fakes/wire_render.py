@@ -15,11 +15,16 @@ from typing import Any
 import attrs
 
 from rho_adapters.fakes.wire import Reply
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
 class Stall:
     """A pause in a rendered body; ``seconds=None`` waits for the client's read timeout."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     seconds: float | None = None
 
@@ -27,6 +32,10 @@ class Stall:
 @attrs.frozen
 class Drop:
     """The connection breaks here."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
 
 Piece = bytes | Stall | Drop

@@ -16,11 +16,16 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rho_domain.secrets import SYSTEM_SECRETS, SecretPolicy
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
 class Aliases:
     """Absolute paths that are other names of a secret file, and whether the scan was whole."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     paths: tuple[str, ...] = ()
     complete: bool = True

@@ -24,6 +24,7 @@ import attrs
 
 from rho_domain.errors import PathOutsideWorkspace, ToolError
 from rho_domain.paths import components, is_within
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_SYMLINKS = 40
@@ -34,6 +35,10 @@ MAX_DEPTH = 64
 class Resolved:
     """The parent directory's descriptor, the final name ("" for the root itself) and the
     canonical components of the path below the root."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dir_fd: int
     name: str

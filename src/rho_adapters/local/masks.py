@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen(kw_only=True)
 class Masks:
     """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     files: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()

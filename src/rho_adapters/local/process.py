@@ -24,12 +24,17 @@ from typing import Any
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 OUTPUT_GRACE = 1.0  # seconds to wait for the output pipe to close after the processes exit
 
 
 @attrs.define
 class Capture:
     """Head + tail byte buffer with a fixed cap."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     cap: int
     head: bytearray = attrs.field(factory=bytearray)
@@ -69,6 +74,10 @@ class Finished:
     """How a run ended: ``code`` (None when killed for the timeout; 128 + N for signal N), the
     kept ``output``, ``omitted`` bytes, and whether the timeout or the output limit ended it."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     code: int | None
     output: str
     timed_out: bool
@@ -80,6 +89,10 @@ class Finished:
 class Spawn:
     """One process to start: argv (already resolved/sandboxed), fds to use (``pass_fds``:
     kept open in the child under the same numbers), where to run."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     argv: tuple[str, ...]
     stdin: int

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 if TYPE_CHECKING:
     from rho_domain.limits import ResourceLimits
 
@@ -53,6 +55,10 @@ _PRLIMIT_NAMES = {
 class Rlimits:
     """The rlimits of one command, in the kernel's units (bytes, seconds, processes);
     ``None`` leaves that limit as the agent has it."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     memory: int | None = None
     cpu_seconds: float | None = None

@@ -41,6 +41,7 @@ from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.glob_set import GlobSet
 from rho_domain.secrets import GIT_CONFIGS, HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
 from rho_domain.service_secrets import MASKED_GLOBS
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:  # the walk is imported by the first sandboxed command (runner.py)
     from rho_adapters.local.secret_scan import SecretScan
@@ -69,6 +70,10 @@ class Layout:
     ``visible`` roots shown again inside them or inside the private ``/tmp``. ``system``
     non-empty (a profile that reads only its workspace and read roots): the machine is NOT
     shown, only these system directories (what programs need to start) and ``visible``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     hidden: tuple[str, ...]
     visible: tuple[str, ...]

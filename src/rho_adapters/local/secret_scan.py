@@ -39,6 +39,7 @@ import attrs
 from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
 from rho_domain.secrets import SecretPolicy
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_ENTRIES = 2_000_000
 _KERNEL = ("/proc", "/sys", "/dev")
@@ -53,6 +54,10 @@ class _Summary:
     directory's (device, inode, mtime) is unchanged; symlinks are followed again each time
     (their targets can change without this directory changing)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     hidden_files: tuple[str, ...]  # secret regular files and sockets
     hidden_dirs: tuple[str, ...]
     subdirs: tuple[str, ...]  # not secret: walked
@@ -65,6 +70,9 @@ class _Summary:
 
 @attrs.define
 class _Walk:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     files: list[str] = attrs.field(factory=list)
     dirs: list[str] = attrs.field(factory=list)
     secret_inodes: set[tuple[int, int]] = attrs.field(factory=set)

@@ -21,6 +21,7 @@ import attrs
 from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell
 from rho_domain.tools.offload import Stop
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 FORMULA_PREFIX = "formula: "
 
@@ -30,6 +31,10 @@ class SheetScan:
     """A sheet's used extent (the last row and column holding a value, a formula or text;
     formatting alone does not count), its hidden rows and columns (1-based), and whether the
     scan finished within the budget (False: at least ``rows`` rows)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: int
     columns: int
@@ -56,6 +61,9 @@ SHEET_COST = 32
 class CellBudget:
     """The cells one call may still parse, shared by every sheet the call scans: a workbook
     of many sheets (they may even name one part) gets one budget, not one per sheet."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     left: int
 

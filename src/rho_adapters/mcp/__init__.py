@@ -17,6 +17,7 @@ import attrs
 from rho_adapters.mcp.servers import connect
 from rho_adapters.mcp.source import McpToolSource
 from rho_domain.mcp_config import McpServerConfig
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
 
@@ -25,6 +26,10 @@ __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
 class ServerReport:
     """What one server serves: ``state`` ``ready`` or ``failed`` (``problem`` says why);
     ``tools`` as the model sees them, each with its policy (``read-only``/``dangerous``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     transport: str

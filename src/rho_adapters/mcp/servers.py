@@ -14,6 +14,7 @@ from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.stdio import StdioTransport, environment
 from rho_domain.errors import McpError
 from rho_domain.mcp_config import McpServerConfig
+from rho_domain.value_methods import value_eq, value_repr
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
 
@@ -36,6 +37,9 @@ def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> T
 @attrs.define
 class ServerState:
     """One server as the source sees it. ``state``: ``starting``, ``ready``, ``failed``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     name: str
     config: McpServerConfig

@@ -33,6 +33,7 @@ from rho_domain.errors import (
 )
 from rho_domain.model import StreamFinished
 from rho_domain.ports.clock import Clock
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
@@ -46,6 +47,10 @@ _CLOSED = httpx.ByteStream(b"")  # what a closed response keeps as its body stre
 class Timeouts:
     """Seconds. ``idle`` is the longest wait for the next chunk (a read); ``flex_idle``
     replaces it for ``service_tier: flex``, which OpenAI says can be much slower."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     connect: float = 10.0
     idle: float = 120.0
@@ -192,6 +197,9 @@ class Endpoint:
 @attrs.define
 class Attempt:
     """What one attempt learned that the retry decision needs."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     headers: Mapping[str, str] = attrs.field(factory=dict)
     started: float | None = None  # time.monotonic() when the request was sent

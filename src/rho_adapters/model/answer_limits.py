@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import AnswerTooLong, ConfigError, ModelTimeout
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_ANSWER_BYTES = 64 * 1024 * 1024
 """Bytes of one answer's body, decoded: a long reasoning answer streamed a token a delta
@@ -60,6 +61,10 @@ class AnswerLimits:
     ``max_tool_calls``: tool calls in the answer. Passing one ends the call with
     ``AnswerTooLong`` naming the endpoint, the bound and its setting.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     max_bytes: int | None = attrs.field(default=DEFAULT_ANSWER_BYTES, validator=_positive_or_none)
     max_seconds: float | None = attrs.field(

@@ -32,6 +32,7 @@ from rho_domain.model import (
     ToolCallReady,
     UsageReport,
 )
+from rho_domain.value_methods import value_eq, value_repr
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -44,6 +45,9 @@ _STOP_REASONS = {
 
 @attrs.define
 class _Block:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     kind: str
     position: int = 0
     id: str = ""

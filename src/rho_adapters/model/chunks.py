@@ -30,6 +30,7 @@ from rho_domain.model import (
     ToolCallChunk,
     ToolCallReady,
 )
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
 @attrs.define
 class _Call:
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     position: int
     id: str = ""
     name: str = ""

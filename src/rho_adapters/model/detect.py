@@ -29,6 +29,7 @@ import httpx
 from rho_adapters.model.bodies import small_json
 from rho_adapters.model.counts import token_count
 from rho_adapters.model.providers import provider_owning
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 PROBE_SECONDS = 5.0
 """The longest one question of a probe may take, connecting included."""
@@ -38,6 +39,10 @@ PROBE_SECONDS = 5.0
 class ServerFacts:
     """``provider`` is a ``PROVIDERS`` row's name or None; ``evidence`` says where each fact
     came from; ``answered`` whether the server answered at all (not part of equality)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     provider: str | None = None
     context_window: int | None = None

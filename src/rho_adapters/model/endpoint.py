@@ -21,6 +21,7 @@ from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Http: TypeAlias = ClientPool | httpx.AsyncClient
 """The one way HTTP is brought to an adapter (None: ``SHARED_POOL``)."""
@@ -43,6 +44,10 @@ class ModelEndpoint:
     route the requests (``ProxyRoutes.from_environ(os.environ)``: as httpx would; the facade
     and the CLI pass the process's); none by default.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)

@@ -18,6 +18,7 @@ import httpx
 
 from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.tls import transport_for
+from rho_domain.value_methods import value_repr
 
 PoolKey = tuple[str, tuple[tuple[str, str], ...], str | None]
 """A client's key on its loop: base URL, sorted headers (they carry credentials), proxy."""
@@ -28,6 +29,8 @@ class Lease:
     """A leased client and the gate its requests go through; give it back with
     ``ClientPool.release``."""
 
+    __repr__ = value_repr
+
     client: httpx.AsyncClient
     gate: InFlightGate
     loop: asyncio.AbstractEventLoop
@@ -37,6 +40,8 @@ class Lease:
 @attrs.define(eq=False)
 class Pooled:
     """One pooled client, its gate, how many hold it, and its idle timer when nobody does."""
+
+    __repr__ = value_repr
 
     client: httpx.AsyncClient
     gate: InFlightGate

@@ -16,6 +16,7 @@ import attrs
 from rho_adapters.model.providers import Provider
 from rho_domain.messages import Message
 from rho_domain.model import ModelRequest
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 def chat_url(base_url: str) -> str:
@@ -49,6 +50,10 @@ def chat_headers(
 @attrs.frozen(kw_only=True)
 class RequestDefaults:
     """Configured request options; a request's own non-None values win."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     service_tier: str | None = None
     reasoning_effort: str | None = None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen(kw_only=True)
 class GateStats:
@@ -15,6 +17,10 @@ class GateStats:
     summed queueing time and ``max_wait_seconds`` the longest; ``in_flight`` and ``queued``
     right now.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     limit: int
     in_flight: int
@@ -28,6 +34,10 @@ class GateStats:
 @attrs.frozen(kw_only=True)
 class EndpointStats:
     """One pooled client: its base URL, leases now, and its gate's counters."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     base_url: str
     leases: int

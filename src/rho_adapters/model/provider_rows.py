@@ -14,6 +14,8 @@ from typing import Literal
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
 # The model name that selects the scripted, offline ``DemoModel`` (``model.demo``): no row of
@@ -57,6 +59,10 @@ class Provider:
     ``structured_output`` says when an output schema is sent as ``response_format``
     (``StructuredOutput``; Anthropic's adapter uses a final tool instead).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     adapter: Adapter = "openai"

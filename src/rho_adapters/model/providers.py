@@ -33,6 +33,7 @@ from rho_adapters.model.provider_rows import (
     StructuredOutput,
 )
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
     "DEMO_MODEL",
@@ -60,6 +61,10 @@ class ModelQuirk:
     it applies on (empty: every row). ``dropped_params`` are added to the row's; ``changes``
     replace other ``Provider`` fields (``{"stream_tools": False}``).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prefixes: tuple[str, ...]
     providers: tuple[str, ...] = ()

@@ -35,6 +35,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 _NAMES = tuple((s, f"{s}_proxy", f"{s.upper()}_PROXY") for s in ("http", "https", "all", "no"))
 
 
@@ -60,6 +62,10 @@ class ProxyRoutes:
     (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr.
     ``loopback_direct`` False routes loopback URLs as httpx does (only for a test whose proxy
     and servers can only be on loopback)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     http: str | None = attrs.field(default=None, repr=False)
     https: str | None = attrs.field(default=None, repr=False)

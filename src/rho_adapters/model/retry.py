@@ -19,6 +19,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 498})
 # compiled by re (and kept in its cache) with the first duration read, not at import
 _DURATION = r"(\d+(?:\.\d+)?)(ms|h|m|s)"
@@ -27,6 +29,10 @@ _DURATION = r"(\d+(?:\.\d+)?)(ms|h|m|s)"
 @attrs.frozen(kw_only=True)
 class RetryPolicy:
     """``max_retries`` extra attempts after the first; delays in seconds."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     max_retries: int = 2
     base_delay: float = 0.5

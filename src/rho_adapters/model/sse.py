@@ -24,6 +24,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_repr
+
 _TERMINATORS = (b"\n", b"\r")
 _BOM = b"\xef\xbb\xbf"
 
@@ -35,6 +37,9 @@ class SSEEvent:
     Not frozen, though nothing changes one: one is built for every streamed delta, and a
     frozen class sets each field through ``object.__setattr__`` (715 against 180 ns a
     build, measured)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     data: str
     event: str = ""

@@ -30,6 +30,7 @@ from rho_adapters.pgstore.control import PgSessions
 from rho_adapters.pgstore.schema import SCHEMA_VERSION
 from rho_adapters.pgstore.signals import PgSignals
 from rho_adapters.pgstore.store import PgSessionStore
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,6 +49,10 @@ __all__ = [
 @attrs.frozen
 class PostgresStore:
     """The adapters of one PostgreSQL store."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     store: PgSessionStore
     signals: PgSignals

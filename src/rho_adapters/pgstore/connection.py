@@ -25,6 +25,7 @@ import attrs
 
 from rho_domain.errors import ConfigError, MissingExtra, StoreError
 from rho_domain.url_logins import hide_url_logins
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger("rho_adapters.pgstore")
 
@@ -42,6 +43,10 @@ def shown_url(url: str) -> str:
 @attrs.frozen
 class StoreAddress:
     """A PostgreSQL store: the URL (secret: never printed) and the setting it came from."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     url: str = attrs.field(repr=False)
     origin: str = "the store setting"

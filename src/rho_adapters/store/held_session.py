@@ -16,6 +16,7 @@ from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile
 from rho_domain.errors import StoreError
+from rho_domain.value_methods import value_eq, value_repr
 
 __all__ = ["HeldSession"]
 
@@ -23,6 +24,9 @@ __all__ = ["HeldSession"]
 @attrs.define
 class HeldSession:
     """An open session as this store holds it: its paths, lock, meta.json and trace file."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     paths: SessionPaths
     lock: SessionLock

@@ -21,6 +21,7 @@ import attrs
 from rho_adapters import unnamed
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HEARTBEAT_SECONDS = 2.0
 """How often an open session rewrites meta.json, even while paused or idle."""
@@ -44,6 +45,10 @@ FINAL_STATUSES = frozenset(
 @attrs.frozen
 class SessionPaths:
     """Where each file of one session lives."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dir: Path
 

@@ -17,11 +17,16 @@ from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class Recording:
     """A stored session: its record (config, parent) and its persisted events."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     record: SessionRecord
     events: tuple[ev.Event, ...]

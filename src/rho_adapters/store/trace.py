@@ -25,6 +25,7 @@ from rho_adapters.store.confined import read_bytes
 from rho_domain.errors import TraceFormatError
 from rho_domain.events import Event
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger("rho_adapters.store")
 
@@ -37,6 +38,10 @@ class TornTraceWarning(UserWarning):
 class TraceRead:
     """Decoded events; ``valid_bytes`` is the length of the clean prefix (complete lines), and
     ``torn`` the bytes after it that were skipped (empty when the file is clean)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     events: tuple[Event, ...]
     valid_bytes: int

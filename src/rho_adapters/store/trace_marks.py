@@ -23,12 +23,17 @@ from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths
 from rho_domain.errors import StoreError
 from rho_domain.ports.session_control import TraceLine
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MARKS_LIMIT = 10_000
 
 
 @attrs.frozen
 class _Mark:
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     identity: tuple[int, int]  # (device, inode)
     offset: int  # bytes up to the end of line ``seq``
     seq: int

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from rho_domain.evals.bird import DIFFICULTIES, Difficulty
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Row = tuple[Any, ...]
 
@@ -24,6 +25,10 @@ Row = tuple[Any, ...]
 @attrs.frozen(kw_only=True)
 class QueryOutcome:
     """What running one query gave: its rows, or why there are none."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: tuple[Row, ...] | None = None
     error: str | None = None
@@ -64,6 +69,10 @@ class QuestionResult:
     time from starting the session to the verdict.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     question_id: int
     db_id: str
     difficulty: Difficulty
@@ -81,6 +90,10 @@ class QuestionResult:
 @attrs.frozen(kw_only=True)
 class SummaryRow:
     """Totals of one difficulty (or of all: ``label`` is ``total``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     label: str
     count: int = 0
@@ -114,6 +127,10 @@ class SummaryRow:
 @attrs.frozen(kw_only=True)
 class Summary:
     """One row per difficulty (in BIRD's order) and the total."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: tuple[SummaryRow, ...]
     total: SummaryRow

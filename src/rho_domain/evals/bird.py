@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 Difficulty = Literal["simple", "moderate", "challenging"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("simple", "moderate", "challenging")
 _STRING_FIELDS = ("db_id", "question", "SQL")
@@ -27,6 +29,10 @@ _STRING_FIELDS = ("db_id", "question", "SQL")
 @attrs.frozen(kw_only=True)
 class BirdQuestion:
     """One benchmark question. ``gold_sql`` is the dataset's ``SQL``; the agent never sees it."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     question_id: int
     db_id: str
@@ -40,6 +46,10 @@ class BirdQuestion:
 class LoadProblem:
     """A record (or a whole database) that cannot run. ``where`` names the file and the record
     (``dev.json: item 3``, ``dev.jsonl: line 7``); ``message`` says what to fix."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     where: str
     message: str

@@ -14,6 +14,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.plugged import plugged_name
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.hooks.values import (
@@ -61,6 +62,10 @@ class Hooks:
     ``timeout`` None means ``DEFAULT_HOOK_TIMEOUT``. An agent's delegated children run under
     the same hooks (``Agent.without_tools`` keeps them).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     before_tool: tuple[BeforeToolHook, ...] = attrs.field(default=(), converter=_before_tool)
     after_tool: tuple[AfterToolHook, ...] = attrs.field(default=(), converter=_after_tool)

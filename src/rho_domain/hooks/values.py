@@ -33,6 +33,7 @@ import attrs
 
 from rho_domain.messages import Message, ToolCall
 from rho_domain.run import RunResult
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +45,10 @@ class BeforeToolCall:
         call: The call as the model made it (or as an earlier hook rewrote it).
         arguments: ``call.arguments`` parsed (empty when they are not a JSON object).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call: ToolCall
@@ -59,10 +64,18 @@ class BeforeToolCall:
 class Allow:
     """No objection: the call goes on to the profile and the approval policy."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
 
 @attrs.frozen
 class Deny:
     """Refuse the call; the model reads ``reason`` in the call's result."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str
 
@@ -73,6 +86,10 @@ class RewriteArguments:
 
     ``reason`` goes to the trace (the hook event), not to the model.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     arguments: Mapping[str, Any]
     reason: str = ""
@@ -91,6 +108,10 @@ class AfterToolCall:
             counts, paths, exit codes; a tool of yours: whatever it puts there).
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     session_id: str
     call: ToolCall
     content: str
@@ -108,6 +129,10 @@ class ReplaceResult:
     """The result the model reads and the trace stores instead (``is_error`` None: kept;
     ``metadata`` None: kept, so replace it too when it may hold what you remove)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     content: str
     is_error: bool | None = None
     metadata: Mapping[str, Any] | None = None
@@ -123,6 +148,10 @@ class BeforeModelCall:
         messages: The history, oldest first (the system prompt is not part of it).
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     session_id: str
     model: str
     messages: tuple[Message, ...]
@@ -137,12 +166,20 @@ class ReplaceMessages:
     """Send these messages instead; they become the session's history from then on (so a
     hook that adds a message should add it once)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     messages: tuple[Message, ...] = attrs.field(converter=_messages)
 
 
 @attrs.frozen(kw_only=True)
 class AfterRun:
     """A run that ended, with its result (the run is over: nothing can change it)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     result: RunResult
@@ -166,6 +203,10 @@ AfterRunHook: TypeAlias = Callable[[AfterRun], object]
 class HookFailure:
     """A hook that gave no usable answer (it raised, was late or answered a wrong type): what
     ``rho_domain.loop.hooks_applied`` records and refuses in its place (fail closed)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     outcome: Literal["failed", "timed_out"]
     reason: str

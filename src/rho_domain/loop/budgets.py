@@ -16,12 +16,17 @@ from rho_domain.config import Budget
 from rho_domain.loop.tally import budget_exceeded
 from rho_domain.messages import Usage
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class BudgetWatch:
     """One run's view of its budget. ``started`` is the run's start on the monotonic clock;
     the ``*_before`` fields are the session's counts when the run started."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     budget: Budget
     started: float

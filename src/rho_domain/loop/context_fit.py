@@ -26,6 +26,7 @@ from rho_domain.messages import Message, estimate_tokens, message_chars
 from rho_domain.model import ModelRequest
 from rho_domain.ports.model import ChatModel, ContextMeter, context_meter
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 NEAR_WINDOW = 0.6  # from this share of the window on, ask the server's tokenizer
 SUMMARY_TOKENS_MAX = 4_096
@@ -35,6 +36,10 @@ TURN_ROOM_TOKENS = 256  # beyond the fixed part: room for a short message and a 
 @attrs.frozen
 class ContextSize:
     """``tokens`` of the next prompt in a ``window`` (both in tokens)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     tokens: int
     window: int

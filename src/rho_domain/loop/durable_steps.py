@@ -28,6 +28,7 @@ from rho_domain.not_run import DIED
 from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.model import ChatModel
 from rho_domain.tools.base import ToolOutput, ToolPolicy
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _END = object()
 
@@ -41,6 +42,10 @@ class RecordedStream:
     text alone (a fragment is never persisted: listeners saw them live the first time). A
     50-delta answer is then 3 events to serialize instead of 52: the step's checkpoint
     pickles a fraction of the objects."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     events: tuple[StreamEvent, ...]
     failure: tuple[str, str] | None = None

@@ -43,6 +43,7 @@ from rho_domain.plugged import plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.hook_events import HookPoint
@@ -89,6 +90,10 @@ def _refusal(hook: object, failure: HookFailure) -> str:
 class HookedBatch:
     """A batch after its before-tool hooks: the calls to judge and run (rewritten where a hook
     rewrote them), and the calls refused, each with the reason the model reads."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     calls: tuple[ToolCall, ...]
     denied: tuple[tuple[ToolCall, str], ...] = ()

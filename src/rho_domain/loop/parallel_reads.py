@@ -29,6 +29,7 @@ from rho_domain.messages import ToolCall
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.prepared import PreparedCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.durable import DurableSteps
@@ -39,6 +40,10 @@ MAX_PARALLEL_READS = 4
 @attrs.frozen(kw_only=True)
 class _Done:
     """One finished call: its output and how long it ran."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     output: ToolOutput
     duration: float

@@ -20,6 +20,7 @@ import attrs
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.tally import RunTally
+from rho_domain.value_methods import value_repr
 
 
 def run_arguments(prompt: object, max_turns: object) -> None:
@@ -51,6 +52,8 @@ class RunGate:
     """The run state of session ``session_id``: whether a run or a compaction is in progress,
     whether the session was closed, and the tally of the latest run (``tally``: None before
     the first)."""
+
+    __repr__ = value_repr
 
     session_id: str
     tally: RunTally | None = attrs.field(default=None, init=False)

@@ -25,6 +25,7 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.tools.source import ToolSource
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
@@ -50,6 +51,10 @@ class SessionPorts:
     """The ports of one session. ``store`` None keeps nothing on disk; ``signals`` None obeys
     no outside cancel or pause; ``approver`` None ends a run that needs an answer
     ``awaiting_approval``. ``databases`` is read-only (an alias → ``Database``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     model: ChatModel
     executor: Executor
@@ -80,6 +85,8 @@ class RunContext:
     """What a collaborator of the loop (the tool batch) is given of its session, instead of
     the session itself: its id, its agent, where its events go (``journal``), how it is
     stopped (``control``) and its ports."""
+
+    __repr__ = value_repr
 
     session_id: str
     agent: Agent

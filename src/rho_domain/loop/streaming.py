@@ -27,6 +27,7 @@ from rho_domain.model import (
 )
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import ReasoningChunk, RefusalChunk
@@ -43,6 +44,9 @@ Emit: TypeAlias = "Callable[[ev.Event], Awaitable[None]]"
 @attrs.define
 class Assembly:
     """What a stream produced so far; survives cancellation and errors (partial output)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     text: list[str] = attrs.field(factory=list)
     reasoning: list[str] = attrs.field(factory=list)

@@ -31,6 +31,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.tools.run_footer import without_run_time
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _SHOWN = 200  # characters of arguments or error quoted in a message
 LONGEST_CYCLE = 3  # A, B, A, B... and A, B, C, A, B, C... repeat as surely as A, A, A
@@ -44,6 +45,10 @@ class Repetition:
     ``call`` its last call; ``times`` how many times in a row; ``failing`` True when one call
     failed the same way each time (``error`` its text); ``noted`` True when the model was
     already told during this streak."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call: ToolCall
     times: int

@@ -8,6 +8,7 @@ import attrs
 
 from rho_domain.config import Budget
 from rho_domain.messages import Usage
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.state import State
@@ -21,6 +22,9 @@ class RunTally:
     final answer once a turn ends without tool calls; ``reason`` says why the loop stopped
     when no exception does (a stuck loop), and becomes the result's ``error``.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     id: str
     started: float

@@ -10,11 +10,16 @@ import attrs
 
 from rho_domain.messages import ToolCall
 from rho_domain.run import PendingApproval, RunResult
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class ApprovalRequest:
     """A tool call waiting for a decision. ``arguments`` is the parsed JSON (empty if invalid)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call: ToolCall
@@ -25,6 +30,10 @@ class ApprovalRequest:
 @attrs.frozen(kw_only=True)
 class ApprovalAnswer:
     """``approved``; ``always`` approves this tool for the rest of the session."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     approved: bool
     always: bool = False

@@ -15,6 +15,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.limits import LimitKind
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -27,6 +28,10 @@ class Stage:
     Pipeline stages are restricted commands: the executor validates each argv with
     ``rho_domain.shell.programs.check_argv`` and runs it hardened and sandboxed.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     argv: tuple[str, ...]
     stdin_path: str | None = None
@@ -43,6 +48,10 @@ class Command:
     reads a file. ``max_output_bytes`` caps what is kept while the output streams; the rest is
     counted, not stored.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     pipeline: tuple[Stage, ...] = ()
     shell: str | None = None
@@ -61,6 +70,10 @@ class CommandResult:
     ``"file size"``: the kernel's rlimit, as far as the exit shows it), else None.
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     exit_code: int | None
     output: str
     duration: float
@@ -73,6 +86,10 @@ class CommandResult:
 class FileUpload:
     """One file of the operator's to put into an executor's filesystem (``--upload``).
     ``path``: where, relative to the working directory or absolute; ``data``: its bytes."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
     data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")

@@ -7,11 +7,17 @@ from typing import Any, Protocol
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen
 class CutValue:
     """A cell too large to keep whole: its beginning (``head``, text or bytes) and its full
     size in bytes (None when the adapter cut it without learning the size)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     head: str | bytes
     size: int | None = None
@@ -26,6 +32,10 @@ class QueryResult:
     ``CutValue``, and ``byte_limit`` is set (to the limit, in bytes) when the adapter stopped
     fetching because the rows reached its byte budget (``more_rows`` is then True)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     more_rows: bool = False
@@ -36,6 +46,10 @@ class QueryResult:
 @attrs.frozen(kw_only=True)
 class TableInfo:
     """A table: its schema (None where the engine has none), name and kind (table, view...)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     schema: str | None
     name: str

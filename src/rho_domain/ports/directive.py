@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen
 class Directive:
     """An operator instruction. ``offset`` is its position in the session's directive log, so
     a directive already applied (recorded in the trace) is never applied twice."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     offset: int
     text: str

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 if TYPE_CHECKING:
     from rho_domain.errors import ConfigError
 
@@ -47,6 +49,10 @@ class QueuedRun:
     ``session_id`` is a session in the shared store, new or existing; ``prompt`` None continues
     the session (its approvals answered). ``settings`` are the worker-side overrides of the
     stored config (model, profile) as the resume policy understands them."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     session_id: str

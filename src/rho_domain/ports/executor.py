@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from rho_domain.lazy_names import lazy_names
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.commands import Command as Command
@@ -40,6 +41,10 @@ class FileKind(Enum):
 @attrs.frozen(kw_only=True)
 class FileInfo:
     """What a directory listing or stat reports. ``path`` is relative to the working dir."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
     name: str

@@ -29,6 +29,7 @@ from rho_domain import events as ev
 from rho_domain.errors import SessionStateError, StoreError
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 RUN_IN_PROGRESS = frozenset({"running", "paused"})
 """Liveness words that mean a run is going on now."""
@@ -77,6 +78,10 @@ class TraceLine:
     """One persisted event as the store's codec wrote it (a ``trace.jsonl`` line without its
     newline). ``seq`` is its line number, 1 for the first: ``after=seq`` continues after it."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     seq: int
     data: bytes
 
@@ -84,6 +89,10 @@ class TraceLine:
 @attrs.frozen(kw_only=True)
 class PendingApproval:
     """A tool call waiting for a human's decision."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call_id: str
     tool: str

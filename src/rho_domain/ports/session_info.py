@@ -11,12 +11,17 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.messages import Usage
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class SessionInfo:
     """One line of a session listing. ``liveness`` is the store's judgement: running, paused,
     stale (its process is gone), or the final status (completed, cancelled, error, ...)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: str
     status: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen(kw_only=True)
 class SheetInfo:
@@ -17,6 +19,10 @@ class SheetInfo:
     record says). ``complete`` False: the reader stopped counting at its work budget; the
     sheet has at least ``rows`` rows. ``hidden_rows`` / ``hidden_columns``: 1-based numbers
     of the rows and columns the workbook hides (as far as it was read)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     rows: int

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import attrs
 
 from rho_domain.lazy_names import lazy_names
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     # Named in annotations only: the port does not build every event class (or the config's)
@@ -67,6 +68,10 @@ def label_problem(labels: Mapping[str, str]) -> str | None:
 @attrs.frozen(kw_only=True)
 class SessionRecord:
     """What a store keeps about a session besides its trace."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: str
     created_at: float

@@ -58,6 +58,7 @@ from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.parser import CommandList, Redirection, SimpleCommand, Subshell, parse
+from rho_domain.value_methods import value_eq, value_repr
 
 MAX_DEPTH = 6
 # Characters parsed and words judged in one check, nested strings included: past it the line
@@ -119,6 +120,9 @@ def destructive_reason(command: str) -> str:
 class _Check:
     """One check of one command line; ``written`` holds the paths its commands write, in
     order, so that running one of them later in the line asks."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     written: set[str] = attrs.field(factory=set)
     budget: int = WORK_BUDGET

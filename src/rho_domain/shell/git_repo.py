@@ -44,6 +44,7 @@ from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.reach import ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import HARDENING
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # Discovery. safe.directory=* is harmless here: the repository's config is never used.
 PREFLIGHT: tuple[str, ...] = (
@@ -85,6 +86,10 @@ FORCED: tuple[tuple[str, str], ...] = (
 class GitRepo:
     """Where git found the repository (absolute paths); ``work_tree`` None when bare or
     when the command runs inside the git directory."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     git_dir: str
     common_dir: str
@@ -184,6 +189,10 @@ class RepositoryFiles:
     several names but ``OBJECT_DATA`` (a clone's objects are hard links, and a loose object or
     pack is no text git prints), and those of the work tree's ``WORK_TREE_FILES``;
     ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     links: tuple[tuple[str, str], ...] = ()
     linked: tuple[str, ...] = ()

@@ -19,6 +19,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_LENGTH = 8192
 
@@ -43,6 +44,10 @@ class Token:
     ``pattern`` is set on a word with an unquoted glob character: the word for ``shell.glob``,
     each quoted character escaped with a backslash.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: TokenKind
     text: str

@@ -17,6 +17,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ValueCheck = Callable[[str], str | None]  # returns a refusal reason, or None when fine
 
@@ -45,6 +46,10 @@ class Spelling:
     ``=`` after a short option, so ``-e=x`` would lose it; the long form is exact).
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     dashdash: DashDash = "first"
     glue: bool = True
     long_eq: bool = True
@@ -69,6 +74,10 @@ class OptionSpec:
     what follows is the program it runs). ``forced``: safety flags the harness always puts
     first (``sed --sandbox``, ``rg --no-config``). ``spelling``: see ``Spelling``.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     flags: str = ""
     valued: str = ""
@@ -124,6 +133,10 @@ class Parsed:
     ``--not`` applies to the revisions after it). ``separator``: how many operands came before
     the model's own ``--`` (None without one); only git keeps it (revisions, then paths).
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     options: tuple[tuple[str, str | None], ...]
     operands: tuple[str, ...]

@@ -22,6 +22,7 @@ import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.lexer import Token, tokenize
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_COMMANDS = 64
 MAX_DEPTH = 8
@@ -115,6 +116,10 @@ class Redirection:
     """``op`` as written (``>``, ``2>``'s ``>`` with ``fd=2``, ``<<``...), ``target`` a literal
     word, ``heredoc`` the literal body of a here-document or here-string."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     op: str
     fd: int | None = None
     target: str | None = None
@@ -126,6 +131,10 @@ class SimpleCommand:
     """``patterns[i]`` is the glob pattern of ``argv[i]`` (``lexer.Token.pattern``) or None;
     empty when no word has one."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     argv: tuple[str, ...]
     redirections: tuple[Redirection, ...] = ()
     patterns: tuple[str | None, ...] = ()
@@ -135,12 +144,20 @@ class SimpleCommand:
 class Subshell:
     """A parenthesised command list."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     body: CommandList
 
 
 @attrs.frozen(kw_only=True)
 class Pipeline:
     """Commands joined by pipes; ``merge_stderr[i]`` is True when command i was joined by ``|&``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     commands: tuple[SimpleCommand | Subshell, ...]
     merge_stderr: tuple[bool, ...] = ()
@@ -150,6 +167,10 @@ class Pipeline:
 class CommandList:
     """Pipelines with the operator that precedes each (``""`` for the first, ``;``, ``&&``,
     ``||``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     items: tuple[tuple[str, Pipeline], ...]
 

@@ -22,6 +22,7 @@ from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
 from rho_domain.shell.programs import check_argv
 from rho_domain.shell.reads import path_words
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Joiner = Literal["", ";", "&&", "||"]
 
@@ -29,6 +30,10 @@ Joiner = Literal["", ";", "&&", "||"]
 @attrs.frozen(kw_only=True)
 class ChangeDir:
     """``cd path``: the following steps of the same (sub)plan run in ``path``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
 
@@ -39,6 +44,10 @@ class PipelineStep:
     the glob pattern of each argv word or None; ``shell.expand`` replaces those words by their
     matches right before the step runs, and checks the result like literal words."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     stages: tuple[Stage, ...]
     patterns: tuple[tuple[str | None, ...], ...] = ()
 
@@ -46,6 +55,10 @@ class PipelineStep:
 @attrs.frozen(kw_only=True)
 class ShellPlan:
     """Steps, each preceded by its joiner (``""`` for the first)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     steps: tuple[tuple[Joiner, PipelineStep | ChangeDir | ShellPlan], ...]
 

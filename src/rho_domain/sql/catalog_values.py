@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen(kw_only=True)
 class CatalogCalls:
@@ -17,6 +19,10 @@ class CatalogCalls:
     names (as the catalog spells them), each with the functions it may call (``schema.name``;
     under "", those of implicit and assignment casts, met without naming a type). Only what
     a database user created is listed (not the server's, nor an extension's)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)

@@ -47,6 +47,7 @@ from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
 from rho_domain.sql.tokens import Kind, Token
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ROW_KINDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
 
@@ -54,6 +55,10 @@ ROW_KINDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
 @attrs.frozen(kw_only=True)
 class Verdict:
     """The outcome for one statement. ``kind`` is its first keyword ("" if unknown)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: str
     read_only: bool

@@ -26,6 +26,7 @@ from rho_domain.sql.postgres_functions import (
     POSTGRES_SIDE_EFFECT_PREFIXES,
 )
 from rho_domain.sql.tokens import LexRules
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # How unquoted and quoted identifiers become catalog names: PostgreSQL lower-cases unquoted
 # names and keeps quoted ones; Oracle upper-cases unquoted ones; MySQL function names,
@@ -38,6 +39,10 @@ DIALECTS = ("sqlite", "postgres", "mysql", "oracle", "vertica")
 @attrs.frozen(kw_only=True)
 class Dialect:
     """One engine's SQL: how its text can be read, and which statements and calls are reads."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     readings: tuple[LexRules, ...]

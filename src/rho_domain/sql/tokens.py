@@ -12,6 +12,8 @@ from enum import Enum
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 class Kind(Enum):
     """What a token is; only words and punctuation are ever inspected."""
@@ -29,6 +31,10 @@ class Token:
     """One token. ``text``: WORD upper-cased (for keyword tests); QUOTED the decoded name;
     STRING ``<string>``; others their raw text. ``raw`` is the word as written (WORD only)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     kind: Kind
     text: str
     raw: str = attrs.field(default="", eq=False)
@@ -45,6 +51,10 @@ class Token:
 @attrs.frozen(kw_only=True)
 class LexRules:
     """How one dialect (under one server setting) reads text."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dialect: str
     nested_comments: bool = False

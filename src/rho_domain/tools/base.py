@@ -15,6 +15,7 @@ import attrs
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     # the database port is built only when a run has databases; the delegation's values with
@@ -34,6 +35,10 @@ class ToolPolicy:
     human even when its tool was approved for the rest of the session ("always").
     """
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     read_only: bool = True
     dangerous: bool = False
     refused: str = ""
@@ -47,6 +52,10 @@ DANGEROUS = ToolPolicy(read_only=False, dangerous=True)
 @attrs.frozen(kw_only=True)
 class ToolOutput:
     """What a tool returns. ``content`` is for the model; ``metadata`` for UIs and traces."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str
     is_error: bool = False
@@ -70,6 +79,9 @@ class WriteTally:
     without this, a run could fill the disk one 10 MB write at a time). The loop starts a new
     one with each run (``ToolBatch.written``); a handler adds what it wrote."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+
     written: int = 0
 
 
@@ -78,6 +90,10 @@ class ToolContext:
     """What a handler may use. ``databases`` maps alias to an open Database port;
     ``delegate`` runs a child agent (None inside a child: one level only); ``written``: the
     run's bytes written so far (a context built outside a run counts its own calls only)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call_id: str

@@ -19,6 +19,7 @@ from rho_domain.limits import LimitKind
 from rho_domain.ports.executor import FileKind
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.run_footer import footer
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.shell.plan import ShellPlan
@@ -36,6 +37,9 @@ _LIMIT_NOTES: Mapping[LimitKind, str] = {
 @attrs.define
 class _Run:
     """Accumulated state while a plan executes."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     ctx: ToolContext
     deadline: float

@@ -16,12 +16,17 @@ import attrs
 
 from rho_domain.messages import Usage
 from rho_domain.run import PendingApproval, RunResult
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class ChildOutcome:
     """How a child agent's run ended, as the ``delegate`` tool reports it. ``pending`` lists
     the child's calls waiting for approval (status ``awaiting_approval``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     status: str
@@ -64,6 +69,10 @@ class Delegator(Protocol):
 @attrs.frozen(kw_only=True)
 class ChildAnswer:
     """A human's answer to a sub-agent's waiting call, given through its parent."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call_id: str

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 CRLF, LF = "\r\n", "\n"
 _BREAK = re.compile("\r?\n")
 
@@ -30,6 +32,10 @@ class Spelling:
     ``pattern``/``replacement``: for a mixed file, each line break of old_string matching
     either ending, and new_string spelled in the ending of each match.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     old: str | None
     new: str | None

@@ -24,6 +24,7 @@ from rho_domain.json_text import one_reading
 from rho_domain.messages import ToolCall
 from rho_domain.tools.base import ToolHandler, ToolPolicy
 from rho_domain.tools.schema import coerce_and_validate
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -37,6 +38,8 @@ class PreparedCall:
     that are not JSON or do not match the schema); None when it can. ``policy`` is the
     handler's ``policy_for(arguments)``, None exactly when ``problem`` is set.
     """
+
+    __repr__ = value_repr
 
     call: ToolCall
     handler: ToolHandler | None

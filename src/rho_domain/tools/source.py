@@ -19,6 +19,7 @@ from typing import Protocol
 import attrs
 
 from rho_domain.tools.base import ToolHandler
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -31,6 +32,8 @@ class SourcedTools:
     that did not start within its startup timeout, or died), for the user to read. A source
     returns the same object while nothing changed, so the session compares by identity.
     """
+
+    __repr__ = value_repr
 
     handlers: tuple[ToolHandler, ...] = ()
     instructions: tuple[str, ...] = ()

@@ -28,6 +28,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.terminal_text import as_run, shell_word, visible
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ ALL = "all"
 @attrs.frozen(kw_only=True)
 class Answers:
     """What the flags answer: call references to approve and to deny, and the reason."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     approve: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()

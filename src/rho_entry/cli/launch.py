@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.budget_flags import given_budget, with_budget
 from rho_entry.cli.launch_files import (
     check_output,
@@ -68,6 +69,10 @@ _SETTING_FLAGS = (
 @attrs.frozen(kw_only=True)
 class Launch:
     """One invocation, validated. ``task`` None means the REPL."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     settings: Settings
     task: str | None

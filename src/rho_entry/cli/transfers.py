@@ -27,6 +27,7 @@ import attrs
 from rho_domain.errors import ConfigError, RhoError
 from rho_domain.ports.executor import Executor
 from rho_domain.secrets import SecretPolicy
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:  # built with the first --upload
     from rho_domain.ports.commands import FileUpload
@@ -38,6 +39,10 @@ MAX_UPLOAD_BYTES = 1 << 30  # all files of one launch: beyond it, package them i
 @attrs.frozen(kw_only=True)
 class Transfers:
     """What ``--upload``/``--download``/``--dockerfile``/``--snapshot`` asked for."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     uploads: tuple[tuple[Path, str], ...] = ()
     downloads: tuple[tuple[str, Path], ...] = ()

@@ -29,6 +29,7 @@ from rho_domain.config_checks import check_model_name
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.env_settings import ENV_VARS, FLOAT_FIELDS, INT_FIELDS, parse_env
 from rho_entry.config.home import absolute, config_dir
@@ -52,6 +53,10 @@ __all__ = [
 @attrs.frozen(kw_only=True)
 class Settings:
     """The resolved configuration of one CLI invocation."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     config: AgentConfig
     config_dir: Path

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 @attrs.frozen
 class StoreChoice:
     """The chosen store's three faces, and how messages name it."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     store: SessionStore
     signals: SignalSource | None
@@ -58,6 +63,10 @@ class StoreChoice:
 class Operator:
     """The operator's face of a store alone (``choose_operator``): light for files (the
     monitor loads no yaml or cattrs)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     sessions: SessionOperator
     shown: str

@@ -11,10 +11,16 @@ from collections.abc import Mapping
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 
 @attrs.frozen(kw_only=True)
 class TemplateVar:
     """A declared variable: ``default`` is None when it has none."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     required: bool = False
@@ -26,6 +32,10 @@ class TemplateVar:
 class PromptTemplate:
     """A parsed template. ``body`` becomes the system prompt; ``initial_prompt`` (if any)
     the first user message when no prompt is given."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     source: str
     body: str
@@ -39,6 +49,10 @@ class PromptTemplate:
 @attrs.frozen(kw_only=True)
 class RenderedPrompt:
     """A rendered template: the system prompt, and the first user prompt it carries, if any."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     system_prompt: str
     initial_prompt: str | None = None

@@ -17,11 +17,15 @@ from rho_domain.messages import ToolCall
 from rho_domain.ports.durable import RunQueue
 from rho_domain.ports.store import SessionStore
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_repr
 
 
 @attrs.define
 class DurableHandle:
     """A durable run of ``session_id`` on ``queue``; ``store`` is where its trace is."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     queue: RunQueue
     store: SessionStore

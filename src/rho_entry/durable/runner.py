@@ -30,6 +30,7 @@ from rho_domain.errors import (
 )
 from rho_domain.ports.durable import DurableSteps, QueuedRun, wrong_session
 from rho_domain.ports.store import SessionStore
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.executor_wiring import working_dir_of
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
@@ -44,6 +45,10 @@ class WorkerSetup:
     """What every run on a worker shares: the session store (every worker's and every
     enqueuer's: a directory on one host, PostgreSQL for many) and the agent config new
     sessions get (an existing session keeps its own, within this profile and endpoint)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     store: SessionStore
     config: AgentConfig

@@ -20,11 +20,16 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.evals.bird import BirdQuestion, LoadProblem, parse_question_lines, parse_questions
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class BirdDataset:
     """Questions that can run (each with its database file) and the records that cannot."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     root: Path
     split: str

@@ -37,6 +37,7 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.tools.factory import build_registry
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry import wiring
 from rho_entry.evals.bird_data import BirdDataset
 from rho_entry.evals.bird_results import ResultsFile, read_results
@@ -62,6 +63,10 @@ OnResult = Callable[[QuestionResult], None]
 class BirdRun:
     """What a call of ``run_bird`` did. ``results`` holds every graded question of the
     selection, from earlier runs too (``skipped`` of them were already in the file)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     results: tuple[QuestionResult, ...]
     skipped: int
@@ -141,6 +146,10 @@ async def run_bird(
 class Grader:
     """Runs one question's session and grades it (``grade``), or grades a run already done
     (``judge``, as a durable run's worker does)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dataset: BirdDataset
     config: AgentConfig

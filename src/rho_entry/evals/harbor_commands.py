@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 LOGS = "/logs/agent"
 EVENTS = "rho-agent.jsonl"
@@ -52,6 +53,10 @@ _FORWARDED = re.compile(r"^(RHO_AGENT_\w+|OPENAI_\w+|ANTHROPIC_\w+|\w+_API_KEY)$
 @attrs.frozen(kw_only=True)
 class HarborUsage:
     """What a trial consumed, as Harbor's context records it (None: not reported)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input_tokens: int | None = None
     output_tokens: int | None = None

@@ -25,6 +25,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_repr
 from rho_entry.facade import Session, open_session
 from rho_entry.seed_api.approval_callback import ApprovalCallback
 
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 @attrs.define(kw_only=True)
 class SessionOpener:
     """The sessions of one runtime, opened (see the module docstring)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     agent: DomainAgent
     store: SessionStore | None

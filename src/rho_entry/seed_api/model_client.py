@@ -44,11 +44,16 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
 class StreamEvent:
     """One event of ``ModelClient.stream`` (see the module docstring)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     type: Literal["text", "tool_call", "done", "error"]
     content: str = ""

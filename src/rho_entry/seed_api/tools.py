@@ -41,11 +41,16 @@ from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.tools import base
 from rho_domain.tools import registry as domain_registry
 from rho_domain.tools.prepared import PreparedCall
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
 class ToolInvocation:
     """One call of a tool: its id, the tool's name and the parsed JSON arguments."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call_id: str
     tool_name: str
@@ -56,6 +61,10 @@ class ToolInvocation:
 class ToolOutput(base.ToolOutput):
     """``ToolOutput(content, success=True, metadata=None)``: the domain's ``ToolOutput``
     (``is_error`` is ``not success``) built the documents' way."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     def __init__(
         self, content: str, success: bool = True, metadata: Mapping[str, Any] | None = None

@@ -22,6 +22,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.resume_endpoint import Endpoint, other_provider
 from rho_entry.resume_policy import ResumeAuthority, authorise
 from rho_entry.server.bodies import CreateSession
@@ -32,6 +33,10 @@ from rho_entry.server.settings import ServerSettings
 @attrs.frozen
 class Admission:
     """The server's rules for new and stored sessions (see the module docstring)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     settings: ServerSettings
     base_config: AgentConfig

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.bodies import Decision
 from rho_entry.server.errors import NotFound
 from rho_entry.server.views import pending_approvals
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 class Answer:
     """One answer to a pending call: its id, ``decision``, and the call's digest as the
     answerer was shown it (None only for a denial)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call_id: str
     decision: Decision

@@ -16,6 +16,8 @@ import re
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 # Hosts every server answers to: it listens on loopback (or everywhere, loopback included).
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -35,6 +37,10 @@ class Authority:
             brackets).
         port: The explicit port, or None when the text had none.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     host: str
     port: int | None

@@ -18,6 +18,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
 from rho_domain.json_text import one_reading
 from rho_domain.ports.store import label_problem
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
 
 Decision = Literal["approve", "deny", "always"]
@@ -28,6 +29,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,99}$")
 @attrs.frozen(kw_only=True)
 class CreateSession:
     """``POST /api/sessions``: everything optional; the server's defaults fill the rest."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prompt: str | None = None
     model: str | None = None
@@ -44,6 +49,10 @@ class CreateSession:
 class Chat:
     """``POST /api/sessions/{id}/chat``: the next user message."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     prompt: str
 
 
@@ -54,6 +63,10 @@ class Answer:
     shown (``pending_approvals[].digest``; ``rho_domain.call_digest``): required to approve,
     checked when given with a denial (which runs nothing)."""
 
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
     decision: Decision
     digest: str | None = None
 
@@ -62,6 +75,10 @@ class Answer:
 class Resume:
     """``POST /api/sessions/{id}/resume``: continue a stored session, optionally with a
     prompt (without one, pending approvals and interrupted tool calls are continued)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prompt: str | None = None
 

@@ -31,6 +31,7 @@ from rho_domain.errors import SessionStateError
 from rho_domain.events import Event, RunStarted
 from rho_domain.ports.store import SessionStore
 from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.resume_policy import ResumeAuthority
 from rho_entry.server.bodies import Decision
 from rho_entry.server.errors import Conflict
@@ -48,6 +49,10 @@ class DurableSettings:
     """Where a durable server's runs are queued: ``database`` (a SQLite path or a PostgreSQL
     URL, ``rho_adapters.durable.system_db``), the ``queue`` name, and how many of its runs
     this server's worker runs at once; ``heartbeat`` and ``dead_after`` as the worker's."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     database: str
     queue: str = "rho-runs"

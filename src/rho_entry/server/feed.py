@@ -34,6 +34,7 @@ import attrs
 from rho_adapters.codec import encode_event_line, event_to_dict
 from rho_domain import events as ev
 from rho_domain.ports.session_control import SessionCatalog
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger("rho_entry.server")
 
@@ -42,6 +43,10 @@ log = logging.getLogger("rho_entry.server")
 class FeedItem:
     """One thing to send: a trace line (``seq`` set) or a delta (``seq`` None); an item with
     an empty ``kind`` only wakes the subscriber (a run ended: time to check for idleness)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     seq: int | None
     kind: str

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
@@ -18,6 +20,10 @@ Handler = Callable[["Request"], Awaitable["Response"]]
 @attrs.frozen(kw_only=True)
 class ApiRoute:
     """A route with what its documentation needs: the body it takes and its answers."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     method: str
     path: str

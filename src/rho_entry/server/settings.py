@@ -29,6 +29,7 @@ from pathlib import Path
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.home import current_dir
 from rho_entry.server.authority import host_name
 
@@ -82,6 +83,10 @@ class ServerSettings:
             continues it at once); then it is released, the CLI can resume it, and an answer
             reopens it from the trace.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     sessions_root: Path
     token: str | None = None

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.feed import END, WAKE, FeedItem, TraceFeed
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -38,6 +39,10 @@ class StreamOptions:
         poll: Seconds between looks at the file for lines another process wrote.
         until_idle: End the stream once everything is sent and no run is in progress.
     """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     after: int = 0
     keepalive: float = 15.0

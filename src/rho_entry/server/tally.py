@@ -27,6 +27,7 @@ from rho_adapters.codec import FutureTraceVersion, decode_event_line, event_from
 from rho_domain import events as ev
 from rho_domain.errors import TraceFormatError
 from rho_domain.ports.session_control import SessionCatalog, TraceLine, run_in_progress
+from rho_domain.value_methods import value_eq, value_repr
 
 INLINE_LINES = 2_000
 """Up to this many new lines are folded on the event loop (a poll); more in a worker thread."""
@@ -35,6 +36,9 @@ INLINE_LINES = 2_000
 @attrs.define
 class TraceTally:
     """The counts of one trace's events folded so far (``seq`` lines, the last one ``last``)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     seq: int = 0  # lines folded
     last: bytes = b""  # the last folded line: a trace that no longer holds it starts over
