@@ -39,6 +39,12 @@ def test_bad_env_values_name_the_variable() -> None:
         resolve_settings({}, {"RHO_AGENT_MAX_TURNS": "many"})
     with pytest.raises(ConfigError, match="RHO_AGENT_AUTO_APPROVE"):
         resolve_settings({}, {"RHO_AGENT_AUTO_APPROVE": "perhaps"})
+    # 5,000 digits (past what int reads): quoted by its start, not a screen of nines
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings({}, {"RHO_AGENT_CONTEXT_WINDOW": "9" * 5000})
+    assert str(caught.value) == (
+        f"RHO_AGENT_CONTEXT_WINDOW={'9' * 40!r}... (5,000 characters): expected an integer"
+    )
 
 
 def test_an_env_value_that_is_not_utf8_names_the_variable_and_the_byte() -> None:

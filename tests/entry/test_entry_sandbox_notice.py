@@ -22,6 +22,7 @@ from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
 from rho_adapters.local.runner import probe_ahead
 from rho_adapters.local.sandbox import UNPROTECTED
+from rho_domain.errors import ExecutorError
 from rho_domain.permissions import developer_profile, readonly_profile
 from rho_domain.ports.executor import Command, Stage
 from rho_entry.cli.main import main
@@ -59,6 +60,39 @@ def test_a_bwrap_that_cannot_run_is_no_sandbox(
     fake.chmod(0o755)
     os.symlink("/usr/bin/cat", bindir / "cat")
     assert LocalExecutor(str(tmp_path), search_path=(str(bindir),)).unprotected() == UNPROTECTED
+
+
+def test_a_bwrap_out_of_file_descriptors_is_said_so_not_taken_for_missing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Before: the probe's EMFILE (``ulimit -n 8``) was a bwrap that cannot run, commands ran
+    without the sandbox for the rest of the process, and the notice said to install it."""
+    bindir = tmp_path_factory.mktemp("emfile-bin")
+    fake = bindir / "bwrap"  # bwrap itself out of descriptors
+    fake.write_text("#!/bin/sh\necho 'bwrap: Too many open files' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    executor = LocalExecutor(str(tmp_path), search_path=(str(bindir),))
+    with pytest.raises(ExecutorError, match=r"no file descriptor left .* bubblewrap is installed"):
+        executor.unprotected()
+    if not sandbox_available():
+        return
+    # the process out of descriptors to start it: a child with a limit just above what it holds
+    script = (
+        "import os, resource\n"
+        "from rho_adapters.local import sandbox\n"
+        "held = len(os.listdir('/proc/self/fd'))\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (held + 2, hard))\n"
+        "try:\n"
+        "    print(sandbox.probe('/usr/bin/bwrap'))\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.stdout.startswith("ExecutorError bubblewrap (/usr/bin/bwrap) could not be started")
+    assert "ulimit -n, is" in done.stdout, done.stderr
 
 
 async def test_restricted_commands_still_run_without_bwrap(tmp_path: Path, no_bwrap: str) -> None:
@@ -108,6 +142,7 @@ def test_a_probe_started_ahead_is_the_one_the_executor_answers_with(
 SESSIONS = """
 import sys
 from rho_domain.config import AgentConfig
+from rho_domain.errors import ExecutorError
 from rho_domain.permissions import readonly_profile
 from rho_entry import wiring
 

@@ -27,6 +27,10 @@ def test_the_decoder_drops_a_bom_before_the_first_line_only() -> None:
         decoder = SSEDecoder()
         events = decoder.feed(body[:cut]) + decoder.feed(body[cut:]) + decoder.flush()
         assert events == [SSEEvent("one"), SSEEvent("two")]
+    for first in (1, 2):  # the BOM itself split across chunks, one byte at a time too
+        decoder = SSEDecoder()
+        events = decoder.feed(body[:first]) + decoder.feed(body[first:3]) + decoder.feed(body[3:])
+        assert events == [SSEEvent("one"), SSEEvent("two")]
     later = SSEDecoder()
     assert later.feed(b"data: a\n\n") == [SSEEvent("a")]
     assert later.feed(b"event: x\n" + BOM + b"data: b\n\n") == []  # not at the start: a field

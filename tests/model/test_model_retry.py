@@ -253,3 +253,9 @@ async def test_a_retry_after_over_the_cap_is_named_in_the_error() -> None:
     with pytest.raises(RateLimited) as info:
         await collect(model)
     assert "retry after 600 s, longer than the 120 s this client waits" in str(info.value)
+    # a wait no one would count in seconds (before: a 298-digit number of seconds)
+    for header, said in (("1e300", "more than a year"), ("259200000", "3 days")):
+        model, _, _ = make_model(http_error(429, headers={"retry-after-ms": header}))
+        with pytest.raises(RateLimited) as info:
+            await collect(model)
+        assert f"retry after {said}, longer than the 120 s" in str(info.value)

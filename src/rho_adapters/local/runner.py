@@ -18,6 +18,7 @@ command's environment and limits, and the order of the steps; a stage's argv is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -62,17 +63,16 @@ def find_program(search_path: Sequence[str], program: str) -> str | None:
 
 def probe_ahead(search_path: Sequence[str]) -> None:
     """Start probing the bwrap found on ``search_path`` in a thread of its own, once per
-    process (nothing when there is none, or it is probed already). The probe is a bwrap
-    process started and waited for (~10 ms, mostly waiting): a run that will build a
-    restricted executor starts it before its other start-up work, and the executor's
-    ``unprotected`` then finds the answer, or waits for the rest of it. Same probe, same
-    answer as without it."""
+    process (nothing when there is none, or it is probed already): a bwrap process waited
+    for (~10 ms), started by a run before its other start-up work; the executor's
+    ``unprotected`` finds the answer, or waits for it. Same answer as without it."""
     program = find_program(search_path, "bwrap")
     if program is None or program in _PROBED or program in _AHEAD:
         return
 
-    def probe() -> None:
-        _PROBED[program] = bwrap.probe(program)
+    def probe() -> None:  # an ExecutorError (no descriptor left) is raised again by _probed
+        with contextlib.suppress(ExecutorError):
+            _PROBED[program] = bwrap.probe(program)
 
     # A daemon: a process that ends before asking does not wait for it (10 s at most).
     thread = threading.Thread(target=probe, name="rho-bwrap-probe", daemon=True)

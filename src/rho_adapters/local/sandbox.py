@@ -28,6 +28,7 @@ git rules of the argv checks keep that out).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -38,6 +39,7 @@ import attrs
 
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
+from rho_domain.errors import ExecutorError
 from rho_domain.glob_set import GlobSet
 from rho_domain.secrets import GIT_CONFIGS, HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
 from rho_domain.service_secrets import MASKED_GLOBS
@@ -236,7 +238,10 @@ def _system_binds(system: Sequence[str]) -> tuple[str, ...]:
 def probe(program: str) -> tuple[bool, bool] | None:
     """Which optional walls the bwrap at ``program`` runs with here, (user namespace of its
     own, seccomp filter), the most first; None when it does not run at all (not installed
-    properly, or no namespaces allowed)."""
+    properly, or no namespaces allowed). ``ExecutorError`` when this process has no file
+    descriptor left to start it (``ulimit -n 8``; before, taken for a bwrap that cannot run:
+    commands ran without the sandbox for the rest of the process, the notice saying to
+    install it; or a variant with fewer walls was taken for the most it can do)."""
     empty = Layout(hidden=(), visible=())
     variants = [(True, True), (False, True), (True, False), (False, False)]
     for userns, seccomp in variants if FILTER is not None else variants[2:]:
@@ -251,11 +256,29 @@ def probe(program: str) -> tuple[bool, bool] | None:
         argv, fds = with_filter([program, *args, "--", "/bin/true"])
         try:
             done = subprocess.run(argv, capture_output=True, timeout=10, check=False, pass_fds=fds)
-        except (OSError, subprocess.TimeoutExpired):
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                raise _no_descriptors(program) from exc
+            return None
+        except subprocess.TimeoutExpired:
             return None
         finally:
             for fd in fds:
                 os.close(fd)
         if done.returncode == 0:
             return userns, seccomp
+        if b"Too many open files" in done.stderr:
+            raise _no_descriptors(program)
     return None
+
+
+def _no_descriptors(program: str) -> ExecutorError:
+    import resource  # only on this rare path
+
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return ExecutorError(
+        f"bubblewrap ({program}) could not be started to sandbox restricted commands: this "
+        f"process has no file descriptor left (Too many open files; its limit, ulimit -n, is "
+        f"{limit}): raise it (ulimit -n 1024) or close what holds them; bubblewrap is "
+        "installed, and commands are not run without it"
+    )

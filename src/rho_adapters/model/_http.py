@@ -241,7 +241,7 @@ async def with_retries(
                 asked = server_delay(state.headers, clock.now()) or 0.0
                 add_hint(
                     exc,
-                    f"the server asked to retry after {asked:,.0f} s, longer than the "
+                    f"the server asked to retry after {_wait_text(asked)}, longer than the "
                     f"{policy.max_server_delay:g} s this client waits: try again later",
                 )
                 raise
@@ -271,3 +271,14 @@ def _retryable(exc: ModelError, policy: RetryPolicy) -> bool:
     if isinstance(exc, ModelHTTPError):
         return policy.should_retry_status(exc.status, exc.body)
     return isinstance(exc, (ModelConnectionError, ModelTimeout))
+
+
+def _wait_text(seconds: float) -> str:
+    """A server's long wait as a person reads it: ``600 s``, ``3 days``; a wait of a year or
+    more (``retry-after-ms: 1e300``, before printed as a 298-digit number of seconds) is
+    ``more than a year``."""
+    if seconds < 86_400:
+        return f"{seconds:,.0f} s"
+    if seconds < 365 * 86_400:
+        return f"{seconds / 86_400:,.0f} days"
+    return "more than a year"

@@ -2,58 +2,30 @@
 
 ``ChunkAssembler`` is pure: feed it each parsed chunk (a JSON object), get the display events
 it produced; ``finish`` returns one ``ToolCallReady`` per assembled call. It accepts every
-quirk in the reference: tool-call ``index`` starting at 1, missing, or the same for every
-call of a batch (Ollama: a new ``id`` at a used index, after whole arguments, starts a new
-call), ``id`` missing (one is generated), new on every fragment (vLLM's gpt-oss) or
-repeated with the name on every fragment (set, never appended), whole arguments in one
-delta, remaining arguments riding the finish chunk, parallel calls; reasoning as
-``reasoning_content``, ``reasoning`` or Mistral content parts; usage on any chunk (last one
-wins, Groq's ``x_groq.usage`` too); an empty-choices chunk that is not usage (Azure); and
-choices other than 0 (n>1) are ignored. An ``error`` key raises before anything else.
+quirk in the reference: tool-call fragments as ``call_fragments.CallFragments`` takes them
+(index from 1, missing or shared, ids missing or new on every fragment, parallel calls,
+arguments riding the finish chunk); reasoning as ``reasoning_content``, ``reasoning`` or
+Mistral content parts; usage on any chunk (last one wins, Groq's ``x_groq.usage`` too); an
+empty-choices chunk that is not usage (Azure); a choice ``index`` written as a string
+(``"0"``), ``content`` as a number (its JSON text) and a ``message`` that is its text, kept
+rather than dropped; and choices other than 0 (n>1) are ignored. An ``error`` key raises
+before anything else.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from rho_adapters.model.answer_limits import too_many_calls
+from rho_adapters.model.call_fragments import CallFragments, wire_index
 from rho_adapters.model.counts import parse_usage
 from rho_domain import model as kinds
-from rho_domain.messages import ToolCall, Usage
-from rho_domain.model import (
-    TextChunk,
-    ToolCallChunk,
-    ToolCallReady,
-)
-from rho_domain.value_methods import value_eq, value_repr
+from rho_domain.messages import Usage
+from rho_domain.model import TextChunk
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
-
-
-@attrs.define
-class _Call:
-    __repr__ = value_repr
-    __eq__ = value_eq
-
-    position: int
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = attrs.field(factory=list)
-
-    @property
-    def whole(self) -> bool:
-        """Its arguments so far are one whole JSON value (asked only when an id changes)."""
-        try:
-            json.loads("".join(self.arguments))
-        except (ValueError, RecursionError):
-            return False
-        return True
 
 
 class ChunkAssembler:
@@ -61,7 +33,6 @@ class ChunkAssembler:
     ``max_calls`` (None: any number) is ``AnswerTooLong``."""
 
     def __init__(self, *, max_calls: int | None = None) -> None:
-        self.max_calls = max_calls
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
@@ -69,9 +40,7 @@ class ChunkAssembler:
         self.usage: Usage | None = None
         self.service_tier: str | None = None
         self.events = 0  # chunks fed, to tell an empty stream from a broken one
-        self._calls: dict[int, _Call] = {}
-        self._last_key: int | None = None
-        self._at_index: dict[int, int] = {}  # a wire index -> the key of its latest call
+        self._tools = CallFragments(max_calls=max_calls)
 
     @property
     def partial_text(self) -> str:
@@ -81,7 +50,7 @@ class ChunkAssembler:
     @property
     def has_calls(self) -> bool:
         """True once a tool call has started."""
-        return bool(self._calls)
+        return bool(self._tools.calls)
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Apply one parsed chunk. Raises a ModelError when the chunk carries ``error``."""
@@ -108,11 +77,13 @@ class ChunkAssembler:
             self.service_tier = tier
         events: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
-            if not _is_mapping(choice) or (choice.get("index") or 0) != 0:
+            if not _is_mapping(choice) or wire_index(choice.get("index")):
                 continue  # n>1: only choice 0 is assembled
             delta = choice.get("delta") or choice.get("message")
             if delta and _is_mapping(delta):
                 self._delta(delta, events)
+            elif isinstance(delta, str):  # a message that is its text: kept, not dropped
+                self._delta({"content": delta}, events)
             reason = choice.get("finish_reason")
             if reason:
                 self.finish_reason = str(reason)
@@ -120,39 +91,17 @@ class ChunkAssembler:
 
     def finish(self) -> list[StreamEvent]:
         """One ToolCallReady per call, in order; arguments kept raw (``""`` means ``{}``)."""
-        ready: list[StreamEvent] = []
-        for call in sorted(self._calls.values(), key=lambda c: c.position):
-            arguments = "".join(call.arguments)
-            ready.append(
-                ToolCallReady(
-                    ToolCall(
-                        id=call.id or f"call_{uuid.uuid4().hex[:24]}",
-                        name=call.name,
-                        arguments=arguments if arguments.strip() else "{}",
-                    )
-                )
-            )
-        return ready
+        return self._tools.ready()
 
     @property
     def arguments_cut(self) -> bool:
         """A call's arguments are not valid JSON: the output limit cut them, whatever the
         finish_reason says (llama-cpp-python reports ``tool_calls``, capture 16)."""
-        for call in self._calls.values():
-            text = "".join(call.arguments).strip()
-            if not text:
-                continue
-            try:
-                json.loads(text)
-            except ValueError:
-                return True
-            except RecursionError:  # whole or not, too deep to tell: the tool layer refuses it
-                continue
-        return False
+        return self._tools.cut
 
     def response_chars(self) -> int:
         """Characters of everything produced, for usage estimates."""
-        calls = sum(len(c.name) + sum(map(len, c.arguments)) for c in self._calls.values())
+        calls = self._tools.chars()
         return (
             sum(map(len, self.text))
             + sum(map(len, self.reasoning))
@@ -170,13 +119,22 @@ class ChunkAssembler:
                 events.append(TextChunk(content))
         elif isinstance(content, list):
             self._content_parts(content, events)
+        elif isinstance(content, int | float) and not isinstance(content, bool):
+            # A number where text belongs (a server's JSON encoder that took "42" for one):
+            # its text, rather than an answer dropped without a word.
+            text = json.dumps(content)
+            self.text.append(text)
+            events.append(TextChunk(text))
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self.refusal.append(refusal)
             events.append(kinds.RefusalChunk(refusal))
-        for fragment in delta.get("tool_calls") or ():
+        fragments = delta.get("tool_calls") or ()
+        if _is_mapping(fragments):
+            fragments = (fragments,)  # one call given as an object, not a list of one
+        for fragment in fragments:
             if _is_mapping(fragment):
-                self._tool_fragment(fragment, events)
+                self._tools.add(fragment, events)
 
     def _reasoning(self, delta: Mapping[str, Any], events: list[StreamEvent]) -> None:
         reasoning = delta.get("reasoning")
@@ -202,49 +160,6 @@ class ChunkAssembler:
             elif isinstance(part.get("text"), str) and part["text"]:
                 self.text.append(part["text"])
                 events.append(TextChunk(part["text"]))
-
-    def _tool_fragment(self, fragment: Mapping[str, Any], events: list[StreamEvent]) -> None:
-        call_id = fragment.get("id") or ""
-        index = fragment.get("index")
-        if isinstance(index, int):
-            key = self._at_index.get(index, index)
-            held = self._calls.get(key)
-            if held is not None and call_id and held.id and call_id != held.id and held.whole:
-                # Another id at a used index, after whole arguments, starts another call
-                # (Ollama numbers every call of a parallel batch 0): merged, the two ran as
-                # one, named like the last, both JSON texts end to end. With its arguments
-                # unfinished, it is the same call (vLLM's gpt-oss and Poolside give each
-                # fragment a new id).
-                key = self._at_index[index] = min(min(self._calls), 0) - 1
-        elif self._last_key is None or (call_id and call_id != self._calls[self._last_key].id):
-            # No index: a new id starts a call, anything else continues the last one.
-            key = max(self._calls, default=-1) + 1
-        else:
-            key = self._last_key
-        call = self._calls.get(key)
-        if call is None:
-            if self.max_calls is not None and len(self._calls) >= self.max_calls:
-                raise too_many_calls(self.max_calls)
-            call = self._calls[key] = _Call(position=len(self._calls))
-        self._last_key = key
-        function = fragment.get("function") or {}
-        name = function.get("name") if isinstance(function, Mapping) else None
-        arguments = function.get("arguments") if isinstance(function, Mapping) else None
-        if call_id:
-            call.id = str(call_id)  # set, never append: some servers repeat it every time
-        if name:
-            call.name = str(name)
-        delta = arguments if isinstance(arguments, str) else ""
-        if delta:
-            call.arguments.append(delta)
-        events.append(
-            ToolCallChunk(
-                index=call.position,
-                call_id=call.id if call_id else "",
-                name=str(name or ""),
-                arguments_delta=delta,
-            )
-        )
 
 
 _DECODER = json.JSONDecoder()

@@ -200,12 +200,9 @@ async def read_whole(
     choices = data.get("choices") if isinstance(data, Mapping) else None
     if isinstance(choices, list):
         for choice in choices:
-            calls = (
-                (choice.get("message") or {}).get("tool_calls")
-                if isinstance(choice, Mapping)
-                else None
-            )
-            for position, call in enumerate(calls or ()):
+            message = choice.get("message") if isinstance(choice, Mapping) else None
+            calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+            for position, call in enumerate(calls if isinstance(calls, list) else ()):
                 if isinstance(call, dict):
                     call.setdefault("index", position)
     events = assembler.feed(data)

@@ -4,7 +4,7 @@ Contract (what OpenAI, vLLM, llama.cpp, Ollama, Groq, Cerebras and Anthropic act
 
 - A UTF-8 byte order mark before the first line is dropped (the SSE standard's decoding;
   before, it made the first line's field ``\ufeffdata``, unknown, and the first delta was lost
-  without a word).
+  without a word), also when it comes split across network chunks.
 - Lines end in LF, CR or CRLF; a CR at the end of one network chunk followed by an LF at the
   start of the next is one line end, not two.
 - Bytes are buffered until a line ends, so a multi-byte UTF-8 character split across network
@@ -136,6 +136,14 @@ class SSEDecoder:
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
         if not self._begun:
+            # A BOM may come split across network chunks (one byte, then two): the part
+            # that could still be one waits in ``_pending`` for the rest.
+            if self._pending:
+                chunk = b"".join(self._pending) + chunk
+                self._pending.clear()
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._pending.append(chunk)
+                return b""
             self._begun = True
             if chunk.startswith(_BOM):
                 chunk = chunk[len(_BOM) :]

@@ -76,18 +76,28 @@ def parse_env(name: str, raw: str, variable: str) -> Any:
         try:
             return int(raw)
         except ValueError:
-            raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
+            raise ConfigError(f"{variable}={_shown(raw)}: expected an integer") from None
     if name in FLOAT_FIELDS:
         try:
             return float(raw)
         except ValueError:
-            raise ConfigError(f"{variable}={raw!r}: expected a number of seconds") from None
+            raise ConfigError(f"{variable}={_shown(raw)}: expected a number of seconds") from None
     if name in ("auto_approve", "stream"):
         lowered = raw.strip().lower()
         if lowered not in _TRUE | _FALSE:
-            raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")
+            raise ConfigError(
+                f"{variable}={_shown(raw)}: expected 1/0, true/false, yes/no or on/off"
+            )
         return lowered in _TRUE
     return raw
+
+
+def _shown(raw: str) -> str:
+    """``raw`` quoted for an error, its start only when long: a value of 5,000 digits (past
+    what ``int`` reads) was quoted whole, a screen of nines around the message."""
+    if len(raw) <= 60:
+        return repr(raw)
+    return f"{raw[:40]!r}... ({len(raw):,} characters)"
 
 
 def _refuse_bytes_not_utf8(raw: str, variable: str) -> None:
