@@ -25,8 +25,6 @@ from collections import deque
 
 import httpcore
 
-from rho_domain.fair_turns import take_turn
-
 HOLD_LIMIT = 65536
 """The longest write kept for the next one: a request head, never a large body."""
 READ_LIMIT = 262144
@@ -155,9 +153,6 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                 receiver.waiter = None
                 if timer is not None:
                     timer.cancel()
-            # woken by the socket, maybe with many other connections at once: what follows
-            # (parsing the answer, the session's next step) waits for a share of a turn
-            await take_turn()
         if receiver.chunks:
             return receiver.take(max_bytes)
         if receiver.error is not None:

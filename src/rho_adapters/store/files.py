@@ -48,7 +48,6 @@ from rho_adapters.store.meta import (
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
-from rho_domain.fair_turns import take_turn
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore, SignalingStore
 
@@ -267,8 +266,6 @@ class FileSessionStore(SessionStore, SignalingStore):
                     # cancelled meanwhile (a worker stopping at a run's end), the lines are
                     # taken all the same (the port's contract): their sync is waited for
                     await finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
-                # woken by a worker thread, maybe with many other sessions' syncs at once
-                await take_turn()
             except StoreError as exc:
                 # not taken (the port's contract): the journal appends these lines again
                 held.cut(start)

@@ -12,6 +12,7 @@ overflow ends the run with ``ContextFull`` naming the window, never a loop.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import attrs
@@ -19,7 +20,6 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
-from rho_domain.fair_turns import pass_turn
 from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
@@ -101,7 +101,7 @@ async def _call_once(
             # events (the runtime's event log drops a call's fragments at its end) reads the
             # last fragments of a stream that ended without waiting, as it did when the
             # stream was read in a task of its own.
-            await pass_turn()  # and in line behind the sessions waiting for a turn
+            await asyncio.sleep(0)
         if finished and not assembly.finished:
             raise ModelProtocolError("the model stream ended without finishing")
     except ModelError as exc:

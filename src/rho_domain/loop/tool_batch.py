@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
-from rho_domain.fair_turns import take_turn
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
@@ -226,9 +225,6 @@ class ToolBatch:
         finished, output = await self.control.within(
             self._continue(answer) if answer is not None else self._dispatch(ready, began_before)
         )
-        # the result came back from a thread, a process or the loop, maybe with many other
-        # sessions' at once: recording it and the next request wait for a share of a turn
-        await take_turn()
         if output is not None:
             if pending := output.metadata.get("child_pending"):
                 from rho_domain.loop.child_calls import record_child_waiting

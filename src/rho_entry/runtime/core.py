@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import ConfigError, RhoError, RuntimeClosed, SessionStateError
-from rho_domain.fair_turns import take_turn
 from rho_domain.json_schema import check_schema
 from rho_domain.loop.output_check import check_patterns
 from rho_domain.permissions import PermissionProfile
@@ -246,7 +245,6 @@ class AgentRuntime:
             )
         if session_id is not None and session_id in self._pool.live:
             raise SessionStateError(in_use(session_id, own=own))
-        await take_turn()  # a loop of 1,000 dispatches: ~15 ms of CPU (issue 33, fair_turns)
         self._pool.refuse_if_full()
         await self._pool.places.acquire()
         refusal = self._refusal_after_wait(session_id, own=own)
