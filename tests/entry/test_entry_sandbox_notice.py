@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -120,23 +121,34 @@ def test_a_probe_started_ahead_is_the_one_the_executor_answers_with(
     bwrap probe in a thread while the caller goes on; the executor built afterwards waits for
     that probe's answer instead of starting bwrap again."""
     bindir = tmp_path_factory.mktemp("slow-bin")
-    log = tmp_path / "bwrap.log"
-    fake = bindir / "bwrap"  # a bwrap that works, slowly, and says each time it is run
-    fake.write_text(f"#!/bin/sh\necho run >> {log}\nsleep 0.3\nexit 0\n")
+    log, release = tmp_path / "bwrap.log", tmp_path / "release"
+    fake = bindir / "bwrap"  # a bwrap that works once released, and says each time it is run
+    fake.write_text(
+        f"#!/bin/sh\necho run >> {log}\n"
+        f"while [ ! -e {release} ]; do sleep 0.01; done\necho done >> {log}\nexit 0\n"
+    )
     fake.chmod(0o755)
     os.symlink("/usr/bin/cat", bindir / "cat")
-    started = time.monotonic()
-    probe_ahead((str(bindir),))
-    assert time.monotonic() - started < 0.25  # the caller did not wait for the probe
-    while not log.exists() and time.monotonic() - started < 10:  # bwrap is started meanwhile
-        time.sleep(0.01)
+    # a caller that waited for the probe is freed after a while, and the check below fails
+    freeing = threading.Timer(30, release.touch)
+    freeing.start()
+    try:
+        probe_ahead((str(bindir),))
+        returned_first = not release.exists()  # the probe cannot end before the release
+        started = time.monotonic()
+        while not log.exists() and time.monotonic() - started < 10:  # a wait, not a check
+            time.sleep(0.01)
+        release.touch()
+    finally:
+        freeing.cancel()
+    assert returned_first, "the caller waited for the probe"
     assert log.exists(), "no probe was started ahead"
     executor = LocalExecutor(str(tmp_path), search_path=(str(bindir),))
     assert executor.unprotected() is None  # that bwrap works: nothing is lost
-    assert log.read_text() == "run\n"  # one probe, the one started ahead
+    assert log.read_text() == "run\ndone\n"  # one probe, the one started ahead
     probe_ahead((str(bindir),))  # probed already: nothing more
     assert LocalExecutor(str(tmp_path), search_path=(str(bindir),)).unprotected() is None
-    assert log.read_text() == "run\n"
+    assert log.read_text() == "run\ndone\n"
 
 
 SESSIONS = """
