@@ -44,9 +44,8 @@ def check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool)
     """``seconds`` (``zero``: ``seconds_or_zero``), for a validator that words its own error."""
     if value is None:
         return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    finite = number is not None and number == number and number != float("inf")
-    if number is None or not finite or number < 0 or (number == 0 and not zero):
+    number = _finite(value)
+    if number is None or number < 0 or (number == 0 and not zero):
         least = "0 or more" if zero else "more than 0"
         raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
 
@@ -63,8 +62,8 @@ def amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """None, or a finite amount in USD, 0 or more."""
     if value is None:
         return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is None or number != number or number < 0 or number == float("inf"):
+    number = _finite(value)
+    if number is None or number < 0:
         raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
 
 

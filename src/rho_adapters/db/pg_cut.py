@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.results import MAX_CELL
+from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import CutValue
 
 # Type OIDs whose values are small whatever they hold (pg_type.typlen > 0, or numeric with
@@ -147,3 +148,17 @@ def json_as_text(cursor: Any) -> None:
 
     for name in ("json", "jsonb"):
         cursor.adapters.register_loader(name, TextLoader)
+
+
+_NO_LANGUAGE = "42704"  # undefined_object: language "plpgsql" does not exist
+
+
+def without_plpgsql(exc: Exception, alias: str, why: str) -> DatabaseError | None:
+    """The error to raise for ``exc`` when it says the database has no PL/pgSQL, in which the
+    cutting blocks run (``why``: what runs there and what arrives cut); else None."""
+    if getattr(exc, "sqlstate", None) == _NO_LANGUAGE and "plpgsql" in str(exc):
+        return DatabaseError(
+            f"{alias}: {why}, and this database has no PL/pgSQL; an administrator can add "
+            "it with CREATE EXTENSION plpgsql"
+        )
+    return None

@@ -20,9 +20,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from rho_adapters.db.pg_cut import HEAD_CHARS, head_or_cut
+from rho_adapters.db.pg_cut import HEAD_CHARS, head_or_cut, without_plpgsql
 from rho_adapters.db.results import MAX_CELL, MAX_RESULT_BYTES
-from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import QueryResult
 
 _SETTING = "rhoagent.explain"  # not "rho_agent.": a string naming a module is an import
@@ -48,7 +47,6 @@ END $rho_agent$"""
 # An error's message, cut in the block: the planner folds constants, and an input
 # function's error quotes its whole input ('1' || repeat('x', 1000000))::int.
 _MESSAGE_CHARS = 2000
-_NO_LANGUAGE = "42704"  # undefined_object: language "plpgsql" does not exist
 
 
 def explain(conn: Any, sql: str, max_rows: int, alias: str) -> QueryResult:
@@ -83,12 +81,13 @@ def explain(conn: Any, sql: str, max_rows: int, alias: str) -> QueryResult:
     try:
         conn.execute(block, prepare=False)
     except Exception as exc:
-        if getattr(exc, "sqlstate", None) == _NO_LANGUAGE and "plpgsql" in str(exc):
-            raise DatabaseError(
-                f"{alias}: EXPLAIN runs inside the server (PL/pgSQL) so that a plan's huge "
-                "constants arrive cut, and this database has no PL/pgSQL; an administrator "
-                "can add it with CREATE EXTENSION plpgsql"
-            ) from exc
+        missing = without_plpgsql(
+            exc,
+            alias,
+            "EXPLAIN runs inside the server (PL/pgSQL) so that a plan's huge constants arrive cut",
+        )
+        if missing is not None:
+            raise missing from exc
         raise
     finally:
         conn.remove_notice_handler(heard)

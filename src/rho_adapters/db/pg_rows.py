@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.db.pg_cut import HEAD_CHARS, cut_columns, cut_query, fold
+from rho_adapters.db.pg_cut import HEAD_CHARS, cut_columns, cut_query, fold, without_plpgsql
 from rho_adapters.db.results import FETCH_BATCH, fetch
 from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import QueryResult
@@ -44,7 +44,6 @@ _BLOCK = """DO $rho_agent$ DECLARE c pg_catalog.refcursor := '{name}'; BEGIN
 {cut_errors}
 END $rho_agent$"""
 _SYNTAX_ERROR = "42601"
-_NO_LANGUAGE = "42704"  # undefined_object: language "plpgsql" does not exist
 
 
 def query_rows(
@@ -97,12 +96,11 @@ def _open(conn: Any, name: str, sql: str, alias: str, *, scroll: bool) -> None:
     try:
         conn.execute(_block(name, action), prepare=False)
     except Exception as exc:
-        if getattr(exc, "sqlstate", None) == _NO_LANGUAGE and "plpgsql" in str(exc):
-            raise DatabaseError(
-                f"{alias}: queries run inside the server (PL/pgSQL) so that their errors "
-                "arrive cut, and this database has no PL/pgSQL; an administrator can add it "
-                "with CREATE EXTENSION plpgsql"
-            ) from exc
+        missing = without_plpgsql(
+            exc, alias, "queries run inside the server (PL/pgSQL) so that their errors arrive cut"
+        )
+        if missing is not None:
+            raise missing from exc
         raise
 
 
