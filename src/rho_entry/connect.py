@@ -63,11 +63,14 @@ async def export_session(
     request left unanswered is withdrawn)."""
     state = (await sessions.info(session_id)).liveness
     if run_in_progress(state) and wait > 0:  # it reaches checkpoints: it can answer
-        request_id = await sessions.request_export(session_id)
+        # named before it is made: an interrupt (SIGHUP while the request's file was being
+        # made) lands inside the try below, whose finally withdraws it by this id
+        request_id = new_id()
         deadline = time.monotonic() + wait
         source = f"trace: it was {state} but did not answer within {wait:g} s"
         answer: str | None = None
         try:
+            await sessions.request_export(session_id, request_id)
             while time.monotonic() < deadline:
                 # read after the liveness: a run that ends answers what was asked of it first
                 now = (await sessions.info(session_id)).liveness

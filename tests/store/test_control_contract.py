@@ -23,7 +23,7 @@ from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend
 from rho_adapters.store import FileSessions, FileSessionStore, FileSignals
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionLocked, SessionNotFound, SessionStateError
+from rho_domain.errors import SessionLocked, SessionNotFound, SessionStateError, StoreError
 from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.ports.session_control import (
     can_be_driven,
@@ -33,6 +33,7 @@ from rho_domain.ports.session_control import (
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunStatus
+from rho_entry.connect import export_session
 
 __all__ = ["pg_server_url"]  # the session-scoped server fixture, used through ``rig``
 
@@ -259,15 +260,41 @@ async def test_directives_are_numbered_and_read_after_an_offset(rig: Rig) -> Non
 
 async def test_an_export_is_asked_answered_and_read(rig: Rig) -> None:
     await rig.store.create(record("exp1"))
-    request_id = await rig.sessions.request_export("exp1")
+    request_id = "ask1"
+    await rig.sessions.request_export("exp1", request_id)
     assert await rig.signals.export_requests("exp1") == (request_id,)
     assert await rig.sessions.export_answer("exp1", request_id) is None
     await rig.signals.answer_export("exp1", request_id, "# context\n")
     assert await rig.sessions.export_answer("exp1", request_id) == "# context\n"
     assert await rig.signals.export_requests("exp1") == ()
-    nul = await rig.sessions.request_export("exp1")  # a history holding a NUL
+    nul = "ask2"  # a history holding a NUL
+    await rig.sessions.request_export("exp1", nul)
+    for named in ("../ask3", "ask/3", "", "latest"):  # the id names a file or a row: plain only
+        with pytest.raises(StoreError, match="an export request id is ASCII letters"):
+            await rig.sessions.request_export("exp1", named)
     await rig.signals.answer_export("exp1", nul, "# context\nuser: a\x00b\n")
     assert await rig.sessions.export_answer("exp1", nul) == "# context\nuser: a\x00b\n"
+
+
+async def test_an_export_request_interrupted_as_it_is_made_is_withdrawn(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGHUP reached `monitor connect` while the request's file was being made (its fsync):
+    # the store's id was lost with the interrupt, and the request stayed in the source for it
+    # to answer unasked. The asker names the request first and withdraws it by that name.
+    await rig.store.create(record("int1"))
+    await rig.store.append("int1", started())
+    assert (await rig.sessions.info("int1")).liveness == "running"
+    made = rig.sessions.request_export
+
+    async def interrupted(session_id: str, request_id: str) -> None:
+        await made(session_id, request_id)
+        raise asyncio.CancelledError  # as the runner cancels the task the interrupt stopped
+
+    monkeypatch.setattr(rig.sessions, "request_export", interrupted)
+    with pytest.raises(asyncio.CancelledError):
+        await export_session(rig.sessions, "int1", wait=30)
+    assert await rig.signals.export_requests("int1") == ()
 
 
 async def test_a_pending_approval_is_listed_and_answered_once_released(rig: Rig) -> None:

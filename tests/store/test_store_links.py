@@ -186,7 +186,7 @@ async def test_a_linked_exports_directory_receives_nothing(tmp_path: Path) -> No
     elsewhere.mkdir()
     (directory / "exports").symlink_to(elsewhere)
     with pytest.raises(LinkRefused, match="exports: is a link or not a directory"):
-        request_export(directory)
+        request_export(directory, "r0")
     signals = FileSignals(tmp_path / "sessions")
     assert await signals.export_requests("s1") == ()
     with pytest.raises(StoreError, match="exports: is a link"):
@@ -198,7 +198,8 @@ async def test_a_linked_export_answer_is_replaced_not_followed(
     tmp_path: Path, outside: Path
 ) -> None:
     directory = await _session(tmp_path / "sessions")
-    request_id = request_export(directory)
+    request_id = "r1"
+    request_export(directory, request_id)
     _link(directory / "exports" / f"{request_id}.md", outside, relative=False)
     mtime = outside.stat().st_mtime_ns
     await FileSignals(tmp_path / "sessions").answer_export("s1", request_id, "the context")

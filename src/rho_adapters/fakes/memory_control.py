@@ -23,6 +23,7 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     approval_answer,
+    check_request_id,
     pending_approvals,
     run_in_progress,
 )
@@ -107,9 +108,10 @@ class MemorySessions(SessionCatalog, SessionControl):
         self.signals.add_directive(text, key)
         return offset
 
-    async def request_export(self, session_id: str) -> str:
+    async def request_export(self, session_id: str, request_id: str) -> None:
         """See ``SessionControl.request_export``."""
-        return self.signals.request_export(self.store.resolve(session_id))
+        check_request_id(request_id)  # as the real stores: an id names a file or a row
+        self.signals.request_export(self.store.resolve(session_id), request_id)
 
     async def export_answer(self, session_id: str, request_id: str) -> str | None:
         """See ``SessionControl.export_answer``."""

@@ -45,9 +45,12 @@ class ManualSignals(SignalSource):
         """Queue an operator directive for ``session_id`` (``*``: every session)."""
         self._directives[session_id].append(text)
 
-    def request_export(self, session_id: str) -> str:
-        """Ask ``session_id`` for a context export; its answer appears in ``exports``."""
-        request_id = f"export_{len(self.exports) + sum(map(len, self._export_requests.values()))}"
+    def request_export(self, session_id: str, request_id: str | None = None) -> str:
+        """Ask ``session_id`` for a context export under ``request_id`` (one is made when not
+        given); its answer appears in ``exports``. Returns the request id."""
+        if request_id is None:
+            taken = len(self.exports) + sum(map(len, self._export_requests.values()))
+            request_id = f"export_{taken}"
         self._export_requests[session_id].append(request_id)
         return request_id
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,6 +23,7 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     answer_through,
+    check_request_id,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -173,9 +173,9 @@ class PgSessions(SessionCatalog, SessionControl):
 
         return int(await self.backend.call(add))
 
-    async def request_export(self, session_id: str) -> str:
+    async def request_export(self, session_id: str, request_id: str) -> None:
         """See ``SessionControl.request_export``."""
-        request_id = uuid.uuid4().hex[:12]
+        check_request_id(request_id)
 
         def ask(conn: Any) -> None:
             exact = resolve_id(conn, session_id)
@@ -185,7 +185,6 @@ class PgSessions(SessionCatalog, SessionControl):
             )
 
         await self.backend.call(ask)
-        return request_id
 
     async def export_answer(self, session_id: str, request_id: str) -> str | None:
         """See ``SessionControl.export_answer``."""

@@ -154,9 +154,9 @@ class FileSessions(SessionCatalog, SessionControl):
         """See ``SessionControl.add_directive``."""
         return await asyncio.to_thread(add_directive, self._paths(session_id).dir, text)
 
-    async def request_export(self, session_id: str) -> str:
+    async def request_export(self, session_id: str, request_id: str) -> None:
         """See ``SessionControl.request_export``."""
-        return request_export(self._paths(session_id).dir)
+        request_export(self._paths(session_id).dir, request_id)
 
     async def export_answer(self, session_id: str, request_id: str) -> str | None:
         """See ``SessionControl.export_answer``."""

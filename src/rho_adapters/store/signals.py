@@ -101,15 +101,15 @@ def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ..
     )
 
 
-def request_export(session_dir: Path) -> str:
-    """Ask the session for a context export; returns the request id for ``read_export``."""
-    import uuid
+def request_export(session_dir: Path, request_id: str) -> None:
+    """Ask the session for a context export under ``request_id`` (a plain id: it names a
+    file), the id ``read_export`` reads the answer by."""
+    from rho_domain.ports.session_control import check_request_id
 
+    check_request_id(request_id)
     if not session_dir.is_dir():
         raise StoreError(f"{session_dir} is not a session directory")
-    request_id = uuid.uuid4().hex[:12]
     _touch_in(session_dir / "exports", f"{request_id}.request")
-    return request_id
 
 
 def read_export(session_dir: Path, request_id: str) -> str | None:

@@ -40,6 +40,17 @@ HELD = RUN_IN_PROGRESS | {"idle"}
 Signal = Literal["cancel", "pause", "resume"]
 
 
+def check_request_id(request_id: str) -> None:
+    """Raise ``StoreError`` unless ``request_id`` is a plain id (``is_plain_id``): a store
+    makes a file or a row of it."""
+    from rho_domain.run import is_plain_id
+
+    if not is_plain_id(request_id):
+        raise StoreError(
+            f"an export request id is ASCII letters, digits, - and _; got {request_id!r}"
+        )
+
+
 def run_in_progress(liveness: str) -> bool:
     """True when a run is going on now (running, or paused at a checkpoint)."""
     return liveness in RUN_IN_PROGRESS
@@ -240,9 +251,12 @@ class SessionControl(Protocol):
         (the session applies it once, between steps). Raises ``SessionNotFound``."""
 
     @abstractmethod
-    async def request_export(self, session_id: str) -> str:
-        """Ask a running session for a context export (``connect``); returns the request id
-        for ``export_answer``. Raises ``SessionNotFound``."""
+    async def request_export(self, session_id: str, request_id: str) -> None:
+        """Ask a running session for a context export (``connect``) under ``request_id``
+        (``new_id()``; an id that is not plain raises ``StoreError``), the id its answer is read
+        and withdrawn by. The asker names it: an id the store made and returned was lost when
+        an interrupt landed between the request and the return, and the request stayed for
+        the session to answer unasked. Raises ``SessionNotFound``."""
 
     @abstractmethod
     async def export_answer(self, session_id: str, request_id: str) -> str | None:
