@@ -150,18 +150,24 @@ def check_named_servers(
 
 def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
     """Raise ConfigError unless ``name`` can be part of a tool name (letters, digits, ``-``,
-    single ``_``; no ``__``, which separates the server from the tool) and leaves its tools
-    room: at most ``MAX_SERVER_NAME`` characters."""
+    single ``_``; no ``__``, which separates the server from the tool)."""
+    if not re.fullmatch(_SERVER_NAME, name):
+        raise ConfigError(
+            f"{where}: server name {name!r} must be letters, digits, '-' and single '_' "
+            "(it becomes part of the tool names mcp__<server>__<tool>)"
+        )
+
+
+def check_name_room(name: str, *, where: str = "mcp_servers") -> None:
+    """Raise ConfigError when the server ``name`` leaves its tools no room: over
+    ``MAX_SERVER_NAME`` characters. Checked for the servers a session starts
+    (``servers_to_start``), not for every stored config: a session stored with a longer
+    name, whose servers a resume never starts, still resumes."""
     if len(name) > MAX_SERVER_NAME:
         raise ConfigError(
             f"{where}: server name {name[:MAX_SERVER_NAME]!r}... is {len(name)} characters; "
             f"use at most {MAX_SERVER_NAME} (the tool names mcp__<server>__<tool> must fit "
             f"the {_MAX_NAME} characters model APIs take, with room for each tool's name)"
-        )
-    if not re.fullmatch(_SERVER_NAME, name):
-        raise ConfigError(
-            f"{where}: server name {name!r} must be letters, digits, '-' and single '_' "
-            "(it becomes part of the tool names mcp__<server>__<tool>)"
         )
 
 
@@ -237,7 +243,8 @@ def servers_to_start(
     read-only or bash-only profile: ``PermissionProfile.starts_named_mcp_servers_only``) only
     the servers the profile names start: an MCP server is a program or a service outside the
     profile's confinement. A profile's own definition wins over the config's. Raises
-    ConfigError for a reference to a server the config does not define.
+    ConfigError for a reference to a server the config does not define, and for a server
+    name that leaves its tools no room (``check_name_room``).
     """
     out: dict[str, McpServerConfig] = {}
     for name, server in configured.items():
@@ -255,4 +262,5 @@ def servers_to_start(
         out[name] = server
     for name, server in out.items():
         server.check(name)
+        check_name_room(name)
     return out

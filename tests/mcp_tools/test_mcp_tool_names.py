@@ -21,7 +21,7 @@ from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig, McpToolFilter, tool_name
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start, tool_name
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import developer_profile
 from rho_domain.tools.base import DANGEROUS, ToolContext
@@ -126,10 +126,13 @@ def test_a_server_name_leaving_no_room_for_tool_names_is_refused_and_names_fit()
     # alike in their first 59 made the same names, the later one's tool silently replacing
     # the earlier's (and taking its approvals)
     long = "s" * 41
-    with pytest.raises(
-        ConfigError, match=rf"server name '{'s' * 40}'\.\.\. is 41 characters; use at most 40"
-    ):
-        AgentConfig(mcp_servers={long: McpServerConfig(command=("-",))})
+    said = rf"server name '{'s' * 40}'\.\.\. is 41 characters; use at most 40"
+    servers = {long: McpServerConfig(command=("-",))}
+    stored = AgentConfig(mcp_servers=servers)  # a stored session's config still loads
+    with pytest.raises(ConfigError, match=said):
+        servers_to_start(stored.mcp_servers, {}, only_named=False)
+    with pytest.raises(ConfigError, match=said):
+        McpToolSource(servers, environ={}, output_limit=2_000)
     server = "s" * 40
     names = {
         tool_name(server, tool)
