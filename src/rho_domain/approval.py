@@ -94,7 +94,7 @@ def decide(
     ``approval_required_tools``: naming tools only ever adds questions, so GRANULAR never asks
     less than DANGEROUS.
     """
-    if call.name in profile.denied_tools:
+    if _is_denied(profile, call.name):
         return _denied(f"the {profile.name!r} profile does not allow the {call.name!r} tool")
     if policy is None:
         return Allowed()
@@ -119,6 +119,18 @@ def decide(
         case ApprovalMode.GRANULAR if call.name in profile.approval_required_tools:
             return _asks(f"the {profile.name!r} profile asks before {call.name!r}")
     return Allowed()
+
+
+def _is_denied(profile: PermissionProfile, name: str) -> bool:
+    """Whether ``denied_tools`` names ``name``: exactly, or an MCP tool in a spelling its
+    server chose to slip past the entry (``mcp_config.denied_name``: ``Delete_All``)."""
+    if name in profile.denied_tools:
+        return True
+    if not profile.denied_tools or not name.startswith("mcp__"):
+        return False
+    from rho_domain.mcp_config import denied_name  # with the first MCP call of such a profile
+
+    return denied_name(profile.denied_tools, name)
 
 
 def _denied(reason: str) -> Decision:

@@ -6,15 +6,20 @@ Streamable HTTP transport. Values of ``env`` and ``headers`` may name environmen
 (``${NAME}``); ``bearer_token_env`` names the variable holding a bearer token. They are
 resolved by the adapter when the server starts, never stored resolved.
 
-The model sees a server's tool ``search`` of server ``tickets`` as ``mcp__tickets__search``.
-Every MCP tool is dangerous (asked about under the readonly and developer profiles) unless
+The model sees a server's tool ``search`` of server ``tickets`` as ``mcp__tickets__search``
+(``tool_name``: always within the 64 characters model APIs take, a name cut there made unique
+by a hash of the whole). A deny entry (``tools.deny``, a profile's ``denied_tools``) names a
+tool in any spelling that folds to it (``denies``): the server, not the operator, chooses the
+spelling. Every MCP tool is dangerous (asked about under the readonly and developer profiles) unless
 its server's ``read_only_tools`` names it: the operator, not the server, vouches for it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -31,6 +36,8 @@ PREFIX = "mcp__"
 _SERVER_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*"
 _UNSAFE = r"[^A-Za-z0-9_-]"
 _MAX_NAME = 64  # the longest function name OpenAI-compatible servers accept
+MAX_SERVER_NAME = 40  # characters: mcp__<server>__ leaves every tool 17 of the 64
+_HASHED = 8  # hex digits of a hash that end a tool name cut to fit
 
 
 def _seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -61,9 +68,11 @@ class McpToolFilter:
     allow: tuple[str, ...] | None = attrs.field(default=None, validator=several_strings)
     deny: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
 
-    def admits(self, tool: str) -> bool:
-        """True when the model may see ``tool`` (its name as the server gives it)."""
-        return (self.allow is None or tool in self.allow) and tool not in self.deny
+    def admits(self, server: str, tool: str) -> bool:
+        """True when the model may see ``tool`` of ``server`` (its name as the server gives
+        it): ``allow`` names it exactly, and no ``deny`` entry names it in any spelling
+        (``denies``). Exact for ``allow``: a server that renames a tool only loses it."""
+        return (self.allow is None or tool in self.allow) and not denies(self.deny, server, tool)
 
 
 @attrs.frozen(kw_only=True)
@@ -149,10 +158,68 @@ def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
         )
 
 
+def check_name_room(name: str, *, where: str = "mcp_servers") -> None:
+    """Raise ConfigError when the server ``name`` leaves its tools no room: over
+    ``MAX_SERVER_NAME`` characters. Checked for the servers a session starts
+    (``servers_to_start``), not for every stored config: a session stored with a longer
+    name, whose servers a resume never starts, still resumes."""
+    if len(name) > MAX_SERVER_NAME:
+        raise ConfigError(
+            f"{where}: server name {name[:MAX_SERVER_NAME]!r}... is {len(name)} characters; "
+            f"use at most {MAX_SERVER_NAME} (the tool names mcp__<server>__<tool> must fit "
+            f"the {_MAX_NAME} characters model APIs take, with room for each tool's name)"
+        )
+
+
 def tool_name(server: str, tool: str) -> str:
     """The name the model calls ``tool`` of ``server`` by: ``mcp__<server>__<tool>``, with
-    characters a model API refuses replaced by ``_`` and cut to 64 characters."""
-    return (PREFIX + server + "__" + re.sub(_UNSAFE, "_", tool))[:_MAX_NAME]
+    full-width letters and ligatures decomposed, accents dropped (``déjà`` → ``deja``), and
+    the characters a model API still refuses replaced by ``_``. One longer than 64
+    characters is cut to end in ``_`` and 8 hex digits of the SHA-256 of ``tool``: two long
+    names alike in their first characters stay two (``MAX_SERVER_NAME`` leaves room)."""
+    name = PREFIX + server + "__" + re.sub(_UNSAFE, "_", _decomposed(tool))
+    if len(name) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:_HASHED]
+    return name[: _MAX_NAME - _HASHED - 1] + "_" + digest
+
+
+def _decomposed(name: str) -> str:
+    """``name`` compatibility-decomposed, its combining marks (accents) dropped."""
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+
+
+def folded(name: str) -> str:
+    """``name`` as deny entries compare it: compatibility-decomposed (full-width letters,
+    ligatures, accents apart), casefolded, and only its letters and digits kept
+    (``Delete_All``, ``delete-all``, ``delete.all ``, ``deleteAll`` → ``deleteall``)."""
+    return "".join(c for c in _decomposed(name).casefold() if c.isalnum())
+
+
+def denies(entries: Collection[str], server: str, tool: str) -> bool:
+    """True when one of ``entries`` names ``tool`` of ``server`` in some spelling: the
+    server's name for it or its model name (``mcp__<server>__<tool>``, the server named
+    exactly), compared ``folded``. A hostile server chooses its tools' names: ``Delete_All``
+    or ``delete.all`` (shown as ``mcp__s__delete_all``) must not pass ``deny: [delete_all]``.
+    Homoglyphs (a Cyrillic ``\u0435`` for ``e``) still pass: ``allow``, exact, is the safe form."""
+    if not entries:
+        return False
+    own = PREFIX + server + "__"
+    shown = tool_name(server, tool)[len(own) :]
+    wanted = {folded(tool), folded(shown)}
+    return any(folded(entry.removeprefix(own)) in wanted for entry in entries)
+
+
+def denied_name(entries: Collection[str], name: str) -> bool:
+    """True when ``entries`` (a profile's ``denied_tools``) name the tool called ``name``:
+    exactly, or, for an MCP tool, in a spelling ``denies`` matches (server named exactly)."""
+    if name in entries:
+        return True
+    server = server_of(name)
+    if server is None:
+        return False
+    named = [e for e in entries if server_of(e) == server]
+    return denies(named, server, name[len(PREFIX) + len(server) + 2 :])
 
 
 def server_of(name: str) -> str | None:
@@ -176,7 +243,8 @@ def servers_to_start(
     read-only or bash-only profile: ``PermissionProfile.starts_named_mcp_servers_only``) only
     the servers the profile names start: an MCP server is a program or a service outside the
     profile's confinement. A profile's own definition wins over the config's. Raises
-    ConfigError for a reference to a server the config does not define.
+    ConfigError for a reference to a server the config does not define, and for a server
+    name that leaves its tools no room (``check_name_room``).
     """
     out: dict[str, McpServerConfig] = {}
     for name, server in configured.items():
@@ -194,4 +262,5 @@ def servers_to_start(
         out[name] = server
     for name, server in out.items():
         server.check(name)
+        check_name_room(name)
     return out

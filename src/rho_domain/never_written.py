@@ -29,7 +29,9 @@ from rho_domain.paths import folded
 # CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, OPENED_BY_IDES), and
 # Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's;
 # Factory's Droid agent, whose .factory holds its MCP servers, hooks and skills' scripts,
-# as CodeBuddy Code's .codebuddy (.claude's twin) and iFlow CLI's .iflow (.gemini's) do.
+# as CodeBuddy Code's .codebuddy (.claude's twin) and iFlow CLI's .iflow (.gemini's) do;
+# and the agents whose project settings hold MCP servers (commands they start) and hooks:
+# Amp's .amp/settings.json, Tabnine's .tabnine/agent/settings.json, Qoder's .qoder/settings.json.
 NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
@@ -37,7 +39,7 @@ NEVER_WRITTEN_DIRS = frozenset(
      ".codesandbox", ".helix",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
-     ".emacs.d", ".factory", ".codebuddy", ".iflow"}
+     ".emacs.d", ".factory", ".codebuddy", ".iflow", ".amp", ".tabnine", ".qoder"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -96,6 +98,8 @@ NEVER_WRITTEN_FILES = frozenset(
      # lint-cmd and test-cmd run after each of its edits)
      ".windsurfrules", ".roorules", ".roomodes", ".goosehints", ".augment-guidelines",
      ".aider.conf.yml",
+     # Kilo Code's project modes, .roomodes' twin (a mode grants the command tool group)
+     ".kilocodemodes",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
      ".xsessionrc", ".pam_environment",
      # the user's tools that run commands from their start-up files (vim's and neovim's
@@ -153,6 +157,10 @@ NEVER_WRITTEN_BELOW = {
     # Composer's installed programs (vendor/bin/phpunit, what the project's scripts run) and
     # Bundler's installed gems (bundle config path vendor/bundle), node_modules' twins
     "vendor": frozenset({"bin", "bundle"}),
+    # GitHub Copilot CLI's hooks (.github/hooks/*.json): shell commands it runs at a session's
+    # start and around each tool, loaded from the directory it runs in (.claude's hooks'
+    # twin); .github's workflows are the project's declared CI and stay writable
+    ".github": frozenset({"hooks"}),
 }  # fmt: skip
 
 

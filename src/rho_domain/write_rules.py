@@ -11,7 +11,8 @@ canonical path.
   component shaped as a Windows short name (``GIT~1`` is ``.git`` on NTFS), ``.vscode``,
   ``.idea``, ``.devcontainer``, ``.zed``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``,
   ``.kiro``, ``.windsurf``, ``.mcp.json`` and its twins (``opencode.json``, ``crush.json``,
-  ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``...), ``.cursorrules`` and its
+  ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``, ``.amp``, ``.qoder``...,
+  Copilot's ``.github/hooks``), ``.cursorrules`` and its
   twins (``.windsurfrules``, ``.goosehints``...), Python's start-up code (``sitecustomize``,
   ``usercustomize`` as a module, package, ``.pyc`` or extension; ``*.pth``), installed code
   (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``

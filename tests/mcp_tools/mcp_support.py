@@ -1,4 +1,5 @@
-"""What the MCP tests share: the reference servers' command lines and process checks."""
+"""What the MCP tests share: the reference servers' command lines, process checks and a
+scripted transport (a server answered in this process)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.mcp.jsonrpc import Message
 from rho_domain.mcp_config import McpServerConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
@@ -97,3 +100,24 @@ def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
     process.kill()
     ended = process.wait()
     raise RuntimeError(f"the reference HTTP server did not start (exit status {ended})")
+
+
+class ScriptedTransport:
+    """Answers each request with ``answer(request)`` (a JSON text, or None for no answer)."""
+
+    def __init__(self, answer: Callable[[Message], str | None]) -> None:
+        self.answer = answer
+        self.deliver: Callable[[str], None] = lambda _: None
+
+    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        self.deliver = deliver
+
+    async def send(self, message: Message) -> None:
+        if "id" in message and (text := self.answer(message)) is not None:
+            self.deliver(text)
+
+    def negotiated(self, version: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from mcp_support import ScriptedTransport
 
 from rho_adapters.fakes import LoopbackServer, ScriptedModel, call, text, text_reply, tools
 from rho_adapters.mcp import McpToolSource
@@ -23,27 +24,6 @@ from rho_domain.run import RunResult, RunStatus
 from rho_domain.tools.base import DANGEROUS
 from rho_domain.tools.source import SourcedTools
 from rho_entry import Agent, AgentConfig, Session
-
-
-class ScriptedTransport:
-    """Answers each request with ``answer(request)`` (a JSON text, or None for no answer)."""
-
-    def __init__(self, answer: Callable[[Message], str | None]) -> None:
-        self.answer = answer
-        self.deliver: Callable[[str], None] = lambda _: None
-
-    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
-        self.deliver = deliver
-
-    async def send(self, message: Message) -> None:
-        if "id" in message and (text := self.answer(message)) is not None:
-            self.deliver(text)
-
-    def negotiated(self, version: str) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
 
 
 def test_a_response_whose_id_is_true_answers_no_request() -> None:

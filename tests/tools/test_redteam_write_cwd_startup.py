@@ -6,7 +6,11 @@ Python statement, at ``pytest --pdb`` or a ``breakpoint()`` in the directory), a
 debugger's .perldb, IEx's .iex.exs and OCaml's .ocamlinit (code run at start); RVM's .rvmrc (a
 shell script sourced at cd, .envrc's twin), lazy.nvim's .lazy.lua (.nvim.lua's twin), and
 Zed's agent rules .rules (.cursorrules' twin), a planted one replaced as well as a new one;
-and Factory's .factory/ (Droid's MCP servers and hooks, .claude's twin), .codebuddy/ and .iflow/."""
+and Factory's .factory/ (Droid's MCP servers and hooks, .claude's twin), .codebuddy/ and .iflow/.
+Round 19 (mcpwrite19): the project settings of Amp (.amp/settings.json), Tabnine
+(.tabnine/agent/settings.json) and Qoder (.qoder/settings.json), whose MCP servers and hooks
+are commands the agent starts, GitHub Copilot CLI's hooks (.github/hooks/*.json, run at its
+session's start), and Kilo Code's .kilocodemodes (.roomodes' twin) were all written."""
 
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ from pathlib import Path
 import pytest
 from write_backends import KINDS, writer
 
+from rho_adapters.clock import SystemClock
 from rho_domain.errors import PermissionDenied, SensitivePath
-from rho_domain.permissions import FileWriteMode
+from rho_domain.permissions import FileWriteMode, developer_profile
+from rho_domain.tools.base import ToolContext
+from rho_domain.tools.write import EditHandler
 
 STARTUP = {
     ".pdbrc": b"!import os; os.system('id')\n",
@@ -30,6 +37,12 @@ STARTUP = {
     ".factory/mcp.json": b'{"mcpServers": {"x": {"command": "sh"}}}',
     ".codebuddy/settings.json": b'{"hooks": {}}',
     "web/.iflow/settings.json": b'{"mcpServers": {}}',
+    ".amp/settings.json": b'{"amp.mcpServers": {"x": {"command": "sh"}}}',
+    ".tabnine/agent/settings.json": b'{"mcpServers": {"x": {"command": "sh"}}}',
+    ".QODER/settings.json": b'{"hooks": {}}',
+    ".github/hooks/start.json": b'{"version": 1, "hooks": {"sessionStart": [{"bash": "id"}]}}',
+    "app/.GitHub/Hooks./x.json": b'{"version": 1}',
+    ".kilocodemodes": b"customModes: [{slug: x, groups: [command]}]\n",
 }
 
 
@@ -41,6 +54,7 @@ async def test_a_file_run_from_the_current_directory_is_never_written(
     refused: dict[str, str] = {}
     try:
         await executor.write("notes.txt", b"ordinary\n", overwrite=True)  # the writer writes
+        await executor.write(".github/workflows/ci.yml", b"on: push\n", overwrite=True)  # CI
         for path, data in STARTUP.items():
             with pytest.raises(SensitivePath) as caught:
                 await executor.write(path, data, overwrite=True)
@@ -52,7 +66,8 @@ async def test_a_file_run_from_the_current_directory_is_never_written(
         assert repr(path) in message
         assert "agents never write" in message, message
     if kind != "memory":
-        assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [".rules", "notes.txt"]
+        files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+        assert files == [".rules", "ci.yml", "notes.txt"]
 
 
 # asdf's shims (and mise's activated PATH) run <dir>/bin/<tool> for a path: version.
@@ -110,3 +125,46 @@ async def test_create_only_does_not_create_what_ci_and_agents_find_by_name(
         await executor.write("reports/pipeline.json", b"{}", overwrite=False)
     finally:
         await executor.aclose()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_edit_is_judged_as_the_file_it_leaves(tmp_path: Path, kind: str) -> None:
+    """What a write may not put in a file an edit may not put there either: the executor
+    judges the whole new file (a .tool-versions gaining a path: line, a file named HEAD made
+    to hold a ref). .gitattributes and .gitmodules stay the project's: a driver they name runs
+    only when the user's own git config defines it, and git obeys ``update = !command`` only
+    from .git/config."""
+    planted = {
+        ".tool-versions": b"nodejs 20.11.0\n",
+        "bare/HEAD": b"placeholder\n",
+        ".gitattributes": b"*.png binary\n",
+        ".gitmodules": b'[submodule "lib"]\n\tpath = lib\n',
+    }
+    executor = writer(kind, tmp_path, FileWriteMode.FULL, planted)
+    profile = developer_profile()
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=profile, clock=SystemClock()
+    )
+    edits = {
+        ".tool-versions": ("20.11.0", "path:/work/repo/tools/node"),
+        "bare/HEAD": ("placeholder", "ref: refs/heads/main"),
+        ".gitattributes": ("binary", "filter=x diff=x merge=x"),
+        ".gitmodules": ("path = lib", "path = lib\n\tupdate = !sh -c id"),
+    }
+    refused: dict[str, str] = {}
+    try:
+        for path, (old, new) in edits.items():
+            try:
+                await EditHandler().handle(
+                    {"path": path, "old_string": old, "new_string": new}, ctx
+                )
+            except SensitivePath as exc:
+                refused[path] = str(exc)
+        assert await executor.read(".tool-versions") == planted[".tool-versions"]
+        assert await executor.read("bare/HEAD") == planted["bare/HEAD"]
+        assert b"filter=x" in await executor.read(".gitattributes")
+    finally:
+        await executor.aclose()
+    assert sorted(refused) == [".tool-versions", "bare/HEAD"]
+    assert "names a path: version" in refused[".tool-versions"]
+    assert "would be a git HEAD" in refused["bare/HEAD"]

@@ -14,7 +14,7 @@ import pytest
 from write_backends import writers
 
 from rho_adapters.fakes import MemoryExecutor
-from rho_domain.errors import SensitivePath
+from rho_domain.errors import RhoError, SensitivePath
 from rho_domain.permissions import FileWriteMode
 
 FULL = FileWriteMode.FULL
@@ -180,3 +180,24 @@ async def test_the_fake_refuses_what_the_executors_refuse(
     finally:
         await executor.aclose()
     assert why in str(refused.value)
+
+
+async def test_the_fake_refuses_the_path_texts_the_executors_refuse(tmp_path: Path) -> None:
+    # MemoryExecutor wrote '.bashrc\x00' (and read such paths), which the local and Daytona
+    # executors refuse before any I/O (paths.check_path_text): a test on the fake passed
+    # where the real executors refuse
+    said: dict[str, list[str]] = {}
+    for backend in ("local", "daytona", "memory"):
+        executor = (
+            MemoryExecutor(root=str(tmp_path))
+            if backend == "memory"
+            else BUILDERS[backend](tmp_path)
+        )
+        try:
+            for path in (".bashrc\x00", "a\x1b.txt", "~/x.txt", "a\\b.txt"):
+                with pytest.raises(RhoError) as refused:
+                    await executor.write(path, b"x", overwrite=True)
+                said.setdefault(backend, []).append(type(refused.value).__name__)
+        finally:
+            await executor.aclose()
+    assert said["memory"] == said["local"] == said["daytona"], said

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path
+from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import (
     Command,
@@ -148,6 +148,7 @@ class MemoryExecutor(Executor):
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """See ``Executor.read``."""
+        check_path_text(path)  # as every executor: a control character, ~, a backslash
         check_file_path(path)
         key = self._key(path)
         if reason := DEFAULT_POLICY.refusal(key):
@@ -180,6 +181,7 @@ class MemoryExecutor(Executor):
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """See ``Executor.write``."""
         check_write_mode(path, self.file_write, overwrite=overwrite)
+        check_path_text(path)
         check_file_path(path)
         key = self._key(path)
         if reason := write_refusal(key) or content_refusal(key, data):

@@ -33,7 +33,7 @@ from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, restart_due
 from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
-from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_config import McpServerConfig, check_name_room
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
@@ -45,7 +45,8 @@ MAX_SAVED = 1024**3  # characters of full outputs one session saves, all calls t
 
 class McpToolSource(ToolSource):
     """The tools of ``servers`` (by name), started on the first ``current``. A server that
-    fails to restart is tried again after ``restart_backoff``'s waits, by ``clock``."""
+    fails to restart is tried again after ``restart_backoff``'s waits, by ``clock``. Raises
+    ConfigError for a server name over ``mcp_config.MAX_SERVER_NAME`` characters."""
 
     def __init__(
         self,
@@ -59,6 +60,8 @@ class McpToolSource(ToolSource):
         clock: Clock | None = None,
         saved_budget: int = MAX_SAVED,
     ) -> None:
+        for name in servers:  # a longer one leaves its tools no unique names
+            check_name_room(name)
         self.servers = {name: ServerState(name, config) for name, config in servers.items()}
         self._environ = environ
         self._output_limit = output_limit

@@ -203,7 +203,7 @@ def made_tools(
     spent, past = 0, 0
     for tool in listed:
         original = str(tool["name"])
-        if not config.tools.admits(original):
+        if not config.tools.admits(server, original):
             continue
         if why := tool.get("left_out"):  # kept_entry's record; the server's key is not kept
             problems.append(
