@@ -22,6 +22,7 @@ from rho_domain.sql import functions as fn
 from rho_domain.sql.postgres_functions import (
     POSTGRES_FILE_VIEWS,
     POSTGRES_FUNCTIONS,
+    POSTGRES_OPTION_RELATIONS,
     POSTGRES_SECRET_RELATIONS,
     POSTGRES_SIDE_EFFECT_PREFIXES,
 )
@@ -64,6 +65,9 @@ class Dialect:
     # superuser login reads them. "name" is refused wherever named, "schema.name" after its
     # schema only.
     secret_relations: frozenset[str] = frozenset()
+    # Built-in relations listing the options of foreign-data wrappers, servers, tables or user
+    # mappings, where a login's password is kept; matched as secret_relations are.
+    option_relations: frozenset[str] = frozenset()
     # Built-in relations showing other sessions' statement texts (passwords in ALTER USER
     # ... IDENTIFIED BY among them), matched as secret_relations are.
     statement_relations: frozenset[str] = frozenset()
@@ -192,6 +196,7 @@ POSTGRES = Dialect(
     side_effect_prefixes=POSTGRES_SIDE_EFFECT_PREFIXES,
     file_relations=POSTGRES_FILE_VIEWS,
     secret_relations=POSTGRES_SECRET_RELATIONS,
+    option_relations=POSTGRES_OPTION_RELATIONS,
     operator_syntax=True,
     max_identifier=63,
 )

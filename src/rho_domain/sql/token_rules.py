@@ -6,8 +6,9 @@ function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged
 resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
 system view that reads a server file (``pg_hba_file_rules``), no relation holding password
-hashes or stored credentials (``pg_authid``, ``mysql.user``) nor other sessions' statement
-texts (``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
+hashes or stored credentials (``pg_authid``, ``mysql.user``), the options a foreign-data
+wrapper keeps a password in (``pg_foreign_server``) nor other sessions' statement texts
+(``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
 ``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
@@ -81,12 +82,21 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
     texts = _named(stmt, i, d, d.statement_relations) if d.statement_relations else ""
     if texts:
         return _TEXTS.format(texts)
+    options = _named(stmt, i, d, d.option_relations) if d.option_relations else ""
+    if options:
+        return _OPTIONS.format(options)
     return ""
 
 
 _CREDENTIALS = (
     "{} holds password hashes or stored credentials: the agent does not read them (a login "
     "that may is an administrator's)"
+)
+_OPTIONS = (
+    "{} shows the options of foreign-data wrappers, servers, tables or user mappings, where "
+    "a wrapper keeps a login's password: the agent does not read them; "
+    "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
+    "their options"
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
