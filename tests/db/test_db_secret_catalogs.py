@@ -34,6 +34,7 @@ from db_support import Server, adapter, own_pg_database
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
 from rho_domain.permissions import DatabaseMode
+from rho_domain.sql import classify
 
 DB = "rho_secret_catalogs"
 PG_SETUP = [
@@ -226,3 +227,33 @@ async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets:
     finally:
         for db in (checked, unchecked):
             await db.aclose()
+
+
+# (dialect, statement, what the refusal says) for the engines no test server runs: the
+# check let every one through (a login with SELECT ANY DICTIONARY, or Vertica's superuser,
+# reads them)
+CHECK_ONLY = [
+    ("oracle", "SELECT name, spare4 FROM sys.user$", "USER$ holds password hashes"),
+    ("oracle", 'SELECT * FROM "SYS"."LINK$"', "LINK$ holds password hashes"),
+    ("oracle", "SELECT password FROM sys.user_history$", "USER_HISTORY$ holds"),
+    ("oracle", "SELECT sql_text FROM gv$sql", "GV$SQL shows other sessions' statement"),
+    ("oracle", "SELECT value_string FROM sys.v_$sql_bind_capture", "V_$SQL_BIND_CAPTURE"),
+    ("vertica", "SELECT user_name, password, salt FROM v_catalog.passwords", "passwords holds"),
+    ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
+    ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),
+    ("vertica", "SELECT request FROM v_monitor.query_requests", "query_requests shows"),
+]
+
+
+def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -> None:
+    for name, sql, said in CHECK_ONLY:
+        verdict = classify(sql, name)
+        assert not verdict.read_only, (name, sql)
+        assert said in verdict.reason, (sql, verdict.reason)
+    # an application's own tables of those names, named with their schema, still read
+    for name, sql in [
+        ("vertica", "SELECT * FROM public.passwords"),
+        ("vertica", "SELECT * FROM app.sessions"),
+        ("oracle", "SELECT username FROM dba_users"),
+    ]:
+        assert classify(sql, name).read_only, sql

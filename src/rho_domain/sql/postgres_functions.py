@@ -173,35 +173,3 @@ POSTGRES_SIDE_EFFECT_PREFIXES = (
 # (a column of that name is refused too). Views over files of the installation
 # (pg_available_extensions: the control files; pg_timezone_names: tzdata) stay readable.
 POSTGRES_FILE_VIEWS = frozenset({"pg_file_settings", "pg_hba_file_rules", "pg_ident_file_mappings"})
-
-# Catalogs holding password hashes or stored credentials, readable by a superuser login:
-# pg_authid.rolpassword and pg_shadow.passwd (SCRAM or md5 verifiers, which log in by
-# themselves for md5), pg_user_mapping(s).umoptions (a foreign server's user and password),
-# pg_subscription.subconninfo (the publisher's connection string). pg_roles and pg_user
-# show '********' instead and stay readable.
-POSTGRES_SECRET_RELATIONS = frozenset(
-    {"pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_subscription"}
-)
-
-# The options of foreign-data wrappers, servers, tables and user mappings, where a wrapper
-# keeps a login's password (a user mapping's; a server's or a table's for a wrapper without
-# a validator, or one that takes a connection string: ogr_fdw's datasource, multicorn's
-# db_url). pg_foreign_server, pg_foreign_table and pg_foreign_data_wrapper are every login's
-# to read; information_schema's user_mapping_options gave a superuser every mapping's
-# password (another login its own). information_schema's foreign_servers, foreign_tables
-# and user_mappings name the same objects without their options and stay readable.
-POSTGRES_OPTION_RELATIONS = frozenset(
-    {
-        "pg_foreign_data_wrapper",
-        "pg_foreign_server",
-        "pg_foreign_table",
-        "foreign_data_wrapper_options",
-        "foreign_server_options",
-        "foreign_table_options",
-        "user_mapping_options",
-        "_pg_foreign_data_wrappers",
-        "_pg_foreign_servers",
-        "_pg_foreign_tables",
-        "_pg_user_mappings",
-    }
-)
