@@ -278,7 +278,7 @@ async def test_a_mariadb_sort_s_files_last_no_longer_than_its_statement(
     sort = "SELECT seq FROM seq_1_to_100000000 ORDER BY REPEAT(seq, 20)"
     try:
         with pytest.raises(StatementTimeout):
-            await db.query(sort, max_rows=5, timeout=1)
+            await db.query(sort, max_rows=5, timeout=0.5)
         cursor.execute(status)
         assert int(cursor.fetchone()[1]) > files_before, "the sort spilled to files"
         deadline = time.monotonic() + 60  # a bound about hanging only
