@@ -124,8 +124,10 @@ async def test_postgres_statement_texts_are_refused_to_a_member_of_another_login
     refused, so the agent read the application's new password there."""
     config = attrs.evolve(postgres_server.config, user=PG_MEMBER)
     member = [
-        ADAPTERS["postgres"](name, config, mode=DatabaseMode.READONLY, password="pw", **check)
-        for name, check in (("m", {}), ("u", {"check_statements": False}))
+        ADAPTERS["postgres"](
+            name, config, mode=DatabaseMode.READONLY, password="pw", check_statements=check
+        )
+        for name, check in (("m", True), ("u", False))
     ]
     try:
         for sql in PG_READS:
