@@ -4,8 +4,8 @@ A standby's ``primary_conninfo`` holds its connection string, password included,
 superuser or a member of ``pg_read_all_settings`` may read it. The agent's superuser login
 did, by ``SHOW primary_conninfo``, ``current_setting('primary_conninfo')`` (or a computed
 name), ``pg_settings`` and ``SHOW ALL``: the check let them through (and, once it refused
-``SHOW primary_conninfo``, ``SHOW "Primary_ConnInfo"``: the server finds a setting's name
-whatever its case, quoted too). Now the adapter asks
+``SHOW primary_conninfo``, ``SHOW "Primary_ConnInfo"``, and ``SHOW "all"`` once it refused
+``SHOW ALL``: the server finds a name whatever its case, quoted too). Now the adapter asks
 at connect whether the login sees every setting and, if so, the check refuses those names
 (``pg_privileged``); ``SHOW <name>`` of any other setting still answers. Another login
 keeps them, the server hiding such settings from it.
@@ -35,6 +35,7 @@ READS = [
     ("SELECT name, setting FROM pg_settings", "pg_settings shows this login"),
     ("SELECT * FROM pg_show_all_settings()", "pg_show_all_settings"),  # off the list too
     ("SHOW ALL", "pg_show_all_settings shows this login"),
+    ('SHOW "all"', "pg_show_all_settings shows this login"),  # the server's ALL too
 ]
 
 

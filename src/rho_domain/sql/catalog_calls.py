@@ -123,13 +123,12 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
 
 def _shows_all(stmt: Sequence[Token], calls: CatalogCalls, d: Dialect) -> str:
     """``SHOW ALL`` is ``pg_show_all_settings()`` by another spelling: refused with it. The
-    server finds a setting whatever the case of its name, quoted too, so ``SHOW
-    "PRIMARY_CONNINFO"`` is ``SHOW primary_conninfo`` (it showed the password)."""
-    if len(stmt) >= 2 and stmt[0].is_word("SHOW") and stmt[1].is_word("ALL"):
-        return calls.refused_names.get("pg_show_all_settings", "")
+    server finds a name whatever its case, quoted too: ``SHOW "all"`` is ``SHOW ALL`` and
+    ``SHOW "PRIMARY_CONNINFO"`` is ``SHOW primary_conninfo`` (each showed the password)."""
     show = bool(stmt) and stmt[0].is_word("SHOW")
-    shown = (catalog_name(t, d).lower() for t in stmt[1:]) if show else ()
-    return next((calls.refused_names[n] for n in shown if n in calls.refused_names), "")
+    shown = [catalog_name(t, d).lower() for t in stmt[1:]] if show else []
+    names = ["pg_show_all_settings" if n == "all" else n for n in shown]
+    return next((calls.refused_names[n] for n in names if n in calls.refused_names), "")
 
 
 def _operator(
