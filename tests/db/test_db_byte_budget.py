@@ -9,17 +9,20 @@ values, types and order.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 import attrs
 import pytest
 from db_support import Server, adapter
 
-from rho_adapters.db import ADAPTERS
+from rho_adapters.db import ADAPTERS, StatementTimeout
+from rho_adapters.db.mysql import caps_temp_space
 from rho_adapters.db.results import FETCH_BATCH, MAX_RESULT_BYTES, cut, fetch
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_domain.errors import ConfigError, DatabaseError
@@ -237,6 +240,61 @@ async def test_a_mariadb_temporary_table_past_the_limit_is_stopped(
         assert fine.rows == ((7,),)
     finally:
         await db.aclose()
+
+
+def _open_temp_bytes(server: Server) -> int:
+    """The bytes of the files MariaDB holds open in its tmpdir (``db_servers`` gives it the
+    work directory): a sort's merge files are unlinked as they are made, so only the server's
+    open descriptors show them."""
+    pid = (server.workdir / "pid").read_text().strip()
+    total = 0
+    for fd in os.scandir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(fd.path)
+            if target.startswith(f"{server.workdir}/#") and target.endswith("(deleted)"):
+                total += os.stat(fd.path).st_size
+        except OSError:
+            continue  # closed meanwhile
+    return total
+
+
+async def test_a_mariadb_sort_s_files_last_no_longer_than_its_statement(
+    mariadb_server: Server,
+) -> None:
+    """MariaDB before 11.5 bounds no session's sort files (``max_tmp_session_space_usage``,
+    which the adapter sets from 11.5 with ``tmp_disk_table_size``): a sort of
+    ``seq_1_to_100000000`` by a 180-character key wrote 706 MB of them in 10 s. The bound
+    decided is the statement's time limit: the sort spills, is ended at its limit, and
+    the server frees its files."""
+    admin = mariadb_server.admin()
+    cursor = admin.cursor()
+    cursor.execute("SELECT VERSION()")
+    if caps_temp_space(str(cursor.fetchone()[0])):
+        pytest.skip("this MariaDB bounds sort files itself (max_tmp_session_space_usage)")
+    status = "SHOW GLOBAL STATUS LIKE 'Created_tmp_files'"
+    cursor.execute(status)
+    files_before, idle = int(cursor.fetchone()[1]), _open_temp_bytes(mariadb_server)
+    db = adapter(mariadb_server)
+    sort = "SELECT seq FROM seq_1_to_100000000 ORDER BY REPEAT(seq, 20)"
+    try:
+        with pytest.raises(StatementTimeout):
+            await db.query(sort, max_rows=5, timeout=0.5)
+        cursor.execute(status)
+        assert int(cursor.fetchone()[1]) > files_before, "the sort spilled to files"
+        deadline = time.monotonic() + 60  # a bound about hanging only
+        while _open_temp_bytes(mariadb_server) > idle + (1 << 20):
+            assert time.monotonic() < deadline, "the sort's files outlived its statement"
+            await asyncio.sleep(0.05)
+    finally:
+        await db.aclose()
+        admin.close()
+
+
+def test_only_mariadb_11_5_and_later_bound_a_session_s_sort_files() -> None:
+    assert not caps_temp_space("10.11.19-MariaDB-0+deb12u1")
+    assert not caps_temp_space("11.4.5-MariaDB")
+    assert caps_temp_space("11.5.2-MariaDB-ubu2404")
+    assert caps_temp_space("12.0.1-MariaDB")
 
 
 @pytest.mark.parametrize("value", [0, -5, "8", True, 1.5])

@@ -19,7 +19,8 @@ from test_db_engines import SLOW
 from test_db_fake_dbapi import VERTICA, FakeDriver
 
 from rho_adapters.db import StatementTimeout
-from rho_adapters.db.mysql import MysqlDatabase, tls_context, tls_mode
+from rho_adapters.db.mysql import MysqlDatabase
+from rho_adapters.db.mysql_tls import tls_context, tls_mode
 from rho_adapters.db.vertica import VerticaDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused

@@ -8,7 +8,10 @@ logs in with the hash alone), ``mysql.servers`` a FEDERATED server's password: t
 statements name no function, so the check let them through, and the read-only transaction
 does not stop a read. The secrets policy keeps these tables' files from the shell
 (``global/1260``); now the check refuses the relations by name, in every spelling, and
-the two SHOWs.
+the two SHOWs. The options a foreign-data wrapper keeps a password in were read by other
+names: ``information_schema.user_mapping_options`` (every mapping's, to a superuser) and
+``pg_foreign_server.srvoptions`` (any login's, for a wrapper that takes a password or a
+connection string there); they are refused with the wrappers', servers' and tables' options.
 
 Their column statistics hold the same values: after an ``ANALYZE`` (``vacuumdb --analyze``,
 autovacuum), ``SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'`` passed
@@ -31,11 +34,13 @@ from db_support import Server, adapter, own_pg_database
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
 from rho_domain.permissions import DatabaseMode
+from rho_domain.sql import classify
 
 DB = "rho_secret_catalogs"
 PG_SETUP = [
     "CREATE FOREIGN DATA WRAPPER rho_w",
-    "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w",
+    # a wrapper without a validator keeps any option: a server's password too
+    "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w OPTIONS (dsn 'u:srv-sekret@db')",
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
     # an administrator's view over one: judged by its query where it is named
     "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
@@ -57,6 +62,15 @@ PG_READS = [
     ),
     ("SELECT stavalues1 FROM pg_statistic WHERE starelid = 1260", "pg_statistic", "SCRAM"),
     ("SELECT bounds FROM stats_copy", "pg_stats", "SCRAM-SHA-256$"),
+]
+# The options of foreign servers and user mappings, by the catalog and information_schema
+# (the check let every one through; pg_foreign_server is every login's to read)
+PG_OPTIONS = [
+    ("SELECT srvoptions FROM pg_foreign_server", "pg_foreign_server", "srv-sekret"),
+    ("SELECT * FROM information_schema.foreign_server_options", "foreign_server_", "srv-sekret"),
+    ("SELECT srvoptions FROM information_schema._pg_foreign_servers", "_pg_fo", "srv-sekret"),
+    ("SELECT option_value FROM information_schema.user_mapping_options", "user_map", "fdw-sekret"),
+    ("TABLE information_schema._pg_user_mappings", "_pg_user_mappings", "fdw-sekret"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
@@ -111,7 +125,9 @@ def my_secrets(mariadb_server: Server) -> Iterator[Server]:
         conn.close()
 
 
-async def _refused_by_the_check(server: Server, reads: list[tuple[str, str, str]]) -> None:
+async def _refused_by_the_check(
+    server: Server, reads: list[tuple[str, str, str]], why: str = "password hashes"
+) -> None:
     db = adapter(server)
     try:
         for sql, relation, _ in reads:
@@ -119,7 +135,7 @@ async def _refused_by_the_check(server: Server, reads: list[tuple[str, str, str]
                 await db.query(sql, max_rows=5, timeout=5)
             assert info.value.by == "check", (sql, info.value)
             assert relation in str(info.value), sql
-            assert "password hashes" in str(info.value), sql
+            assert why in str(info.value), sql
     finally:
         await db.aclose()
 
@@ -155,7 +171,25 @@ async def test_postgres_catalogs_of_credentials_are_refused(pg_secrets: Server) 
 
 async def test_without_the_check_postgres_gives_the_credentials(pg_secrets: Server) -> None:
     """The target is real: the read-only transaction returns the verifier and password."""
-    await _read_without_the_check(pg_secrets, PG_READS)
+    await _read_without_the_check(pg_secrets, PG_READS + PG_OPTIONS)
+
+
+async def test_postgres_options_of_foreign_servers_and_mappings_are_refused(
+    pg_secrets: Server,
+) -> None:
+    """``information_schema.user_mapping_options`` gave a superuser every user mapping's
+    password (``pg_user_mappings`` was refused, its information_schema twin not), and
+    ``pg_foreign_server.srvoptions`` any login a server's, where a wrapper keeps one. The
+    views that name the same objects without their options still answer."""
+    await _refused_by_the_check(pg_secrets, PG_OPTIONS, why="a wrapper keeps a login's password")
+    db = adapter(pg_secrets)
+    try:
+        sql = "SELECT foreign_server_name FROM information_schema.foreign_servers"
+        assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("rho_s",),)
+        sql = "SELECT authorization_identifier FROM information_schema.user_mappings"
+        assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("postgres",),)
+    finally:
+        await db.aclose()
 
 
 async def test_mariadb_tables_of_credentials_are_refused(my_secrets: Server) -> None:
@@ -193,3 +227,33 @@ async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets:
     finally:
         for db in (checked, unchecked):
             await db.aclose()
+
+
+# (dialect, statement, what the refusal says) for the engines no test server runs: the
+# check let every one through (a login with SELECT ANY DICTIONARY, or Vertica's superuser,
+# reads them)
+CHECK_ONLY = [
+    ("oracle", "SELECT name, spare4 FROM sys.user$", "USER$ holds password hashes"),
+    ("oracle", 'SELECT * FROM "SYS"."LINK$"', "LINK$ holds password hashes"),
+    ("oracle", "SELECT password FROM sys.user_history$", "USER_HISTORY$ holds"),
+    ("oracle", "SELECT sql_text FROM gv$sql", "GV$SQL shows other sessions' statement"),
+    ("oracle", "SELECT value_string FROM sys.v_$sql_bind_capture", "V_$SQL_BIND_CAPTURE"),
+    ("vertica", "SELECT user_name, password, salt FROM v_catalog.passwords", "passwords holds"),
+    ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
+    ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),
+    ("vertica", "SELECT request FROM v_monitor.query_requests", "query_requests shows"),
+]
+
+
+def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -> None:
+    for name, sql, said in CHECK_ONLY:
+        verdict = classify(sql, name)
+        assert not verdict.read_only, (name, sql)
+        assert said in verdict.reason, (sql, verdict.reason)
+    # an application's own tables of those names, named with their schema, still read
+    for name, sql in [
+        ("vertica", "SELECT * FROM public.passwords"),
+        ("vertica", "SELECT * FROM app.sessions"),
+        ("oracle", "SELECT username FROM dba_users"),
+    ]:
+        assert classify(sql, name).read_only, sql

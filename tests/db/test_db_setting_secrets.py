@@ -3,7 +3,9 @@
 A standby's ``primary_conninfo`` holds its connection string, password included, and only a
 superuser or a member of ``pg_read_all_settings`` may read it. The agent's superuser login
 did, by ``SHOW primary_conninfo``, ``current_setting('primary_conninfo')`` (or a computed
-name), ``pg_settings`` and ``SHOW ALL``: the check let them through. Now the adapter asks
+name), ``pg_settings`` and ``SHOW ALL``: the check let them through (and, once it refused
+``SHOW primary_conninfo``, ``SHOW "Primary_ConnInfo"``, and ``SHOW "all"`` once it refused
+``SHOW ALL``: the server finds a name whatever its case, quoted too). Now the adapter asks
 at connect whether the login sees every setting and, if so, the check refuses those names
 (``pg_privileged``); ``SHOW <name>`` of any other setting still answers. Another login
 keeps them, the server hiding such settings from it.
@@ -27,10 +29,13 @@ READER = "rho_settings_reader17"
 # (statement, what the refusal says)
 READS = [
     ("SHOW primary_conninfo", "primary_conninfo is a setting that holds a connection string"),
+    # the server finds a setting whatever its name's case, quoted too: this one passed
+    ('SHOW "Primary_ConnInfo"', "primary_conninfo is a setting that holds a connection string"),
     ("SELECT current_setting('primary' || '_conninfo')", "current_setting shows this login"),
     ("SELECT name, setting FROM pg_settings", "pg_settings shows this login"),
     ("SELECT * FROM pg_show_all_settings()", "pg_show_all_settings"),  # off the list too
     ("SHOW ALL", "pg_show_all_settings shows this login"),
+    ('SHOW "all"', "pg_show_all_settings shows this login"),  # the server's ALL too
 ]
 
 
@@ -73,10 +78,10 @@ async def test_settings_holding_credentials_are_refused_to_a_login_that_sees_the
             assert refusal in str(info.value), (sql, info.value)
             rows = repr((await unchecked.query(sql, max_rows=1000, timeout=10)).rows)
             assert "hunter2-conn" in rows, sql  # the target is real: the check alone holds
-        result = await checked.query("SHOW work_mem", max_rows=1, timeout=10)
-        assert result.rows
+        for other in ("SHOW work_mem", 'SHOW "WORK_MEM"'):
+            assert (await checked.query(other, max_rows=1, timeout=10)).rows
         # a login that may not read it keeps pg_settings, without the setting
-        shown = repr((await reader.query(READS[2][0], max_rows=1000, timeout=10)).rows)
+        shown = repr((await reader.query(READS[3][0], max_rows=1000, timeout=10)).rows)
         assert "work_mem" in shown
         assert "hunter2-conn" not in shown
     finally:

@@ -5,7 +5,9 @@ too: after an administrator's ``ALTER ROLE rho_victim PASSWORD 'hunter2-pg'``, t
 superuser login read the password there (and through ``pg_stat_get_activity``). A login
 that is no superuser and no member of ``pg_read_all_stats`` sees ``<insufficient
 privilege>`` in other roles' rows, so the adapter refuses these views only to a login that
-sees them all, and another login keeps their other columns.
+sees them all, and another login keeps their other columns. A login with the privileges of
+another login role (``GRANT app TO agent``) sees that role's sessions' texts: it read the
+application's ``ALTER ROLE ... PASSWORD`` there, and is refused them too.
 
 MariaDB shows a running statement to a login with PROCESS (``SHOW FULL PROCESSLIST``,
 ``information_schema.PROCESSLIST``, the InnoDB monitor of ``SHOW ENGINE INNODB STATUS``), and
@@ -22,6 +24,7 @@ import threading
 from collections.abc import Iterator
 
 import attrs
+import psycopg
 import pytest
 from db_support import Server, adapter
 
@@ -70,7 +73,7 @@ async def test_postgres_statement_texts_are_refused_to_a_login_that_sees_them_al
         for sql in PG_READS:
             with pytest.raises(StatementRefused) as info:
                 await checked.query(sql, max_rows=100, timeout=10)
-            assert "shows every session's statement text" in str(info.value), sql
+            assert "shows this login other sessions' statement texts" in str(info.value), sql
             rows = repr((await unchecked.query(sql, max_rows=100, timeout=10)).rows)
             assert "hunter2-pg" in rows, sql  # the target is real: the check alone holds
         # a login without pg_read_all_stats reads the view, other roles' texts hidden
@@ -79,6 +82,61 @@ async def test_postgres_statement_texts_are_refused_to_a_login_that_sees_them_al
         assert "hunter2-pg" not in shown
     finally:
         for db in (checked, unchecked, reader):
+            await db.aclose()
+
+
+PG_APP, PG_MEMBER = "rho_app19", "rho_member19"
+
+
+@pytest.fixture
+def pg_app_session(postgres_server: Server) -> Iterator[None]:
+    """An application's login left idle after changing its own password, and the agent's
+    login granted the application's role (the usual way to let it read app's tables)."""
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    for sql in (
+        f"DROP ROLE IF EXISTS {PG_MEMBER}",
+        f"DROP ROLE IF EXISTS {PG_APP}",
+        f"CREATE ROLE {PG_APP} LOGIN PASSWORD 'old'",
+        f"CREATE ROLE {PG_MEMBER} LOGIN PASSWORD 'pw' IN ROLE {PG_APP}",
+    ):
+        admin.execute(sql)
+    config = postgres_server.config
+    app = psycopg.connect(
+        host=config.host, port=config.port, user=PG_APP, password="old", dbname=config.database
+    )
+    app.autocommit = True
+    app.execute(f"ALTER ROLE {PG_APP} PASSWORD 'hunter2-app'")  # its session's last statement
+    try:
+        yield
+    finally:
+        app.close()
+        admin.execute(f"DROP ROLE IF EXISTS {PG_MEMBER}")
+        admin.execute(f"DROP ROLE IF EXISTS {PG_APP}")
+        admin.close()
+
+
+async def test_postgres_statement_texts_are_refused_to_a_member_of_another_login_role(
+    postgres_server: Server, pg_app_session: None
+) -> None:
+    """A login with the privileges of another login role sees that role's sessions'
+    statements in ``pg_stat_activity``: only a superuser's or ``pg_read_all_stats``' view was
+    refused, so the agent read the application's new password there."""
+    config = attrs.evolve(postgres_server.config, user=PG_MEMBER)
+    member = [
+        ADAPTERS["postgres"](
+            name, config, mode=DatabaseMode.READONLY, password="pw", check_statements=check
+        )
+        for name, check in (("m", True), ("u", False))
+    ]
+    try:
+        for sql in PG_READS:
+            with pytest.raises(StatementRefused, match="has the privileges of another login"):
+                await member[0].query(sql, max_rows=100, timeout=10)
+            rows = repr((await member[1].query(sql, max_rows=100, timeout=10)).rows)
+            assert "hunter2-app" in rows, sql  # the target is real: the check alone holds
+    finally:
+        for db in member:
             await db.aclose()
 
 

@@ -10,7 +10,10 @@ the rows shown. Bytes: a value never exceeds the server's ``max_allowed_packet``
 no row longer than ``MAX_ROW_BYTES`` (``mysql_rows.py``); cells are cut after fetching
 and fetching stops at the byte budget (``results.fetch``); on MariaDB ``tmp_disk_table_size``
 bounds one statement's on-disk temporary tables (``options.temp_file_limit_mb``, default
-1024; a sort's merge files are not bounded by any session setting).
+1024), and on MariaDB 11.5+ ``max_tmp_session_space_usage`` its sorts' merge files too.
+Before 11.5 no session setting bounds those: the statement's time limit does (a sort of
+``seq_1_to_100000000`` by a 180-character key wrote 706 MB in 10 s on the test machine),
+and the server frees them when it ends the statement.
 
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
@@ -21,29 +24,23 @@ again with its time limit: the reset gives the session the server's global setti
 ``SET GLOBAL sql_mode`` since the connection was made would have the server read the text
 otherwise than the check did.
 
-TLS (``options.tls``): ``verify`` (TLS required, certificate and host name checked against
-the system CAs or ``options.tls_ca``; the default for remote hosts), ``required`` (TLS
-without verification, for self-signed servers) or ``off`` (only for a loopback host or
-``options.unix_socket``, and their default: that traffic never leaves the machine). One
-``SSLContext`` per setting is built once per process; PyMySQL would otherwise load the CA
-store again for every connection (tens of milliseconds of CPU each).
+TLS (``options.tls``) is ``mysql_tls.py``'s.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
-import functools
+import re
 import socket
-import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal, secret_settings
+from rho_adapters.db.mysql_tls import tls_kwargs
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.config import DatabaseConfig
-from rho_domain.errors import ConfigError, MissingExtra
+from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
@@ -51,52 +48,14 @@ from rho_domain.sql.token_rules import default_schema_refusals
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
-_TLS_MODES = ("verify", "required", "off")
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
 
 
-def is_local(config: DatabaseConfig) -> bool:
-    """A unix socket or a loopback host: the connection never leaves the machine."""
-    host = (config.host or "localhost").lower()
-    return (
-        bool(config.options.get("unix_socket"))
-        or host in ("localhost", "::1")
-        or (host.startswith("127."))
-    )
-
-
-def tls_mode(config: DatabaseConfig, alias: str) -> str:
-    """The alias's ``options.tls``, defaulted and checked (``ConfigError`` when invalid)."""
-    mode = config.options.get("tls")
-    where = f"databases.{alias}.options.tls"
-    if mode is None:
-        return "off" if is_local(config) else "verify"
-    if mode not in _TLS_MODES:
-        raise ConfigError(f"{where}: expected one of {', '.join(_TLS_MODES)}, got {mode!r}")
-    if mode == "off" and not is_local(config):
-        raise ConfigError(
-            f"{where}: off is only allowed for a loopback host or a unix socket; use "
-            "required (unverified TLS) for a server without a trusted certificate"
-        )
-    return str(mode)
-
-
-@functools.lru_cache(maxsize=8)
-def tls_context(mode: str, ca_file: str | None) -> ssl.SSLContext:
-    """One context per (mode, CA file) for the whole process."""
-    ctx = ssl.create_default_context(cafile=ca_file)
-    if mode == "required":
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
-def _tls_kwargs(config: DatabaseConfig, alias: str) -> Mapping[str, Any]:
-    mode = tls_mode(config, alias)
-    if mode == "off":
-        return {"ssl_disabled": True}
-    ca = config.options.get("tls_ca")
-    return {"ssl": tls_context(mode, str(ca) if ca else None)}
+def caps_temp_space(version: str) -> bool:
+    """Whether a MariaDB server of ``version`` (``10.11.19-MariaDB-0+deb12u1``) has
+    ``max_tmp_session_space_usage`` (11.5+), which bounds a session's sort files too."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) >= (11, 5)
 
 
 def load_pymysql() -> Any:
@@ -136,12 +95,13 @@ class MysqlDatabase(ThreadedDatabase):
             client_flag=0,  # no CLIENT.MULTI_STATEMENTS: one statement per call
             connect_timeout=int(c.options.get("connect_timeout", 10)),
             cursorclass=pymysql.cursors.SSCursor,  # unbuffered: fetchmany reads only that
-            **_tls_kwargs(c, self.alias),
+            **tls_kwargs(c, self.alias),
         )
 
     def _prepare(self, conn: Any) -> None:
         pymysql = self._module()
         conn.rho_mariadb = "mariadb" in conn.get_server_info().lower()
+        conn.rho_tmp_space = conn.rho_mariadb and caps_temp_space(conn.get_server_info())
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode, DATABASE()")
             (sql_mode, schema) = cursor.fetchone()
@@ -224,9 +184,12 @@ class MysqlDatabase(ThreadedDatabase):
             if conn.rho_mariadb:
                 limit = f"{max(timeout, 0.001):.3f}"
                 setup.execute(f"SET SESSION max_statement_time = {limit}, sql_mode = %s", mode)
-                # The on-disk temporary tables of one statement (GROUP BY, DISTINCT, UNION);
-                # MySQL has no session limit (temptable_max_* are global).
-                setup.execute(f"SET SESSION tmp_disk_table_size = {self.temp_mb() << 20}")
+                # The on-disk temporary tables of one statement (GROUP BY, DISTINCT, UNION),
+                # and from 11.5 its sort files too; MySQL has no session limit
+                # (temptable_max_* are global).
+                cap = f"{self.temp_mb() << 20}"
+                also = f", max_tmp_session_space_usage = {cap}" if conn.rho_tmp_space else ""
+                setup.execute(f"SET SESSION tmp_disk_table_size = {cap}{also}")
             else:
                 limit = f"{max(1, int(timeout * 1000))}"
                 setup.execute(f"SET SESSION max_execution_time = {limit}, sql_mode = %s", mode)

@@ -93,8 +93,9 @@ WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalo
 # as the login its user mapping names, gave a login without that right the server file.
 FILE_TABLES = """
 WITH RECURSIVE files(relid, what) AS (
-  SELECT f.ftrelid, COALESCE((SELECT CASE o.option_name WHEN 'program' THEN 'runs the program '
-      ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+  SELECT f.ftrelid, COALESCE((SELECT CASE o.option_name WHEN 'program' THEN 'runs the command '
+      || 'its program option names (not shown: a command line may hold a password)'
+      ELSE 'reads the server file ' || pg_catalog.quote_literal(o.option_value) END
     FROM pg_catalog.pg_options_to_table(f.ftoptions) o
     WHERE o.option_name IN ('program', 'filename') LIMIT 1),
     'reads through the foreign server ' || pg_catalog.quote_ident(s.srvname) || ' ('

@@ -2,7 +2,9 @@
 
 A superuser, or a member of ``pg_read_all_stats``, sees every session's statement text in
 ``pg_stat_activity`` (an idle session shows its last one: ``ALTER ROLE ... PASSWORD
-'x'``), ``pg_stat_get_activity`` and ``pg_stat_statements``. A superuser, or a member of
+'x'``), ``pg_stat_get_activity`` and ``pg_stat_statements``; a login with the privileges of
+another login role (``GRANT app TO agent``, the usual way to let it read app's tables) sees
+that role's sessions' texts. A superuser, or a member of
 ``pg_read_all_settings``, reads the settings no other login may: ``primary_conninfo`` (a
 standby's connection string, its password included) and the commands the server runs
 (``archive_command``, ``restore_command``, ``ssl_passphrase_command``...), by name, in
@@ -44,7 +46,9 @@ SECRET_SETTINGS = (
     "ssl_passphrase_command",
 )
 _PRIVILEGES = """
-SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE'),
+SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE')
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles o WHERE o.rolcanlogin AND o.oid <> r.oid
+    AND pg_catalog.pg_has_role(r.oid, o.oid, 'USAGE')),
   r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_settings', 'USAGE'),
   pg_catalog.has_column_privilege('pg_catalog.pg_authid', 'rolpassword', 'SELECT')
   OR pg_catalog.has_column_privilege('pg_catalog.pg_user_mapping', 'umoptions', 'SELECT')
@@ -52,10 +56,11 @@ SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE')
 FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
 """
 _STATEMENTS = (
-    " shows every session's statement text to this login (a superuser, or a member of "
-    "pg_read_all_stats), passwords in ALTER ROLE ... PASSWORD among them: the agent does "
-    "not read it; pg_locks and pg_blocking_pids() show who waits on whom, and a login "
-    "without that privilege reads its other columns"
+    " shows this login other sessions' statement texts (it is a superuser, a member of "
+    "pg_read_all_stats, or has the privileges of another login role, whose sessions it "
+    "sees), passwords in ALTER ROLE ... PASSWORD among them: the agent does not read it; "
+    "pg_locks and pg_blocking_pids() show who waits on whom, and a login without those "
+    "privileges reads its other columns"
 )
 _SETTINGS = (
     " shows this login (a superuser, or a member of pg_read_all_settings) every setting, "

@@ -95,7 +95,7 @@ def hidden_call(
     other in their CHECKs, around a loop)."""
     return (
         _anywhere(d, allowed, calls)
-        or _shows_all(stmt, calls)
+        or _shows_all(stmt, calls, d)
         or (_user_function(stmt, d, allowed, calls) if calls.functions else "")
         or (_operator(stmt, d, allowed, calls.operators) if calls.operators else "")
         or _types(stmt, d, allowed, calls, depth)
@@ -121,11 +121,14 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
     return ""
 
 
-def _shows_all(stmt: Sequence[Token], calls: CatalogCalls) -> str:
-    """``SHOW ALL`` is ``pg_show_all_settings()`` by another spelling: refused with it."""
-    if len(stmt) >= 2 and stmt[0].is_word("SHOW") and stmt[1].is_word("ALL"):
-        return calls.refused_names.get("pg_show_all_settings", "")
-    return ""
+def _shows_all(stmt: Sequence[Token], calls: CatalogCalls, d: Dialect) -> str:
+    """``SHOW ALL`` is ``pg_show_all_settings()`` by another spelling: refused with it. The
+    server finds a name whatever its case, quoted too: ``SHOW "all"`` is ``SHOW ALL`` and
+    ``SHOW "PRIMARY_CONNINFO"`` is ``SHOW primary_conninfo`` (each showed the password)."""
+    show = bool(stmt) and stmt[0].is_word("SHOW")
+    shown = [catalog_name(t, d).lower() for t in stmt[1:]] if show else []
+    names = ["pg_show_all_settings" if n == "all" else n for n in shown]
+    return next((calls.refused_names[n] for n in names if n in calls.refused_names), "")
 
 
 def _operator(

@@ -47,6 +47,6 @@ class CatalogCalls:
     policies: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Names refused wherever they stand, each with the whole reason: a table whose read runs
     # what the check never sees (a foreign table, or a table it inherits from or is a
-    # partition of: "the foreign table t runs the program 'cat /etc/passwd'"),
+    # partition of: "the foreign table t reads the server file 'PG_VERSION'"),
     # the views of every session's statement text for a login that sees them all.
     refused_names: Mapping[str, str] = attrs.field(factory=dict)

@@ -22,8 +22,18 @@ from rho_domain.sql import functions as fn
 from rho_domain.sql.postgres_functions import (
     POSTGRES_FILE_VIEWS,
     POSTGRES_FUNCTIONS,
-    POSTGRES_SECRET_RELATIONS,
     POSTGRES_SIDE_EFFECT_PREFIXES,
+)
+from rho_domain.sql.relations import (
+    MYSQL_SECRET_RELATIONS,
+    MYSQL_STATEMENT_RELATIONS,
+    ORACLE_SECRET_RELATIONS,
+    ORACLE_STATEMENT_RELATIONS,
+    POSTGRES_OPTION_RELATIONS,
+    POSTGRES_SECRET_RELATIONS,
+    VERTICA_PATH_SCHEMAS,
+    VERTICA_SECRET_RELATIONS,
+    VERTICA_STATEMENT_RELATIONS,
 )
 from rho_domain.sql.tokens import LexRules
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -62,11 +72,14 @@ class Dialect:
     file_relations: frozenset[str] = frozenset()
     # Built-in relations holding password hashes or stored credentials (catalog case): a
     # superuser login reads them. "name" is refused wherever named, "schema.name" after its
-    # schema only.
+    # schema (alone too, for a schema of path_schemas). The lists: ``relations.py``.
     secret_relations: frozenset[str] = frozenset()
-    # Built-in relations showing other sessions' statement texts (passwords in ALTER USER
-    # ... IDENTIFIED BY among them), matched as secret_relations are.
+    # Matched as secret_relations are: relations showing other sessions' statement texts
+    # (passwords in ALTER USER ... IDENTIFIED BY among them), and those listing the options
+    # of foreign-data wrappers, servers, tables or user mappings (a password among them).
     statement_relations: frozenset[str] = frozenset()
+    option_relations: frozenset[str] = frozenset()
+    path_schemas: frozenset[str] = frozenset()  # system schemas on the search path
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
@@ -192,6 +205,7 @@ POSTGRES = Dialect(
     side_effect_prefixes=POSTGRES_SIDE_EFFECT_PREFIXES,
     file_relations=POSTGRES_FILE_VIEWS,
     secret_relations=POSTGRES_SECRET_RELATIONS,
+    option_relations=POSTGRES_OPTION_RELATIONS,
     operator_syntax=True,
     max_identifier=63,
 )
@@ -231,32 +245,8 @@ MYSQL = Dialect(
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
     reserved_parens=call_words.RESERVED_MYSQL,
-    # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
-    # mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
-    # User_password in plain text, MariaDB's password_reuse_check_history old hashes. Their
-    # column statistics hold the same values: MariaDB's mysql.column_stats (min_value and
-    # max_value after ANALYZE TABLE mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
-    secret_relations=fn.names(
-        """
-        mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history
-        mysql.column_stats column_statistics
-        """
-    ),
-    # A login with PROCESS sees every thread's statement, a running ALTER USER ...
-    # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
-    # The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
-    # The sys schema's views over them (its lock waits show the waiter's and the blocker's
-    # statements) are the server's own, judged by name, not by their queries.
-    statement_relations=fn.names(
-        """
-        processlist innodb_trx general_log slow_log events_statements_current
-        events_statements_history events_statements_history_long prepared_statements_instances
-        events_statements_summary_by_digest performance_schema.threads sys.session
-        x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
-        x$schema_table_lock_waits query_cache_info
-        """
-    ),  # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info:
-    # the MariaDB plugin's view of every cached SELECT, as its session wrote it
+    secret_relations=MYSQL_SECRET_RELATIONS,
+    statement_relations=MYSQL_STATEMENT_RELATIONS,
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}
@@ -277,6 +267,8 @@ ORACLE = Dialect(
     reserved_parens=call_words.RESERVED_ORACLE,
     # seq.NEXTVAL is a pseudo-column that advances a sequence, written without parentheses.
     refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
+    secret_relations=ORACLE_SECRET_RELATIONS,
+    statement_relations=ORACLE_STATEMENT_RELATIONS,
 )
 
 _VERTICA_RULES = attrs.evolve(
@@ -294,6 +286,9 @@ VERTICA = Dialect(
     functions=fn.VERTICA_FUNCTIONS,
     reserved_parens=call_words.RESERVED_VERTICA,
     refused_words=frozenset({"EXPORT", "CONNECT"}),
+    secret_relations=VERTICA_SECRET_RELATIONS,
+    statement_relations=VERTICA_STATEMENT_RELATIONS,
+    path_schemas=VERTICA_PATH_SCHEMAS,
     explain_options=frozenset({"LOCAL", "VERBOSE", "JSON", "ANNOTATED", "GRAPHVIZ"}),
 )
 

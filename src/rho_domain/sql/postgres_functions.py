@@ -173,12 +173,3 @@ POSTGRES_SIDE_EFFECT_PREFIXES = (
 # (a column of that name is refused too). Views over files of the installation
 # (pg_available_extensions: the control files; pg_timezone_names: tzdata) stay readable.
 POSTGRES_FILE_VIEWS = frozenset({"pg_file_settings", "pg_hba_file_rules", "pg_ident_file_mappings"})
-
-# Catalogs holding password hashes or stored credentials, readable by a superuser login:
-# pg_authid.rolpassword and pg_shadow.passwd (SCRAM or md5 verifiers, which log in by
-# themselves for md5), pg_user_mapping(s).umoptions (a foreign server's user and password),
-# pg_subscription.subconninfo (the publisher's connection string). pg_roles and pg_user
-# show '********' instead and stay readable.
-POSTGRES_SECRET_RELATIONS = frozenset(
-    {"pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_subscription"}
-)

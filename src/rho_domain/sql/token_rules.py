@@ -6,8 +6,9 @@ function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged
 resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
 system view that reads a server file (``pg_hba_file_rules``), no relation holding password
-hashes or stored credentials (``pg_authid``, ``mysql.user``) nor other sessions' statement
-texts (``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
+hashes or stored credentials (``pg_authid``, ``mysql.user``), the options a foreign-data
+wrapper keeps a password in (``pg_foreign_server``) nor other sessions' statement texts
+(``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
 ``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
@@ -75,18 +76,33 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
             f"{catalog_name(stmt[i], d)} reads a server file when selected from (its "
             "function is not on the list of read-only functions)"
         )
-    secret = _named(stmt, i, d, d.secret_relations) if d.secret_relations else ""
-    if secret:
-        return _CREDENTIALS.format(secret)
-    texts = _named(stmt, i, d, d.statement_relations) if d.statement_relations else ""
-    if texts:
-        return _TEXTS.format(texts)
+    for reason, relations in (
+        (_CREDENTIALS, d.secret_relations),
+        (_TEXTS, d.statement_relations),
+        (_OPTIONS, d.option_relations),
+    ):
+        entry = _named(stmt, i, d, relations) if relations else ""
+        if entry and "." in entry and not (i and stmt[i - 1].is_punct(".")):
+            schema, name = entry.split(".", 1)  # found on the search path
+            return (
+                f"{reason.format(entry)}; {name} alone names it where no schema before "
+                f"{schema} on the search path has one: name an application's {name} with "
+                "its schema (public.name)"
+            )
+        if entry:
+            return reason.format(entry)
     return ""
 
 
 _CREDENTIALS = (
     "{} holds password hashes or stored credentials: the agent does not read them (a login "
     "that may is an administrator's)"
+)
+_OPTIONS = (
+    "{} shows the options of foreign-data wrappers, servers, tables or user mappings, where "
+    "a wrapper keeps a login's password: the agent does not read them; "
+    "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
+    "their options"
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
@@ -114,15 +130,18 @@ def default_schema_refusals(d: Dialect, schema: str) -> dict[str, str]:
 def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str]) -> str:
     """The entry of ``relations`` that ``stmt[i]`` names, or "": an entry ``name`` wherever
     the name stands, ``schema.name`` where the name follows ``schema.`` (MySQL's ``user``
-    is an application's table as often as ``mysql.user``)."""
+    is an application's table as often as ``mysql.user``), or stands alone when ``schema``
+    is on the dialect's search path (``path_schemas``)."""
     name = catalog_name(stmt[i], d)
     if name in relations:
         return name
     if i >= 2 and stmt[i - 1].is_punct(".") and stmt[i - 2].kind in (Kind.WORD, Kind.QUOTED):
         dotted = f"{catalog_name(stmt[i - 2], d)}.{name}"
-        if dotted in relations:
-            return dotted
-    return ""
+        return dotted if dotted in relations else ""
+    if i and stmt[i - 1].is_punct("."):
+        return ""
+    # unqualified: a relation of a system schema on the search path (Vertica's v_catalog)
+    return next((f"{s}.{name}" for s in d.path_schemas if f"{s}.{name}" in relations), "")
 
 
 def catalog_name(token: Token, d: Dialect) -> str:

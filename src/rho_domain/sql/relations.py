@@ -1,0 +1,97 @@
+"""The built-in relations a read-only statement may not name, per dialect, as data.
+
+Three kinds, each refused where the relation is named (``token_rules``): those holding
+password hashes or stored credentials (``*_SECRET_RELATIONS``), those showing other
+sessions' statement texts, where a password set by ``ALTER USER ... IDENTIFIED BY`` shows
+(``*_STATEMENT_RELATIONS``), and PostgreSQL's options of foreign-data wrappers, servers,
+tables and user mappings (``POSTGRES_OPTION_RELATIONS``). A SELECT of them names no
+function, and the engine's read-only transaction does not stop a read. Names are in the
+catalog's case (Oracle's upper case); ``name`` is refused wherever it stands,
+``schema.name`` after its schema (and, for a schema on the dialect's search path, alone).
+PostgreSQL's views over server files are ``postgres_functions.POSTGRES_FILE_VIEWS``.
+"""
+
+from __future__ import annotations
+
+from rho_domain.sql.functions import names
+
+# pg_authid.rolpassword and pg_shadow.passwd (SCRAM or md5 verifiers, which log in by
+# themselves for md5), pg_user_mapping(s).umoptions (a foreign server's user and password),
+# pg_subscription.subconninfo (the publisher's connection string), readable by a superuser
+# login. pg_roles and pg_user show '********' instead and stay readable.
+POSTGRES_SECRET_RELATIONS = names(
+    "pg_authid pg_shadow pg_user_mapping pg_user_mappings pg_subscription"
+)
+
+# The options of foreign-data wrappers, servers, tables and user mappings, where a wrapper
+# keeps a login's password (a user mapping's; a server's or a table's for a wrapper without
+# a validator, or one that takes a connection string: ogr_fdw's datasource, multicorn's
+# db_url). pg_foreign_server, pg_foreign_table and pg_foreign_data_wrapper are every login's
+# to read; information_schema's user_mapping_options gave a superuser every mapping's
+# password (another login its own). information_schema's foreign_servers, foreign_tables
+# and user_mappings name the same objects without their options and stay readable.
+POSTGRES_OPTION_RELATIONS = names(
+    """
+    pg_foreign_data_wrapper pg_foreign_server pg_foreign_table foreign_data_wrapper_options
+    foreign_server_options foreign_table_options user_mapping_options
+    _pg_foreign_data_wrappers _pg_foreign_servers _pg_foreign_tables _pg_user_mappings
+    """
+)
+
+# mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
+# mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
+# User_password in plain text, MariaDB's password_reuse_check_history old hashes. Their
+# column statistics hold the same values: MariaDB's mysql.column_stats (min_value and
+# max_value after ANALYZE TABLE mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
+MYSQL_SECRET_RELATIONS = names(
+    """
+    mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history
+    mysql.column_stats column_statistics
+    """
+)
+
+# A login with PROCESS sees every thread's statement, a running ALTER USER ...
+# IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
+# The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
+# The sys schema's views over them (its lock waits show the waiter's and the blocker's
+# statements) are the server's own, judged by name, not by their queries.
+# events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info: the
+# MariaDB plugin's view of every cached SELECT, as its session wrote it.
+MYSQL_STATEMENT_RELATIONS = names(
+    """
+    processlist innodb_trx general_log slow_log events_statements_current
+    events_statements_history events_statements_history_long prepared_statements_instances
+    events_statements_summary_by_digest performance_schema.threads sys.session
+    x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
+    x$schema_table_lock_waits query_cache_info
+    """
+)
+
+# SYS.USER$ (PASSWORD: the 10g hash; SPARE4: the S: and T: verifiers), USER_HISTORY$ (old
+# ones), LINK$ (a database link's stored password), XS$VERIFIERS (Real Application
+# Security users'), SCHEDULER$_CREDENTIAL (a credential's password), readable by a login
+# with SELECT ANY DICTIONARY; DBA_USERS shows no hash since 11g and stays readable.
+ORACLE_SECRET_RELATIONS = names("USER$ USER_HISTORY$ LINK$ XS$VERIFIERS SCHEDULER$_CREDENTIAL")
+# Every cached cursor's text and the bind values captured with it, an instance's (V$) or
+# every instance's (GV$), by view or by its public synonym (V_$); AWR's copies; the audit
+# trails' SQL_TEXT and SQL_BINDS.
+_ORACLE_CURSOR_VIEWS = names(
+    """
+    SQL SQLAREA SQLTEXT SQLTEXT_WITH_NEWLINES SQLSTATS OPEN_CURSOR SQL_BIND_CAPTURE
+    SQL_MONITOR
+    """
+)
+ORACLE_STATEMENT_RELATIONS = frozenset(
+    {f"{prefix}{view}" for prefix in ("V$", "GV$", "V_$", "GV_$") for view in _ORACLE_CURSOR_VIEWS}
+) | names("DBA_HIST_SQLTEXT DBA_HIST_SQLBIND UNIFIED_AUDIT_TRAIL DBA_AUDIT_TRAIL AUD$")
+
+# Vertica's search path ends with its system schemas, so v_catalog.passwords is read as
+# passwords too (where no schema before them has one). PASSWORDS holds every user's
+# password hash and salt (a superuser's to read; a hash and its salt log in as the user).
+VERTICA_PATH_SCHEMAS = names("v_catalog v_monitor v_internal")
+VERTICA_SECRET_RELATIONS = names("v_catalog.passwords")
+# A session's current and last statement, every request's text, the profiled queries'.
+VERTICA_STATEMENT_RELATIONS = names(
+    "v_monitor.sessions v_monitor.query_requests v_monitor.query_profiles "
+    "v_internal.dc_requests_issued"
+)
