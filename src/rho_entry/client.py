@@ -262,8 +262,11 @@ def _error(response: httpx.Response, content: bytes) -> ApiError:
     except (KeyError, TypeError):  # not this API's answer: say whose it may be
         message, field = _foreign(response, content), None
     if response.status_code == 429:
-        retry = response.headers.get("retry-after", "1")
-        return Busy(message, retry_after=int(retry) if retry.isdigit() else 1)
+        retry = response.headers.get("retry-after", "1").strip()
+        # ASCII digits only: isdigit() is true for '²' (a Latin-1 byte), which int() refuses,
+        # as it refuses 4,300 digits: a ValueError out of the client, not an ApiError
+        plain = retry.isascii() and retry.isdigit() and len(retry) <= 9
+        return Busy(message, retry_after=int(retry) if plain else 1)
     cls = _ERRORS.get(response.status_code, ApiError)
     return cls(message, field=field)
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from rho_entry.client import AgentClient
-from rho_entry.server.errors import ApiError, Internal
+from rho_entry.server.errors import ApiError, Busy, Internal
 
 LIMIT = 64 * 1024
 CHUNK = 4096
@@ -117,6 +117,23 @@ async def test_an_encoding_not_read_in_pieces_and_json_nested_past_the_parser_ar
         with pytest.raises(ApiError, match="an event that is not this API's"):
             async for _ in client.events("s1", until_idle=True):
                 pass
+
+
+async def test_a_retry_after_that_is_no_plain_number_is_one_second() -> None:
+    """``Retry-After: ²`` (byte 0xB2, which httpx reads as Latin-1) passed ``isdigit`` and
+    ``int`` raised ValueError out of the client; so did 5,000 digits."""
+    given = iter([b"\xb2", b"9" * 5000, b"7"])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers=[(b"retry-after", next(given))], content=b"busy")
+
+    async with _client(answer) as client:
+        waits = []
+        for _ in range(3):
+            with pytest.raises(Busy) as busy:
+                await client.list_sessions()
+            waits.append(busy.value.retry_after)
+    assert waits == [1, 1, 7]
 
 
 async def test_a_server_that_never_answers_does_not_hold_a_call_for_good() -> None:
