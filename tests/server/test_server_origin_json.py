@@ -179,6 +179,28 @@ def test_json_in_its_spellings_is_taken(served: Served, content_type: str) -> No
     assert answered[0] in (202, 409), answered
 
 
+def test_a_json_body_in_another_encoding_than_utf8_is_refused(served: Served) -> None:
+    """``json.loads`` guesses the encoding of bytes: a body in UTF-16 or UTF-32 (declared
+    ``application/json``, whose charset must be UTF-8) created a session, while a proxy or a
+    log reading the declared UTF-8 saw NULs. Now 422 on the body, as for any text that is not
+    JSON; so is a UTF-8 byte order mark, which parsers take or refuse."""
+    before = served.sessions()
+    text = BODY.decode()
+    for body in (
+        text.encode("utf-16"),
+        text.encode("utf-16-le"),
+        text.encode("utf-32"),
+        text.encode("utf-32-be"),
+        text.encode("utf-8-sig"),
+    ):
+        answer = served.send(
+            "POST", "/api/sessions", headers=[("Content-Type", "application/json")], body=body
+        )
+        refused(answer, 422, "invalid")
+        assert answer[1]["error"]["field"] == "body", answer
+    assert served.sessions() == before
+
+
 def test_an_allowed_cors_origin_passes_and_host_is_checked_before_cors(tmp_path: Path) -> None:
     where = place(tmp_path)
     app = app_for(where, ScriptedModel([text("ok")]), cors_origins=("https://ui.example",))
