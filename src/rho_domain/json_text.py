@@ -32,8 +32,8 @@ def one_reading(text: str | bytes | bytearray) -> Any:
     Raises ``json.JSONDecodeError`` for malformed JSON (a byte order mark included),
     ``UnicodeDecodeError`` for bytes that are not UTF-8, ``RecursionError`` for nesting past
     the parser, and any other ``ValueError`` for a text that is JSON but ambiguous: its
-    message says, after a subject
-    such as "the body", what to fix (a key given twice, ``NaN``, ``Infinity``)."""
+    message says, after a subject such as "the body", what to fix (a key given twice,
+    ``NaN``, ``Infinity``)."""
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8")  # never json's guess (see the module's docstring)
     return json.loads(text, object_pairs_hook=_each_key_once, parse_constant=_constant)
