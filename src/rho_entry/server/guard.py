@@ -18,12 +18,14 @@ server:
   3. a body, and any ``Content-Type`` on a state-changing request, must be
      ``application/json`` (a ``charset`` other than UTF-8 is refused): 415 otherwise. This is
      what a browser cannot send across origins without asking first (text/plain, form and
-     multipart posts are "simple" requests that skip the pre-flight).
+     multipart posts are "simple" requests that skip the pre-flight). A body framed by
+     both ``Content-Length`` and ``Transfer-Encoding`` is refused (400): a proxy in front
+     may frame it by the other (request smuggling).
 
-Refusals are the API's JSON errors (``errors.py``). A header given twice is refused rather
-than guessed between, and so is a target two readers take apart (``target.py``, 400): a
-query parameter given twice, an encoded ``/`` in the path outside the prefixes in ``slashed``
-(those of the routes whose last parameter takes ``/``).
+Refusals are the API's JSON errors (``errors.py``), and close their connection. A header
+given twice is refused rather than guessed between, and so is a target two readers take
+apart (``target.py``, 400): a query parameter given twice, an encoded ``/`` in the path
+outside the prefixes in ``slashed`` (those of the routes whose last parameter takes ``/``).
 """
 
 from __future__ import annotations
@@ -204,6 +206,14 @@ def _body_refusal(headers: Headers, *, state_changing: bool) -> ApiError | None:
         )
     if not types and has_body:
         return UnsupportedMediaType("a body needs 'Content-Type: application/json'")
+    if lengths and headers.get(b"transfer-encoding"):
+        # RFC 9112 6.3: the chunks count here, a proxy in front may count the length, and the
+        # bytes between the two readings would be the next request to one of them
+        return ApiError(
+            "send a body's length as Content-Length or as Transfer-Encoding: chunked, not "
+            "both: a proxy in front may frame it by the other (request smuggling)",
+            field="transfer-encoding",
+        )
     return None
 
 
@@ -249,6 +259,9 @@ async def answer(scope: Scope, send: Send, error: ApiError) -> None:
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"x-content-type-options", b"nosniff"),
+        # a refused request's body is never read: the connection ends rather than take what
+        # is left of it for the next request
+        (b"connection", b"close"),
     ]
     if isinstance(error, Unauthorized):
         headers.append((b"www-authenticate", b"Bearer"))
