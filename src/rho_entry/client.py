@@ -131,8 +131,14 @@ class AgentClient:
         return await self._call("POST", "/api/sessions", fields)
 
     async def list_sessions(self) -> list[dict[str, Any]]:
-        """``GET /api/sessions``."""
-        sessions: list[dict[str, Any]] = (await self._call("GET", "/api/sessions"))["sessions"]
+        """``GET /api/sessions``; ``ApiError`` for an answer without a list of objects
+        (indexed as this API's, another server's answer was a KeyError or a TypeError)."""
+        sessions = (await self._call("GET", "/api/sessions")).get("sessions")
+        if not isinstance(sessions, list) or not all(isinstance(s, dict) for s in sessions):
+            raise ApiError(
+                "the server's answer to GET /api/sessions holds no list of sessions; is this "
+                "a rho-agent serve server?"
+            )
         return sessions
 
     async def get_session(self, session_id: str) -> dict[str, Any]:

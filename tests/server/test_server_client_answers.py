@@ -136,6 +136,24 @@ async def test_a_retry_after_that_is_no_plain_number_is_one_second() -> None:
     assert waits == [1, 1, 7]
 
 
+async def test_a_listing_of_another_shape_is_an_api_error_and_lists_what_it_has() -> None:
+    """``{"sessions": [1]}`` or ``{}`` was indexed as this API's: a TypeError or a KeyError
+    out of ``list_sessions``, a traceback from ``rho-agent --server URL --list``; a row
+    without a field was a KeyError in the listing."""
+    from rho_entry.cli.remote import _listing
+
+    shapes = iter([b'{"sessions": [1]}', b"{}", b'{"sessions": {"id": "x"}}'])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=next(shapes))
+
+    async with _client(answer) as client:
+        for _ in range(3):
+            with pytest.raises(ApiError, match="holds no list of sessions"):
+                await client.list_sessions()
+    assert _listing([{"id": "s1"}])[1].split() == ["s1", "?", "?"]
+
+
 async def test_a_server_that_never_answers_does_not_hold_a_call_for_good() -> None:
     """The socket accepts, reads the request and stays silent: the call ends by its
     ``timeout`` as a read timeout (the CLI's ``--server`` names the URL); the bound below is
