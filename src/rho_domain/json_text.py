@@ -6,6 +6,12 @@ and ``NaN``/``Infinity`` as numbers. Another parser may read the first key (a lo
 hook written in another language, a human reading the raw text shown for approval) or refuse
 the constant (an MCP server handed ``NaN``), so what was checked or shown need not be what ran.
 ``one_reading`` refuses both: a text it returns reads the same in every parser.
+
+Bytes are read as UTF-8 and nothing else. ``json.loads`` guesses an encoding for bytes, by
+their byte order mark or where their NULs fall: a server's body sent as UTF-16 or UTF-32 (or
+with a UTF-8 mark) was read as JSON, while a proxy or a log that takes the body as the UTF-8
+it is declared (``Content-Type: application/json``, where any other charset is refused)
+read NULs and noise.
 """
 
 from __future__ import annotations
@@ -23,10 +29,13 @@ class _Ambiguous(ValueError):
 def one_reading(text: str | bytes | bytearray) -> Any:
     """``json.loads(text)``, refusing what two parsers may read differently.
 
-    Raises ``json.JSONDecodeError`` for malformed JSON, ``UnicodeDecodeError`` for bytes that
-    are not UTF-8, ``RecursionError`` for nesting past the parser, and any other
-    ``ValueError`` for a text that is JSON but ambiguous: its message says, after a subject
-    such as "the body", what to fix (a key given twice, ``NaN``, ``Infinity``)."""
+    Raises ``json.JSONDecodeError`` for malformed JSON (a byte order mark included),
+    ``UnicodeDecodeError`` for bytes that are not UTF-8, ``RecursionError`` for nesting past
+    the parser, and any other ``ValueError`` for a text that is JSON but ambiguous: its
+    message says, after a subject such as "the body", what to fix (a key given twice,
+    ``NaN``, ``Infinity``)."""
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8")  # never json's guess (see the module's docstring)
     return json.loads(text, object_pairs_hook=_each_key_once, parse_constant=_constant)
 
 

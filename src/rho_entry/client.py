@@ -16,6 +16,7 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
@@ -28,6 +29,7 @@ from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.endpoint_url import path_segment
 from rho_domain.url_logins import hide_url_logins
+from rho_entry import client_bodies
 from rho_entry.client_events import EVENT_BYTES, Heard, ServerEvent, bounded_lines, parse_events
 from rho_entry.server.errors import (
     ApiError,
@@ -75,9 +77,11 @@ class AgentClient:
     ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them, except to a
     loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
-    ``async with``. ``event_bytes``: the largest stream event read (``ApiError`` beyond)."""
+    ``async with``. ``event_bytes``: the largest stream event read, ``answer_bytes`` the largest
+    other answer (``ApiError`` beyond either)."""
 
     event_bytes = EVENT_BYTES
+    answer_bytes = client_bodies.ANSWER_BYTES
 
     def __init__(
         self,
@@ -99,6 +103,7 @@ class AgentClient:
         # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
         # so the proxy variables are read here, as httpx would read them
         proxy = proxy_for(base_url, environ)
+        self._answer_timeout = httpx.Timeout(timeout)  # an answer's silence, not a stream's
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -126,8 +131,14 @@ class AgentClient:
         return await self._call("POST", "/api/sessions", fields)
 
     async def list_sessions(self) -> list[dict[str, Any]]:
-        """``GET /api/sessions``."""
-        sessions: list[dict[str, Any]] = (await self._call("GET", "/api/sessions"))["sessions"]
+        """``GET /api/sessions``; ``ApiError`` for an answer without a list of objects
+        (indexed as this API's, another server's answer was a KeyError or a TypeError)."""
+        sessions = (await self._call("GET", "/api/sessions")).get("sessions")
+        if not isinstance(sessions, list) or not all(isinstance(s, dict) for s in sessions):
+            raise ApiError(
+                "the server's answer to GET /api/sessions holds no list of sessions; is this "
+                "a rho-agent serve server?"
+            )
         return sessions
 
     async def get_session(self, session_id: str) -> dict[str, Any]:
@@ -179,9 +190,8 @@ class AgentClient:
                     "GET", _session_path(session_id, "stream"), params=params, headers=headers
                 ) as response:
                     if response.status_code != 200:
-                        await response.aread()
-                        raise _error(response)
-                    lines = bounded_lines(response.aiter_bytes(), self.event_bytes)
+                        raise _error(response, await client_bodies.error_head(response))
+                    lines = bounded_lines(client_bodies.chunks(response), self.event_bytes)
                     async for event in parse_events(heard.lines(lines)):
                         if event.kind == "closed":
                             return
@@ -210,15 +220,18 @@ class AgentClient:
     async def _call(
         self, method: str, path: str, body: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        response = await self._http.request(method, path, json=body)
-        if response.status_code >= 400:
-            raise _error(response)
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
+        """One request and its JSON answer, read within ``answer_bytes`` (``client_bodies``:
+        ``response.json()`` read an endless answer until the process died) and with at most
+        ``timeout`` seconds of silence (``httpx.ReadTimeout``; before, none: the stream's
+        setting, so a server that never answered held the call for good)."""
+        timeout = self._answer_timeout  # a server that never answers no longer holds it
+        async with self._http.stream(method, path, json=body, timeout=timeout) as response:
+            if response.status_code >= 400:
+                raise _error(response, await client_bodies.error_head(response))
+            content = await client_bodies.body(response, self.answer_bytes)
+        data = _parsed(content)
         if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
-            raise ApiError(_foreign(response, answered=True))
+            raise ApiError(_foreign(response, content, answered=True))
         return data
 
 
@@ -239,25 +252,37 @@ def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
     return ProxyRoutes.from_environ(environ).for_url(base_url)
 
 
-def _error(response: httpx.Response) -> ApiError:
+def _parsed(content: bytes) -> Any:
+    """The JSON of an answer's body, or None when it is not JSON (nesting past the parser
+    included: a RecursionError was a crash)."""
     try:
-        error = response.json()["error"]
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _error(response: httpx.Response, content: bytes) -> ApiError:
+    try:
+        error = _parsed(content)["error"]
         message, field = str(error["message"]), error.get("field")
-    except (ValueError, KeyError, TypeError):  # not this API's answer: say whose it may be
-        message, field = _foreign(response), None
+    except (KeyError, TypeError):  # not this API's answer: say whose it may be
+        message, field = _foreign(response, content), None
     if response.status_code == 429:
-        retry = response.headers.get("retry-after", "1")
-        return Busy(message, retry_after=int(retry) if retry.isdigit() else 1)
+        retry = response.headers.get("retry-after", "1").strip()
+        # ASCII digits only: isdigit() is true for '²' (a Latin-1 byte), which int() refuses,
+        # as it refuses 4,300 digits: a ValueError out of the client, not an ApiError
+        plain = retry.isascii() and retry.isdigit() and len(retry) <= 9
+        return Busy(message, retry_after=int(retry) if plain else 1)
     cls = _ERRORS.get(response.status_code, ApiError)
     return cls(message, field=field)
 
 
-def _foreign(response: httpx.Response, *, answered: bool = False) -> str:
+def _foreign(response: httpx.Response, content: bytes, *, answered: bool = False) -> str:
     """An answer that is not this API's (an error that is not ``{"error": ...}``, or, when
     ``answered``, a success that is not a JSON object): its status, its reason and text, and,
     for a 404 or such a success, that the URL may not be a ``rho-agent serve`` server."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
-    text = " ".join(response.text[:200].split())
+    text = " ".join(content[:800].decode("utf-8", "replace")[:200].split())
     url = hide_url_logins(str(response.request.url))  # a login typed in the server's URL
     message = f"{status} from {response.request.method} {url}"
     if text:

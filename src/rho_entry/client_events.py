@@ -65,7 +65,7 @@ async def parse_events(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
                 try:
                     event_id = int(raw_id) if raw_id else None
                     data = json.loads(fields["data"])
-                except ValueError:
+                except (ValueError, RecursionError):  # nested past the parser too
                     raise ApiError(
                         f"the server sent an event that is not this API's (id {raw_id!r:.40}, "
                         f"data {fields['data']!r:.100}); is this a rho-agent serve server?"

@@ -143,7 +143,8 @@ async def test_a_queued_question_does_not_choose_the_workspace_or_the_data_a_wor
     question had a worker's tools read any directory of its host and send it to the model,
     the tool results kept in the shared store. Now they must be what the eval gave its
     workers ($RHO_AGENT_BIRD_DATA, $RHO_AGENT_BIRD_WORKSPACE); a worker the eval did not
-    start runs no question. Refused before any model call or session."""
+    start runs no question. Nor a grading timeout that never ends (``nan``, ``inf``: the
+    grader's deadline never passed) or is none. Refused before any model call or session."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     data, workspace = write_sample(tmp_path / "bird"), tmp_path / "ws"
     secrets_dir = tmp_path / "elsewhere"
@@ -168,7 +169,11 @@ async def test_a_queued_question_does_not_choose_the_workspace_or_the_data_a_wor
             ]
             + [
                 (worker_environ(store.root, {}, config, data=data, workspace=workspace), forged)
-                for forged in ({"workspace": str(secrets_dir)}, {"data": str(other_data)})
+                for forged in (
+                    {"workspace": str(secrets_dir)},
+                    {"data": str(other_data)},
+                    *({"timeout": bad} for bad in ("nan", "inf", "0", "-1", "soon")),
+                )
             ]
         ):
             for name in ("RHO_AGENT_BIRD_DATA", "RHO_AGENT_BIRD_WORKSPACE"):
@@ -199,4 +204,9 @@ async def test_a_queued_question_does_not_choose_the_workspace_or_the_data_a_wor
         f"queued question bird-q3 asks for data {str(other_data)!r} (this worker's: "
         f"{str(data)!r}); a queued run does not choose the data or the directory a "
         "worker's tools read: the eval gives its workers both",
+        *(
+            f"queued question bird-q{n} asks for a grading timeout of {bad!r}: a queued run's "
+            "timeout is a finite number of seconds, more than 0 (the eval's --timeout)"
+            for n, bad in enumerate(("nan", "inf", "0", "-1", "soon"), start=4)
+        ),
     ]

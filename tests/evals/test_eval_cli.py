@@ -227,6 +227,11 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
         workers = rho_here(
             "eval", "bird", "--data", ".", "--workers", "0", cwd=tmp_path, environ=environ
         )  # fmt: skip
+        # nan and inf passed `<= 0`: the grader's deadline never passed
+        timeouts = [
+            rho_here("eval", "bird", "--data", ".", "--timeout", t, cwd=tmp_path, environ=environ)
+            for t in ("nan", "inf")
+        ]
         dead_after = rho_here(
             "eval", "bird", "--data", ".", "--durable", "--dead-after", "0", cwd=tmp_path,
             environ=environ,
@@ -244,6 +249,9 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
     assert no_data.returncode == 1
     assert "error: the following arguments are required: --data" in no_data.stderr
     assert "--workers must be at least 1, got 0" in workers.stderr
+    for timeout, shown in zip(timeouts, ("nan", "inf"), strict=True):
+        assert timeout.returncode == 1
+        assert f"--timeout must be a positive number of seconds, got {shown}" in timeout.stderr
     assert dead_after.returncode == 1
     assert "--dead-after: expected a positive number of seconds, got '0'" in dead_after.stderr
     assert partial.returncode == 0, partial.stderr

@@ -67,10 +67,11 @@ async def test_404s(tmp_path: Path) -> None:
         for path in (
             "/api/sessions/0123456789ab",
             "/api/sessions/0123456789ab/stream",
-            "/api/sessions/..%2F..%2Fetc/stream",
             f"/api/sessions/{sid[:4]}",  # prefixes are for people; clients name sessions
         ):
             assert _error(await client.get(path), 404)["code"] == "not_found", path
+        dotted = await client.get("/api/sessions/..%2F..%2Fetc/stream")  # before any route
+        assert _error(dotted, 400)["field"] == "path"
         call = await client.post(
             f"/api/sessions/{sid}/approvals/nope", json={"decision": "deny", "digest": "0" * 32}
         )

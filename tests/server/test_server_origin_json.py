@@ -6,6 +6,7 @@ origins. The refused request must leave no session behind and change none.
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -177,6 +178,59 @@ def test_json_in_its_spellings_is_taken(served: Served, content_type: str) -> No
     # a POST without a body and without a type (the Python client's cancel) still works
     answered = served.send("POST", f"/api/sessions/{body['id']}/cancel")
     assert answered[0] in (202, 409), answered
+
+
+def test_a_json_body_in_another_encoding_than_utf8_is_refused(served: Served) -> None:
+    """``json.loads`` guesses the encoding of bytes: a body in UTF-16 or UTF-32 (declared
+    ``application/json``, whose charset must be UTF-8) created a session, while a proxy or a
+    log reading the declared UTF-8 saw NULs. Now 422 on the body, as for any text that is not
+    JSON; so is a UTF-8 byte order mark, which parsers take or refuse."""
+    before = served.sessions()
+    text = BODY.decode()
+    for body in (
+        text.encode("utf-16"),
+        text.encode("utf-16-le"),
+        text.encode("utf-32"),
+        text.encode("utf-32-be"),
+        text.encode("utf-8-sig"),
+    ):
+        answer = served.send(
+            "POST", "/api/sessions", headers=[("Content-Type", "application/json")], body=body
+        )
+        refused(answer, 422, "invalid")
+        assert answer[1]["error"]["field"] == "body", answer
+    assert served.sessions() == before
+
+
+def test_a_body_framed_by_length_and_by_chunks_is_refused_and_its_connection_closed(
+    served: Served,
+) -> None:
+    """``Content-Length: 4`` and ``Transfer-Encoding: chunked`` on one request: uvicorn read
+    the chunks and created a session, while a proxy in front that frames by the length
+    forwards the bytes after them as the next request (request smuggling; RFC 9112 6.3
+    calls it an error). Now 400 naming both, and the connection closes, so nothing left of
+    the body is read as a request."""
+    before = served.sessions()
+    head = (
+        f"POST /api/sessions HTTP/1.1\r\nHost: {served.host}\r\n"
+        f"Authorization: Bearer {served.token}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    body = b'{"prompt": "x"}'
+    chunks = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    smuggled = f"GET /api/sessions HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode()
+    with socket.create_connection(("127.0.0.1", served.port), timeout=20) as sock:
+        sock.sendall(head.encode() + chunks + smuggled)
+        answer = b""
+        while chunk := sock.recv(65536):  # the server closes: no second answer
+            answer += chunk
+    assert answer.count(b"HTTP/1.1 ") == 1, answer
+    status, _, rest = answer.partition(b"\r\n")
+    assert status.startswith(b"HTTP/1.1 400"), answer
+    assert b"connection: close" in rest.lower()
+    assert b"not both" in rest, rest
+    assert b'"field": "transfer-encoding"' in rest, rest
+    assert served.sessions() == before
 
 
 def test_an_allowed_cors_origin_passes_and_host_is_checked_before_cors(tmp_path: Path) -> None:

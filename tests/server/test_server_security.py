@@ -229,6 +229,35 @@ def test_a_query_parameter_given_twice_is_refused(served: Served) -> None:
     assert served.send("GET", "/api/sessions?limit=1")[0] == 200
 
 
+def test_an_encoded_slash_outside_a_call_id_is_refused(served: Served) -> None:
+    """uvicorn decodes ``%2F`` before Starlette routes, so ``POST /api%2Fsessions`` created a
+    session and ``/api/sessions/ID%2Fstream`` streamed it: paths a proxy's rule on
+    ``/api/sessions`` or ``/api/sessions/*/stream`` never matched. Now 400; a call id (after
+    ``/approvals/``) keeps its ``%2F``: that route answers (no such call here)."""
+    sid, json_type = served.sid, [("Content-Type", "application/json")]
+    for method, path in [
+        ("POST", "/api%2Fsessions"),
+        ("POST", "/api%2fsessions"),
+        ("GET", f"/api/sessions/{sid}%2Fstream?until=idle"),
+        ("GET", f"/api/sessions%2F{sid}"),
+        ("POST", f"/api/sessions/{sid}%2Fapprovals/c1"),
+        ("GET", "/dashboard%2Findex.html"),
+    ]:
+        answer = served.send(
+            method, path, headers=json_type, body=BODY if method == "POST" else b""
+        )
+        assert answer[0] == 400, (path, answer)
+        assert answer[1]["error"]["field"] == "path", answer
+        assert "holds an encoded '/' (%2F)" in answer[1]["error"]["message"], answer
+    assert served.sessions() == [sid]
+    digest = json.dumps({"decision": "deny", "digest": "0" * 32}).encode()
+    call = served.send(
+        "POST", f"/api/sessions/{sid}/approvals/a%2F..%2Fb", headers=json_type, body=digest
+    )
+    assert call[0] == 404, call
+    assert "a/../b" in call[1]["error"]["message"], call
+
+
 def test_the_dashboard_page_alone_loads_without_the_token(served: Served) -> None:
     for path in ("/dashboard", "/dashboard/dashboard.js", "/dashboard/dashboard.css"):
         status, _ = served.send("GET", path, token="")

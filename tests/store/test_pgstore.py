@@ -116,6 +116,48 @@ async def test_one_driver_across_hosts_and_the_holder_is_named(
     assert len(lines) == 3  # A's late write did not interleave
 
 
+async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A's claim goes stale while A still runs the session (a frozen VM, a network cut: here
+    A beats once an hour) and B takes it over. Before, A's run went on: its cancel waiter
+    slept on (it ran tools beside B until its next append was refused), and ending, it
+    cleared the pause and cancel B's operator had asked for and answered B's export request
+    with its own history. Now B's takeover wakes A's waiter, which reads the session lost,
+    and A's writes to B's signals change nothing."""
+    a = of_backend(host(hosts, url, heartbeat=3600))
+    b = of_backend(host(hosts, url, stale_after=0.2))
+    await a.store.create(record("taken1"))
+    await a.store.append("taken1", run_events())
+    waiting = asyncio.create_task(a.signals.wait_for_cancel("taken1"))
+    assert not await a.signals.cancel_requested("taken1")
+    deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
+    while True:
+        try:
+            await b.store.open("taken1")
+            break
+        except SessionLocked:
+            assert time.monotonic() < deadline, "A's claim never went stale for B"
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(waiting, 3 * RECHECK_SECONDS)  # before: asleep until cancelled
+    assert await a.signals.cancel_requested("taken1")
+    assert not await b.signals.cancel_requested("taken1")
+    await b.sessions.request("taken1", "pause")
+    await b.sessions.request("taken1", "cancel")
+    asked = await b.sessions.request_export("taken1")
+    await a.signals.clear_pause("taken1")  # what A's run does as it ends
+    await a.signals.clear_cancel("taken1")
+    await a.signals.answer_export("taken1", asked, "# A's stale context\n")
+    assert await b.signals.is_paused("taken1")
+    assert await b.signals.cancel_requested("taken1")
+    assert await b.sessions.export_answer("taken1", asked) is None
+    await b.signals.clear_cancel("taken1")  # the holder's own writes still work
+    await b.signals.clear_pause("taken1")
+    assert not await b.signals.cancel_requested("taken1")
+    assert not await b.signals.is_paused("taken1")
+    await b.store.release("taken1")
+
+
 async def test_export_from_postgres_is_the_file_trace_byte_for_byte(
     url: str, hosts: list[PgBackend], tmp_path: Path
 ) -> None:

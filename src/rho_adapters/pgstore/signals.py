@@ -5,6 +5,14 @@ wakes as soon as the notification arrives (no polling). ``wait_for_cancel`` regi
 BEFORE reading the flag, so a cancel between the two still wakes it; a missed notification (the
 listener reconnected) wakes every waiter to read the flag again, and a slow check every
 ``RECHECK_SECONDS`` covers a listener that is down.
+
+A session another process took over (this one's claim went stale: a frozen VM, a network
+cut, a loop blocked past the bound, while this process still runs it) is cancelled here:
+``cancel_requested`` is true once another holder is named, and the one that takes a session
+over notifies ``cancel <id>`` (``PgSessionStore.open``), so the run stops at once instead of
+running tools beside the new holder until its next append is refused. Nor does this process
+then clear the new holder's cancel or pause, or answer its export requests: each write here
+is made only while no other process holds the session.
 """
 
 from __future__ import annotations
@@ -21,14 +29,16 @@ from rho_domain.ports.signals import Directive, SignalSource
 RECHECK_SECONDS = 5.0
 
 
-def _flag(conn: Any, session_id: str, column: str) -> bool:
+def _flag(conn: Any, session_id: str, column: str, holder: str) -> bool:
+    """The session's ``column`` flag, or for ``cancel``, whether another process holds it."""
     row = conn.execute(
-        f"SELECT {column} FROM rho_sessions WHERE id = %s",  # noqa: S608 (a fixed column)
+        f"SELECT {column}, holder FROM rho_sessions WHERE id = %s",  # noqa: S608 (a fixed column)
         (session_id,),
     ).fetchone()
     if row is None:
         raise SessionNotFound(f"no session {session_id!r} in the store")
-    return bool(row[0])
+    taken = column == "cancel" and row[1] is not None and row[1] != holder
+    return bool(row[0]) or taken
 
 
 class PgSignals(SignalSource):
@@ -38,14 +48,16 @@ class PgSignals(SignalSource):
         self.backend = backend
 
     async def cancel_requested(self, session_id: str) -> bool:
-        """True while a cancel is requested for the session."""
-        return bool(await self.backend.call(_flag, session_id, "cancel"))
+        """True while a cancel is requested for the session, or another process holds it."""
+        return bool(await self.backend.call(_flag, session_id, "cancel", self.backend.holder))
 
     async def clear_cancel(self, session_id: str) -> None:
         """See ``SignalSource.clear_cancel``."""
         await self.backend.call(
             lambda conn: conn.execute(
-                "UPDATE rho_sessions SET cancel = false WHERE id = %s AND cancel", (session_id,)
+                "UPDATE rho_sessions SET cancel = false WHERE id = %s AND cancel"
+                " AND (holder IS NULL OR holder = %s)",  # no other process holds it
+                (session_id, self.backend.holder),
             )
         )
 
@@ -53,7 +65,9 @@ class PgSignals(SignalSource):
         """See ``SignalSource.clear_pause``."""
         await self.backend.call(
             lambda conn: conn.execute(
-                "UPDATE rho_sessions SET paused = false WHERE id = %s AND paused", (session_id,)
+                "UPDATE rho_sessions SET paused = false WHERE id = %s AND paused"
+                " AND (holder IS NULL OR holder = %s)",
+                (session_id, self.backend.holder),
             )
         )
 
@@ -76,7 +90,7 @@ class PgSignals(SignalSource):
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""
-        return bool(await self.backend.call(_flag, session_id, "paused"))
+        return bool(await self.backend.call(_flag, session_id, "paused", self.backend.holder))
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
@@ -104,7 +118,9 @@ class PgSignals(SignalSource):
         """See ``SignalSource.answer_export``."""
         await self.backend.call(
             lambda conn: conn.execute(
-                "UPDATE rho_exports SET answer = %s WHERE session_id = %s AND request_id = %s",
-                (to_column(text), session_id, request_id),
+                "UPDATE rho_exports SET answer = %s WHERE session_id = %s AND request_id = %s"
+                " AND EXISTS (SELECT 1 FROM rho_sessions WHERE id = %s"
+                " AND (holder IS NULL OR holder = %s))",
+                (to_column(text), session_id, request_id, session_id, self.backend.holder),
             )
         )

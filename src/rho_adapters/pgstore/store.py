@@ -105,10 +105,13 @@ class PgSessionStore(SessionStore, SignalingStore):
     def _open(self, conn: Any, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...], int]:
         session_id = resolve_id(conn, ref)
         row = conn.execute(
-            "UPDATE rho_sessions SET holder = %s, beat = now() WHERE id = %s AND (holder IS NULL"
-            " OR beat IS NULL OR beat < now() - make_interval(secs => %s))"
-            " RETURNING id, created_at, parent_id, config, labels, last_seq",
-            (self.backend.holder, session_id, self.backend.stale_after),
+            "UPDATE rho_sessions s SET holder = %s, beat = now()"
+            " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"
+            " WHERE s.id = %s AND (s.holder IS NULL"
+            " OR s.beat IS NULL OR s.beat < now() - make_interval(secs => %s))"
+            " RETURNING s.id, s.created_at, s.parent_id, s.config, s.labels, s.last_seq,"
+            " was.holder",
+            (self.backend.holder, session_id, session_id, self.backend.stale_after),
         ).fetchone()
         if row is None:
             holder = conn.execute(
@@ -118,6 +121,10 @@ class PgSessionStore(SessionStore, SignalingStore):
                 f"session {session_id} is held by {holder[0] if holder else 'another process'};"
                 " wait for it to finish, or cancel it"
             )
+        if row[6] is not None and row[6] != self.backend.holder:
+            # taken over from a holder whose claim went stale, which may still be running
+            # it: its waiting run reads that it lost the session and stops (``PgSignals``)
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"cancel {session_id}"))
         text = conn.execute(
             "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",
             (session_id,),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import sys
 import threading
@@ -107,7 +108,7 @@ def _bird(args: argparse.Namespace) -> int:
     for flag, value in (("--workers", args.workers), ("--limit", args.limit)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
-    if args.timeout <= 0:
+    if not math.isfinite(args.timeout) or args.timeout <= 0:  # nan or inf: no deadline at all
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     from rho_entry.cli.eval_console import run_from_cli
 

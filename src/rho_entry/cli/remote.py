@@ -75,11 +75,11 @@ def _listing(rows: list[dict[str, Any]]) -> list[str]:
     characters, as the local ``--list``). No sessions: no lines."""
     lines = [LIST_HEADER] if rows else []
     for row in rows:
-        prompt = visible(" ".join(str(row["first_prompt"]).split()), newlines=False)
+        prompt = visible(" ".join(str(row.get("first_prompt", "")).split()), newlines=False)
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
         # every field is the server's text, read from its store: shown, never obeyed
-        sid, status, liveness = (visible(str(row[k]), newlines=False) for k in _LISTED)
+        sid, status, liveness = (visible(str(row.get(k, "?")), newlines=False) for k in _LISTED)
         lines.append(f"{sid:<14} {status:<18} {liveness:<10} {prompt}")
     return lines
 

@@ -36,7 +36,7 @@ from rho_domain.ports.store import SessionStore
 from rho_entry.evals.bird_data import BirdDataset, load_bird
 from rho_entry.evals.bird_results import ResultsFile, read_results, result_from_line, result_to_line
 from rho_entry.evals.bird_run import BirdRun, Grader, prompt, question_labels
-from rho_entry.evals.bird_workers import ENDPOINT, check_endpoint, check_paths
+from rho_entry.evals.bird_workers import ENDPOINT, check_endpoint, check_paths, check_timeout
 from rho_entry.facade import Session
 from rho_entry.seed_api.state import State as DocumentState
 
@@ -70,6 +70,7 @@ async def run_question(
     settings = queued.settings
     check_endpoint(queued, config)
     check_paths(queued, os.environ)
+    timeout = check_timeout(queued)
     dataset = load_bird(Path(settings["data"]), split=settings["split"])
     question = next(q for q in dataset.questions if str(q.question_id) == settings["question_id"])
     clock = SystemClock()
@@ -77,7 +78,7 @@ async def run_question(
         dataset,
         attrs.evolve(config, auto_approve=False),
         Path(settings["workspace"]),
-        float(settings["timeout"]),
+        timeout,
         None,
         store,
         clock,

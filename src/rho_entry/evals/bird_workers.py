@@ -3,12 +3,13 @@
 A question's payload is on the queue of durable runs, which whoever can write it (a shared
 SQLite file, a PostgreSQL system database) writes: its endpoint (``check_endpoint``), its
 dataset and its workspace (``check_paths``) must be those the eval gave its own workers in
-their environment (``worker_environ``), else the question is refused before any session or
-model call.
+their environment (``worker_environ``), and its grading timeout a number of seconds that
+ends (``check_timeout``), else the question is refused before any session or model call.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -71,6 +72,25 @@ def check_paths(queued: QueuedRun, environ: Mapping[str, str]) -> None:
                 f"queued question {queued.run_id} asks for {field} {asked!r} (this worker's: "
                 f"{mine!r}); {why}: the eval gives its workers both"
             )
+
+
+def check_timeout(queued: QueuedRun) -> float:
+    """The payload's ``timeout``, the seconds each graded query may run on this worker: a
+    finite number above 0, else ``ConfigError``. ``float`` took ``nan`` and ``inf``, and the
+    grader's deadline (``monotonic() > start + timeout``) never passed: a question whose
+    predicted SQL never ends held the worker's thread for good."""
+    raw = queued.settings.get("timeout", "")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(
+            f"queued question {queued.run_id} asks for a grading timeout of {raw[:40]!r}: a "
+            "queued run's timeout is a finite number of seconds, more than 0 (the eval's "
+            "--timeout)"
+        )
+    return seconds
 
 
 def worker_command(database: str, queue: str, *, dead_after: float = 5.0) -> list[str]:

@@ -98,6 +98,7 @@ def create_app(
             public=PUBLIC_PATHS,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.cors_origins,
+            slashed=[r.path.rpartition("{")[0] for r in API if r.slashed_tail],
         ),
     ]
     if settings.cors_origins:

@@ -18,10 +18,14 @@ server:
   3. a body, and any ``Content-Type`` on a state-changing request, must be
      ``application/json`` (a ``charset`` other than UTF-8 is refused): 415 otherwise. This is
      what a browser cannot send across origins without asking first (text/plain, form and
-     multipart posts are "simple" requests that skip the pre-flight).
+     multipart posts are "simple" requests that skip the pre-flight). A body framed by
+     both ``Content-Length`` and ``Transfer-Encoding`` is refused (400): a proxy in front
+     may frame it by the other (request smuggling).
 
-Refusals are the API's JSON errors (``errors.py``). A header given twice is refused rather
-than guessed between, and so is a query parameter given twice (``_query_refusal``, 400).
+Refusals are the API's JSON errors (``errors.py``), and close their connection. A header
+given twice is refused rather than guessed between, and so is a target two readers take
+apart (``target.py``, 400): a query parameter given twice, an encoded ``/`` in the path
+outside the prefixes in ``slashed`` (those of the routes whose last parameter takes ``/``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ import hmac
 import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING
-from urllib.parse import unquote_to_bytes
 
 from rho_domain.errors import ConfigError
 from rho_entry.server.authority import LOOPBACK_HOSTS, Authority, host_name, parse_origin
@@ -41,6 +44,7 @@ from rho_entry.server.errors import (
     UnsupportedMediaType,
     WrongHost,
 )
+from rho_entry.server.target import path_refusal, query_refusal, slashed_tails
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -125,9 +129,11 @@ class RequestGuard(_Wall):
         public: frozenset[str] = frozenset(),
         allowed_hosts: Collection[str] = (),
         allowed_origins: Collection[str] = (),
+        slashed: Collection[str] = (),
     ) -> None:
         self.app = app
         self.token = token.encode()
+        self.tails = slashed_tails(slashed)
         self.public = public
         self.any_port = frozenset(_checked_host(h) for h in allowed_hosts)
         self.allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
@@ -140,9 +146,9 @@ class RequestGuard(_Wall):
             given = headers.get(b"authorization", [])
             if len(given) != 1 or not self._token_matches(given[0]):
                 return Unauthorized(UNAUTHORIZED)
-        query = _query_refusal(scope)
-        if query is not None:
-            return query
+        target = path_refusal(scope, self.tails) or query_refusal(scope)
+        if target is not None:
+            return target
         if method in SAFE_METHODS:
             return _body_refusal(headers, state_changing=False)
         return self._origin_refusal(headers, scope) or _body_refusal(headers, state_changing=True)
@@ -200,22 +206,14 @@ def _body_refusal(headers: Headers, *, state_changing: bool) -> ApiError | None:
         )
     if not types and has_body:
         return UnsupportedMediaType("a body needs 'Content-Type: application/json'")
-    return None
-
-
-def _query_refusal(scope: Scope) -> ApiError | None:
-    """A query two readers take apart: Starlette took ``?until=idle&until=live`` as its last
-    value, a proxy's rule or a log may read the first (a path's encoded ``/`` is not
-    refused: a model's call id may hold one, and the approvals route takes it)."""
-    seen: set[bytes] = set()
-    for pair in scope.get("query_string", b"").split(b"&"):
-        name = unquote_to_bytes(pair.partition(b"=")[0].replace(b"+", b" "))
-        if name and name in seen:
-            shown = name.decode("latin-1")[:40]
-            return ApiError(
-                f"the query gives {shown!r} twice: give each parameter once", field=shown
-            )
-        seen.add(name)
+    if lengths and headers.get(b"transfer-encoding"):
+        # RFC 9112 6.3: the chunks count here, a proxy in front may count the length, and the
+        # bytes between the two readings would be the next request to one of them
+        return ApiError(
+            "send a body's length as Content-Length or as Transfer-Encoding: chunked, not "
+            "both: a proxy in front may frame it by the other (request smuggling)",
+            field="transfer-encoding",
+        )
     return None
 
 
@@ -261,6 +259,9 @@ async def answer(scope: Scope, send: Send, error: ApiError) -> None:
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"x-content-type-options", b"nosniff"),
+        # a refused request's body is never read: the connection ends rather than take what
+        # is left of it for the next request
+        (b"connection", b"close"),
     ]
     if isinstance(error, Unauthorized):
         headers.append((b"www-authenticate", b"Bearer"))
