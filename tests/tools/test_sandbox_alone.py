@@ -174,7 +174,7 @@ READS: list[tuple[str, str]] = [
     ("name", "tar -cf - . 2>/dev/null | strings"),
     ("name", "grep -r MARK . 2>/dev/null"),
     ("name", "rg -uuu MARK 2>/dev/null"),
-    ("copy", "cat id_rsa.~1~ .ssh.~2~/config id_ed25519.bak2 .netrc,v 'Copy (2) of .pgpass'"),
+    ("name", "cat id_rsa.~1~ .ssh.~2~/config id_ed25519.bak2 .netrc,v 'Copy (2) of .pgpass'"),
     ("home", "cat HOME/.ssh/id_rsa"),
     ("home", "cat ~/.ssh/id_rsa; HOME=HOME; cat ~/.ssh/id_rsa"),
     ("home", "cat HOME/.aws/credentials"),
