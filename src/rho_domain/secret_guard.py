@@ -45,8 +45,9 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     another = case_insensitive("another") + '" "' + copy
     # every rule on the path, then on it without each twin suffix of its name in turn
     # (SecretPolicy.judge): emacs' #name#, a rotation's .N or -N, a copy's mark at the end
-    # (" (copy)", " copy", " - copy"), "Copy of name". A directory's copy (.ssh.bak/) is not
-    # reduced here, nor a mark with a number or before the extension ("credentials (2).json"):
+    # (" (copy)", " copy", " - copy"), "Copy of name", a numbered backup's ".~1~", an RCS
+    # file's ",v". A directory's copy (.ssh.bak/) is not reduced here, nor a mark with a
+    # number or before the extension ("credentials (2).json", "id_rsa.bak2", "Copy (2) of"):
     # the scan before a guarded xargs finds them, and they come in as the policy's locations.
     refused = f"{own}|{trees}" if own else trees
     judge = (
@@ -55,8 +56,10 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         f'        case "/${{q##*/}}" in {templates}) break;; {names}) s=1; break;; {not_key}) ;;'
         f" {key}) s=1; break;; esac\n"
         '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
-        "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
-        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;{glued}'
+        "        case $q in */.?*.[sS][wW][pPoOnN] | */.?*.[kK][aA][tT][eE]-[sS][wW][pP])"
+        " q=${q%.*}; d=1;; *.~[0-9]*~) q=${q%.~*};;"
+        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};; *,[vV]) q=${{q%??}};;'
+        f"{glued}"
         ' */"#"?*"#") t=${q##*/#}; q="${q%/*}/${t%?}";;'
         f' *" ("{copy}")" | *" ("{another}")") q=${{q% (*}};;'
         f' *" - "{copy}) q=${{q% - *}};; *" "{copy}) q=${{q% *}};;\n'

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-from rho_adapters.daytona.listing import file_info
 from rho_adapters.daytona.scripts import wrap
 from rho_adapters.fakes.daytona_process import execute, parse_command
 
@@ -51,10 +50,3 @@ async def test_a_missing_program_answers_as_the_daemon_does() -> None:
         "exitCode": -1,
         "result": 'exec: "no-such-program-rho": executable file not found in $PATH',
     }
-
-
-def test_listing_time_of_a_daemon_before_june_2026() -> None:
-    """Daemons before daytonaio/daytona #4890 send no ``modifiedAt``, only ``modTime`` as Go's
-    ``Time.String()`` (RFC 3339 for a few weeks): every listed time was 0."""
-    for stamp in ("2026-05-01 12:34:56.5 +0200 CEST", "2026-05-01T10:34:56.5Z"):
-        assert file_info({"name": "a", "modTime": stamp}, ".").mtime == 1777631696.5

@@ -91,9 +91,10 @@ async def test_daytona_toolbox_file_errors_mapped(
 ) -> None:
     async for rig in closing(make_rig(tmp_path)):
         await rig.executor.stat(".")
-        rig.fake.fail("GET", "/files", status, {"statusCode": status, "message": "bad path"})
+        body = {"statusCode": status, "message": "bad path"}
+        rig.fake.fail("POST", "/files/bulk-upload", status, body)
         with pytest.raises(error, match=match):
-            await rig.executor.list_dir("src")
+            await rig.executor.upload([FileUpload(path="x.txt", data=b"x")])
 
 
 async def test_daytona_upload_error_mapped(tmp_path: Path) -> None:

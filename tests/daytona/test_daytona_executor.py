@@ -152,9 +152,8 @@ async def test_daytona_list_dir(rig: Rig) -> None:
     assert entries["a.txt"].path == "src/a.txt"
     assert entries["a.txt"].size == 12
     assert entries["sub"].kind is FileKind.DIRECTORY
-    # The daemon's GET /files describes a link by what it points to (Go's os.Stat), and
-    # leaves a dangling one out: not the local executor's SYMLINK (docs/security.md).
-    assert (entries["link"].kind, entries["link"].size) == (FileKind.FILE, 12)
+    # described by lstat, as the local executor lists: a link is a link (listing.py)
+    assert (entries["link"].kind, entries["link"].link_target) == (FileKind.SYMLINK, "a.txt")
     assert entries["a.txt"].mtime > 0
     top = {e.path for e in await rig.executor.list_dir(".")}
     assert "src" in top

@@ -175,6 +175,9 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         ".env.sample.1", "x.env.sample~", ".netrc_BAK", ".env-old", "notes_old", "x-Backup",
         "home/.docker-bak/config.json", ".pgpass-prev.gz", "Copy of .netrc", "copy of notes",
         "Copy of .env.sample (copy)", "Copy of #id_rsa#", "copy of copy", "copy of ",
+        # numbered backups, package managers', downloads', Kate's and RCS's copies (redshell19)
+        "id_rsa.~1~", "notes.~2~", "x.~a~", ".netrc.NEW", "notes.new", ".pgpass.ucf-old",
+        "srv.pem.crdownload", ".id_rsa.kate-swp", ".notes.kate-swp", ".netrc,v", "notes,v",
     ]  # fmt: skip
     paths = []
     for name in names:

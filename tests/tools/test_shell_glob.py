@@ -504,17 +504,15 @@ async def test_symlinks_expand_like_bash(linked_tree: Path, word: str) -> None:
 
 async def test_daytona_symlinks_expand_like_bash(linked_tree: Path) -> None:
     """The Daytona lister learns that a link is a directory from ``stat`` of the link's own
-    path (in its directory, not the workspace root). A dangling link is not seen: the
-    daemon's ``GET /files`` leaves out what ``os.Stat`` fails on (a known gap)."""
+    path (in its directory, not the workspace root); a dangling link is listed, as bash
+    expands it (the daemon's ``GET /files``, no longer used, left it out)."""
     fake = FakeDaytona(polls_until_started=1)
     executor = DaytonaExecutor(
         fake.settings(working_dir=str(linked_tree)), transport=fake.transport
     )
     try:
         for word in LINKED:
-            seen = _bash_words(linked_tree, word)
-            seen = tuple(w for w in seen if (linked_tree / w).exists() or w == word) or seen
-            assert await _our_words(executor, word) == seen, word
+            assert await _our_words(executor, word) == _bash_words(linked_tree, word), word
     finally:
         await executor.aclose()
 

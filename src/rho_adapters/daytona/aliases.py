@@ -68,6 +68,7 @@ def _secret_tests() -> str:
     key = SSH_KEY.removeprefix("*/")
     tests += [f"-iname {q(name)}" for name in (key, *_copies(key))]
     tests.append(f"-iname {q('.*.sw[pon]')}")  # vim's swap files (.id_rsa.swp)
+    tests.append(f"-iname {q('.*.kate-swp')}")  # Kate's (.id_rsa.kate-swp)
     files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
     tests += [f"-ipath {q(p)}" for p in files]
     tests += [f"-ipath {q(copy)}" for p in files for copy in _copies(p)]  # config.json.orig
@@ -78,13 +79,15 @@ def _copies(pattern: str) -> tuple[str, ...]:
     """``find`` patterns for the copies of what ``pattern`` names (``secret_twins``): a
     suffix (id_rsa.bak, .netrc.gz, server.pem~, .netrc.1, .netrc-20240101, ".netrc copy",
     .netrc_bak),
-    emacs' autosave (#.netrc#), "Copy of .netrc", a copy's mark before the extension
-    ("credentials (2).json")."""
+    emacs' autosave (#.netrc#), "Copy of .netrc" and "Copy (2) of .netrc", an RCS file
+    (.netrc,v), a copy's mark before the extension ("credentials (2).json")."""
     head, _, name = pattern.rpartition("/")
     head = f"{head}/" if head else ""
     dot = name.rfind(".")
     marked = (f"{head}{name[:dot]} *{name[dot:]}",) if dot > 0 else ()
-    return (f"{pattern}[.~ _-]*", f"{head}#{name}#", f"{head}copy of {name}", *marked)
+    # supersets (the policy judges each file found), so that no name costs more tests than
+    # before: ",v" rides with the suffixes, "copy (2) of" with "copy of"
+    return (f"{pattern}[.~ _,-]*", f"{head}#{name}#", f"{head}copy*of {name}", *marked)
 
 
 def scan_roots(

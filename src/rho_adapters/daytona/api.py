@@ -2,14 +2,15 @@
 
 Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
 ``started``), ``DELETE /sandbox/{id}``. Toolbox daemon (``{toolboxProxyUrl}/{id}``):
-``POST /process/execute``, ``GET /files``, ``POST /files/bulk-upload``. Every request goes
-through ``_send``, where transport failures and error statuses are mapped (``_errors.py``).
+``POST /process/execute``, ``POST /files/bulk-upload`` (a listing is a script: listing.py).
+Every request goes through ``_send``, where transport failures and error statuses are mapped
+(``_errors.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -198,20 +199,6 @@ class SandboxAPI:
         if not isinstance(code, int) or code < 0:
             raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
         return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
-
-    async def list_files(self, sandbox: Sandbox, path: str, shown: str) -> list[Mapping[str, Any]]:
-        """The toolbox's entries for ``path`` (``shown`` names it in errors)."""
-        response = await self._send(
-            "GET",
-            f"{sandbox.toolbox_url}/files",
-            "directory listing",
-            file_path=shown,
-            params={"path": path},
-        )
-        entries = response.json()
-        if not isinstance(entries, list):
-            raise ExecutorError("the sandbox listed a directory as something else than a list")
-        return [e for e in entries if isinstance(e, dict)]
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""

@@ -33,7 +33,7 @@ import httpx
 
 from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox
-from rho_adapters.daytona.listing import file_info
+from rho_adapters.daytona.listing import list_script, parse_listing
 from rho_adapters.daytona.placing import place
 from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
@@ -48,7 +48,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text, is_temp_name, temp_name
+from rho_domain.paths import check_file_path, check_path_text, temp_name
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -170,12 +170,8 @@ class DaytonaExecutor(Executor):
         if not stat_mod.S_ISDIR(res.mode):
             raise ToolError(f"{path} is not a directory")
         self._workspace.check_read(path, res.canonical)
-        entries = await self._workspace.api.list_files(
-            await self._workspace.ensure(), res.canonical, path
-        )
-        shown = self._workspace.roots.display(root, parts)
-        named = (entry for entry in entries if entry.get("name"))
-        return tuple(file_info(e, shown) for e in named if not is_temp_name(str(e["name"])))
+        answer = await self._workspace.script(list_script(res.canonical), RESOLVE_TIMEOUT)
+        return parse_listing(answer, self._workspace.roots.display(root, parts))
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """See ``Executor.write``."""
