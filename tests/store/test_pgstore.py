@@ -144,7 +144,8 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     assert not await b.signals.cancel_requested("taken1")
     await b.sessions.request("taken1", "pause")
     await b.sessions.request("taken1", "cancel")
-    asked = await b.sessions.request_export("taken1")
+    asked = "asked1"
+    await b.sessions.request_export("taken1", asked)
     await a.signals.clear_pause("taken1")  # what A's run does as it ends
     await a.signals.clear_cancel("taken1")
     await a.signals.answer_export("taken1", asked, "# A's stale context\n")
