@@ -238,6 +238,24 @@ async def test_a_future_version_last_line_without_newline_is_an_error_not_torn(
     assert not (store.root / "s1" / "trace.torn").exists()
 
 
+def test_a_line_of_another_version_names_the_file_the_line_and_what_to_do() -> None:
+    """Before, a trace a newer rho-agent wrote was refused with "unknown event kind
+    'checkpoint' in trace" (or "trace format version 2 is newer...") and no more: not which
+    session's file, nor which line, nor that an upgrade reads it."""
+    good = encode_event_line(MID_TOOL[0]) + b"\n" + encode_event_line(MID_TOOL[1])
+    kinds = {
+        b'{"v":1,"kind":"checkpoint","at":1.0}\n': "unknown event kind 'checkpoint'",
+        b'{"v":2,"kind":"message","at":1.0}\n': "trace format version 2 is newer",
+        b'{"kind":"message","at":1.0}\n': "trace line has no format version 'v'",
+    }
+    for line, said in kinds.items():
+        with pytest.raises(TraceFormatError) as refused:
+            parse_trace(good + line, source="/s/abc/trace.jsonl")
+        assert str(refused.value).startswith(f"/s/abc/trace.jsonl: line 4: {said}")
+        assert "upgrade rho-agent to read this session" in str(refused.value)
+        assert str(refused.value).endswith("the file was left as it is")
+
+
 async def test_future_version_fails_open_and_releases_the_lock(store: FileSessionStore) -> None:
     await store.create(record())
     await store.release("s1")
