@@ -20,6 +20,7 @@ from rho_adapters.store import (
     FileSessionStore,
     TornTraceWarning,
     list_sessions,
+    load_recording,
     parse_trace,
     state_from_jsonl,
 )
@@ -326,6 +327,40 @@ async def test_a_crashed_run_is_stale_then_marked_interrupted_on_open(
     assert [i.liveness for i in list_sessions(store.root)] == ["stale"]
     await store.open("s1")
     assert json.loads(meta_path.read_bytes())["status"] == "interrupted"
+
+
+async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
+    store: FileSessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, a meta.json whose created_at was an ISO date (another version, a hand edit)
+    ended --list, monitor ps, export and --resume with "ValueError: could not convert string
+    to float", for every session in the store; a heartbeat past a float's range with
+    OverflowError. Such fields are left out and named; opening writes meta.json again."""
+    await store.create(record())
+    await store.append("s1", MID_TOOL)
+    await store.release("s1")
+    meta_path = store.root / "s1" / "meta.json"
+    meta = json.loads(meta_path.read_bytes())
+    odd = {"created_at": "2026-11-27T10:00:00Z", "updated_at": "x", "runs": [1], "status": 5,
+           "usage": {"input_tokens": "12"}, "labels": ["a"], "pid": "12", "heartbeat": 10**400,
+           "from_a_newer_version": {"kept": True}}  # fmt: skip
+    meta_path.write_text(json.dumps(meta | odd))
+    with caplog.at_level("WARNING", logger="rho_adapters.store"):
+        (listed,) = list_sessions(store.root)
+    assert (listed.id, listed.status, listed.created_at, listed.usage) == (
+        "s1",
+        "unknown",
+        0,
+        Usage(),
+    )
+    assert "created_at (str), heartbeat (int), labels (list), pid (str)" in caplog.text
+    got = load_recording(store.root / "s1")
+    assert got.record.created_at == MID_TOOL[0].at  # the trace's first time
+    assert len(got.events) == len(MID_TOOL)
+    await store.open("s1")
+    rewritten = json.loads(meta_path.read_bytes())
+    assert (rewritten["created_at"], rewritten["runs"]) == (MID_TOOL[0].at, 1)
+    await store.release("s1")
 
 
 async def test_paused_liveness_comes_from_the_pause_file(store: FileSessionStore) -> None:

@@ -149,12 +149,17 @@ def remove_created(paths: SessionPaths) -> None:
 
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
     """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
-    fail, and never reads a file outside the session directory)."""
+    fail, and never reads a file outside the session directory), and without a known field
+    of another type (``meta_fields.typed_meta``)."""
     try:
         data = json.loads(read_bytes(paths.meta))
     except (OSError, ValueError, RecursionError, StoreError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    from rho_adapters.store.meta_fields import typed_meta  # another version's: fields dropped
+
+    return typed_meta(data, paths.meta)
 
 
 NAME_MAX = 255
