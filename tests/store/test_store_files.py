@@ -27,7 +27,7 @@ from rho_adapters.store import (
 from rho_adapters.store.layout import host_name
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig
-from rho_domain.errors import SessionLocked, SessionNotFound, TraceFormatError
+from rho_domain.errors import ConfigError, SessionLocked, SessionNotFound, TraceFormatError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.not_run import INTERRUPTED_RESULT
 from rho_domain.ports.store import SessionRecord
@@ -361,6 +361,28 @@ async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
     rewritten = json.loads(meta_path.read_bytes())
     assert (rewritten["created_at"], rewritten["runs"]) == (MID_TOOL[0].at, 1)
     await store.release("s1")
+
+
+async def test_a_config_yaml_of_another_version_says_what_to_do(store: FileSessionStore) -> None:
+    """Before, a stored config.yaml holding a key a newer rho-agent writes was refused with
+    "unknown key 'new_setting' @ config" alone, by --resume and export alike."""
+    await store.create(record())
+    await store.release("s1")
+    config = store.root / "s1" / "config.yaml"
+    config.write_text(config.read_text() + "new_setting: 3\n")
+    refusals = []
+    with pytest.raises(ConfigError) as refused:
+        load_recording(store.root / "s1")  # export, fork, replay
+    refusals.append(refused.value)
+    with pytest.raises(ConfigError) as refused:
+        await store.open("s1")  # --resume
+    refusals.append(refused.value)
+    for said in refusals:
+        assert str(said).startswith(f"{config}: unknown key 'new_setting' @ config. ")
+        assert str(said).endswith(
+            "another rho-agent version or edited: upgrade rho-agent to read it, or correct "
+            "that key in the file; its trace is unchanged"
+        )
 
 
 async def test_paused_liveness_comes_from_the_pause_file(store: FileSessionStore) -> None:

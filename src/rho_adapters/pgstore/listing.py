@@ -15,7 +15,7 @@ from typing import Any
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.store.meta import info_from_meta
-from rho_domain.errors import SessionNotFound, StoreError
+from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord
 
@@ -80,10 +80,17 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
         config, labels = json.loads(config), json.loads(labels or "{}")
     except (ValueError, RecursionError) as exc:
         raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+    try:
+        stored = config_from_dict(config, source=f"session {session_id} in the store")
+    except ConfigError as exc:  # a key or type another version wrote: say what to do
+        raise ConfigError(
+            f"{exc}. The session's config was written by another rho-agent version: upgrade "
+            "rho-agent to read it; its events are unchanged"
+        ) from exc
     return SessionRecord(
         id=session_id,
         created_at=float(created),
-        config=config_from_dict(config, source=f"session {session_id} in the store"),
+        config=stored,
         parent_id=parent,
         labels={str(k): str(v) for k, v in (labels or {}).items()},
     )
