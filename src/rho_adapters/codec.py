@@ -195,7 +195,9 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     cattrs' "unknown error"); None for other problems."""
     import cattrs
 
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, ConfigError) or (
+        isinstance(exc, TypeError) and str(exc).startswith("expected ")  # the strict hooks'
+    ):
         return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
