@@ -16,11 +16,11 @@ does not end the run, nor one that blocks (an async listener that has not taken 
 ``LISTENER_SECONDS`` is stopped and no longer called). A sync listener is called on the event
 loop, where it cannot be bounded while it runs (a thread per event would cost each streamed
 delta a hop, and the CLI's and the server's listeners touch loop objects): one found to have
-held the loop longer than ``LISTENER_SECONDS`` is stopped the same way after it returns. Its first failure in the session is
-reported once, as a ``listener_error`` event (persisted and announced like any other) and a
-warning on the ``rho_domain.loop.journal`` logger; it is still called for later events, whose
-failures are not reported again. Only ``asyncio.CancelledError`` (and other
-``BaseException``s) propagate.
+held the loop longer than ``LISTENER_SECONDS`` is stopped the same way after it returns.
+Its first failure in the session is reported once, as a ``listener_error`` event (persisted
+and announced like any other) and a warning on the ``rho_domain.loop.journal`` logger; it is
+still called for later events, whose failures are not reported again. Only
+``asyncio.CancelledError`` (and other ``BaseException``s) propagate.
 """
 
 from __future__ import annotations
