@@ -227,6 +227,8 @@ def _describe(exc: BaseException) -> str:
 
     if isinstance(exc, cattrs.BaseValidationError):
         return "; ".join(cattrs.transform_error(exc, path="event"))
+    if isinstance(exc, KeyError) and exc.args:  # its str() was the bare name: "'run_id'"
+        return f"its field {exc.args[0]!r} is missing"
     return str(exc)
 
 

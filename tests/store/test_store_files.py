@@ -248,6 +248,8 @@ def test_a_line_of_another_version_names_the_file_the_line_and_what_to_do() -> N
         b'{"v":1,"kind":"checkpoint","at":1.0}\n': "unknown event kind 'checkpoint'",
         b'{"v":2,"kind":"message","at":1.0}\n': "trace format version 2 is newer",
         b'{"kind":"message","at":1.0}\n': "trace line has no format version 'v'",
+        # a field missing was named by its bare name: "malformed 'usage' event: 'at'"
+        b'{"v":1,"kind":"usage","usage":{}}\n': "malformed 'usage' event: its field 'at' is",
     }
     for line, said in kinds.items():
         with pytest.raises(TraceFormatError) as refused:
