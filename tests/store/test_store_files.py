@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from rho_adapters.codec import encode_event_line, event_to_dict
+from rho_adapters.pgstore import listing as pg_listing
 from rho_adapters.store import (
     FileSessionStore,
     TornTraceWarning,
@@ -359,6 +360,9 @@ async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
     got = load_recording(store.root / "s1")
     assert got.record.created_at == MID_TOOL[0].at  # the trace's first time
     assert len(got.events) == len(MID_TOOL)
+    # the PostgreSQL store's summary of another version, read the same way
+    pg_row = ("s1", json.dumps(odd), None, False, False, "{}")
+    assert pg_listing.info_of(pg_row).created_at == 0
     await store.open("s1")
     rewritten = json.loads(meta_path.read_bytes())
     assert (rewritten["created_at"], rewritten["runs"]) == (MID_TOOL[0].at, 1)

@@ -15,6 +15,7 @@ from typing import Any
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.store.meta import info_from_meta
+from rho_adapters.store.meta_fields import typed_meta
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord
@@ -28,7 +29,8 @@ ROW = (
 def info_of(row: tuple[Any, ...]) -> SessionInfo:
     """A SessionInfo from a ``ROW`` row (its stale bound given as the first parameter)."""
     session_id, meta, holder, alive, paused, labels = row
-    meta = _json(meta)
+    # a summary another version wrote: a field of another type is left out (``meta_fields``)
+    meta = typed_meta(dict(_json(meta)), f"session {session_id} in the store")
     labels = _json(labels)
     status = str(meta.get("status", "created"))
     return info_from_meta(

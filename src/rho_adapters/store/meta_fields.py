@@ -7,7 +7,8 @@ ended ``--list``, ``monitor ps``, ``export`` and ``--resume`` with a traceback, 
 session in the store, not only that one). A field of another type is left out, so each reader
 falls back to what it does for a missing one (the trace's first time, zero, "unknown"), and
 logged once per file read; opening the session writes meta.json again from its trace.
-Fields this version does not know are kept as they are (nothing reads them).
+Fields this version does not know are kept as they are (nothing reads them). The PostgreSQL
+store's summary (its ``meta`` column) is read the same way.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def typed_meta(data: dict[str, Any], source: object) -> dict[str, Any]:
         return data
     log.warning(
         "%s: ignored %s, of another type than this rho-agent writes (another version or a "
-        "hand edit); the session's trace is unchanged, and meta.json is written again from "
-        "it when the session is next opened",
+        "hand edit); the session's events are unchanged, and this summary is written again "
+        "from them when the session is next opened",
         source,
         ", ".join(f"{key} ({type(data[key]).__name__})" for key in wrong),
     )
