@@ -39,6 +39,7 @@ async def in_own_thread(work: Callable[[], _T], name: str) -> _T:
             done.set_result(outcome)  # type: ignore[arg-type]
 
     def run() -> None:
+        outcome: object
         try:
             outcome, failed = work(), False
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting task

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rho_domain.permissions import PermissionProfile
 from rho_entry.config.env_settings import ENV_VARS, OTHER_VARIABLES
 from rho_entry.config.settings import resolve_settings
 
@@ -28,7 +29,9 @@ def test_a_misspelt_variable_is_named_with_the_one_meant(
     }
     with caplog.at_level("WARNING", logger="rho_entry"):
         settings = resolve_settings({}, env)
-    assert settings.config.profile.name == "readonly"  # ignored, as before, but said
+    profile = settings.config.profile
+    assert isinstance(profile, PermissionProfile)
+    assert profile.name == "readonly"  # ignored, as before, but said
     assert [r.getMessage() for r in caplog.records] == [
         "RHO_AGENT_MODLE is set but rho-agent reads no such variable: did you mean "
         "RHO_AGENT_MODEL? (it was ignored)",
