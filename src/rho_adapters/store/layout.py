@@ -201,11 +201,19 @@ def session_dirs(root: Path) -> Iterator[SessionPaths]:
             yield SessionPaths(entry)
 
 
+EMPTY_ID = (
+    "an empty session id (an unset shell variable?): give a session's id, a prefix of one, "
+    "latest, or a session directory"
+)
+
+
 def resolve(root: Path, ref: str) -> SessionPaths:
     """A session from an id, a unique id prefix, ``latest`` or a directory path.
 
     Raises ``SessionNotFound``; an ambiguous prefix lists the candidates.
     """
+    if not ref.strip():  # ``"$ID"`` with ID unset: "no session matches ''" said no more
+        raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if os.sep in ref or ref.startswith("."):
         path = Path(ref).expanduser()
         if (path / "trace.jsonl").exists() or (path / "meta.json").exists():
