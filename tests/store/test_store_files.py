@@ -25,7 +25,7 @@ from rho_adapters.store import (
     parse_trace,
     state_from_jsonl,
 )
-from rho_adapters.store.layout import host_name
+from rho_adapters.store.layout import EMPTY_ID, host_name, resolve
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig
 from rho_domain.errors import ConfigError, SessionLocked, SessionNotFound, TraceFormatError
@@ -389,6 +389,16 @@ async def test_a_config_yaml_of_another_version_says_what_to_do(store: FileSessi
             "another rho-agent version or edited: upgrade rho-agent to read it, or correct "
             "that key in the file; its trace is unchanged"
         )
+
+
+def test_an_empty_session_id_is_said_to_be_one_by_both_stores(tmp_path: Path) -> None:
+    """Before: "no session matches ''" (and in PostgreSQL ' ' was a prefix looked up)."""
+    for blank in ("", " "):
+        with pytest.raises(SessionNotFound) as by_files:
+            resolve(tmp_path, blank)
+        with pytest.raises(SessionNotFound) as by_pg:
+            pg_listing.resolve_id(None, blank)  # refused before the database is asked
+        assert str(by_files.value) == str(by_pg.value) == f"session {blank!r}: {EMPTY_ID}"
 
 
 async def test_paused_liveness_comes_from_the_pause_file(store: FileSessionStore) -> None:

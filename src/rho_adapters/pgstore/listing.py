@@ -14,6 +14,7 @@ from typing import Any
 
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.store.layout import EMPTY_ID
 from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import typed_meta
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
@@ -53,6 +54,8 @@ def _json(text: str | None) -> Mapping[str, Any]:
 
 def resolve_id(conn: Any, ref: str) -> str:
     """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
+    if not ref.strip():  # as the file store says it (``layout.resolve``)
+        raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if ref == "latest":
         row = conn.execute(
             "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
