@@ -25,13 +25,13 @@ from rho_adapters.store import (
     parse_trace,
     state_from_jsonl,
 )
-from rho_adapters.store.layout import EMPTY_ID, host_name, resolve
+from rho_adapters.store.layout import host_name, resolve
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig
 from rho_domain.errors import ConfigError, SessionLocked, SessionNotFound, TraceFormatError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.not_run import INTERRUPTED_RESULT
-from rho_domain.ports.store import SessionRecord
+from rho_domain.ports.store import EMPTY_ID, SessionRecord
 from rho_domain.run import RunStatus
 
 
@@ -277,7 +277,7 @@ async def test_lock_held_by_another_process_names_its_pid(tmp_path: Path) -> Non
         "import asyncio, sys, time\n"
         "from rho_adapters.store import FileSessionStore\n"
         "from rho_domain.config import AgentConfig\n"
-        "from rho_domain.ports.store import SessionRecord\n"
+        "from rho_domain.ports.store import EMPTY_ID, SessionRecord\n"
         "async def main():\n"
         f"    s = FileSessionStore({str(root)!r})\n"
         "    await s.create(SessionRecord(id='held', created_at=1.0, config=AgentConfig()))\n"

@@ -14,12 +14,11 @@ from typing import Any
 
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.store.layout import EMPTY_ID
 from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import typed_meta
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
-from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
 ROW = (
     "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"

@@ -21,6 +21,7 @@ import attrs
 from rho_adapters import unnamed
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
+from rho_domain.ports.store import EMPTY_ID
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HEARTBEAT_SECONDS = 2.0
@@ -199,12 +200,6 @@ def session_dirs(root: Path) -> Iterator[SessionPaths]:
             continue
         if (entry / "meta.json").exists() or (entry / "trace.jsonl").exists():
             yield SessionPaths(entry)
-
-
-EMPTY_ID = (
-    "an empty session id (an unset shell variable?): give a session's id, a prefix of one, "
-    "latest, or a session directory"
-)
 
 
 def resolve(root: Path, ref: str) -> SessionPaths:

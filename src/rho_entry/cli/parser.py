@@ -266,7 +266,7 @@ def _session_ref(text: str) -> str:
     """``--resume``'s value, refused when empty: ``--resume "$ID"`` with ID unset was no
     resume at all (a new session ran), and ``' '`` named the current directory."""
     if not text.strip():
-        from rho_adapters.store.layout import EMPTY_ID
+        from rho_domain.ports.store import EMPTY_ID
 
         raise argparse.ArgumentTypeError(f"{text!r}: {EMPTY_ID}")
     return text
