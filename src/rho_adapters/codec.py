@@ -195,7 +195,9 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     cattrs' "unknown error"); None for other problems."""
     import cattrs
 
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, ConfigError) or (
+        isinstance(exc, TypeError) and str(exc).startswith("expected ")  # the strict hooks'
+    ):
         return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
@@ -225,6 +227,8 @@ def _describe(exc: BaseException) -> str:
 
     if isinstance(exc, cattrs.BaseValidationError):
         return "; ".join(cattrs.transform_error(exc, path="event"))
+    if isinstance(exc, KeyError) and exc.args:  # its str() was the bare name: "'run_id'"
+        return f"its field {exc.args[0]!r} is missing"
     return str(exc)
 
 

@@ -127,7 +127,7 @@ def _is_set(type_: Any) -> bool:
 def _strict(cls: type[Any]) -> Any:
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not cls:
-            raise TypeError(f"expected {cls.__name__}, got {type(value).__name__}")
+            raise TypeError(f"expected {cls.__name__}, got {_got(value)}")
         return value
 
     return structure
@@ -135,11 +135,20 @@ def _strict(cls: type[Any]) -> Any:
 
 def _strict_int(value: Any, _: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected int, got {type(value).__name__}")
+        raise TypeError(f"expected int, got {_got(value)}")
     return value
 
 
 def _strict_float(value: Any, _: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected float, got {type(value).__name__}")
+        raise TypeError(f"expected float, got {_got(value)}")
     return float(value)
+
+
+def _got(value: Any) -> str:
+    """What a mistyped scalar was, for the refusal: a number or yes/no written in quotes
+    (``max_turns: "5"``) was refused as "invalid value for type, expected int | None", which
+    hid that the value was there, only quoted."""
+    if isinstance(value, str) and len(value) <= 40:
+        return f"the string {value!r} (a number or true/false is written without quotes)"
+    return type(value).__name__

@@ -59,6 +59,11 @@ async def open_stored(
     ``build(config, hooks=hooks, **keywords)`` from its authorised config (``options`` among
     the keywords), and the notices of what it did not inherit; see ``facade.open_session``
     for what is inherited and what raises."""
+    if not isinstance(resume, str):  # it failed deep in the store, naming no argument
+        raise TypeError(
+            f"Session.resume: session_id must be a str (an id, a prefix of one, latest or a "
+            f"session directory), not {type(resume).__name__} {resume!r:.80}; nothing was opened"
+        )
     opened: SessionStore | None = None  # a store opened here from a URL: the session's own
     if isinstance(store, str):
         from rho_entry.config.stores import session_store

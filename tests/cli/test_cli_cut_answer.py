@@ -6,6 +6,7 @@ paused (``pause_turn``), after 0fb2739 had said the output limit alone."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,33 @@ def test_anthropics_endings_reach_the_names_the_terminal_says(
         "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason}}
     )
     assert StreamFinished(finish) in assembler.finish()
+
+
+def test_an_ending_the_terminal_does_not_know_is_said_by_its_name() -> None:
+    """Before, only length, content_filter and pause_turn were said: vLLM's ``abort``,
+    Mistral's ``error`` or ``model_length``, or any server's own word ended the run completed,
+    exit 0, the text printed as the whole answer and nothing on the terminal."""
+    from rho_domain import events as ev
+    from rho_domain.messages import Usage
+    from rho_entry.cli.render import TerminalRenderer
+
+    def said(reason: str | None) -> str:
+        err = io.StringIO()
+        renderer = TerminalRenderer(out=io.StringIO(), err=err)
+        renderer(
+            ev.LLMEnded(
+                at=1.0, model="m", call_index=1, usage=Usage(), finish_reason=reason, duration=0.1
+            )
+        )
+        return err.getvalue()
+
+    for reason in ("abort", "error", "model_length", "x" * 100 + "\x1b[2J"):
+        shown = repr(reason) if len(reason) < 60 else repr("x" * 60 + "...")
+        assert said(reason) == (
+            f"warning: the server ended the answer with finish_reason {shown}, not one that "
+            "means a whole answer (stop, tool_calls): its text may be cut or empty; ask it to "
+            "go on, or see the server's log\n"
+        )
+    for whole in ("stop", "tool_calls", "end_turn", "eos_token", None):
+        assert said(whole) == ""
+    assert said("length").startswith("warning: the answer stopped at the model's output limit")

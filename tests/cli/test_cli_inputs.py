@@ -27,6 +27,29 @@ def test_resume_without_a_terminal_or_task_says_no_task(workspace: Path, tmp_pat
     assert "--resume opens the REPL only on a terminal" in result.stderr
 
 
+def test_an_empty_session_id_is_refused_not_taken_for_a_new_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Before, ``--resume "$ID"`` with ID unset ran a new session (an empty value was no
+    resume), ``--resume ' '`` named the current directory ("not a session directory"), and
+    ``export ''`` said "no session matches ''"."""
+    home = tmp_path / "home"
+    said = (
+        "an empty session id (an unset shell variable?): give a session's id, a prefix of "
+        "one, latest, or a session directory"
+    )
+    for blank in ("", " "):
+        result = rho("--resume", blank, "-m", "demo", "hi", cwd=workspace, home=home)
+        assert result.returncode == 1  # a usage error (exit_codes.USAGE)
+        assert f"argument -r/--resume: {blank!r}: {said}" in result.stderr
+        exported = rho("export", blank, cwd=workspace, home=home)
+        assert (exported.returncode, exported.stderr) == (
+            1,
+            f"rho-agent export: session {blank!r}: {said}\n",
+        )
+    assert not (home / "sessions").exists() or not any((home / "sessions").iterdir())
+
+
 @pytest.mark.parametrize("flag", ["-p", "-s", "--vars-file", "--config"])
 def test_output_never_overwrites_an_input_file_even_with_force(
     workspace: Path, tmp_path: Path, flag: str

@@ -19,7 +19,7 @@ from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Kind, Verdict, call_syntax, check_read_only, classify, dialect, tokenize
 from rho_domain.sql.tokens import Token
 from rho_domain.tools.database import database_tools, render
-from rho_entry.config.databases_config import load_databases
+from rho_entry.config.databases_config import load_databases, load_databases_file
 
 
 def words(sql: str, name: str, reading: int = 0) -> list[str]:
@@ -168,6 +168,29 @@ def test_parse_databases_validates_and_never_stores_passwords(tmp_path: Path) ->
             parse_databases(value, source="databases.yaml")
         assert str(info.value).startswith("databases.yaml: ")
         assert "s3cret" not in str(info.value)
+
+
+def test_a_misspelt_databases_yaml_key_or_engine_says_what_was_meant(tmp_path: Path) -> None:
+    """Before, ``engnie:``, ``pasword:`` or ``postgress`` got the list of what is allowed and
+    left the reader to find the slip; the file, the alias and the key are named as before."""
+    file = tmp_path / "databases.yaml"
+    cases = [
+        ("databses:\n  p: {engine: sqlite, path: a.db}\n", "unknown top-level key 'databses'"),
+        ("databases:\n  prod: {engnie: postgres}\n", "databases.prod.engnie: unknown key"),
+        ("databases:\n  prod: {engine: postgres, pasword: x}\n", "databases.prod.pasword: "),
+        ("databases:\n  prod: {engine: postgress}\n", "databases.prod.engine: 'postgress' "),
+    ]
+    meant = ["'databases'", "'engine'", "'password_env'", "'postgres'"]
+    for (text, where), word in zip(cases, meant, strict=True):
+        file.write_text(text)
+        with pytest.raises(ConfigError) as info:
+            load_databases_file(file, {})
+        assert str(info.value).startswith(f"{file}: {where}"), info.value
+        assert f"did you mean {word}?" in str(info.value)
+    file.write_text("databases:\n  prod: {engine: mongodb}\n")  # nothing near: no guess
+    with pytest.raises(ConfigError) as info:
+        load_databases_file(file, {})
+    assert "did you mean" not in str(info.value)
 
 
 def test_load_databases_from_env_variable_or_config_dir(tmp_path: Path) -> None:

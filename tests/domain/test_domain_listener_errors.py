@@ -11,7 +11,7 @@ import logging
 import pytest
 from domain_support import EchoTool, make_session
 
-from rho_adapters.fakes import MemorySessionStore, call, text, tools
+from rho_adapters.fakes import FakeClock, MemorySessionStore, call, text, tools
 from rho_domain import events as ev
 from rho_domain.run import RunStatus
 
@@ -168,3 +168,33 @@ async def test_a_child_sessions_failing_listener_does_not_stop_the_delegation() 
     assert [e.error_type for e in store.events(child.id) if isinstance(e, ev.ListenerFailed)] == [
         "RuntimeError"
     ]
+
+
+async def test_a_sync_listener_that_held_the_loop_is_stopped_after_it_returns() -> None:
+    """Before, a sync listener that blocked (``time.sleep``, a lock, ``input()``) froze the
+    run at every event, ``cancel()`` and the time budget included: a stream of N deltas waited
+    N times as long. Once it held the loop past the bound it is no longer called."""
+    clock = FakeClock()
+    blocked: list[str] = []
+    calls: list[str] = []
+    store = MemorySessionStore()
+
+    def blocks(event: ev.Event) -> None:
+        blocked.append(event.kind)
+        if isinstance(event, ev.LLMStarted):
+            clock.advance(31.0)  # the loop held for 31 s, as time.sleep(31) would
+
+    session = make_session(
+        [tools(call("echo", {"text": "x"})), text("ok")], store=store, clock=clock
+    )
+    session.journal.listeners.append(blocks)
+    result = await session.run("go", on_event=lambda e: calls.append(e.kind))
+    assert (result.status, result.text) == (RunStatus.COMPLETED, "ok")
+    assert blocked == ["run_start", "message", "llm_start"]  # not called again once stopped
+    assert calls[-1] == "run_end"
+    (reported,) = [e for e in store.events(session.id) if isinstance(e, ev.ListenerFailed)]
+    assert (reported.event_kind, reported.error_type) == ("llm_start", "TimeoutError")
+    assert reported.message.startswith(
+        "it held the event loop for 31 s on a llm_start event (more than 30 s;"
+    )
+    assert "must be async, or hand its work to a thread" in reported.message

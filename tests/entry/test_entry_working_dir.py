@@ -104,6 +104,23 @@ def test_the_config_directory_as_a_string_is_the_same_directory(
     assert os.path.realpath(config_dir(env)) == expected
 
 
+def test_a_config_directory_of_only_spaces_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, RHO_AGENT_HOME="  " was a relative path: a directory named two spaces was
+    made in the current directory (the workspace, usually) and every session kept there."""
+    monkeypatch.chdir(tmp_path)
+    for blank in ("  ", "\t", " \n"):
+        with pytest.raises(ConfigError) as refused:
+            config_dir({"RHO_AGENT_HOME": blank})
+        assert str(refused.value) == (
+            f"RHO_AGENT_HOME={blank!r} holds only spaces: unset it (the default, "
+            "$XDG_CONFIG_HOME/rho-agent or ~/.config/rho-agent, is then used) or give the "
+            "config directory's path"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 async def test_each_session_resolves_its_workspace_and_config_directory_again(
     tmp_path: Path,
 ) -> None:

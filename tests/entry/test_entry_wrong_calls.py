@@ -120,3 +120,15 @@ async def test_a_listener_tools_or_hooks_of_the_wrong_kind_name_the_keyword() ->
     for kwargs, message in wrong:
         with pytest.raises(TypeError, match=message):
             Agent(config, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_session_id_of_another_type_names_the_argument(tmp_path: Path) -> None:
+    """Before: ``Session.resume(5, store=...)`` failed inside the file store on "'in
+    <string>' requires string as left operand, not int", naming no argument; None likewise."""
+    for wrong in (5, None):
+        with pytest.raises(TypeError) as refused:
+            await Session.resume(wrong, store=str(tmp_path))  # type: ignore[arg-type]
+        assert str(refused.value) == (
+            "Session.resume: session_id must be a str (an id, a prefix of one, latest or a "
+            f"session directory), not {type(wrong).__name__} {wrong!r}; nothing was opened"
+        )

@@ -4,6 +4,7 @@ workspace, State's mutators reaching the trace, ApprovalInterrupt, ModelClient's
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -517,3 +518,36 @@ def test_seed_000s_capabilities_are_the_permissions() -> None:
     import rho_agent.capabilities
 
     assert rho_agent.capabilities.CapabilityProfile is PermissionProfile
+
+
+class Blocking(Shout):
+    """A documents' tool whose ``handle`` is sync and blocks (a request without a timeout):
+    it waits for ``release`` (set by the test at its end; 30 s bound against a hang)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.threads: list[str] = []
+
+    def handle(self, invocation: ToolInvocation) -> ToolOutput:  # type: ignore[override]
+        self.threads.append(threading.current_thread().name)
+        self.release.wait(30)
+        return ToolOutput(content="late")
+
+
+async def test_a_sync_tool_that_blocks_is_bounded_by_its_timeout(tmp_path: Path) -> None:
+    """Before, a sync ``handle`` ran on the event loop: blocked, it held the tool's timeout,
+    ``cancel()`` and the time budget with it, and the run waited for it to return."""
+    blocking = Blocking()
+    model = ScriptedModel([tools(call("shout", {"word": "hi"}, id="b")), text("done")])
+    config = AgentConfig(profile="eval", working_dir=str(tmp_path), tool_timeout=0.2)
+    session = Session(Agent(config, tools=[blocking]), model=model)
+    seen: list[Any] = []
+    try:
+        result = await session.run("go", on_event=seen.append)
+    finally:
+        blocking.release.set()
+    assert (result.status, blocking.threads) == ("completed", ["rho-tool shout"])
+    (end,) = [e for e in seen if e.type == "tool_end"]
+    assert end.is_error
+    assert end.tool_result.startswith("Tool 'shout' timed out after 0.2 s and was stopped")

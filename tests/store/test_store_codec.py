@@ -237,9 +237,18 @@ def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:
         ({1: "x"}, "unknown key 1 (YAML read it as int: a key here is a name) @ config"),
         ({None: 1, True: 2, "modle": "m"}, "unknown key 'modle' (did you mean 'model'?)"),
         ({"profile": {"name": "p", 2: 3}}, "unknown key 2 (YAML read it as int"),
-        ({"budget": {"max_cost_usd": "lots"}}, "float | None @ config.budget.max_cost_usd"),
-        ({"auto_approve": "no"}, "expected bool @ config.auto_approve"),
-        ({"model": 3}, "expected str @ config.model"),
+        # a mistyped scalar says what it got: a number in quotes was "invalid value for type,
+        # expected int | None", which hid that the value was there, only quoted
+        ({"budget": {"max_cost_usd": "lots"}}, "got the string 'lots' (a number or true/false"),
+        ({"budget": {"max_cost_usd": "lots"}}, "expected float, got the string 'lots'"),
+        (
+            {"max_turns": "5"},
+            "expected int, got the string '5' (a number or true/false is written without "
+            "quotes) @ config.max_turns",
+        ),
+        ({"auto_approve": "no"}, "expected bool, got the string 'no'"),
+        ({"profile": {"name": "p", "shell_timeout": "30"}}, "got the string '30'"),
+        ({"model": 3}, "expected str, got int @ config.model"),
         ({"databases": {"a": {"engine": "x", "pw": 1}}}, "unknown key 'pw'"),
         ({"profile": {"name": "p", "shell": "root"}}, "config.profile.shell"),
         (

@@ -16,20 +16,22 @@ import pytest
 import yaml
 
 from rho_adapters.codec import encode_event_line, event_to_dict
+from rho_adapters.pgstore import listing as pg_listing
 from rho_adapters.store import (
     FileSessionStore,
     TornTraceWarning,
     list_sessions,
+    load_recording,
     parse_trace,
     state_from_jsonl,
 )
-from rho_adapters.store.layout import host_name
+from rho_adapters.store.layout import host_name, resolve
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig
-from rho_domain.errors import SessionLocked, SessionNotFound, TraceFormatError
+from rho_domain.errors import ConfigError, SessionLocked, SessionNotFound, TraceFormatError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.not_run import INTERRUPTED_RESULT
-from rho_domain.ports.store import SessionRecord
+from rho_domain.ports.store import EMPTY_ID, SessionRecord
 from rho_domain.run import RunStatus
 
 
@@ -238,6 +240,26 @@ async def test_a_future_version_last_line_without_newline_is_an_error_not_torn(
     assert not (store.root / "s1" / "trace.torn").exists()
 
 
+def test_a_line_of_another_version_names_the_file_the_line_and_what_to_do() -> None:
+    """Before, a trace a newer rho-agent wrote was refused with "unknown event kind
+    'checkpoint' in trace" (or "trace format version 2 is newer...") and no more: not which
+    session's file, nor which line, nor that an upgrade reads it."""
+    good = encode_event_line(MID_TOOL[0]) + b"\n" + encode_event_line(MID_TOOL[1])
+    kinds = {
+        b'{"v":1,"kind":"checkpoint","at":1.0}\n': "unknown event kind 'checkpoint'",
+        b'{"v":2,"kind":"message","at":1.0}\n': "trace format version 2 is newer",
+        b'{"kind":"message","at":1.0}\n': "trace line has no format version 'v'",
+        # a field missing was named by its bare name: "malformed 'usage' event: 'at'"
+        b'{"v":1,"kind":"usage","usage":{}}\n': "malformed 'usage' event: its field 'at' is",
+    }
+    for line, said in kinds.items():
+        with pytest.raises(TraceFormatError) as refused:
+            parse_trace(good + line, source="/s/abc/trace.jsonl")
+        assert str(refused.value).startswith(f"/s/abc/trace.jsonl: line 4: {said}")
+        assert "upgrade rho-agent to read this session" in str(refused.value)
+        assert str(refused.value).endswith("the file was left as it is")
+
+
 async def test_future_version_fails_open_and_releases_the_lock(store: FileSessionStore) -> None:
     await store.create(record())
     await store.release("s1")
@@ -255,7 +277,7 @@ async def test_lock_held_by_another_process_names_its_pid(tmp_path: Path) -> Non
         "import asyncio, sys, time\n"
         "from rho_adapters.store import FileSessionStore\n"
         "from rho_domain.config import AgentConfig\n"
-        "from rho_domain.ports.store import SessionRecord\n"
+        "from rho_domain.ports.store import EMPTY_ID, SessionRecord\n"
         "async def main():\n"
         f"    s = FileSessionStore({str(root)!r})\n"
         "    await s.create(SessionRecord(id='held', created_at=1.0, config=AgentConfig()))\n"
@@ -308,6 +330,75 @@ async def test_a_crashed_run_is_stale_then_marked_interrupted_on_open(
     assert [i.liveness for i in list_sessions(store.root)] == ["stale"]
     await store.open("s1")
     assert json.loads(meta_path.read_bytes())["status"] == "interrupted"
+
+
+async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
+    store: FileSessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, a meta.json whose created_at was an ISO date (another version, a hand edit)
+    ended --list, monitor ps, export and --resume with "ValueError: could not convert string
+    to float", for every session in the store; a heartbeat past a float's range with
+    OverflowError. Such fields are left out and named; opening writes meta.json again."""
+    await store.create(record())
+    await store.append("s1", MID_TOOL)
+    await store.release("s1")
+    meta_path = store.root / "s1" / "meta.json"
+    meta = json.loads(meta_path.read_bytes())
+    odd = {"created_at": "2026-11-27T10:00:00Z", "updated_at": "x", "runs": [1], "status": 5,
+           "usage": {"input_tokens": "12"}, "labels": ["a"], "pid": "12", "heartbeat": 10**400,
+           "from_a_newer_version": {"kept": True}}  # fmt: skip
+    meta_path.write_text(json.dumps(meta | odd))
+    with caplog.at_level("WARNING", logger="rho_adapters.store"):
+        (listed,) = list_sessions(store.root)
+    assert (listed.id, listed.status, listed.created_at, listed.usage) == (
+        "s1",
+        "unknown",
+        0,
+        Usage(),
+    )
+    assert "created_at (str), heartbeat (int), labels (list), pid (str)" in caplog.text
+    got = load_recording(store.root / "s1")
+    assert got.record.created_at == MID_TOOL[0].at  # the trace's first time
+    assert len(got.events) == len(MID_TOOL)
+    # the PostgreSQL store's summary of another version, read the same way
+    pg_row = ("s1", json.dumps(odd), None, False, False, "{}")
+    assert pg_listing.info_of(pg_row).created_at == 0
+    await store.open("s1")
+    rewritten = json.loads(meta_path.read_bytes())
+    assert (rewritten["created_at"], rewritten["runs"]) == (MID_TOOL[0].at, 1)
+    await store.release("s1")
+
+
+async def test_a_config_yaml_of_another_version_says_what_to_do(store: FileSessionStore) -> None:
+    """Before, a stored config.yaml holding a key a newer rho-agent writes was refused with
+    "unknown key 'new_setting' @ config" alone, by --resume and export alike."""
+    await store.create(record())
+    await store.release("s1")
+    config = store.root / "s1" / "config.yaml"
+    config.write_text(config.read_text() + "new_setting: 3\n")
+    refusals = []
+    with pytest.raises(ConfigError) as refused:
+        load_recording(store.root / "s1")  # export, fork, replay
+    refusals.append(refused.value)
+    with pytest.raises(ConfigError) as refused:
+        await store.open("s1")  # --resume
+    refusals.append(refused.value)
+    for said in refusals:
+        assert str(said).startswith(f"{config}: unknown key 'new_setting' @ config. ")
+        assert str(said).endswith(
+            "another rho-agent version or edited: upgrade rho-agent to read it, or correct "
+            "that key in the file; its trace is unchanged"
+        )
+
+
+def test_an_empty_session_id_is_said_to_be_one_by_both_stores(tmp_path: Path) -> None:
+    """Before: "no session matches ''" (and in PostgreSQL ' ' was a prefix looked up)."""
+    for blank in ("", " "):
+        with pytest.raises(SessionNotFound) as by_files:
+            resolve(tmp_path, blank)
+        with pytest.raises(SessionNotFound) as by_pg:
+            pg_listing.resolve_id(None, blank)  # refused before the database is asked
+        assert str(by_files.value) == str(by_pg.value) == f"session {blank!r}: {EMPTY_ID}"
 
 
 async def test_paused_liveness_comes_from_the_pause_file(store: FileSessionStore) -> None:

@@ -27,7 +27,7 @@ included); ``open_databases`` replaces it when it builds the adapter (``expanded
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -46,9 +46,12 @@ def parse_databases(data: Any, *, source: str) -> dict[str, DatabaseConfig]:
         return {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping with a `databases` key")
-    extra = sorted(set(data) - {"databases"})
+    extra = sorted((str(key) for key in data if key != "databases"), key=str)
     if extra:
-        raise ConfigError(f"{source}: unknown top-level key {extra[0]!r} (expected `databases`)")
+        raise ConfigError(
+            f"{source}: unknown top-level key {extra[0]!r} (expected `databases`"
+            f"{_meant(extra[0], ('databases',), ')')}"
+        )
     entries = data.get("databases") or {}
     if not isinstance(entries, Mapping):
         raise ConfigError(f"{source}: `databases` must be a mapping of alias to settings")
@@ -56,6 +59,16 @@ def parse_databases(data: Any, *, source: str) -> dict[str, DatabaseConfig]:
         str(alias): parse_entry(entry, source=source, alias=str(alias))
         for alias, entry in entries.items()
     }
+
+
+def _meant(given: str, known: Sequence[str], close: str) -> str:
+    """``close`` preceded by ``; did you mean 'x'?`` when ``given`` is near one of ``known``
+    (a misspelt ``engnie:``, ``pasword:``, ``postgress``): the list alone left the reader to
+    find the slip."""
+    import difflib
+
+    near = difflib.get_close_matches(given.lower(), known, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?{close}" if near else close
 
 
 def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
@@ -66,8 +79,11 @@ def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
     known = {"engine", "type", "port", "options", "password", *_STRING_KEYS}
     for key in entry:
         if key not in known:
-            allowed = ", ".join(sorted(known - {"password", "type"}))
-            raise ConfigError(f"{where}.{key}: unknown key (expected one of {allowed})")
+            allowed = sorted(known - {"password", "type"})
+            raise ConfigError(
+                f"{where}.{key}: unknown key (expected one of {', '.join(allowed)}"
+                f"{_meant(str(key), allowed, ')')}"
+            )
     if "password" in entry:
         raise ConfigError(
             f"{where}.password: passwords are not stored in config; put the password in an "
@@ -78,7 +94,11 @@ def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
         raise ConfigError(f"{where}.engine: expected one of {', '.join(ENGINES)}")
     engine = _ENGINE_ALIASES.get(raw_engine.lower(), raw_engine.lower())
     if engine not in ENGINES:
-        raise ConfigError(f"{where}.engine: {raw_engine!r} is not one of {', '.join(ENGINES)}")
+        named = (*ENGINES, *_ENGINE_ALIASES)
+        raise ConfigError(
+            f"{where}.engine: {raw_engine!r} is not one of {', '.join(ENGINES)}"
+            f"{_meant(raw_engine.lower(), named, '')}"
+        )
     values: dict[str, Any] = {}
     for key in _STRING_KEYS:
         value = entry.get(key)

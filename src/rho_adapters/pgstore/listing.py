@@ -15,9 +15,10 @@ from typing import Any
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.store.meta import info_from_meta
-from rho_domain.errors import SessionNotFound, StoreError
+from rho_adapters.store.meta_fields import typed_meta
+from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
-from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
 ROW = (
     "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"
@@ -28,7 +29,8 @@ ROW = (
 def info_of(row: tuple[Any, ...]) -> SessionInfo:
     """A SessionInfo from a ``ROW`` row (its stale bound given as the first parameter)."""
     session_id, meta, holder, alive, paused, labels = row
-    meta = _json(meta)
+    # a summary another version wrote: a field of another type is left out (``meta_fields``)
+    meta = typed_meta(dict(_json(meta)), f"session {session_id} in the store")
     labels = _json(labels)
     status = str(meta.get("status", "created"))
     return info_from_meta(
@@ -51,6 +53,8 @@ def _json(text: str | None) -> Mapping[str, Any]:
 
 def resolve_id(conn: Any, ref: str) -> str:
     """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
+    if not ref.strip():  # as the file store says it (``layout.resolve``)
+        raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if ref == "latest":
         row = conn.execute(
             "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
@@ -80,10 +84,17 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
         config, labels = json.loads(config), json.loads(labels or "{}")
     except (ValueError, RecursionError) as exc:
         raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+    try:
+        stored = config_from_dict(config, source=f"session {session_id} in the store")
+    except ConfigError as exc:  # a key or type another version wrote: say what to do
+        raise ConfigError(
+            f"{exc}. The session's config was written by another rho-agent version: upgrade "
+            "rho-agent to read it; its events are unchanged"
+        ) from exc
     return SessionRecord(
         id=session_id,
         created_at=float(created),
-        config=config_from_dict(config, source=f"session {session_id} in the store"),
+        config=stored,
         parent_id=parent,
         labels={str(k): str(v) for k, v in (labels or {}).items()},
     )

@@ -21,6 +21,7 @@ import attrs
 from rho_adapters import unnamed
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
+from rho_domain.ports.store import EMPTY_ID
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HEARTBEAT_SECONDS = 2.0
@@ -149,12 +150,17 @@ def remove_created(paths: SessionPaths) -> None:
 
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
     """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
-    fail, and never reads a file outside the session directory)."""
+    fail, and never reads a file outside the session directory), and without a known field
+    of another type (``meta_fields.typed_meta``)."""
     try:
         data = json.loads(read_bytes(paths.meta))
     except (OSError, ValueError, RecursionError, StoreError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    from rho_adapters.store.meta_fields import typed_meta  # another version's: fields dropped
+
+    return typed_meta(data, paths.meta)
 
 
 NAME_MAX = 255
@@ -201,6 +207,8 @@ def resolve(root: Path, ref: str) -> SessionPaths:
 
     Raises ``SessionNotFound``; an ambiguous prefix lists the candidates.
     """
+    if not ref.strip():  # ``"$ID"`` with ID unset: "no session matches ''" said no more
+        raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if os.sep in ref or ref.startswith("."):
         path = Path(ref).expanduser()
         if (path / "trace.jsonl").exists() or (path / "meta.json").exists():

@@ -19,6 +19,13 @@ from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
+STORED_CONFIG_HINT = (
+    ". The session's config was written by another rho-agent version or edited: upgrade "
+    "rho-agent to read it, or correct that key in the file; its trace is unchanged"
+)
+"""Said after a stored config's refusal: it named the key ("unknown key 'new_setting' @
+config") but not why a file rho-agent wrote itself would hold one, nor what to do."""
+
 
 @attrs.frozen(kw_only=True)
 class Recording:
@@ -72,7 +79,10 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
         raw = yaml.load(text, Loader=bounded_loader())  # noqa: S506
     except yaml.YAMLError as exc:
         raise ConfigError(f"{paths.config}: invalid YAML: {exc}") from exc
-    config = config_from_dict(raw, source=str(paths.config))
+    try:
+        config = config_from_dict(raw, source=str(paths.config))
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}{STORED_CONFIG_HINT}") from exc
     meta = read_meta(paths)
     labels = meta.get("labels")
     parent = meta.get("parent_id")

@@ -70,17 +70,17 @@ def parse_trace(data: bytes, *, source: str = "trace.jsonl") -> TraceRead:
             if not all(isinstance(d, dict) for d in dicts):
                 raise ValueError("a line that is not a JSON object")  # find it line by line
             events = [event_from_dict(d) for d in dicts]
-        # a blank or corrupt line somewhere (one nested too deep for json: RecursionError)
-        except (ValueError, RecursionError):  # decode line by line
-            lines = [line for line in body.split(b"\n") if line.strip()]
-            events = list(_decode_each(lines, source, skipped))
+        # a blank or corrupt line somewhere (one nested too deep for json: RecursionError),
+        # or one that decodes to no event: line by line, which names it by its number
+        except (ValueError, RecursionError, TraceFormatError):
+            events = list(_decode_each(body.split(b"\n"), source, skipped))
     valid, torn = end, b""
     if tail.strip():
         try:
             events.append(decode_event_line(tail))  # complete, only its newline is missing
             valid = len(data)
-        except FutureTraceVersion:
-            raise
+        except FutureTraceVersion as exc:
+            raise _placed(exc, f"{source}: its last line") from exc
         except TraceFormatError as exc:
             torn = tail
             _skip(source, f"a torn last line ({len(tail)} bytes): {exc}")
@@ -103,6 +103,8 @@ def _gc_paused() -> Iterator[None]:
 
 def _decode_each(lines: Iterable[bytes], source: str, skipped: list[bytes]) -> Iterable[Event]:
     for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             data = json.loads(line)
         except (ValueError, RecursionError):
@@ -113,7 +115,23 @@ def _decode_each(lines: Iterable[bytes], source: str, skipped: list[bytes]) -> I
             _skip(source, f"line {number}: not a JSON object")
             skipped.append(line + b"\n")
             continue
-        yield event_from_dict(data)
+        try:
+            yield event_from_dict(data)
+        except TraceFormatError as exc:
+            raise _placed(exc, f"{source}: line {number}") from exc
+
+
+def _placed(exc: TraceFormatError, where: str) -> TraceFormatError:
+    """``exc`` naming the file and line, and what the reader can do: it said "unknown event
+    kind 'checkpoint' in trace" and no more, so the user could not tell which session's file
+    held it, nor that a newer rho-agent had written it. The file is left as it is (a line
+    that decodes to no event is never moved aside: it may hold history)."""
+    if isinstance(exc, FutureTraceVersion):
+        return FutureTraceVersion(f"{where}: {exc}; the file was left as it is")
+    return TraceFormatError(
+        f"{where}: {exc}. A newer rho-agent may have written it (upgrade rho-agent to read "
+        "this session), or the line was edited; the file was left as it is"
+    )
 
 
 def read_trace(path: Path) -> TraceRead:

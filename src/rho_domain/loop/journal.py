@@ -13,11 +13,14 @@ the trace already holds the run's ``run_end`` (the run ended once), nothing more
 
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
 does not end the run, nor one that blocks (an async listener that has not taken an event in
-``LISTENER_SECONDS`` is stopped and no longer called). Its first failure in the session is
-reported once, as a ``listener_error`` event (persisted and announced like any other) and a
-warning on the ``rho_domain.loop.journal`` logger; it is still called for later events, whose
-failures are not reported again. Only ``asyncio.CancelledError`` (and other
-``BaseException``s) propagate.
+``LISTENER_SECONDS`` is stopped and no longer called). A sync listener is called on the event
+loop, where it cannot be bounded while it runs (a thread per event would cost each streamed
+delta a hop, and the CLI's and the server's listeners touch loop objects): one found to have
+held the loop longer than ``LISTENER_SECONDS`` is stopped the same way after it returns.
+Its first failure in the session is reported once, as a ``listener_error`` event (persisted
+and announced like any other) and a warning on the ``rho_domain.loop.journal`` logger; it is
+still called for later events, whose failures are not reported again. Only
+``asyncio.CancelledError`` (and other ``BaseException``s) propagate.
 """
 
 from __future__ import annotations
@@ -154,9 +157,12 @@ class Journal:
             if self._dropped and any(listener is gone for gone in self._dropped):
                 continue
             try:
+                began = self.clock.monotonic()
                 outcome = listener(event)
                 if outcome is not None:
                     await self._taken(listener, outcome, event)
+                else:
+                    self._held(listener, self.clock.monotonic() - began, event)
             except BaseException as exc:  # a UI bug must not end the agent's run
                 failure = failure_of(exc, f"the listener {plugged_name(listener)}")
                 if not isinstance(failure, Exception):
@@ -182,6 +188,21 @@ class Journal:
                 f"it took a {event.kind} event for more than {self.listener_seconds:g} s and "
                 "was stopped; it is no longer called in this session"
             ) from None
+
+    def _held(self, listener: Listener, seconds: float, event: ev.Event) -> None:
+        """A sync listener runs on the event loop, which nothing else (``cancel()``, pause,
+        the time budget, other sessions) reaches while it is called: one that held it for
+        more than ``listener_seconds`` is stopped, as a slow async one is, so that a
+        listener that blocks does not freeze the run again at each event."""
+        if seconds <= self.listener_seconds:
+            return
+        self._dropped.append(listener)
+        raise TimeoutError(
+            f"it held the event loop for {seconds:.0f} s on a {event.kind} event (more than "
+            f"{self.listener_seconds:g} s; cancel(), pause and time budgets waited for it) and "
+            "was stopped; it is no longer called in this session. A listener that waits must "
+            "be async, or hand its work to a thread"
+        )
 
     async def _report(self, listener: Listener, event: ev.Event, exc: Exception) -> None:
         """Log and emit the first failure of ``listener``."""

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 LISTENER_SECONDS = 30.0
 """How long a run waits for an async listener to take one event. One that never returned
-held the run forever: ``cancel()`` and the time budget stop raced work, not this wait."""
+held the run forever: ``cancel()`` and the time budget stop raced work, not this wait. A sync
+listener found to have held the event loop longer is stopped as well, once it returns."""
 
 # A string, so that importing the loop does not join every kind of event (events.py).
 Listener: TypeAlias = "Callable[[ev.Event], Awaitable[None] | None]"

@@ -26,6 +26,12 @@ __getattr__ = lazy_names(__name__, {"SessionInfo": "rho_domain.ports.session_inf
 # How much of the first prompt a store keeps for listings (``SessionInfo.first_prompt``).
 # The whole prompt is in the trace; a summary holding all of a 50 MB prompt was rewritten
 # whole at every status change and heartbeat, and read whole by every listing.
+EMPTY_ID = (
+    "an empty session id (an unset shell variable?): give a session's id, a prefix of one, "
+    "latest, or a session directory"
+)
+"""What every store (``open`` of a blank id) and ``--resume`` say of an empty session id."""
+
 FIRST_PROMPT_CHARS = 1000
 
 

@@ -217,7 +217,11 @@ def build_parser() -> UsageParser:
         "file:///path (default: $RHO_AGENT_STORE, the config's store:, else the config dir)",
     )
     sessions.add_argument(
-        "-r", "--resume", metavar="ID", help="continue a session: latest, an id, a prefix, a path"
+        "-r",
+        "--resume",
+        metavar="ID",
+        type=_session_ref,
+        help="continue a session: latest, an id, a prefix, a path",
     )
     sessions.add_argument(
         "--approve",
@@ -256,3 +260,13 @@ def parse_words(words: Sequence[str], *, commands: Sequence[str] = ()) -> argpar
         return parser.parse_args(list(words))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
+
+
+def _session_ref(text: str) -> str:
+    """``--resume``'s value, refused when empty: ``--resume "$ID"`` with ID unset was no
+    resume at all (a new session ran), and ``' '`` named the current directory."""
+    if not text.strip():
+        from rho_domain.ports.store import EMPTY_ID
+
+        raise argparse.ArgumentTypeError(f"{text!r}: {EMPTY_ID}")
+    return text

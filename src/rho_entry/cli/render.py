@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
+from rho_entry.cli.answer_endings import ending_warning
 from rho_entry.cli.spinner import Spinner
 from rho_entry.cli.terminal_text import visible
 
@@ -283,24 +284,5 @@ class TerminalRenderer:
     def _on_llm_end(self, event: ev.LLMEnded) -> None:
         if self.verbose:
             self.notice(f"· {event.duration:.1f}s, finish {event.finish_reason}", "dim")
-        if (warning := _CUT_SHORT.get(event.finish_reason or "")) is not None:
+        if (warning := ending_warning(event.finish_reason)) is not None:
             self.notice(warning, "yellow")
-
-
-# The endings of a model call whose text is not the whole answer, said on the terminal: the
-# run ends completed (exit 0) with the text as sent, and only llm_end in the trace holds why.
-_CUT_SHORT = {
-    "length": (  # Anthropic's max_tokens too
-        "warning: the answer stopped at the model's output limit (finish_reason length) and "
-        "may be cut; give it more room with max_output_tokens (--config), or ask it to go on"
-    ),
-    "content_filter": (  # Anthropic's refusal too
-        "warning: the server's safety filter stopped the answer (finish_reason "
-        "content_filter; Anthropic's refusal): its text may be cut or empty, and the model "
-        "may refuse the task as worded"
-    ),
-    "pause_turn": (
-        "warning: the server paused a long turn (Anthropic's stop_reason pause_turn), which "
-        "rho-agent does not continue: the answer may be partial; ask it to go on"
-    ),
-}

@@ -62,6 +62,19 @@ ENV_VARS: Mapping[str, tuple[str, ...]] = {
     "model_timeout": ("RHO_AGENT_TIMEOUT",),
     "model_retries": ("RHO_AGENT_RETRIES",),
 }
+OTHER_VARIABLES = frozenset(
+    {"RHO_AGENT_CONFIG", "RHO_AGENT_HOME", "RHO_AGENT_STORE", "RHO_AGENT_STORE_STALE_AFTER",
+     "RHO_AGENT_DB_CONFIG", "RHO_AGENT_PREVIEW_LINES", "RHO_AGENT_BIRD_DATA",
+     "RHO_AGENT_BIRD_WORKSPACE", "RHO_AGENT_DAYTONA_IMAGE", "RHO_AGENT_DAYTONA_SNAPSHOT",
+     "RHO_AGENT_DAYTONA_WORKING_DIR", "RHO_AGENT_SERVER_TOKEN", "RHO_AGENT_SERVER_ROOTS",
+     "RHO_AGENT_SERVER_PROFILES", "RHO_AGENT_SERVER_MAX_RUNS", "RHO_AGENT_SERVER_MAX_STREAMS",
+     "RHO_AGENT_SERVER_CORS_ORIGINS", "RHO_AGENT_SERVER_ALLOW_HOSTS",
+     "RHO_AGENT_SERVER_APPROVAL_HOLD", "RHO_AGENT_INSTALL_LOG", "RHO_AGENT_INSTALL_SPEC",
+     "RHO_AGENT_PYTHON", "RHO_AGENT_PREFIX", "RHO_AGENT_BIN_DIR", "RHO_AGENT_PIP_ARGS"}
+)  # fmt: skip
+"""Every other ``RHO_AGENT_*`` variable rho-agent or its scripts read (a test greps the
+sources for names missing here)."""
+
 INT_FIELDS = frozenset({"max_turns", "repeat_limit", "context_window", "model_retries"})
 FLOAT_FIELDS = frozenset({"model_timeout"})
 
@@ -111,3 +124,33 @@ def _refuse_bytes_not_utf8(raw: str, variable: str) -> None:
             f"{variable} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
             f"{exc.start}); rho-agent reads its settings from the environment as UTF-8"
         ) from None
+
+
+def misspelt_variables(env: Mapping[str, str]) -> list[str]:
+    """A sentence for each ``RHO_AGENT_*`` variable of ``env`` that rho-agent does not read
+    but that is near one it does (``PROFILE`` missing a letter): set, it was ignored without
+    a word, and the run went on with the readonly profile the user meant to leave. A name
+    near none is left alone (another tool's, or a script's of the user's)."""
+    known = {name for names in ENV_VARS.values() for name in names} | OTHER_VARIABLES
+    given = [name for name in env if name.startswith("RHO_AGENT_") and name not in known]
+    if not given:
+        return []
+    import difflib
+
+    said = []
+    for name in sorted(given):
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.85)
+        if near:
+            said.append(
+                f"{name} is set but rho-agent reads no such variable: did you mean "
+                f"{near[0]}? (it was ignored)"
+            )
+    return said
+
+
+def warn_misspelt(env: Mapping[str, str]) -> None:
+    """Each of ``misspelt_variables(env)`` as a warning (the CLI shows it as a line)."""
+    import logging
+
+    for sentence in misspelt_variables(env):
+        logging.getLogger("rho_entry.config.env_settings").warning("%s", sentence)

@@ -26,8 +26,16 @@ def config_dir_name(env: Mapping[str, str]) -> str:
     """``config_dir`` as a string, user-expanded but not normalized (``os.path.realpath``
     gives the same real path for both): a Session's wiring asks for it each time, and
     pathlib's objects cost more than the rule."""
-    if env.get("RHO_AGENT_HOME"):
-        return os.path.expanduser(env["RHO_AGENT_HOME"])
+    if home := env.get("RHO_AGENT_HOME"):
+        if not home.strip():
+            # taken as a path, "  " made a directory of that name in the current directory
+            # (the workspace, usually) and kept every session's trace there
+            raise ConfigError(
+                f"RHO_AGENT_HOME={home!r} holds only spaces: unset it (the default, "
+                "$XDG_CONFIG_HOME/rho-agent or ~/.config/rho-agent, is then used) or give the "
+                "config directory's path"
+            )
+        return os.path.expanduser(home)
     return os.path.join(xdg_config_home(env) or os.path.expanduser("~/.config"), "rho-agent")
 
 

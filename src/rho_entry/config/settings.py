@@ -30,6 +30,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.config import env_settings
 from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.env_settings import ENV_VARS, FLOAT_FIELDS, INT_FIELDS, parse_env
 from rho_entry.config.home import absolute, config_dir
@@ -114,6 +115,7 @@ def resolve_settings(
     ``base_origin`` (the --config file's path) and the key for a value ``base`` gave.
     """
     home = config_dir(env)
+    env_settings.warn_misspelt(env)  # said once, at the start
     config = base or AgentConfig()
     changes: dict[str, Any] = {}
     sources: dict[str, str] = {}

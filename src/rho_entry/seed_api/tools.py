@@ -138,8 +138,19 @@ class DocumentHandler(base.ToolHandler):
         return base.ToolPolicy(read_only=False, dangerous=self.handler.requires_approval)
 
     async def handle(self, arguments: Mapping[str, Any], ctx: base.ToolContext) -> base.ToolOutput:
-        """Call the wrapped handler with a ``ToolInvocation`` of this call."""
-        outcome: object = self.handler.handle(ToolInvocation(ctx.call_id, self.name, arguments))
+        """Call the wrapped handler with a ``ToolInvocation`` of this call: an ``async def
+        handle`` awaited, a sync one in a daemon thread of its own (``in_own_thread``).
+        Called on the event loop, a sync tool that blocked (``time.sleep``, a request) held
+        its ``tool_timeout``, ``cancel()`` and the run's time budget until it returned."""
+        invocation = ToolInvocation(ctx.call_id, self.name, arguments)
+        handle = self.handler.handle
+        outcome: object
+        if inspect.iscoroutinefunction(handle):
+            outcome = handle(invocation)
+        else:
+            from rho_domain.own_thread import in_own_thread  # with the first sync tool
+
+            outcome = await in_own_thread(lambda: handle(invocation), f"rho-tool {self.name}")
         if inspect.isawaitable(outcome):
             outcome = await outcome
         if isinstance(outcome, base.ToolOutput):

@@ -1,0 +1,48 @@
+"""What the terminal says of a model call's ending (``finish_reason``): nothing when the answer
+is whole, a warning when its text may not be the whole answer.
+
+The run ends completed (exit 0) with the text as sent whatever the ending, and only ``llm_end``
+in the trace holds why; so an ending that may have cut the answer is said on stderr. One this
+table does not know (vLLM's ``abort``, Mistral's ``error``, a server's own word) was said by
+nothing, though it is the server telling that the answer did not end as asked: it is said
+too, by its name.
+"""
+
+from __future__ import annotations
+
+WHOLE = frozenset(
+    {"stop", "tool_calls", "function_call", "end_turn", "stop_sequence", "eos", "eos_token"}
+)
+"""Endings of a whole answer: OpenAI's, and the names Anthropic and TGI give the same."""
+
+_CUT_SHORT = {
+    "length": (  # Anthropic's max_tokens too
+        "warning: the answer stopped at the model's output limit (finish_reason length) and "
+        "may be cut; give it more room with max_output_tokens (--config), or ask it to go on"
+    ),
+    "content_filter": (  # Anthropic's refusal too
+        "warning: the server's safety filter stopped the answer (finish_reason "
+        "content_filter; Anthropic's refusal): its text may be cut or empty, and the model "
+        "may refuse the task as worded"
+    ),
+    "pause_turn": (
+        "warning: the server paused a long turn (Anthropic's stop_reason pause_turn), which "
+        "rho-agent does not continue: the answer may be partial; ask it to go on"
+    ),
+}
+
+
+def ending_warning(reason: str | None) -> str | None:
+    """The warning for an answer that ended with ``reason``; None for a whole one (or none
+    given: the stream's end is judged by the adapter)."""
+    if reason is None or reason in WHOLE:
+        return None
+    known = _CUT_SHORT.get(reason)
+    if known is not None:
+        return known
+    shown = reason if len(reason) <= 60 else reason[:60] + "..."  # the notice escapes it
+    return (
+        f"warning: the server ended the answer with finish_reason {shown!r}, not one that "
+        "means a whole answer (stop, tool_calls): its text may be cut or empty; ask it to "
+        "go on, or see the server's log"
+    )
