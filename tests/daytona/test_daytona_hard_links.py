@@ -14,6 +14,8 @@ import json
 import os
 import posixpath
 import random
+import re
+import subprocess
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,7 +30,7 @@ from rho_domain.errors import SensitivePath
 from rho_domain.messages import ToolCall
 from rho_domain.paths import components, is_within
 from rho_domain.permissions import FileWriteMode, readonly_profile
-from rho_domain.secrets import SecretPolicy
+from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.factory import build_registry
 
@@ -187,3 +189,62 @@ def test_scan_roots_keeps_the_outermost_trees_in_their_order() -> None:
     for _ in range(500):
         chosen = rng.choices(names, k=rng.randint(0, 8))
         assert aliases.outermost(chosen) == _scan_roots_by_pairs(chosen), chosen
+
+
+def _edge_names() -> list[str]:
+    """A concrete name for each name and file-location pattern of the policy, and its copies:
+    cased, with a suffix, emacs' ``#name#``, "Copy of", a mark before the extension; every
+    seventh also spelled as ``names.folded`` reads it (the Kelvin sign for ``k``, a trailing
+    dot for NTFS, U+200C inside for HFS+)."""
+    concrete = [
+        re.sub(r"\[(.)[^]]*\]", r"\1", p.removeprefix("*/")).replace("*", "x")
+        for p in (*NAMES, SSH_KEY, *LOCATIONS)
+        if not p.endswith("/*") and p.startswith("*")
+    ]
+    names = []
+    for i, path in enumerate(dict.fromkeys(concrete)):
+        head, _, name = path.rpartition("/")
+        dot = name.rfind(".")
+        spelled = [name, name.upper(), f"{name}.bak", f"#{name}#", f"Copy of {name}"]
+        spelled += [f"{name[:dot]} (2){name[dot:]}"] if dot > 0 else []
+        if i % 7 == 0:
+            spelled += [name.replace("k", "\u212a"), f"{name}.", name[:1] + "\u200c" + name[1:]]
+        names += [f"{head}/{n}" if head else n for n in spelled]
+    return names
+
+
+def test_the_scan_lists_every_name_the_policy_refuses(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The scan's one ``-iregex`` (aliases._secret_regex) lists, as ``s`` records, every entry
+    of a tree of the policy's edge names that the policy refuses (the entry or a directory
+    above it), in a UTF-8 locale too (the scan sets the C locale: a directory whose name is
+    not UTF-8 hides nothing from it). The 665 ``-iname``/``-ipath`` tests it replaced cost
+    find 40 ms of CPU a walk of a small workspace, and missed the trailing dot, the Kelvin
+    sign and U+200C spellings."""
+    root = tmp_path_factory.mktemp("scan-edges")
+    paths = [f"{root}/n/{name}" for name in _edge_names()]
+    paths += [f"{root}/\udcff/{name}" for name in _edge_names()[::9]]  # not UTF-8
+    for path in map(os.fsencode, paths):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.isdir(path):
+            open(path, "wb").close()
+    script = aliases.scan_script([str(root)])
+    assert script.count("-iregex") == 1
+    assert "-iname" not in script
+    env = {"PATH": os.environ["PATH"], "LC_ALL": "C.UTF-8"}
+    line = subprocess.run(["bash", "-c", script], env=env, capture_output=True, check=True)
+    policy = SecretPolicy()
+    found = aliases.parse_aliases(line.stdout.decode(), policy).secrets
+    refused = [p for p in paths if policy.refusal(p)]
+    missed = [p for p in refused if not any(d in found for d in _and_above(p, str(root)))]
+    assert len(refused) > 500
+    assert missed == [], missed[:20]
+
+
+def _and_above(path: str, root: str) -> list[str]:
+    out = []
+    while path != root:
+        out.append(path)
+        path = posixpath.dirname(path)
+    return out

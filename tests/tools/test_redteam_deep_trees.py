@@ -26,7 +26,11 @@ MARKS = ("SECRET-GH-DEEP", "SECRET-ENV-DEEP")
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ws = tmp_path_factory.mktemp("deep")
+    # A directory of its own: Daytona's scan walks the directory of each word it opens, and
+    # "." names the workspace, whose directory was the worker's basetemp (16,000 entries late
+    # in a run).
+    ws = tmp_path_factory.mktemp("deep") / "ws"
+    ws.mkdir()
     (ws / ".env").write_text("API_KEY=SECRET-ENV-DEEP\n")
     (ws / "notes.txt").write_text("notes\n")
     fd = os.open(ws, os.O_RDONLY)

@@ -113,7 +113,8 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
 
 @pytest.fixture(scope="module")
 def named_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ws = tmp_path_factory.mktemp("secretnames")
+    ws = tmp_path_factory.mktemp("secretnames") / "ws"  # its directory is walked on Daytona
+    ws.mkdir()
     for i, name in enumerate(NAMED):
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(f"CRED-MARK-{i}\n")

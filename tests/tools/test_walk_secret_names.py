@@ -31,6 +31,15 @@ SECRETS = {
     "dot/.config/gcloud/creds.db": "SECRET-GCLOUD\n",
     "dot/.config/rho-agent/config.yaml": "api_key: SECRET-CFG\n",
     "dot/.docker/config.json": '{"auth": "SECRET-DOCKER"}\n',
+    # Names the policy folds onto a secret's (``names.folded``) that no walker's exclusion
+    # spells: U+017F and the Kelvin sign casefold to ASCII (``.ssh``, ``.kube``), U+200C is
+    # ignored by HFS+, an NTFS stream's type is dropped. Before suite19a grep -r printed the
+    # first everywhere (``unlisted`` took ``.ssh``'s exclusion as covering it) and, on
+    # Daytona, all four (the scan's find tests never listed them).
+    "dot/.\u017fsh/config": "Host SECRET-LONG-S\n",
+    "dot/.\u212aube/config": "token: SECRET-KELVIN\n",
+    "dot/.e\u200cnv": "API_KEY=SECRET-ZWNJ\n",
+    "dot/.ENV::$DATA": "API_KEY=SECRET-STREAM\n",
 }
 LEGIT = {
     "src/app.py": "LEGIT-MARK app\n",

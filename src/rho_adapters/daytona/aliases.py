@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
+import re
 from collections.abc import Sequence
 
 import attrs
@@ -59,35 +60,70 @@ class Aliases:
     secrets: frozenset[str] = frozenset()
 
 
-def _secret_tests() -> str:
-    """The tests of ``find``, joined by ``-o``, true for an entry a name or location rule may
-    refuse (a superset: the policy judges each one found)."""
-    names = [p.removeprefix("*/") for p in NAMES]
-    tests = [f"-iname {q(name)}" for name in names]
-    tests += [f"-iname {q(copy)}" for name in names for copy in _copies(name)]
-    key = SSH_KEY.removeprefix("*/")
-    tests += [f"-iname {q(name)}" for name in (key, *_copies(key))]
-    tests.append(f"-iname {q('.*.sw[pon]')}")  # vim's swap files (.id_rsa.swp)
-    tests.append(f"-iname {q('.*.kate-swp')}")  # Kate's (.id_rsa.kate-swp)
-    files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
-    tests += [f"-ipath {q(p)}" for p in files]
-    tests += [f"-ipath {q(copy)}" for p in files for copy in _copies(p)]  # config.json.orig
-    return " -o ".join(tests)
+def _secret_regex() -> str:
+    """``find``'s one ``-iregex`` (extended, matched in the C locale), true for an entry a
+    name or location rule may refuse (a superset: the policy judges each one found).
+
+    One expression, not the 665 ``-iname``/``-ipath`` tests it replaces: find parsed those in
+    time quadratic in their count (9 ms) and ran each as an fnmatch on every entry walked
+    (0.15-0.2 ms an entry: 40 ms of the sandbox's CPU a walk of a small workspace, 3 s of a
+    20,000-file repository); this one compiles in about 2 ms and costs microseconds an entry.
+    Each pattern's copies are factored into it (``#name#``, ``copy of name``, a suffix; a
+    wider superset than the tests: ``#name`` too). The C locale makes the match bytewise, so
+    a directory whose name is not UTF-8 cannot hide what is below it, and any name ``folded``
+    may change is listed for the policy to judge: a byte outside printable ASCII (``.e<U+200C>nv``,
+    ``.<U+017F>sh``, the Kelvin sign that fnmatch folded in a UTF-8 locale), a ``:``
+    (``.env::$DATA``), a trailing dot or space."""
+    basenames = [p.removeprefix("*/") for p in (*NAMES, SSH_KEY)]
+    files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    alternatives = [_copied(name, "[^/]*") for name in basenames]
+    alternatives += [_copied(path, ".*") for path in files]
+    alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
+    alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
+    alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
+    alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
+    alternatives.append("[^/]*([^/ -~]|:)[^/]*|[^/]*[. ]")  # what ``folded`` may change
+    return f".*/({'|'.join(alternatives)})"
 
 
-def _copies(pattern: str) -> tuple[str, ...]:
-    """``find`` patterns for the copies of what ``pattern`` names (``secret_twins``): a
-    suffix (id_rsa.bak, .netrc.gz, server.pem~, .netrc.1, .netrc-20240101, ".netrc copy",
-    .netrc_bak),
-    emacs' autosave (#.netrc#), "Copy of .netrc" and "Copy (2) of .netrc", an RCS file
-    (.netrc,v), a copy's mark before the extension ("credentials (2).json")."""
+def _copied(pattern: str, star: str) -> str:
+    """``pattern`` (a glob; ``star`` is what its ``*`` matches) and its copies
+    (``secret_twins``): a suffix (``id_rsa.bak``, ``.netrc.1``, ``server.pem~``, an RCS
+    file ``.netrc,v``), emacs' autosave (``#.netrc#``), "Copy of .netrc" and "Copy (2) of
+    .netrc"."""
+    head, _, name = pattern.rpartition("/")
+    head = _glob(f"{head}/", star) if head else ""
+    return f"{head}(#|copy{star}of )?{_glob(name, star)}([.~ _,-]{star}|#)?"
+
+
+def _marked(pattern: str) -> tuple[str, ...]:
+    """A copy's mark before the extension (``credentials (2).json``), as a glob."""
     head, _, name = pattern.rpartition("/")
     head = f"{head}/" if head else ""
     dot = name.rfind(".")
-    marked = (f"{head}{name[:dot]} *{name[dot:]}",) if dot > 0 else ()
-    # supersets (the policy judges each file found), so that no name costs more tests than
-    # before: ",v" rides with the suffixes, "copy (2) of" with "copy of"
-    return (f"{pattern}[.~ _,-]*", f"{head}#{name}#", f"{head}copy*of {name}", *marked)
+    return (f"{head}{name[:dot]} *{name[dot:]}",) if dot > 0 else ()
+
+
+def _glob(glob: str, star: str) -> str:
+    """The glob (``*`` and ``[...]`` only, as the policy's patterns are) as an extended
+    regular expression; its letters match case-insensitively under ``-iregex``."""
+    out = []
+    for part in re.findall(r"\[[^]]*\]|.", glob):
+        if part in ("*", "?"):
+            out.append(star if part == "*" else star.removesuffix("*"))
+        elif part.startswith("[") and len(part) > 1:
+            out.append(part.replace("[!", "[^", 1))
+        elif part in _SPECIAL:
+            out.append(f"\\{part}")
+        else:
+            out.append(part)
+    return "".join(out)
+
+
+_SPECIAL = frozenset(".[]()*+?{}|^$\\")  # what an extended regular expression gives a meaning
+
+
+_SECRET_REGEX = _secret_regex()
 
 
 def scan_roots(
@@ -124,7 +160,8 @@ def scan_script(roots: Sequence[str]) -> str:
     prune = " -o ".join(f"-path {q(p)}" for p in _PRUNED)
     trees = " ".join(q(r) for r in roots) or "/nonexistent"
     return (
-        f"find -P {trees} \\( {prune} \\) -prune -o \\( {_secret_tests()} \\) "
+        f"LC_ALL=C find -P {trees} -regextype posix-extended \\( {prune} \\) -prune -o "
+        f"-iregex {q(_SECRET_REGEX)} "
         "-printf 's %D:%i %p\\0' -o -type f -links +1 -printf 'l %D:%i %p\\0' 2>/dev/null "
         f"| head -z -n {MAX_LINKED + 1} | base64 -w0; echo\n"
     )

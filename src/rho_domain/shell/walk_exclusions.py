@@ -34,7 +34,15 @@ def unlisted(paths: Sequence[str]) -> tuple[str, ...]:
     """The ``paths`` whose names ``EXCLUDED_NAMES`` does not already exclude: the secrets a
     scan found that a walker's exclusions must name (``.config/gh``, ``deploy/id_github``;
     not the thousand ``*.pem`` of a test suite, which ``*.pem`` covers)."""
-    return tuple(p for p in paths if not _EXCLUDED.matches("/" + posixpath.basename(p).casefold()))
+    return tuple(p for p in paths if not _excluded(posixpath.basename(p)))
+
+
+def _excluded(name: str) -> bool:
+    """Whether the walkers' exclusions of ``EXCLUDED_NAMES`` skip an entry named ``name``.
+    They match letters in either ASCII case (``.SSH``), nothing more: ``.<U+017F>sh`` casefolds
+    to ``.ssh`` but no walker's ``.[sS][sS][hH]`` skips it, so a name that is not ASCII is
+    never taken as covered (its own exclusion is added)."""
+    return name.isascii() and _EXCLUDED.matches("/" + name.lower())
 
 
 def _exposed(location: str, walked: Sequence[str]) -> bool:
@@ -48,7 +56,7 @@ def _exposed(location: str, walked: Sequence[str]) -> bool:
             return True
         if loc == root or loc.startswith(root.rstrip("/") + "/"):
             between = loc[len(root) :].strip("/").split("/")[:-1]
-            if not any(_EXCLUDED.matches("/" + part.casefold()) for part in between):
+            if not any(map(_excluded, between)):
                 return True
     return False
 
@@ -63,8 +71,7 @@ def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, .
     extra = [
         name
         for loc in concrete
-        if _exposed(loc, walked)
-        and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
+        if _exposed(loc, walked) and not _excluded(name := posixpath.basename(loc))
     ]
     extra += [base for glob in SERVICE_SECRET_GLOBS if (base := _glob_exposed(glob, walked))]
     if any(_below(home, walked) for home in policy.homes):
