@@ -138,10 +138,12 @@ def _block(name: str, action: str) -> str:
 
 class _Computed:
     """The open scrollable cursor ``name``, read as ``results.fetch`` reads a cursor (its
-    ``description`` is the query's, its rows the wrapper's): a ``fetchmany(n)`` past the rows
-    computed so far first computes the next ``FETCH_BATCH`` (at least ``n``, at most up to
-    ``most``) in a block (``MOVE`` forward, then back to where the reading stands), then
-    ``FETCH``es rows already computed."""
+    ``description`` is the query's, its rows the wrapper's): ``fetchmany(n)`` ``FETCH``es
+    rows already computed (fewer than ``n`` where those end), and once every row computed so
+    far is read, first computes the next ``FETCH_BATCH`` (at least ``n``, at most up to
+    ``most``) in a block (``MOVE`` forward, then back to where the reading stands). A
+    ``FETCH`` of computed rows that returns fewer than it asked for has met the end: no block
+    computes past it (a result smaller than the opening's batch costs no block more)."""
 
     def __init__(
         self, conn: Any, name: str, description: Sequence[Any], *, most: int, computed: int
@@ -152,18 +154,25 @@ class _Computed:
         self._most = most
         self._read = 0
         self._computed = computed  # rows the opening block computed already
+        self._ended = False
         self._cursor = conn.cursor()
 
     def fetchmany(self, size: int) -> list[Any]:
-        """The next ``size`` rows at most (fewer at the end)."""
-        if self._read + size > self._computed:
+        """The next ``size`` rows at most (fewer where the computed rows or the rows end)."""
+        if self._ended:
+            return []
+        if self._read == self._computed < self._most:
             ahead = min(max(size, FETCH_BATCH), self._most - self._read)
             moves = f"MOVE FORWARD {int(ahead)} IN c; MOVE ABSOLUTE {self._read} IN c"
             self._conn.execute(_block(self._name, moves), prepare=False)
             self._computed = self._read + ahead
-        self._cursor.execute(f"FETCH FORWARD {int(size)} FROM {self._name}", prepare=False)
+        take = min(size, self._computed - self._read)
+        if take <= 0:
+            return []
+        self._cursor.execute(f"FETCH FORWARD {int(take)} FROM {self._name}", prepare=False)
         rows: list[Any] = self._cursor.fetchall()
         self._read += len(rows)
+        self._ended = len(rows) < take
         return rows
 
     def close(self) -> None:
