@@ -19,6 +19,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import psycopg
@@ -188,12 +189,10 @@ async def test_rows_are_read_whole_across_batches_in_as_few_blocks_as_they_need(
     blocks: list[str] = []
     execute = psycopg.Connection.execute
 
-    def counted(
-        conn: psycopg.Connection[object], query: object, *args: object, **kw: object
-    ) -> object:
+    def counted(conn: psycopg.Connection[Any], query: Any, *args: Any, **kw: Any) -> Any:
         if str(query).startswith("DO $rho_agent$"):
             blocks.append(str(query))
-        return execute(conn, query, *args, **kw)  # type: ignore[arg-type]
+        return execute(conn, query, *args, **kw)
 
     db = adapter(postgres_server)
     try:
