@@ -12,6 +12,7 @@ start. The first run fills it; ``-p no:cacheprovider`` (no cache directory) turn
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import importlib.util
@@ -134,11 +135,13 @@ def unicode_tables(shared: Path | None, *, keep: bool) -> None:
     source, target = (here, kept) if keep else (kept, here)
     for table in source.glob("*/*.json.gz"):  # <Unicode version>/<table>
         made = target / table.relative_to(source)
-        if not made.exists():  # renamed whole: another run may be reading it
+        if made.exists():
+            continue
+        partial = made.with_name(f".{made.name}.{os.getpid()}")
+        with contextlib.suppress(OSError):  # a cache it cannot write: as without one
             made.parent.mkdir(parents=True, exist_ok=True)
-            partial = made.with_name(f".{made.name}.{os.getpid()}")
             shutil.copyfile(table, partial)
-            os.replace(partial, made)
+            os.replace(partial, made)  # renamed whole: another run may be reading it
 
 
 # Collection builds every test's item and fixture closure (10,700 of them, in each xdist
