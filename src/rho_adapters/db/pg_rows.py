@@ -14,9 +14,9 @@ same for an ``EXPLAIN``):
    cursor over a ``MATERIALIZED`` CTE, so a row is computed once, whatever is read again, and
    in the same block its first batch is computed (step 3), each step in a sub-block of its
    own: only the opening's syntax error means "cannot be a subquery";
-3. before the client reads past the rows computed so far, a block moves the cursor over the
-   next batch (which computes its rows, any error cut) and back; ``FETCH`` then reads rows
-   already computed.
+3. ``FETCH`` reads only rows already computed; once the client has read them all, a block
+   moves the cursor over the next batch (which computes its rows, any error cut) and back.
+   A ``FETCH`` that returns fewer computed rows than it asked for has met the end.
 
 The text reaches the blocks through a transaction-local setting (a bound value, never
 spliced into a block). A database without PL/pgSQL gets no query rather than an uncut error.
@@ -48,7 +48,7 @@ END $rho_agent$"""
 # The cut query's opening and its first batch in one block (one round trip and one PL/pgSQL
 # compile fewer per query). Only the opening's syntax error (the wrapper's parse) becomes
 # NOT_A_SUBQUERY: a syntax error of computing a row (to_tsquery of a column) is the query's.
-NOT_A_SUBQUERY = "RHO01"  # a code of our own (PostgreSQL's class names are two characters)
+NOT_A_SUBQUERY = "RHO01"  # a code of our own: query_rows turns it into a DatabaseError
 _OPEN_AND_COMPUTE = """DO $rho_agent$ DECLARE c pg_catalog.refcursor := '{name}'; BEGIN
   BEGIN
     OPEN c SCROLL FOR EXECUTE pg_catalog.current_setting('{setting}');
