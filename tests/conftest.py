@@ -13,22 +13,24 @@ start. The first run fills it; ``-p no:cacheprovider`` (no cache directory) turn
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import fcntl
 import gc
 import importlib.util
 import os
-import signal
+import shutil
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+pytest_plugins = ("hung_watchdog",)  # tests/hung_watchdog.py
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # before any worker starts
+        unicode_tables(machine_cache_dir(), keep=False)
     if hasattr(config, "workerinput") and config.option.basetemp:
         # an xdist worker: its basetemp is in the run's, where the workers share the program
         # zygotes (tests/cli/program_zygote.py) instead of each starting its own
@@ -92,8 +94,7 @@ class FirstCollectsAlone:
             os.close(lock)
 
 
-@pytest.fixture(scope="session")
-def machine_cache() -> Path | None:
+def machine_cache_dir() -> Path | None:
     """A directory every checkout on this machine shares for what tests build at a cost and
     that depends only on what they name: ``$RHO_TEST_CACHE``, else ``rho-agent-tests`` under
     ``$XDG_CACHE_HOME`` (``~/.cache``); None when ``RHO_TEST_CACHE`` is set empty or the
@@ -112,6 +113,35 @@ def machine_cache() -> Path | None:
     except OSError:  # a read-only or missing home: each run builds its own, as without it
         return None
     return shared
+
+
+machine_cache = pytest.fixture(machine_cache_dir, scope="session", name="machine_cache")
+
+
+def unicode_tables(shared: Path | None, *, keep: bool) -> None:
+    """Hypothesis builds its Unicode tables once per checkout, into ``.hypothesis`` (1.9 s of
+    CPU for ``st.text()``'s UTF-8 one), so each xdist worker of a fresh clone built them: they
+    are copied from ``shared`` before the workers start, and (``keep``) into it after a run
+    that built them. A table Hypothesis cannot read, it builds again."""
+    try:
+        import hypothesis
+        from hypothesis.configuration import storage_directory
+    except ImportError:
+        return
+    if shared is None:
+        return
+    here = storage_directory("unicode_data", intent_to_write=False).path
+    kept = shared / f"hypothesis-{hypothesis.__version__}"
+    source, target = (here, kept) if keep else (kept, here)
+    for table in source.glob("*/*.json.gz"):  # <Unicode version>/<table>
+        made = target / table.relative_to(source)
+        if made.exists():
+            continue
+        partial = made.with_name(f".{made.name}.{os.getpid()}")
+        with contextlib.suppress(OSError):  # a cache it cannot write: as without one
+            made.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(table, partial)
+            os.replace(partial, made)  # renamed whole: another run may be reading it
 
 
 # Collection builds every test's item and fixture closure (10,700 of them, in each xdist
@@ -221,57 +251,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """The program zygotes (``tests/cli/program_zygote.py``) end with the session, not at the
     interpreter's exit: what their programs used then counts in the session's CPU, as when
     each program was a process the test reaped."""
-    del session
     zygotes = sys.modules.get("program_zygote")
     if zygotes is not None:
         zygotes.close_all()
-
-
-# The longest one phase of a test (setup, call or teardown) may take before it counts as hung:
-# the slowest take 40-80 s at a load of 12. A read with no timeout that never returns (a
-# subprocess's pipe, a socket) would otherwise hold its xdist worker, and CI, for ever.
-HUNG_AFTER = float(os.environ.get("RHO_TEST_HUNG_AFTER", "600"))
-
-
-class HungTest(Exception):
-    """A test phase ran past ``HUNG_AFTER`` seconds (every thread's stack is on stderr)."""
-
-
-def _hung(signum: int, frame: object) -> None:
-    faulthandler.dump_traceback(all_threads=True)
-    raise HungTest(f"this test phase ran past {HUNG_AFTER:g} s ($RHO_TEST_HUNG_AFTER): hung")
-
-
-@contextlib.contextmanager
-def _watchdog() -> Iterator[None]:
-    """SIGALRM after ``HUNG_AFTER`` seconds raises ``HungTest`` in the main thread, where a
-    test runs: a blocking call is interrupted (its syscall returns EINTR) and the test fails
-    instead of waiting. Off where there is no SIGALRM, or off the main thread."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGALRM, _hung)
-    signal.setitimer(signal.ITIMER_REAL, HUNG_AFTER)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    with _watchdog():
-        return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    with _watchdog():
-        return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    with _watchdog():
-        return (yield)
+    if not hasattr(session.config, "workerinput"):
+        unicode_tables(machine_cache_dir(), keep=True)

@@ -1,7 +1,8 @@
 """The suite's order under ``-n N --dist worksteal`` (``tests/conftest.py``, ``long_first``):
 each known-long test starts at once, at the head of one worker's first batch, as xdist's own
 work-stealing scheduler hands the batches out. And the workers' start: on a cold bytecode
-cache one collects alone first (``FirstCollectsAlone``)."""
+cache one collects alone first (``FirstCollectsAlone``); Hypothesis's Unicode tables come
+from the machine's test cache (``unicode_tables``)."""
 
 from __future__ import annotations
 
@@ -163,3 +164,34 @@ def test_the_bytecode_is_cold_until_errors_py_is_compiled(
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "elsewhere"))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert not conftest.bytecode_cold()
+
+
+def test_hypothesis_s_unicode_tables_go_from_one_checkout_to_the_next(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A run keeps the tables its checkout built in the shared cache; a fresh checkout gets
+    them before its workers start (each worker built them: 1.9 s of CPU), and a table the
+    checkout has already is left as it is."""
+    import hypothesis
+    from hypothesis import configuration
+
+    conftest = _conftest(request.config)
+    shared, first, fresh = tmp_path / "shared", tmp_path / "first", tmp_path / "fresh"
+    (first / "unicode_data" / "14.0.0").mkdir(parents=True)
+    (first / "unicode_data" / "14.0.0" / "codec-v2-utf-8.json.gz").write_bytes(b"utf-8 table")
+    (fresh / "unicode_data" / "14.0.0").mkdir(parents=True)
+    (fresh / "unicode_data" / "14.0.0" / "charmap.json.gz").write_bytes(b"its own")
+    home = configuration.storage_directory(intent_to_write=False).path
+    try:
+        configuration.set_hypothesis_home_dir(first)
+        conftest.unicode_tables(shared, keep=True)
+        configuration.set_hypothesis_home_dir(fresh)
+        conftest.unicode_tables(shared, keep=False)
+    finally:
+        configuration.set_hypothesis_home_dir(home)
+    kept = shared / f"hypothesis-{hypothesis.__version__}" / "14.0.0"
+    assert sorted(p.name for p in kept.iterdir()) == ["codec-v2-utf-8.json.gz"]
+    tables = fresh / "unicode_data" / "14.0.0"
+    assert (tables / "codec-v2-utf-8.json.gz").read_bytes() == b"utf-8 table"
+    assert (tables / "charmap.json.gz").read_bytes() == b"its own"
+    assert sorted(p.name for p in tables.iterdir()) == ["charmap.json.gz", "codec-v2-utf-8.json.gz"]

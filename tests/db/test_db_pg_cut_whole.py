@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from db_support import Server, adapter
 
+from rho_adapters.db import pg_rows
 from rho_adapters.db.pg_cut import cut_query
+from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import CutValue
 from rho_domain.tools.database import render
 
@@ -96,5 +99,24 @@ async def test_a_query_of_no_columns_is_wrapped_too(postgres_server: Server) -> 
         result = await db.query("SELECT FROM users WHERE id <= 3", max_rows=5, timeout=30)
         assert (result.columns, result.rows) == ((), ((), (), ()))
         assert render(result, 10) == "3 rows of no columns."  # not "no result set"
+    finally:
+        await db.aclose()
+
+
+async def test_only_the_wrappers_own_syntax_error_means_it_cannot_be_a_subquery(
+    postgres_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cut query is opened and its first rows computed in one block (``pg_rows``): a
+    syntax error of computing a row (``to_tsquery`` of a column) is the query's own error,
+    not "cannot be a subquery", which only a wrapper the server cannot parse means."""
+    db = adapter(postgres_server)
+    try:
+        with pytest.raises(DatabaseError) as computing:
+            await db.query("SELECT to_tsquery(name || ' & &') FROM users", max_rows=5, timeout=30)
+        assert "syntax error in tsquery" in str(computing.value)
+        assert "subquery" not in str(computing.value)
+        monkeypatch.setattr(pg_rows, "cut_query", lambda *args: "SELECT (")
+        with pytest.raises(DatabaseError, match="cannot be one; write it as a plain SELECT"):
+            await db.query("SELECT name FROM users", max_rows=5, timeout=30)
     finally:
         await db.aclose()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import psycopg
@@ -176,3 +177,36 @@ async def test_the_block_runs_no_user_operator_and_needs_plpgsql(postgres_server
         await db.aclose()
         admin.execute("DROP DATABASE IF EXISTS rho_no_plpgsql WITH (FORCE)")
         admin.close()
+
+
+async def test_rows_are_read_whole_across_batches_in_as_few_blocks_as_they_need(
+    postgres_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row arrives once and in order on either side of a batch's edge (FETCH_BATCH,
+    100), and the blocks stop at the rows' end: a query of 20 rows took four PL/pgSQL blocks
+    (its columns, the cut query's opening, a batch computed, then one more that found the
+    end), a compile and a round trip each; now two, the opening computing the first batch."""
+    blocks: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def counted(conn: psycopg.Connection[Any], query: Any, *args: Any, **kw: Any) -> Any:
+        if str(query).startswith("DO $rho_agent$"):
+            blocks.append(str(query))
+        return execute(conn, query, *args, **kw)
+
+    db = adapter(postgres_server)
+    try:
+        await db.query("SELECT 1", max_rows=1, timeout=30)  # connected, catalog read
+        monkeypatch.setattr(psycopg.Connection, "execute", counted)
+        for count, most, spent in ((0, 50, 2), (20, 50, 2), (100, 500, 3), (250, 500, 4)):
+            blocks.clear()
+            sql = f"SELECT g FROM generate_series(1, {count}) g"
+            result = await db.query(sql, max_rows=most, timeout=30)
+            assert [row[0] for row in result.rows] == list(range(1, count + 1)), count
+            assert not result.more_rows
+            assert len(blocks) == spent, (count, blocks)
+        result = await db.query("SELECT g FROM generate_series(1, 250) g", max_rows=150, timeout=30)
+        assert [row[0] for row in result.rows] == list(range(1, 151))
+        assert result.more_rows
+    finally:
+        await db.aclose()

@@ -164,19 +164,18 @@ class PostgresDatabase(ThreadedDatabase):
         max_rows: int,
         timeout: float,
     ) -> QueryResult:
-        begin = "BEGIN TRANSACTION READ ONLY" if self.read_only else "BEGIN"
-        # Harness statements never go through psycopg's automatic preparation: DISCARD ALL
-        # deallocates prepared statements behind its back.
-        conn.execute(begin, prepare=False)
+        begin = ["BEGIN TRANSACTION READ ONLY" if self.read_only else "BEGIN"]
+        begin.append(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+        if conn.rho_temp_limit:
+            begin.append(f"SET LOCAL temp_file_limit = '{self.temp_mb()}MB'")
+        if params is not None:  # the harness's own query (``internal``): no user operator
+            begin.append("SET LOCAL search_path = pg_catalog")
         committed = False
         try:
-            conn.execute(
-                f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}", prepare=False
-            )
-            if conn.rho_temp_limit:
-                conn.execute(f"SET LOCAL temp_file_limit = '{self.temp_mb()}MB'", prepare=False)
-            if params is not None:  # the harness's own query (``internal``): no user operator
-                conn.execute("SET LOCAL search_path = pg_catalog", prepare=False)
+            # Constant statements with no parameters: one simple-protocol round trip. Harness
+            # statements never go through psycopg's automatic preparation: DISCARD ALL
+            # deallocates prepared statements behind its back.
+            conn.execute("; ".join(begin), prepare=False)
             if verdict.returns_rows:
                 result = self._rows(conn, sql, params, max_rows)
             elif verdict.kind == "EXPLAIN" and params is None:
