@@ -42,6 +42,8 @@ PG_SETUP = [
     # a wrapper without a validator keeps any option: a server's password too
     "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w OPTIONS (dsn 'u:srv-sekret@db')",
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
+    # and a foreign table's column keeps any option too
+    "CREATE FOREIGN TABLE rho_ft (a int OPTIONS (password 'col-sekret')) SERVER rho_s",
     # an administrator's view over one: judged by its query where it is named
     "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
     "CREATE VIEW stats_copy AS SELECT histogram_bounds::text AS bounds FROM pg_stats "
@@ -71,6 +73,15 @@ PG_OPTIONS = [
     ("SELECT srvoptions FROM information_schema._pg_foreign_servers", "_pg_fo", "srv-sekret"),
     ("SELECT option_value FROM information_schema.user_mapping_options", "user_map", "fdw-sekret"),
     ("TABLE information_schema._pg_user_mappings", "_pg_user_mappings", "fdw-sekret"),
+]
+# The options of a foreign table's columns (the check let every one through): by name, and
+# in pg_attribute's whole rows, where no column is named
+PG_COLUMN_OPTIONS = [
+    ("SELECT attname, attfdwoptions FROM pg_attribute WHERE attrelid >= 16384", "attfdwoptions"),
+    ("SELECT * FROM information_schema.column_options", "column_options"),
+    ("TABLE information_schema._pg_foreign_table_columns", "_pg_foreign_table_columns"),
+    ("SELECT a.* FROM pg_attribute a WHERE attrelid = 'rho_ft'::regclass", "rho_ft: attfdw"),
+    ("SELECT row_to_json(a) FROM pg_catalog.pg_attribute a WHERE attrelid >= 16384", "rho_ft"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
@@ -188,6 +199,34 @@ async def test_postgres_options_of_foreign_servers_and_mappings_are_refused(
         assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("rho_s",),)
         sql = "SELECT authorization_identifier FROM information_schema.user_mappings"
         assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("postgres",),)
+    finally:
+        await db.aclose()
+
+
+async def test_postgres_options_of_foreign_table_columns_are_refused(
+    pg_secrets: Server, postgres_server: Server
+) -> None:
+    """A column of a foreign table keeps options as its server does (``attfdwoptions``: any
+    option, for a wrapper without a validator): ``information_schema.column_options`` and
+    ``pg_attribute`` gave the password 'col-sekret' to the check's login. Now their names are
+    refused, and ``pg_attribute`` itself in a database where a column has options (a whole
+    row shows them); a database without keeps it."""
+    reads = [(sql, "", "col-sekret") for sql, _ in PG_COLUMN_OPTIONS]
+    await _read_without_the_check(pg_secrets, reads)
+    db = adapter(pg_secrets)
+    try:
+        for sql, said in PG_COLUMN_OPTIONS:
+            with pytest.raises(StatementRefused, match="password") as info:
+                await db.query(sql, max_rows=5, timeout=5)
+            assert said in str(info.value), (sql, info.value)
+    finally:
+        await db.aclose()
+    db = adapter(postgres_server)
+    try:
+        sql = (
+            "SELECT attname FROM pg_attribute WHERE attrelid = 'pg_class'::regclass AND attnum = 1"
+        )
+        assert (await db.query(sql, max_rows=1, timeout=5)).rows == (("oid",),)
     finally:
         await db.aclose()
 

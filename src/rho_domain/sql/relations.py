@@ -30,11 +30,16 @@ POSTGRES_SECRET_RELATIONS = names(
 # to read; information_schema's user_mapping_options gave a superuser every mapping's
 # password (another login its own). information_schema's foreign_servers, foreign_tables
 # and user_mappings name the same objects without their options and stay readable.
+# A foreign table's columns have options too (pg_attribute.attfdwoptions, shown by
+# information_schema's column_options and _pg_foreign_table_columns): the column's name is
+# refused wherever it stands, and pg_attribute itself in a database where a column has
+# options (pg_catalog_queries.COLUMN_OPTIONS: a whole row shows them with no name written).
 POSTGRES_OPTION_RELATIONS = names(
     """
     pg_foreign_data_wrapper pg_foreign_server pg_foreign_table foreign_data_wrapper_options
     foreign_server_options foreign_table_options user_mapping_options
     _pg_foreign_data_wrappers _pg_foreign_servers _pg_foreign_tables _pg_user_mappings
+    column_options _pg_foreign_table_columns attfdwoptions
     """
 )
 

@@ -99,7 +99,8 @@ _CREDENTIALS = (
     "that may is an administrator's)"
 )
 _OPTIONS = (
-    "{} shows the options of foreign-data wrappers, servers, tables or user mappings, where "
+    "{} shows the options of foreign-data wrappers, servers, tables, columns or user "
+    "mappings, where "
     "a wrapper keeps a login's password: the agent does not read them; "
     "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
     "their options"
