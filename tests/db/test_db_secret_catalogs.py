@@ -277,6 +277,21 @@ CHECK_ONLY = [
     ("oracle", "SELECT password FROM sys.user_history$", "USER_HISTORY$ holds"),
     ("oracle", "SELECT sql_text FROM gv$sql", "GV$SQL shows other sessions' statement"),
     ("oracle", "SELECT value_string FROM sys.v_$sql_bind_capture", "V_$SQL_BIND_CAPTURE"),
+    # the same texts, binds and verifiers under names the list had not: a container's CDB_
+    # twin of every DBA_ view, the cursors' texts and peeked binds by other views, the
+    # fine-grained and common audit trails, the fixed tables a login AS SYSDBA reads
+    ("oracle", "SELECT sql_text FROM cdb_hist_sqltext", "CDB_HIST_SQLTEXT shows"),
+    ("oracle", 'SELECT * FROM "SYS"."CDB_UNIFIED_AUDIT_TRAIL"', "CDB_UNIFIED_AUDIT_TRAIL"),
+    ("oracle", "SELECT sql_text, sql_bind FROM dba_fga_audit_trail", "DBA_FGA_AUDIT_TRAIL"),
+    ("oracle", "SELECT lsqltext FROM sys.fga_log$", "FGA_LOG$ shows"),
+    ("oracle", "SELECT sql_bind FROM cdb_common_audit_trail", "CDB_COMMON_AUDIT_TRAIL"),
+    ("oracle", "SELECT sql_text FROM dba_audit_object", "DBA_AUDIT_OBJECT shows"),
+    ("oracle", "SELECT name FROM v$db_object_cache", "V$DB_OBJECT_CACHE shows"),
+    ("oracle", "SELECT sql_fulltext FROM gv$sqlarea_plan_hash", "GV$SQLAREA_PLAN_HASH"),
+    ("oracle", "SELECT other_xml FROM v$sql_plan", "V$SQL_PLAN shows"),
+    ("oracle", "SELECT value FROM dba_sqlset_binds", "DBA_SQLSET_BINDS shows"),
+    ("oracle", "SELECT kglnaobj FROM sys.x$kglob", "X$KGLOB shows"),
+    ("oracle", "SELECT spare4 FROM sys.cdb_local_adminauth$", "CDB_LOCAL_ADMINAUTH$ holds"),
     ("vertica", "SELECT user_name, password, salt FROM v_catalog.passwords", "passwords holds"),
     ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
     ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),
@@ -294,5 +309,8 @@ def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -
         ("vertica", "SELECT * FROM public.passwords"),
         ("vertica", "SELECT * FROM app.sessions"),
         ("oracle", "SELECT username FROM dba_users"),
+        ("oracle", "SELECT username FROM all_users"),
+        ("oracle", 'SELECT * FROM "sys"."user$"'),  # quoted, lower case: another name
+        ("oracle", "SELECT sql_id, event FROM v$active_session_history"),
     ]:
         assert classify(sql, name).read_only, sql
