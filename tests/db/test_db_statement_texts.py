@@ -145,6 +145,10 @@ MY_READS = [
     ("SELECT INFO FROM information_schema.`PROCESSLIST`", "processlist shows"),
     ("SHOW ENGINE INNODB STATUS", "SHOW ENGINE shows other sessions'"),
     ("SELECT trx_query FROM information_schema.INNODB_TRX", "innodb_trx shows"),
+    # information_schema's names compared by utf8mb3's lower case, where U+0130 is i: the
+    # check compared ASCII only and passed them
+    ("SELECT INFO FROM information_schema.PROCESSL\u0130ST", "processlist shows"),
+    ("SELECT trx_query FROM information_schema.`\u0130NNODB_TRX`", "innodb_trx shows"),
     ("SELECT argument FROM mysql.general_log", "general_log shows"),
     # The sys schema's lock views, over INNODB_TRX's trx_query: the waiter's and the
     # blocker's statements (only while a row lock is waited on).
