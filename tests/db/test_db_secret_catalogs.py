@@ -292,6 +292,10 @@ CHECK_ONLY = [
     ("oracle", "SELECT value FROM dba_sqlset_binds", "DBA_SQLSET_BINDS shows"),
     ("oracle", "SELECT kglnaobj FROM sys.x$kglob", "X$KGLOB shows"),
     ("oracle", "SELECT spare4 FROM sys.cdb_local_adminauth$", "CDB_LOCAL_ADMINAUTH$ holds"),
+    # upper-cased as Unicode does, long s is S and dotless i is I
+    ("oracle", "SELECT spare4 FROM sys.u\u017fer$", "USER$ holds"),
+    ("oracle", "SELECT sql_text FROM v$sqlarea_plan_hash", "V$SQLAREA_PLAN_HASH"),
+    ("oracle", "SELECT sql_text FROM v$\u017fqlarea", "V$SQLAREA shows"),
     ("vertica", "SELECT user_name, password, salt FROM v_catalog.passwords", "passwords holds"),
     ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
     ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),

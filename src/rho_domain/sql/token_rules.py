@@ -163,15 +163,23 @@ def relation_name(token: Token, d: Dialect) -> str:
     to be refused: ``catalog_name``, and where names are compared without case, the two
     letters outside ASCII whose lower case is ASCII, as MariaDB and MySQL compare
     information_schema's names (utf8mb3's lower case: information_schema.PROCESSLİST is
-    PROCESSLIST, GLOBAL_VARİABLES the settings' list). Only for refusals: a function's
-    name keeps ``catalog_name``, so nothing is allowed by a folded spelling."""
+    PROCESSLIST, GLOBAL_VARİABLES the settings' list); where an unquoted name is upper-cased,
+    the two whose upper case is ASCII (Oracle upper-cases by its character set: sys.u<long s>er$
+    may be SYS.USER$; not tried on a server, refused on the safe side). Only for refusals: a
+    function's name keeps ``catalog_name``, so nothing is allowed by a folded spelling."""
     name = catalog_name(token, d)
-    return name.translate(_SERVER_LOWER) if d.folding == "insensitive" else name
+    if d.folding == "insensitive":
+        return name.translate(_SERVER_LOWER)
+    if d.folding == "upper" and token.kind is not Kind.QUOTED:
+        return name.translate(_UNICODE_UPPER)
+    return name
 
 
 # U+0130 (dotted capital I) and U+212A (Kelvin sign): the only letters of the Basic
-# Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked).
+# Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked); U+0131
+# (dotless i) and U+017F (long s), the only ones whose Unicode upper case is ASCII.
 _SERVER_LOWER = {0x130: "i", 0x212A: "k"}
+_UNICODE_UPPER = {0x131: "I", 0x17F: "S"}
 _LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
 
