@@ -73,6 +73,14 @@ PG_OPTIONS = [
     ("SELECT srvoptions FROM information_schema._pg_foreign_servers", "_pg_fo", "srv-sekret"),
     ("SELECT option_value FROM information_schema.user_mapping_options", "user_map", "fdw-sekret"),
     ("TABLE information_schema._pg_user_mappings", "_pg_user_mappings", "fdw-sekret"),
+    # the same rows by functions over them and other spellings of the name (held already)
+    ("SELECT to_jsonb(s.*) FROM pg_catalog.pg_foreign_server s", "pg_foreign_s", "srv-sekret"),
+    (
+        "SELECT * FROM pg_options_to_table((SELECT srvoptions FROM pg_foreign_server LIMIT 1))",
+        "pg_foreign_server",
+        "srv-sekret",
+    ),
+    ('TABLE U&"pg_foreign_\\0073erver"', "pg_foreign_server", "srv-sekret"),
 ]
 # The options of a foreign table's columns (the check let every one through): by name, and
 # in pg_attribute's whole rows, where no column is named
