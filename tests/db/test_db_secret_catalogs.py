@@ -42,6 +42,8 @@ PG_SETUP = [
     # a wrapper without a validator keeps any option: a server's password too
     "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w OPTIONS (dsn 'u:srv-sekret@db')",
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
+    # and a foreign table's column keeps any option too
+    "CREATE FOREIGN TABLE rho_ft (a int OPTIONS (password 'col-sekret')) SERVER rho_s",
     # an administrator's view over one: judged by its query where it is named
     "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
     "CREATE VIEW stats_copy AS SELECT histogram_bounds::text AS bounds FROM pg_stats "
@@ -71,6 +73,23 @@ PG_OPTIONS = [
     ("SELECT srvoptions FROM information_schema._pg_foreign_servers", "_pg_fo", "srv-sekret"),
     ("SELECT option_value FROM information_schema.user_mapping_options", "user_map", "fdw-sekret"),
     ("TABLE information_schema._pg_user_mappings", "_pg_user_mappings", "fdw-sekret"),
+    # the same rows by functions over them and other spellings of the name (held already)
+    ("SELECT to_jsonb(s.*) FROM pg_catalog.pg_foreign_server s", "pg_foreign_s", "srv-sekret"),
+    (
+        "SELECT * FROM pg_options_to_table((SELECT srvoptions FROM pg_foreign_server LIMIT 1))",
+        "pg_foreign_server",
+        "srv-sekret",
+    ),
+    ('TABLE U&"pg_foreign_\\0073erver"', "pg_foreign_server", "srv-sekret"),
+]
+# The options of a foreign table's columns (the check let every one through): by name, and
+# in pg_attribute's whole rows, where no column is named
+PG_COLUMN_OPTIONS = [
+    ("SELECT attname, attfdwoptions FROM pg_attribute WHERE attrelid >= 16384", "attfdwoptions"),
+    ("SELECT * FROM information_schema.column_options", "column_options"),
+    ("TABLE information_schema._pg_foreign_table_columns", "_pg_foreign_table_columns"),
+    ("SELECT a.* FROM pg_attribute a WHERE attrelid = 'rho_ft'::regclass", "rho_ft: attfdw"),
+    ("SELECT row_to_json(a) FROM pg_catalog.pg_attribute a WHERE attrelid >= 16384", "rho_ft"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
@@ -192,6 +211,34 @@ async def test_postgres_options_of_foreign_servers_and_mappings_are_refused(
         await db.aclose()
 
 
+async def test_postgres_options_of_foreign_table_columns_are_refused(
+    pg_secrets: Server, postgres_server: Server
+) -> None:
+    """A column of a foreign table keeps options as its server does (``attfdwoptions``: any
+    option, for a wrapper without a validator): ``information_schema.column_options`` and
+    ``pg_attribute`` gave the password 'col-sekret' to the check's login. Now their names are
+    refused, and ``pg_attribute`` itself in a database where a column has options (a whole
+    row shows them); a database without keeps it."""
+    reads = [(sql, "", "col-sekret") for sql, _ in PG_COLUMN_OPTIONS]
+    await _read_without_the_check(pg_secrets, reads)
+    db = adapter(pg_secrets)
+    try:
+        for sql, said in PG_COLUMN_OPTIONS:
+            with pytest.raises(StatementRefused, match="password") as info:
+                await db.query(sql, max_rows=5, timeout=5)
+            assert said in str(info.value), (sql, info.value)
+    finally:
+        await db.aclose()
+    db = adapter(postgres_server)
+    try:
+        sql = (
+            "SELECT attname FROM pg_attribute WHERE attrelid = 'pg_class'::regclass AND attnum = 1"
+        )
+        assert (await db.query(sql, max_rows=1, timeout=5)).rows == (("oid",),)
+    finally:
+        await db.aclose()
+
+
 async def test_mariadb_tables_of_credentials_are_refused(my_secrets: Server) -> None:
     await _refused_by_the_check(my_secrets, MY_READS)
     db = adapter(my_secrets)
@@ -238,6 +285,25 @@ CHECK_ONLY = [
     ("oracle", "SELECT password FROM sys.user_history$", "USER_HISTORY$ holds"),
     ("oracle", "SELECT sql_text FROM gv$sql", "GV$SQL shows other sessions' statement"),
     ("oracle", "SELECT value_string FROM sys.v_$sql_bind_capture", "V_$SQL_BIND_CAPTURE"),
+    # the same texts, binds and verifiers under names the list had not: a container's CDB_
+    # twin of every DBA_ view, the cursors' texts and peeked binds by other views, the
+    # fine-grained and common audit trails, the fixed tables a login AS SYSDBA reads
+    ("oracle", "SELECT sql_text FROM cdb_hist_sqltext", "CDB_HIST_SQLTEXT shows"),
+    ("oracle", 'SELECT * FROM "SYS"."CDB_UNIFIED_AUDIT_TRAIL"', "CDB_UNIFIED_AUDIT_TRAIL"),
+    ("oracle", "SELECT sql_text, sql_bind FROM dba_fga_audit_trail", "DBA_FGA_AUDIT_TRAIL"),
+    ("oracle", "SELECT lsqltext FROM sys.fga_log$", "FGA_LOG$ shows"),
+    ("oracle", "SELECT sql_bind FROM cdb_common_audit_trail", "CDB_COMMON_AUDIT_TRAIL"),
+    ("oracle", "SELECT sql_text FROM dba_audit_object", "DBA_AUDIT_OBJECT shows"),
+    ("oracle", "SELECT name FROM v$db_object_cache", "V$DB_OBJECT_CACHE shows"),
+    ("oracle", "SELECT sql_fulltext FROM gv$sqlarea_plan_hash", "GV$SQLAREA_PLAN_HASH"),
+    ("oracle", "SELECT other_xml FROM v$sql_plan", "V$SQL_PLAN shows"),
+    ("oracle", "SELECT value FROM dba_sqlset_binds", "DBA_SQLSET_BINDS shows"),
+    ("oracle", "SELECT kglnaobj FROM sys.x$kglob", "X$KGLOB shows"),
+    ("oracle", "SELECT spare4 FROM sys.cdb_local_adminauth$", "CDB_LOCAL_ADMINAUTH$ holds"),
+    # upper-cased as Unicode does, long s is S and dotless i is I
+    ("oracle", "SELECT spare4 FROM sys.u\u017fer$", "USER$ holds"),
+    ("oracle", "SELECT sql_text FROM v$sqlarea_plan_hash", "V$SQLAREA_PLAN_HASH"),
+    ("oracle", "SELECT sql_text FROM v$\u017fqlarea", "V$SQLAREA shows"),
     ("vertica", "SELECT user_name, password, salt FROM v_catalog.passwords", "passwords holds"),
     ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
     ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),
@@ -255,5 +321,8 @@ def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -
         ("vertica", "SELECT * FROM public.passwords"),
         ("vertica", "SELECT * FROM app.sessions"),
         ("oracle", "SELECT username FROM dba_users"),
+        ("oracle", "SELECT username FROM all_users"),
+        ("oracle", 'SELECT * FROM "sys"."user$"'),  # quoted, lower case: another name
+        ("oracle", "SELECT sql_id, event FROM v$active_session_history"),
     ]:
         assert classify(sql, name).read_only, sql

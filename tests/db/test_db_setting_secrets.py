@@ -36,6 +36,9 @@ READS = [
     ("SELECT * FROM pg_show_all_settings()", "pg_show_all_settings"),  # off the list too
     ("SHOW ALL", "pg_show_all_settings shows this login"),
     ('SHOW "all"', "pg_show_all_settings shows this login"),  # the server's ALL too
+    # the names written with Unicode escapes, which the server decodes first (held already)
+    ('SHOW U&"primary\\005fconninfo"', "primary_conninfo is a setting that holds"),
+    ("SHOW U&\"!0061ll\" UESCAPE '!'", "pg_show_all_settings shows this login"),
 ]
 
 

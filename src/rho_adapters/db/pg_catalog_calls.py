@@ -36,7 +36,9 @@ script (its objects are its installer's, as its functions are):
   every read (``COPY FROM PROGRAM`` under another name), ``postgres_fdw``'s run a remote
   query as the login of their user mapping (a remote view calling ``pg_read_file``); and
   every table they inherit from or are a partition of (a read of a parent reads its
-  children).
+  children);
+- ``pg_attribute``, where a foreign table's column has options (``attfdwoptions``): a
+  whole row shows them, and a wrapper without a validator keeps a password there.
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -83,6 +85,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         policies=grouped(query.POLICIES),
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
+            **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},
             **privileged_refusals(conn),
         },
     )

@@ -117,6 +117,18 @@ SELECT c.relname::text, CASE WHEN a.relid = a.child
 FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
 JOIN pg_catalog.pg_class k ON k.oid = a.child
 """
+# A foreign table's column options (attfdwoptions), kept by a wrapper without a validator
+# whatever they hold, a password too: pg_attribute shows them in a whole row (SELECT *,
+# TABLE pg_attribute, row_to_json(a)) with no column named, so where one column has any,
+# pg_attribute is refused by name (its options views and attfdwoptions are, everywhere).
+COLUMN_OPTIONS = """
+SELECT 'pg_attribute', 'pg_attribute shows the options of the columns of foreign tables ('
+  || pg_catalog.string_agg(DISTINCT c.relname::text, ', ') || ': attfdwoptions), where a '
+  || 'wrapper keeps what it is given, a password too: the agent does not read it in this '
+  || 'database; information_schema.columns lists the columns without their options'
+FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+WHERE a.attfdwoptions IS NOT NULL HAVING pg_catalog.count(*) > 0
+"""
 # The policies a read of a table may run, as queries: every table with row security on,
 # whoever the login is. Not only where row_security_active says they apply to this login (a
 # superuser, a BYPASSRLS role, the table's owner): a view reads its tables as the view's

@@ -25,7 +25,18 @@ from __future__ import annotations
 
 from typing import Any
 
-STATEMENT_VIEWS = ("pg_stat_activity", "pg_stat_get_activity", "pg_stat_statements")
+# With the extensions' views that show the same texts, or their plans' and quals' constants,
+# to the same logins: Percona's pg_stat_monitor, pg_store_plans, pg_show_plans, pg_qualstats.
+STATEMENT_VIEWS = (
+    "pg_stat_activity",
+    "pg_stat_get_activity",
+    "pg_stat_statements",
+    "pg_stat_monitor",
+    "pg_store_plans",
+    "pg_show_plans",
+    "pg_qualstats",
+    "pg_qualstats_by_query",
+)
 ALL_SETTINGS = ("pg_settings", "pg_show_all_settings", "current_setting")
 # Every column's most common values and histogram bounds, the credential catalogs' too.
 STATISTICS = (

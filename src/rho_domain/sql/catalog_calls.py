@@ -31,7 +31,7 @@ from rho_domain.errors import StatementRefused
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialects import Dialect
 from rho_domain.sql.lexer import tokenize
-from rho_domain.sql.token_rules import catalog_name, check_tokens
+from rho_domain.sql.token_rules import catalog_name, check_tokens, relation_name
 from rho_domain.sql.tokens import Kind, Token
 
 # PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.
@@ -126,7 +126,7 @@ def _shows_all(stmt: Sequence[Token], calls: CatalogCalls, d: Dialect) -> str:
     server finds a name whatever its case, quoted too: ``SHOW "all"`` is ``SHOW ALL`` and
     ``SHOW "PRIMARY_CONNINFO"`` is ``SHOW primary_conninfo`` (each showed the password)."""
     show = bool(stmt) and stmt[0].is_word("SHOW")
-    shown = [catalog_name(t, d).lower() for t in stmt[1:]] if show else []
+    shown = [relation_name(t, d).lower() for t in stmt[1:]] if show else []
     names = ["pg_show_all_settings" if n == "all" else n for n in shown]
     return next((calls.refused_names[n] for n in names if n in calls.refused_names), "")
 
@@ -153,7 +153,7 @@ def _types(
     for token in stmt:
         if token.kind not in (Kind.WORD, Kind.QUOTED):
             continue
-        written = catalog_name(token, d)
+        written = relation_name(token, d)
         spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
         if "json" in written:  # to_json(t), json_agg, row_to_json, JSON_OBJECT ...
             spellings = (*spellings, *_JSON)

@@ -76,7 +76,8 @@ class Dialect:
     secret_relations: frozenset[str] = frozenset()
     # Matched as secret_relations are: relations showing other sessions' statement texts
     # (passwords in ALTER USER ... IDENTIFIED BY among them), and those listing the options
-    # of foreign-data wrappers, servers, tables or user mappings (a password among them).
+    # of foreign-data wrappers, servers, tables, columns or user mappings (a password among
+    # them).
     statement_relations: frozenset[str] = frozenset()
     option_relations: frozenset[str] = frozenset()
     path_schemas: frozenset[str] = frozenset()  # system schemas on the search path

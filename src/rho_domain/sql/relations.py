@@ -30,11 +30,16 @@ POSTGRES_SECRET_RELATIONS = names(
 # to read; information_schema's user_mapping_options gave a superuser every mapping's
 # password (another login its own). information_schema's foreign_servers, foreign_tables
 # and user_mappings name the same objects without their options and stay readable.
+# A foreign table's columns have options too (pg_attribute.attfdwoptions, shown by
+# information_schema's column_options and _pg_foreign_table_columns): the column's name is
+# refused wherever it stands, and pg_attribute itself in a database where a column has
+# options (pg_catalog_queries.COLUMN_OPTIONS: a whole row shows them with no name written).
 POSTGRES_OPTION_RELATIONS = names(
     """
     pg_foreign_data_wrapper pg_foreign_server pg_foreign_table foreign_data_wrapper_options
     foreign_server_options foreign_table_options user_mapping_options
     _pg_foreign_data_wrappers _pg_foreign_servers _pg_foreign_tables _pg_user_mappings
+    column_options _pg_foreign_table_columns attfdwoptions
     """
 )
 
@@ -69,21 +74,56 @@ MYSQL_STATEMENT_RELATIONS = names(
 
 # SYS.USER$ (PASSWORD: the 10g hash; SPARE4: the S: and T: verifiers), USER_HISTORY$ (old
 # ones), LINK$ (a database link's stored password), XS$VERIFIERS (Real Application
-# Security users'), SCHEDULER$_CREDENTIAL (a credential's password), readable by a login
-# with SELECT ANY DICTIONARY; DBA_USERS shows no hash since 11g and stays readable.
-ORACLE_SECRET_RELATIONS = names("USER$ USER_HISTORY$ LINK$ XS$VERIFIERS SCHEDULER$_CREDENTIAL")
+# Security users'), SCHEDULER$_CREDENTIAL (a credential's password), CDB_LOCAL_ADMINAUTH$
+# (12.2+: the verifiers of a pluggable database's local SYSDBA users), readable by a login
+# with SELECT ANY DICTIONARY; DBA_USERS and ALL_USERS show no hash since 11g and stay
+# readable.
+ORACLE_SECRET_RELATIONS = names(
+    "USER$ USER_HISTORY$ LINK$ XS$VERIFIERS SCHEDULER$_CREDENTIAL CDB_LOCAL_ADMINAUTH$"
+)
 # Every cached cursor's text and the bind values captured with it, an instance's (V$) or
-# every instance's (GV$), by view or by its public synonym (V_$); AWR's copies; the audit
-# trails' SQL_TEXT and SQL_BINDS.
+# every instance's (GV$), by view or by its public synonym (V_$): the cursors' texts under
+# other names (SQLAREA_PLAN_HASH, SQLSTATS_PLAN_HASH, DB_OBJECT_CACHE, whose NAME is a
+# cursor's text), the values the optimizer peeked at (SQL_PLAN's OTHER_XML), the audit
+# trails written as XML files and the unified one.
 _ORACLE_CURSOR_VIEWS = names(
     """
     SQL SQLAREA SQLTEXT SQLTEXT_WITH_NEWLINES SQLSTATS OPEN_CURSOR SQL_BIND_CAPTURE
-    SQL_MONITOR
+    SQL_MONITOR SQLAREA_PLAN_HASH SQLSTATS_PLAN_HASH DB_OBJECT_CACHE SQL_PLAN
+    SQL_PLAN_STATISTICS_ALL XML_AUDIT_TRAIL UNIFIED_AUDIT_TRAIL
     """
 )
-ORACLE_STATEMENT_RELATIONS = frozenset(
-    {f"{prefix}{view}" for prefix in ("V$", "GV$", "V_$", "GV_$") for view in _ORACLE_CURSOR_VIEWS}
-) | names("DBA_HIST_SQLTEXT DBA_HIST_SQLBIND UNIFIED_AUDIT_TRAIL DBA_AUDIT_TRAIL AUD$")
+# AWR's copies of texts, binds and plans; the audit trails' SQL_TEXT and SQL_BIND(S) (the
+# standard, fine-grained, unified and common ones, their tables and the views over them);
+# SQL tuning sets' and plan baselines' statements and binds.
+_ORACLE_DBA_STATEMENT_VIEWS = names(
+    """
+    DBA_HIST_SQLTEXT DBA_HIST_SQLBIND DBA_HIST_SQL_PLAN DBA_AUDIT_TRAIL DBA_AUDIT_OBJECT
+    DBA_AUDIT_STATEMENT DBA_AUDIT_EXISTS DBA_FGA_AUDIT_TRAIL DBA_COMMON_AUDIT_TRAIL
+    DBA_SQLSET_STATEMENTS DBA_SQLSET_BINDS DBA_SQLSET_PLANS DBA_SQL_PLAN_BASELINES
+    """
+)
+# A container database has a CDB_ view for every DBA_ one, showing every pluggable
+# database's rows: each is refused with its DBA_ twin.
+ORACLE_STATEMENT_RELATIONS = (
+    frozenset(
+        {
+            f"{prefix}{view}"
+            for prefix in ("V$", "GV$", "V_$", "GV_$")
+            for view in _ORACLE_CURSOR_VIEWS
+        }
+    )
+    | _ORACLE_DBA_STATEMENT_VIEWS
+    | {"CDB_" + view.removeprefix("DBA_") for view in _ORACLE_DBA_STATEMENT_VIEWS}
+    | names("UNIFIED_AUDIT_TRAIL CDB_UNIFIED_AUDIT_TRAIL AUD$ AUD$UNIFIED FGA_LOG$")
+    # the fixed tables under the cursor views, which a login AS SYSDBA reads by name
+    | names(
+        """
+        X$KGLCURSOR_CHILD X$KGLCURSOR_CHILD_SQLID X$KGLCURSOR_CHILD_SQLIDPH X$KGLNA X$KGLNA1
+        X$KGLOB X$KGLLK X$KQLFBC X$KKSSQLSTAT
+        """
+    )
+)
 
 # Vertica's search path ends with its system schemas, so v_catalog.passwords is read as
 # passwords too (where no schema before them has one). PASSWORDS holds every user's

@@ -99,7 +99,8 @@ _CREDENTIALS = (
     "that may is an administrator's)"
 )
 _OPTIONS = (
-    "{} shows the options of foreign-data wrappers, servers, tables or user mappings, where "
+    "{} shows the options of foreign-data wrappers, servers, tables, columns or user "
+    "mappings, where "
     "a wrapper keeps a login's password: the agent does not read them; "
     "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
     "their options"
@@ -132,11 +133,11 @@ def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str])
     the name stands, ``schema.name`` where the name follows ``schema.`` (MySQL's ``user``
     is an application's table as often as ``mysql.user``), or stands alone when ``schema``
     is on the dialect's search path (``path_schemas``)."""
-    name = catalog_name(stmt[i], d)
+    name = relation_name(stmt[i], d)
     if name in relations:
         return name
     if i >= 2 and stmt[i - 1].is_punct(".") and stmt[i - 2].kind in (Kind.WORD, Kind.QUOTED):
-        dotted = f"{catalog_name(stmt[i - 2], d)}.{name}"
+        dotted = f"{relation_name(stmt[i - 2], d)}.{name}"
         return dotted if dotted in relations else ""
     if i and stmt[i - 1].is_punct("."):
         return ""
@@ -157,6 +158,28 @@ def catalog_name(token: Token, d: Dialect) -> str:
     return name
 
 
+def relation_name(token: Token, d: Dialect) -> str:
+    """The name ``token`` may stand for where a relation or a setting is looked up by name,
+    to be refused: ``catalog_name``, and where names are compared without case, the two
+    letters outside ASCII whose lower case is ASCII, as MariaDB and MySQL compare
+    information_schema's names (utf8mb3's lower case: information_schema.PROCESSLİST is
+    PROCESSLIST, GLOBAL_VARİABLES the settings' list); where an unquoted name is upper-cased,
+    the two whose upper case is ASCII (Oracle upper-cases by its character set: sys.u<long s>er$
+    may be SYS.USER$; not tried on a server, refused on the safe side). Only for refusals: a
+    function's name keeps ``catalog_name``, so nothing is allowed by a folded spelling."""
+    name = catalog_name(token, d)
+    if d.folding == "insensitive":
+        return name.translate(_SERVER_LOWER)
+    if d.folding == "upper" and token.kind is not Kind.QUOTED:
+        return name.translate(_UNICODE_UPPER)
+    return name
+
+
+# U+0130 (dotted capital I) and U+212A (Kelvin sign): the only letters of the Basic
+# Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked); U+0131
+# (dotless i) and U+017F (long s), the only ones whose Unicode upper case is ASCII.
+_SERVER_LOWER = {0x130: "i", 0x212A: "k"}
+_UNICODE_UPPER = {0x131: "I", 0x17F: "S"}
 _LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
 
