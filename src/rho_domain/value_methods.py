@@ -15,6 +15,13 @@ method the class defines itself alone (``auto_detect``), and only ``__init__`` i
   compared in order (through a field's ``eq=`` key), the first false result or the last.
 - ``value_hash``: the hash of the class's own constant and those fields' values (keys).
 
+Each works its class's plan out once (the first call) and keeps it: ``repr`` a ``%``-template
+filled from an ``operator.attrgetter`` of the shown fields, ``hash`` the hash of such a getter's
+tuple mixed with the class's constant, so the fields are read in C rather than by a loop here
+(a class with a ``repr=`` callable, an unset field or an ``eq=`` key takes the field-by-field
+path). ``==`` stays a loop: attrs 24.2+ compares field by field without tuples' identity
+shortcut (a NaN field is unequal to itself), and a tuple compare would give that up.
+
 ``tests/domain/test_domain_value_methods.py`` holds the three to attrs' generated ones;
 ``tests/test_architecture.py`` fails on a class of ours that leaves attrs to compile one.
 """
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, cast
 
 import attrs
@@ -35,6 +43,12 @@ _showing = threading.local()  # ids of the values whose repr this thread is writ
 _Fields = tuple[tuple[str, Callable[[Any], Any] | None], ...]
 _Compared = tuple[_Fields, _Fields, int]
 _COMPARED: dict[type, _Compared] = {}
+# class -> its repr as a %-template over a getter of its shown fields (None: a field shows
+# through a ``repr=`` callable or may be unset, so it is shown field by field)
+_Getter = Callable[[Any], Any]
+_SHOWN: dict[type, tuple[str, _Getter | None]] = {}
+# class -> a getter of its hashed fields (None: one has an ``eq=`` key) and its hash constant
+_HASHED: dict[type, tuple[_Getter | None, int]] = {}
 
 
 def value_repr(self: object) -> str:
@@ -47,21 +61,30 @@ def value_repr(self: object) -> str:
         return "..."
     showing.add(id(self))
     try:
-        parts = []
-        for field in _fields(self.__class__):
-            if field.repr is False:
-                continue
-            value = (
-                getattr(self, field.name)
-                if field.init
-                else getattr(self, field.name, attrs.NOTHING)
-            )
-            shown = repr(value) if field.repr is True else f"{field.repr(value)}"
-            parts.append(f"{field.name}={shown}")
-        name = self.__class__.__qualname__.rsplit(">.", 1)[-1]
-        return f"{name}({', '.join(parts)})"
+        shown = _SHOWN.get(self.__class__)
+        if shown is None:
+            shown = _SHOWN[self.__class__] = _shown(self.__class__)
+        template, get = shown
+        if get is None:
+            return _repr_field_by_field(self)
+        text: str = template % get(self)
+        return text
     finally:
         showing.discard(id(self))
+
+
+def _repr_field_by_field(self: object) -> str:
+    """The repr of a class with a ``repr=`` callable or an ``init=False`` field."""
+    parts = []
+    for field in _fields(self.__class__):
+        if field.repr is False:
+            continue
+        value = (
+            getattr(self, field.name) if field.init else getattr(self, field.name, attrs.NOTHING)
+        )
+        shown = repr(value) if field.repr is True else f"{field.repr(value)}"
+        parts.append(f"{field.name}={shown}")
+    return f"{_name(self.__class__)}({', '.join(parts)})"
 
 
 def value_eq(self: object, other: object) -> bool:
@@ -81,16 +104,22 @@ def value_eq(self: object, other: object) -> bool:
 
 def value_hash(self: object) -> int:
     """Attrs' ``__hash__`` of a frozen value: its class's constant and its compared fields."""
-    _, fields, constant = _compared(self.__class__)
-    return hash(
-        (
-            constant,
-            *(
-                key(getattr(self, name)) if key is not None else getattr(self, name)
-                for name, key in fields
-            ),
+    hashed = _HASHED.get(self.__class__)
+    if hashed is None:
+        hashed = _HASHED[self.__class__] = _hashed(self.__class__)
+    get, constant = hashed
+    if get is None:
+        _, fields, _ = _compared(self.__class__)
+        return hash(
+            (
+                constant,
+                *(
+                    key(getattr(self, name)) if key is not None else getattr(self, name)
+                    for name, key in fields
+                ),
+            )
         )
-    )
+    return hash(get(self)) ^ constant
 
 
 def _fields(cls: type) -> tuple[attrs.Attribute[Any], ...]:
@@ -114,3 +143,32 @@ def _compared(cls: type) -> _Compared:
         constant = hash(f"{cls.__module__}.{cls.__qualname__}")
         known = _COMPARED[cls] = (compared, hashed, constant)
     return known
+
+
+def _name(cls: type) -> str:
+    return cls.__qualname__.rsplit(">.", 1)[-1]
+
+
+def _values(names: list[str]) -> _Getter:
+    """A getter of ``names``' values as a tuple, built in C (``attrgetter``) for two or more."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        single = attrgetter(names[0])
+        return lambda value: (single(value),)
+    return lambda value: ()
+
+
+def _shown(cls: type) -> tuple[str, _Getter | None]:
+    shown = [f for f in _fields(cls) if f.repr is not False]
+    if any(f.repr is not True or not f.init for f in shown):
+        return "", None
+    fields = ", ".join(f"{f.name}=%r" for f in shown)
+    return f"{_name(cls).replace('%', '%%')}({fields})", _values([f.name for f in shown])
+
+
+def _hashed(cls: type) -> tuple[_Getter | None, int]:
+    _, fields, constant = _compared(cls)
+    if any(key is not None for _, key in fields):
+        return None, constant
+    return _values([name for name, _ in fields]), constant

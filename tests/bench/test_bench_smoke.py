@@ -166,6 +166,18 @@ def test_bench_gc() -> None:
     )
 
 
+def test_bench_value_methods() -> None:
+    import bench_value_methods
+
+    out = table(bench_value_methods.main, "--number", "10", "--repeat", "1")
+    lines_match(
+        out,
+        r"value +method +ours ns +attrs ns +ratio",
+        r"ToolCall +== +\d+ +\d+ +\d+\.\d\dx$",
+        r"Budget +repr +\d+ +\d+ +\d+\.\d\dx$",
+    )
+
+
 def test_bench_grep(tmp_path: Path) -> None:
     import bench_grep
 

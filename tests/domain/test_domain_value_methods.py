@@ -48,6 +48,10 @@ def _shapes() -> list[tuple[object, object, object]]:
     class Empty:
         pass
 
+    @attrs.frozen
+    class Single:  # one field holding a tuple: the repr's %-template must not spread it
+        items: tuple[str, ...]
+
     return [
         (Plain("a", 2, ("x", "y")), Plain("a", 2, ("x", "y")), Plain("a", 3, ("x", "y"))),
         (
@@ -59,6 +63,7 @@ def _shapes() -> list[tuple[object, object, object]]:
         (Child("b", extra=Plain("i")), Child("b", extra=Plain("i")), Child("b", extra=Plain("j"))),
         (Plain('quote\'s "both"', -1), Plain('quote\'s "both"', -1), Plain("", -1)),
         (Empty(), Empty(), Empty()),  # no field compared: equal, as attrs has it
+        (Single(("a", "%s")), Single(("a", "%s")), Single(("b",))),
     ]
 
 
