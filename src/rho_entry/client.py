@@ -78,7 +78,11 @@ class AgentClient:
     loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
     ``async with``. ``event_bytes``: the largest stream event read, ``answer_bytes`` the largest
-    other answer (``ApiError`` beyond either)."""
+    other answer (``ApiError`` beyond either). A call other than ``events`` ends with
+    ``httpx.ReadTimeout`` after ``timeout`` seconds of silence, or when its whole answer has
+    not come within twice ``timeout`` (60 s): the server's longest wait before it answers,
+    a ``DELETE``'s ``shutdown_grace`` (10 s by default), fits in ``timeout``, and the answer
+    then has as long again to arrive."""
 
     event_bytes = EVENT_BYTES
     answer_bytes = client_bodies.ANSWER_BYTES
@@ -104,6 +108,7 @@ class AgentClient:
         # so the proxy variables are read here, as httpx would read them
         proxy = proxy_for(base_url, environ)
         self._answer_timeout = httpx.Timeout(timeout)  # an answer's silence, not a stream's
+        self._answer_deadline = 2 * timeout  # a whole answer's time (a trickle is not silent)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -221,14 +226,26 @@ class AgentClient:
         self, method: str, path: str, body: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """One request and its JSON answer, read within ``answer_bytes`` (``client_bodies``:
-        ``response.json()`` read an endless answer until the process died) and with at most
-        ``timeout`` seconds of silence (``httpx.ReadTimeout``; before, none: the stream's
-        setting, so a server that never answered held the call for good)."""
+        ``response.json()`` read an endless answer until the process died), with at most
+        ``timeout`` seconds of silence (before, none: the stream's setting, so a server that
+        never answered held the call for good) and whole within ``_answer_deadline`` seconds
+        (a server sending a byte every 29 s is never silent for 30: it held the call for
+        good); ``httpx.ReadTimeout`` for either."""
         timeout = self._answer_timeout  # a server that never answers no longer holds it
-        async with self._http.stream(method, path, json=body, timeout=timeout) as response:
-            if response.status_code >= 400:
-                raise _error(response, await client_bodies.error_head(response))
-            content = await client_bodies.body(response, self.answer_bytes)
+        deadline = asyncio.timeout(self._answer_deadline)
+        try:
+            async with deadline:
+                async with self._http.stream(method, path, json=body, timeout=timeout) as response:
+                    if response.status_code >= 400:
+                        raise _error(response, await client_bodies.error_head(response))
+                    content = await client_bodies.body(response, self.answer_bytes)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise httpx.ReadTimeout(
+                f"{method} {path}: the server's answer did not arrive whole within "
+                f"{self._answer_deadline:g} s (twice the client's timeout)"
+            ) from None
         data = _parsed(content)
         if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
             raise ApiError(_foreign(response, content, answered=True))
