@@ -22,6 +22,7 @@ from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
+from rho_adapters.pgstore.schema import CHANNEL
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
@@ -131,14 +132,21 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     await a.store.append("taken1", run_events())
     waiting = asyncio.create_task(a.signals.wait_for_cancel("taken1"))
     assert not await a.signals.cancel_requested("taken1")
-    deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
-    while True:
-        try:
-            await b.store.open("taken1")
-            break
-        except SessionLocked:
-            assert time.monotonic() < deadline, "A's claim never went stale for B"
-            await asyncio.sleep(0.05)
+    # the notification itself, heard on a connection of our own: A's waiter also reads the
+    # row every RECHECK_SECONDS, which finds the session lost without any notification
+    with psycopg.connect(url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {CHANNEL}")
+        deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
+        while True:
+            try:
+                await b.store.open("taken1")
+                break
+            except SessionLocked:
+                assert time.monotonic() < deadline, "A's claim never went stale for B"
+                await asyncio.sleep(0.05)
+        # sent in the takeover's own transaction, so it is here once open returned
+        heard = [n.payload for n in listener.notifies(timeout=10, stop_after=1)]
+    assert heard == ["cancel taken1"], heard
     await asyncio.wait_for(waiting, 3 * RECHECK_SECONDS)  # before: asleep until cancelled
     assert await a.signals.cancel_requested("taken1")
     assert not await b.signals.cancel_requested("taken1")
