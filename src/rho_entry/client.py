@@ -234,11 +234,13 @@ class AgentClient:
         timeout = self._answer_timeout  # a server that never answers no longer holds it
         deadline = asyncio.timeout(self._answer_deadline)
         try:
-            async with deadline:
-                async with self._http.stream(method, path, json=body, timeout=timeout) as response:
-                    if response.status_code >= 400:
-                        raise _error(response, await client_bodies.error_head(response))
-                    content = await client_bodies.body(response, self.answer_bytes)
+            async with (
+                deadline,
+                self._http.stream(method, path, json=body, timeout=timeout) as response,
+            ):
+                if response.status_code >= 400:
+                    raise _error(response, await client_bodies.error_head(response))
+                content = await client_bodies.body(response, self.answer_bytes)
         except TimeoutError:
             if not deadline.expired():
                 raise
