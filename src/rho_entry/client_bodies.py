@@ -7,7 +7,8 @@ is read a piece at a time up to ``limit`` bytes decoded, its ``Content-Encoding`
 inflates each network chunk whole, a gzip bomb of 100 KB into 100 MB before anyone counts
 a byte), an encoding that cannot be bounded so refused. Before, ``AgentClient._call`` read a
 whole answer with ``response.json()``, and an answer of endless bytes grew the client until
-the process died.
+the process died. An error answer becomes the ``ApiError`` it says (``refusal``,
+``api_error``), another server's answer one that says whose it may be (``foreign``).
 """
 
 from __future__ import annotations
