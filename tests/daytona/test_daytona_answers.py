@@ -5,7 +5,8 @@ read whole with ``client.request``: httpx inflated a gzip body one network chunk
 whole (16 KB of gzip became 16 MiB before anything counted it) and read an endless one until
 the process died; an answer sent a byte at a time was never silent for the read timeout, so
 it held the call for good; JSON nested past the parser raised ``RecursionError`` out of the
-executor (a crash of the run, not an ``ExecutorError``).
+executor (a crash of the run, not an ``ExecutorError``); an error page was read whole for
+the 300 characters shown of it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError
 
-LIMIT = 64 * 1024
+LIMIT = 1 << 20
 CHUNK = 4096
 
 
@@ -40,15 +41,31 @@ async def _trickle() -> AsyncIterator[bytes]:
         yield b"x"
 
 
+class Endless:
+    """An error page that stops only after 8 MiB (so the old reader ends too), counting
+    what was read of it."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b"<html>"
+        while self.sent < 8 << 20:
+            self.sent += CHUNK
+            yield b"x" * CHUNK
+
+
 async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> None:
     fake = FakeDaytona()
     sandbox = Sandbox(id="sbx-1", toolbox_url=f"{fake.toolbox_url}/sbx-1")
+    page = Endless()
     bomb = gzip.compress(b'{"result": "' + b"0" * (16 << 20), compresslevel=1)
     answers = iter([
         httpx.Response(200, headers={"content-encoding": "gzip"}, content=_sent(bomb)),
         httpx.Response(200, content=b"[" * 20_000),
         httpx.Response(200, headers={"content-encoding": "br"}, content=_sent(b"..")),
         httpx.Response(200, content=_trickle()),
+        httpx.Response(502, content=page),
     ])  # fmt: skip
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -72,6 +89,9 @@ async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> 
         async with asyncio.timeout(10):  # the old client: this TimeoutError
             with pytest.raises(ExecutorError, match=r"creation did not arrive whole within 0\.2"):
                 await api.create()
+        with pytest.raises(ExecutorError, match=r"failed sandbox deletion \(502\): <html>xx"):
+            await api.delete("sbx-1")
     finally:
         await api.aclose()
     assert peak < 4 << 20, peak  # httpx's own decoding held the whole 16 MiB at once
+    assert page.sent <= 65_536 + CHUNK  # answers.ERROR_BYTES of an error: before, all of it
