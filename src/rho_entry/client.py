@@ -16,7 +16,7 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
@@ -28,43 +28,12 @@ from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.endpoint_url import path_segment
-from rho_domain.url_logins import hide_url_logins
 from rho_entry import client_bodies
 from rho_entry.client_events import EVENT_BYTES, Heard, ServerEvent, bounded_lines, parse_events
-from rho_entry.server.errors import (
-    ApiError,
-    BodyTooLarge,
-    Busy,
-    Conflict,
-    Forbidden,
-    Internal,
-    Invalid,
-    MethodNotAllowed,
-    NotFound,
-    Unauthorized,
-    UnsupportedMediaType,
-    WrongHost,
-)
+from rho_entry.server.errors import ApiError
 from rho_entry.server.token_file import find_token
 
 __all__ = ["RECONNECTS", "AgentClient", "ServerEvent", "proxy_for"]
-
-_ERRORS: Mapping[int, type[ApiError]] = {
-    cls.status: cls
-    for cls in (
-        Unauthorized,
-        Forbidden,
-        NotFound,
-        MethodNotAllowed,
-        Conflict,
-        BodyTooLarge,
-        UnsupportedMediaType,
-        WrongHost,
-        Invalid,
-        Internal,
-    )
-}
-
 
 RECONNECTS = 5
 """Connections in a row to an event stream that bring nothing before ``events`` gives up."""
@@ -78,7 +47,11 @@ class AgentClient:
     loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
     ``async with``. ``event_bytes``: the largest stream event read, ``answer_bytes`` the largest
-    other answer (``ApiError`` beyond either)."""
+    other answer (``ApiError`` beyond either). A call other than ``events`` ends with
+    ``httpx.ReadTimeout`` after ``timeout`` seconds of silence, or when its whole answer has
+    not come within twice ``timeout`` (60 s): the server's longest wait before it answers,
+    a ``DELETE``'s ``shutdown_grace`` (10 s by default), fits in ``timeout``, and the answer
+    then has as long again to arrive."""
 
     event_bytes = EVENT_BYTES
     answer_bytes = client_bodies.ANSWER_BYTES
@@ -104,6 +77,7 @@ class AgentClient:
         # so the proxy variables are read here, as httpx would read them
         proxy = proxy_for(base_url, environ)
         self._answer_timeout = httpx.Timeout(timeout)  # an answer's silence, not a stream's
+        self._answer_deadline = 2 * timeout  # a whole answer's time (a trickle is not silent)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -186,11 +160,9 @@ class AgentClient:
             headers = {"Last-Event-ID": str(last)}
             heard = Heard()
             try:
-                async with self._http.stream(
-                    "GET", _session_path(session_id, "stream"), params=params, headers=headers
-                ) as response:
-                    if response.status_code != 200:
-                        raise _error(response, await client_bodies.error_head(response))
+                path = _session_path(session_id, "stream")
+                response = await self._stream_opened(path, params=params, headers=headers)
+                try:
                     lines = bounded_lines(client_bodies.chunks(response), self.event_bytes)
                     async for event in parse_events(heard.lines(lines)):
                         if event.kind == "closed":
@@ -199,6 +171,8 @@ class AgentClient:
                             last = event.id
                         heard.events = True
                         yield event
+                finally:
+                    await response.aclose()
             except (httpx.RemoteProtocolError, httpx.ReadError):
                 pass  # dropped: reconnect from the last id seen
             else:
@@ -221,18 +195,55 @@ class AgentClient:
         self, method: str, path: str, body: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """One request and its JSON answer, read within ``answer_bytes`` (``client_bodies``:
-        ``response.json()`` read an endless answer until the process died) and with at most
-        ``timeout`` seconds of silence (``httpx.ReadTimeout``; before, none: the stream's
-        setting, so a server that never answered held the call for good)."""
+        ``response.json()`` read an endless answer until the process died), with at most
+        ``timeout`` seconds of silence (before, none: the stream's setting, so a server that
+        never answered held the call for good) and whole within ``_answer_deadline`` seconds
+        (a server sending a byte every 29 s is never silent for 30: it held the call for
+        good); ``httpx.ReadTimeout`` for either."""
         timeout = self._answer_timeout  # a server that never answers no longer holds it
-        async with self._http.stream(method, path, json=body, timeout=timeout) as response:
+        async with (
+            self._whole_within(method, path),
+            self._http.stream(method, path, json=body, timeout=timeout) as response,
+        ):
             if response.status_code >= 400:
-                raise _error(response, await client_bodies.error_head(response))
+                raise await client_bodies.refusal(response)
             content = await client_bodies.body(response, self.answer_bytes)
-        data = _parsed(content)
+        data = client_bodies.parsed(content)
         if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
-            raise ApiError(_foreign(response, content, answered=True))
+            raise ApiError(client_bodies.foreign(response, content, answered=True))
         return data
+
+    async def _stream_opened(
+        self, path: str, *, params: Mapping[str, str], headers: Mapping[str, str]
+    ) -> httpx.Response:
+        """An event stream's response (the caller closes it), its head and, for a status
+        other than 200, its error (raised) within ``_answer_deadline``: the stream's read
+        timeout is None, for a stream quiet for long, and so a server that never sent the
+        head, or trickled an error's body, held ``events`` for good."""
+        request = self._http.build_request("GET", path, params=params, headers=headers)
+        async with self._whole_within("GET", path):
+            response = await self._http.send(request, stream=True)
+            if response.status_code != 200:
+                try:
+                    raise await client_bodies.refusal(response)
+                finally:
+                    await response.aclose()
+        return response
+
+    @contextlib.asynccontextmanager
+    async def _whole_within(self, method: str, path: str) -> AsyncIterator[None]:
+        """The block within ``_answer_deadline`` seconds, else ``httpx.ReadTimeout``."""
+        deadline = asyncio.timeout(self._answer_deadline)
+        try:
+            async with deadline:
+                yield
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise httpx.ReadTimeout(
+                f"{method} {path}: the server's answer did not arrive whole within "
+                f"{self._answer_deadline:g} s (twice the client's timeout)"
+            ) from None
 
 
 def _session_path(session_id: str, *rest: str) -> str:
@@ -250,46 +261,3 @@ def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
     not, as by every client (``ProxyRoutes.for_url``): through a proxy the request would
     carry the bearer token to the proxy and reach the server on the proxy's machine."""
     return ProxyRoutes.from_environ(environ).for_url(base_url)
-
-
-def _parsed(content: bytes) -> Any:
-    """The JSON of an answer's body, or None when it is not JSON (nesting past the parser
-    included: a RecursionError was a crash)."""
-    try:
-        return json.loads(content)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _error(response: httpx.Response, content: bytes) -> ApiError:
-    try:
-        error = _parsed(content)["error"]
-        message, field = str(error["message"]), error.get("field")
-    except (KeyError, TypeError):  # not this API's answer: say whose it may be
-        message, field = _foreign(response, content), None
-    if response.status_code == 429:
-        retry = response.headers.get("retry-after", "1").strip()
-        # ASCII digits only: isdigit() is true for '²' (a Latin-1 byte), which int() refuses,
-        # as it refuses 4,300 digits: a ValueError out of the client, not an ApiError
-        plain = retry.isascii() and retry.isdigit() and len(retry) <= 9
-        return Busy(message, retry_after=int(retry) if plain else 1)
-    cls = _ERRORS.get(response.status_code, ApiError)
-    return cls(message, field=field)
-
-
-def _foreign(response: httpx.Response, content: bytes, *, answered: bool = False) -> str:
-    """An answer that is not this API's (an error that is not ``{"error": ...}``, or, when
-    ``answered``, a success that is not a JSON object): its status, its reason and text, and,
-    for a 404 or such a success, that the URL may not be a ``rho-agent serve`` server."""
-    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
-    text = " ".join(content[:800].decode("utf-8", "replace")[:200].split())
-    url = hide_url_logins(str(response.request.url))  # a login typed in the server's URL
-    message = f"{status} from {response.request.method} {url}"
-    if text:
-        message += f": {text}"
-    if response.status_code == 404 or answered:
-        message += (
-            "; is this a rho-agent serve server? Give its base URL, as it printed it "
-            "(e.g. http://127.0.0.1:8765), without /api"
-        )
-    return message

@@ -7,19 +7,36 @@ is read a piece at a time up to ``limit`` bytes decoded, its ``Content-Encoding`
 inflates each network chunk whole, a gzip bomb of 100 KB into 100 MB before anyone counts
 a byte), an encoding that cannot be bounded so refused. Before, ``AgentClient._call`` read a
 whole answer with ``response.json()``, and an answer of endless bytes grew the client until
-the process died.
+the process died. An error answer becomes the ``ApiError`` it says (``refusal``,
+``api_error``), another server's answer one that says whose it may be (``foreign``).
 """
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx
 
 from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
+from rho_domain.url_logins import hide_url_logins
 from rho_entry.client_events import EVENT_BYTES
-from rho_entry.server.errors import ApiError
+from rho_entry.server.errors import (
+    ApiError,
+    BodyTooLarge,
+    Busy,
+    Conflict,
+    Forbidden,
+    Internal,
+    Invalid,
+    MethodNotAllowed,
+    NotFound,
+    Unauthorized,
+    UnsupportedMediaType,
+    WrongHost,
+)
 
 ANSWER_BYTES = EVENT_BYTES
 """The largest answer (not a stream) the client reads: a session's detail shows the calls
@@ -84,3 +101,70 @@ def _whose(response: httpx.Response, what: str) -> str:
         f"the server sent {what} to {request.method} {request.url.path}; is this a "
         "rho-agent serve server?"
     )
+
+
+_ERRORS: Mapping[int, type[ApiError]] = {
+    cls.status: cls
+    for cls in (
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        MethodNotAllowed,
+        Conflict,
+        BodyTooLarge,
+        UnsupportedMediaType,
+        WrongHost,
+        Invalid,
+        Internal,
+    )
+}
+
+
+def parsed(content: bytes) -> Any:
+    """The JSON of an answer's body, or None when it is not JSON (nesting past the parser
+    included: a RecursionError was a crash)."""
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+async def refusal(response: httpx.Response) -> ApiError:
+    """The error an error answer says, read ``ERROR_BYTES`` deep (``api_error``)."""
+    return api_error(response, await error_head(response))
+
+
+def api_error(response: httpx.Response, content: bytes) -> ApiError:
+    """The ``ApiError`` subclass of an error answer's status, with the API's message and
+    field, or, for another server's answer, what it said (``foreign``)."""
+    try:
+        error = parsed(content)["error"]
+        message, field = str(error["message"]), error.get("field")
+    except (KeyError, TypeError):  # not this API's answer: say whose it may be
+        message, field = foreign(response, content), None
+    if response.status_code == 429:
+        retry = response.headers.get("retry-after", "1").strip()
+        # ASCII digits only: isdigit() is true for '²' (a Latin-1 byte), which int() refuses,
+        # as it refuses 4,300 digits: a ValueError out of the client, not an ApiError
+        plain = retry.isascii() and retry.isdigit() and len(retry) <= 9
+        return Busy(message, retry_after=int(retry) if plain else 1)
+    cls = _ERRORS.get(response.status_code, ApiError)
+    return cls(message, field=field)
+
+
+def foreign(response: httpx.Response, content: bytes, *, answered: bool = False) -> str:
+    """An answer that is not this API's (an error that is not ``{"error": ...}``, or, when
+    ``answered``, a success that is not a JSON object): its status, its reason and text, and,
+    for a 404 or such a success, that the URL may not be a ``rho-agent serve`` server."""
+    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    text = " ".join(content[:800].decode("utf-8", "replace")[:200].split())
+    url = hide_url_logins(str(response.request.url))  # a login typed in the server's URL
+    message = f"{status} from {response.request.method} {url}"
+    if text:
+        message += f": {text}"
+    if response.status_code == 404 or answered:
+        message += (
+            "; is this a rho-agent serve server? Give its base URL, as it printed it "
+            "(e.g. http://127.0.0.1:8765), without /api"
+        )
+    return message

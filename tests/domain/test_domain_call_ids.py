@@ -31,3 +31,18 @@ async def test_empty_and_repeated_ids_become_distinct_and_each_is_answered() -> 
     assert answered == ids
     last = model.requests[-1].messages
     assert [m.call_id for m in last if isinstance(m, ToolResultMessage)] == ids
+
+
+async def test_dot_segment_ids_become_addressable_ones() -> None:
+    """A call id ``.`` or ``..`` (an id the model wrote, as some OpenAI-compatible servers
+    pass it) was kept: the dashboard's approval URL ``.../approvals/..`` (``%2E%2E`` too) is
+    resolved by the browser to another route, so that call could not be answered there."""
+    model = ScriptedModel([tools(*_calls(".", "..", ".x")), text("done")])
+    session = Session(Agent(AgentConfig()), model=model, executor=MemoryExecutor({"a": ""}),
+                      clock=FakeClock())  # fmt: skip
+    async with session:
+        assert (await session.run("go")).text == "done"
+    messages = session.state.messages
+    ids = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    assert ids == ["call_1", "call_2", ".x"]
+    assert [m.call_id for m in messages if isinstance(m, ToolResultMessage)] == ids

@@ -11,6 +11,7 @@ timeout: the streams' setting).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
@@ -173,3 +174,57 @@ async def test_a_server_that_never_answers_does_not_hold_a_call_for_good() -> No
             with pytest.raises(httpx.ReadTimeout):
                 await client.get_session("s1")
     assert heard.is_set()
+
+
+async def test_a_server_trickling_its_answer_does_not_hold_a_call_for_good() -> None:
+    """Headers, then a byte each half ``timeout``: never silent for ``timeout``, so the read
+    timeout alone let it hold the call as long as it liked (a byte every 29 s against 30 s).
+    The call ends at its whole-answer deadline (twice ``timeout``) as a read timeout."""
+    sent = 0
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal sent
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n{")
+        with contextlib.suppress(ConnectionError):
+            while not reader.at_eof():
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(b" ")
+                sent += 1
+        writer.close()
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server, AgentClient(url, token="t", environ={}, timeout=0.2) as client:
+        async with asyncio.timeout(10):  # the old client: this TimeoutError, not ReadTimeout
+            with pytest.raises(httpx.ReadTimeout, match=r"did not arrive whole within 0\.4 s"):
+                await client.get_session("s1")
+    assert sent > 4  # more bytes than one read timeout's worth came: the trickle was real
+
+
+async def test_an_event_stream_s_head_and_error_come_within_the_deadline() -> None:
+    """A stream has no read timeout (it may be quiet for long), so ``events`` waited for good
+    for a server that read the request and never answered, and for one that answered 500
+    and trickled its body: both are now a read timeout at the whole-answer deadline."""
+    heads = iter([b"", b"HTTP/1.1 500 Oops\r\nContent-Length: 1000000\r\n\r\n<html>"])
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        head = next(heads)
+        writer.write(head)
+        with contextlib.suppress(ConnectionError):
+            while not reader.at_eof():  # silent, or a byte of the error's body each 50 ms
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(b" " if head else b"")
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server, AgentClient(url, token="t", environ={}, timeout=0.2) as client:
+        for _ in range(2):
+            async with asyncio.timeout(10):  # the old client: this TimeoutError
+                with pytest.raises(httpx.ReadTimeout, match=r"GET .*/stream: the server's"):
+                    async for _ in client.events("s1"):
+                        pass

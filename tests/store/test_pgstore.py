@@ -13,8 +13,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -22,6 +23,7 @@ from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
+from rho_adapters.pgstore.schema import CHANNEL
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
@@ -131,14 +133,14 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     await a.store.append("taken1", run_events())
     waiting = asyncio.create_task(a.signals.wait_for_cancel("taken1"))
     assert not await a.signals.cancel_requested("taken1")
-    deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
-    while True:
-        try:
-            await b.store.open("taken1")
-            break
-        except SessionLocked:
-            assert time.monotonic() < deadline, "A's claim never went stale for B"
-            await asyncio.sleep(0.05)
+    # the notification itself, heard on a connection of our own: A's waiter also reads the
+    # row every RECHECK_SECONDS, which finds the session lost without any notification
+    with psycopg.connect(url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {CHANNEL}")
+        await _take_over(b, "taken1")
+        # sent in the takeover's own transaction, so it is here once open returned
+        heard = [n.payload for n in listener.notifies(timeout=10, stop_after=1)]
+    assert heard == ["cancel taken1"], heard
     await asyncio.wait_for(waiting, 3 * RECHECK_SECONDS)  # before: asleep until cancelled
     assert await a.signals.cancel_requested("taken1")
     assert not await b.signals.cancel_requested("taken1")
@@ -157,6 +159,63 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     assert not await b.signals.cancel_requested("taken1")
     assert not await b.signals.is_paused("taken1")
     await b.store.release("taken1")
+
+
+async def _take_over(b: Any, session_id: str) -> None:
+    """``b`` opens ``session_id`` as soon as its holder's claim is stale for ``b``."""
+    deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
+    while True:
+        try:
+            await b.store.open(session_id)
+            return
+        except SessionLocked:
+            assert time.monotonic() < deadline, "the holder's claim never went stale for B"
+            await asyncio.sleep(0.05)
+
+
+class FrozenAfterACall(PgBackend):
+    """A process frozen right after one store call (a paused VM, a long pause of its loop):
+    ``then`` runs there, once."""
+
+    then: Callable[[], Awaitable[None]] | None = None
+
+    async def call(self, work: Any, *args: Any) -> Any:
+        """``PgBackend.call``, then ``then``."""
+        result = await super().call(work, *args)
+        if self.then is not None:
+            then, self.then = self.then, None
+            await then()
+        return result
+
+
+async def test_a_session_taken_over_while_it_opened_keeps_its_new_holders_meta(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A claims the session, freezes, B takes it over and starts a run. Before, A's open
+    wrote the session's meta in a second transaction, with no holder in its condition:
+    waking, A wrote its summary (the run 'interrupted', itself the holder) over B's, which
+    listings showed until B's next append."""
+    frozen = FrozenAfterACall(StoreAddress(url, "the test"), heartbeat=3600)
+    hosts.append(frozen)
+    taker = host(hosts, url, stale_after=0.2)
+    a, b = of_backend(frozen), of_backend(taker)
+    await a.store.create(record("opened1"))
+    await a.store.append("opened1", run_events())
+    await a.store.release("opened1")
+
+    async def take_over_and_run() -> None:
+        await _take_over(b, "opened1")
+        await b.store.append("opened1", [ev.RunStarted(at=1002.0, run_id="r2", prompt="go")])
+
+    frozen.then = take_over_and_run
+    await a.store.open("opened1")
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT holder, meta::jsonb->>'holder', meta::jsonb->>'status' FROM rho_sessions"
+            " WHERE id = 'opened1'"
+        ).fetchone()
+    assert row == (taker.holder, taker.holder, "running"), row
+    await b.store.release("opened1")
 
 
 async def test_export_from_postgres_is_the_file_trace_byte_for_byte(

@@ -18,6 +18,7 @@ import httpx
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, map_httpx_errors
+from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
@@ -80,7 +81,10 @@ def create_body(settings: DaytonaSettings) -> dict[str, Any]:
 
 
 class SandboxAPI:
-    """Thin client; one instance per executor, closed by ``aclose``."""
+    """Thin client; one instance per executor, closed by ``aclose``. ``answer_bytes``: the
+    largest answer read (``ExecutorError`` beyond)."""
+
+    answer_bytes = ANSWER_BYTES
 
     def __init__(
         self,
@@ -120,11 +124,19 @@ class SandboxAPI:
         *,
         file_path: str | None = None,
         accept: tuple[int, ...] = (),
+        waits: float = 0.0,
         **kwargs: Any,
     ) -> httpx.Response:
-        """Send one request; raise the mapped rho error unless 2xx or in ``accept``."""
+        """Send one request; raise the mapped rho error unless 2xx or in ``accept``. Its
+        answer is read bounded (``answers.fetched``) and whole within ``waits`` seconds (what
+        the server may take before it answers: a command's run) plus twice
+        ``request_timeout``: the read timeout counts only silence."""
+        deadline = waits + 2 * self._settings.request_timeout
         with map_httpx_errors(what):
-            response = await self._client.request(method, url, **kwargs)
+            request = self._client.build_request(method, url, **kwargs)
+            response = await fetched(
+                self._client, request, what, deadline=deadline, limit=self.answer_bytes
+            )
         if response.is_success or response.status_code in accept:
             return response
         raise error_for(response, what, file_path=file_path)
@@ -133,7 +145,7 @@ class SandboxAPI:
         """Create a sandbox and wait until it is started (fail on error/build_failed)."""
         body = create_body(self._settings)
         response = await self._send("POST", f"{self._api}/sandbox", "sandbox creation", json=body)
-        data = _json_object(response, "sandbox creation")
+        data = json_object(response, "sandbox creation")
         sandbox_id = str(data.get("id") or "")
         if not sandbox_id:
             raise ExecutorError("Daytona created a sandbox without an id")
@@ -154,7 +166,7 @@ class SandboxAPI:
             response = await self._send(
                 "GET", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox status"
             )
-            data = _json_object(response, "sandbox status")
+            data = json_object(response, "sandbox status")
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
             response = await self._send(
@@ -162,7 +174,7 @@ class SandboxAPI:
                 f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url",
                 "toolbox URL",
             )
-            proxy = str(_json_object(response, "toolbox URL").get("url") or "")
+            proxy = str(json_object(response, "toolbox URL").get("url") or "")
         if not proxy:
             raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
         if self._api.lower().startswith("https:") and not proxy.lower().startswith("https:"):
@@ -189,11 +201,12 @@ class SandboxAPI:
             "command execution",
             accept=(408,),
             json={"command": command, "timeout": seconds},
+            waits=seconds + _HTTP_GRACE,
             timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
         )
         if response.status_code == 408:
             return None
-        data = _json_object(response, "command execution")
+        data = json_object(response, "command execution")
         # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
         code = data.get("exitCode", data.get("code"))
         if not isinstance(code, int) or code < 0:
@@ -253,13 +266,3 @@ def _check_upload_path(path: str) -> None:
             f"{path!r} ends in white space, which the Daytona daemon removes from an upload's "
             "path (another file would be written); rename it"
         )
-
-
-def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError as exc:
-        raise ExecutorError(f"Daytona answered {what} with something else than JSON") from exc
-    if not isinstance(data, dict):
-        raise ExecutorError(f"Daytona answered {what} with something else than an object")
-    return data

@@ -93,16 +93,16 @@ class PgSessionStore(SessionStore, SignalingStore):
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""
-        record, events, seq = await self.backend.call(self._open, session_id)
-        meta = initial_meta(record)
-        summarize_trace(meta, events)
-        if meta["status"] == "running":
-            meta["status"] = "interrupted"  # the process that drove that run is gone
-        await self.backend.call(self._write_meta, record.id, meta)
+        record, events, seq, meta = await self.backend.call(self._open, session_id)
         await self._hold(record.id, meta, seq)
         return record, events
 
-    def _open(self, conn: Any, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...], int]:
+    def _open(
+        self, conn: Any, ref: str
+    ) -> tuple[SessionRecord, tuple[ev.Event, ...], int, dict[str, Any]]:
+        """The claim, the trace read and the meta written in one transaction: written after
+        it, by a process frozen in between, the meta named this process the holder over the
+        one that had taken the session over since."""
         session_id = resolve_id(conn, ref)
         row = conn.execute(
             "UPDATE rho_sessions s SET holder = %s, beat = now()"
@@ -131,13 +131,16 @@ class PgSessionStore(SessionStore, SignalingStore):
         ).fetchone()[0]
         data = (text + "\n").encode() if text else b""
         events = parse_trace(data, source=f"session {session_id} in the store").events
-        return record_of(row[:5]), events, int(row[5])
-
-    def _write_meta(self, conn: Any, session_id: str, meta: dict[str, Any]) -> None:
+        record = record_of(row[:5])
+        meta = initial_meta(record)
+        summarize_trace(meta, events)
+        if meta["status"] == "running":
+            meta["status"] = "interrupted"  # the process that drove that run is gone
         conn.execute(
             "UPDATE rho_sessions SET meta = %s WHERE id = %s",
             (json.dumps(self._held_meta(meta), default=_plain), session_id),
         )
+        return record, events, int(row[5]), meta
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
         """See ``SessionStore.append``. Committed (durable) when it returns."""

@@ -143,19 +143,29 @@ def distinct_call_ids(message: AssistantMessage, used: set[str]) -> AssistantMes
     earlier call of this answer has, made new: ``ID_2``, ``ID_3``...; an empty one (a
     ``tool_use`` without an id) ``call_1``, ``call_2``... A server may repeat ids (numbered
     per answer, or written by the model); a result, an approval and the trace's readers
-    find their call by id, and a provider refuses a conversation that repeats one."""
+    find their call by id, and a provider refuses a conversation that repeats one. An id
+    ``.`` or ``..`` (an id the model wrote) is made new as an empty one is: a browser
+    resolves it as a dot segment of the approval's URL, escaped too (``%2E``), so the
+    dashboard could not answer that call."""
     ids = [call.id for call in message.tool_calls]
-    if all(ids) and len(set(ids)) == len(ids) and used.isdisjoint(ids):
+    if _addressable(ids) and len(set(ids)) == len(ids) and used.isdisjoint(ids):
         return message  # nearly always: no copy of the session's ids
     taken: set[str] = set()
     calls = []
     for call in message.tool_calls:
-        new_id, base, n = call.id, call.id or "call", 2 if call.id else 1
-        while not new_id or new_id in taken or new_id in used:
+        named = _addressable([call.id])
+        new_id, base, n = call.id, call.id if named else "call", 2 if named else 1
+        while not _addressable([new_id]) or new_id in taken or new_id in used:
             new_id, n = f"{base}_{n}", n + 1
         taken.add(new_id)
         calls.append(call if new_id == call.id else attrs.evolve(call, id=new_id))
     return attrs.evolve(message, tool_calls=tuple(calls))
+
+
+def _addressable(ids: list[str]) -> bool:
+    """Whether each of ``ids`` can be one segment of a URL's path: neither empty nor a dot
+    segment."""
+    return all(ids) and not any(i in (".", "..") for i in ids)
 
 
 def _after(moment: float | None, started: float) -> float | None:

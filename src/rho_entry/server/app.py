@@ -21,7 +21,15 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import MissingExtra, RhoError
 from rho_entry.server.dashboard import PUBLIC_PATHS
-from rho_entry.server.errors import ApiError, Busy, MethodNotAllowed, NotFound, as_api_error
+from rho_entry.server.errors import (
+    ApiError,
+    BodyTooLarge,
+    Busy,
+    MethodNotAllowed,
+    NotFound,
+    SlowBody,
+    as_api_error,
+)
 from rho_entry.server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -139,6 +147,11 @@ def error_response(error: ApiError) -> Response:
     headers = {"Retry-After": str(error.retry_after)} if isinstance(error, Busy) else {}
     if error.status == 401:
         headers["WWW-Authenticate"] = "Bearer"
+    if isinstance(error, SlowBody | BodyTooLarge):
+        # a body refused before it was read whole: the connection ends (RFC 9110 15.5.9),
+        # rather than wait for the rest (uvicorn held it until its keep-alive timeout, after
+        # an `Expect: 100-continue` too) and read it as the end of a request answered already
+        headers["Connection"] = "close"
     return JsonAnswer(error.body(), status_code=error.status, headers=headers)
 
 

@@ -1,0 +1,114 @@
+"""What the executor reads of a Daytona answer, bounded whatever the server sends.
+
+The toolbox daemon runs inside the sandbox, where the model's commands run too, and the
+control plane may be a proxy's page: neither chooses what an answer costs here. An answer
+is read a piece at a time, at most ``ANSWER_BYTES`` decoded, its ``Content-Encoding``
+undone 64 KiB a layer a step (``rho_adapters.model.encodings``; httpx inflated each network
+chunk whole, 16 KB of gzip into 16 MB), an encoding not read so refused, and whole within
+its deadline (the read timeout counts silence only: a byte every few seconds held a call for
+good). Before, ``SandboxAPI`` read every answer whole with ``client.request``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import zlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from rho_adapters.model.encodings import RefusedEncoding, decoded
+from rho_domain.errors import ExecutorError
+
+ANSWER_BYTES = 256 * 1024 * 1024
+"""The largest answer read: a command's output is capped by its script (``scripts.capped``)
+and a file's bytes come base64-encoded in one, far below."""
+
+ERROR_BYTES = 65_536
+"""How much of an error answer is read: of its message, 300 characters are shown."""
+
+
+async def fetched(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    what: str,
+    *,
+    deadline: float,
+    limit: int = ANSWER_BYTES,
+) -> httpx.Response:
+    """``request`` sent and its answer read whole, decoded, within ``limit`` bytes (an error
+    answer: its first ``ERROR_BYTES``) and ``deadline`` seconds (``ExecutorError`` naming
+    ``what`` otherwise); httpx's transport errors pass through (``map_httpx_errors`` maps
+    them). The answer returned holds the decoded body, without its ``Content-Encoding``."""
+    timer = asyncio.timeout(deadline)
+    try:
+        async with timer:
+            response = await client.send(request, stream=True)
+            try:
+                if response.is_error:  # its status says what failed; its message is short
+                    content = await _head(response, what)
+                else:
+                    content = await _body(response, what, limit)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        if not timer.expired():
+            raise
+        raise ExecutorError(
+            f"Daytona's answer to {what} did not arrive whole within {deadline:g} s"
+        ) from None
+    headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
+    return httpx.Response(response.status_code, headers=headers, content=content, request=request)
+
+
+async def _body(response: httpx.Response, what: str, limit: int) -> bytes:
+    received = bytearray()
+    async for piece in _pieces(response, what):
+        received += piece
+        if len(received) > limit:
+            raise ExecutorError(f"Daytona answered {what} with more than {limit} bytes")
+    return bytes(received)
+
+
+async def _pieces(response: httpx.Response, what: str) -> AsyncIterator[bytes]:
+    """The decoded body a bounded piece at a time; ``ExecutorError`` for an encoding not
+    read so, or a body its encoding does not decode."""
+    encoding = response.headers.get("content-encoding", "")
+    # a body already in memory (a response built from bytes, as a test's transport makes
+    # it) was decoded by httpx then; only its raw stream is gone
+    raw = response.aiter_bytes() if response.is_stream_consumed else response.aiter_raw()
+    try:
+        async for piece in decoded(raw, "" if response.is_stream_consumed else encoding):
+            yield piece
+    except (RefusedEncoding, zlib.error) as exc:
+        raise ExecutorError(
+            f"Daytona answered {what} in Content-Encoding {encoding[:40]!r}, which could not "
+            f"be read: {exc}"
+        ) from None
+
+
+async def _head(response: httpx.Response, what: str) -> bytes:
+    """The first ``ERROR_BYTES`` of an error answer's decoded body, or what came before its
+    encoding failed; the rest is never read (closing the stream ends the connection)."""
+    received = bytearray()
+    with contextlib.suppress(ExecutorError):
+        async for piece in _pieces(response, what):
+            received += piece
+            if len(received) >= ERROR_BYTES:
+                break
+    return bytes(received[:ERROR_BYTES])
+
+
+def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON object of an answer; ``ExecutorError`` for anything else, JSON nested past
+    the parser included (its RecursionError was a crash of the run)."""
+    try:
+        data = json.loads(response.content)
+    except (ValueError, RecursionError):
+        raise ExecutorError(f"Daytona answered {what} with something else than JSON") from None
+    if not isinstance(data, dict):
+        raise ExecutorError(f"Daytona answered {what} with something else than an object")
+    return data
