@@ -201,13 +201,39 @@ def denies(entries: Collection[str], server: str, tool: str) -> bool:
     server's name for it or its model name (``mcp__<server>__<tool>``, the server named
     exactly), compared ``folded``. A hostile server chooses its tools' names: ``Delete_All``
     or ``delete.all`` (shown as ``mcp__s__delete_all``) must not pass ``deny: [delete_all]``.
-    Homoglyphs (a Cyrillic ``\u0435`` for ``e``) still pass: ``allow``, exact, is the safe form."""
+    A letter of another script (a Cyrillic ``\u0435`` for ``e``, a Greek ``\u03bf`` for
+    ``o``) is ``_`` in the model name, and a ``_`` or ``-`` there may stand for any one
+    letter of the entry (``_blanked``): ``d\u0435lete_all`` is ``mcp__s__d_lete_all`` and
+    denied, without a table of look-alikes to ship. A new name (``wipe_all``) still passes:
+    ``allow``, exact, is the safe form."""
     if not entries:
         return False
     own = PREFIX + server + "__"
     shown = tool_name(server, tool)[len(own) :]
+    plain = re.sub(_UNSAFE, "_", _decomposed(tool)).casefold()  # shown, uncut
     wanted = {folded(tool), folded(shown)}
-    return any(folded(entry.removeprefix(own)) in wanted for entry in entries)
+    for entry in entries:
+        name = folded(entry.removeprefix(own))
+        if name in wanted or _blanked(plain, name) or _blanked(shown.casefold(), name):
+            return True
+    return False
+
+
+def _blanked(shown: str, name: str) -> bool:
+    """True when ``shown`` (a model name's tool part, casefolded) is ``name`` (a folded deny
+    entry) with letters blanked: each ``_`` or ``-`` of ``shown`` stands for one character of
+    ``name`` or none, every other character for itself. Walked position by position (linear
+    in each: a pattern of optional characters would backtrack exponentially on a name a
+    server chose)."""
+    reached = {0}
+    for char in shown:
+        if char in "_-":
+            reached |= {at + 1 for at in reached if at < len(name)}
+        else:
+            reached = {at + 1 for at in reached if at < len(name) and name[at] == char}
+        if not reached:
+            return False
+    return len(name) in reached
 
 
 def denied_name(entries: Collection[str], name: str) -> bool:
