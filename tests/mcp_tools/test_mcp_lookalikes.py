@@ -23,10 +23,11 @@ from rho_domain.approval_asks import Denied
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter, tool_name
-from rho_domain.messages import ToolCall
+from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import builtin_profile, developer_profile
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.tools.base import DANGEROUS, READ_ONLY
+from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.registry import ToolRegistry
 
 # delete_all as a server may spell it in letters that look alike but are not Latin
@@ -142,3 +143,42 @@ def test_an_always_approval_lapses_when_the_server_rewrites_the_tool() -> None:
         "the rest of the session: its calls are asked about again (answer 'always' again to "
         "approve it as it is now)"
     ]
+
+
+def test_a_sub_agent_meets_the_parents_deny_for_a_lookalike() -> None:
+    # the child asks the parent's source under the parent's profile: its call of the
+    # look-alike is denied as the parent's would be, though every question is approved
+    listed: list[Any] = [{"name": "d\u0435lete_all"}, {"name": "get"}]
+    source, _ = scripted_source([listed], McpServerConfig(command=("-",)))
+    profile = attrs.evolve(
+        builtin_profile("developer"), denied_tools=frozenset({"mcp__h__delete_all"})
+    )
+    turns = [
+        tools_turn(wire_call("delegate", {"instruction": "clean up"}, id="d1")),
+        tools_turn(wire_call("mcp__h__d_lete_all", id="c1")),
+        text_turn("child done"),
+        text_turn("parent done"),
+    ]
+    model = ScriptedModel(turns)
+    approver = ScriptedApprover(default=True)
+    session = Session(
+        Agent(
+            config=AgentConfig(profile="developer"),
+            profile=profile,
+            registry=ToolRegistry([DelegateTool()]),
+            system_prompt="test",
+        ),
+        model=model,
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        approver=approver,
+        tool_source=source,
+    )
+    assert asyncio.run(session.run("go")).text == "parent done"
+    child_result = model.requests[2].messages[-1]
+    assert isinstance(child_result, ToolResultMessage)
+    assert child_result.call_id == "c1"
+    assert child_result.content == (
+        "[denied: the 'developer' profile does not allow the 'mcp__h__d_lete_all' tool; not run.]"
+    )
+    assert approver.requests == []  # denied before anyone is asked
