@@ -182,3 +182,21 @@ def test_a_sub_agent_meets_the_parents_deny_for_a_lookalike() -> None:
         "[denied: the 'developer' profile does not allow the 'mcp__h__d_lete_all' tool; not run.]"
     )
     assert approver.requests == []  # denied before anyone is asked
+
+
+def test_a_deny_of_a_cut_name_holds_every_spelling_of_it() -> None:
+    # a name cut to fit ended in a hash of the server's exact spelling: denied_tools naming
+    # the cut name mcp list shows (or the whole name) let Export_All_... (another hash) and
+    # exportAll... (short enough not to be cut) through, and so did tools.deny
+    whole = "export_all_customer_records_to_external_storage_bucket_now"
+    spellings = [whole, whole.title(), "exportAllCustomerRecordsToExternalStorageBucketNow"]
+    other = whole.replace("now", "later")  # another tool: kept
+    cut = tool_name("h", whole)
+    assert len(cut) == 64
+    for entry in (cut, f"mcp__h__{whole}"):
+        profile = attrs.evolve(developer_profile(), denied_tools=frozenset({entry}))
+        filtered = McpToolFilter(deny=(entry,))
+        for name in (*spellings, other):
+            called = ToolCall(id="c", name=tool_name("h", name), arguments="{}")
+            denied = isinstance(decide(profile, called, DANGEROUS), Denied)
+            assert denied is (name != other) is not filtered.admits("h", name), (entry, name)
