@@ -140,7 +140,8 @@ class SubAgents:
 
     async def resume(self, answer: ChildAnswer) -> ChildOutcome:
         """Give a waiting child the answer to its call and run it on. Raises
-        SessionStateError when the child is not found or no longer waits for that call."""
+        SessionStateError when the child is not found or no longer waits for that call. One
+        opened from the store takes no approval its trace records ("always" asks again)."""
         child = self._waiting.pop(answer.session_id, None)
         if child is None:
             store = self._parent.store
@@ -169,7 +170,9 @@ class SubAgents:
             if spent is not None:
                 await store.release(record.id)
                 raise SessionStateError(f"sub-agent {record.id} was not continued: {spent}")
-            child = self._new(record.id, State.from_events(events), budget=budget)
+            state = State.from_events(events)
+            state.forget_recorded_approvals()  # the trace is data, as a resumed parent's
+            child = self._new(record.id, state, budget=budget)
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
             await child.close()
             from rho_domain.loop.child_calls import answered_elsewhere  # seldom: lazily
