@@ -206,9 +206,9 @@ class SessionCore:
             return True
         from rho_domain.loop.tool_refresh import ToolShapes, take_tools  # with a tool source
 
-        if self._shapes is None:  # what "always" answers approved (``ToolShapes``)
+        if self._shapes is None:  # what approvals approved (``ToolShapes``)
             self._shapes = ToolShapes()
-        shapes = (self._shapes, self.state.always_allowed)
+        shapes = (self._shapes, self.state)
         agent = await take_tools(self._agent, self.tool_source, self.journal, self.control, shapes)
         if agent is None:
             return False
