@@ -175,13 +175,28 @@ def tool_name(server: str, tool: str) -> str:
     """The name the model calls ``tool`` of ``server`` by: ``mcp__<server>__<tool>``, with
     full-width letters and ligatures decomposed, accents dropped (``déjà`` → ``deja``), and
     the characters a model API still refuses replaced by ``_``. One longer than 64
-    characters is cut to end in ``_`` and 8 hex digits of the SHA-256 of ``tool``: two long
-    names alike in their first characters stay two (``MAX_SERVER_NAME`` leaves room)."""
+    characters is cut to end in ``_`` and 8 hex digits of the SHA-256 of ``tool`` ``folded``:
+    two long names alike in their first characters stay two (``MAX_SERVER_NAME`` leaves
+    room), and every spelling of one name ends alike, whatever the cut kept of it, so a
+    deny entry naming the cut name holds them all (``denies``)."""
     name = PREFIX + server + "__" + re.sub(_UNSAFE, "_", _decomposed(tool))
     if len(name) <= _MAX_NAME:
         return name
-    digest = hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:_HASHED]
-    return name[: _MAX_NAME - _HASHED - 1] + "_" + digest
+    return name[: _MAX_NAME - _HASHED - 1] + "_" + _digest(tool)
+
+
+def _digest(tool: str) -> str:
+    """The hash a cut model name ends in: of ``tool`` as deny entries compare it."""
+    return hashlib.sha256(folded(tool).encode("utf-8", "surrogatepass")).hexdigest()[:_HASHED]
+
+
+def _cut_hash(name: str) -> str | None:
+    """The hash a model name ``name`` ends in when it is cut to fit (64 characters, ``_``
+    and 8 hex digits last), else None. A server may choose a name of that shape: that only
+    adds an entry that holds it (every other comparison still applies)."""
+    if len(name) == _MAX_NAME and re.fullmatch(r"[0-9a-f]+", name[-_HASHED:]):
+        return name[-_HASHED:] if name[-_HASHED - 1] == "_" else None
+    return None
 
 
 def _decomposed(name: str) -> str:
@@ -201,13 +216,45 @@ def denies(entries: Collection[str], server: str, tool: str) -> bool:
     server's name for it or its model name (``mcp__<server>__<tool>``, the server named
     exactly), compared ``folded``. A hostile server chooses its tools' names: ``Delete_All``
     or ``delete.all`` (shown as ``mcp__s__delete_all``) must not pass ``deny: [delete_all]``.
-    Homoglyphs (a Cyrillic ``\u0435`` for ``e``) still pass: ``allow``, exact, is the safe form."""
+    A letter of another script (a Cyrillic ``\u0435`` for ``e``, a Greek ``\u03bf`` for
+    ``o``) is ``_`` in the model name, and a ``_`` or ``-`` there may stand for any one
+    letter of the entry (``_blanked``): ``d\u0435lete_all`` is ``mcp__s__d_lete_all`` and
+    denied, without a table of look-alikes to ship. A new name (``wipe_all``) still passes:
+    ``allow``, exact, is the safe form."""
     if not entries:
         return False
     own = PREFIX + server + "__"
-    shown = tool_name(server, tool)[len(own) :]
+    model = tool_name(server, tool)
+    shown = model[len(own) :]
+    plain = re.sub(_UNSAFE, "_", _decomposed(tool)).casefold()  # shown, uncut
     wanted = {folded(tool), folded(shown)}
-    return any(folded(entry.removeprefix(own)) in wanted for entry in entries)
+    # a cut name keeps only the hash of the rest: compared by it, whatever the cut kept
+    identity = _cut_hash(model) or _digest(tool)
+    for entry in entries:
+        part = entry.removeprefix(own)
+        name = folded(part)
+        if name in wanted or _blanked(plain, name) or _blanked(shown.casefold(), name):
+            return True
+        if identity == (_cut_hash(tool_name(server, part)) or _digest(part)):
+            return True
+    return False
+
+
+def _blanked(shown: str, name: str) -> bool:
+    """True when ``shown`` (a model name's tool part, casefolded) is ``name`` (a folded deny
+    entry) with letters blanked: each ``_`` or ``-`` of ``shown`` stands for one character of
+    ``name`` or none, every other character for itself. Walked position by position (linear
+    in each: a pattern of optional characters would backtrack exponentially on a name a
+    server chose)."""
+    reached = {0}
+    for char in shown:
+        if char in "_-":
+            reached |= {at + 1 for at in reached if at < len(name)}
+        else:
+            reached = {at + 1 for at in reached if at < len(name) and name[at] == char}
+        if not reached:
+            return False
+    return len(name) in reached
 
 
 def denied_name(entries: Collection[str], name: str) -> bool:

@@ -42,7 +42,8 @@ the server all come through ``authorise``):
   of each tool result reaches the model), the smaller.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
-  ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
+  ``Session.resume``, and to a sub-agent continued from the store): a call approved but not
+  run is asked again, "always" is forgotten.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ parent's approver's, asked about the child's call), None when the run stops;
 ``record_child_waiting`` records the sub-agent's first waiting call as an ``ApprovalRequested``
 on the parent's delegate call (with ``child_session_id`` and ``child_call``);
 ``continued_child`` gives the sub-agent the answer through the ``ChildResumer`` and returns the
-delegate call's result (an error result when it cannot go on). ``ToolBatch``
+delegate call's result (an error result when it cannot go on); ``answered_elsewhere`` the
+sub-agent's outcome when its waiting call was answered in the sub-agent itself. ``ToolBatch``
 (``tool_batch.py``) imports this module with the first sub-agent that waits; ``SubAgents``
 (``sub_agents.py``) runs the children themselves.
 """
@@ -20,14 +21,16 @@ from typing import TYPE_CHECKING
 from rho_domain import events as ev
 from rho_domain.errors import RhoError
 from rho_domain.loop.tool_approval import Asking, ask_approval
-from rho_domain.messages import ToolCall
+from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
+from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.tools.base import ToolOutput, error_output
 
 if TYPE_CHECKING:
     from rho_domain.loop.journal import Journal
     from rho_domain.pending import PendingApproval
     from rho_domain.ports.clock import Clock
-    from rho_domain.tools.children import ChildAnswer, ChildResumer
+    from rho_domain.state import State
+    from rho_domain.tools.children import ChildAnswer, ChildOutcome, ChildResumer
 
 
 async def child_answer(
@@ -88,4 +91,35 @@ async def record_child_waiting(
             child_session_id=child_id,
             child_call=waiting.call,
         )
+    )
+
+
+def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcome | None:
+    """The child's outcome when its waiting call ``call_id`` was answered in the child itself
+    (resumed on its own): its last answer and status, or the calls it waits for now; None when
+    the call has no result there (it is not known to that child). The usage is none: it was
+    spent in that other run, not in the parent's."""
+    results = {m.call_id: m for m in state.messages if isinstance(m, ToolResultMessage)}
+    if call_id not in results:
+        return None
+    last = state.messages[-1] if state.messages else None
+    text = last.text if isinstance(last, AssistantMessage) and not last.tool_calls else ""
+    waiting = state.waiting_approvals()
+    rejected = ""
+    if results[call_id].content.startswith(REJECTED_PREFIX):
+        calls = {c.id: c for m in state.messages if isinstance(m, AssistantMessage)
+                 for c in m.tool_calls}  # fmt: skip
+        call = calls.get(call_id)  # a compaction may have summarised the call away
+        rejected = (
+            f"{call.name} {call.arguments}" if call is not None else results[call_id].tool_name
+        )
+    from rho_domain.tools.children import ChildOutcome  # with the first child answered elsewhere
+
+    return ChildOutcome(
+        session_id=child_id,
+        status="awaiting_approval" if waiting else state.status,
+        text=text,
+        usage=Usage(),
+        pending=waiting,
+        rejected=rejected,
     )

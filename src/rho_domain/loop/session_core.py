@@ -33,6 +33,7 @@ from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
     from rho_domain.loop.sub_agents import ParentSession
+    from rho_domain.loop.tool_refresh import ToolShapes
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
@@ -74,6 +75,7 @@ class SessionCore:
                 agent = agent.without_tools("delegate")
         self._agent = agent
         self.tool_source = tool_source
+        self._shapes: ToolShapes | None = None
         self.model = model
         self.executor = executor
         self.clock = clock
@@ -202,9 +204,12 @@ class SessionCore:
         """Take the tool source's current tools; False when the run was cancelled meanwhile."""
         if self.tool_source is None:
             return True
-        from rho_domain.loop.tool_refresh import take_tools  # a session with a tool source
+        from rho_domain.loop.tool_refresh import ToolShapes, take_tools  # with a tool source
 
-        agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
+        if self._shapes is None:  # what approvals approved (``ToolShapes``)
+            self._shapes = ToolShapes()
+        shapes = (self._shapes, self.state)
+        agent = await take_tools(self._agent, self.tool_source, self.journal, self.control, shapes)
         if agent is None:
             return False
         self._agent = self.tools.agent = agent

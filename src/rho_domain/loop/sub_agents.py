@@ -21,8 +21,7 @@ from rho_domain.config import Budget
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.journal import FollowsChildren, Journal, Listener
 from rho_domain.loop.tally import RunTally, child_budget
-from rho_domain.messages import AssistantMessage, ToolResultMessage, Usage
-from rho_domain.not_run import REJECTED_PREFIX
+from rho_domain.messages import Usage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus, is_plain_id
@@ -141,7 +140,8 @@ class SubAgents:
 
     async def resume(self, answer: ChildAnswer) -> ChildOutcome:
         """Give a waiting child the answer to its call and run it on. Raises
-        SessionStateError when the child is not found or no longer waits for that call."""
+        SessionStateError when the child is not found or no longer waits for that call. One
+        opened from the store takes no approval its trace records ("always" asks again)."""
         child = self._waiting.pop(answer.session_id, None)
         if child is None:
             store = self._parent.store
@@ -170,9 +170,13 @@ class SubAgents:
             if spent is not None:
                 await store.release(record.id)
                 raise SessionStateError(f"sub-agent {record.id} was not continued: {spent}")
-            child = self._new(record.id, State.from_events(events), budget=budget)
+            state = State.from_events(events)
+            state.forget_recorded_approvals()  # the trace is data, as a resumed parent's
+            child = self._new(record.id, state, budget=budget)
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
             await child.close()
+            from rho_domain.loop.child_calls import answered_elsewhere  # seldom: lazily
+
             if (settled := answered_elsewhere(child.id, child.state, answer.call_id)) is not None:
                 return settled  # resumed on its own and answered there: its answer is ours
             raise SessionStateError(
@@ -267,34 +271,3 @@ def is_sub_agent(parent_id: str | None, labels: Mapping[str, str]) -> bool:
     fork has the label ``forked_from``). Resumed on its own, such a session still has no
     ``delegate`` tool: delegation is one level deep, whoever continues it."""
     return parent_id is not None and "forked_from" not in labels
-
-
-def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcome | None:
-    """The child's outcome when its waiting call ``call_id`` was answered in the child itself
-    (resumed on its own): its last answer and status, or the calls it waits for now; None when
-    the call has no result there (it is not known to that child). The usage is none: it was
-    spent in that other run, not in the parent's."""
-    results = {m.call_id: m for m in state.messages if isinstance(m, ToolResultMessage)}
-    if call_id not in results:
-        return None
-    last = state.messages[-1] if state.messages else None
-    text = last.text if isinstance(last, AssistantMessage) and not last.tool_calls else ""
-    waiting = state.waiting_approvals()
-    rejected = ""
-    if results[call_id].content.startswith(REJECTED_PREFIX):
-        calls = {c.id: c for m in state.messages if isinstance(m, AssistantMessage)
-                 for c in m.tool_calls}  # fmt: skip
-        call = calls.get(call_id)  # a compaction may have summarised the call away
-        rejected = (
-            f"{call.name} {call.arguments}" if call is not None else results[call_id].tool_name
-        )
-    from rho_domain.tools.children import ChildOutcome  # with the first child, as above
-
-    return ChildOutcome(
-        session_id=child_id,
-        status="awaiting_approval" if waiting else state.status,
-        text=text,
-        usage=Usage(),
-        pending=waiting,
-        rejected=rejected,
-    )

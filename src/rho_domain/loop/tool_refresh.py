@@ -6,36 +6,90 @@ that changed mid-run reaches the next request). The agent is rebuilt only when t
 answer changed; a problem the source reports for the first time (a server that did not
 start, or died) is recorded as an ``error`` event, and the run goes on without that
 server's tools.
+
+An approval is of a tool as the user was shown it: a sourced tool whose description or input
+schema changed since (a server's ``list_changed`` may rewrite what a tool does under the same
+name) loses its "always" and the approvals of its calls not yet run (``ToolShapes``), said in
+an ``error`` event; its calls are asked about again, as calls whose arguments changed are.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
+from rho_domain.state import State
+from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.source import ToolSource
 
 SOURCE_ERROR = "ToolSourceError"  # the ``error_type`` of a source's problem
+CHANGED = "ToolChanged"  # the ``error_type`` of the approvals a changed tool lost
+
+
+class ToolShapes:
+    """What a session's sourced tools were last shown as (description and input schema, by
+    name), to take back the approvals given to a tool that is now shown otherwise."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, tuple[str, Mapping[str, Any]]] = {}
+
+    def changed(self, handlers: tuple[ToolHandler, ...]) -> list[str]:
+        """The names of ``handlers`` shown otherwise before. Every handler's shape is
+        remembered: one that leaves the list and comes back changed is compared with what it
+        was."""
+        changed = []
+        for handler in handlers:
+            shape = (handler.description, handler.parameters)
+            if self._shown.setdefault(handler.name, shape) != shape:
+                self._shown[handler.name] = shape
+                changed.append(handler.name)
+        return changed
+
+
+def _taken_back(state: State, name: str) -> str:
+    """Take back the approvals ``state`` holds for tool ``name``: its "always" and the
+    approved calls of it not yet run (asked again); what was taken, said, or ""."""
+    again = [c.id for c in state.pending_calls if c.name == name and state.approvals.get(c.id)]
+    for call_id in again:
+        state.approvals[call_id] = None
+    taken = [f"the approval of call {', '.join(again)} is asked for again"] if again else []
+    if name in state.always_allowed:
+        state.always_allowed.discard(name)
+        taken.append("its 'always' no longer holds (answer 'always' again to approve it as it is)")
+    if not taken:
+        return ""
+    said = "; ".join(taken)
+    return f"{name!r} changed its description or input schema since it was approved: {said}"
 
 
 async def take_tools(
-    agent: Agent, source: ToolSource, journal: Journal, control: RunControl
+    agent: Agent,
+    source: ToolSource,
+    journal: Journal,
+    control: RunControl,
+    shapes: tuple[ToolShapes, State],
 ) -> Agent | None:
     """``refresh_tools`` raced against the run's cancellation (servers may be starting, for
     up to their startup timeout): None when the run was cancelled meanwhile (the source is
     then told by the cancellation of its ``current``)."""
-    work = asyncio.ensure_future(refresh_tools(agent, source, journal))
+    work = asyncio.ensure_future(refresh_tools(agent, source, journal, shapes))
     if not await control.race(work):
         await control.checkpoint("while the tool source was asked")
         return None
     return work.result()
 
 
-async def refresh_tools(agent: Agent, source: ToolSource, journal: Journal) -> Agent:
-    """``agent`` with the source's current tools: ``agent`` itself when they did not change."""
+async def refresh_tools(
+    agent: Agent, source: ToolSource, journal: Journal, shapes: tuple[ToolShapes, State]
+) -> Agent:
+    """``agent`` with the source's current tools: ``agent`` itself when they did not change.
+    The approvals (``shapes``: the session's shapes and its state) given to a tool now shown
+    otherwise are taken back (``_taken_back``), said."""
     sourced = await source.current()
     if sourced is agent.sourced:
         return agent
@@ -44,5 +98,10 @@ async def refresh_tools(agent: Agent, source: ToolSource, journal: Journal) -> A
         if problem not in known:
             await journal.emit(
                 ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=problem)
+            )
+    for name in shapes[0].changed(sourced.handlers):
+        if said := _taken_back(shapes[1], name):
+            await journal.emit(
+                ev.ErrorOccurred(at=journal.clock.now(), error_type=CHANGED, message=said)
             )
     return agent.with_sourced(sourced)
