@@ -72,7 +72,20 @@ def _secret_tests() -> str:
     files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
     tests += [f"-ipath {q(p)}" for p in files]
     tests += [f"-ipath {q(copy)}" for p in files for copy in _copies(p)]  # config.json.orig
+    tests += [f"-ipath {q(copy)}" for p in files for copy in _parent_copies(p)]
     return " -o ".join(tests)
+
+
+def _parent_copies(pattern: str) -> tuple[str, ...]:
+    """``find`` patterns for a location whose directory above is a copy (``secret_twins``
+    reduces every directory of a path): ``.config.old/gcloud``, ``.local/share.bak/keyrings``,
+    ``.docker~/config.json``; before, the scan met them by no test and ``grep -r`` read
+    ``.config.old/gcloud/credentials.db`` on Daytona."""
+    parts = pattern.removeprefix("*/").split("/")
+    return tuple(
+        "*/" + "/".join((*parts[:i], f"{parts[i]}[.~ _,-]*", *parts[i + 1 :]))
+        for i in range(len(parts) - 1)
+    )
 
 
 def _copies(pattern: str) -> tuple[str, ...]:

@@ -1,0 +1,158 @@
+"""Walks that list: ``find``, ``du``, ``tree`` and ``ls -R`` never enter a secret directory.
+
+They open no file, but a walk from above ``.ssh`` printed the names, sizes and times of the
+files inside it (``find . -printf '%s %p'``, ``du -ab``, ``tree -a``, ``ls -laR``) while naming
+the directory (``ls .ssh``) is refused; without bubblewrap and on Daytona nothing else stopped
+them. ``listing_safe_argv`` adds to the argv the harness built the options that keep each
+walker out of every secret directory it may meet:
+
+* the single-name secret trees of the policy (``.ssh``, ``.aws``, ``.password-store``...) and
+  their copies' names (``.ssh.bak``, ``.ssh.~1~``, ``.ssh (copy)``, ``#.ssh#``, ``Copy of .ssh``);
+* the policy's secret trees below another directory (``.config/gcloud``), where the walker
+  can say a path (find, du);
+* the base names of the concrete secret locations below what it walks (the executors add the
+  secrets their scan found there: ``.config.old/gcloud``, ``deploy/keys`` of a read root), and
+  every hidden entry when it walks a home (``walk_exclusions``).
+
+Files keep their names: a listing shows ``.env`` as ``ls -a`` does; only the content of a
+secret directory is left out. ``find`` prunes those directories and, for what ``-depth`` or
+``-mindepth`` keep a prune from stopping, prints nothing below them (a ``-path`` test ahead
+of the model's expression, which gets an explicit ``-print`` when it has no action); ``du``
+excludes what is below them (``--exclude=.ssh/*``: the directory counts as empty, as the
+sandbox shows it); ``tree`` ignores the directories themselves (``-I .ssh/``: a trailing
+``/`` matches directories only); ``ls -R`` ignores their names (``--ignore``: ls has no
+directory-only pattern, so a plain file of such a name is left out of a recursive listing
+too). Pure: ``reads.secret_safe_argv`` applies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rho_domain.secrets import LOCATIONS, SecretPolicy
+from rho_domain.shell.embedded import find_parts, find_takes_value
+from rho_domain.shell.walk_exclusions import HIDDEN, concrete_exclusions
+
+LISTERS = frozenset({"find", "du", "tree", "ls"})
+# The policy's secret trees wherever they are (``*/.ssh`` with ``*/.ssh/*``): one name, or a
+# path below another directory (``.config/gcloud``, ``.git/config``: a file, which the
+# directory-only forms below never match).
+_TREES = tuple(
+    p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and f"{p}/*" in LOCATIONS
+)
+SECRET_DIRECTORY_NAMES = tuple(t for t in _TREES if "/" not in t)
+SECRET_TREE_PATHS = tuple(t for t in _TREES if "/" in t)
+# The names of a copy of a secret directory (``secret_twins``): a suffix or mark glued by a
+# dot, a tilde, a space, an underscore, a comma or a dash (.ssh.bak, .ssh.~1~, ".ssh (copy)",
+# .ssh_old, .ssh-20240101), emacs' #.ssh#, older Windows' "Copy of .ssh" and "Copy (2) of".
+_COPY_FORMS = ("{}[.~ _,-]*", "#{}#", "copy*of {}")
+# find's options that hold for the whole walk wherever they are written; find warns when one
+# follows a test, so they are moved ahead of the tests the harness puts first.
+_FIND_GLOBAL_FLAGS = frozenset({"-depth", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race"})
+_FIND_GLOBAL_VALUED = frozenset({"-maxdepth", "-mindepth"})
+_FIND_ACTIONS = frozenset({"-print", "-print0", "-printf", "-ls"})
+
+
+def lists_below(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (as the harness built it) lists what lies below a directory it walks:
+    ``find``, ``du`` and ``tree`` always, ``ls`` with ``-R``/``--recursive``."""
+    if not argv or argv[0] not in LISTERS:
+        return False
+    if argv[0] != "ls":
+        return True
+    options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]
+    return any(
+        w == "--recursive" or (w.startswith("-") and not w.startswith("--") and "R" in w)
+        for w in options
+    )
+
+
+def _escaped(name: str) -> str:
+    """``name`` as a glob matching itself alone (a found directory may be named ``a[1]``)."""
+    return "".join(f"[{c}]" if c in "*?[]\\" else c for c in name)
+
+
+def _names(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
+    """Lowercase globs of the secret directory names a listing walk must not enter."""
+    copies = [form.format(n) for n in SECRET_DIRECTORY_NAMES for form in _COPY_FORMS]
+    found = [
+        name if name == HIDDEN or name.endswith("*") else _escaped(name)
+        for name in concrete_exclusions(policy, walked)
+    ]
+    return tuple(dict.fromkeys((*SECRET_DIRECTORY_NAMES, *copies, *found)))
+
+
+def _any_case(glob: str) -> str:
+    """``glob`` (lowercase) matching any letter case, for the walkers without a case-blind
+    match (du, tree, ls). A dot stays a dot: ls matches with FNM_PERIOD, where ``[.]`` never
+    matches a name's leading dot."""
+    out: list[str] = []
+    in_class = False
+    for c in glob:
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        if c.isascii() and c.isalpha():
+            out.append(c + c.upper() if in_class else f"[{c}{c.upper()}]")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def listing_safe_argv(
+    argv: Sequence[str], policy: SecretPolicy, walked: Sequence[str]
+) -> tuple[str, ...]:
+    """``argv`` (find, du, tree or ls as ``harden_argv`` built it) with the options that keep
+    it out of every secret directory below ``walked`` (canonical directories); any other
+    argv, or ``ls`` without ``-R``, unchanged. See the module docstring."""
+    if not lists_below(argv):
+        return tuple(argv)
+    names = _names(policy, walked)
+    name, args = argv[0], list(argv[1:])
+    if name == "find":
+        return ("find", *_find(args, names))
+    end = args.index("--") if "--" in args else len(args)
+    if name == "du":
+        paths = (*names, *SECRET_TREE_PATHS)
+        extra = [f"--exclude={_any_case(p)}/*" for p in paths]
+    elif name == "tree":
+        # tree splits a pattern at "|": a name holding one is matched by "?" there
+        extra = [w for n in names for w in ("-I", _any_case(n).replace("|", "?") + "/")]
+    else:
+        extra = [f"--ignore={_any_case(n)}" for n in names]
+    return (name, *args[:end], *extra, *args[end:])
+
+
+def _find(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The arguments of find with the secret directories pruned ahead of the model's expression,
+    and nothing below them printed where a prune does not stop the walk."""
+    leading, starts, expression = find_parts(args)
+    hoisted: list[str] = []  # the global options, moved ahead of the harness's tests
+    kept: list[str] = []
+    acts = False
+    i = 0
+    while i < len(expression):
+        word = expression[i]
+        size = 2 if find_takes_value(word) or word in _FIND_GLOBAL_VALUED else 1
+        words = expression[i : i + size]
+        global_option = word in _FIND_GLOBAL_FLAGS or word in _FIND_GLOBAL_VALUED
+        (hoisted if global_option else kept).extend(words)
+        acts = acts or word in _FIND_ACTIONS
+        i += size
+    user = [*(["(", *kept, ")"] if kept else []), *([] if acts else ["-print"])]
+    trees = [f"*/{p}" for p in (*names, *SECRET_TREE_PATHS)]
+    prune = ["-type", "d", "(", *_either("-iname", names), "-o", *_either("-ipath", trees), ")"]
+    below = _either("-ipath", [f"{t}/*" for t in trees])
+    return [
+        *leading, *starts, *hoisted,
+        "(", *prune, "-prune", "-false", ")", "-o", "(", *below, ")", "-o", *user,
+    ]  # fmt: skip
+
+
+def _either(test: str, patterns: Sequence[str]) -> list[str]:
+    """``test P1 -o test P2 ...``."""
+    words: list[str] = []
+    for pattern in patterns:
+        words += [*(["-o"] if words else []), test, pattern]
+    return words
