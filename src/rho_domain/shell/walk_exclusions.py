@@ -21,6 +21,7 @@ _WALK_SKIPPED = ("/proc", "/dev", "/sys")
 HIDDEN = ".[!./]*"
 # A concrete location whose name a rule already excludes adds no word to the argv.
 _EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
+EXCLUDED_GLOBS = _EXCLUDED  # "/name" matched: whether a walker already skips a base name
 
 
 def _below(location: str, walked: Sequence[str]) -> bool:
