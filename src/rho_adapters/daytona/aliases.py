@@ -78,6 +78,7 @@ def _secret_regex() -> str:
     files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
     alternatives = [_copied(name, "[^/]*") for name in basenames]
     alternatives += [_copied(path, ".*") for path in files]
+    alternatives += [_glob(copy, ".*") for path in files for copy in _parent_copies(path)]
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
@@ -94,6 +95,18 @@ def _copied(pattern: str, star: str) -> str:
     head, _, name = pattern.rpartition("/")
     head = _glob(f"{head}/", star) if head else ""
     return f"{head}(#|copy{star}of )?{_glob(name, star)}([.~ _,-]{star}|#)?"
+
+
+def _parent_copies(path: str) -> tuple[str, ...]:
+    """Globs of a location whose directory above is a copy (``secret_twins`` reduces every
+    directory of a path): ``.config.old/gcloud``, ``.local/share.bak/keyrings``,
+    ``.docker~/config.json``; before, the scan met them by no pattern and ``grep -r`` read
+    ``.config.old/gcloud/credentials.db`` on Daytona."""
+    parts = path.split("/")
+    return tuple(
+        "/".join((*parts[:i], f"{parts[i]}[.~ _,-]*", *parts[i + 1 :]))
+        for i in range(len(parts) - 1)
+    )
 
 
 def _marked(pattern: str) -> tuple[str, ...]:

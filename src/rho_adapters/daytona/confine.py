@@ -5,9 +5,11 @@ backslashes, URLs), join a relative path to the root, ``normpath`` it, and requi
 components to start with a root's components (never a string prefix: ``/ws-evil`` is not in
 ``/ws``). ``..`` that climbs out and absolute paths elsewhere fail here.
 
-Step 2 (the executor): the sandbox reports the canonical path (``realpath -m``, every symlink
-resolved); ``Roots.below`` checks it again against the canonical roots, and the executor
-operates on that canonical path only. Secrets and never-written paths (``rho_domain.paths``)
+Step 2 (the executor): the sandbox reports the canonical path of the path as given
+(``Roots.walked``: ``..`` kept, so ``lnk/../x.txt`` is the parent of ``lnk``'s target, as the
+kernel and the local executor read it; ``realpath -m``, every symlink resolved);
+``Roots.below`` checks it again against the canonical roots, and the executor operates on
+that canonical path only. Secrets and never-written paths (``rho_domain.paths``)
 are checked on both the model's path and the canonical one.
 """
 
@@ -50,6 +52,13 @@ class Roots:
         if not is_within(components(absolute), components(self.root)):
             raise PathOutsideWorkspace(f"{path!r} leads outside the workspace {self.given}")
         return absolute
+
+    def walked(self, path: str) -> str:
+        """``path`` (which ``locate`` accepted) as the kernel walks it, absolute: ``..``
+        kept after a symbolic link. Normalised lexically first, ``read lnk/../x.txt`` read the
+        workspace's own ``x.txt`` where the local executor (and ``cat``) reads the one beside
+        ``lnk``'s target, or refuses it out of reach."""
+        return path if path.startswith("/") else posixpath.join(self.root, path)
 
     def below(self, canonical: str, shown: str, *, write: bool) -> tuple[str, tuple[str, ...]]:
         """(root, components below it) of a canonical path; raise when outside every root."""

@@ -35,7 +35,7 @@ from rho_domain.shell.git_repo import (
 )
 from rho_domain.shell.ignore_files import implied_ignore_files
 from rho_domain.shell.programs import harden_argv
-from rho_domain.shell.reads import WALKERS, path_words, secret_safe_argv
+from rho_domain.shell.reads import path_words, secret_safe_argv, walks
 from rho_domain.shell.texts import reach_words
 
 MAX_STDIN_DATA = 60_000
@@ -75,7 +75,10 @@ class RestrictedPipelines:
         reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
-        if not flat:  # no word names a file or a tree: nothing to resolve, nothing to scan
+        # A walker's scan rides with the words' request; any other stage's is made only when
+        # a word names a file with several names.
+        walker = any(walks(stage.argv) for stage in command.pipeline)
+        if not flat and not walker:  # no word names a file or a tree, and no walk: no scan
             return walked, workspace.policy
         # A tree opened outside the workspace is scanned too when it is within reach (a read
         # root, or anywhere under allow); a word out of reach is refused before anything runs.
@@ -91,24 +94,21 @@ class RestrictedPipelines:
         if any(stage.argv[:1] == ("xargs",) for stage in command.pipeline):
             outside += workspace.roots.extra
         trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
-        # A walker's scan rides with the words' request; any other stage's is made only when
-        # a word names a file with several names.
-        walks = any(stage.argv[:1] and stage.argv[0] in WALKERS for stage in command.pipeline)
         script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
-        if walks:
+        if walker:
             script += aliases.scan_script(trees)
         lines = (await workspace.script(script, 30.0)).split("\n")
         if len(lines) <= len(flat):
             raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
         answer = "\n".join(lines[: len(flat)])
         resolved = path_scripts.parse_realpaths(answer)
-        scan = lines[len(flat)] if walks else ""
+        scan = lines[len(flat)] if walker else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
         held = held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
             workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
-        if (linked and not walks) or wider != trees:
+        if (linked and not walker) or wider != trees:
             scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
         found_aliases = aliases.parse_aliases(scan, workspace.policy)
         policy = aliases.with_aliases(workspace.policy, found_aliases)

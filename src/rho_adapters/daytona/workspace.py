@@ -111,9 +111,10 @@ class SandboxWorkspace:
         self, path: str, *, write: bool, read_range: tuple[int, int | None] | None = None
     ) -> tuple[path_scripts.Resolved, str, tuple[str, ...]]:
         """Confine ``path`` lexically, let the sandbox canonicalise it, confine it again."""
-        absolute = self.roots.locate(path, write=write)
+        self.roots.locate(path, write=write)
         await self.ensure()  # the canonical roots are known from here on
-        absolute = self.roots.locate(path, write=write)
+        self.roots.locate(path, write=write)
+        absolute = self.roots.walked(path)
         roots = (self.roots.root, *self.roots.extra)
         if self.roots.anywhere and not write:  # allow: judged by reach once canonical
             roots = ("/",)

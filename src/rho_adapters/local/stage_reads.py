@@ -40,7 +40,7 @@ def check_reads(
     then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
     from rho_domain.shell.ignore_files import implied_ignore_files
-    from rho_domain.shell.reads import WALKERS
+    from rho_domain.shell.reads import walks
     from rho_domain.shell.texts import reach_words
     from rho_domain.shell.walk_exclusions import unlisted
 
@@ -73,7 +73,7 @@ def check_reads(
         _judge_words(argv, cwd, judged, found.paths, implied=implied)
         if argv[0] == "git":
             _git_work_tree_files(found.paths, judged, reach)
-    if secrets_below is not None and argv[0] in WALKERS:
+    if secrets_below is not None and walks(argv):
         # What the walk meets is known only to a walk: the workspace and the trees the stage
         # names; for xargs every root (an item may be any directory within reach).
         scanned = visible_roots if argv[0] == "xargs" else visible_roots[:1]

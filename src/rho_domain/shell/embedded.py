@@ -108,6 +108,23 @@ def _printf_refusal(value: str) -> str | None:
     return None
 
 
+def find_takes_value(word: str) -> bool:
+    """Whether find's primary ``word`` takes the next word as its value."""
+    return word in _FIND_VALUED or bool(_FIND_NEWER.match(word))
+
+
+def find_parts(args: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """The arguments of find as (leading options, start paths, expression), read as find reads
+    them (and as ``check_find`` does)."""
+    i = 0
+    while i < len(args) and args[i] in _FIND_GLOBAL:
+        i += 1
+    j = i
+    while j < len(args) and not args[j].startswith("-") and args[j] not in ("!", "(", ")", ","):
+        j += 1
+    return list(args[:i]), list(args[i:j]), list(args[j:])
+
+
 def check_find(args: Sequence[str]) -> None:
     """Validate find's arguments: leading options, start paths, then an allowlisted expression."""
     if follow := _FIND_FOLLOW.intersection(args):
@@ -121,17 +138,14 @@ def check_find(args: Sequence[str]) -> None:
             f"find: {min(through)} follows the symbolic links met while walking to test their "
             "targets (out of reach or secret, no word names them); use -type, on the link itself"
         )
-    i = 0
-    while i < len(args) and args[i] in _FIND_GLOBAL:
-        i += 1
-    while i < len(args) and not args[i].startswith("-") and args[i] not in ("!", "(", ")", ","):
-        i += 1  # start paths
+    leading, starts, _ = find_parts(args)
+    i = len(leading) + len(starts)
     while i < len(args):
         arg = args[i]
         i += 1
         if arg in _FIND_FLAGS:
             continue
-        if arg in _FIND_VALUED or _FIND_NEWER.match(arg):
+        if find_takes_value(arg):
             if i >= len(args):
                 raise CommandRefused(f"find: {arg} needs a value")
             # -newerXt's value is a date string: its TZ="FILE" opens FILE, as date -d's does

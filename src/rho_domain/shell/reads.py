@@ -38,6 +38,7 @@ from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_objects import git_subcommand
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.implied import implied_paths
+from rho_domain.shell.listing_walks import listing_safe_argv, lists_below
 from rho_domain.shell.options import OptionSpec
 from rho_domain.shell.programs import SPECS, xargs_target_index
 from rho_domain.shell.walk_exclusions import HIDDEN, walk_exclusions
@@ -49,7 +50,8 @@ NON_READING = frozenset(
      "id", "uname", "hostname", "which", "ps", "tr", "cd"}
 )  # fmt: skip
 # The programs that walk directories and read what they meet (``secret_safe_argv`` gives them
-# exclusions; an xargs target may be one): the executors scan their trees for secrets.
+# exclusions; an xargs target may be one): the executors scan their trees for secrets, and
+# so they do for a walk that lists (``walks``).
 WALKERS = frozenset({"grep", "rg", "diff", "git", "xargs"})
 GUARD_NAME = "rho-guard"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
@@ -58,6 +60,13 @@ _AWK_ARGV = re.compile(r"\bARG[VC]\b")
 LOCATION_TAILS = tuple(
     p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")
 )
+
+
+def walks(argv: Sequence[str]) -> bool:
+    """Whether the stage ``argv`` walks directories, reading (``WALKERS``) or listing what it
+    meets (find, du, tree, ``ls -R``: ``listing_walks``): the executors scan the trees it may
+    walk for the secrets no name rule says, which ``secret_safe_argv`` then keeps it from."""
+    return bool(argv) and (argv[0] in WALKERS or lists_below(argv))
 
 
 def path_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -241,6 +250,8 @@ def secret_safe_argv(
     the xargs guard to the items xargs appends."""
     if not argv:
         return ()
+    if lists_below(argv):
+        return listing_safe_argv(argv, policy, walked)
     name, args = argv[0], list(argv[1:])
     names = walk_exclusions(policy, walked)
     if name == "grep":

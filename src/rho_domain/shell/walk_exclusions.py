@@ -21,6 +21,7 @@ _WALK_SKIPPED = ("/proc", "/dev", "/sys")
 HIDDEN = ".[!./]*"
 # A concrete location whose name a rule already excludes adds no word to the argv.
 _EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
+EXCLUDED_GLOBS = _EXCLUDED  # "/name" matched: whether a walker already skips a base name
 
 
 def _below(location: str, walked: Sequence[str]) -> bool:
@@ -63,10 +64,16 @@ def _exposed(location: str, walked: Sequence[str]) -> bool:
 
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
     """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
-    name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
-    executors add the secrets they found there to ``policy.locations``: ``deploy/id_github``,
-    ``.config/gh``, which no list of names can say), each once; a walk over a home skips
-    every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
+    name rules' (``EXCLUDED_NAMES``) and ``concrete_exclusions``, each once."""
+    return tuple(dict.fromkeys((*EXCLUDED_NAMES, *concrete_exclusions(policy, walked))))
+
+
+def concrete_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
+    """The names, beside ``EXCLUDED_NAMES``, a walk of ``walked`` must skip: those of the
+    concrete locations below ``walked`` (the executors add the secrets they found there to
+    ``policy.locations``: ``deploy/id_github``, ``.config/gh``, which no list of names can
+    say), the base names of the glob secrets it may meet (``_glob_exposed``), and ``HIDDEN``
+    when it walks over a home (every hidden entry: the policy's rule 2b)."""
     concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
     extra = [
         name
@@ -76,7 +83,7 @@ def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, .
     extra += [base for glob in SERVICE_SECRET_GLOBS if (base := _glob_exposed(glob, walked))]
     if any(_below(home, walked) for home in policy.homes):
         extra.append(HIDDEN)
-    return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
+    return tuple(dict.fromkeys(extra))
 
 
 def _glob_exposed(glob: str, walked: Sequence[str]) -> str | None:

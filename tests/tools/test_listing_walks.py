@@ -1,0 +1,121 @@
+"""Walks that list never show what is inside a secret directory (varshell19b).
+
+Before varshell19b, without bubblewrap and on Daytona, ``find . -printf '%s %p'``, ``du -ab``,
+``tree -a`` and ``ls -laR`` run from the workspace printed the names and sizes of the files
+inside ``.ssh`` (``id_rsa``, ``sub/deep``), ``.ssh.~1~``, ``.aws.bak``, ``Copy of .ssh``,
+``.config/gh`` and ``.config.old/gcloud``, though ``ls .ssh`` is refused; under bubblewrap
+they were empty. The harness now adds the options that keep each walker out of them
+(``rho_domain/shell/listing_walks.py``); what is not secret lists as before.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
+
+from rho_domain.secrets import SecretPolicy
+from rho_domain.shell.programs import check_argv, harden_argv
+from rho_domain.shell.reads import secret_safe_argv
+
+# Each file inside a secret directory is named for itself: its name must never show.
+INSIDE = {
+    ".ssh/in-ssh-key": "K",
+    ".ssh/in-ssh-sub/in-ssh-deep": "K",
+    ".ssh.~1~/in-numbered": "K",
+    ".aws.bak/in-aws-bak": "K",
+    "Copy of .ssh/in-copy-of": "K",
+    "lib/.Kube-old/in-kube-old": "K",
+    ".config/gh/in-gh": "K",
+    ".config.old/gcloud/in-gcloud-old": "K",
+    ".local/share/keyrings/in-keyrings": "K",
+    ".local/share/uv/credentials/in-uv-credentials": "K",
+}
+ORDINARY = {"src/a.py": "print('K')\n", ".git/HEAD": "ref\n", ".git/objects/ab": "x" * 9000}
+LISTINGS = [
+    "find . -printf '%s %p\\n'",
+    "find . -depth -name 'in-*'",
+    "find . -mindepth 2 -print0",
+    "find -H . -maxdepth 9 -type f",
+    "du -ab",
+    "du -a .config .config.old lib",
+    "tree -a",
+    "tree -a --noreport -P 'in-*' .",
+    "ls -laR",
+    "ls -AR --recursive lib .config",
+    "echo . | xargs ls -AR",
+    "echo . | xargs du -a",
+    # a reader: Daytona's scan met .config.old/gcloud by no test, and grep -r read it there
+    "grep -rl K .",
+]
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("listing") / "ws"
+    for rel, text in {**INSIDE, **ORDINARY}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+def _inside(out: str) -> list[str]:
+    return [name for name in ("in-ssh", "in-numbered", "in-aws", "in-copy", "in-kube", "in-gh",
+                              "in-gcloud", "in-keyrings", "in-uv") if name in out]  # fmt: skip
+
+
+def test_the_argv_alone_keeps_each_walker_out(ws: Path) -> None:
+    """The harness's argv, run by the real programs with no executor around them (the
+    allowlist wall alone), lists nothing inside a secret directory; the plain commands did."""
+    plain = subprocess.run("find . ; du -a ; tree -a ; ls -AR", shell=True, cwd=ws,
+                           capture_output=True, text=True).stdout  # fmt: skip
+    assert len(_inside(plain)) == 9, plain  # every attack reaches its names
+    # What the executors' scan adds: the secret directories no fixed name says (a copy's,
+    # another case's; du is given no pattern with a wildcard) and the secret trees below
+    # another directory, which tree and ls can only skip by their names.
+    found = {rel.rsplit("/", 1)[0] for rel in INSIDE}
+    found -= {".ssh", ".ssh/in-ssh-sub", ".local/share/uv/credentials"}  # named: unreported
+    policy = SecretPolicy(locations=tuple(f"{ws}/{rel}" for rel in sorted(found)))
+    for argv in (
+        ["find", ".", "-depth"],
+        ["find", ".", "-name", "in-*", "-o", "-name", "a.py", "-maxdepth", "5"],
+        ["find", "-H", ".", "-mindepth", "2", "-ls"],
+        ["du", "-ab"],
+        ["tree", "-a", "-I", "nothing"],
+        ["ls", "-laR"],
+    ):
+        check_argv(argv)
+        built = secret_safe_argv(harden_argv(argv), policy, [str(ws)])
+        done = subprocess.run(built, cwd=ws, capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (0, ""), built
+        assert _inside(done.stdout) == [], (argv, done.stdout)
+        assert "a.py" in done.stdout or argv[0] == "du", (argv, done.stdout)
+    # Not a walk: ls without -R lists one directory as it is.
+    assert secret_safe_argv(("ls", "-A", "--", "."), policy, [str(ws)]) == ("ls", "-A", "--", ".")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_listing_walks_show_nothing_inside_secret_directories(
+    ws: Path, backend: str, pool: DaytonaPool
+) -> None:
+    for command in LISTINGS:
+        out = await run_restricted(str(ws), command, backend, pool)
+        assert _inside(out) == [], (command, out)
+        assert "exit code 0" in out, (command, out)
+    # Ordinary use lists as before: .git's size is its objects', .py files are found.
+    out = await run_restricted(str(ws), "du -sb .git", backend, pool)
+    assert int(out.split()[0]) > 9000, out
+    out = await run_restricted(str(ws), "find . -name '*.py'", backend, pool)
+    assert out.splitlines()[0] == "./src/a.py", out
+    out = await run_restricted(str(ws), "tree src", backend, pool)
+    assert "a.py" in out, out
+    # Naming one is refused, as before.
+    out = await run_restricted(str(ws), "find .ssh", backend, pool)
+    assert "SensitivePath" in out, out
