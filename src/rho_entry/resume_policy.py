@@ -56,19 +56,14 @@ import attrs
 
 from rho_domain.config import AgentConfig, HookConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import (
-    BUILTIN_PROFILES,
-    PermissionProfile,
-    builtin_profile,
-)
 from rho_domain.ports.store import SessionRecord
-from rho_domain.profile_grants import excess, label, within
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.home import absolute
 from rho_entry.resume_authority import ResumeAuthority, default_authority, resolve_profiles
 from rho_entry.resume_endpoint import held_endpoint
 from rho_entry.resume_hints import StoredWord
 from rho_entry.resume_limits import DEADLINES, held_deadline, tighter_budget, tighter_count
+from rho_entry.resume_profile import allowed_profile
 
 # ResumeAuthority and its builders are imported from here by the CLI, the runtime, the server
 # and users' code: re-exported.
@@ -113,7 +108,7 @@ def authorise(
     given.setdefault("auto_approve", False)
     _hold_limits(stored, authority, given)
     if "profile" not in given:
-        given["profile"] = _allowed_profile(record, authority, config_dir)
+        given["profile"] = allowed_profile(record, authority, config_dir)
     if "backend" not in given:
         given["backend"] = _backend(record, authority)
     # a stored sandbox path is a local path once the session runs here: judged as one
@@ -232,41 +227,6 @@ def _dotted(ref: str) -> str:
     return ref.replace(":", ".", 1)
 
 
-def _allowed_profile(
-    record: SessionRecord, authority: ResumeAuthority, config_dir: Path | None
-) -> PermissionProfile:
-    profile = _stored_profile(record, authority, config_dir)
-    if any(within(profile, limit) for limit in authority.profiles):
-        return profile
-    limits = ", ".join(p.name for p in authority.profiles)
-    beyond = "; ".join(excess(profile, authority.profiles[0]))
-    raise ConfigError(
-        f"session {record.id} was stored with profile {label(profile)}, which grants more than "
-        f"{limits} ({beyond}). A session directory cannot raise permissions: "
-        + authority.hint.format(profile=_suggestion(profile))
-    )
-
-
-def _stored_profile(
-    record: SessionRecord, authority: ResumeAuthority, config_dir: Path | None
-) -> PermissionProfile:
-    spec = record.config.profile
-    if isinstance(spec, PermissionProfile):
-        return spec
-    if spec in BUILTIN_PROFILES:
-        return builtin_profile(spec)
-    from rho_entry.config.config_files import resolve_profile
-
-    try:  # a profile file of the user's, named by the session: still compared by content
-        return resolve_profile(spec, config_dir=config_dir)
-    except ConfigError as exc:
-        raise ConfigError(
-            f"session {record.id} was stored with profile {spec!r}, which cannot be loaded now "
-            f"({exc}); choose the profile to resume it with: "
-            + authority.hint.format(profile=authority.profiles[0].name)
-        ) from None
-
-
 def _check_working_dir(record: SessionRecord, roots: tuple[Path, ...]) -> None:
     """The stored working directory (symlinks followed) lies in one of ``roots``."""
     where = Path(absolute(record.config.working_dir or ".")).resolve()
@@ -276,14 +236,6 @@ def _check_working_dir(record: SessionRecord, roots: tuple[Path, ...]) -> None:
             f"session {record.id} works in {where}, outside the allowed directories ({shown}); "
             "a session directory does not choose where tools run"
         )
-
-
-def _suggestion(profile: PermissionProfile) -> str:
-    """The least built-in profile that covers ``profile`` (else a file of the user's)."""
-    for name in ("readonly", "developer", "eval"):
-        if within(profile, builtin_profile(name)):
-            return name
-    return "<a profile YAML of yours>"
 
 
 def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:

@@ -311,6 +311,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    lazy += ("rho_entry.resume_profile",)  # resume_policy's: with the first resume
     lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
     lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
     lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged

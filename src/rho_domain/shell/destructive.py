@@ -30,7 +30,7 @@ is rm by its last path component) and judges every simple command in it:
   ``/dev/tty``, ``/dev/fd/*``) or inside a ``.git`` directory (hooks and config run later),
   a disk device named as an argument (``cp x /dev/sda``) and a path inside ``.git`` named
   to a program that may write it (``tee``, ``cp``, ``chmod``, ``sed``; not ``cat``, ``ls``,
-  ``grep``, ``git``), ask;
+  ``grep``, ``git``), ask (``shell.destructive_targets``);
 * the programs of ``shell.destructive_table`` (rm, dd, mkfs, chmod -R, rsync --delete, tar
   --remove-files, ``kubectl delete``, ``docker rm``..., git push --force, reset --hard, ...).
 
@@ -56,6 +56,12 @@ import attrs
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
+from rho_domain.shell.destructive_targets import (
+    ASSIGNMENT,
+    WRITING,
+    redirection_reason,
+    word_reason,
+)
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.parser import CommandList, Redirection, SimpleCommand, Subshell, parse
 from rho_domain.value_methods import value_eq, value_repr
@@ -73,31 +79,6 @@ _RENAMERS = frozenset({"alias", "hash", "enable"})
 _WRITERS = frozenset(
     ["curl", "wget", "tee", "cp", "mv", "install", "ln", "scp", "rsync", "aria2c", "unzip", "tar"]
 )
-_PROGRAM_VARIABLES = frozenset(
-    [
-        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS",
-        "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "PYTHONSTARTUP",
-        "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
-        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
-        "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
-        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
-        "MANPAGER", "LESSOPEN", "LESSCLOSE",
-    ]
-)  # fmt: skip
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
-_HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
-_DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
-_DEVICE_READERS = frozenset(["ls", "lsblk", "blkid", "stat", "file", "df", "smartctl", "udevadm"])
-# programs that only read or name what is inside .git (any other naming it may write there)
-_GIT_DIR_READERS = frozenset(
-    [
-        "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "find",
-        "stat", "file", "wc", "du", "tree", "git", "diff", "cd", "realpath", "readlink",
-        "basename", "dirname", "md5sum", "sha256sum", "xxd", "od", "hexdump", "strings",
-        "test", "[",
-    ]
-)  # fmt: skip
 _LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
 # A shell escape of an editor, debugger, pager or SQL client: [:][range][silent][r|w] ! text,
 # or "shell text", "system text", "\! text"
@@ -107,7 +88,6 @@ _SHELL_ESCAPE = re.compile(
     re.DOTALL,
 )
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-_WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
 
 
 def destructive_reason(command: str) -> str:
@@ -212,17 +192,8 @@ class _Check:
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs; disk devices and paths inside ``.git`` named as
-        arguments (``tee .git/hooks/pre-commit``, ``cp x /dev/sda``)."""
-        for word in argv[1:]:
-            match = _ASSIGNMENT.match(word or "")
-            if match and match.group(1) in _PROGRAM_VARIABLES:
-                return f"{match.group(1)}=...: sets what a later command runs"
-            path = (word or "").split("=", 1)[-1]
-            if first not in _DEVICE_READERS and _DISK.match(path):
-                return f"{first} {word}: names a disk device"
-            if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
-                return f"{first} {word}: may write inside .git (hooks and config run later)"
-        return ""
+        arguments (``shell.destructive_targets``)."""
+        return word_reason(argv, first)
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
@@ -257,15 +228,13 @@ class _Check:
         return ""
 
     def redirections(self, redirections: Sequence[Redirection]) -> str:
+        """Writes to a device or inside ``.git`` ask; other targets are remembered as written
+        (running one later in the line asks)."""
         for redirection in redirections:
-            target = redirection.target
-            if target is None or redirection.op not in _WRITING:
-                continue
-            if target.startswith("/dev/") and not target.startswith(_HARMLESS_DEVICES):
-                return f"{redirection.op} {target}: writes to a device"
-            if ".git" in target.casefold().split("/"):
-                return f"{redirection.op} {target}: writes inside .git (hooks and config run later)"
-            self.written.add(_path(target))
+            if why := redirection_reason(redirection.op, redirection.target):
+                return why
+            if redirection.target is not None and redirection.op in WRITING:
+                self.written.add(_path(redirection.target))
         return ""
 
 
@@ -280,7 +249,7 @@ def _shell_texts(word: Arg) -> list[str]:
     """
     if word is None:
         return []
-    match = _ASSIGNMENT.match(word)
+    match = ASSIGNMENT.match(word)
     texts = [match.group(2)] if match else [word]
     if not match and "=" in word:
         texts.append(word.split("=", 1)[1])

@@ -7,7 +7,6 @@ needs approval.
 
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.classify import (
-    ROW_KINDS,
     Verdict,
     allowed_functions,
     check_read_only,
@@ -15,6 +14,7 @@ from rho_domain.sql.classify import (
 )
 from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
 from rho_domain.sql.lexer import statement_end, tokenize
+from rho_domain.sql.statement_kinds import ROW_KINDS
 from rho_domain.sql.tokens import Kind, LexRules, Token
 
 __all__ = [

@@ -28,9 +28,10 @@ Keywords inside string literals, quoted identifiers and comments are never seen,
 ``SELECT 'drop table'`` is fine. This check is the second fence: the engine's read-only
 transaction and a SELECT-only account are the others.
 
-This module holds the statement's rules (1, 2 and the kinds that wrap or name something else:
-EXPLAIN, PRAGMA, DESCRIBE); the token rules (3 to 5) are ``token_rules.py``'s, and which
-``word (`` is a call at all is ``call_syntax.py``'s.
+This module holds the statement's rules (1 and 2); the rules of the kinds that wrap or name
+something else (EXPLAIN, PRAGMA, DESCRIBE, MySQL's SHOW) are ``statement_kinds.py``'s, the
+token rules (3 to 5) ``token_rules.py``'s, and which ``word (`` is a call at all is
+``call_syntax.py``'s.
 """
 
 from __future__ import annotations
@@ -45,11 +46,10 @@ from rho_domain.sql.catalog_calls import hidden_call
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
+from rho_domain.sql.statement_kinds import ROW_KINDS, check_kind
 from rho_domain.sql.token_rules import check_tokens
 from rho_domain.sql.tokens import Kind, Token
 from rho_domain.value_methods import value_eq, value_hash, value_repr
-
-ROW_KINDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
 
 
 @attrs.frozen(kw_only=True)
@@ -195,7 +195,7 @@ def _classify(
     if kind not in d.read_kinds:
         return Verdict(kind=kind, read_only=False, reason=f"{kind} statements are not read-only")
     reason = (
-        _check_kind(kind, stmt[start + 1 :], d)
+        check_kind(kind, stmt[start + 1 :], d)
         or check_tokens(kind, stmt, start, d, allowed)
         or (hidden_call(stmt, d, allowed, calls) if calls else "")
         or _unbalanced(stmt)
@@ -226,80 +226,3 @@ def _split(tokens: Sequence[Token]) -> list[list[Token]]:
         else:
             statements[-1].append(token)
     return [s for s in statements if s]
-
-
-def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
-    """Rules for statement kinds that wrap or name something else."""
-    if kind == "EXPLAIN":
-        return _check_explain(rest, d)
-    if kind == "PRAGMA":
-        return _check_pragma(rest, d)
-    if kind in ("DESCRIBE", "DESC"):
-        return "" if _is_name(rest) else f"{kind} takes a table name"
-    words = [t.text for t in rest[:2] if t.kind is Kind.WORD]
-    shown = "GRANTS" if words[:1] == ["GRANTS"] else " ".join(words)
-    if d.name == "mysql" and kind == "SHOW" and shown in ("GRANTS", "CREATE USER"):
-        # both print an account's IDENTIFIED BY PASSWORD '<hash>'
-        return (
-            f"SHOW {shown} shows password hashes; read information_schema.USER_PRIVILEGES, "
-            "SCHEMA_PRIVILEGES or TABLE_PRIVILEGES"
-        )
-    if d.name == "mysql" and kind == "SHOW" and words[:1] in (["ENGINE"], ["EXPLAIN"], ["ANALYZE"]):
-        # the InnoDB monitor prints each open transaction's running statement; SHOW EXPLAIN
-        # and SHOW ANALYZE FOR a thread its plan, the statement's literals in its conditions
-        return f"SHOW {words[0]} shows other sessions' statements"
-    if d.name == "mysql" and kind == "SHOW" and shown == "CREATE SERVER":
-        # MariaDB 11.7+: the CREATE SERVER statement, its OPTIONS (PASSWORD '...') included
-        return "SHOW CREATE SERVER shows the server's login and password, as mysql.servers does"
-    log = words[:1] == ["BINLOG"] or words[:1] == ["RELAYLOG"]
-    if d.name == "mysql" and kind == "SHOW" and log and any(t.is_word("EVENTS") for t in rest):
-        # MariaDB names a replica's connection between the words: SHOW RELAYLOG '' EVENTS
-        return f"SHOW {words[0]} EVENTS shows the logged statements, ALTER USER ... among them"
-    return ""
-
-
-def _check_explain(rest: Sequence[Token], d: Dialect) -> str:
-    i = 0
-    while i < len(rest) and (
-        (rest[i].kind is Kind.WORD and rest[i].text in d.explain_options)
-        or (rest[i].kind is Kind.PUNCT and rest[i].text in "(),=")
-        or rest[i].kind in (Kind.NUMBER, Kind.STRING)
-    ):
-        i += 1
-    inner = rest[i:]
-    if inner and inner[0].kind is Kind.WORD and inner[0].text in ROW_KINDS & d.read_kinds:
-        return ""
-    if d.name == "mysql" and _is_name(inner):  # EXPLAIN tbl is DESCRIBE tbl in MySQL
-        return ""
-    what = inner[0].text if inner else "nothing"
-    return f"EXPLAIN is only allowed for a read query, not for {what}"
-
-
-def _check_pragma(rest: Sequence[Token], d: Dialect) -> str:
-    names = [t for t in rest[:3] if t.kind in (Kind.WORD, Kind.QUOTED)]
-    dotted = len(rest) >= 3 and rest[1] == Token(Kind.PUNCT, ".")
-    name_token = names[1] if dotted and len(names) > 1 else (names[0] if names else None)
-    if name_token is None or name_token.text.lower() not in d.pragmas:
-        shown = name_token.text.lower() if name_token else "?"
-        allowed = ", ".join(sorted(d.pragmas))
-        return f"PRAGMA {shown} is not allowed (only {allowed})"
-    tail = rest[3 if dotted else 1 :]
-    operand = (Kind.WORD, Kind.QUOTED, Kind.STRING, Kind.NUMBER)
-    if not tail:
-        return ""
-    if len(tail) == 3 and tail[0].text == "(" and tail[2].text == ")" and tail[1].kind in operand:
-        return ""
-    if len(tail) == 2 and tail[0].text == "=" and tail[1].kind in operand:
-        return ""
-    return "PRAGMA takes at most one table or index name"
-
-
-def _is_name(tokens: Sequence[Token]) -> bool:
-    """MySQL's ``DESCRIBE tbl_name [col_name | wild]``: ``table`` or ``schema.table``,
-    then at most one column name or quoted wildcard (``'a%'``); nothing else."""
-    idents = (Kind.WORD, Kind.QUOTED)
-    if not tokens or tokens[0].kind not in idents:
-        return False
-    dotted = len(tokens) >= 3 and tokens[1].is_punct(".") and tokens[2].kind in idents
-    rest = tokens[3 if dotted else 1 :]
-    return not rest or (len(rest) == 1 and rest[0].kind in (*idents, Kind.STRING))

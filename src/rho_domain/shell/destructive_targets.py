@@ -1,0 +1,82 @@
+"""What a command's words and redirections name that makes it ask again after "always".
+
+Part of the destructive-command check (``shell.destructive``), judged on one parsed simple
+command, whatever its program:
+
+* ``word_reason(argv, first)``: an argument ``NAME=value`` setting a variable that chooses
+  what runs (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_SSH_COMMAND``, ``PAGER``...), a
+  disk device named as an argument (``cp x /dev/sda``; not to ``ls``, ``lsblk``, ``stat``...)
+  and a path inside a ``.git`` directory named to a program that may write it (``tee
+  .git/hooks/pre-commit``; not to ``cat``, ``ls``, ``grep``, ``git``...): hooks and config
+  there run later;
+* ``redirection_reason(op, target)``: a redirection that writes (``WRITING``) to a device
+  (``> /dev/sda``; not ``/dev/null``, ``/dev/std*``, ``/dev/tty``, ``/dev/fd/*``) or inside
+  ``.git``.
+
+Each returns the reason shown to the human, or "". ``ASSIGNMENT`` is the shape of a
+``NAME=value`` word, which the check also reads for the value a program may run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rho_domain.shell.destructive_words import Arg
+
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
+WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
+"""The redirection operators that write their target."""
+
+_PROGRAM_VARIABLES = frozenset(
+    [
+        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS",
+        "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "PYTHONSTARTUP",
+        "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
+        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
+        "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
+        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE",
+    ]
+)  # fmt: skip
+_HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
+_DEVICE_READERS = frozenset(["ls", "lsblk", "blkid", "stat", "file", "df", "smartctl", "udevadm"])
+# programs that only read or name what is inside .git (any other naming it may write there)
+_GIT_DIR_READERS = frozenset(
+    [
+        "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "find",
+        "stat", "file", "wc", "du", "tree", "git", "diff", "cd", "realpath", "readlink",
+        "basename", "dirname", "md5sum", "sha256sum", "xxd", "od", "hexdump", "strings",
+        "test", "[",
+    ]
+)  # fmt: skip
+
+
+def word_reason(argv: Sequence[Arg], first: str | None) -> str:
+    """Why the arguments of ``argv`` (run as ``first``) ask again, or "": a variable that
+    chooses what runs, a disk device, a path inside ``.git`` (``None`` words are unknown
+    and judged elsewhere)."""
+    for word in argv[1:]:
+        match = ASSIGNMENT.match(word or "")
+        if match and match.group(1) in _PROGRAM_VARIABLES:
+            return f"{match.group(1)}=...: sets what a later command runs"
+        path = (word or "").split("=", 1)[-1]
+        if first not in _DEVICE_READERS and _DISK.match(path):
+            return f"{first} {word}: names a disk device"
+        if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
+            return f"{first} {word}: may write inside .git (hooks and config run later)"
+    return ""
+
+
+def redirection_reason(op: str, target: str | None) -> str:
+    """Why the redirection ``op target`` asks again, or "": it writes to a device or inside
+    ``.git``. A redirection that reads, or one without a target (a here-document), is ""."""
+    if target is None or op not in WRITING:
+        return ""
+    if target.startswith("/dev/") and not target.startswith(_HARMLESS_DEVICES):
+        return f"{op} {target}: writes to a device"
+    if ".git" in target.casefold().split("/"):
+        return f"{op} {target}: writes inside .git (hooks and config run later)"
+    return ""
