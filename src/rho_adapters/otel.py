@@ -33,7 +33,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from rho_domain import events as ev
 from rho_domain.loop.journal import EndsWithSession, FollowsChildren, Listener
-from rho_domain.mcp_config import server_of
+from rho_domain.mcp_names import server_of
 from rho_domain.messages import Usage
 
 AGENT_NAME = "rho-agent"

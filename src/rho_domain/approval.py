@@ -123,12 +123,12 @@ def decide(
 
 def _is_denied(profile: PermissionProfile, name: str) -> bool:
     """Whether ``denied_tools`` names ``name``: exactly, or an MCP tool in a spelling its
-    server chose to slip past the entry (``mcp_config.denied_name``: ``Delete_All``)."""
+    server chose to slip past the entry (``mcp_names.denied_name``: ``Delete_All``)."""
     if name in profile.denied_tools:
         return True
     if not profile.denied_tools or not name.startswith("mcp__"):
         return False
-    from rho_domain.mcp_config import denied_name  # with the first MCP call of such a profile
+    from rho_domain.mcp_names import denied_name  # with the first MCP call of such a profile
 
     return denied_name(profile.denied_tools, name)
 

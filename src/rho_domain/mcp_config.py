@@ -7,37 +7,33 @@ Streamable HTTP transport. Values of ``env`` and ``headers`` may name environmen
 resolved by the adapter when the server starts, never stored resolved.
 
 The model sees a server's tool ``search`` of server ``tickets`` as ``mcp__tickets__search``
-(``tool_name``: always within the 64 characters model APIs take, a name cut there made unique
-by a hash of the whole). A deny entry (``tools.deny``, a profile's ``denied_tools``) names a
-tool in any spelling that folds to it (``denies``): the server, not the operator, chooses the
-spelling. Every MCP tool is dangerous (asked about under the readonly and developer profiles) unless
-its server's ``read_only_tools`` names it: the operator, not the server, vouches for it.
+(``mcp_names.tool_name``: always within the 64 characters model APIs take, a name cut there
+made unique by a hash of the whole). A deny entry (``tools.deny``, a profile's
+``denied_tools``) names a tool in any spelling that folds to it (``mcp_names.denies``): the
+server, not the operator, chooses the spelling. Every MCP tool is dangerous (asked about under
+the readonly and developer profiles) unless its server's ``read_only_tools`` names it: the
+operator, not the server, vouches for it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, several_strings
+from rho_domain.mcp_names import MAX_NAME, denies
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds for one tools/call
-PREFIX = "mcp__"
 # patterns compiled by re (and kept in its cache) when first used, not at import: most
 # configs name no MCP server
 _SERVER_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*"
-_UNSAFE = r"[^A-Za-z0-9_-]"
-_MAX_NAME = 64  # the longest function name OpenAI-compatible servers accept
 MAX_SERVER_NAME = 40  # characters: mcp__<server>__ leaves every tool 17 of the 64
-_HASHED = 8  # hex digits of a hash that end a tool name cut to fit
 
 
 def _seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -167,114 +163,8 @@ def check_name_room(name: str, *, where: str = "mcp_servers") -> None:
         raise ConfigError(
             f"{where}: server name {name[:MAX_SERVER_NAME]!r}... is {len(name)} characters; "
             f"use at most {MAX_SERVER_NAME} (the tool names mcp__<server>__<tool> must fit "
-            f"the {_MAX_NAME} characters model APIs take, with room for each tool's name)"
+            f"the {MAX_NAME} characters model APIs take, with room for each tool's name)"
         )
-
-
-def tool_name(server: str, tool: str) -> str:
-    """The name the model calls ``tool`` of ``server`` by: ``mcp__<server>__<tool>``, with
-    full-width letters and ligatures decomposed, accents dropped (``déjà`` → ``deja``), and
-    the characters a model API still refuses replaced by ``_``. One longer than 64
-    characters is cut to end in ``_`` and 8 hex digits of the SHA-256 of ``tool`` ``folded``:
-    two long names alike in their first characters stay two (``MAX_SERVER_NAME`` leaves
-    room), and every spelling of one name ends alike, whatever the cut kept of it, so a
-    deny entry naming the cut name holds them all (``denies``)."""
-    name = PREFIX + server + "__" + re.sub(_UNSAFE, "_", _decomposed(tool))
-    if len(name) <= _MAX_NAME:
-        return name
-    return name[: _MAX_NAME - _HASHED - 1] + "_" + _digest(tool)
-
-
-def _digest(tool: str) -> str:
-    """The hash a cut model name ends in: of ``tool`` as deny entries compare it."""
-    return hashlib.sha256(folded(tool).encode("utf-8", "surrogatepass")).hexdigest()[:_HASHED]
-
-
-def _cut_hash(name: str) -> str | None:
-    """The hash a model name ``name`` ends in when it is cut to fit (64 characters, ``_``
-    and 8 hex digits last), else None. A server may choose a name of that shape: that only
-    adds an entry that holds it (every other comparison still applies)."""
-    if len(name) == _MAX_NAME and re.fullmatch(r"[0-9a-f]+", name[-_HASHED:]):
-        return name[-_HASHED:] if name[-_HASHED - 1] == "_" else None
-    return None
-
-
-def _decomposed(name: str) -> str:
-    """``name`` compatibility-decomposed, its combining marks (accents) dropped."""
-    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
-
-
-def folded(name: str) -> str:
-    """``name`` as deny entries compare it: compatibility-decomposed (full-width letters,
-    ligatures, accents apart), casefolded, and only its letters and digits kept
-    (``Delete_All``, ``delete-all``, ``delete.all ``, ``deleteAll`` → ``deleteall``)."""
-    return "".join(c for c in _decomposed(name).casefold() if c.isalnum())
-
-
-def denies(entries: Collection[str], server: str, tool: str) -> bool:
-    """True when one of ``entries`` names ``tool`` of ``server`` in some spelling: the
-    server's name for it or its model name (``mcp__<server>__<tool>``, the server named
-    exactly), compared ``folded``. A hostile server chooses its tools' names: ``Delete_All``
-    or ``delete.all`` (shown as ``mcp__s__delete_all``) must not pass ``deny: [delete_all]``.
-    A letter of another script (a Cyrillic ``\u0435`` for ``e``, a Greek ``\u03bf`` for
-    ``o``) is ``_`` in the model name, and a ``_`` or ``-`` there may stand for any one
-    letter of the entry (``_blanked``): ``d\u0435lete_all`` is ``mcp__s__d_lete_all`` and
-    denied, without a table of look-alikes to ship. A new name (``wipe_all``) still passes:
-    ``allow``, exact, is the safe form."""
-    if not entries:
-        return False
-    own = PREFIX + server + "__"
-    model = tool_name(server, tool)
-    shown = model[len(own) :]
-    plain = re.sub(_UNSAFE, "_", _decomposed(tool)).casefold()  # shown, uncut
-    wanted = {folded(tool), folded(shown)}
-    # a cut name keeps only the hash of the rest: compared by it, whatever the cut kept
-    identity = _cut_hash(model) or _digest(tool)
-    for entry in entries:
-        part = entry.removeprefix(own)
-        name = folded(part)
-        if name in wanted or _blanked(plain, name) or _blanked(shown.casefold(), name):
-            return True
-        if identity == (_cut_hash(tool_name(server, part)) or _digest(part)):
-            return True
-    return False
-
-
-def _blanked(shown: str, name: str) -> bool:
-    """True when ``shown`` (a model name's tool part, casefolded) is ``name`` (a folded deny
-    entry) with letters blanked: each ``_`` or ``-`` of ``shown`` stands for one character of
-    ``name`` or none, every other character for itself. Walked position by position (linear
-    in each: a pattern of optional characters would backtrack exponentially on a name a
-    server chose)."""
-    reached = {0}
-    for char in shown:
-        if char in "_-":
-            reached |= {at + 1 for at in reached if at < len(name)}
-        else:
-            reached = {at + 1 for at in reached if at < len(name) and name[at] == char}
-        if not reached:
-            return False
-    return len(name) in reached
-
-
-def denied_name(entries: Collection[str], name: str) -> bool:
-    """True when ``entries`` (a profile's ``denied_tools``) name the tool called ``name``:
-    exactly, or, for an MCP tool, in a spelling ``denies`` matches (server named exactly)."""
-    if name in entries:
-        return True
-    server = server_of(name)
-    if server is None:
-        return False
-    named = [e for e in entries if server_of(e) == server]
-    return denies(named, server, name[len(PREFIX) + len(server) + 2 :])
-
-
-def server_of(name: str) -> str | None:
-    """The server of an MCP tool name (``mcp__tickets__search`` → ``tickets``), else None."""
-    if not name.startswith(PREFIX):
-        return None
-    server, sep, _ = name[len(PREFIX) :].partition("__")
-    return server if sep and server else None
 
 
 def servers_to_start(

@@ -15,7 +15,7 @@ from typing import Literal
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.mcp_config import server_of
+from rho_domain.mcp_names import server_of
 from rho_domain.messages import Usage
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 

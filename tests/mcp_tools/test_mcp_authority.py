@@ -18,7 +18,8 @@ from rho_adapters.store import FileSessionStore
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.config import AgentConfig as DomainConfig
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig, servers_to_start, tool_name
+from rho_domain.mcp_config import McpServerConfig, servers_to_start
+from rho_domain.mcp_names import tool_name
 from rho_domain.permissions import developer_profile, eval_profile, readonly_profile
 from rho_domain.profile_grants import excess
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy

@@ -22,7 +22,8 @@ from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
-from rho_domain.mcp_config import McpServerConfig, McpToolFilter, tool_name
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter
+from rho_domain.mcp_names import tool_name
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import builtin_profile, developer_profile
 from rho_domain.ports.approver import ApprovalAnswer

@@ -21,7 +21,8 @@ from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start, tool_name
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start
+from rho_domain.mcp_names import tool_name
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import developer_profile
 from rho_domain.tools.base import DANGEROUS, ToolContext

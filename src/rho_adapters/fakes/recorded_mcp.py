@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rho_domain import events as ev
-from rho_domain.mcp_config import McpServerConfig, server_of
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_names import server_of
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,

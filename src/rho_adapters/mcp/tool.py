@@ -24,7 +24,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
-from rho_domain.mcp_config import PREFIX, McpServerConfig, tool_name
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_names import PREFIX, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
