@@ -22,12 +22,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, restricted_bash
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
-from rho_domain.permissions import FileWriteMode
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
 MARKS = ("SECRET-ENV", "SECRET-SSH", "SECRET-PASS")
@@ -121,20 +119,23 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _run(base: Path, ws: str, command: str, backend: str) -> str:
+# The attack cases run on the module's event loop and, on Daytona, on one executor per
+# workspace (``daytonas``), as a session's commands do: a new one per case paid the sandbox's
+# creation and set-up scripts before the command. Each case still runs its own command.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+async def _run(
+    base: Path, ws: str, command: str, backend: str, daytonas: DaytonaPool | None = None
+) -> str:
     root, homes = str(base / ws), (str(base / "home"),)
     if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        daytona = DaytonaExecutor(
-            fake.settings(working_dir=root),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            homes=homes,
-        )
+        pool = daytonas if daytonas is not None else DaytonaPool()
         try:
-            return await call_tool(*restricted_bash(command), daytona)
+            return await call_tool(*restricted_bash(command), pool.get(root, homes))
         finally:
-            await daytona.aclose()
+            if daytonas is None:
+                await pool.aclose()
     local = LocalExecutor(root, sandbox=backend == "bwrap", homes=list(homes))
     return await call_tool(*restricted_bash(command), local)
 
@@ -155,10 +156,11 @@ ATTACKS = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("ws", "command"), ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_git_never_prints_a_file_linked_into_its_repository(
-    base: Path, backend: str, ws: str, command: str
+    base: Path, backend: str, ws: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, ws, command, backend)
+    out = await _run(base, ws, command, backend, daytonas)
     assert [m for m in MARKS if m in out] == [], out
 
 
@@ -174,10 +176,11 @@ async def test_git_never_prints_a_file_linked_into_its_repository(
         ("ws-packed-hard", "SensitivePath: git: the repository's file "),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_refusal_names_the_linked_file(
-    base: Path, backend: str, ws: str, reason: str
+    base: Path, backend: str, ws: str, reason: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, ws, "git log --oneline", backend)
+    out = await _run(base, ws, "git log --oneline", backend, daytonas)
     assert out.startswith(reason), out
 
 

@@ -37,12 +37,12 @@ _FIND_LINKED = f"-o -type f -links +1 ! -regex {q(OBJECT_DATA)} -printf 'H%p\\0'
 _WORK_TREE_TESTS = " -o ".join(f"-iname {q(n)}" for n in sorted(WORK_TREE_FILES))
 GIT_FILES = (
     'if [ -n "$c" ]; then\n'
-    "g=$(printf '%s\\n' \"$p\" | sed -n 1p); w=$(printf '%s\\n' \"$p\" | sed -n 3p)\n"
-    'g=$(realpath -m -- "$g"); cr=$(realpath -m -- "$c")\n'
-    '[ -n "$w" ] && w=$(realpath -m -- "$w")\n'
+    # one realpath for the three (one each was two processes more for every git command)
+    "cr=; { IFS= read -r g; IFS= read -r cr; IFS= read -r w; } <<EOF\n"
+    '$(realpath -m -- "$g" "$c" ${w:+"$w"})\nEOF\n'
     "{ {\n"
     '  printf \'H%s\\n\' "$g"; [ "$cr" = "$g" ] || printf \'H%s\\n\' "$cr"\n'
-    "  printf '%s\\n' \"$pl\" | sed 's/^/L/'\n"
+    "  while IFS= read -r e; do printf 'L%s\\n' \"$e\"; done <<EOF\n$pl\nEOF\n"
     "} | while IFS= read -r e; do\n"
     "  r=${e#?}\n"
     '  [ -n "$r" ] && [ -d "$r" ] && [ "$r" != "$w" ] || continue\n'

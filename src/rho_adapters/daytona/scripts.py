@@ -140,14 +140,17 @@ def git_discovery(cwd: str) -> str:
     """
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
     git = f"env -i {assignments} git"
+    # The shell splits the answer into its lines and climbs the directories itself: a
+    # ``sed -n Np`` per line and a ``dirname`` per level were a process each, for every git
+    # command (six levels up from a workspace that is no repository).
     return (
-        f"cd -- {q(cwd)} 2>/dev/null || {{ echo; exit 0; }}\n"
+        f"cd -P -- {q(cwd)} 2>/dev/null || {{ echo; exit 0; }}\n"
         f"p=$({git} {' '.join(q(a) for a in PREFLIGHT)} 2>/dev/null)\n"
         "printf '%s' \"$p\" | base64 -w0; echo\n"
-        'd=$(pwd -P); while [ ! -e "$d/.git" ] && [ ! -L "$d/.git" ] && [ "$d" != / ]; do '
-        'd=$(dirname -- "$d"); done\n'
+        'd=$PWD; while [ ! -e "$d/.git" ] && [ ! -L "$d/.git" ] && [ "$d" != / ]; do '
+        "d=${d%/*}; d=${d:-/}; done\n"
         '{ [ -e "$d/.git" ] || [ -L "$d/.git" ]; } && printf \'%s\' "$d" | base64 -w0; echo\n'
-        "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
+        "g=; c=; w=; { IFS= read -r g; IFS= read -r c; IFS= read -r w; } <<EOF\n$p\nEOF\n"
         f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
         " | base64 -w0\n"
         f"echo\n{_GIT_PLACES}{GIT_FILES}"
@@ -167,13 +170,16 @@ _GIT_PLACES = (
     '  [ $# -eq 0 ] || realpath -m -- "$@"\n'
     '  todo=$(realpath -m -- "$c/objects"); k=0\n'
     f'  while [ -n "$todo" ] && [ $k -lt {MAX_ALTERNATES_DEPTH} ]; do\n'
-    "    next=$(printf '%s\\n' \"$todo\" | while IFS= read -r o; do\n"
+    "    next=$(while IFS= read -r o; do\n"
     '      [ -f "$o/info/alternates" ] || continue\n'
     '      while IFS= read -r a || [ -n "$a" ]; do case $a in "" | "#"*) ;;\n'
     '        \'"\'*) echo \'"\' ;; /*) realpath -m -- "$a" ;; *) realpath -m -- "$o/$a" ;;\n'
     '      esac; done <"$o/info/alternates"\n'
-    "    done)\n"
-    "    printf '%s\\n' \"$next\"; todo=$(printf '%s\\n' \"$next\" | sed '/^\"$/d')\n"
+    "    done <<EOF\n$todo\nEOF\n"
+    "    )\n"
+    "    printf '%s\\n' \"$next\"; todo=\n"
+    "    while IFS= read -r o; do case $o in '' | '\"') ;; *) todo=\"${todo:+$todo\n}$o\" ;; esac\n"
+    "    done <<EOF\n$next\nEOF\n"
     "    k=$((k + 1))\n"
     "  done\n"
     "}); printf '%s' \"$pl\" | base64 -w0; fi; echo\n"
