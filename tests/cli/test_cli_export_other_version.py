@@ -9,6 +9,7 @@ import pytest
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
+from rho_domain.errors import TraceFormatError
 from rho_domain.messages import UserMessage
 from rho_domain.ports.store import SessionRecord
 from rho_entry.cli.export import export_atif, export_session
@@ -43,3 +44,8 @@ async def test_a_config_of_another_version_exports_the_events_with_a_warning(
         assert said in caplog.text
         assert 'exported without it ("config": null)' in caplog.text
         assert export_atif(name, str(tmp_path))["session_id"] == name
+    # a trace line it cannot read is still refused, naming the file and the line
+    with (tmp_path / "sessions" / "cut" / "trace.jsonl").open("ab") as trace:
+        trace.write(b'{"kind": "message"}\n')
+    with pytest.raises(TraceFormatError, match=r"cut/trace\.jsonl: line 3: "):
+        export_session("cut", str(tmp_path))

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
-from rho_domain.errors import RhoError, StoreError
+from rho_domain.errors import RhoError, StoreError, TraceFormatError
 from rho_domain.events import Event, ToolEnded
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.ports.store import SessionRecord
@@ -106,16 +106,20 @@ def _recording(
     could not be exported at all."""
     try:
         return _run(catalog.recording(session_id))
+    except TraceFormatError:
+        raise  # the events themselves: refused as the store refuses them, naming the line
     except RhoError as exc:
         refused = exc
-    from rho_adapters.store.trace import parse_trace
+    from rho_adapters.codec import decode_event_line
 
     try:
         lines = _run(catalog.trace(session_id))
     except RhoError:
         raise refused from None  # the trace is unreadable too: the first refusal says why
     log.warning('%s; its events are exported without it ("config": null)', refused)
-    return None, parse_trace(b"".join(line.data + b"\n" for line in lines)).events
+    # the store read these lines as events above, before its config refusal: a line that
+    # does not decode now was written since, and is refused like any trace line
+    return None, [decode_event_line(line.data) for line in lines]
 
 
 def export_trace(ref: str, directory: str | None = None, *, store: str | None = None) -> bytes:
