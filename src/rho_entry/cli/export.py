@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
-from rho_domain.errors import RhoError, StoreError, TraceFormatError
+from rho_domain.errors import ConfigError, RhoError, StoreError
 from rho_domain.events import Event, ToolEnded
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.ports.store import SessionRecord
@@ -106,9 +106,7 @@ def _recording(
     could not be exported at all."""
     try:
         return _run(catalog.recording(session_id))
-    except TraceFormatError:
-        raise  # the events themselves: refused as the store refuses them, naming the line
-    except RhoError as exc:
+    except ConfigError as exc:  # the config's words; a missing file or trace still refuses
         refused = exc
     from rho_adapters.codec import decode_event_line
 
@@ -117,8 +115,7 @@ def _recording(
     except RhoError:
         raise refused from None  # the trace is unreadable too: the first refusal says why
     log.warning('%s; its events are exported without it ("config": null)', refused)
-    # the store read these lines as events above, before its config refusal: a line that
-    # does not decode now was written since, and is refused like any trace line
+    # a line that does not decode is refused as the store's reading refuses one
     return None, [decode_event_line(line.data) for line in lines]
 
 
