@@ -222,13 +222,59 @@ def _refuse_non_tools(tools: object) -> None:
             f"{type(tools).__name__} {tools!r:.80}"
         )
     for tool in tools:
-        if isinstance(tool, DocumentToolHandler) or all(hasattr(tool, m) for m in members):
+        if isinstance(tool, DocumentToolHandler) or all(_has(tool, m) for m in members):
+            if _has(tool, "parameters"):  # a document handler's too, named when it raises
+                _check_schema(tool)
             continue
         raise TypeError(
             f"Agent(tools=...): {type(tool).__name__} {tool!r:.60} is not a tool handler (a "
             "subclass of rho_entry.seed_api.tools.ToolHandler, or of "
             "rho_domain.tools.base.ToolHandler); the profile's own tools (bash, read...) "
             "come with AgentConfig(profile=...)"
+        )
+
+
+def _has(tool: object, member: str) -> bool:
+    """True when ``tool`` has ``member``; one whose reading raised (a ``parameters`` property
+    building the schema) is a ``ConfigError`` naming the tool and the member. Before, its
+    exception came out of ``Agent(...)`` as it was, naming neither, and a ``SystemExit``
+    raised there ended the process."""
+    from rho_domain.errors import ConfigError
+
+    try:
+        getattr(tool, member)
+    except AttributeError:
+        return False
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: a tool's own bug, not the process's end
+        raise ConfigError(
+            f"Agent(tools=...): reading {type(tool).__name__}.{member} raised "
+            f"{type(exc).__name__}: {exc}; the model is shown each tool's name, description "
+            "and parameters, so they must be readable when the Agent is built"
+        ) from exc
+    return True
+
+
+def _check_schema(tool: ToolHandler | DocumentToolHandler) -> None:
+    """Refuse a tool whose ``parameters`` is not a JSON object schema the model can be sent:
+    a value JSON cannot hold (a set, a class) ended every run at its first model call with
+    "TypeError: Object of type set is not JSON serializable", naming no tool."""
+    import json
+
+    from rho_domain.errors import ConfigError
+
+    parameters: object = tool.parameters  # typed a Mapping; a caller's code returns anything
+    problem = None if isinstance(parameters, Mapping) else f"a {type(parameters).__name__}"
+    try:
+        json.dumps(parameters, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = problem or f"not JSON: {exc}"
+    if problem is not None:
+        raise ConfigError(
+            f"Agent(tools=...): {type(tool).__name__}.parameters (tool {tool.name!r}) is "
+            f"{problem}; give a JSON Schema object of dicts, lists, strings, numbers, true, "
+            "false and null"
         )
 
 

@@ -9,6 +9,9 @@ import pytest
 from cli_support import Terminal, rho
 
 from rho_domain.call_digest import call_digest
+from rho_domain.errors import ConfigError
+from rho_entry.cli.answers import answers_from_args
+from rho_entry.cli.parser import build_parser
 
 
 @pytest.fixture
@@ -187,3 +190,13 @@ def test_ps_and_kill_are_the_monitors_ps_and_cancel(workspace: Path, home: Path)
     assert kill.returncode == 1
     assert f"cancel: session {session_id} is not running" in kill.stderr
     assert rho("kill", "--all", cwd=workspace, home=home).stdout == "no live session to cancel\n"
+
+
+def test_a_blank_call_is_refused_before_anything_is_answered() -> None:
+    """Before: ``--deny "$CALL"`` with CALL unset gave the call "", a prefix of every id, so
+    the one call waiting was rejected without being named (two waiting: "matches several")."""
+    for flag in ("--deny", "--approve"):
+        for blank in ("", " "):
+            args = build_parser().parse_args(["--resume", "abc", flag, blank])
+            with pytest.raises(ConfigError, match=f"^{flag} '': names no call; give a CALL"):
+                answers_from_args(args)

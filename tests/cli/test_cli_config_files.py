@@ -211,3 +211,15 @@ def test_an_mcp_command_given_as_a_string_is_refused(tmp_path: Path) -> None:
     )
     listed = write(tmp_path / "b.yaml", "mcp_servers: {tickets: {command: [server, -v]}}\n")
     assert load_agent_config(listed).mcp_servers["tickets"].command == ("server", "-v")
+
+
+def test_a_quoted_hook_timeout_is_explained_not_called_a_list(tmp_path: Path) -> None:
+    """The one-reference shorthand (``before_tool: "m:f"``) wrapped every string of hooks:
+    ``timeout: "5"`` was refused as "expected float, got list", which hid the quotes."""
+    path = write(tmp_path / "a.yaml", 'hooks:\n  timeout: "5"\n  before_tool: "m:f"\n')
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert "got the string '5' (a number or true/false is written without quotes)" in str(
+        info.value
+    )
+    assert str(info.value).endswith("@ config.hooks.timeout")

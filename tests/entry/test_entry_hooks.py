@@ -114,6 +114,8 @@ async def test_hooks_named_in_a_yaml_config_are_imported_and_run(
     [
         ("no_such_module_anywhere:redact", "does not import: ModuleNotFoundError"),
         ("site_redaction:nothing_here", "site_redaction has no nothing_here"),
+        # a slip is named with the function meant (before: only what was not there)
+        ("site_redaction:redcat", "site_redaction has no redcat (did you mean 'redact'?)"),
         ("site_redaction:NOT_A_FUNCTION", "is a int, not a function"),
     ],
 )

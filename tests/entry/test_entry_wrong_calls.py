@@ -132,3 +132,44 @@ async def test_a_session_id_of_another_type_names_the_argument(tmp_path: Path) -
             "Session.resume: session_id must be a str (an id, a prefix of one, latest or a "
             f"session directory), not {type(wrong).__name__} {wrong!r}; nothing was opened"
         )
+
+
+def test_a_tool_whose_schema_cannot_be_read_or_sent_is_refused_naming_it() -> None:
+    """Before: ``Agent(config, tools=[t])`` with a ``parameters`` property that raised let its
+    exception out bare (a ``SystemExit`` there ended the process), and a schema holding a
+    value JSON cannot (a set) was accepted, then ended every run at its first model call
+    with "Object of type set is not JSON serializable", naming no tool."""
+    from collections.abc import Mapping
+    from typing import Any
+
+    from rho_domain.tools.base import READ_ONLY, ToolHandler, ToolOutput, ToolPolicy
+
+    class Mine(ToolHandler):
+        name = "mine"
+        description = "a tool of the caller's"
+        schema: Any = None
+
+        @property
+        def parameters(self) -> Mapping[str, Any]:
+            if isinstance(self.schema, BaseException):
+                raise self.schema
+            return self.schema  # type: ignore[no-any-return]
+
+        def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+            return READ_ONLY
+
+        async def handle(self, arguments: Mapping[str, Any], ctx: Any) -> ToolOutput:
+            return ToolOutput(content="ok")
+
+    wrong = [
+        (ValueError("no schema"), r"reading Mine\.parameters raised ValueError: no schema; "),
+        (SystemExit(4), r"reading Mine\.parameters raised SystemExit: 4; "),
+        ({"type": "object", "enum": {1}}, r"\(tool 'mine'\) is not JSON: Object of type set"),
+        ({"type": "object", "maximum": float("nan")}, r"is not JSON: Out of range float"),
+        (["type", "object"], r"\(tool 'mine'\) is a list; give a JSON Schema object"),
+    ]
+    for schema, message in wrong:
+        tool = Mine()
+        tool.schema = schema
+        with pytest.raises(ConfigError, match=r"^Agent\(tools=\.\.\.\): .*" + message):
+            Agent(AgentConfig(model="m"), tools=[tool])

@@ -71,3 +71,19 @@ def test_a_config_file_gives_its_servers_its_own_directory(tmp_path: Path) -> No
         load_profile_file(home / "ops.yaml").mcp_servers,
     ):
         assert {name: s.cwd for name, s in loaded.items()} == want
+
+
+def test_an_mcp_config_of_another_spelling_names_what_it_found(tmp_path: Path) -> None:
+    """Before: a file written for Claude or Cursor (``mcpServers:``) was refused as "expected
+    a mapping with one key, mcp_servers", without the key it held or what to rename."""
+    from rho_domain.errors import ConfigError
+
+    path = tmp_path / "mcp.yaml"
+    for text, said in (
+        ("mcpServers: {fs: {command: [npx]}}\n", "; found 'mcpServers' (rename it mcp_servers)"),
+        ("mcp_servers: {}\nextra: 1\n", "; found 'mcp_servers', 'extra'"),
+    ):
+        path.write_text(text)
+        with pytest.raises(ConfigError) as refused:
+            load_mcp_servers(path)
+        assert str(refused.value).endswith(said)

@@ -23,7 +23,13 @@ from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend
 from rho_adapters.store import FileSessions, FileSessionStore, FileSignals
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionLocked, SessionNotFound, SessionStateError, StoreError
+from rho_domain.errors import (
+    ConfigError,
+    SessionLocked,
+    SessionNotFound,
+    SessionStateError,
+    StoreError,
+)
 from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.ports.session_control import (
     can_be_driven,
@@ -256,6 +262,11 @@ async def test_directives_are_numbered_and_read_after_an_offset(rig: Rig) -> Non
         await rig.sessions.add_directive("dir1", odd_text)
     got = await rig.signals.directives("dir1", after=2)
     assert [d.text for d in got] == odd
+    # a directive that says nothing was queued, and read as an empty operator message
+    for blank in ("", " \n\t"):
+        with pytest.raises(ConfigError, match="nothing was queued"):
+            await rig.sessions.add_directive("dir1", blank)
+    assert await rig.sessions.add_directive("dir1", "last") == 2 + len(odd)
 
 
 async def test_an_export_is_asked_answered_and_read(rig: Rig) -> None:

@@ -350,10 +350,11 @@ async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
     meta_path.write_text(json.dumps(meta | odd))
     with caplog.at_level("WARNING", logger="rho_adapters.store"):
         (listed,) = list_sessions(store.root)
+    # dated by the trace's first event, not 1970-01-01 ("20784d ago" in --list)
     assert (listed.id, listed.status, listed.created_at, listed.usage) == (
         "s1",
         "unknown",
-        0,
+        MID_TOOL[0].at,
         Usage(),
     )
     assert "created_at (str), heartbeat (int), labels (list), pid (str)" in caplog.text
@@ -361,8 +362,8 @@ async def test_a_meta_json_of_another_version_is_read_without_its_odd_fields(
     assert got.record.created_at == MID_TOOL[0].at  # the trace's first time
     assert len(got.events) == len(MID_TOOL)
     # the PostgreSQL store's summary of another version, read the same way
-    pg_row = ("s1", json.dumps(odd), None, False, False, "{}")
-    assert pg_listing.info_of(pg_row).created_at == 0
+    pg_row = ("s1", json.dumps(odd), None, False, False, "{}", 7.0)
+    assert pg_listing.info_of(pg_row).created_at == 7.0  # the row's created_at column
     await store.open("s1")
     rewritten = json.loads(meta_path.read_bytes())
     assert (rewritten["created_at"], rewritten["runs"]) == (MID_TOOL[0].at, 1)
@@ -466,3 +467,17 @@ async def test_a_session_whose_meta_json_is_unreadable_is_listed_saying_so(
         "(meta.json unreadable; rho-agent --resume cut rebuilds it from the trace)"
     )
     assert abs(cut.created_at - listed["whole"].created_at) < 3600
+
+
+def test_a_meta_json_without_created_at_is_dated_by_its_directory(tmp_path: Path) -> None:
+    """Before, a session whose meta.json had no created_at (a hand edit, or one another
+    version wrote that this one drops) and no readable trace was listed as created
+    1970-01-01, "20784d ago" in --list; now its directory's time dates it."""
+    for name, trace in (("empty", b""), ("garbage", b"not json\n"), ("untimed", b'{"at": "x"}\n')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "meta.json").write_text('{"status": "done"}')
+        (tmp_path / name / "trace.jsonl").write_bytes(trace)
+    os.utime(tmp_path / "garbage", (5000.0, 5000.0))
+    listed = {i.id: i.created_at for i in list_sessions(tmp_path)}
+    assert listed["garbage"] == 5000.0
+    assert min(listed["empty"], listed["untimed"]) > 1e9

@@ -69,6 +69,13 @@ async def test_directives_have_stable_offsets(session_dir: Path) -> None:
     )
     assert add_directive(session_dir, "after the tear") == 4
     assert read_directives(session_dir, after=4) == (Directive(4, "after the tear"),)
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(b"\n \t\r\n")  # blank lines: nothing said, nothing injected
+    assert add_directive(session_dir, "after the blanks") == 7
+    assert read_directives(session_dir, after=4) == (
+        Directive(4, "after the tear"),
+        Directive(7, "after the blanks"),
+    )
 
 
 def test_concurrent_writers_never_interleave(session_dir: Path) -> None:

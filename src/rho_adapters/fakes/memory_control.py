@@ -23,6 +23,7 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     approval_answer,
+    check_directive_text,
     check_request_id,
     pending_approvals,
     run_in_progress,
@@ -102,6 +103,7 @@ class MemorySessions(SessionCatalog, SessionControl):
 
     async def add_directive(self, session_id: str, text: str) -> int:
         """See ``SessionControl.add_directive``."""
+        check_directive_text(text)
         key = self.store.resolve(session_id)
         offset = self._directives.get(key, 0)
         self._directives[key] = offset + 1

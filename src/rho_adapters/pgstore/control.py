@@ -23,6 +23,7 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     answer_through,
+    check_directive_text,
     check_request_id,
     held_by_live_process,
     pending_approvals,
@@ -159,6 +160,7 @@ class PgSessions(SessionCatalog, SessionControl):
 
     async def add_directive(self, session_id: str, text: str) -> int:
         """See ``SessionControl.add_directive``."""
+        check_directive_text(text)
 
         def add(conn: Any) -> int:
             exact = resolve_id(conn, session_id)

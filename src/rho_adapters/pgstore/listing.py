@@ -22,15 +22,18 @@ from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
 ROW = (
     "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"
-    " paused, labels FROM rho_sessions"
+    " paused, labels, created_at FROM rho_sessions"
 )
 
 
 def info_of(row: tuple[Any, ...]) -> SessionInfo:
     """A SessionInfo from a ``ROW`` row (its stale bound given as the first parameter)."""
-    session_id, meta, holder, alive, paused, labels = row
+    session_id, meta, holder, alive, paused, labels, created = row
     # a summary another version wrote: a field of another type is left out (``meta_fields``)
     meta = typed_meta(dict(_json(meta)), f"session {session_id} in the store")
+    # the row's own column when the summary has none of this type (not 1970-01-01)
+    if not meta.get("created_at"):
+        meta["created_at"] = created
     labels = _json(labels)
     status = str(meta.get("status", "created"))
     return info_from_meta(

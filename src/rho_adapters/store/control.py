@@ -36,6 +36,7 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     answer_through,
+    check_directive_text,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -152,6 +153,7 @@ class FileSessions(SessionCatalog, SessionControl):
 
     async def add_directive(self, session_id: str, text: str) -> int:
         """See ``SessionControl.add_directive``."""
+        check_directive_text(text)
         return await asyncio.to_thread(add_directive, self._paths(session_id).dir, text)
 
     async def request_export(self, session_id: str, request_id: str) -> None:

@@ -5,13 +5,17 @@ Light on purpose: the monitor imports it, and it must not load yaml or cattrs.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import info_from_meta
+from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionInfo
 
 
@@ -27,6 +31,10 @@ def info_of(paths: SessionPaths, *, now: float) -> SessionInfo:
     """One session's listing line from its meta.json, with its liveness at ``now``; a
     meta.json missing or unreadable says so (``unreadable``)."""
     meta = read_meta(paths) or unreadable(paths)
+    if not _number(meta.get("created_at")):
+        # dropped as of another type (``meta_fields``) or never written: dated from what is
+        # known, not 1970-01-01 ("20784d ago", listed below every other session)
+        meta = {**meta, "created_at": first_event_at(paths) or _mtime(paths)}
     holder = f"pid {meta['pid']} on {meta.get('host')}" if meta.get("pid") is not None else None
     return info_from_meta(
         paths.id,
@@ -43,13 +51,33 @@ def unreadable(paths: SessionPaths) -> dict[str, Any]:
     disk, edited by hand): dated by its directory, its status unknown, and its prompt saying
     how to rebuild it. Before, it was listed as created 1970-01-01 (``20784d ago``), sorted
     below every other session, with no word of why."""
-    try:
-        at = os.stat(paths.dir).st_mtime
-    except OSError:
-        at = 0.0
     return {
-        "created_at": at,
+        "created_at": _mtime(paths),
         "status": "unknown",
         "first_prompt": f"(meta.json unreadable; rho-agent --resume {paths.id} rebuilds it "
         "from the trace)",
     }
+
+
+def first_event_at(paths: SessionPaths) -> float | None:
+    """The time of the trace's first event (its first line only), or None when the trace is
+    missing, a link, or its first line is not an event with a time."""
+    line = b""
+    with contextlib.suppress(OSError, StoreError), open_file(paths.trace, "rb") as trace:
+        line = trace.readline(64 * 1024)  # a first event is small; a longer line is not read
+    try:
+        at = json.loads(line).get("at")
+    except (ValueError, RecursionError, AttributeError):
+        return None
+    return float(at) if _number(at) else None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e300
+
+
+def _mtime(paths: SessionPaths) -> float:
+    try:
+        return os.stat(paths.dir).st_mtime
+    except OSError:
+        return 0.0

@@ -96,8 +96,12 @@ def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ..
         return ()
     from rho_domain.ports.directive import Directive
 
+    # a blank line (``echo >> directives.jsonl``, an editor's) says nothing: injected, it
+    # was an empty "[Directive from the operator]" message the model was left to interpret
     return tuple(
-        Directive(offset=i, text=_text(line)) for i, line in enumerate(lines) if i >= after
+        Directive(offset=i, text=_text(line))
+        for i, line in enumerate(lines)
+        if i >= after and line.strip()
     )
 
 

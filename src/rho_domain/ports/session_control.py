@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.errors import SessionStateError, StoreError
+from rho_domain.errors import ConfigError, SessionStateError, StoreError
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -48,6 +48,18 @@ def check_request_id(request_id: str) -> None:
     if not is_plain_id(request_id):
         raise StoreError(
             f"an export request id is ASCII letters, digits, - and _; got {request_id!r}"
+        )
+
+
+def check_directive_text(text: str) -> None:
+    """Raise ``ConfigError`` when a directive says nothing (empty or only white space): queued,
+    it was announced as a directive for the next step and reached the model as an empty
+    "[Directive from the operator]" message, or (a file store reading a blank line) not at
+    all."""
+    if not text.strip():
+        raise ConfigError(
+            f"a directive is an instruction for the session, in words; got {text!r}: "
+            "nothing was queued"
         )
 
 
@@ -248,7 +260,8 @@ class SessionControl(Protocol):
     @abstractmethod
     async def add_directive(self, session_id: str, text: str) -> int:
         """Queue an operator instruction; returns its offset in the session's directive log
-        (the session applies it once, between steps). Raises ``SessionNotFound``."""
+        (the session applies it once, between steps). Raises ``SessionNotFound``, and
+        ``ConfigError`` for a text that says nothing (``check_directive_text``)."""
 
     @abstractmethod
     async def request_export(self, session_id: str, request_id: str) -> None:

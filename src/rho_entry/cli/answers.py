@@ -64,6 +64,13 @@ def answers_from_args(args: argparse.Namespace) -> Answers:
         reason=getattr(args, "reason", None) or "",
         always=bool(getattr(args, "always", False)),
     )
+    for flag, refs in (("--approve", answers.approve), ("--deny", answers.deny)):
+        if any(not ref.strip() for ref in refs):
+            # a blank CALL (``--deny "$CALL"``, CALL unset) was a prefix of every id: the one
+            # call waiting was answered without being named
+            raise ConfigError(
+                f"{flag} '': names no call; give a CALL as listed by --resume ID, or all"
+            )
     if answers.always and not answers.approve:
         raise ConfigError("--always goes with --approve: it allows the approved calls' tools")
     if answers.reason and not answers.deny:

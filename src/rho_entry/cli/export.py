@@ -18,14 +18,16 @@ import warnings
 from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
-from rho_domain.errors import RhoError, StoreError
+from rho_domain.errors import ConfigError, RhoError, StoreError
 from rho_domain.events import Event, ToolEnded
 from rho_domain.ports.session_control import SessionCatalog
+from rho_domain.ports.store import SessionRecord
 from rho_entry.cli.terminal_text import json_visible, visible
 from rho_entry.config.stores import run_sync
 from rho_entry.usage import UsageParser
 
 T = TypeVar("T")
+log = logging.getLogger("rho_entry.export")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -83,16 +85,38 @@ def export_session(
 
     with _catalog(directory, store) as catalog:
         info = _run(catalog.info(ref))
-        record, events = _run(catalog.recording(info.id))
+        record, events = _recording(catalog, info.id)
     session = attrs.asdict(info)
     session["labels"] = dict(info.labels)
     return {
         "format": "rho-agent.session",
         "version": 1,
         "session": session,
-        "config": kept_config(config_to_dict(record.config)),
+        "config": None if record is None else kept_config(config_to_dict(record.config)),
         "events": [event_to_dict(e) for e in events],
     }
+
+
+def _recording(
+    catalog: SessionCatalog, session_id: str
+) -> tuple[SessionRecord | None, Sequence[Event]]:
+    """The session's record and events; when its stored config cannot be read (another
+    version's key, a hand edit, a file cut short) its events alone, the refusal logged as a
+    warning: an export loses nothing the store still holds. Before, such a session's events
+    could not be exported at all."""
+    try:
+        return _run(catalog.recording(session_id))
+    except ConfigError as exc:  # the config's words; a missing file or trace still refuses
+        refused = exc
+    from rho_adapters.codec import decode_event_line
+
+    try:
+        lines = _run(catalog.trace(session_id))
+    except RhoError:
+        raise refused from None  # the trace is unreadable too: the first refusal says why
+    log.warning('%s; its events are exported without it ("config": null)', refused)
+    # a line that does not decode is refused as the store's reading refuses one
+    return None, [decode_event_line(line.data) for line in lines]
 
 
 def export_trace(ref: str, directory: str | None = None, *, store: str | None = None) -> bytes:
@@ -124,7 +148,7 @@ def export_atif(
                     info = _run(catalog.info(child))
                     if info.id != child:
                         continue
-                    _, child_events = _run(catalog.recording(child))
+                    _, child_events = _recording(catalog, child)
                 except StoreError:  # gone (or unreadable): named in the result, not embedded
                     continue
                 children[child] = document(child, info.model, child_events, depth + 1)
@@ -137,7 +161,7 @@ def export_atif(
             )
 
         info = _run(catalog.info(ref))
-        _, events = _run(catalog.recording(info.id))
+        _, events = _recording(catalog, info.id)
         return document(info.id, info.model, events, 0)
 
 

@@ -28,6 +28,7 @@ from rho_domain.permissions import (
     ShellMode,
     builtin_profile,
 )
+from rho_entry.config.hook_refs import POINTS as HOOK_POINTS
 
 if TYPE_CHECKING:
     import cattrs
@@ -55,7 +56,11 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     _anchor_servers(data, path)
     hooks = data.get("hooks")
     if isinstance(hooks, Mapping):  # one reference may be written without its list
-        data["hooks"] = {k: [v] if isinstance(v, str) else v for k, v in hooks.items()}
+        # a point's only: ``timeout: "5"`` wrapped too was refused as "expected float, got
+        # list", hiding the quoted number the converter explains
+        data["hooks"] = {
+            k: [v] if isinstance(v, str) and k in HOOK_POINTS else v for k, v in hooks.items()
+        }
     if isinstance(data.get("profile"), Mapping):
         # accept the same profile forms as a profile file (nested modes, ``base:``)
         profile = profile_from_dict(data["profile"], source=f"{path}: config.profile")

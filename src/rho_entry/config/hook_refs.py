@@ -53,7 +53,9 @@ def _resolve(ref: str, key: str) -> Any:
         try:
             target = getattr(target, name)
         except AttributeError:
-            raise ConfigError(f"{key}: {ref!r}: {module_name} has no {path}") from None
+            raise ConfigError(
+                f"{key}: {ref!r}: {module_name} has no {path}{_did_you_mean(name, target)}"
+            ) from None
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a module __getattr__ or a property raising
@@ -65,3 +67,16 @@ def _resolve(ref: str, key: str) -> Any:
             f"{key}: {ref!r} is a {type(target).__name__}, not a function a hook can be"
         )
     return target
+
+
+def _did_you_mean(name: str, holder: object) -> str:
+    """`` (did you mean 'guard'?)`` when ``holder`` has a public name close to ``name``: a
+    slip (``myhooks:gaurd``) was refused naming only what was not there."""
+    import difflib
+
+    try:
+        names = [n for n in dir(holder) if not n.startswith("_")]
+    except Exception:  # noqa: BLE001 - a module's own __dir__ failing: no suggestion
+        return ""
+    close = difflib.get_close_matches(name, names, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -52,9 +52,19 @@ def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
 
     data = read_yaml_file(path, where=f"--mcp-config {path}", what="it")
     if not isinstance(data, dict) or set(data) != {"mcp_servers"}:
+        # the keys found said too: Claude's and Cursor's files spell it mcpServers
+        found = (
+            f"; found {', '.join(repr(k) for k in list(data)[:5])}"
+            if isinstance(data, dict) and data
+            else ""
+        )
+        alike = isinstance(data, dict) and any(
+            str(k).replace("_", "").lower() == "mcpservers" for k in data if k != "mcp_servers"
+        )
+        hint = " (rename it mcp_servers)" if alike else ""
         raise ConfigError(
             f"--mcp-config {path}: expected a mapping with one key, mcp_servers "
-            "(mcp_servers: {NAME: {command: [...]} or {url: ...}})"
+            f"(mcp_servers: {{NAME: {{command: [...]}} or {{url: ...}}}}){found}{hint}"
         )
     data = {"mcp_servers": anchored(data["mcp_servers"], path)}
     return dict(config_from_dict(data, source=str(path)).mcp_servers)
