@@ -29,23 +29,26 @@ shortcut (a NaN field is unequal to itself), and a tuple compare would give that
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+
+if TYPE_CHECKING:  # aliases for the checker only: ``Callable[...] | None`` costs at import
+    from collections.abc import Callable
+
+    _Fields = tuple[tuple[str, Callable[[Any], Any] | None], ...]
+    _Compared = tuple[_Fields, _Fields, int]
+    _Getter = Callable[[Any], Any]
 
 _showing = threading.local()  # ids of the values whose repr this thread is writing
 
 # class -> its compared fields and its hashed fields as (name, key or None), and its hash
 # constant: read per call, worked out once per class (a dict's get and set are atomic, so
 # threads may race to fill it with the same value)
-_Fields = tuple[tuple[str, Callable[[Any], Any] | None], ...]
-_Compared = tuple[_Fields, _Fields, int]
 _COMPARED: dict[type, _Compared] = {}
 # class -> its repr as a %-template over a getter of its shown fields (None: a field shows
 # through a ``repr=`` callable or may be unset, so it is shown field by field)
-_Getter = Callable[[Any], Any]
 _SHOWN: dict[type, tuple[str, _Getter | None]] = {}
 # class -> a getter of its hashed fields (None: one has an ``eq=`` key) and its hash constant
 _HASHED: dict[type, tuple[_Getter | None, int]] = {}
