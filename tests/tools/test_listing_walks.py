@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
+from rho_domain.errors import CommandRefused
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.programs import check_argv, harden_argv
 from rho_domain.shell.reads import secret_safe_argv
@@ -33,6 +34,10 @@ INSIDE = {
     ".config.old/gcloud/in-gcloud-old": "K",
     ".local/share/keyrings/in-keyrings": "K",
     ".local/share/uv/credentials/in-uv-credentials": "K",
+    # find's "." matches no newline: ".*/" missed a .ssh below such a parent, and under -depth
+    # a file so named inside one (probe19c)
+    "a\nb/.ssh/in-ssh-below-newline": "K",
+    ".ssh/in-ssh-\nnewline": "K",
 }
 ORDINARY = {"src/a.py": "print('K')\n", ".git/HEAD": "ref\n", ".git/objects/ab": "x" * 9000}
 LISTINGS = [
@@ -80,7 +85,7 @@ def test_the_argv_alone_keeps_each_walker_out(ws: Path) -> None:
     # another case's; du is given no pattern with a wildcard) and the secret trees below
     # another directory, which tree and ls can only skip by their names.
     found = {rel.rsplit("/", 1)[0] for rel in INSIDE}
-    found -= {".ssh", ".ssh/in-ssh-sub", ".local/share/uv/credentials"}  # named: unreported
+    found -= {".ssh", ".ssh/in-ssh-sub", ".local/share/uv/credentials", "a\nb/.ssh"}  # named
     policy = SecretPolicy(locations=tuple(f"{ws}/{rel}" for rel in sorted(found)))
     for argv in (
         ["find", ".", "-depth"],
@@ -96,6 +101,17 @@ def test_the_argv_alone_keeps_each_walker_out(ws: Path) -> None:
         assert (done.returncode, done.stderr) == (0, ""), built
         assert _inside(done.stdout) == [], (argv, done.stdout)
         assert "a.py" in done.stdout or argv[0] == "du", (argv, done.stdout)
+    # The model's ")" closed the harness's parentheses, and its "," (find's loosest operator)
+    # then printed every path, under -depth or -mindepth 2 inside .ssh too (probe19c): built
+    # with the check skipped, the argv still does; the check refuses it.
+    for argv in (["find", ".", "-depth", "-false", ")", ",", "(", "-print"],
+                 ["find", ".", "-mindepth", "2", "-true", ")", ",", "(", "-print"],
+                 ["find", ".", "(", "-print"]):  # fmt: skip
+        built = secret_safe_argv(argv, policy, [str(ws)])  # not harden_argv: it checks
+        done = subprocess.run(built, cwd=ws, capture_output=True, text=True)
+        assert _inside(done.stdout) != [] or ")" not in argv, (argv, done.stdout)
+        with pytest.raises(CommandRefused, match="parentheses do not pair"):
+            check_argv(argv)
     # Not a walk: ls without -R lists one directory as it is.
     assert secret_safe_argv(("ls", "-A", "--", "."), policy, [str(ws)]) == ("ls", "-A", "--", ".")
 
@@ -116,6 +132,8 @@ async def test_listing_walks_show_nothing_inside_secret_directories(
     assert out.splitlines()[0] == "./src/a.py", out
     out = await run_restricted(str(ws), "tree src", backend, pool)
     assert "a.py" in out, out
+    out = await run_restricted(str(ws), "find . -depth -false ')' , '(' -print", backend, pool)
+    assert "parentheses do not pair" in out, out
     # Naming one is refused, as before.
     out = await run_restricted(str(ws), "find .ssh", backend, pool)
     assert "SensitivePath" in out, out

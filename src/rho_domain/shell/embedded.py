@@ -125,6 +125,9 @@ def find_parts(args: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
     return list(args[:i]), list(args[i:j]), list(args[j:])
 
 
+_UNPAIRED = "find: the expression's parentheses do not pair; write each '(' with its ')'"
+
+
 def check_find(args: Sequence[str]) -> None:
     """Validate find's arguments: leading options, start paths, then an allowlisted expression."""
     if follow := _FIND_FOLLOW.intersection(args):
@@ -140,9 +143,14 @@ def check_find(args: Sequence[str]) -> None:
         )
     leading, starts, _ = find_parts(args)
     i = len(leading) + len(starts)
+    # The harness wraps the expression in parentheses (listing_walks): a ")" too many closed
+    # them, and what followed ("-false ) , ( -print") ran outside the prune.
+    depth = lowest = 0
     while i < len(args):
         arg = args[i]
         i += 1
+        depth += {"(": 1, ")": -1}.get(arg, 0)
+        lowest = min(lowest, depth)
         if arg in _FIND_FLAGS:
             continue
         if find_takes_value(arg):
@@ -162,3 +170,5 @@ def check_find(args: Sequence[str]) -> None:
                 "-execdir, -ok, -delete, -fprint or -fls)"
             )
         raise CommandRefused(f"find: unexpected word {arg!r} in the expression")
+    if depth or lowest:
+        raise CommandRefused(_UNPAIRED)

@@ -63,6 +63,12 @@ _COPY_FORMS = ("{}[.~ _,-]*", "#{}#", "copy*of {}")
 _FIND_GLOBAL_FLAGS = frozenset({"-depth", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race"})
 _FIND_GLOBAL_VALUED = frozenset({"-maxdepth", "-mindepth"})
 _FIND_ACTIONS = frozenset({"-print", "-print0", "-printf", "-ls"})
+# ".*/" and ".*" as find's regex must say them: its "." matches no newline, and ".*/" left a
+# secret directory below "a<newline>b" unpruned (and, under -depth, a file so named inside
+# one listed); a list "[^/]" matches a newline. A path ending in "/" (a start path, which
+# has none, is judged as a word), then any string.
+_ABOVE = "[^/]*/\\([^/]*/\\)*"
+_ANY = "\\([^/]*/\\)*[^/]*"
 
 
 def lists_below(argv: Sequence[str]) -> bool:
@@ -165,9 +171,9 @@ def _find(args: Sequence[str], names: Sequence[str]) -> list[str]:
         i += size
     user = [*(["(", *kept, ")"] if kept else []), *([] if acts else ["-print"])]
     paths = _regex((*names, *SECRET_TREE_PATHS))
-    prune = ["(", "-type", "d", "-iregex", f".*/{paths}", "-prune", "-false", ")"]
+    prune = ["(", "-type", "d", "-iregex", f"{_ABOVE}{paths}", "-prune", "-false", ")"]
     if _prune_may_fail(hoisted):
-        prune += ["-o", "-iregex", f".*/{paths}/.*"]
+        prune += ["-o", "-iregex", f"{_ABOVE}{paths}/{_ANY}"]
     return [*leading, *starts, *hoisted, *prune, "-o", *user]
 
 
