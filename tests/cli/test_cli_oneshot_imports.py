@@ -55,6 +55,7 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.shell.destructive",
     "rho_domain.shell.plan",
     "rho_domain.shell.parser",
+    "rho_domain.shell.syntax_tree",
     "rho_domain.shell.programs",
     "rho_domain.shell.reads",
     "rho_domain.shell.git_objects",
