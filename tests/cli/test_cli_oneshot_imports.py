@@ -55,6 +55,7 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.shell.destructive",
     "rho_domain.shell.plan",
     "rho_domain.shell.parser",
+    "rho_domain.shell.syntax_tree",
     "rho_domain.shell.programs",
     "rho_domain.shell.reads",
     "rho_domain.shell.git_objects",
@@ -165,6 +166,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.cli.stopped",
     # the tables of names never written: with the first path judged for a write
     "rho_domain.never_written",
+    # ... and the local workspace's judges of a write: with the first file written
+    "rho_adapters.local.write_checks",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their

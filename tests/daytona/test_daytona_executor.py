@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from daytona_support import Rig, closing, make_rig
 
-from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, scripts
+from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, git_scripts, scripts
 from rho_adapters.daytona.api import create_body
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
@@ -306,7 +306,7 @@ def test_git_discovery_resolves_the_shared_entries_in_one_realpath(tmp_path: Pat
     shim.write_text(f'#!/bin/sh\necho "$*" >>{log}\nexec {real} "$@"\n')
     shim.chmod(0o755)
     answer = subprocess.run(
-        ["/bin/sh", "-c", scripts.git_discovery(str(repo))],
+        ["/bin/sh", "-c", git_scripts.git_discovery(str(repo))],
         env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -315,7 +315,7 @@ def test_git_discovery_resolves_the_shared_entries_in_one_realpath(tmp_path: Pat
     common = repo / ".git"
     present = _present(common)
     assert {"objects", "refs", "logs", "info"} <= set(present)
-    assert {str(common / n) for n in present} <= set(scripts.parse_git_places(answer))
+    assert {str(common / n) for n in present} <= set(git_scripts.parse_git_places(answer))
     calls = [line for line in log.read_text().splitlines() if f"{common}/refs" in line]
     assert calls == [" ".join(["-m", "--", *(f"{common}/{n}" for n in present)])]
 

@@ -1,4 +1,4 @@
-"""The git discovery script (``scripts.git_discovery``) runs before every git command on
+"""The git discovery script (``git_scripts.git_discovery``) runs before every git command on
 Daytona: what it finds, and that it spends no process the shell can do without.
 
 It split git's answer into lines with a ``sed -n Np`` each, climbed to the directory holding
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import git_scripts
 from rho_adapters.daytona.git_files import parse_git_files
 
 # What the script needs besides the shell's own builtins (git runs through env's fixed PATH).
@@ -23,7 +23,7 @@ PROGRAMS = ("env", "realpath", "find", "head", "base64")
 
 def _answer(cwd: Path, path: str) -> str:
     done = subprocess.run(
-        ["/bin/sh", "-c", scripts.git_discovery(str(cwd))],
+        ["/bin/sh", "-c", git_scripts.git_discovery(str(cwd))],
         env={"PATH": path},
         capture_output=True,
         text=True,
@@ -58,11 +58,11 @@ def test_the_discovery_splits_and_climbs_in_the_shell(tmp_path: Path) -> None:
     for cwd in (ws, plain):
         assert _answer(cwd, str(bin_dir)) == _answer(cwd, "/usr/bin:/bin"), cwd
     answer = _answer(ws, str(bin_dir))
-    repo, _ = scripts.parse_git_discovery(answer)
+    repo, _ = git_scripts.parse_git_discovery(answer)
     assert repo is not None
     assert base64.b64decode(answer.split("\n")[1]).decode() == str(big)
     borrowed = {f"{tmp_path}/{r}/.git/objects" for r in ("r2", "r3")}
-    assert borrowed <= set(scripts.parse_git_places(answer))
+    assert borrowed <= set(git_scripts.parse_git_places(answer))
     assert parse_git_files(answer).complete
     git_dir = f"{big}/.git"
     assert f"-m -- {git_dir} {git_dir} {big}" in log.read_text().splitlines()

@@ -1,6 +1,6 @@
 """The files git opens by itself inside its repository, listed in the Daytona sandbox.
 
-``GIT_FILES`` is the fifth part of ``scripts.git_discovery``'s answer (it reads the shell
+``GIT_FILES`` is the fifth part of ``git_scripts.git_discovery``'s answer (it reads the shell
 variables that script set: ``$p`` the preflight, ``$d`` the directory holding ``.git``,
 ``$c`` the common directory, ``$pl`` the shared entries and alternates); ``parse_git_files``
 reads it into the ``RepositoryFiles`` that ``check_repository_files`` judges, as

@@ -2,8 +2,8 @@
 
 ``RestrictedPipelines.inner`` resolves every path word of every stage in the sandbox (one
 request) and refuses a secret or a word out of reach, builds git's shadow directory when a
-stage runs git (one more request: ``git_discovery``; a repository in a secret location or out
-of reach is refused: ``check_repository``), refuses a git object named by id that is
+stage runs git (one more request: ``git_scripts.git_discovery``; a repository in a secret
+location or out of reach is refused: ``check_repository``), refuses a git object named by id that is
 a blob, picks the awk the sandbox has (probed once per executor), hardens each argv as the
 local runner does (``harden_argv``, ``secret_safe_argv``) and returns the script that runs the
 pipeline with every word quoted (``scripts.restricted_inner``). The caller validated each
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.daytona import aliases, git_files, path_scripts, scripts
+from rho_adapters.daytona import aliases, git_files, git_scripts, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
@@ -140,14 +140,14 @@ class RestrictedPipelines:
         return walked, policy
 
     async def _refuse_blobs(
-        self, command: Command, cwd: str, git: scripts.GitShadow | None
+        self, command: Command, cwd: str, git: git_scripts.GitShadow | None
     ) -> None:
         """Ask git (through the shadow directory, never the repository's config) the type of
         each object word of a ``git show/cat-file/diff`` stage; a blob named by id has no path
         the policy could judge, so it is refused (see ``git_object_args``)."""
         for stage in command.pipeline:
             if objects := git_object_args(stage.argv):
-                script = scripts.object_types_script(cwd, objects, git)
+                script = git_scripts.object_types_script(cwd, objects, git)
                 answer = await self._workspace.script(script, RESOLVE_TIMEOUT)
                 for name, kind in zip(objects, answer.splitlines(), strict=False):
                     if kind.strip() == "blob":
@@ -180,15 +180,16 @@ class RestrictedPipelines:
         walked, policy = await self._walked(command, cwd)
         # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
-        git: scripts.GitShadow | None = None
+        git: git_scripts.GitShadow | None = None
         if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
-            discovery = await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
-            repo, listing = scripts.parse_git_discovery(discovery)
+            find = git_scripts.git_discovery(cwd)
+            discovery = await self._workspace.script(find, RESOLVE_TIMEOUT)
+            repo, listing = git_scripts.parse_git_discovery(discovery)
             if repo is not None:  # git's own paths are canonical (--path-format=absolute)
-                places = (*repository_places(repo), *scripts.parse_git_places(discovery))
+                places = (*repository_places(repo), *git_scripts.parse_git_places(discovery))
                 check_repository(places, self._workspace.policy, self._workspace.reach)
                 await self._check_repository_files(git_files.parse_git_files(discovery))
-            git = scripts.GitShadow(
+            git = git_scripts.GitShadow(
                 directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
                 repo=repo,
                 config=shadow_config(listing),
@@ -211,7 +212,8 @@ class RestrictedPipelines:
             stdin_files.append(
                 await self._workspace.input(stage.stdin_path) if stage.stdin_path else None
             )
-        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env, git)
+        pipeline = scripts.render_pipeline(stages, stdin_files)
+        return scripts.restricted_inner(pipeline, cwd, env, git.around if git else None)
 
     async def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
         """The awk to run: gawk when the sandbox has it (--sandbox), else ``awk`` (probed once)."""

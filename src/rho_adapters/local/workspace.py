@@ -6,8 +6,9 @@ the session directory never written, the hard links found), and does each file o
 synchronously: ``LocalExecutor`` calls it in a thread, or on the loop for a small listing.
 Every path is walked by descriptor (``Tree``, confine.py); a secret is refused by the model's
 text, by its canonical path and by another name of the same file (``hardlinks.py``);
-agent/editor/VCS configuration and the session directory are never written. The write mode is
-the caller's to check. OSError becomes a rho error in ``os_errors``, the one place.
+agent/editor/VCS configuration and the session directory are never written (write_checks.py,
+loaded with the first write). The write mode is the caller's to check. OSError becomes a rho
+error in ``os_errors``, the one place.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import AliasCache, several_links
-from rho_domain.create_only import create_only_directory_refusal, create_only_refusal
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -39,13 +39,6 @@ from rho_domain.paths import check_file_path, check_path_text, components, is_wi
 from rho_domain.ports.executor import FileInfo
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
-from rho_domain.write_rules import (
-    ENVIRONMENT_MARKERS,
-    environment_refusal,
-    home_entry_refusal,
-    write_refusal,
-)
-from rho_domain.written_content import content_refusal
 
 
 @contextlib.contextmanager
@@ -162,37 +155,6 @@ class Workspace:
                 "none of them is a secret; it may not be read"
             )
 
-    def _check_write(
-        self, path: str, tree: Tree, parts: tuple[str, ...], *, create_only: bool = False
-    ) -> None:
-        """Refuse a path never written, a secret (never read, never written: the policy's
-        names and locations, the agent's configuration directory among them), a hidden entry
-        of a home the workspace holds (``home_entry_refusal``), and under
-        create-only a file it does not create (on the path as given and on ``parts``, its
-        components below the workspace)."""
-        for candidate in (path, "/".join(parts)):
-            if reason := write_refusal(candidate):
-                raise SensitivePath(reason)
-        absolute = tree.root_parts + parts
-        real = "/" + "/".join(absolute)
-        for candidate in (path, real):
-            if reason := self.policy.refusal(candidate):
-                raise SensitivePath(f"{reason}; secrets are never written")
-        if reason := home_entry_refusal(path, real, tree.root, self.policy.homes):
-            raise SensitivePath(reason)
-        if create_only and (reason := create_only_refusal("/".join(parts))):
-            raise PermissionDenied(reason)
-        if any(is_within(absolute, protected) for protected in self._protected):
-            raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
-
-    def _check_environment(self, path: str, tree: Tree, dirs: tuple[str, ...]) -> None:
-        """Refuse a write through a directory below the root that holds an environment's
-        marker (``write_rules.ENVIRONMENT_MARKERS``); ``dirs``: canonical components."""
-        for depth in range(1, len(dirs) + 1):
-            where = os.path.join(tree.root, *dirs[:depth])
-            if any(os.path.lexists(os.path.join(where, m)) for m in ENVIRONMENT_MARKERS):
-                raise SensitivePath(environment_refusal(path, "/".join(dirs[:depth])))
-
     def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
         if tree is self._machine and is_within(parts, self._tree.root_parts):
             tree, parts = self._tree, parts[len(self._tree.root_parts) :]
@@ -260,24 +222,23 @@ class Workspace:
         """Write inside the workspace; the caller checks the write mode first, and passes
         ``create_only`` under CREATE_ONLY (``create_only.create_only_refusal``, judged here on the
         path as given and as resolved)."""
+        from rho_adapters.local.write_checks import WriteChecks  # with the first write
+
+        checks = WriteChecks(policy=self.policy, protected=self._protected)
         with os_errors(path):
             check_path_text(path)
             check_file_path(path)
             tree, parts = self._locate(path, write=True)
-            self._check_write(path, tree, parts, create_only=create_only)
-            if reason := content_refusal(path, data):
-                raise SensitivePath(reason)
+            checks.file(path, tree, parts, create_only=create_only)
+            checks.content(path, data)
 
             def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made
-                self._check_write(path, tree, (*dirs, parts[-1]))  # as the file's directory
-                self._check_environment(path, tree, dirs[:-1])
-                if create_only and (reason := create_only_directory_refusal(path, dirs)):
-                    raise PermissionDenied(reason)
+                checks.directory(path, tree, dirs, parts[-1], create_only=create_only)
 
             res = tree.resolve(parts, path, follow_final=False, create_dirs=True, guard=guard)
             try:
-                self._check_write(path, tree, res.parts, create_only=create_only)
-                self._check_environment(path, tree, res.parts[:-1])
+                checks.file(path, tree, res.parts, create_only=create_only)
+                checks.environment(path, tree, res.parts[:-1])
                 return write_bytes(res, path, data, overwrite=overwrite)
             finally:
                 os.close(res.dir_fd)

@@ -63,7 +63,8 @@ from rho_domain.shell.destructive_targets import (
     word_reason,
 )
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.shell.parser import CommandList, Redirection, SimpleCommand, Subshell, parse
+from rho_domain.shell.parser import parse
+from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
 
 MAX_DEPTH = 6

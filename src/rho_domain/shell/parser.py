@@ -11,18 +11,17 @@ Background jobs (``&``), ``case`` terminators, function definitions, keywords (`
 ``for``, ``!``, ``[[``, ...), variable assignments and shell builtins other than ``cd`` never
 reach the plan. There is no count cap that fails open: past the caps the line is refused.
 
-Contract: ``parse(text) -> CommandList``; raises ``CommandRefused``.
+Contract: ``parse(text) -> CommandList``; raises ``CommandRefused``. The tree's values are
+syntax_tree.py.
 """
 
 from __future__ import annotations
 
 import re
 
-import attrs
-
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.lexer import Token, tokenize
-from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_domain.shell.syntax_tree import CommandList, Pipeline, Redirection, SimpleCommand, Subshell
 
 MAX_COMMANDS = 64
 MAX_DEPTH = 8
@@ -109,70 +108,6 @@ BUILTINS = frozenset(
     ]
 )
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-
-
-@attrs.frozen(kw_only=True)
-class Redirection:
-    """``op`` as written (``>``, ``2>``'s ``>`` with ``fd=2``, ``<<``...), ``target`` a literal
-    word, ``heredoc`` the literal body of a here-document or here-string."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    op: str
-    fd: int | None = None
-    target: str | None = None
-    heredoc: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class SimpleCommand:
-    """``patterns[i]`` is the glob pattern of ``argv[i]`` (``lexer.Token.pattern``) or None;
-    empty when no word has one."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    argv: tuple[str, ...]
-    redirections: tuple[Redirection, ...] = ()
-    patterns: tuple[str | None, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class Subshell:
-    """A parenthesised command list."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    body: CommandList
-
-
-@attrs.frozen(kw_only=True)
-class Pipeline:
-    """Commands joined by pipes; ``merge_stderr[i]`` is True when command i was joined by ``|&``."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    commands: tuple[SimpleCommand | Subshell, ...]
-    merge_stderr: tuple[bool, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class CommandList:
-    """Pipelines with the operator that precedes each (``""`` for the first, ``;``, ``&&``,
-    ``||``)."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    items: tuple[tuple[str, Pipeline], ...]
 
 
 class _Parser:

@@ -19,9 +19,10 @@ from rho_domain.errors import CommandRefused
 from rho_domain.paths import is_secret_name
 from rho_domain.ports.executor import Stage
 from rho_domain.secrets import DEFAULT_POLICY
-from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
+from rho_domain.shell.parser import parse
 from rho_domain.shell.programs import check_argv
 from rho_domain.shell.reads import path_words
+from rho_domain.shell.syntax_tree import CommandList, Pipeline, Redirection, SimpleCommand
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Joiner = Literal["", ";", "&&", "||"]

@@ -12,7 +12,8 @@ from rho_domain.sql.classify import (
     check_read_only,
     classify,
 )
-from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
+from rho_domain.sql.dialect_values import Dialect
+from rho_domain.sql.dialects import DIALECTS, dialect
 from rho_domain.sql.lexer import statement_end, tokenize
 from rho_domain.sql.statement_kinds import ROW_KINDS
 from rho_domain.sql.tokens import Kind, LexRules, Token

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.sql import call_words
-from rho_domain.sql.dialects import Dialect
+from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.tokens import Kind, Token
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 

@@ -29,7 +29,7 @@ import attrs
 
 from rho_domain.errors import StatementRefused
 from rho_domain.sql.catalog_values import CatalogCalls
-from rho_domain.sql.dialects import Dialect
+from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import catalog_name, check_tokens, relation_name
 from rho_domain.sql.tokens import Kind, Token

@@ -44,7 +44,8 @@ import attrs
 from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
 from rho_domain.sql.catalog_calls import hidden_call
 from rho_domain.sql.catalog_values import CatalogCalls
-from rho_domain.sql.dialects import Dialect, dialect
+from rho_domain.sql.dialect_values import Dialect
+from rho_domain.sql.dialects import dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.statement_kinds import ROW_KINDS, check_kind
 from rho_domain.sql.token_rules import check_tokens

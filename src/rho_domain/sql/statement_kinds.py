@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.sql.dialects import Dialect
+from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.tokens import Kind, Token
 
 ROW_KINDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rho_domain.sql.call_syntax import matching_paren, not_a_call, statement_shape
-from rho_domain.sql.dialects import REFUSED_WORDS, Dialect
+from rho_domain.sql.dialect_values import REFUSED_WORDS, Dialect
 from rho_domain.sql.tokens import Kind, Token
 
 _FUNCTION_WORDS = frozenset({"INSERT", "REPLACE"})  # also MySQL/SQL string functions
