@@ -211,6 +211,9 @@ def my_running_secret(mariadb_server: Server) -> Iterator[None]:
 
     def wait() -> None:
         c = waiter.cursor()
+        # waits until the finally below rolls the holder back: the server's 50 s default
+        # ended the wait first when the test's reads took longer under load (CI at load 15)
+        c.execute("SET SESSION innodb_lock_wait_timeout = 3600")
         c.execute("SELECT 'hunter2-my', id FROM users WHERE id = 1 FOR UPDATE")
         c.fetchall()
         c.execute("ROLLBACK")
