@@ -20,7 +20,13 @@ from typing import Any
 
 import httpx
 
-from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
+from rho_adapters.model.encodings import (
+    RefusedEncoding,
+    decoded,
+    layers,
+    read_at_most,
+    read_head,
+)
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.client_events import EVENT_BYTES
 from rho_entry.server.errors import (
@@ -73,26 +79,21 @@ async def _pieces(response: httpx.Response, encoding: str) -> AsyncIterator[byte
 async def body(response: httpx.Response, limit: int) -> bytes:
     """The whole decoded body of a streamed ``response``: ``ApiError`` as soon as it passes
     ``limit`` bytes, before more of it is held."""
-    received = bytearray()
-    async for piece in chunks(response):
-        received += piece
-        if len(received) > limit:
-            raise ApiError(_whose(response, f"an answer of more than {limit} bytes"))
-    return bytes(received)
+    content = await read_at_most(chunks(response), limit)
+    if content is None:
+        raise ApiError(_whose(response, f"an answer of more than {limit} bytes"))
+    return content
 
 
 async def error_head(response: httpx.Response) -> bytes:
     """The first ``ERROR_BYTES`` of an error answer's decoded body (the rest is never read;
-    leaving the stream closes the connection), or what came before its encoding failed."""
-    received = bytearray()
+    leaving the stream closes the connection), or what came before its encoding failed: its
+    status says what failed."""
     try:
-        async for piece in chunks(response):
-            received += piece
-            if len(received) >= ERROR_BYTES:
-                break
-    except ApiError:
-        pass  # its status says what failed; what it said is shown as far as it was read
-    return bytes(received[:ERROR_BYTES])
+        pieces = chunks(response)
+    except ApiError:  # an encoding not read here: nothing of it is shown
+        return b""
+    return await read_head(pieces, ERROR_BYTES, unread=ApiError)
 
 
 def _whose(response: httpx.Response, what: str) -> str:

@@ -12,7 +12,6 @@ good). Before, ``SandboxAPI`` read every answer whole with ``client.request``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import zlib
 from collections.abc import AsyncIterator
@@ -20,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from rho_adapters.model.encodings import RefusedEncoding, decoded
+from rho_adapters.model.encodings import RefusedEncoding, decoded, read_at_most, read_head
 from rho_domain.errors import ExecutorError
 
 ANSWER_BYTES = 256 * 1024 * 1024
@@ -65,12 +64,10 @@ async def fetched(
 
 
 async def _body(response: httpx.Response, what: str, limit: int) -> bytes:
-    received = bytearray()
-    async for piece in _pieces(response, what):
-        received += piece
-        if len(received) > limit:
-            raise ExecutorError(f"Daytona answered {what} with more than {limit} bytes")
-    return bytes(received)
+    content = await read_at_most(_pieces(response, what), limit)
+    if content is None:
+        raise ExecutorError(f"Daytona answered {what} with more than {limit} bytes")
+    return content
 
 
 async def _pieces(response: httpx.Response, what: str) -> AsyncIterator[bytes]:
@@ -93,13 +90,7 @@ async def _pieces(response: httpx.Response, what: str) -> AsyncIterator[bytes]:
 async def _head(response: httpx.Response, what: str) -> bytes:
     """The first ``ERROR_BYTES`` of an error answer's decoded body, or what came before its
     encoding failed; the rest is never read (closing the stream ends the connection)."""
-    received = bytearray()
-    with contextlib.suppress(ExecutorError):
-        async for piece in _pieces(response, what):
-            received += piece
-            if len(received) >= ERROR_BYTES:
-                break
-    return bytes(received[:ERROR_BYTES])
+    return await read_head(_pieces(response, what), ERROR_BYTES, unread=ExecutorError)
 
 
 def json_object(response: httpx.Response, what: str) -> dict[str, Any]:

@@ -7,10 +7,13 @@ at most ``PIECE`` bytes a step, and the next step runs only when the reader asks
 a reader that stops at its bound (``HttpTransport``'s ``max_body``) has spent about that
 bound, whatever the server compressed. Only what httpx itself decodes is accepted (gzip and
 deflate, stacked at most ``MAX_LAYERS`` deep; identity); anything else is ``RefusedEncoding``.
+``read_at_most`` and ``read_head`` read such pieces within a bound, for every client that
+reads a whole answer or an error's first bytes (AgentClient's, Daytona's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterator
 
@@ -83,3 +86,27 @@ def _through(stack: list[_Layer], data: bytes) -> Iterator[bytes]:
         return
     for piece in stack[0].pieces(data):
         yield from _through(stack[1:], piece)
+
+
+async def read_at_most(chunks: AsyncIterable[bytes], limit: int) -> bytes | None:
+    """All of ``chunks`` joined, or None as soon as they pass ``limit`` bytes: nothing more
+    is read or held. What ``chunks`` raises passes through."""
+    received = bytearray()
+    async for piece in chunks:
+        received += piece
+        if len(received) > limit:
+            return None
+    return bytes(received)
+
+
+async def read_head(chunks: AsyncIterable[bytes], size: int, *, unread: type[Exception]) -> bytes:
+    """The first ``size`` bytes of ``chunks``, the rest never read (an error answer's: its
+    status says what failed; leaving the stream closes the connection), or what came before
+    ``chunks`` raised ``unread`` (a body its encoding does not decode)."""
+    received = bytearray()
+    with contextlib.suppress(unread):
+        async for piece in chunks:
+            received += piece
+            if len(received) >= size:
+                break
+    return bytes(received[:size])
