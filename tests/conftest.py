@@ -28,6 +28,15 @@ import pytest
 pytest_plugins = ("hung_watchdog",)  # tests/hung_watchdog.py
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Each test starts as a new process would: without what the shared client pool remembers
+    # about servers. A loopback server bound to a port an earlier test's server had would
+    # otherwise be taken for that server for REMEMBER_SECONDS, and never probed.
+    pool = sys.modules.get("rho_adapters.model.pool")
+    if pool is not None:
+        pool.SHARED_POOL.forget()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # before any worker starts
         unicode_tables(machine_cache_dir(), keep=False)

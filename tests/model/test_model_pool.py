@@ -265,6 +265,8 @@ async def test_a_server_answer_is_remembered_but_an_unreachable_server_is_asked_
 
     answers = [await pool.remembered("x", ask, keep=lambda n: n > 1) for _ in range(3)]
     assert answers == [1, 2, 2]  # the first answer was not kept, the second was
+    pool.forget()  # the server restarted: asked again
+    assert await pool.remembered("x", ask) == 3
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]

@@ -171,6 +171,11 @@ class ClientPool:
                 self._answers[name] = (time.monotonic(), answer)
             return answer
 
+    def forget(self) -> None:
+        """Drop every remembered answer: the next ``remembered`` asks again (a server
+        restarted at the same address, perhaps with another model or window)."""
+        self._answers.clear()
+
     def leases(self, base_url: str) -> int:
         """How many live leases hold clients of ``base_url`` (tests and diagnostics)."""
         return sum(s.leases for s in self.stats() if s.base_url == base_url)
