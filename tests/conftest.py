@@ -37,7 +37,28 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pool.SHARED_POOL.forget()
 
 
+def hypothesis_profiles() -> None:
+    """Hypothesis settings for every property in the suite, loaded before any test module.
+
+    The default profile ("rho") draws few, fixed examples, so CI is deterministic and the
+    properties run in seconds. ``HYPOTHESIS_PROFILE=deep`` draws many random ones, for a
+    search after a change to the rules; ``mutation`` fewer, for scripts/mutation.sh (see
+    docs/testing.md). No profile judges time: a deadline or the "input generation is slow"
+    health check fails a correct test on a loaded machine (one draw read 8.7 s at load 25).
+    """
+    from hypothesis import HealthCheck, settings
+
+    untimed: dict[str, Any] = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+    fixed: dict[str, Any] = {"derandomize": True, "database": None}
+    settings.register_profile("rho", max_examples=100, print_blob=True, **fixed, **untimed)
+    settings.register_profile("deep", max_examples=3000, database=None, **untimed)
+    # scripts/mutation.sh: every mutant reruns the properties, so fewer (still fixed) examples.
+    settings.register_profile("mutation", max_examples=25, **fixed, **untimed)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rho"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    hypothesis_profiles()
     if not hasattr(config, "workerinput"):  # before any worker starts
         unicode_tables(machine_cache_dir(), keep=False)
     if hasattr(config, "workerinput") and config.option.basetemp:

@@ -100,8 +100,8 @@ class ConnectionSlot:
                         raise
                     except RhoError as exc:  # the cancellation surfaces as a driver error
                         raise StatementTimeout(
-                            f"{self.alias}: the statement did not finish within {timeout:g} s "
-                            "and was cancelled"
+                            f"{self.alias}: the statement timed out after {timeout:g} s and was "
+                            "cancelled"
                         ) from exc
             except asyncio.CancelledError:
                 self._abandon()  # the thread may still use the connection: never reuse it
@@ -109,8 +109,8 @@ class ConnectionSlot:
             except TimeoutError:
                 self._abandon()
                 raise StatementTimeout(
-                    f"{self.alias}: the statement did not finish within {timeout:g} s; "
-                    "the connection was dropped"
+                    f"{self.alias}: the statement timed out after {timeout:g} s; the "
+                    "connection was dropped"
                 ) from None
 
     def _in_thread(self, work: Callable[[Any], T]) -> T:
