@@ -4,7 +4,8 @@ DBOS recovers a process's unfinished workflows when a process with the same exec
 again; a worker that never comes back needs someone else to do it. Each worker writes its
 executor id and the time (the database's clock, one for every host) into the table
 ``rho_workers`` of the system database every ``interval`` seconds (the first row before it takes
-any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting
+any run), with its own ``dead_after``. Every worker also looks for rows older than the row's
+``dead_after`` and its own (the longer counts): it claims one by deleting
 it (one claimant wins: ``DELETE`` with the stale time in its condition), then asks DBOS to
 recover that executor's pending workflows (``DBOS._recover_pending_workflows``, the hook DBOS's
 own conductor uses), which puts them back on the queue they were enqueued on (the named
@@ -41,6 +42,9 @@ WORKERS = sa.Table(
     sa.Column("executor_id", sa.String(200), primary_key=True),
     sa.Column("app_version", sa.String(200), nullable=False),
     sa.Column("seen_at", sa.Float, nullable=False),
+    # the row's own bound: how long its worker may go silent (its --dead-after); NULL in a
+    # row an earlier version wrote
+    sa.Column("dead_after", sa.Float, nullable=True),
 )
 
 
@@ -73,41 +77,56 @@ class Heartbeat:
     def beat(self) -> None:
         """Write this worker's row (create the table on first use)."""
         if not self._created:
-            try:
-                _METADATA.create_all(self.engine, checkfirst=True)
-            except sa.exc.DBAPIError:  # another worker created it at the same moment
-                if not sa.inspect(self.engine).has_table(WORKERS.name):
-                    raise
+            self._create()
             self._created = True
+        mine = {
+            "seen_at": self._now(),
+            "app_version": self.app_version,
+            "dead_after": self.dead_after,
+        }
         with self.engine.begin() as conn:
             updated = conn.execute(
-                sa.update(WORKERS)
-                .where(WORKERS.c.executor_id == self.executor_id)
-                .values(seen_at=self._now(), app_version=self.app_version)
+                sa.update(WORKERS).where(WORKERS.c.executor_id == self.executor_id).values(mine)
             ).rowcount
             if not updated:
-                conn.execute(
-                    sa.insert(WORKERS).values(
-                        executor_id=self.executor_id,
-                        app_version=self.app_version,
-                        seen_at=self._now(),
-                    )
-                )
+                conn.execute(sa.insert(WORKERS).values(executor_id=self.executor_id, **mine))
+
+    def _create(self) -> None:
+        """The table, or its ``dead_after`` column in a table an earlier version made."""
+        try:
+            _METADATA.create_all(self.engine, checkfirst=True)
+        except sa.exc.DBAPIError:  # another worker created it at the same moment
+            if not sa.inspect(self.engine).has_table(WORKERS.name):
+                raise
+        columns = {c["name"] for c in sa.inspect(self.engine).get_columns(WORKERS.name)}
+        if "dead_after" not in columns:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(sa.text("ALTER TABLE rho_workers ADD COLUMN dead_after FLOAT"))
+            except sa.exc.DBAPIError:  # another worker added it at the same moment
+                columns = {c["name"] for c in sa.inspect(self.engine).get_columns(WORKERS.name)}
+                if "dead_after" not in columns:
+                    raise
 
     def recover_dead(self) -> list[str]:
-        """Claim every worker whose heartbeat is older than ``dead_after`` and recover its
-        runs; the executor ids recovered."""
+        """Claim every worker whose heartbeat is older than its own ``dead_after`` (stored in
+        its row) and than this worker's, and recover its runs; the executor ids recovered.
+        Whose bound counts is the silent worker's, which knows how often it beats: judged
+        by the asker's alone, a worker started with ``--dead-after 1`` took every live worker
+        beating each 2 s for dead between two beats and put its running runs back on the
+        queue, to run a second time beside it."""
         with self.engine.connect() as conn:
-            cutoff = conn.execute(sa.select(self._now())).scalar_one() - self.dead_after
+            now = conn.execute(sa.select(self._now())).scalar_one()
             stale = [
                 (row.executor_id, row.seen_at)
                 for row in conn.execute(
-                    sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at).where(
-                        WORKERS.c.seen_at < cutoff,
+                    sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at, WORKERS.c.dead_after).where(
+                        WORKERS.c.seen_at < now - self.dead_after,
                         WORKERS.c.app_version == self.app_version,
                         WORKERS.c.executor_id != self.executor_id,  # alive: it is asking
                     )
                 )
+                if row.dead_after is None or row.seen_at < now - row.dead_after
             ]
         recovered = []
         for executor_id, seen_at in stale:
