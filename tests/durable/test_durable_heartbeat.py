@@ -101,6 +101,29 @@ def test_a_worker_is_judged_dead_by_its_own_bound_not_the_askers(tmp_path: Path)
         b.engine.dispose()
 
 
+async def test_a_worker_does_not_start_under_the_id_of_a_live_one(tmp_path: Path) -> None:
+    """DBOS's launch recovers the runs of its executor id (a restarted worker's). Started
+    with the id of a worker that still runs (``--executor-id`` copied to a second host), a
+    worker beat and launched, and ran that worker's runs a second time. Now it waits up to
+    the live row's bound, sees it beat again, and refuses, naming the id; once that worker
+    is gone (silent past its bound: a restart), the same id starts."""
+    from rho_domain.errors import ConfigError
+
+    url = f"sqlite:///{tmp_path / 'system.db'}"
+    live = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
+    again = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
+    live.start()
+    try:
+        with pytest.raises(ConfigError, match="executor id 'worker-a' is running"):
+            await asyncio.to_thread(again.start)
+    finally:
+        await live.stop()
+    restarted = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, dead_after=0.5)
+    await asyncio.to_thread(restarted.start)  # waits for the stopped one's row to go silent
+    await restarted.stop()
+    again.engine.dispose()
+
+
 async def test_beats_go_on_while_the_shared_thread_pool_is_busy(tmp_path: Path) -> None:
     """Every thread of asyncio's default pool blocked (runs in blocking calls): the worker
     still beats, on its own thread. Through the shared pool no beat came until the pool

@@ -32,6 +32,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from rho_adapters.durable.system_db import engine_url
+from rho_domain.errors import ConfigError
 
 LOG = logging.getLogger("rho_adapters.durable")
 
@@ -154,8 +155,10 @@ class Heartbeat:
         return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
 
     def start(self) -> None:
-        """Beat now (before any run is taken), then every ``interval`` seconds on a thread of
-        its own until ``stop``. Raises what the first beat raises (the database unreachable);
+        """Beat now (before any run is taken; a live worker with this executor id first
+        waited for, then refused: ``_namesake_gone``), then every ``interval`` seconds on a
+        thread of its own until ``stop``. Raises what the first beat raises (the database
+        unreachable; ``ConfigError`` for an executor id in use);
         later failures are logged and tried again. A ``stop`` that comes while the first beat
         runs (a cancelled start: this runs on a worker thread, which a cancellation does not
         end) wins: no thread is started and the engine is disposed here, once the beat is
@@ -166,8 +169,9 @@ class Heartbeat:
             self._starting = True
         beating = False
         try:
-            self.beat()
-            beating = True
+            if self._namesake_gone():
+                self.beat()
+                beating = True
         finally:
             with self._state:
                 self._starting = False
@@ -179,6 +183,43 @@ class Heartbeat:
                     self._thread.start()
             if stopped:  # stop left the engine to us: the beat was using it
                 self.engine.dispose()
+
+    def _namesake_gone(self) -> bool:
+        """Whether no live worker has this executor id; False when ``stop`` came meanwhile.
+
+        DBOS's launch recovers the unfinished runs of its executor id: that is how a worker
+        restarted with its ``--executor-id`` picks up what it left. Launched while a worker
+        with that id still ran (the same id on two hosts), it ran that worker's runs a second
+        time beside it. So a row with this id whose beat is within its bound is waited for,
+        up to that bound: silent by then, its worker is gone (a restart); beating again, it
+        is alive, and this worker refuses to start (``ConfigError`` naming the id)."""
+        if not self._created:
+            self._create()
+            self._created = True
+        seen = None
+        while True:
+            with self.engine.connect() as conn:
+                now = conn.execute(sa.select(self._now())).scalar_one()
+                row = conn.execute(
+                    sa.select(WORKERS.c.seen_at, WORKERS.c.dead_after).where(
+                        WORKERS.c.executor_id == self.executor_id
+                    )
+                ).first()
+            if row is None:
+                return True
+            bound = max(row.dead_after or self.dead_after, self.dead_after)
+            if row.seen_at < now - bound:
+                return True
+            if seen is not None and row.seen_at != seen:
+                raise ConfigError(
+                    f"a worker with the executor id {self.executor_id!r} is running (it beat "
+                    f"{max(now - row.seen_at, 0.0):.1f} s ago): give this one another "
+                    "--executor-id, or stop that one first; two workers with one id run each "
+                    "other's runs twice"
+                )
+            seen = row.seen_at
+            if self._stopping.wait(min(self.interval, row.seen_at + bound - now) + 0.01):
+                return False
 
     def watch(self) -> None:
         """From the next beat on, also recover the runs of workers whose beat stopped (once
