@@ -207,6 +207,31 @@ async def test_a_claim_is_judged_by_its_holders_lease_not_the_takers_bound(
     await b.store.release("leased1")
 
 
+async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A row's lease is whatever its holder wrote: a library user's ``stale_after`` of
+    ``inf``, NaN or 1e300 (no setting checks it there), or a hand edit. A lease past what an
+    interval holds made every reader's query fail ('interval out of range'): no host could
+    list, read or open any session. A lease counts up to an hour, as the setting allows."""
+    pg = of_backend(host(hosts, url, stale_after=1))
+    await pg.store.create(record("odd1"))
+    await pg.store.release("odd1")
+    await pg.store.create(record("odd2"))
+    for lease in ("NaN", "Infinity", "1e300"):
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
+                " lease = %s::float WHERE id = 'odd1'",
+                (lease,),
+            )
+        assert [s.id for s in await pg.sessions.sessions()] == ["odd2", "odd1"], lease
+        assert (await pg.sessions.info("odd1")).liveness != "running", lease
+        await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
+        await pg.store.release("odd1")
+    await pg.store.release("odd2")
+
+
 async def _take_over(b: Any, session_id: str) -> None:
     """``b`` opens ``session_id`` as soon as its holder's claim is stale for ``b``."""
     deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound

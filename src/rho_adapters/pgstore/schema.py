@@ -100,11 +100,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
 """Statements that bring the schema from version ``n - 1`` to ``n``."""
 
 
-ALIVE = "beat >= now() - make_interval(secs => GREATEST(lease, %s))"
+LEASE_MAX_SECONDS = 3600
+"""The longest lease that counts, as ``RHO_AGENT_STORE_STALE_AFTER`` allows: a row's lease is
+whatever its holder wrote (a library user's ``stale_after`` of ``inf`` or NaN, a hand edit),
+and one past what an interval holds failed every reader's query ('interval out of range')."""
+
+ALIVE = f"beat >= now() - make_interval(secs => LEAST(GREATEST(lease, %s), {LEASE_MAX_SECONDS}))"
 """SQL: the row's holder still holds it. Its beat is younger than the holder's own lease or
-than the reader's stale bound (the parameter), whichever is longer: whose bound counts is
-the holder's, who knows how often it beats, and a reader never judges a claim sooner than it
-would its own. A claim an earlier version made has no lease (NULL, which GREATEST skips)."""
+than the reader's stale bound (the parameter), whichever is longer, and at most
+``LEASE_MAX_SECONDS`` (NaN counts as that): whose bound counts is the holder's, who knows how
+often it beats, and a reader never judges a claim sooner than it would its own. A claim an
+earlier version made has no lease (NULL, which GREATEST skips)."""
 
 
 def ensure_schema(conn: Any, address: StoreAddress) -> int:
