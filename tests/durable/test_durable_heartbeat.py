@@ -96,6 +96,11 @@ def test_a_worker_is_judged_dead_by_its_own_bound_not_the_askers(tmp_path: Path)
         silent_for(56)  # past A's own bound too
         assert b.recover_dead() == ["worker-a"]
         assert recovered == ["worker-a"]
+        a.beat()  # a bound that is no number of seconds (a hand edit) is not counted
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE rho_workers SET dead_after = 9e999 WHERE executor_id = 'worker-a'")
+        silent_for(5)
+        assert b.recover_dead() == ["worker-a"]
     finally:
         a.engine.dispose()
         b.engine.dispose()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Callable
 
@@ -127,7 +128,7 @@ class Heartbeat:
                         WORKERS.c.executor_id != self.executor_id,  # alive: it is asking
                     )
                 )
-                if row.dead_after is None or row.seen_at < now - row.dead_after
+                if row.seen_at < now - self._bound(row.dead_after)
             ]
         recovered = []
         for executor_id, seen_at in stale:
@@ -146,6 +147,16 @@ class Heartbeat:
                 )
                 recovered.append(executor_id)
         return recovered
+
+    def _bound(self, theirs: float | None) -> float:
+        """How long a row may be silent: its worker's ``dead_after`` or this one's, whichever
+        is longer. A row's value is whatever its writer wrote: one that is no number of
+        seconds (NULL from an earlier version, infinity or NaN from a hand edit, which
+        never compared older and kept a dead worker's runs unrecovered for good) is not
+        counted."""
+        if theirs is None or not math.isfinite(theirs):
+            return self.dead_after
+        return max(theirs, self.dead_after)
 
     def _now(self) -> sa.ColumnElement[float]:
         """The database's clock in Unix seconds: every host reads one clock, so a worker whose
@@ -207,7 +218,7 @@ class Heartbeat:
                 ).first()
             if row is None:
                 return True
-            bound = max(row.dead_after or self.dead_after, self.dead_after)
+            bound = self._bound(row.dead_after)
             if row.seen_at < now - bound:
                 return True
             if seen is not None and row.seen_at != seen:
