@@ -60,6 +60,75 @@ def test_a_worker_claims_the_others_stale_rows_never_its_own(tmp_path: Path) -> 
         b.engine.dispose()
 
 
+def test_a_worker_is_judged_dead_by_its_own_bound_not_the_askers(tmp_path: Path) -> None:
+    """A beats rarely and says so (``dead_after`` 60); B was started with ``--dead-after 1``.
+    A's last beat was 5 s ago: alive by its bound, dead by B's. Before, B judged by its own
+    bound alone, claimed A's row and put A's running runs back on the queue (run twice). A
+    table an earlier version made (no ``dead_after`` column) gets the column on first beat."""
+    db = tmp_path / "system.db"
+    with sqlite3.connect(db) as conn:  # the table as an earlier version made it
+        conn.execute(
+            "CREATE TABLE rho_workers (executor_id VARCHAR(200) PRIMARY KEY,"
+            " app_version VARCHAR(200) NOT NULL, seen_at FLOAT NOT NULL)"
+        )
+    recovered: list[str] = []
+
+    def recover(executor_id: str) -> int:
+        recovered.append(executor_id)
+        return 0
+
+    a = _heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=recover, dead_after=60)
+    b = _heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover, dead_after=1)
+    try:
+        a.beat()
+        b.beat()
+
+        def silent_for(seconds: int) -> None:
+            with sqlite3.connect(db) as conn:
+                conn.execute(
+                    "UPDATE rho_workers SET seen_at = seen_at - ? WHERE executor_id = ?",
+                    (seconds, "worker-a"),
+                )
+
+        silent_for(5)
+        assert b.recover_dead() == []
+        assert recovered == []
+        silent_for(56)  # past A's own bound too
+        assert b.recover_dead() == ["worker-a"]
+        assert recovered == ["worker-a"]
+        a.beat()  # a bound that is no number of seconds (a hand edit) is not counted
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE rho_workers SET dead_after = 9e999 WHERE executor_id = 'worker-a'")
+        silent_for(5)
+        assert b.recover_dead() == ["worker-a"]
+    finally:
+        a.engine.dispose()
+        b.engine.dispose()
+
+
+async def test_a_worker_does_not_start_under_the_id_of_a_live_one(tmp_path: Path) -> None:
+    """DBOS's launch recovers the runs of its executor id (a restarted worker's). Started
+    with the id of a worker that still runs (``--executor-id`` copied to a second host), a
+    worker beat and launched, and ran that worker's runs a second time. Now it waits up to
+    the live row's bound, sees it beat again, and refuses, naming the id; once that worker
+    is gone (silent past its bound: a restart), the same id starts."""
+    from rho_domain.errors import ConfigError
+
+    url = f"sqlite:///{tmp_path / 'system.db'}"
+    live = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
+    again = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
+    live.start()
+    try:
+        with pytest.raises(ConfigError, match="executor id 'worker-a' is running"):
+            await asyncio.to_thread(again.start)
+    finally:
+        await live.stop()
+    restarted = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, dead_after=0.5)
+    await asyncio.to_thread(restarted.start)  # waits for the stopped one's row to go silent
+    await restarted.stop()
+    again.engine.dispose()
+
+
 async def test_beats_go_on_while_the_shared_thread_pool_is_busy(tmp_path: Path) -> None:
     """Every thread of asyncio's default pool blocked (runs in blocking calls): the worker
     still beats, on its own thread. Through the shared pool no beat came until the pool

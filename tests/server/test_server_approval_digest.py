@@ -152,6 +152,14 @@ def test_an_answer_without_a_digest_is_refused(where: Place) -> None:
             answered = _post(serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve"})
             assert answered.status_code == 422, answered.text
             assert answered.json()["error"]["field"] == "digest"
+            # the call named in the body (the dashboard's way): the same checks
+            approvals = f"/api/sessions/{sid}/approvals"
+            named = _post(serve, approvals, {"call_id": "c1", "decision": "approve"})
+            assert named.status_code == 422, named.text
+            assert named.json()["error"]["field"] == "digest"
+            unnamed = _post(serve, approvals, {"decision": "deny"})
+            assert unnamed.status_code == 422, unnamed.text
+            assert unnamed.json()["error"]["field"] == "call_id"
             assert not (where.work / "notes.txt").exists()
         finally:
             assert serve.stop() == 0

@@ -272,3 +272,50 @@ def test_an_approval_clicked_on_a_call_shown_otherwise_is_refused(
             page.close()
     assert not (where.work / "pwned.txt").exists()
     assert not (where.work / "notes.txt").exists()
+
+
+def test_a_stored_call_named_dot_or_dot_dot_is_answered_from_the_dashboard(
+    tmp_path: Path, browser: Any
+) -> None:
+    """A trace an older version wrote keeps the model's call ids ``.`` and ``..``. In a
+    URL's path a browser resolves either as a dot segment (``%2E%2E`` too): the page's
+    approval went to ``/api/sessions/ID/`` and no such call could be answered there. The
+    page names the call in the body (``POST .../approvals``), and both calls run."""
+    where = place(tmp_path)
+    first = ScriptedModel(
+        [
+            tools(
+                call("write", {"path": "a.txt", "content": "a"}, id="call_a"),
+                call("write", {"path": "b.txt", "content": "b"}, id="call_b"),
+            )
+        ]
+    )
+    with UvicornThread(app_for(where, first)) as server:
+        created = httpx.post(
+            f"{server.url}/api/sessions",
+            json={"prompt": "write both", "profile": "developer"},
+            headers=server.auth,
+        )
+        sid = created.json()["id"]
+        detail = f"{server.url}/api/sessions/{sid}"
+        for _ in range(600):  # bounded: the run stops at the approvals at once
+            if len(httpx.get(detail, headers=server.auth).json()["pending_approvals"]) == 2:
+                break
+            time.sleep(0.05)
+    trace = where.sessions / sid / "trace.jsonl"
+    trace.write_text(trace.read_text().replace('"call_a"', '"."').replace('"call_b"', '".."'))
+    with UvicornThread(app_for(where, ScriptedModel([text("Both written.")]))) as server:
+        page = browser.new_page()
+        try:
+            open_session(page, server, sid)
+            for call_id in (".", ".."):
+                approval = page.locator(f'#approvals .approval[data-call-id="{call_id}"]')
+                expect(approval).to_contain_text("write needs approval", timeout=WAIT_MS)
+                approval.get_by_role("button", name="Approve").click()
+                expect(approval).to_have_count(0, timeout=WAIT_MS)
+            final = page.locator("#conversation .msg.assistant .text").last
+            expect(final).to_have_text("Both written.", timeout=WAIT_MS)
+        finally:
+            page.close()
+    assert (where.work / "a.txt").read_text() == "a"
+    assert (where.work / "b.txt").read_text() == "b"

@@ -9,6 +9,7 @@ holder name, exactly as two processes on two machines would.
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +24,7 @@ from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
-from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.pgstore.schema import CHANNEL, MIGRATIONS
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
@@ -74,6 +75,26 @@ async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBacke
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)
     await of_backend(host(hosts, url)).sessions.sessions()  # a second host finds it made
+
+
+async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[PgBackend]) -> None:
+    """A store an earlier version made (schema 1, a session held without a lease) is
+    migrated: the column is added, and the old claim is judged by the reader's bound."""
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TABLE rho_schema (one boolean PRIMARY KEY DEFAULT true, version int)")
+        conn.execute("INSERT INTO rho_schema (version) VALUES (1)")
+        for statement in MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO rho_sessions (id, created_at, config, meta, holder, beat) VALUES"
+            " ('old1', 1000, '{}', %s, 'an old host', now() - interval '5 s')",
+            ('{"status": "running"}',),
+        )
+    pg = of_backend(host(hosts, url, stale_after=1))
+    assert (await pg.sessions.info("old1")).liveness == "stale"
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)
+        assert conn.execute("SELECT lease FROM rho_sessions").fetchall() == [(None,)]
 
 
 async def test_a_newer_schema_is_refused_and_left_alone(url: str, hosts: list[PgBackend]) -> None:
@@ -127,7 +148,7 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     cleared the pause and cancel B's operator had asked for and answered B's export request
     with its own history. Now B's takeover wakes A's waiter, which reads the session lost,
     and A's writes to B's signals change nothing."""
-    a = of_backend(host(hosts, url, heartbeat=3600))
+    a = of_backend(host(hosts, url, heartbeat=3600, stale_after=0.2))
     b = of_backend(host(hosts, url, stale_after=0.2))
     await a.store.create(record("taken1"))
     await a.store.append("taken1", run_events())
@@ -159,6 +180,56 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     assert not await b.signals.cancel_requested("taken1")
     assert not await b.signals.is_paused("taken1")
     await b.store.release("taken1")
+
+
+async def test_a_claim_is_judged_by_its_holders_lease_not_the_takers_bound(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A holds a session with a 60 s stale bound (it may beat that rarely); B is configured
+    with 1 s. A's last beat was 5 s ago: live by A's lease, stale by B's bound. Before, B
+    judged by its own bound alone: its listing said 'stale' and its open took A's live
+    session over (A's run cancelled). Now each claim keeps its holder's lease, and B judges
+    it by the longer of the two, in the listing, the control's reads and the takeover."""
+    a = of_backend(host(hosts, url, heartbeat=3600, stale_after=60))
+    b = of_backend(host(hosts, url, stale_after=1))
+    await a.store.create(record("leased1"))
+    await a.store.append("leased1", run_events())
+    with psycopg.connect(url) as conn:  # A's last beat, 5 s ago (no waiting for it)
+        conn.execute("UPDATE rho_sessions SET beat = now() - interval '5 s' WHERE id = 'leased1'")
+    assert (await b.sessions.info("leased1")).liveness == "running"
+    assert [s.liveness for s in await b.sessions.sessions() if s.id == "leased1"] == ["running"]
+    with pytest.raises(SessionLocked, match=rf"held by {re.escape(a.store.backend.holder)}"):
+        await b.store.open("leased1")
+    with psycopg.connect(url) as conn:  # past A's lease too: gone for everyone
+        conn.execute("UPDATE rho_sessions SET beat = now() - interval '61 s' WHERE id = 'leased1'")
+    assert (await b.sessions.info("leased1")).liveness == "stale"
+    await b.store.open("leased1")
+    await b.store.release("leased1")
+
+
+async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A row's lease is whatever its holder wrote: a library user's ``stale_after`` of
+    ``inf``, NaN or 1e300 (no setting checks it there), or a hand edit. A lease past what an
+    interval holds made every reader's query fail ('interval out of range'): no host could
+    list, read or open any session. A lease counts up to an hour, as the setting allows."""
+    pg = of_backend(host(hosts, url, stale_after=1))
+    await pg.store.create(record("odd1"))
+    await pg.store.release("odd1")
+    await pg.store.create(record("odd2"))
+    for lease in ("NaN", "Infinity", "1e300"):
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
+                " lease = %s::float WHERE id = 'odd1'",
+                (lease,),
+            )
+        assert [s.id for s in await pg.sessions.sessions()] == ["odd2", "odd1"], lease
+        assert (await pg.sessions.info("odd1")).liveness != "running", lease
+        await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
+        await pg.store.release("odd1")
+    await pg.store.release("odd2")
 
 
 async def _take_over(b: Any, session_id: str) -> None:
@@ -195,7 +266,7 @@ async def test_a_session_taken_over_while_it_opened_keeps_its_new_holders_meta(
     wrote the session's meta in a second transaction, with no holder in its condition:
     waking, A wrote its summary (the run 'interrupted', itself the holder) over B's, which
     listings showed until B's next append."""
-    frozen = FrozenAfterACall(StoreAddress(url, "the test"), heartbeat=3600)
+    frozen = FrozenAfterACall(StoreAddress(url, "the test"), heartbeat=3600, stale_after=0.2)
     hosts.append(frozen)
     taker = host(hosts, url, stale_after=0.2)
     a, b = of_backend(frozen), of_backend(taker)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -33,6 +35,7 @@ from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunStatus
 
+SRC = Path(__file__).resolve().parents[2] / "src"
 SECRET = b"outside: keep me exactly as I am\n"
 
 
@@ -329,3 +332,34 @@ async def test_a_session_id_no_file_name_can_hold_is_refused_by_the_store(tmp_pa
     await store.create(SessionRecord(id=named, created_at=0.0, config=AgentConfig()))
     await store.release(named)
     assert (root / named / "trace.jsonl").exists()
+
+
+_LIST_UNDER_1_GIB = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from pathlib import Path
+from rho_adapters.store.listing import list_sessions
+print(sorted((s.id, s.status) for s in list_sessions(Path(sys.argv[1]))))
+"""
+
+
+async def test_a_huge_meta_file_does_not_take_down_the_listing(tmp_path: Path) -> None:
+    """One session's meta.json grown to 4 GiB (a sparse file: no disk used) by whoever can
+    write the directory. Every listing reads every session's meta.json: read whole, it cost
+    4 GiB of memory, and ``--list``, ``monitor ps`` and a server's ``GET /api/sessions``
+    failed for every session (MemoryError under the child's 1 GiB limit here). Now past
+    ``META_BYTES`` it is not read: that session is listed without its summary, the others
+    as they are."""
+    root = tmp_path / "sessions"
+    await _session(root, "big1")
+    await _session(root, "fine1")
+    os.truncate(root / "big1" / "meta.json", 4 << 30)
+    listed = subprocess.run(
+        [sys.executable, "-c", _LIST_UNDER_1_GIB, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert listed.stdout.strip() == "[('big1', 'unknown'), ('fine1', 'created')]"

@@ -4,7 +4,8 @@ DBOS recovers a process's unfinished workflows when a process with the same exec
 again; a worker that never comes back needs someone else to do it. Each worker writes its
 executor id and the time (the database's clock, one for every host) into the table
 ``rho_workers`` of the system database every ``interval`` seconds (the first row before it takes
-any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting
+any run), with its own ``dead_after``. Every worker also looks for rows older than the row's
+``dead_after`` and its own (the longer counts): it claims one by deleting
 it (one claimant wins: ``DELETE`` with the stale time in its condition), then asks DBOS to
 recover that executor's pending workflows (``DBOS._recover_pending_workflows``, the hook DBOS's
 own conductor uses), which puts them back on the queue they were enqueued on (the named
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Callable
 
 import sqlalchemy as sa
 
 from rho_adapters.durable.system_db import engine_url
+from rho_domain.errors import ConfigError
 
 LOG = logging.getLogger("rho_adapters.durable")
 
@@ -41,6 +44,9 @@ WORKERS = sa.Table(
     sa.Column("executor_id", sa.String(200), primary_key=True),
     sa.Column("app_version", sa.String(200), nullable=False),
     sa.Column("seen_at", sa.Float, nullable=False),
+    # the row's own bound: how long its worker may go silent (its --dead-after); NULL in a
+    # row an earlier version wrote
+    sa.Column("dead_after", sa.Float, nullable=True),
 )
 
 
@@ -73,41 +79,56 @@ class Heartbeat:
     def beat(self) -> None:
         """Write this worker's row (create the table on first use)."""
         if not self._created:
-            try:
-                _METADATA.create_all(self.engine, checkfirst=True)
-            except sa.exc.DBAPIError:  # another worker created it at the same moment
-                if not sa.inspect(self.engine).has_table(WORKERS.name):
-                    raise
+            self._create()
             self._created = True
+        mine = {
+            "seen_at": self._now(),
+            "app_version": self.app_version,
+            "dead_after": self.dead_after,
+        }
         with self.engine.begin() as conn:
             updated = conn.execute(
-                sa.update(WORKERS)
-                .where(WORKERS.c.executor_id == self.executor_id)
-                .values(seen_at=self._now(), app_version=self.app_version)
+                sa.update(WORKERS).where(WORKERS.c.executor_id == self.executor_id).values(mine)
             ).rowcount
             if not updated:
-                conn.execute(
-                    sa.insert(WORKERS).values(
-                        executor_id=self.executor_id,
-                        app_version=self.app_version,
-                        seen_at=self._now(),
-                    )
-                )
+                conn.execute(sa.insert(WORKERS).values(executor_id=self.executor_id, **mine))
+
+    def _create(self) -> None:
+        """The table, or its ``dead_after`` column in a table an earlier version made."""
+        try:
+            _METADATA.create_all(self.engine, checkfirst=True)
+        except sa.exc.DBAPIError:  # another worker created it at the same moment
+            if not sa.inspect(self.engine).has_table(WORKERS.name):
+                raise
+        columns = {c["name"] for c in sa.inspect(self.engine).get_columns(WORKERS.name)}
+        if "dead_after" not in columns:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(sa.text("ALTER TABLE rho_workers ADD COLUMN dead_after FLOAT"))
+            except sa.exc.DBAPIError:  # another worker added it at the same moment
+                columns = {c["name"] for c in sa.inspect(self.engine).get_columns(WORKERS.name)}
+                if "dead_after" not in columns:
+                    raise
 
     def recover_dead(self) -> list[str]:
-        """Claim every worker whose heartbeat is older than ``dead_after`` and recover its
-        runs; the executor ids recovered."""
+        """Claim every worker whose heartbeat is older than its own ``dead_after`` (stored in
+        its row) and than this worker's, and recover its runs; the executor ids recovered.
+        Whose bound counts is the silent worker's, which knows how often it beats: judged
+        by the asker's alone, a worker started with ``--dead-after 1`` took every live worker
+        beating each 2 s for dead between two beats and put its running runs back on the
+        queue, to run a second time beside it."""
         with self.engine.connect() as conn:
-            cutoff = conn.execute(sa.select(self._now())).scalar_one() - self.dead_after
+            now = conn.execute(sa.select(self._now())).scalar_one()
             stale = [
                 (row.executor_id, row.seen_at)
                 for row in conn.execute(
-                    sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at).where(
-                        WORKERS.c.seen_at < cutoff,
+                    sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at, WORKERS.c.dead_after).where(
+                        WORKERS.c.seen_at < now - self.dead_after,
                         WORKERS.c.app_version == self.app_version,
                         WORKERS.c.executor_id != self.executor_id,  # alive: it is asking
                     )
                 )
+                if row.seen_at < now - self._bound(row.dead_after)
             ]
         recovered = []
         for executor_id, seen_at in stale:
@@ -127,6 +148,16 @@ class Heartbeat:
                 recovered.append(executor_id)
         return recovered
 
+    def _bound(self, theirs: float | None) -> float:
+        """How long a row may be silent: its worker's ``dead_after`` or this one's, whichever
+        is longer. A row's value is whatever its writer wrote: one that is no number of
+        seconds (NULL from an earlier version, infinity or NaN from a hand edit, which
+        never compared older and kept a dead worker's runs unrecovered for good) is not
+        counted."""
+        if theirs is None or not math.isfinite(theirs):
+            return self.dead_after
+        return max(theirs, self.dead_after)
+
     def _now(self) -> sa.ColumnElement[float]:
         """The database's clock in Unix seconds: every host reads one clock, so a worker whose
         own clock runs behind is never taken for dead (nor a dead one for alive)."""
@@ -135,8 +166,10 @@ class Heartbeat:
         return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
 
     def start(self) -> None:
-        """Beat now (before any run is taken), then every ``interval`` seconds on a thread of
-        its own until ``stop``. Raises what the first beat raises (the database unreachable);
+        """Beat now (before any run is taken; a live worker with this executor id first
+        waited for, then refused: ``_namesake_gone``), then every ``interval`` seconds on a
+        thread of its own until ``stop``. Raises what the first beat raises (the database
+        unreachable; ``ConfigError`` for an executor id in use);
         later failures are logged and tried again. A ``stop`` that comes while the first beat
         runs (a cancelled start: this runs on a worker thread, which a cancellation does not
         end) wins: no thread is started and the engine is disposed here, once the beat is
@@ -147,8 +180,9 @@ class Heartbeat:
             self._starting = True
         beating = False
         try:
-            self.beat()
-            beating = True
+            if self._namesake_gone():
+                self.beat()
+                beating = True
         finally:
             with self._state:
                 self._starting = False
@@ -160,6 +194,43 @@ class Heartbeat:
                     self._thread.start()
             if stopped:  # stop left the engine to us: the beat was using it
                 self.engine.dispose()
+
+    def _namesake_gone(self) -> bool:
+        """Whether no live worker has this executor id; False when ``stop`` came meanwhile.
+
+        DBOS's launch recovers the unfinished runs of its executor id: that is how a worker
+        restarted with its ``--executor-id`` picks up what it left. Launched while a worker
+        with that id still ran (the same id on two hosts), it ran that worker's runs a second
+        time beside it. So a row with this id whose beat is within its bound is waited for,
+        up to that bound: silent by then, its worker is gone (a restart); beating again, it
+        is alive, and this worker refuses to start (``ConfigError`` naming the id)."""
+        if not self._created:
+            self._create()
+            self._created = True
+        seen = None
+        while True:
+            with self.engine.connect() as conn:
+                now = conn.execute(sa.select(self._now())).scalar_one()
+                row = conn.execute(
+                    sa.select(WORKERS.c.seen_at, WORKERS.c.dead_after).where(
+                        WORKERS.c.executor_id == self.executor_id
+                    )
+                ).first()
+            if row is None:
+                return True
+            bound = self._bound(row.dead_after)
+            if row.seen_at < now - bound:
+                return True
+            if seen is not None and row.seen_at != seen:
+                raise ConfigError(
+                    f"a worker with the executor id {self.executor_id!r} is running (it beat "
+                    f"{max(now - row.seen_at, 0.0):.1f} s ago): give this one another "
+                    "--executor-id, or stop that one first; two workers with one id run each "
+                    "other's runs twice"
+                )
+            seen = row.seen_at
+            if self._stopping.wait(min(self.interval, row.seen_at + bound - now) + 0.01):
+                return False
 
     def watch(self) -> None:
         """From the next beat on, also recover the runs of workers whose beat stopped (once

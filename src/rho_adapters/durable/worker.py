@@ -104,7 +104,8 @@ class DbosWorker:
     async def start(self) -> None:
         """Launch DBOS (migrating the system database on first use), check versions, beat,
         and start consuming. Raises ``ConfigError`` naming the database (password hidden)
-        when it cannot be reached, ``VersionMismatch`` for runs of another version.
+        when it cannot be reached, or the executor id when a live worker has it,
+        ``VersionMismatch`` for runs of another version.
 
         A start that fails or is cancelled (``CancelledError``, ``KeyboardInterrupt``) leaves
         nothing running: the heartbeat stopped (its thread, its engine) and DBOS destroyed
@@ -132,6 +133,8 @@ class DbosWorker:
                 # beating from here on, on its own thread: DBOS's launch holds the loop
                 await asyncio.to_thread(self.heartbeat.start)
                 _DBOS.launch()
+            except ConfigError:  # the heartbeat's own words (its executor id in use)
+                raise
             except Exception as exc:
                 raise ConfigError(
                     f"cannot open the durable runs' database {shown(options.url)}: {exc}; "

@@ -2,8 +2,9 @@
 ``latest`` (``resolve_id``), a row's ``SessionRecord`` (``record_of``), and the listing, one
 query and one SessionInfo per row (``list_sessions``, ``info_of``).
 
-Liveness uses the server's clock only: a holder is alive while ``beat`` is younger than the
-backend's ``stale_after`` (``now()`` on the server), so hosts' clocks never disagree about it.
+Liveness uses the server's clock only: a holder is alive while ``beat`` is younger than its
+lease (``schema.ALIVE``: the holder's own bound, or this backend's ``stale_after`` if longer;
+``now()`` on the server), so hosts' clocks never disagree about it.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Any
 
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.schema import ALIVE
 from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import typed_meta
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
-ROW = (
-    "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"
+ROW = (  # ALIVE is a constant of ours, no one's input
+    f"SELECT id, meta, holder, holder IS NOT NULL AND {ALIVE},"  # noqa: S608
     " paused, labels, created_at FROM rho_sessions"
 )
 

@@ -10,7 +10,8 @@ Tables (every name prefixed ``rho_``, so the store can share a database):
 - ``rho_sessions``: one row per session: its record (config as JSON text, without secrets;
   JSON text rather than jsonb, which refuses a ``\u0000`` a prompt may hold), the
   summary a listing shows (``meta``, the same keys as meta.json), who holds it (``holder``)
-  and when it last beat (``beat``, the server's clock, so hosts' clocks never matter), the
+  and when it last beat (``beat``, the server's clock, so hosts' clocks never matter), how
+  long its beats may be apart (``lease``: the holder's own ``stale_after``, schema 2), the
   ``cancel`` and ``paused`` flags, the last trace line number.
 - ``rho_events``: the trace, one row per line, ``line`` exactly as trace.jsonl holds it.
 - ``rho_directives``: operator directives, numbered from 0 per session.
@@ -31,7 +32,7 @@ from typing import Any
 from rho_adapters.pgstore.connection import StoreAddress
 from rho_domain.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CHANNEL = "rho"
 _MIGRATION_LOCK = 0x72686F  # "rho": one migrating process at a time
 _ENCODED = "\x01"  # a column value starting with it holds a JSON string
@@ -90,8 +91,26 @@ _V1 = (
     )""",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1}
+# a claim's lease, written by its holder: a taker configured with a shorter stale bound than
+# the holder's (RHO_AGENT_STORE_STALE_AFTER=1 against another machine's 60, beating every
+# 2 s) read the holder's live claim as stale between its beats, and took the session over
+_V2 = ("ALTER TABLE rho_sessions ADD COLUMN lease double precision",)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
 """Statements that bring the schema from version ``n - 1`` to ``n``."""
+
+
+LEASE_MAX_SECONDS = 3600
+"""The longest lease that counts, as ``RHO_AGENT_STORE_STALE_AFTER`` allows: a row's lease is
+whatever its holder wrote (a library user's ``stale_after`` of ``inf`` or NaN, a hand edit),
+and one past what an interval holds failed every reader's query ('interval out of range')."""
+
+ALIVE = f"beat >= now() - make_interval(secs => LEAST(GREATEST(lease, %s), {LEASE_MAX_SECONDS}))"
+"""SQL: the row's holder still holds it. Its beat is younger than the holder's own lease or
+than the reader's stale bound (the parameter), whichever is longer, and at most
+``LEASE_MAX_SECONDS`` (NaN counts as that): whose bound counts is the holder's, who knows how
+often it beats, and a reader never judges a claim sooner than it would its own. A claim an
+earlier version made has no lease (NULL, which GREATEST skips)."""
 
 
 def ensure_schema(conn: Any, address: StoreAddress) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import list_sessions, record_of, resolve_id
-from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.pgstore.schema import ALIVE, CHANNEL
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
@@ -64,7 +64,8 @@ class PgSessionStore(SessionStore, SignalingStore):
         config = stored_config(config_to_dict(record.config))
         inserted = conn.execute(
             "INSERT INTO rho_sessions (id, created_at, parent_id, config, labels, meta, holder,"
-            " beat) VALUES (%s, %s, %s, %s, %s, %s, %s, now()) ON CONFLICT (id) DO NOTHING",
+            " beat, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, now(), %s)"
+            " ON CONFLICT (id) DO NOTHING",
             (
                 record.id,
                 record.created_at,
@@ -73,6 +74,7 @@ class PgSessionStore(SessionStore, SignalingStore):
                 json.dumps(dict(record.labels)),
                 json.dumps(self._held_meta(meta)),
                 self.backend.holder,
+                self.backend.stale_after,
             ),
         ).rowcount
         if not inserted:
@@ -104,14 +106,15 @@ class PgSessionStore(SessionStore, SignalingStore):
         it, by a process frozen in between, the meta named this process the holder over the
         one that had taken the session over since."""
         session_id = resolve_id(conn, ref)
+        stale = self.backend.stale_after  # the claim's lease, and the bound this side keeps
         row = conn.execute(
-            "UPDATE rho_sessions s SET holder = %s, beat = now()"
+            "UPDATE rho_sessions s SET holder = %s, beat = now(), lease = %s"  # noqa: S608
             " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"
-            " WHERE s.id = %s AND (s.holder IS NULL"
-            " OR s.beat IS NULL OR s.beat < now() - make_interval(secs => %s))"
+            # ALIVE is a constant of ours, no one's input
+            f" WHERE s.id = %s AND (s.holder IS NULL OR s.beat IS NULL OR NOT {ALIVE})"
             " RETURNING s.id, s.created_at, s.parent_id, s.config, s.labels, s.last_seq,"
             " was.holder",
-            (self.backend.holder, session_id, session_id, self.backend.stale_after),
+            (self.backend.holder, stale, session_id, session_id, stale),
         ).fetchone()
         if row is None:
             holder = conn.execute(
@@ -254,7 +257,7 @@ class PgSessionStore(SessionStore, SignalingStore):
 
     def _release(self, conn: Any, session_id: str, meta: dict[str, Any]) -> None:
         conn.execute(
-            "UPDATE rho_sessions SET holder = NULL, beat = NULL, meta = %s"
+            "UPDATE rho_sessions SET holder = NULL, beat = NULL, lease = NULL, meta = %s"
             " WHERE id = %s AND holder = %s",
             (json.dumps({**meta, "holder": None}, default=_plain), session_id, self.backend.holder),
         )

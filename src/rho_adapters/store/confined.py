@@ -115,10 +115,20 @@ def open_file(path: Path, mode: str, *, levels: int = 1, buffering: int = -1) ->
     return handle
 
 
-def read_bytes(path: Path, *, levels: int = 1) -> bytes:
-    """The whole content of a session file."""
+def read_bytes(path: Path, *, levels: int = 1, limit: int | None = None) -> bytes:
+    """The whole content of a session file. ``limit``: the most bytes it may hold; past it
+    a ``StoreError`` naming the file, with no more than ``limit + 1`` bytes read (a sparse
+    file of gigabytes costs no disk, and read whole it cost its size in memory)."""
     with open_file(path, "rb", levels=levels) as handle:
-        return handle.read()
+        if limit is None:
+            return handle.read()
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise StoreError(
+            f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
+            "(remove it, or restore the file the session wrote)"
+        )
+    return data
 
 
 def touch(path: Path, *, levels: int = 1) -> None:

@@ -148,12 +148,19 @@ def remove_created(paths: SessionPaths) -> None:
         paths.dir.rmdir()
 
 
+META_BYTES = 1 << 20
+"""The most meta.json may hold: what rho-agent writes there is a summary of a few KiB (its
+first prompt and labels are cut short); every listing reads every session's, so one planted
+past this (a sparse file of gigabytes) made ``--list``, ``monitor ps`` and a server's
+``GET /api/sessions`` fail for every session (MemoryError)."""
+
+
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
-    """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
-    fail, and never reads a file outside the session directory), and without a known field
-    of another type (``meta_fields.typed_meta``)."""
+    """meta.json as a dict; empty when missing, unreadable, a link or larger than
+    ``META_BYTES`` (a listing must not fail, and never reads a file outside the session
+    directory), and without a known field of another type (``meta_fields.typed_meta``)."""
     try:
-        data = json.loads(read_bytes(paths.meta))
+        data = json.loads(read_bytes(paths.meta, limit=META_BYTES))
     except (OSError, ValueError, RecursionError, StoreError):
         return {}
     if not isinstance(data, dict):

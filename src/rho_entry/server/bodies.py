@@ -1,25 +1,23 @@
 """Request bodies: JSON objects checked field by field into frozen values.
 
 Every refusal is an ``Invalid`` (422) naming the field: an unknown key, a wrong type, an empty
-prompt. Reading the body enforces the size limit (``BodyTooLarge``, 413) before parsing.
+prompt. Reading the body (``body_read``) enforces the size limit (``BodyTooLarge``, 413)
+before parsing.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
-from rho_domain.json_text import one_reading
 from rho_domain.ports.store import label_problem
 from rho_domain.value_methods import value_eq, value_hash, value_repr
-from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
+from rho_entry.server.errors import Invalid
 
 Decision = Literal["approve", "deny", "always"]
 DECISIONS: tuple[Decision, ...] = ("approve", "deny", "always")
@@ -72,6 +70,23 @@ class Answer:
 
 
 @attrs.frozen(kw_only=True)
+class CallAnswer:
+    """``POST /api/sessions/{id}/approvals``: an ``Answer`` that names its call in the body.
+    A call id is the model's text (or an older trace's): ``.`` and ``..`` in a URL's path
+    are dot segments a browser resolves away (``%2E%2E`` too), so the dashboard could not
+    address such a call by its path; in the body every id is addressable, and reaches no
+    path."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    call_id: str
+    decision: Decision
+    digest: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Resume:
     """``POST /api/sessions/{id}/resume``: continue a stored session, optionally with a
     prompt (without one, pending approvals and interrupted tool calls are continued)."""
@@ -81,59 +96,6 @@ class Resume:
     __hash__ = value_hash
 
     prompt: str | None = None
-
-
-async def read_json(
-    chunks: AsyncIterator[bytes], *, length: str | None, limit: int, seconds: float = 30.0
-) -> Any:
-    """The body as JSON (an empty body is ``{}``). Raises ``BodyTooLarge`` as soon as the
-    declared or received size passes ``limit``, ``SlowBody`` when it has not all arrived
-    within ``seconds``, and ``Invalid`` for malformed JSON, a key given twice in one object,
-    and ``NaN`` or ``Infinity``."""
-    if length is not None and length.isdigit() and int(length) > limit:
-        raise BodyTooLarge(f"request body of {length} bytes is over the limit of {limit}")
-    received = bytearray()
-    try:
-        async with asyncio.timeout(seconds):
-            async for chunk in chunks:
-                received += chunk
-                if len(received) > limit:
-                    raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
-    except TimeoutError:
-        raise SlowBody(
-            f"the request body did not arrive within {seconds:g} s ({len(received)} bytes "
-            "came): send it whole, at once"
-        ) from None
-    if not received.strip():
-        return {}
-    try:
-        value = one_reading(received)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
-    except ValueError as exc:  # a key twice, NaN or Infinity: two parsers read it apart
-        raise Invalid(f"the body {exc}", field="body") from None
-    except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
-        raise Invalid(
-            "the body is not valid JSON here: it nests arrays or objects too deeply",
-            field="body",
-        ) from None
-    if (b"\\ud" in received or b"\\uD" in received) and not _unicode(value):
-        raise Invalid(
-            "the body holds a lone surrogate (a \\ud800-\\udfff escape without its pair): "
-            "it is not Unicode text",
-            field="body",
-        )
-    return value
-
-
-def _unicode(value: Any) -> bool:
-    """Whether every string of a parsed body is Unicode text (JSON's escapes can spell a
-    lone surrogate, which no UTF-8 writer accepts: the trace, a response, a request)."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def parse_create(data: Any) -> CreateSession:
@@ -222,6 +184,20 @@ def parse_answer(data: Any) -> Answer:
             field="digest",
         )
     return Answer(decision=decision, digest=digest)
+
+
+def parse_call_answer(data: Any) -> tuple[str, Answer]:
+    """Check a ``CallAnswer`` body: ``call_id`` a non-empty string (the id as
+    ``pending_approvals`` shows it), the rest as ``parse_answer`` checks it."""
+    fields = _object(data, CallAnswer)
+    call_id = fields.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise Invalid(
+            "call_id is required: the pending call's id as you were shown it "
+            "(GET /api/sessions/{id}: pending_approvals[].call_id)",
+            field="call_id",
+        )
+    return call_id, parse_answer({k: v for k, v in fields.items() if k != "call_id"})
 
 
 def parse_resume(data: Any) -> Resume:

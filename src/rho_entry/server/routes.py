@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rho_entry.server import bodies
-from rho_entry.server.errors import Invalid
+from rho_entry.server.body_read import read_json
+from rho_entry.server.params import listing_limit, stream_start
 from rho_entry.server.route_spec import ApiRoute
 from rho_entry.server.sse import StreamOptions
 
@@ -27,7 +28,7 @@ def _host(request: Request) -> SessionHost:
 
 
 async def _body(request: Request) -> Any:
-    return await bodies.read_json(
+    return await read_json(
         request.stream(),
         length=request.headers.get("content-length"),
         limit=_host(request).settings.max_body_bytes,
@@ -43,16 +44,7 @@ def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None
 
 async def list_sessions(request: Request) -> Response:
     """``GET /api/sessions``."""
-    raw = request.query_params.get("limit", "100")
-    if not _whole(raw) or int(raw) < 1:
-        raise Invalid(f"limit must be a whole number >= 1, not {raw[:40]!r}", field="limit")
-    return _json({"sessions": await _host(request).list(limit=int(raw))})
-
-
-def _whole(raw: str) -> bool:
-    """ASCII digits, at most 18 of them: ``str.isdigit`` is also true for ``²`` (which
-    ``int`` refuses) and for more digits than ``int`` converts (4,300)."""
-    return raw.isascii() and raw.isdigit() and len(raw) <= 18
+    return _json({"sessions": await _host(request).list(limit=listing_limit(request))})
 
 
 async def create_session(request: Request) -> Response:
@@ -95,6 +87,13 @@ async def answer(request: Request) -> Response:
     return await _accepted(request)
 
 
+async def answer_named(request: Request) -> Response:
+    """``POST /api/sessions/{id}/approvals``: the call named in the body."""
+    call_id, body = bodies.parse_call_answer(await _body(request))
+    await _host(request).answer(request.path_params["id"], call_id, body.decision, body.digest)
+    return await _accepted(request)
+
+
 async def cancel(request: Request) -> Response:
     """``POST /api/sessions/{id}/cancel``."""
     outcome = await _host(request).cancel(request.path_params["id"])
@@ -121,7 +120,7 @@ async def stream(request: Request) -> Response:
     session_id = request.path_params["id"]
     await host.find(session_id)
     options = _stream_options(
-        request, after=_after(request), until_idle=request.query_params.get("until") == "idle"
+        request, after=stream_start(request), until_idle=request.query_params.get("until") == "idle"
     )
     return await _stream(host, session_id, options)
 
@@ -142,22 +141,6 @@ async def openapi(request: Request) -> Response:
 
 async def _accepted(request: Request) -> Response:
     return _json(await _host(request).detail(request.path_params["id"]), 202)
-
-
-def _after(request: Request) -> int:
-    """Where a stream starts: Last-Event-ID (a reconnect), else ``?after=N|end``, else 0."""
-    header = request.headers.get("last-event-id")
-    raw, field = (header, "Last-Event-ID") if header is not None else (None, "after")
-    if raw is None:
-        raw = request.query_params.get("after", "0")
-        if raw == "end":
-            return -1
-    if not _whole(raw.strip()):
-        shown = raw[:40]
-        raise Invalid(
-            f"{field} must be a trace line number (0 or more), not {shown!r}", field=field
-        )
-    return int(raw)
 
 
 def _stream_options(request: Request, *, after: int, until_idle: bool) -> StreamOptions:
@@ -193,6 +176,14 @@ _RUN = {
 _BODY = {408: "body too slow", 413: "body too large", 422: "invalid body (names the field)"}
 _BAD_AFTER = "bad Last-Event-ID or after"
 _STREAMS = "too many event streams open (--max-streams)"
+_ANSWERED = {
+    202: "answered, run continues",
+    401: _ERRORS[401],
+    404: "no such session or no such pending call",
+    **_RUN,
+    409: f"{_RUN[409]}; or the call changed since it was shown (digest)",
+    **_BODY,
+}
 
 API: tuple[ApiRoute, ...] = (
     ApiRoute(
@@ -253,14 +244,15 @@ API: tuple[ApiRoute, ...] = (
         handler=answer,
         summary="Answer a pending approval (approve, deny, always) and continue the run",
         body=bodies.Answer,
-        responses={
-            202: "answered, run continues",
-            401: _ERRORS[401],
-            404: "no such session or no such pending call",
-            **_RUN,
-            409: f"{_RUN[409]}; or the call changed since it was shown (digest)",
-            **_BODY,
-        },
+        responses=_ANSWERED,
+    ),
+    ApiRoute(
+        method="POST",
+        path=f"{_SESSION}/approvals",
+        handler=answer_named,
+        summary="Answer a pending approval named in the body (any call id, '..' too)",
+        body=bodies.CallAnswer,
+        responses=_ANSWERED,
     ),
     ApiRoute(
         method="POST",

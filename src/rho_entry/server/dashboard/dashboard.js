@@ -372,9 +372,10 @@ class SessionView {
       button.addEventListener("click", async () => {
         box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
         try {
-          const path = `/api/sessions/${encodeURIComponent(this.id)}/approvals/` +
-            encodeURIComponent(id);
-          await api("POST", path, { decision, digest: pending.digest });
+          // the call named in the body, never in the path: a browser resolves a call id
+          // "." or ".." (%2E%2E too) as a dot segment, to another route
+          const path = `/api/sessions/${encodeURIComponent(this.id)}/approvals`;
+          await api("POST", path, { call_id: id, decision, digest: pending.digest });
           box.remove();
         } catch (error) {
           box.append(el("div", "muted", error.message));
