@@ -7,9 +7,10 @@ resolves it: ``catalog_name``), no side-effect name even without a call (nor, th
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
 system view that reads a server file (``pg_hba_file_rules``), no relation holding password
 hashes or stored credentials (``pg_authid``, ``mysql.user``), the options a foreign-data
-wrapper keeps a password in (``pg_foreign_server``) nor other sessions' statement texts
-(``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
-``:=`` assignment (rule 5).
+wrapper keeps a password in (``pg_foreign_server``), the settings stored for other roles
+(``rolconfig``), other sessions' statement texts (``SHOW PROCESSLIST``) nor a server's
+internal schema (Vertica's ``v_internal``), ``OPERATOR(...)`` naming a built-in operator
+only, no MySQL ``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
@@ -80,6 +81,7 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
         (_CREDENTIALS, d.secret_relations),
         (_TEXTS, d.statement_relations),
         (_OPTIONS, d.option_relations),
+        (_ROLE_SETTINGS, d.setting_relations),
     ):
         entry = _named(stmt, i, d, relations) if relations else ""
         if entry and "." in entry and not (i and stmt[i - 1].is_punct(".")):
@@ -91,6 +93,24 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
             )
         if entry:
             return reason.format(entry)
+    return _internal(stmt, i, d) if d.internal_schemas else ""
+
+
+def _internal(stmt: Sequence[Token], i: int, d: Dialect) -> str:
+    """Why ``stmt[i]`` names a relation of an internal schema (``Dialect.internal_schemas``):
+    after the schema's name, whatever the relation, or alone by its prefix."""
+    name = relation_name(stmt[i], d)
+    if i and stmt[i - 1].is_punct("."):
+        if i < 2 or stmt[i - 2].kind not in (Kind.WORD, Kind.QUOTED):
+            return ""
+        schema = relation_name(stmt[i - 2], d)
+        return _INTERNAL.format(f"{schema}.{name}") if schema in d.internal_schemas else ""
+    for schema, prefixes in d.internal_schemas.items():
+        if name.startswith(prefixes):
+            return (
+                f"{_INTERNAL.format(name)}; {name} alone names {schema}.{name} on the search "
+                f"path: name an application's {name} with its schema (public.{name})"
+            )
     return ""
 
 
@@ -104,6 +124,16 @@ _OPTIONS = (
     "a wrapper keeps a login's password: the agent does not read them; "
     "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
     "their options"
+)
+_ROLE_SETTINGS = (
+    "{} shows the settings stored for every role and database (ALTER ROLE ... SET), where "
+    "an application's setting may hold a password: the agent does not read them; "
+    "current_setting('name') gives this session's own"
+)
+_INTERNAL = (
+    "{} is the server's internal table (the Data Collector's keep every user's statement "
+    "texts): the agent does not read them; the v_monitor and v_catalog views show what is "
+    "meant to be read"
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
@@ -148,11 +178,11 @@ def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str])
 def catalog_name(token: Token, d: Dialect) -> str:
     """The name the engine looks up for an identifier token (ASCII-only case folding)."""
     if token.kind is Kind.QUOTED:
-        name = _ascii_lower(token.text) if d.folding == "insensitive" else token.text
+        name = ascii_lower(token.text) if d.folding == "insensitive" else token.text
     elif d.folding == "upper":
         name = _ascii_upper(token.raw or token.text)
     else:
-        name = _ascii_lower(token.raw or token.text)
+        name = ascii_lower(token.raw or token.text)
     if d.max_identifier and len(name.encode()) > d.max_identifier:
         name = name.encode()[: d.max_identifier].decode(errors="ignore")
     return name
@@ -184,7 +214,8 @@ _LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
 
 
-def _ascii_lower(text: str) -> str:
+def ascii_lower(text: str) -> str:
+    """``text`` with A-Z lowered and nothing else: the engines' folding of names."""
     return text.translate(_LOWER)
 
 
