@@ -6,6 +6,11 @@ was silently ignored), so after every connect the adapter runs
 so the model cannot turn it back. ``SET SESSION RUNTIMECAP`` bounds each statement, and
 every statement is rolled back. When rows are left over the connection is dropped rather
 than drained. Tested against a fake DB-API connection only: no Vertica server runs in CI.
+
+The catalogs the check refuses by name (``v_catalog.passwords``, ``v_monitor.sessions``,
+``v_internal``'s tables) can be read through a view an administrator made over them; so on
+connect the adapter reads the views that are not the system's (``v_catalog.views``), and
+the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -18,9 +23,11 @@ from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.token_rules import ascii_lower
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
+CATALOG_VIEWS = "SELECT table_name, view_definition FROM v_catalog.views WHERE NOT is_system_view"
 
 
 def load_vertica() -> Any:
@@ -53,10 +60,24 @@ class VerticaDatabase(ThreadedDatabase):
         )
 
     def _prepare(self, conn: Any) -> None:
-        if self.read_only:
-            cursor = conn.cursor()
-            cursor.execute(READ_ONLY_SESSION)
+        cursor = conn.cursor()
+        try:
+            if self.read_only:
+                cursor.execute(READ_ONLY_SESSION)
+            cursor.execute(CATALOG_VIEWS)
+            views: dict[str, set[str]] = {}
+            while batch := cursor.fetchmany(1_000):
+                for name, query in batch:
+                    # Vertica compares names without case: each way of lowering it
+                    for key in {str(name).lower(), ascii_lower(str(name))}:
+                        views.setdefault(key, set()).add(str(query))
+        finally:
             cursor.close()
+        conn.rho_catalog = CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        return calls
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed():
