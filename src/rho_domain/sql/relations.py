@@ -73,13 +73,16 @@ MYSQL_SECRET_RELATIONS = names(
 # statements) are the server's own, judged by name, not by their queries.
 # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info: the
 # MariaDB plugin's view of every cached SELECT, as its session wrote it.
+# user_variables_by_thread: every session's user variables and their values (an
+# application's SET @password = ...), where information_schema.USER_VARIABLES shows the
+# login its own.
 MYSQL_STATEMENT_RELATIONS = names(
     """
     processlist innodb_trx general_log slow_log events_statements_current
     events_statements_history events_statements_history_long prepared_statements_instances
     events_statements_summary_by_digest performance_schema.threads sys.session
     x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
-    x$schema_table_lock_waits query_cache_info
+    x$schema_table_lock_waits query_cache_info user_variables_by_thread
     """
 )
 
