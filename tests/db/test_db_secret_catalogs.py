@@ -281,6 +281,8 @@ async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets:
 # (a login with SELECT ANY DICTIONARY, or Vertica's superuser, reads them)
 CHECK_ONLY = [
     ("oracle", "SELECT name, spare4 FROM sys.user$", "USER$ holds password hashes"),
+    # MySQL 8's old password hashes (under lower_case_table_names=1 or 2 in any case)
+    ("mysql", "SELECT Password FROM MYSQL.Password_History", "mysql.password_history holds"),
     # every session's user variables (an application's SET @password = ...)
     (
         "mysql",

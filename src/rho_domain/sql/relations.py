@@ -56,12 +56,15 @@ POSTGRES_SETTING_RELATIONS = names("pg_db_role_setting setconfig rolconfig useco
 
 # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
 # mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
-# User_password in plain text, MariaDB's password_reuse_check_history old hashes. Their
-# column statistics hold the same values: MariaDB's mysql.column_stats (min_value and
-# max_value after ANALYZE TABLE mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
+# User_password in plain text, MariaDB's password_reuse_check_history and MySQL 8's
+# password_history old hashes (MYSQL.PASSWORD_HISTORY too: names are compared without case,
+# as lower_case_table_names=1 or 2 finds them). Their column statistics hold the same
+# values: MariaDB's mysql.column_stats (min_value and max_value after ANALYZE TABLE
+# mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
 MYSQL_SECRET_RELATIONS = names(
     """
     mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history
+    mysql.password_history
     mysql.column_stats column_statistics
     """
 )
