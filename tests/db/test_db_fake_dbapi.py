@@ -171,6 +171,9 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
         "EXECUTE IMMEDIATE 'DROP TABLE users'",
         "SELECT httpuritype('http://evil').getclob() FROM dual",
         "WITH FUNCTION f RETURN NUMBER IS BEGIN RETURN 1; END; SELECT f FROM dual",
+        # another database, as the link's stored login (passed the check: the read below)
+        "SELECT * FROM users@prod_link",
+        'SELECT name FROM app.users @ "PROD.EXAMPLE.COM"',
     ],
 )
 async def test_oracle_refuses_plsql_packages_and_locks(sql: str) -> None:
@@ -367,3 +370,16 @@ async def test_synonyms_and_views_over_refused_catalogs_are_judged_by_what_they_
             assert f"SELECT * FROM {name}" in driver.log
     finally:
         await db.aclose()
+
+
+async def test_a_database_link_is_refused_by_the_check_alone() -> None:
+    """``users@prod_link`` reads another database: the read-only transaction does not stop a
+    distributed read, so without the check the statement reaches the server."""
+    driver = FakeDriver()
+    unchecked = OracleDatabase("ora", ORACLE, driver=driver, check_statements=False)
+    await unchecked.query("SELECT * FROM users@prod_link", max_rows=1, timeout=1)
+    assert "SELECT * FROM users@prod_link" in driver.log
+    with pytest.raises(StatementRefused, match="reads another database through a database link"):
+        await OracleDatabase("ora", ORACLE, driver=driver).query(
+            "SELECT * FROM users@prod_link", max_rows=1, timeout=1
+        )

@@ -24,7 +24,7 @@ from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
-from rho_domain.sql.token_rules import ascii_lower
+from rho_domain.sql.name_folding import ascii_lower
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
 CATALOG_VIEWS = "SELECT table_name, view_definition FROM v_catalog.views WHERE NOT is_system_view"

@@ -72,6 +72,8 @@ class Dialect:
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
     assignments: bool = False  # MySQL ":=" assigns a user variable: refused
+    # Oracle's name@link reads another database, as the link's stored login: refused
+    database_links: bool = False
     operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
     max_identifier: int = 0  # bytes kept of an identifier (PostgreSQL truncates to 63)
     # Server settings that choose the reading: setting name -> index into readings.

@@ -188,6 +188,7 @@ ORACLE = Dialect(
     refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
     secret_relations=ORACLE_SECRET_RELATIONS,
     statement_relations=ORACLE_STATEMENT_RELATIONS,
+    database_links=True,
 )
 
 _VERTICA_RULES = attrs.evolve(

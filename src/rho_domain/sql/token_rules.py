@@ -10,7 +10,7 @@ hashes or stored credentials (``pg_authid``, ``mysql.user``), the options a fore
 wrapper keeps a password in (``pg_foreign_server``), the settings stored for other roles
 (``rolconfig``), other sessions' statement texts (``SHOW PROCESSLIST``) nor a server's
 internal schema (Vertica's ``v_internal``), ``OPERATOR(...)`` naming a built-in operator
-only, no MySQL ``:=`` assignment (rule 5).
+only, no MySQL ``:=`` assignment, no Oracle ``name@link`` (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from rho_domain.sql.call_syntax import matching_paren, not_a_call, statement_shape
 from rho_domain.sql.dialect_values import REFUSED_WORDS, Dialect
+from rho_domain.sql.name_folding import catalog_name, relation_name
 from rho_domain.sql.tokens import Kind, Token
 
 _FUNCTION_WORDS = frozenset({"INSERT", "REPLACE"})  # also MySQL/SQL string functions
@@ -36,8 +37,9 @@ def check_tokens(
         prev = stmt[i - 1] if i else None
         nxt = stmt[i + 1] if i + 1 < len(stmt) else None
         called = nxt is not None and nxt.is_punct("(")
-        if d.assignments and token.is_punct(":") and nxt is not None and nxt.is_punct("="):
-            return "assigning a user variable (:=) is not allowed: no state may outlive the call"
+        reason = _punctuation(token, nxt, d) if token.kind is Kind.PUNCT else ""
+        if reason:
+            return reason
         if d.operator_syntax and token.is_word("OPERATOR") and called:
             reason = _check_operator(stmt, i + 1, d)
             if reason:
@@ -67,6 +69,18 @@ def check_tokens(
             return "locking clauses (FOR UPDATE/SHARE) are not allowed"
         if token.text == "NEXT" and nxt is not None and nxt.is_word("VALUE"):
             return "NEXT VALUE FOR advances a sequence"
+    return ""
+
+
+def _punctuation(token: Token, nxt: Token | None, d: Dialect) -> str:
+    """MySQL's ``:=`` (state that outlives the call) and Oracle's ``name@link``."""
+    if d.assignments and token.is_punct(":") and nxt is not None and nxt.is_punct("="):
+        return "assigning a user variable (:=) is not allowed: no state may outlive the call"
+    if d.database_links and token.is_punct("@"):
+        return (
+            "name@link reads another database through a database link, logged in as the "
+            "link's stored user: the agent reads this database only"
+        )
     return ""
 
 
@@ -173,54 +187,6 @@ def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str])
         return ""
     # unqualified: a relation of a system schema on the search path (Vertica's v_catalog)
     return next((f"{s}.{name}" for s in d.path_schemas if f"{s}.{name}" in relations), "")
-
-
-def catalog_name(token: Token, d: Dialect) -> str:
-    """The name the engine looks up for an identifier token (ASCII-only case folding)."""
-    if token.kind is Kind.QUOTED:
-        name = ascii_lower(token.text) if d.folding == "insensitive" else token.text
-    elif d.folding == "upper":
-        name = _ascii_upper(token.raw or token.text)
-    else:
-        name = ascii_lower(token.raw or token.text)
-    if d.max_identifier and len(name.encode()) > d.max_identifier:
-        name = name.encode()[: d.max_identifier].decode(errors="ignore")
-    return name
-
-
-def relation_name(token: Token, d: Dialect) -> str:
-    """The name ``token`` may stand for where a relation or a setting is looked up by name,
-    to be refused: ``catalog_name``, and where names are compared without case, the two
-    letters outside ASCII whose lower case is ASCII, as MariaDB and MySQL compare
-    information_schema's names (utf8mb3's lower case: information_schema.PROCESSLİST is
-    PROCESSLIST, GLOBAL_VARİABLES the settings' list); where an unquoted name is upper-cased,
-    the two whose upper case is ASCII (Oracle upper-cases by its character set: sys.u<long s>er$
-    may be SYS.USER$; not tried on a server, refused on the safe side). Only for refusals: a
-    function's name keeps ``catalog_name``, so nothing is allowed by a folded spelling."""
-    name = catalog_name(token, d)
-    if d.folding == "insensitive":
-        return name.translate(_SERVER_LOWER)
-    if d.folding == "upper" and token.kind is not Kind.QUOTED:
-        return name.translate(_UNICODE_UPPER)
-    return name
-
-
-# U+0130 (dotted capital I) and U+212A (Kelvin sign): the only letters of the Basic
-# Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked); U+0131
-# (dotless i) and U+017F (long s), the only ones whose Unicode upper case is ASCII.
-_SERVER_LOWER = {0x130: "i", 0x212A: "k"}
-_UNICODE_UPPER = {0x131: "I", 0x17F: "S"}
-_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-_UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
-
-
-def ascii_lower(text: str) -> str:
-    """``text`` with A-Z lowered and nothing else: the engines' folding of names."""
-    return text.translate(_LOWER)
-
-
-def _ascii_upper(text: str) -> str:
-    return text.translate(_UPPER)
 
 
 def _dotted(
