@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from rho_adapters.db import StatementTimeout
+from rho_adapters.db.oracle import CATALOG_EXTERNAL as ORACLE_EXTERNAL
 from rho_adapters.db.oracle import CATALOG_SYNONYMS as ORACLE_SYNONYMS
 from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
 from rho_adapters.db.oracle import OracleDatabase
-from rho_adapters.db.vertica import CATALOG_VIEWS as VERTICA_VIEWS
+from rho_adapters.db.vertica import CATALOG_RELATIONS as VERTICA_RELATIONS
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import DatabaseError, StatementRefused
@@ -123,7 +124,8 @@ class FakeDriver:
         self.catalog: dict[str, list[tuple[Any, ...]]] = {
             ORACLE_VIEWS: [],
             ORACLE_SYNONYMS: [],
-            VERTICA_VIEWS: [],
+            ORACLE_EXTERNAL: [],
+            VERTICA_RELATIONS: [],
         }
 
     def connect(self, **kwargs: Any) -> FakeConnection:
@@ -147,6 +149,7 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
     assert driver.log == [
         ORACLE_VIEWS,
         ORACLE_SYNONYMS,
+        ORACLE_EXTERNAL,
         "<rollback>",
         "SET TRANSACTION READ ONLY",
         "SELECT x FROM dual",
@@ -190,9 +193,9 @@ async def test_oracle_fetches_with_fetchmany_and_reports_more_rows() -> None:
     result = await db.query("SELECT n FROM big", max_rows=5, timeout=1)
     assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5]
     assert result.more_rows
-    # the catalog's views and synonyms on connect, then one row to learn its size, then
-    # what fits the budget
-    assert driver.fetched == [1000, 1000, 1, 5]
+    # the catalog's views, synonyms and external tables on connect, then one row to learn
+    # its size, then what fits the budget
+    assert driver.fetched == [1000, 1000, 1000, 1, 5]
 
 
 async def test_oracle_reconnects_a_dead_connection_and_maps_errors() -> None:
@@ -223,7 +226,7 @@ async def test_vertica_sets_the_session_read_only_after_connect() -> None:
     assert kwargs["database"] == "dw"
     assert driver.log == [
         READ_ONLY_SESSION,
-        VERTICA_VIEWS,
+        VERTICA_RELATIONS,
         "SET SESSION RUNTIMECAP '3 seconds'",
         "SELECT x FROM t",
         "<rollback>",
@@ -278,7 +281,7 @@ async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutation
     seen = len(driver.log)
     await rw.query("DELETE FROM t", max_rows=1, timeout=1)
     assert driver.log[seen:] == [
-        VERTICA_VIEWS,
+        VERTICA_RELATIONS,
         "SET SESSION RUNTIMECAP '1 seconds'",
         "DELETE FROM t",
         "<commit>",
@@ -307,7 +310,8 @@ async def test_a_statement_the_server_does_not_stop_is_cancelled_in_time(
 
 # The catalogs the check refuses by name, read under a name an administrator gave them: the
 # check let each through (it knew no such name). Now the adapter reads, on connect, the
-# views and synonyms not the server's own, and the check judges them where named.
+# views and synonyms not the server's own, and the check judges them where named. And the
+# external tables, whose reads read server files (a PREPROCESSOR runs a program), refused.
 ORACLE_ALIASES = {
     ORACLE_SYNONYMS: [
         ("USERS_PW", "SYS", "USER$", None),  # CREATE PUBLIC SYNONYM users_pw FOR sys.user$
@@ -320,6 +324,8 @@ ORACLE_ALIASES = {
         ("NESTED", "SELECT * FROM users_pw"),  # a view over the synonym
         ("ORDERS_V", "SELECT id FROM orders"),
     ],
+    # ORGANIZATION EXTERNAL ... PREPROCESSOR exec_dir:'unzip.sh'
+    ORACLE_EXTERNAL: [("FEED", "ORACLE_LOADER", "DATA_DIR")],
 }
 ORACLE_REFUSED = [
     ("SELECT name, spare4 FROM users_pw", "USER$ holds password hashes"),
@@ -327,17 +333,20 @@ ORACLE_REFUSED = [
     ("SELECT * FROM pw_view", "the view PW_VIEW runs"),
     ("SELECT * FROM nested", "USER$ holds password hashes"),
     ("SELECT * FROM remote_t", "another database's"),
+    ("SELECT * FROM app.feed", "FEED is an external table (ORACLE_LOADER, directory DATA_DIR)"),
 ]
 VERTICA_ALIASES = {
-    VERTICA_VIEWS: [
-        ("PW_Copy", "SELECT user_name, password, salt FROM v_catalog.passwords"),
-        ("requests", "SELECT request FROM v_internal.dc_requests_issued"),
-        ("ok_v", "SELECT a FROM public.t"),
+    VERTICA_RELATIONS: [
+        ("PW_Copy", "SELECT user_name, password, salt FROM v_catalog.passwords", ""),
+        ("requests", "SELECT request FROM v_internal.dc_requests_issued", ""),
+        ("ok_v", "SELECT a FROM public.t", ""),
+        ("Feed", "", "COPY FROM '/etc/shadow' DELIMITER ':'"),
     ]
 }
 VERTICA_REFUSED = [
     ("SELECT * FROM pw_copy", "passwords holds password hashes"),
     ("SELECT request FROM public.requests", "dc_requests_issued is the server's internal"),
+    ("SELECT * FROM feed", "Feed is an external table (COPY FROM '/etc/shadow'"),
 ]
 
 

@@ -12,7 +12,8 @@ name an administrator gave them: a synonym (``CREATE PUBLIC SYNONYM users_pw FOR
 sys.user$``) or a view. So on connect the adapter reads the views and synonyms this login
 can see that Oracle did not make (``ORACLE_MAINTAINED = 'N'``, 12c+), and the check judges
 each where it is named: a view by its query, a synonym as ``SELECT * FROM`` what it stands
-for; one over a database link (another database, as the link's login) is refused.
+for; one over a database link (another database, as the link's login) is refused, and so
+is an external table (a read reads server files; a PREPROCESSOR runs a program).
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -36,6 +37,9 @@ CATALOG_SYNONYMS = (
     "JOIN all_objects o ON o.owner = s.owner AND o.object_name = s.synonym_name "
     "AND o.object_type = 'SYNONYM' WHERE o.oracle_maintained = 'N'"
 )
+# External tables: a read runs the access driver over files of a server directory (and
+# ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
+CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM all_external_tables"
 
 
 def load_oracledb() -> Any:
@@ -77,6 +81,12 @@ class OracleDatabase(ThreadedDatabase):
                 else:
                     target = f'"{owner}"."{table}"' if owner else f'"{table}"'
                     views.setdefault(str(name), set()).add(f"SELECT * FROM {target}")  # noqa: S608
+            for name, driver, directory in _rows(cursor, CATALOG_EXTERNAL):
+                refused[str(name)] = (
+                    f"{name} is an external table ({driver}, directory {directory}): a read "
+                    "reads server files, and a PREPROCESSOR runs a program: the agent reads "
+                    "the database's own tables only"
+                )
         finally:
             cursor.close()
         conn.rho_catalog = CatalogCalls(

@@ -11,6 +11,7 @@ The catalogs the check refuses by name (``v_catalog.passwords``, ``v_monitor.ses
 ``v_internal``'s tables) can be read through a view an administrator made over them; so on
 connect the adapter reads the views that are not the system's (``v_catalog.views``), and
 the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are.
+An external table (its ``COPY`` reads server files, or HDFS's, S3's) is refused where named.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -27,7 +28,13 @@ from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.name_folding import ascii_lower
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
-CATALOG_VIEWS = "SELECT table_name, view_definition FROM v_catalog.views WHERE NOT is_system_view"
+# The views that are not the system's, with their queries, and the external tables, with
+# their COPY (a read reads server files, or another store's: a path, HDFS, S3).
+CATALOG_RELATIONS = (
+    "SELECT table_name, view_definition, '' FROM v_catalog.views WHERE NOT is_system_view "
+    "UNION ALL SELECT table_name, '', table_definition FROM v_catalog.tables "
+    "WHERE table_definition <> ''"
+)
 
 
 def load_vertica() -> Any:
@@ -64,16 +71,26 @@ class VerticaDatabase(ThreadedDatabase):
         try:
             if self.read_only:
                 cursor.execute(READ_ONLY_SESSION)
-            cursor.execute(CATALOG_VIEWS)
+            cursor.execute(CATALOG_RELATIONS)
             views: dict[str, set[str]] = {}
+            refused: dict[str, str] = {}
             while batch := cursor.fetchmany(1_000):
-                for name, query in batch:
+                for name, query, copy in batch:
                     # Vertica compares names without case: each way of lowering it
                     for key in {str(name).lower(), ascii_lower(str(name))}:
-                        views.setdefault(key, set()).add(str(query))
+                        if copy:
+                            refused[key] = (
+                                f"{name} is an external table ({copy}): a read reads server "
+                                "files or another store's: the agent reads the database's "
+                                "own tables only"
+                            )
+                        else:
+                            views.setdefault(key, set()).add(str(query))
         finally:
             cursor.close()
-        conn.rho_catalog = CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+        conn.rho_catalog = CatalogCalls(
+            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
+        )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
