@@ -44,7 +44,11 @@ def _admin_run(server: Server, *statements: str) -> None:
 
 
 async def test_settings_stored_for_other_roles_are_refused(postgres_server: Server) -> None:
-    setup = [f"CREATE ROLE {APP} LOGIN", f"CREATE ROLE {READER} LOGIN PASSWORD 'pw'"]
+    setup = [
+        *(f"DROP ROLE IF EXISTS {role}" for role in (APP, READER)),  # a killed run's
+        f"CREATE ROLE {APP} LOGIN",
+        f"CREATE ROLE {READER} LOGIN PASSWORD 'pw'",
+    ]
     roles = (APP, READER)
     with own_pg_database(postgres_server, DB, setup, roles=roles) as server:
         checked, unchecked = adapter(server), adapter(server, check=False)
