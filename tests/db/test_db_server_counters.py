@@ -14,7 +14,7 @@ from db_support import Server, adapter
 
 from rho_domain.errors import StatementRefused
 
-ADVANCE = "SELECT UUID_SHORT() FROM seq_1_to_1000"
+ADVANCE = "SELECT MAX(UUID_SHORT()) FROM seq_1_to_1000"  # one row: every call made
 
 
 def _next_id(server: Server) -> int:
