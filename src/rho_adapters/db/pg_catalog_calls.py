@@ -38,7 +38,10 @@ script (its objects are its installer's, as its functions are):
   every table they inherit from or are a partition of (a read of a parent reads its
   children);
 - ``pg_attribute``, where a foreign table's column has options (``attfdwoptions``): a
-  whole row shows them, and a wrapper without a validator keeps a password there.
+  whole row shows them, and a wrapper without a validator keeps a password there;
+- ``pg_roles`` and ``pg_user``, where a role or a database has a setting of an application's
+  or an extension's stored (``ALTER ROLE app SET app.password = ...``): a whole row shows
+  every role's (``rolconfig``), to every login.
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -86,6 +89,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
             **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},
+            **{str(n): str(w) for n, w in conn.execute(query.ROLE_SETTINGS, prepare=False)},
             **privileged_refusals(conn),
         },
     )

@@ -129,6 +129,21 @@ SELECT 'pg_attribute', 'pg_attribute shows the options of the columns of foreign
 FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
 WHERE a.attfdwoptions IS NOT NULL HAVING pg_catalog.count(*) > 0
 """
+# The settings stored for roles and databases (pg_db_role_setting, shared by the cluster's
+# databases): pg_roles and pg_user show a role's in a whole row (rolconfig, useconfig), to
+# every login. Where one of them is an extension's or an application's (its name dotted:
+# ALTER ROLE app SET app.password = '...'; the built-in ones, search_path or work_mem, hold
+# no credential), both views are refused by name (rolconfig and the catalog are, always).
+ROLE_SETTINGS = """
+SELECT v.name, v.name || ' shows the settings stored for every role (rolconfig), and one '
+  || 'of them here is an application''s or an extension''s (a dotted name), which may hold '
+  || 'a password: the agent does not read it; pg_catalog.pg_get_userbyid(oid) names a role, '
+  || 'and pg_has_role tells membership'
+FROM (VALUES ('pg_roles'), ('pg_user')) v(name)
+WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_db_role_setting s,
+  pg_catalog.unnest(s.setconfig) c
+  WHERE pg_catalog.strpos(pg_catalog.split_part(c, '=', 1), '.') > 0)
+"""
 # The policies a read of a table may run, as queries: every table with row security on,
 # whoever the login is. Not only where row_security_active says they apply to this login (a
 # superuser, a BYPASSRLS role, the table's owner): a view reads its tables as the view's
@@ -190,5 +205,7 @@ VERSION = (
     f" WHERE attrelid {_USER_OID}"
     # nor does ALTER FOREIGN TABLE kid INHERIT parent of column-less tables when the parent
     # has a child already: its one new row is pg_inherits'
-    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_inherits WHERE inhrelid {_USER_OID}) rows"
+    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_inherits WHERE inhrelid {_USER_OID}"
+    # nor does ALTER ROLE ... SET (ROLE_SETTINGS): the shared catalog has no oid, few rows
+    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_db_role_setting) rows"
 )

@@ -6,6 +6,12 @@ was silently ignored), so after every connect the adapter runs
 so the model cannot turn it back. ``SET SESSION RUNTIMECAP`` bounds each statement, and
 every statement is rolled back. When rows are left over the connection is dropped rather
 than drained. Tested against a fake DB-API connection only: no Vertica server runs in CI.
+
+The catalogs the check refuses by name (``v_catalog.passwords``, ``v_monitor.sessions``,
+``v_internal``'s tables) can be read through a view an administrator made over them; so on
+connect the adapter reads the views that are not the system's (``v_catalog.views``), and
+the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are.
+An external table (its ``COPY`` reads server files, or HDFS's, S3's) is refused where named.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -18,9 +24,17 @@ from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.name_folding import ascii_lower
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
+# The views that are not the system's, with their queries, and the external tables, with
+# their COPY (a read reads server files, or another store's: a path, HDFS, S3).
+CATALOG_RELATIONS = (
+    "SELECT table_name, view_definition, '' FROM v_catalog.views WHERE NOT is_system_view "
+    "UNION ALL SELECT table_name, '', table_definition FROM v_catalog.tables "
+    "WHERE table_definition <> ''"
+)
 
 
 def load_vertica() -> Any:
@@ -53,10 +67,34 @@ class VerticaDatabase(ThreadedDatabase):
         )
 
     def _prepare(self, conn: Any) -> None:
-        if self.read_only:
-            cursor = conn.cursor()
-            cursor.execute(READ_ONLY_SESSION)
+        cursor = conn.cursor()
+        try:
+            if self.read_only:
+                cursor.execute(READ_ONLY_SESSION)
+            cursor.execute(CATALOG_RELATIONS)
+            views: dict[str, set[str]] = {}
+            refused: dict[str, str] = {}
+            while batch := cursor.fetchmany(1_000):
+                for name, query, copy in batch:
+                    # Vertica compares names without case: each way of lowering it
+                    for key in {str(name).lower(), ascii_lower(str(name))}:
+                        if copy:
+                            refused[key] = (
+                                f"{name} is an external table ({copy}): a read reads server "
+                                "files or another store's: the agent reads the database's "
+                                "own tables only"
+                            )
+                        else:
+                            views.setdefault(key, set()).add(str(query))
+        finally:
             cursor.close()
+        conn.rho_catalog = CatalogCalls(
+            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
+        )
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        return calls
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed():

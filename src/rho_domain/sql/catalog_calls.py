@@ -31,7 +31,8 @@ from rho_domain.errors import StatementRefused
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.lexer import tokenize
-from rho_domain.sql.token_rules import catalog_name, check_tokens, relation_name
+from rho_domain.sql.name_folding import catalog_name, relation_name
+from rho_domain.sql.token_rules import check_tokens
 from rho_domain.sql.tokens import Kind, Token
 
 # PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.

@@ -60,11 +60,20 @@ class Dialect:
     # them).
     statement_relations: frozenset[str] = frozenset()
     option_relations: frozenset[str] = frozenset()
+    # Matched the same way: the settings stored for other roles and databases (PostgreSQL's
+    # rolconfig), where an application's setting may hold a password.
+    setting_relations: frozenset[str] = frozenset()
     path_schemas: frozenset[str] = frozenset()  # system schemas on the search path
+    # A server's internal schemas, refused whole: schema -> the prefixes of its relations'
+    # names, which name them alone where the schema is on the search path (Vertica's
+    # v_internal.dc_requests_issued is dc_requests_issued).
+    internal_schemas: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
     assignments: bool = False  # MySQL ":=" assigns a user variable: refused
+    # Oracle's name@link reads another database, as the link's stored login: refused
+    database_links: bool = False
     operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
     max_identifier: int = 0  # bytes kept of an identifier (PostgreSQL truncates to 63)
     # Server settings that choose the reading: setting name -> index into readings.

@@ -31,6 +31,8 @@ from rho_domain.sql.relations import (
     ORACLE_STATEMENT_RELATIONS,
     POSTGRES_OPTION_RELATIONS,
     POSTGRES_SECRET_RELATIONS,
+    POSTGRES_SETTING_RELATIONS,
+    VERTICA_INTERNAL_SCHEMAS,
     VERTICA_PATH_SCHEMAS,
     VERTICA_SECRET_RELATIONS,
     VERTICA_STATEMENT_RELATIONS,
@@ -122,6 +124,7 @@ POSTGRES = Dialect(
     file_relations=POSTGRES_FILE_VIEWS,
     secret_relations=POSTGRES_SECRET_RELATIONS,
     option_relations=POSTGRES_OPTION_RELATIONS,
+    setting_relations=POSTGRES_SETTING_RELATIONS,
     operator_syntax=True,
     max_identifier=63,
 )
@@ -185,6 +188,7 @@ ORACLE = Dialect(
     refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
     secret_relations=ORACLE_SECRET_RELATIONS,
     statement_relations=ORACLE_STATEMENT_RELATIONS,
+    database_links=True,
 )
 
 _VERTICA_RULES = attrs.evolve(
@@ -205,6 +209,7 @@ VERTICA = Dialect(
     secret_relations=VERTICA_SECRET_RELATIONS,
     statement_relations=VERTICA_STATEMENT_RELATIONS,
     path_schemas=VERTICA_PATH_SCHEMAS,
+    internal_schemas=VERTICA_INTERNAL_SCHEMAS,
     explain_options=frozenset({"LOCAL", "VERBOSE", "JSON", "ANNOTATED", "GRAPHVIZ"}),
 )
 

@@ -4,7 +4,8 @@ Three kinds, each refused where the relation is named (``token_rules``): those h
 password hashes or stored credentials (``*_SECRET_RELATIONS``), those showing other
 sessions' statement texts, where a password set by ``ALTER USER ... IDENTIFIED BY`` shows
 (``*_STATEMENT_RELATIONS``), and PostgreSQL's options of foreign-data wrappers, servers,
-tables and user mappings (``POSTGRES_OPTION_RELATIONS``). A SELECT of them names no
+tables and user mappings (``POSTGRES_OPTION_RELATIONS``), and the settings stored for every
+role and database (``POSTGRES_SETTING_RELATIONS``). A SELECT of them names no
 function, and the engine's read-only transaction does not stop a read. Names are in the
 catalog's case (Oracle's upper case); ``name`` is refused wherever it stands,
 ``schema.name`` after its schema (and, for a schema on the dialect's search path, alone).
@@ -43,14 +44,27 @@ POSTGRES_OPTION_RELATIONS = names(
     """
 )
 
+# The settings stored for roles and databases (ALTER ROLE app SET app.password = '...',
+# ALTER DATABASE other SET ...): pg_db_role_setting is a shared catalog every login reads,
+# every database's and role's rows, and pg_roles.rolconfig, pg_user.useconfig show a role's
+# whatever the login. A login reads its own settings with current_setting, as the server
+# gives them to its session; these columns give it every other role's too. pg_roles and
+# pg_user themselves are refused where a stored setting is an extension's or an
+# application's (a dotted name: pg_catalog_queries.ROLE_SETTINGS), since a whole row shows
+# rolconfig with no name written.
+POSTGRES_SETTING_RELATIONS = names("pg_db_role_setting setconfig rolconfig useconfig")
+
 # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
 # mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
-# User_password in plain text, MariaDB's password_reuse_check_history old hashes. Their
-# column statistics hold the same values: MariaDB's mysql.column_stats (min_value and
-# max_value after ANALYZE TABLE mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
+# User_password in plain text, MariaDB's password_reuse_check_history and MySQL 8's
+# password_history old hashes (MYSQL.PASSWORD_HISTORY too: names are compared without case,
+# as lower_case_table_names=1 or 2 finds them). Their column statistics hold the same
+# values: MariaDB's mysql.column_stats (min_value and max_value after ANALYZE TABLE
+# mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
 MYSQL_SECRET_RELATIONS = names(
     """
     mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history
+    mysql.password_history
     mysql.column_stats column_statistics
     """
 )
@@ -62,13 +76,16 @@ MYSQL_SECRET_RELATIONS = names(
 # statements) are the server's own, judged by name, not by their queries.
 # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info: the
 # MariaDB plugin's view of every cached SELECT, as its session wrote it.
+# user_variables_by_thread: every session's user variables and their values (an
+# application's SET @password = ...), where information_schema.USER_VARIABLES shows the
+# login its own.
 MYSQL_STATEMENT_RELATIONS = names(
     """
     processlist innodb_trx general_log slow_log events_statements_current
     events_statements_history events_statements_history_long prepared_statements_instances
     events_statements_summary_by_digest performance_schema.threads sys.session
     x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
-    x$schema_table_lock_waits query_cache_info
+    x$schema_table_lock_waits query_cache_info user_variables_by_thread
     """
 )
 
@@ -130,8 +147,19 @@ ORACLE_STATEMENT_RELATIONS = (
 # password hash and salt (a superuser's to read; a hash and its salt log in as the user).
 VERTICA_PATH_SCHEMAS = names("v_catalog v_monitor v_internal")
 VERTICA_SECRET_RELATIONS = names("v_catalog.passwords")
-# A session's current and last statement, every request's text, the profiled queries'.
+# A session's current and last statement, every request's text, the profiled queries'; a
+# transaction's description (the statement that began it: LOCKS' TRANSACTION_DESCRIPTION,
+# TRANSACTIONS' DESCRIPTION), a plan's lines with the statement's constants
+# (QUERY_PLAN_PROFILES' PATH_LINE), the queries given to the Database Designer.
 VERTICA_STATEMENT_RELATIONS = names(
-    "v_monitor.sessions v_monitor.query_requests v_monitor.query_profiles "
-    "v_internal.dc_requests_issued"
+    """
+    v_monitor.sessions v_monitor.query_requests v_monitor.query_profiles v_monitor.locks
+    v_monitor.transactions v_monitor.query_plan_profiles v_monitor.design_queries
+    """
 )
+# v_internal is the server's own: the Data Collector's tables (dc_requests_issued keeps
+# every user's statement texts, dc_explain_plans their plans, dc_errors their errors...,
+# some 200 of them, more each release) and the catalog's (vs_*) under the views above. The
+# whole schema is refused, and on the search path its tables' names alone, by the prefixes
+# they all carry (an application's dc_ table is named with its schema).
+VERTICA_INTERNAL_SCHEMAS = {"v_internal": ("dc_", "vs_")}

@@ -7,9 +7,10 @@ resolves it: ``catalog_name``), no side-effect name even without a call (nor, th
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
 system view that reads a server file (``pg_hba_file_rules``), no relation holding password
 hashes or stored credentials (``pg_authid``, ``mysql.user``), the options a foreign-data
-wrapper keeps a password in (``pg_foreign_server``) nor other sessions' statement texts
-(``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
-``:=`` assignment (rule 5).
+wrapper keeps a password in (``pg_foreign_server``), the settings stored for other roles
+(``rolconfig``), other sessions' statement texts (``SHOW PROCESSLIST``) nor a server's
+internal schema (Vertica's ``v_internal``), ``OPERATOR(...)`` naming a built-in operator
+only, no MySQL ``:=`` assignment, no Oracle ``name@link`` (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from rho_domain.sql.call_syntax import matching_paren, not_a_call, statement_shape
 from rho_domain.sql.dialect_values import REFUSED_WORDS, Dialect
+from rho_domain.sql.name_folding import catalog_name, relation_name
 from rho_domain.sql.tokens import Kind, Token
 
 _FUNCTION_WORDS = frozenset({"INSERT", "REPLACE"})  # also MySQL/SQL string functions
@@ -35,8 +37,9 @@ def check_tokens(
         prev = stmt[i - 1] if i else None
         nxt = stmt[i + 1] if i + 1 < len(stmt) else None
         called = nxt is not None and nxt.is_punct("(")
-        if d.assignments and token.is_punct(":") and nxt is not None and nxt.is_punct("="):
-            return "assigning a user variable (:=) is not allowed: no state may outlive the call"
+        reason = _punctuation(token, nxt, d) if token.kind is Kind.PUNCT else ""
+        if reason:
+            return reason
         if d.operator_syntax and token.is_word("OPERATOR") and called:
             reason = _check_operator(stmt, i + 1, d)
             if reason:
@@ -69,6 +72,18 @@ def check_tokens(
     return ""
 
 
+def _punctuation(token: Token, nxt: Token | None, d: Dialect) -> str:
+    """MySQL's ``:=`` (state that outlives the call) and Oracle's ``name@link``."""
+    if d.assignments and token.is_punct(":") and nxt is not None and nxt.is_punct("="):
+        return "assigning a user variable (:=) is not allowed: no state may outlive the call"
+    if d.database_links and token.is_punct("@"):
+        return (
+            "name@link reads another database through a database link, logged in as the "
+            "link's stored user: the agent reads this database only"
+        )
+    return ""
+
+
 def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
     """Why the relation ``stmt[i]`` names may not be read: a file view, a secret catalog."""
     if d.file_relations and catalog_name(stmt[i], d) in d.file_relations:
@@ -80,6 +95,7 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
         (_CREDENTIALS, d.secret_relations),
         (_TEXTS, d.statement_relations),
         (_OPTIONS, d.option_relations),
+        (_ROLE_SETTINGS, d.setting_relations),
     ):
         entry = _named(stmt, i, d, relations) if relations else ""
         if entry and "." in entry and not (i and stmt[i - 1].is_punct(".")):
@@ -91,6 +107,24 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
             )
         if entry:
             return reason.format(entry)
+    return _internal(stmt, i, d) if d.internal_schemas else ""
+
+
+def _internal(stmt: Sequence[Token], i: int, d: Dialect) -> str:
+    """Why ``stmt[i]`` names a relation of an internal schema (``Dialect.internal_schemas``):
+    after the schema's name, whatever the relation, or alone by its prefix."""
+    name = relation_name(stmt[i], d)
+    if i and stmt[i - 1].is_punct("."):
+        if i < 2 or stmt[i - 2].kind not in (Kind.WORD, Kind.QUOTED):
+            return ""
+        schema = relation_name(stmt[i - 2], d)
+        return _INTERNAL.format(f"{schema}.{name}") if schema in d.internal_schemas else ""
+    for schema, prefixes in d.internal_schemas.items():
+        if name.startswith(prefixes):
+            return (
+                f"{_INTERNAL.format(name)}; {name} alone names {schema}.{name} on the search "
+                f"path: name an application's {name} with its schema (public.{name})"
+            )
     return ""
 
 
@@ -104,6 +138,16 @@ _OPTIONS = (
     "a wrapper keeps a login's password: the agent does not read them; "
     "information_schema.foreign_servers, foreign_tables and user_mappings name them without "
     "their options"
+)
+_ROLE_SETTINGS = (
+    "{} shows the settings stored for every role and database (ALTER ROLE ... SET), where "
+    "an application's setting may hold a password: the agent does not read them; "
+    "current_setting('name') gives this session's own"
+)
+_INTERNAL = (
+    "{} is the server's internal table (the Data Collector's keep every user's statement "
+    "texts): the agent does not read them; the v_monitor and v_catalog views show what is "
+    "meant to be read"
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
@@ -143,53 +187,6 @@ def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str])
         return ""
     # unqualified: a relation of a system schema on the search path (Vertica's v_catalog)
     return next((f"{s}.{name}" for s in d.path_schemas if f"{s}.{name}" in relations), "")
-
-
-def catalog_name(token: Token, d: Dialect) -> str:
-    """The name the engine looks up for an identifier token (ASCII-only case folding)."""
-    if token.kind is Kind.QUOTED:
-        name = _ascii_lower(token.text) if d.folding == "insensitive" else token.text
-    elif d.folding == "upper":
-        name = _ascii_upper(token.raw or token.text)
-    else:
-        name = _ascii_lower(token.raw or token.text)
-    if d.max_identifier and len(name.encode()) > d.max_identifier:
-        name = name.encode()[: d.max_identifier].decode(errors="ignore")
-    return name
-
-
-def relation_name(token: Token, d: Dialect) -> str:
-    """The name ``token`` may stand for where a relation or a setting is looked up by name,
-    to be refused: ``catalog_name``, and where names are compared without case, the two
-    letters outside ASCII whose lower case is ASCII, as MariaDB and MySQL compare
-    information_schema's names (utf8mb3's lower case: information_schema.PROCESSLİST is
-    PROCESSLIST, GLOBAL_VARİABLES the settings' list); where an unquoted name is upper-cased,
-    the two whose upper case is ASCII (Oracle upper-cases by its character set: sys.u<long s>er$
-    may be SYS.USER$; not tried on a server, refused on the safe side). Only for refusals: a
-    function's name keeps ``catalog_name``, so nothing is allowed by a folded spelling."""
-    name = catalog_name(token, d)
-    if d.folding == "insensitive":
-        return name.translate(_SERVER_LOWER)
-    if d.folding == "upper" and token.kind is not Kind.QUOTED:
-        return name.translate(_UNICODE_UPPER)
-    return name
-
-
-# U+0130 (dotted capital I) and U+212A (Kelvin sign): the only letters of the Basic
-# Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked); U+0131
-# (dotless i) and U+017F (long s), the only ones whose Unicode upper case is ASCII.
-_SERVER_LOWER = {0x130: "i", 0x212A: "k"}
-_UNICODE_UPPER = {0x131: "I", 0x17F: "S"}
-_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-_UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
-
-
-def _ascii_lower(text: str) -> str:
-    return text.translate(_LOWER)
-
-
-def _ascii_upper(text: str) -> str:
-    return text.translate(_UPPER)
 
 
 def _dotted(
