@@ -78,6 +78,38 @@ async def test_directives_have_stable_offsets(session_dir: Path) -> None:
     )
 
 
+async def test_a_torn_or_interleaved_line_is_no_directive(
+    session_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: a writer that died mid-line left ``{"text": "stop deleting the da``, the next
+    ``add_directive`` ended that line, and a resumed run injected it raw as the operator's
+    instruction; so were the pieces two lock-less writers interleave."""
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(b'{"text": "stop deleting the da')  # the writer died here
+    assert add_directive(session_dir, "whole") == 1
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(
+            b'{"text": "a", "at": 1}{"text": "b\n'  # two writers, no lock
+            b'ing the db", "at": 2}\n'  # the tail of a cut line
+            b'{"at": 3}\n'  # no text
+            b'{"text": "caf\xc3\n'  # cut inside a character
+            b"plain words\n42\n"  # hand-written lines stay directives
+        )
+    signals = FileSignals(session_dir.parent)
+    expected = (Directive(1, "whole"), Directive(6, "plain words"), Directive(7, "42"))
+    assert await signals.directives("s1", after=0) == expected
+    assert await signals.directives("s1", after=0) == expected
+    warned = [r.getMessage() for r in caplog.records if r.name == "rho_adapters.store.signals"]
+    assert [w.split(" line ")[1].split(" ")[0] for w in warned] == ["1", "3", "4", "5", "6"]
+    assert warned[0] == (
+        f"{session_dir}/directives.jsonl line 1 is not a whole directive (a piece of a JSON "
+        "line, as a torn or interleaved write leaves): skipped, nothing of it reached the "
+        "model; send it again (rho-agent monitor directive)"
+    )
+    assert "(a JSON object without a text string)" in warned[3]
+    assert "(not UTF-8 text, as a write cut inside a character leaves)" in warned[4]
+
+
 def test_concurrent_writers_never_interleave(session_dir: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"

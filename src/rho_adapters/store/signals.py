@@ -5,8 +5,10 @@
 - ``pause``: present means "wait before the next model call or tool"; removing it resumes.
   A run that ends removes it (``clear_pause``): the next run never starts paused.
 - ``directives.jsonl``: one JSON object ``{"text", "at"}`` per line, appended under an
-  exclusive flock. A directive's offset is its line index; the file is never truncated, and the
-  session records applied offsets in its trace, so a directive is applied exactly once.
+  exclusive flock; a hand-written plain line is a directive too, and a line that is no whole
+  directive (a torn or interleaved write) is skipped with a warning. A directive's offset is
+  its line index; the file is never truncated, and the session records applied offsets in
+  its trace, so a directive is applied exactly once.
 - ``exports/ID.request``: a context export asked for (``request_export``); the session writes
   ``exports/ID.md`` atomically between steps and then removes the request (``read_export``).
 """
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import stat
 import time
@@ -34,6 +37,7 @@ if TYPE_CHECKING:  # built when an operator sent one
     from rho_domain.ports.directive import Directive
 
 POLL_SECONDS = 0.2
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -84,8 +88,14 @@ def add_directive(session_dir: Path, text: str) -> int:
     return offset
 
 
-def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ...]:
-    """Directives with offset >= ``after``. Only complete lines count."""
+def read_directives(
+    session_dir: Path, *, after: int = 0, refused: Callable[[int, str], None] | None = None
+) -> tuple[Directive, ...]:
+    """Directives with offset >= ``after``. Only complete lines count, and only whole
+    directives: a line that is not one (``_text``) is skipped, and ``refused(offset, why)``
+    told of it. Before, a torn write (a writer that died mid-line, the line then ended by the
+    next ``add_directive``) or two writers interleaving without the lock reached the model
+    raw, as an operator's instruction (``{"text": "stop deleting the da``)."""
     path = session_dir / "directives.jsonl"
     if not os.path.lexists(path):
         return ()
@@ -96,13 +106,18 @@ def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ..
         return ()
     from rho_domain.ports.directive import Directive
 
-    # a blank line (``echo >> directives.jsonl``, an editor's) says nothing: injected, it
-    # was an empty "[Directive from the operator]" message the model was left to interpret
-    return tuple(
-        Directive(offset=i, text=_text(line))
-        for i, line in enumerate(lines)
-        if i >= after and line.strip()
-    )
+    found = []
+    for offset, line in enumerate(lines[after:], start=after):
+        # a blank line (``echo >> directives.jsonl``, an editor's) says nothing: injected, it
+        # was an empty "[Directive from the operator]" message the model was left to interpret
+        if not line.strip():
+            continue
+        try:
+            found.append(Directive(offset=offset, text=_text(line)))
+        except ValueError as exc:
+            if refused is not None:
+                refused(offset, str(exc))
+    return tuple(found)
 
 
 def request_export(session_dir: Path, request_id: str) -> None:
@@ -141,14 +156,28 @@ def _touch_in(directory: Path, name: str) -> None:
 
 
 def _text(line: bytes) -> str:
+    """The directive a line holds: a JSON object's ``text``, or a hand-written plain line.
+    Raises ``ValueError`` saying why for a line that is no whole directive: not UTF-8, or
+    shaped as JSON (beginning with ``{`` or ending with ``}``) without being an object with a
+    text, which is what a torn or interleaved write leaves. A plain line meant to look so is
+    written as JSON (``monitor directive``)."""
     try:
-        data = json.loads(line)
+        said = line.decode()
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text, as a write cut inside a character leaves") from None
+    try:
+        data = json.loads(said)
     except (ValueError, RecursionError):
-        return line.decode(errors="replace")  # a hand-written plain line is still a directive
-    text = data.get("text") if isinstance(data, dict) else None
+        if said.strip().startswith("{") or said.strip().endswith("}"):
+            torn = "a piece of a JSON line, as a torn or interleaved write leaves"
+            raise ValueError(torn) from None
+        return said  # a hand-written plain line is still a directive
+    if not isinstance(data, dict):
+        return said  # a plain line that happens to be JSON: "42", "true"
+    text = data.get("text")
     if isinstance(text, str):
         return text
-    return line.decode(errors="replace")
+    raise ValueError("a JSON object without a text string")
 
 
 def _touch(path: Path, *, levels: int = 1) -> None:
@@ -186,6 +215,8 @@ class FileSignals(SignalSource):
         else:
             self._locate = locate
         self._poll = poll
+        # the (directory, offset) of each directive line found not whole, warned about once
+        self._refused: set[tuple[str, int]] = set()
 
     async def cancel_requested(self, session_id: str) -> bool:
         """True while the session's ``cancel`` file exists."""
@@ -217,9 +248,22 @@ class FileSignals(SignalSource):
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
-        if not _present(self._locate(session_id) / "directives.jsonl"):
+        directory = self._locate(session_id)
+        if not _present(directory / "directives.jsonl"):
             return ()
-        return await asyncio.to_thread(read_directives, self._locate(session_id), after=after)
+
+        def refused(offset: int, why: str) -> None:
+            if (where := (str(directory), offset)) not in self._refused:  # once, not each poll
+                self._refused.add(where)
+                log.warning(
+                    "%s line %d is not a whole directive (%s): skipped, nothing of it reached "
+                    "the model; send it again (rho-agent monitor directive)",
+                    directory / "directives.jsonl",
+                    offset + 1,
+                    why,
+                )
+
+        return await asyncio.to_thread(read_directives, directory, after=after, refused=refused)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
