@@ -110,6 +110,38 @@ async def test_a_torn_or_interleaved_line_is_no_directive(
     assert "(not UTF-8 text, as a write cut inside a character leaves)" in warned[4]
 
 
+async def test_foreign_entries_in_exports_are_no_requests_and_stop_none(tmp_path: Path) -> None:
+    """Before: a directory ``a.request`` (or a hand-made ``b c.request``) was taken for a
+    request, answered at every checkpoint (``a.md`` written again each time), and the failure
+    to remove it stopped the requests sorted after it: ``zz`` was never answered."""
+    from rho_adapters.store.signals import request_export
+
+    store = FileSessionStore(tmp_path)
+    signals = FileSignals(store.session_dir)
+    session = build_session([text("one"), text("two")], store=store, signals=signals)
+    await session.run("one")
+    exports = store.session_dir(session.id) / "exports"
+    exports.mkdir()
+    (exports / "a.request").mkdir()
+    for name in ("b c.request", ".request", "notes.txt", "old.md"):
+        (exports / name).write_text("")
+    (exports / "l.request").symlink_to(tmp_path / "nowhere")
+    request_export(store.session_dir(session.id), "zz")
+    assert await signals.export_requests(session.id) == ("zz",)
+    await session.run("two")
+    assert sorted(p.name for p in exports.iterdir()) == [
+        ".request",
+        "a.request",
+        "b c.request",
+        "l.request",
+        "notes.txt",
+        "old.md",
+        "zz.md",
+    ]
+    assert "user: two" in (exports / "zz.md").read_text()
+    await session.close()
+
+
 def test_concurrent_writers_never_interleave(session_dir: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"

@@ -4,11 +4,9 @@
   and end of a run, so a cancel never leaks into the next run or a resume.
 - ``pause``: present means "wait before the next model call or tool"; removing it resumes.
   A run that ends removes it (``clear_pause``): the next run never starts paused.
-- ``directives.jsonl``: one JSON object ``{"text", "at"}`` per line, appended under an
-  exclusive flock; a hand-written plain line is a directive too, and a line that is no whole
-  directive (a torn or interleaved write) is skipped with a warning. A directive's offset is
-  its line index; the file is never truncated, and the session records applied offsets in
-  its trace, so a directive is applied exactly once.
+- ``directives.jsonl``: the operator's instructions, one line each (``directive_lines``:
+  ``add_directive``, ``read_directives``); a line that is no whole directive (a torn or
+  interleaved write) is skipped, with a warning once.
 - ``exports/ID.request``: a context export asked for (``request_export``); the session writes
   ``exports/ID.md`` atomically between steps and then removes the request (``read_export``).
 """
@@ -16,19 +14,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
-import json
 import logging
 import os
 import stat
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from rho_adapters.store.cancel_watch import cancel_watch
-from rho_adapters.store.confined import directory_fd, open_file, read_bytes, touch
+from rho_adapters.store.confined import directory_fd, read_bytes, touch
+from rho_adapters.store.directive_lines import add_directive as add_directive  # re-exported
+from rho_adapters.store.directive_lines import read_directives
 from rho_adapters.store.layout import named_in
 from rho_domain.errors import StoreError
 from rho_domain.ports.signals import SignalSource
@@ -38,16 +34,6 @@ if TYPE_CHECKING:  # built when an operator sent one
 
 POLL_SECONDS = 0.2
 log = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def _locked(path: Path, mode: str, lock: int) -> Iterator[IO[bytes]]:
-    try:
-        with open_file(path, mode) as handle:
-            fcntl.flock(handle.fileno(), lock)
-            yield handle  # closing the file drops the lock
-    except OSError as exc:
-        raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from exc
 
 
 def request_cancel(session_dir: Path) -> None:
@@ -69,55 +55,6 @@ def request_resume(session_dir: Path) -> bool:
     except OSError as exc:
         raise StoreError(f"cannot resume {session_dir}: {exc.strerror or exc}") from exc
     return True
-
-
-def add_directive(session_dir: Path, text: str) -> int:
-    """Append an instruction for the session; return its offset (line index)."""
-    if not session_dir.is_dir():
-        raise StoreError(f"{session_dir} is not a session directory")
-    line = json.dumps({"text": text, "at": time.time()}, ensure_ascii=False).encode() + b"\n"
-    with _locked(session_dir / "directives.jsonl", "a+b", fcntl.LOCK_EX) as handle:
-        handle.seek(0)
-        data = handle.read()
-        if data and not data.endswith(b"\n"):
-            handle.write(b"\n")  # a writer died mid-line: that fragment stays one bad line
-            data += b"\n"
-        offset = data.count(b"\n")
-        handle.write(line)
-        handle.flush()
-    return offset
-
-
-def read_directives(
-    session_dir: Path, *, after: int = 0, refused: Callable[[int, str], None] | None = None
-) -> tuple[Directive, ...]:
-    """Directives with offset >= ``after``. Only complete lines count, and only whole
-    directives: a line that is not one (``_text``) is skipped, and ``refused(offset, why)``
-    told of it. Before, a torn write (a writer that died mid-line, the line then ended by the
-    next ``add_directive``) or two writers interleaving without the lock reached the model
-    raw, as an operator's instruction (``{"text": "stop deleting the da``)."""
-    path = session_dir / "directives.jsonl"
-    if not os.path.lexists(path):
-        return ()
-    with _locked(path, "rb", fcntl.LOCK_SH) as handle:
-        data = handle.read()
-    lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete
-    if len(lines) <= after:
-        return ()
-    from rho_domain.ports.directive import Directive
-
-    found = []
-    for offset, line in enumerate(lines[after:], start=after):
-        # a blank line (``echo >> directives.jsonl``, an editor's) says nothing: injected, it
-        # was an empty "[Directive from the operator]" message the model was left to interpret
-        if not line.strip():
-            continue
-        try:
-            found.append(Directive(offset=offset, text=_text(line)))
-        except ValueError as exc:
-            if refused is not None:
-                refused(offset, str(exc))
-    return tuple(found)
 
 
 def request_export(session_dir: Path, request_id: str) -> None:
@@ -153,31 +90,6 @@ def _touch_in(directory: Path, name: str) -> None:
     except OSError as exc:
         raise StoreError(f"cannot write {directory}: {exc.strerror or exc}") from exc
     _touch(directory / name, levels=2)
-
-
-def _text(line: bytes) -> str:
-    """The directive a line holds: a JSON object's ``text``, or a hand-written plain line.
-    Raises ``ValueError`` saying why for a line that is no whole directive: not UTF-8, or
-    shaped as JSON (beginning with ``{`` or ending with ``}``) without being an object with a
-    text, which is what a torn or interleaved write leaves. A plain line meant to look so is
-    written as JSON (``monitor directive``)."""
-    try:
-        said = line.decode()
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text, as a write cut inside a character leaves") from None
-    try:
-        data = json.loads(said)
-    except (ValueError, RecursionError):
-        if said.strip().startswith("{") or said.strip().endswith("}"):
-            torn = "a piece of a JSON line, as a torn or interleaved write leaves"
-            raise ValueError(torn) from None
-        return said  # a hand-written plain line is still a directive
-    if not isinstance(data, dict):
-        return said  # a plain line that happens to be JSON: "42", "true"
-    text = data.get("text")
-    if isinstance(text, str):
-        return text
-    raise ValueError("a JSON object without a text string")
 
 
 def _touch(path: Path, *, levels: int = 1) -> None:
@@ -271,7 +183,24 @@ class FileSignals(SignalSource):
         # Asked at every checkpoint: one lstat (a directory, not a link to one), not two stats.
         if not stat.S_ISDIR(_lstat_mode(directory)):
             return ()
-        return tuple(sorted(p.stem for p in directory.glob("*.request")))
+        from rho_domain.run import is_plain_id
+
+        # Only what request_export makes: a file named by a plain id. A foreign entry (a
+        # directory a.request, "b c.request" by hand) was answered at every checkpoint, and
+        # its answer's failure stopped the requests sorted after it from ever being answered.
+        try:
+            with os.scandir(directory) as entries:
+                return tuple(
+                    sorted(
+                        stem
+                        for entry in entries
+                        if entry.name.endswith(".request")
+                        and is_plain_id(stem := entry.name.removesuffix(".request"))
+                        and entry.is_file(follow_symlinks=False)
+                    )
+                )
+        except OSError:
+            return ()  # gone or unreadable: nothing asked that this process can answer
 
     async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
         """See ``SignalSource.answer_export``."""
