@@ -213,3 +213,25 @@ async def test_an_approval_callback_that_raises_is_named_by_the_callback() -> No
         "deciding on call c1 (deploy); "
     )
     await session.close()
+
+
+def test_a_setting_or_label_of_another_type_names_the_setting() -> None:
+    """Before: ``AgentConfig(profile=None)`` and ``working_dir=5`` ended ``Agent(...)`` on
+    "expected str, bytes or os.PathLike object, not ...", a bytes ``system_prompt`` on
+    "endswith first arg must be bytes", ``model=None`` was accepted, and
+    ``Session(labels={"run": 7})`` failed on "object of type 'int' has no len()": none
+    named the setting."""
+    wrong = [
+        ({"profile": None}, r"^profile must be a profile's name .* not NoneType None"),
+        ({"profile": object()}, r"^profile must be .*; not object <object"),
+        ({"working_dir": 5}, r"^working_dir must be a directory's path .* not int 5"),
+        ({"system_prompt": b"x"}, r"^system_prompt must be a text \(str\), not bytes b'x'"),
+        ({"model": None}, r"^model must be a text \(str\), not NoneType None"),
+        ({"provider": 1}, r"^provider must be a text \(str\) or None, not int 1"),
+    ]
+    for kwargs, message in wrong:
+        with pytest.raises(ConfigError, match=message):
+            AgentConfig(**kwargs)
+    assert AgentConfig(working_dir=Path("/tmp")).working_dir == Path("/tmp")
+    with pytest.raises(ConfigError, match=r"^session labels: the label 'run': 7 is not text"):
+        Session(Agent(AgentConfig()), labels={"run": 7}, model=ScriptedModel([]))  # type: ignore[dict-item]
