@@ -17,10 +17,13 @@ from rho_domain.config_checks import (
     amount,
     limit,
     not_negative,
+    optional_path,
+    optional_text,
     positive,
     retries,
     seconds,
     seconds_or_zero,
+    text,
 )
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
@@ -81,6 +84,17 @@ BACKENDS = ("local", "daytona")
 def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in BACKENDS:
         raise ConfigError(f"{attribute.name} must be {' or '.join(BACKENDS)}, not {value!r}")
+
+
+def _profile(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A profile's name or file path, or a ``PermissionProfile``: an object or None ended
+    ``Agent(...)`` on "expected str, bytes or os.PathLike object, not object"."""
+    if not isinstance(value, str | PermissionProfile):
+        raise ConfigError(
+            f"{attribute.name} must be a profile's name (readonly, developer, eval...), a "
+            f"profile file's path, or a PermissionProfile; not {type(value).__name__} "
+            f"{value!r:.60}"
+        )
 
 
 def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -204,14 +218,14 @@ class AgentConfig:
     __eq__ = value_eq
     __hash__ = value_hash
 
-    system_prompt: str = ""
+    system_prompt: str = attrs.field(default="", validator=text)
     vars: Mapping[str, str] = attrs.field(factory=dict)
-    model: str = DEFAULT_MODEL
-    provider: str | None = None
+    model: str = attrs.field(default=DEFAULT_MODEL, validator=text)
+    provider: str | None = attrs.field(default=None, validator=optional_text)
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
-    api_key_env: str | None = None
-    profile: str | PermissionProfile = "readonly"
-    working_dir: str | None = None
+    api_key_env: str | None = attrs.field(default=None, validator=optional_text)
+    profile: str | PermissionProfile = attrs.field(default="readonly", validator=_profile)
+    working_dir: str | None = attrs.field(default=None, validator=optional_path)
     backend: str = attrs.field(default="local", validator=_backend)
     service_tier: str | None = attrs.field(default=None, validator=choices.service_tier)
     reasoning_effort: str | None = attrs.field(default=None, validator=choices.reasoning_effort)

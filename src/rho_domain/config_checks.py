@@ -7,6 +7,7 @@ after a session has started.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import attrs
@@ -88,6 +89,34 @@ def retries(instance: object, attribute: attrs.Attribute[Any], value: object) ->
             f"{attribute.name} must be at most {MAX_MODEL_RETRIES} (each retry may wait the "
             f"model timeout and a back-off; a run ends on its own); got {value!r}"
         )
+
+
+def text(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A field holding a text. Anything else failed later naming no setting: a bytes
+    ``system_prompt`` ended ``Agent(...)`` on "endswith first arg must be bytes"."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{attribute.name} must be a text (str), not {_shown(value)}")
+
+
+def optional_text(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A field holding a text, or None."""
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{attribute.name} must be a text (str) or None, not {_shown(value)}")
+
+
+def optional_path(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A field holding a path (a str or a ``pathlib.Path``), or None: ``working_dir=5``
+    ended ``Agent(...)`` on "expected str, bytes or os.PathLike object, not int"."""
+    if value is not None and not isinstance(value, str | os.PathLike):
+        raise ConfigError(
+            f"{attribute.name} must be a directory's path (str or pathlib.Path) or None, "
+            f"not {_shown(value)}"
+        )
+
+
+def _shown(value: object) -> str:
+    """``type value`` of a wrong value, its text cut."""
+    return f"{type(value).__name__} {value!r:.60}"
 
 
 def check_model_name(value: str, key: str) -> None:

@@ -39,6 +39,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
     ├── HookFailed                   a before-model hook failed or was late: no model call
+    ├── ApproverFailed               an approver raised: the call waits for a decision
     ├── ExitRaised                   code plugged into the loop raised SystemExit or the like
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
@@ -273,6 +274,12 @@ class HookFailed(RhoError):
     """A before-model hook raised, answered a wrong type or missed its deadline, so the model
     call it guarded was not made (fail closed; ``rho_domain.hooks``). The run ends ``error``;
     the session is intact and a new run asks the hook again."""
+
+
+class ApproverFailed(RhoError):
+    """An approver (``approver=``, ``approval_callback``) raised while deciding on a call. The
+    run ends ``error`` naming the approver and the call; the call was not run and still waits
+    for a decision (``resolve_approval``, or a resume that asks again)."""
 
 
 class ExitRaised(RhoError):

@@ -28,6 +28,17 @@ INTERRUPTED_RESULT = (
 )
 
 
+def ended_by(error: str) -> str:
+    """The result of a call left without one when the run ended on ``error`` (``Type: message``),
+    not a cancel: it was answered "cancelled by the user", which nobody had done."""
+    if len(error) > 300:
+        error = error[:300] + "..."
+    return (
+        f"[stopped: the run ended on an error ({error}) before this call's result was "
+        "recorded; its effects, if any, are unknown.]"
+    )
+
+
 def rejected(reason: str = "") -> str:
     """The result of a call the user rejected, with their reason when they gave one."""
     if not reason:

@@ -30,8 +30,11 @@ _T = TypeVar("_T")
 
 def plugged_name(plugged: object) -> str:
     """The name of a listener or hook in events and logs: ``module.qualname`` of a function,
-    method or callable object, else its ``repr``."""
-    target = getattr(plugged, "__func__", plugged)
+    method or callable object, else its ``repr``. An object that wraps another
+    (``__wrapped__``: the approver made of an ``approval_callback``) is named by what it
+    wraps."""
+    target = getattr(plugged, "__wrapped__", plugged)
+    target = getattr(target, "__func__", target)
     qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None)
     module = getattr(target, "__module__", None)
     if qualname is None:

@@ -252,3 +252,22 @@ async def test_a_paused_run_that_is_cancelled_leaves_no_pause_behind() -> None:
     assert (await task).status is RunStatus.CANCELLED
     assert not await signals.is_paused(session.id)
     assert (await asyncio.wait_for(session.run("again"), 5)).status is RunStatus.COMPLETED
+
+
+async def test_one_export_that_cannot_be_written_leaves_the_others_answered() -> None:
+    """Before: the first request whose answer failed (a StoreError) stopped the loop over the
+    requests, so every one sorted after it waited for ever."""
+    from rho_domain.errors import StoreError
+
+    class OneFails(ManualSignals):
+        async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
+            if request_id == "a":
+                raise StoreError("exports/a.request: is a directory")
+            await super().answer_export(session_id, request_id, text)
+
+    signals = OneFails()
+    session = make_session([text("done")], signals=signals)
+    signals.request_export(session.id, "a")
+    signals.request_export(session.id, "b")
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert list(signals.exports) == ["b"]

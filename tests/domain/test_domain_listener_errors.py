@@ -13,6 +13,7 @@ from domain_support import EchoTool, make_session
 
 from rho_adapters.fakes import FakeClock, MemorySessionStore, call, text, tools
 from rho_domain import events as ev
+from rho_domain.messages import ToolResultMessage
 from rho_domain.run import RunStatus
 
 
@@ -168,6 +169,38 @@ async def test_a_child_sessions_failing_listener_does_not_stop_the_delegation() 
     assert [e.error_type for e in store.events(child.id) if isinstance(e, ev.ListenerFailed)] == [
         "RuntimeError"
     ]
+
+
+async def test_a_listener_that_cannot_follow_a_child_does_not_stop_the_delegation(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before: a tracer whose ``for_child`` raised failed the ``delegate`` call itself ("Tool
+    'delegate' failed unexpectedly: RuntimeError: tracer closed"), naming no listener, and
+    the sub-agent never ran."""
+    from rho_domain.loop.journal import Listener
+    from rho_domain.tools.delegate import DelegateTool
+
+    class Closed:
+        def __call__(self, event: ev.Event) -> None:
+            return None
+
+        def for_child(self, child_session_id: str) -> Listener:
+            raise RuntimeError("tracer closed")
+
+    session = make_session(
+        [tools(call("delegate", {"instruction": "count"})), text("3"), text("it says 3")],
+        tools=[EchoTool(), DelegateTool()],
+    )
+    session.journal.listeners.append(Closed())
+    result = await session.run("how many?")
+    assert (result.status, result.text) == (RunStatus.COMPLETED, "it says 3")
+    assert [m.content for m in session.state.messages if isinstance(m, ToolResultMessage)] == ["3"]
+    (warned,) = [r.getMessage() for r in caplog.records if "follow the child" in r.getMessage()]
+    assert warned.startswith(
+        "event listener test_domain_listener_errors.test_a_listener_that_cannot_follow_a_child_"
+        "does_not_stop_the_delegation.<locals>.Closed failed to follow the child session "
+    )
+    assert warned.endswith("(ignored; the child runs without it): RuntimeError: tracer closed")
 
 
 async def test_a_sync_listener_that_held_the_loop_is_stopped_after_it_returns() -> None:

@@ -158,3 +158,36 @@ async def test_a_cancel_while_the_source_starts_ends_the_run_at_once() -> None:
     result = await asyncio.wait_for(run, 30)  # a hang bound: the source never starts
     assert result.status is RunStatus.CANCELLED
     assert session.model.requests == []  # type: ignore[attr-defined]
+
+
+async def test_a_source_that_raises_is_named_once_and_its_tools_stay() -> None:
+    """Before: a caller's ToolSource whose ``current`` raised ended the run on its bare
+    "ConnectionError: registry down", naming no source."""
+
+    class Flaky(ManualToolSource):
+        down = False
+
+        async def current(self) -> SourcedTools:
+            if self.down:
+                raise ConnectionError("registry down")
+            return await super().current()
+
+    def went_down() -> None:
+        source.down = True
+
+    source = Flaky([Served("mcp__s__t", then=went_down)])
+    session = session_with(
+        source, [tools(call("mcp__s__t")), tools(call("mcp__s__t")), text("done")]
+    )
+    model = session.model
+    seen: list[ev.Event] = []
+    result = await session.run("go", on_event=seen.append)
+    assert (result.status, result.error) == (RunStatus.COMPLETED, None)
+    said = [e.message for e in seen if isinstance(e, ev.ErrorOccurred)]
+    assert said == [
+        "the tool source test_domain_tool_source.test_a_source_that_raises_is_named_once_and_"
+        "its_tools_stay.<locals>.Flaky raised ConnectionError: registry down when asked for its "
+        "tools; the run goes on with the tools it served before"
+    ]
+    assert isinstance(model, ScriptedModel)
+    assert [names(r) for r in model.requests][-1].count("mcp__s__t") == 1

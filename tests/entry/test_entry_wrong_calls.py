@@ -173,3 +173,64 @@ def test_a_tool_whose_schema_cannot_be_read_or_sent_is_refused_naming_it() -> No
         tool.schema = schema
         with pytest.raises(ConfigError, match=r"^Agent\(tools=\.\.\.\): .*" + message):
             Agent(AgentConfig(model="m"), tools=[tool])
+
+
+async def test_an_approval_callback_that_raises_is_named_by_the_callback() -> None:
+    """Before: the run ended on the callback's bare "ValueError: pager down", naming neither
+    the callback nor the call; the approver it is wrapped in is named by it now."""
+    from collections.abc import Mapping
+    from typing import Any
+
+    from rho_adapters.fakes import call, tools
+    from rho_domain.tools.base import DANGEROUS, ToolHandler, ToolOutput, ToolPolicy
+
+    class Deploy(ToolHandler):
+        name = "deploy"
+        description = "deploys"
+        parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+        def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+            return DANGEROUS
+
+        async def handle(self, arguments: Mapping[str, Any], ctx: Any) -> ToolOutput:
+            return ToolOutput(content="deployed")
+
+    def ask_pager(tool_name: str, args: object) -> bool:
+        raise ValueError("pager down")
+
+    session = Session(
+        Agent(AgentConfig(profile="developer"), tools=[Deploy()]),
+        model=ScriptedModel([tools(call("deploy", {}, id="c1")), text("done")]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        approval_callback=ask_pager,
+    )
+    result = await session.run("go")
+    assert result.error is not None
+    assert result.error.startswith(
+        "ApproverFailed: the approver test_entry_wrong_calls.test_an_approval_callback_that_"
+        "raises_is_named_by_the_callback.<locals>.ask_pager raised ValueError: pager down "
+        "deciding on call c1 (deploy); "
+    )
+    await session.close()
+
+
+def test_a_setting_or_label_of_another_type_names_the_setting() -> None:
+    """Before: ``AgentConfig(profile=None)`` and ``working_dir=5`` ended ``Agent(...)`` on
+    "expected str, bytes or os.PathLike object, not ...", a bytes ``system_prompt`` on
+    "endswith first arg must be bytes", ``model=None`` was accepted, and
+    ``Session(labels={"run": 7})`` failed on "object of type 'int' has no len()": none
+    named the setting."""
+    wrong: list[tuple[dict[str, object], str]] = [
+        ({"profile": None}, r"^profile must be a profile's name .* not NoneType None"),
+        ({"profile": object()}, r"^profile must be .*; not object <object"),
+        ({"working_dir": 5}, r"^working_dir must be a directory's path .* not int 5"),
+        ({"system_prompt": b"x"}, r"^system_prompt must be a text \(str\), not bytes b'x'"),
+        ({"model": None}, r"^model must be a text \(str\), not NoneType None"),
+        ({"provider": 1}, r"^provider must be a text \(str\) or None, not int 1"),
+    ]
+    for kwargs, message in wrong:
+        with pytest.raises(ConfigError, match=message):
+            AgentConfig(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^session labels: the label 'run': 7 is not text"):
+        Session(Agent(AgentConfig()), labels={"run": 7}, model=ScriptedModel([]))  # type: ignore[dict-item]

@@ -4,6 +4,8 @@ word nor a crash.
 
 Before: a choice ``index: "0"`` was taken for another choice (n>1) and its answer dropped;
 ``content: 42`` was dropped; a call's ``arguments`` given as a JSON object ran with ``{}``;
+``arguments: 5`` or ``true`` ran it with ``{}`` too (the model never told its call was
+malformed); ``content`` as one part object or as bare string parts was dropped;
 ``tool_calls`` as one object (not a list of one) lost the call, the answer finishing
 ``tool_calls`` with none; a whole answer whose ``message`` was a string crashed with
 ``AttributeError: 'str' object has no attribute 'get'``."""
@@ -41,7 +43,19 @@ async def test_stream_fields_of_another_type_are_kept() -> None:
             "",
             [("a", "read", '{"p": 1}')],
         ),
+        ([_choice(delta={"content": {"type": "text", "text": "hi"}}), stop], "hi", []),
+        ([_choice(delta={"content": ["hel", {"type": "text", "text": "lo"}]}), stop], "hello", []),
     ]
+    for value in (5, True, "x"):  # not an object: kept, so the loop refuses it by name
+        as_value = {**CALL, "function": {"name": "read", "arguments": value}}
+        written = value if isinstance(value, str) else json.dumps(value)
+        cases.append(
+            (
+                [_choice(delta={"tool_calls": [{"index": 0, **as_value}]}), calls],
+                "",
+                [("a", "read", written)],
+            )
+        )
     for pieces, text, expected in cases:
         events = await run_body(*pieces, DONE)
         assert (text_of(events), calls_of(events)) == (text, expected), pieces

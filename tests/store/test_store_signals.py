@@ -78,6 +78,70 @@ async def test_directives_have_stable_offsets(session_dir: Path) -> None:
     )
 
 
+async def test_a_torn_or_interleaved_line_is_no_directive(
+    session_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: a writer that died mid-line left ``{"text": "stop deleting the da``, the next
+    ``add_directive`` ended that line, and a resumed run injected it raw as the operator's
+    instruction; so were the pieces two lock-less writers interleave."""
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(b'{"text": "stop deleting the da')  # the writer died here
+    assert add_directive(session_dir, "whole") == 1
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(
+            b'{"text": "a", "at": 1}{"text": "b\n'  # two writers, no lock
+            b'ing the db", "at": 2}\n'  # the tail of a cut line
+            b'{"at": 3}\n'  # no text
+            b'{"text": "caf\xc3\n'  # cut inside a character
+            b"plain words\n42\n"  # hand-written lines stay directives
+        )
+    signals = FileSignals(session_dir.parent)
+    expected = (Directive(1, "whole"), Directive(6, "plain words"), Directive(7, "42"))
+    assert await signals.directives("s1", after=0) == expected
+    assert await signals.directives("s1", after=0) == expected
+    warned = [r.getMessage() for r in caplog.records if r.name == "rho_adapters.store.signals"]
+    assert [w.split(" line ")[1].split(" ")[0] for w in warned] == ["1", "3", "4", "5", "6"]
+    assert warned[0] == (
+        f"{session_dir}/directives.jsonl line 1 is not a whole directive (a piece of a JSON "
+        "line, as a torn or interleaved write leaves): skipped, nothing of it reached the "
+        "model; send it again (rho-agent monitor directive)"
+    )
+    assert "(a JSON object without a text string)" in warned[3]
+    assert "(not UTF-8 text, as a write cut inside a character leaves)" in warned[4]
+
+
+async def test_foreign_entries_in_exports_are_no_requests_and_stop_none(tmp_path: Path) -> None:
+    """Before: a directory ``a.request`` (or a hand-made ``b c.request``) was taken for a
+    request, answered at every checkpoint (``a.md`` written again each time), and the failure
+    to remove it stopped the requests sorted after it: ``zz`` was never answered."""
+    from rho_adapters.store.signals import request_export
+
+    store = FileSessionStore(tmp_path)
+    signals = FileSignals(store.session_dir)
+    session = build_session([text("one"), text("two")], store=store, signals=signals)
+    await session.run("one")
+    exports = store.session_dir(session.id) / "exports"
+    exports.mkdir()
+    (exports / "a.request").mkdir()
+    for name in ("b c.request", ".request", "notes.txt", "old.md"):
+        (exports / name).write_text("")
+    (exports / "l.request").symlink_to(tmp_path / "nowhere")
+    request_export(store.session_dir(session.id), "zz")
+    assert await signals.export_requests(session.id) == ("zz",)
+    await session.run("two")
+    assert sorted(p.name for p in exports.iterdir()) == [
+        ".request",
+        "a.request",
+        "b c.request",
+        "l.request",
+        "notes.txt",
+        "old.md",
+        "zz.md",
+    ]
+    assert "user: two" in (exports / "zz.md").read_text()
+    await session.close()
+
+
 def test_concurrent_writers_never_interleave(session_dir: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"

@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from rho_adapters.durable import load_dbos
+from rho_adapters.durable.payloads import payload_of, run_of
 from rho_adapters.durable.system_db import shown
 from rho_domain.errors import ConfigError, SessionStateError
 from rho_domain.ports.durable import QueuedRun, RunQueue
@@ -58,12 +59,7 @@ class DbosRunQueue(RunQueue):
                 "workflow_id": run.run_id,
                 "app_version": self.app_version,
             },
-            {
-                "run_id": run.run_id,
-                "session_id": run.session_id,
-                "prompt": run.prompt,
-                "settings": dict(run.settings),
-            },
+            payload_of(run),
         )
 
     async def answer(
@@ -82,21 +78,20 @@ class DbosRunQueue(RunQueue):
                 f"run {run_id} does not wait for approval (its status is {status or 'unknown'})"
             )
         workflow = await self._workflow(run_id)
-        payload = workflow.input["args"][0] if workflow and workflow.input else None
-        if not payload:
+        if not workflow or not workflow.input:
             raise SessionStateError(f"run {run_id} has no recorded session")
-        return await self._continue(run_id, payload, answers, reasons, always, digests or {})
+        run = run_of(workflow.input["args"][0], run_id)
+        return await self._continue(run, answers, reasons, always, digests or {})
 
     async def _continue(
         self,
-        run_id: str,
-        payload: Mapping[str, Any],
+        run: QueuedRun,
         answers: Mapping[str, bool],
         reasons: Mapping[str, str],
         always: Collection[str],
         digests: Mapping[str, str],
     ) -> str:
-        inherited = payload.get("settings", {})
+        run_id, inherited = run.run_id, run.settings
         # "always" is carried from continuation to continuation; answers belong to one run
         answered = {
             **{k: v for k, v in inherited.items() if k.startswith(ALWAYS)},
@@ -118,13 +113,15 @@ class DbosRunQueue(RunQueue):
         await self.enqueue(
             QueuedRun(
                 run_id=continuation,
-                session_id=payload["session_id"],
+                session_id=run.session_id,
                 prompt=None,
                 settings=settings,
             )
         )
         kept = await self._workflow(continuation)
-        kept_settings = kept.input["args"][0].get("settings", {}) if kept and kept.input else {}
+        kept_settings = (
+            run_of(kept.input["args"][0], continuation).settings if kept and kept.input else {}
+        )
         theirs = {k: v for k, v in kept_settings.items() if k.startswith(_ANSWERED)}
         if theirs != answered:
             raise SessionStateError(
@@ -163,7 +160,7 @@ class DbosRunQueue(RunQueue):
         workflow = await self._workflow(run_id)
         if workflow is None or not workflow.input:
             return None
-        return str(workflow.input["args"][0]["session_id"])
+        return run_of(workflow.input["args"][0], run_id).session_id
 
     async def _workflow(self, run_id: str) -> Any:
         found = await self.client.list_workflows_async(workflow_ids=[run_id])

@@ -21,6 +21,8 @@ import attrs
 
 from rho_adapters.durable import load_dbos
 from rho_adapters.durable.heartbeat import Heartbeat
+from rho_adapters.durable.payloads import payload_of as payload_of  # re-exported
+from rho_adapters.durable.payloads import run_of
 from rho_adapters.durable.steps import DbosSteps
 from rho_adapters.durable.system_db import engine_settings, faster_sqlite_commits, shown
 from rho_adapters.finish import finished
@@ -45,23 +47,7 @@ async def run_workflow(payload: dict[str, Any]) -> str:
     """The durable run: the runner's status once the run settles."""
     if _runner is None:
         raise RuntimeError("no rho-agent worker runs in this process")
-    run = QueuedRun(
-        run_id=payload["run_id"],
-        session_id=payload["session_id"],
-        prompt=payload.get("prompt"),
-        settings=payload.get("settings") or {},
-    )
-    return await _runner(run, DbosSteps())
-
-
-def payload_of(run: QueuedRun) -> dict[str, Any]:
-    """The workflow's argument for ``run`` (plain data: any process may enqueue it)."""
-    return {
-        "run_id": run.run_id,
-        "session_id": run.session_id,
-        "prompt": run.prompt,
-        "settings": dict(run.settings),
-    }
+    return await _runner(run_of(payload, _DBOS.workflow_id or "?"), DbosSteps())
 
 
 class VersionMismatch(ConfigError):

@@ -5,7 +5,7 @@ by ``index`` and ``id``, absorbing the quirks servers send: an index from 1, mis
 same for every call of a batch (Ollama: a new ``id`` at a used index, after whole
 arguments, starts a new call); an ``id`` missing (one is generated), new on every fragment
 (vLLM's gpt-oss) or repeated with the name (set, never appended); ``arguments`` as a JSON
-object instead of a JSON text (kept as its text).
+value (an object, a number) instead of a JSON text (kept as its text).
 """
 
 from __future__ import annotations
@@ -126,9 +126,10 @@ class CallFragments:
             call.id = str(call_id)  # set, never append: some servers repeat it every time
         if name:
             call.name = str(name)
-        if isinstance(arguments, Mapping | list):
-            # arguments as a JSON object, not a JSON text (Ollama's own API, some proxies):
-            # before, dropped, and the call ran with {}
+        if arguments is not None and not isinstance(arguments, str):
+            # arguments as a JSON value, not a JSON text (an object: Ollama's own API, some
+            # proxies; a number or true): before, dropped, and the call ran with {}. Kept,
+            # an object runs as sent and anything else is refused to the model by name.
             arguments = json.dumps(arguments)
         delta = arguments if isinstance(arguments, str) else ""
         if delta:

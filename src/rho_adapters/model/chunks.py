@@ -7,9 +7,9 @@ quirk in the reference: tool-call fragments as ``call_fragments.CallFragments`` 
 arguments riding the finish chunk); reasoning as ``reasoning_content``, ``reasoning`` or
 Mistral content parts; usage on any chunk (last one wins, Groq's ``x_groq.usage`` too); an
 empty-choices chunk that is not usage (Azure); a choice ``index`` written as a string
-(``"0"``), ``content`` as a number (its JSON text) and a ``message`` that is its text, kept
-rather than dropped; and choices other than 0 (n>1) are ignored. An ``error`` key raises
-before anything else.
+(``"0"``), ``content`` as a number (its JSON text), as one part object or as bare string
+parts, and a ``message`` that is its text, kept rather than dropped; and choices other than
+0 (n>1) are ignored. An ``error`` key raises before anything else.
 """
 
 from __future__ import annotations
@@ -119,6 +119,8 @@ class ChunkAssembler:
                 events.append(TextChunk(content))
         elif isinstance(content, list):
             self._content_parts(content, events)
+        elif isinstance(content, Mapping):  # one part as an object, not a list of one
+            self._content_parts([content], events)
         elif isinstance(content, int | float) and not isinstance(content, bool):
             # A number where text belongs (a server's JSON encoder that took "42" for one):
             # its text, rather than an answer dropped without a word.
@@ -145,8 +147,11 @@ class ChunkAssembler:
             events.append(kinds.ReasoningChunk(reasoning))
 
     def _content_parts(self, parts: list[Any], events: list[StreamEvent]) -> None:
-        """Mistral: ``[{type: text, text}, {type: thinking, thinking: [{type: text, text}]}]``."""
+        """Mistral: ``[{type: text, text}, {type: thinking, thinking: [{type: text, text}]}]``;
+        a part that is a bare string is its text (before, dropped without a word)."""
         for part in parts:
+            if isinstance(part, str):
+                part = {"text": part}  # the same part, in its usual shape
             if not isinstance(part, Mapping):
                 continue
             if part.get("type") == "thinking":

@@ -24,8 +24,8 @@ _EXPORTS = {
     "SessionPaths": ".layout",
     "resolve": ".layout",
     "FileSignals": ".signals",
-    "add_directive": ".signals",
-    "read_directives": ".signals",
+    "add_directive": ".directive_lines",
+    "read_directives": ".directive_lines",
     "request_cancel": ".signals",
     "request_pause": ".signals",
     "request_resume": ".signals",
@@ -59,14 +59,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from rho_adapters.store.control import FileSessions
+    from rho_adapters.store.directive_lines import add_directive, read_directives
     from rho_adapters.store.files import FileSessionStore
     from rho_adapters.store.layout import SessionPaths, resolve
     from rho_adapters.store.listing import list_sessions
     from rho_adapters.store.recording import Recording, load_recording
     from rho_adapters.store.signals import (
         FileSignals,
-        add_directive,
-        read_directives,
         request_cancel,
         request_pause,
         request_resume,

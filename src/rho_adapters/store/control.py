@@ -16,10 +16,10 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+from rho_adapters.store.directive_lines import add_directive
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, resolve
 from rho_adapters.store.listing import info_of, list_sessions
 from rho_adapters.store.signals import (
-    add_directive,
     read_export,
     request_cancel,
     request_export,

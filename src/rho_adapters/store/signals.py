@@ -4,9 +4,9 @@
   and end of a run, so a cancel never leaks into the next run or a resume.
 - ``pause``: present means "wait before the next model call or tool"; removing it resumes.
   A run that ends removes it (``clear_pause``): the next run never starts paused.
-- ``directives.jsonl``: one JSON object ``{"text", "at"}`` per line, appended under an
-  exclusive flock. A directive's offset is its line index; the file is never truncated, and the
-  session records applied offsets in its trace, so a directive is applied exactly once.
+- ``directives.jsonl``: the operator's instructions, one line each (``directive_lines``:
+  ``add_directive``, ``read_directives``); a line that is no whole directive (a torn or
+  interleaved write) is skipped, with a warning once.
 - ``exports/ID.request``: a context export asked for (``request_export``); the session writes
   ``exports/ID.md`` atomically between steps and then removes the request (``read_export``).
 """
@@ -14,18 +14,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
-import json
+import logging
 import os
 import stat
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from rho_adapters.store.cancel_watch import cancel_watch
-from rho_adapters.store.confined import directory_fd, open_file, read_bytes, touch
+from rho_adapters.store.confined import directory_fd, read_bytes, touch
+from rho_adapters.store.directive_lines import add_directive as add_directive  # re-exported
+from rho_adapters.store.directive_lines import read_directives
 from rho_adapters.store.layout import named_in
 from rho_domain.errors import StoreError
 from rho_domain.ports.signals import SignalSource
@@ -34,16 +33,7 @@ if TYPE_CHECKING:  # built when an operator sent one
     from rho_domain.ports.directive import Directive
 
 POLL_SECONDS = 0.2
-
-
-@contextlib.contextmanager
-def _locked(path: Path, mode: str, lock: int) -> Iterator[IO[bytes]]:
-    try:
-        with open_file(path, mode) as handle:
-            fcntl.flock(handle.fileno(), lock)
-            yield handle  # closing the file drops the lock
-    except OSError as exc:
-        raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from exc
+log = logging.getLogger(__name__)
 
 
 def request_cancel(session_dir: Path) -> None:
@@ -65,44 +55,6 @@ def request_resume(session_dir: Path) -> bool:
     except OSError as exc:
         raise StoreError(f"cannot resume {session_dir}: {exc.strerror or exc}") from exc
     return True
-
-
-def add_directive(session_dir: Path, text: str) -> int:
-    """Append an instruction for the session; return its offset (line index)."""
-    if not session_dir.is_dir():
-        raise StoreError(f"{session_dir} is not a session directory")
-    line = json.dumps({"text": text, "at": time.time()}, ensure_ascii=False).encode() + b"\n"
-    with _locked(session_dir / "directives.jsonl", "a+b", fcntl.LOCK_EX) as handle:
-        handle.seek(0)
-        data = handle.read()
-        if data and not data.endswith(b"\n"):
-            handle.write(b"\n")  # a writer died mid-line: that fragment stays one bad line
-            data += b"\n"
-        offset = data.count(b"\n")
-        handle.write(line)
-        handle.flush()
-    return offset
-
-
-def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ...]:
-    """Directives with offset >= ``after``. Only complete lines count."""
-    path = session_dir / "directives.jsonl"
-    if not os.path.lexists(path):
-        return ()
-    with _locked(path, "rb", fcntl.LOCK_SH) as handle:
-        data = handle.read()
-    lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete
-    if len(lines) <= after:
-        return ()
-    from rho_domain.ports.directive import Directive
-
-    # a blank line (``echo >> directives.jsonl``, an editor's) says nothing: injected, it
-    # was an empty "[Directive from the operator]" message the model was left to interpret
-    return tuple(
-        Directive(offset=i, text=_text(line))
-        for i, line in enumerate(lines)
-        if i >= after and line.strip()
-    )
 
 
 def request_export(session_dir: Path, request_id: str) -> None:
@@ -140,17 +92,6 @@ def _touch_in(directory: Path, name: str) -> None:
     _touch(directory / name, levels=2)
 
 
-def _text(line: bytes) -> str:
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return line.decode(errors="replace")  # a hand-written plain line is still a directive
-    text = data.get("text") if isinstance(data, dict) else None
-    if isinstance(text, str):
-        return text
-    return line.decode(errors="replace")
-
-
 def _touch(path: Path, *, levels: int = 1) -> None:
     if not path.parent.is_dir():
         raise StoreError(f"{path.parent} is not a session directory")
@@ -186,6 +127,8 @@ class FileSignals(SignalSource):
         else:
             self._locate = locate
         self._poll = poll
+        # the (directory, offset) of each directive line found not whole, warned about once
+        self._refused: set[tuple[str, int]] = set()
 
     async def cancel_requested(self, session_id: str) -> bool:
         """True while the session's ``cancel`` file exists."""
@@ -217,9 +160,22 @@ class FileSignals(SignalSource):
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
-        if not _present(self._locate(session_id) / "directives.jsonl"):
+        directory = self._locate(session_id)
+        if not _present(directory / "directives.jsonl"):
             return ()
-        return await asyncio.to_thread(read_directives, self._locate(session_id), after=after)
+
+        def refused(offset: int, why: str) -> None:
+            if (where := (str(directory), offset)) not in self._refused:  # once, not each poll
+                self._refused.add(where)
+                log.warning(
+                    "%s line %d is not a whole directive (%s): skipped, nothing of it reached "
+                    "the model; send it again (rho-agent monitor directive)",
+                    directory / "directives.jsonl",
+                    offset + 1,
+                    why,
+                )
+
+        return await asyncio.to_thread(read_directives, directory, after=after, refused=refused)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
@@ -227,7 +183,24 @@ class FileSignals(SignalSource):
         # Asked at every checkpoint: one lstat (a directory, not a link to one), not two stats.
         if not stat.S_ISDIR(_lstat_mode(directory)):
             return ()
-        return tuple(sorted(p.stem for p in directory.glob("*.request")))
+        from rho_domain.run import is_plain_id
+
+        # Only what request_export makes: a file named by a plain id. A foreign entry (a
+        # directory a.request, "b c.request" by hand) was answered at every checkpoint, and
+        # its answer's failure stopped the requests sorted after it from ever being answered.
+        try:
+            with os.scandir(directory) as entries:
+                return tuple(
+                    sorted(
+                        stem
+                        for entry in entries
+                        if entry.name.endswith(".request")
+                        and is_plain_id(stem := entry.name.removesuffix(".request"))
+                        and entry.is_file(follow_symlinks=False)
+                    )
+                )
+        except OSError:
+            return ()  # gone or unreadable: nothing asked that this process can answer
 
     async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
         """See ``SignalSource.answer_export``."""

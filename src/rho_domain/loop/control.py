@@ -157,7 +157,9 @@ class RunControl:
                 from rho_domain.context_export import export_context
 
                 text = export_context(self.session_id, self.journal.state)
-                await self.signals.answer_export(self.session_id, request_id, text)
+                # one request's failure leaves the others answered: it stopped them all
+                with contextlib.suppress(RhoError):
+                    await self.signals.answer_export(self.session_id, request_id, text)
 
     async def race(self, task: asyncio.Future[T]) -> bool:
         """Wait for ``task`` unless cancellation comes first (then cancel it): True if done.

@@ -64,6 +64,30 @@ def tell_closed(listener: EndsWithSession) -> None:
         )
 
 
+def child_listener(listener: object, child_session_id: str) -> Listener | None:
+    """``listener.for_child(child_session_id)`` of a listener that ``FollowsChildren``; None
+    for another, or (logged, naming the listener) when it raises: the child then runs
+    without it. Before, a tracer's failure there failed the
+    ``delegate`` call itself ("Tool 'delegate' failed unexpectedly: RuntimeError: ..."),
+    naming no listener, and the sub-agent never ran."""
+    if not isinstance(listener, FollowsChildren):
+        return None
+    try:
+        return listener.for_child(child_session_id)
+    except BaseException as exc:  # a UI bug must not stand for the delegation
+        failure = failure_of(exc, f"the listener {plugged_name(listener)}")
+        if not isinstance(failure, Exception):
+            raise  # a cancel, a second Ctrl+C
+        log.warning(
+            "event listener %s failed to follow the child session %s (ignored; the child runs "
+            "without it): %s",
+            plugged_name(listener),
+            child_session_id,
+            described(failure),
+        )
+        return None
+
+
 def refuse_non_listener(on_event: object, where: str) -> None:
     """Raise ``TypeError`` naming ``where`` (``Session(...)``, ``Session.run``) when
     ``on_event`` is neither None nor callable. Accepted, a number or a name given there was

@@ -25,7 +25,7 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.turns import Turns, budget_watch
-from rho_domain.not_run import CANCELLED_RESULT, DIED
+from rho_domain.not_run import CANCELLED_RESULT, DIED, ended_by
 from rho_domain.plugged import described, message_of
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunResult, RunStatus
@@ -124,7 +124,9 @@ async def end_run(
     if isinstance(error, RunSuperseded):
         journal.seal()  # the run's owner now retraces the trace as it stands, and ends the run
     with contextlib.suppress(Exception):
-        await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
+        stopped = error is None or isinstance(error, KeyboardInterrupt)
+        left = CANCELLED_RESULT if stopped else ended_by(message or type(error).__name__)
+        await journal.answer_all(state.unanswered_calls(), left)
         # before run_end: whoever asked sees the answer by the time the session looks idle
         await control.answer_exports()
         if error is not None:

@@ -19,7 +19,8 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import Budget
 from rho_domain.errors import SessionStateError
-from rho_domain.loop.journal import FollowsChildren, Journal, Listener
+from rho_domain.loop.journal import Journal, Listener
+from rho_domain.loop.listeners import child_listener
 from rho_domain.loop.tally import RunTally, child_budget
 from rho_domain.messages import Usage
 from rho_domain.ports.clock import Clock
@@ -227,8 +228,9 @@ class SubAgents:
         if parent.current_run is not None:  # limits.run_written_mib: not N times it for N
             child.tools.counted_in = parent.tools.written
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
-            if isinstance(listener, FollowsChildren):
-                child.journal.listeners.append(listener.for_child(child.id))
+            followed = child_listener(listener, child.id)  # None: it follows no child
+            if followed is not None:
+                child.journal.listeners.append(followed)
         return child
 
     async def _drive(self, child: ChildSession, prompt: str | None) -> ChildOutcome:

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rho_domain import events as ev
-from rho_domain.errors import ConfigError, RhoError, SessionStateError
+from rho_domain.errors import ApproverFailed, ConfigError, RhoError, SessionStateError
 from rho_domain.messages import ToolCall
-from rho_domain.plugged import contained, plugged_name
+from rho_domain.plugged import contained, described, plugged_name
 from rho_domain.tools.prepared import decode_arguments
 
 if TYPE_CHECKING:
@@ -131,14 +131,26 @@ async def ask_approval(
 
 async def _decided(approver: Approver, request: ApprovalRequest, by: str) -> ApprovalAnswer:
     """``approver``'s answer to ``request``, awaited when it is awaitable (a ``decide`` written
-    without ``async`` answered a TypeError). Anything but an ``ApprovalAnswer`` (None, True)
-    is a ``ConfigError`` naming the approver: it ended the run with "AttributeError: 'NoneType'
-    object has no attribute 'approved'", which named nobody. The call is not run."""
-    from rho_domain.ports.approver import ApprovalAnswer
+    without ``async`` answered a TypeError). What it raises is an ``ApproverFailed`` naming it
+    and the call (the run ended on its bare "ValueError: ..."). Anything but an
+    ``ApprovalAnswer`` (None, True) is a ``ConfigError`` naming the approver: it ended the run
+    with "AttributeError: 'NoneType' object has no attribute 'approved'", which named nobody.
+    The call is not run."""
+    from rho_domain.ports.approver import ApprovalAnswer, ApprovalInterrupt
 
-    answer: object = approver.decide(request)
-    if inspect.isawaitable(answer):
-        answer = await answer
+    call = request.call
+    try:
+        answer: object = approver.decide(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except ApprovalInterrupt:
+        raise
+    except Exception as exc:  # the approver's bug: named, and the call keeps waiting
+        raise ApproverFailed(
+            f"{by} raised {described(exc)} deciding on call {call.id} ({call.name}); the call "
+            "was not run and waits for a decision: fix the approver and resume the session, "
+            "or answer the call (resolve_approval)"
+        ) from exc
     if not isinstance(answer, ApprovalAnswer):
         raise ConfigError(
             f"{by} answered {type(answer).__name__}, not an ApprovalAnswer: its decide must "

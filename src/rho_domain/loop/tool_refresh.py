@@ -5,7 +5,9 @@ every run (so pending approvals are judged with them) and before every model cal
 that changed mid-run reaches the next request). The agent is rebuilt only when the source's
 answer changed; a problem the source reports for the first time (a server that did not
 start, or died) is recorded as an ``error`` event, and the run goes on without that
-server's tools.
+server's tools. A source that raises (a caller's ``ToolSource`` with a bug: the port raises
+only ``CancelledError``) is named in an ``error`` event, once, and the run goes on with the
+tools it served before; before, the run ended on its bare exception.
 
 An approval is of a tool as the user was shown it: a sourced tool whose description or input
 schema changed since (a server's ``list_changed`` may rewrite what a tool does under the same
@@ -23,6 +25,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
+from rho_domain.plugged import described, plugged_name
 from rho_domain.state import State
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.source import ToolSource
@@ -37,6 +40,8 @@ class ToolShapes:
 
     def __init__(self) -> None:
         self._shown: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        # what the source's own failures (an exception of ``current``) said, told once each
+        self.told: set[str] = set()
 
     def changed(self, handlers: tuple[ToolHandler, ...]) -> list[str]:
         """The names of ``handlers`` shown otherwise before. Every handler's shape is
@@ -90,7 +95,19 @@ async def refresh_tools(
     """``agent`` with the source's current tools: ``agent`` itself when they did not change.
     The approvals (``shapes``: the session's shapes and its state) given to a tool now shown
     otherwise are taken back (``_taken_back``), said."""
-    sourced = await source.current()
+    try:
+        sourced = await source.current()
+    except Exception as exc:  # noqa: BLE001 - the port raises CancelledError only: a bug
+        said = (
+            f"the tool source {plugged_name(source)} raised {described(exc)} when asked for "
+            "its tools; the run goes on with the tools it served before"
+        )
+        if said not in shapes[0].told:  # once, not before every model call
+            shapes[0].told.add(said)
+            await journal.emit(
+                ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=said)
+            )
+        return agent
     if sourced is agent.sourced:
         return agent
     known = set(agent.sourced.problems)

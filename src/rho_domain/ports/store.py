@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -53,7 +53,15 @@ LABELS_MAX = 64
 def label_problem(labels: Mapping[str, str]) -> str | None:
     """What makes ``labels`` more than a listing should copy (too many, a key over
     ``LABEL_KEY_CHARS``, more than ``LABELS_CHARS`` in all, naming the largest label); None
-    when they are fine."""
+    when they are fine; a key or value that is not a text (``labels={"run": 7}``, which
+    failed on "object of type 'int' has no len()") is named first."""
+    given: Mapping[Any, object] = labels  # typed texts; a caller's are whatever they are
+    for key, value in given.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return (
+                f"the label {key!r:.40}: {value!r:.40} is not text to text ({type(key).__name__}"
+                f": {type(value).__name__}); give each as a str: labels={{'run': '7'}}"
+            )
     if len(labels) > LABELS_MAX:
         return f"{len(labels)} labels, over the limit of {LABELS_MAX}"
     for key in labels:

@@ -14,6 +14,7 @@ against its tool's schema (``coerce_and_validate`` once).
 from __future__ import annotations
 
 import json
+from asyncio import CancelledError
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ import attrs
 from rho_domain.errors import ToolArgumentsError
 from rho_domain.json_text import one_reading
 from rho_domain.messages import ToolCall
+from rho_domain.plugged import described
 from rho_domain.tools.base import ToolHandler, ToolPolicy
 from rho_domain.tools.schema import coerce_and_validate
 from rho_domain.value_methods import value_repr
@@ -86,8 +88,11 @@ def prepare(
 ) -> PreparedCall:
     """``call`` parsed, validated against ``handler``'s schema and judged by its policy
     (``judge(handler, arguments)``, default ``handler.policy_for(arguments)``). ``available``
-    lists the tools for the unknown-tool message. Never raises for the call's content (a
-    policy's own failure propagates: that is a handler bug, not the model's)."""
+    lists the tools for the unknown-tool message. Never raises but ``CancelledError`` and
+    ``KeyboardInterrupt``: a policy that raises (the handler's bug, not the model's) makes the
+    call's ``problem``, naming the tool and its ``policy_for``, so the call is not run (fail
+    closed) and the run goes on. Before, its exception ended the run naming no tool, and the
+    call was answered "cancelled by the user"."""
     try:
         decoded: dict[str, Any] | None = decode_arguments(call)
     except ToolArgumentsError as exc:
@@ -117,11 +122,28 @@ def prepare(
             problem=f"Tool {call.name!r}: {exc}. Fix the arguments and call again.",
             policy=None,
         )
+    try:
+        policy = handler.policy_for(arguments) if judge is None else judge(handler, arguments)
+    except BaseException as exc:  # SystemExit too: the tool's bug, not the process's end
+        if isinstance(exc, CancelledError | KeyboardInterrupt):
+            raise
+        return PreparedCall(
+            call=call,
+            handler=handler,
+            decoded=decoded,
+            arguments=arguments,
+            problem=(
+                f"Tool {call.name!r} was not run: judging the call, "
+                f"{type(handler).__name__}.policy_for raised {described(exc)} (a bug in "
+                "the tool, not in the arguments)."
+            ),
+            policy=None,
+        )
     return PreparedCall(
         call=call,
         handler=handler,
         decoded=decoded,
         arguments=arguments,
         problem=None,
-        policy=handler.policy_for(arguments) if judge is None else judge(handler, arguments),
+        policy=policy,
     )

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rho_domain.errors import RhoError, ToolError
+from rho_domain.errors import ConfigError, RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
@@ -95,8 +95,11 @@ class ToolRegistry:
         return ToolRegistry([*self._handlers.values(), *handlers], output_limit=self.output_limit)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        """Specs sorted by name, so the prompt prefix is stable for caching."""
-        sources = tuple((h.description, h.parameters) for h in self._handlers.values())
+        """Specs sorted by name, so the prompt prefix is stable for caching. A handler whose
+        ``description`` or ``parameters`` raises (read again for every model call) is a
+        ``ConfigError`` naming the tool and the member: before, its exception ended the run
+        as it was ("RuntimeError: ..."), naming neither."""
+        sources = tuple(_shown(h) for h in self._handlers.values())
         # Equal (usually identical: a handler's schema is a constant) descriptions and
         # schemas make equal specs; tuple comparison checks identity before equality.
         if sources != self._built_from:
@@ -182,6 +185,23 @@ class ToolRegistry:
                 f"Arguments were: {_preview(arguments)}",
                 error_type=type(exc).__name__,
             )
+
+
+def _shown(handler: ToolHandler) -> tuple[str, Mapping[str, Any]]:
+    """What the model is shown of ``handler`` besides its name: its description and schema."""
+    member = "description"
+    try:
+        description = handler.description
+        member = "parameters"
+        return description, handler.parameters
+    except BaseException as exc:  # SystemExit too: the tool's bug, not the process's end
+        if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+            raise
+        raise ConfigError(
+            f"tool {handler.name!r}: reading {type(handler).__name__}.{member} raised "
+            f"{described(exc)} while listing the tools for the model; the model is shown "
+            "each tool's description and parameters, so they must stay readable"
+        ) from exc
 
 
 def _preview(arguments: Mapping[str, Any]) -> str:

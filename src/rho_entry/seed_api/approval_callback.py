@@ -41,6 +41,7 @@ class CallbackApprover(Approver):
                 f"got {type(callback).__name__}"
             )
         self.callback = callback
+        self.__wrapped__ = callback  # named by it in errors (``plugged.plugged_name``)
 
     async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Call the callback; True approves this call only, False rejects it. Anything else
