@@ -89,7 +89,7 @@ async def rig(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[st
         homes=(str(home),),
     )
     try:
-        yield {"executor": executor, "home": home, "ws": ws}
+        yield {"executor": executor, "home": home, "ws": ws, "fake": fake}
     finally:
         await executor.aclose()
 
@@ -248,3 +248,21 @@ def _and_above(path: str, root: str) -> list[str]:
         out.append(path)
         path = posixpath.dirname(path)
     return out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_word_naming_the_workspace_never_scans_its_parent(rig: dict[str, Any]) -> None:
+    """``find .`` named the workspace, and the scan took the word's directory too: the
+    workspace's parent (all of ``/tmp``, or a home, for a workspace directly there: 1.1 s of
+    the sandbox's CPU and ~30 s of wall time on the test machine). The parent is no tree to
+    scan; a file's own directory still is (redshell20)."""
+    ws, parent = str(rig["ws"]), str(rig["ws"].parent)
+    trees = aliases.scan_roots(SecretPolicy(), (ws, ws), [ws, f"{ws}/src"])
+    assert parent not in trees
+    assert trees[0] == ws
+    assert "/srv/x" in aliases.scan_roots(SecretPolicy(), (ws,), ["/srv/x/a.txt"])
+    out = await _call(rig, "bash", command="find . -name README.md")
+    assert "README.md" in out.content, out.content
+    scans = [s for s in rig["fake"].scripts if "-links +1" in s]
+    assert scans, rig["fake"].scripts[-1:]
+    assert all(f"find -P {parent} " not in s and f"'{parent}' " not in s for s in scans), scans[-1]

@@ -87,7 +87,7 @@ COMMANDS = [
     "git grep -n hello HEAD",
     "git ls-files",
     "git ls-files -m",
-    "git ls-tree -r HEAD",
+    "git ls-tree HEAD",
     "git branch -a",
     "git tag --list",
     "git rev-parse --show-toplevel",

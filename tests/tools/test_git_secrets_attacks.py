@@ -63,9 +63,9 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git show ':/first' -- .env", _DOTENV),
     ("git log -p -- credentials.json", _CRED),
     ("git log -p --all -- '*.json'", None),
-    ("git log -p -- ':(icase)CREDENTIALS.json'", None),
+    ("git log -p -- ':(icase)CREDENTIALS.json'", "is a secrets file"),  # magic taken off
     ("git log -p -- ':(glob)**/credentials.*'", None),
-    ("git show t1 -- ':(top)credentials.json'", None),
+    ("git show t1 -- ':(top)credentials.json'", _CRED),
     ("git blame t1 -- credentials.json", _CRED),
     ("git blame t1 credentials.json", _CRED),
     # blobs named by id, or by a tag that points at one
@@ -105,7 +105,7 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git log -p --find-copies -C -C -1", None),
     ("git diff -C -C HEAD~1 HEAD", None),
     ("git diff t1 HEAD -M --find-copies", None),
-    ("git diff 't1^{tree}' 'HEAD^{tree}'", None),
+    ("git diff 't1^{tree}' 'HEAD^{tree}'", "is a directory named by id"),  # 't1:' runs
     ("git diff 't1:' 'HEAD:'", None),
     ("git grep SEKRIT t1", None),
     ("git grep -e SEKRIT 't1:'", None),

@@ -137,3 +137,28 @@ async def test_listing_walks_show_nothing_inside_secret_directories(
     # Naming one is refused, as before.
     out = await run_restricted(str(ws), "find .ssh", backend, pool)
     assert "SensitivePath" in out, out
+
+
+def test_the_argv_alone_holds_from_inside_a_secret_trees_parent(ws: Path) -> None:
+    """With no scan (an empty policy: the executors found nothing), a walk started in
+    ``.config`` or naming it as a relative start listed ``.config/gh``'s files: find's prune
+    wanted a directory above ``.config/gh``, and from inside ``.config`` every walker met a
+    plain ``gh`` (redshell20). Each walker now skips it by the argv alone."""
+    inner = ws / ".config"
+    for cwd, argv in (
+        (ws, ["find", ".config"]),
+        (ws, ["find", ".config", "-depth"]),
+        (inner, ["find", "."]),
+        (inner, ["find", ".", "-mindepth", "2"]),
+        (inner, ["du", "-a"]),
+        (inner, ["tree", "-a"]),
+        (inner, ["ls", "-AR"]),
+    ):
+        walked = [str(cwd), *(str(cwd / a) for a in argv[1:2] if a != ".")]
+        plain = subprocess.run(argv, cwd=cwd, capture_output=True, text=True).stdout
+        assert _inside(plain) == ["in-gh"], (argv, plain)  # the attack reaches gh
+        check_argv(argv)
+        built = secret_safe_argv(harden_argv(argv), SecretPolicy(), walked)
+        done = subprocess.run(built, cwd=cwd, capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (0, ""), built
+        assert _inside(done.stdout) == [], (argv, done.stdout)

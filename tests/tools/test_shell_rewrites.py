@@ -172,7 +172,9 @@ _PATHSPEC = ":(top,exclude,icase,glob)**/"
         (("git", "log", "--name-only"), ("/ws",), "specs"),
         (("git", "log", "--no-ext-diff", "--no-textconv", "-n", "3", "--all"), ("/ws",), "kept"),
         (("git", "diff", "--no-index", "a.txt", "b.txt"), ("/ws",), "kept"),
-        (("git", "status"), ("/ws",), "kept"),
+        (("git", "status"), ("/ws",), "specs"),  # lists untracked names (redshell20)
+        (("git", "ls-files", "-s"), ("/ws",), "specs"),
+        (("git", "rev-parse", "HEAD"), ("/ws",), "kept"),
         (("git", "--no-pager"), ("/ws",), "kept"),  # options only: no subcommand to look at
         (("git", "-c"), ("/ws",), "kept"),
         (

@@ -25,7 +25,8 @@ from rho_domain.ports.executor import Command
 from rho_domain.reach import held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
-from rho_domain.shell.git_objects import git_object_args
+from rho_domain.shell.git_objects import git_object_args, object_refusal
+from rho_domain.shell.git_relative import cwd_history_refusal
 from rho_domain.shell.git_repo import (
     RepositoryFiles,
     check_repository,
@@ -143,18 +144,15 @@ class RestrictedPipelines:
         self, command: Command, cwd: str, git: git_scripts.GitShadow | None
     ) -> None:
         """Ask git (through the shadow directory, never the repository's config) the type of
-        each object word of a ``git show/cat-file/diff`` stage; a blob named by id has no path
-        the policy could judge, so it is refused (see ``git_object_args``)."""
+        each object word of a ``git show/cat-file/diff/grep/ls-tree`` stage; a blob or a tree
+        named by id has no path the policy could judge, so it is refused (see ``git_objects``)."""
         for stage in command.pipeline:
             if objects := git_object_args(stage.argv):
                 script = git_scripts.object_types_script(cwd, objects, git)
                 answer = await self._workspace.script(script, RESOLVE_TIMEOUT)
                 for name, kind in zip(objects, answer.splitlines(), strict=False):
-                    if kind.strip() == "blob":
-                        raise SensitivePath(
-                            f"git: {name!r} is a file's content named by id; name it as "
-                            "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
-                        )
+                    if reason := object_refusal(stage.argv, name, kind):
+                        raise SensitivePath(reason)
 
     async def _check_repository_files(self, found: RepositoryFiles) -> None:
         """Refuse the repository when a file git opens by itself inside it is a link to a
@@ -178,6 +176,9 @@ class RestrictedPipelines:
         ``PathOutsideWorkspace`` or ``ToolError`` for what may not run."""
         # Secrets first (one request resolves every path word; a refusal stops here).
         walked, policy = await self._walked(command, cwd)
+        for stage in command.pipeline:  # git's ./paths into history, from where it runs
+            if reason := cwd_history_refusal(stage.argv, cwd, policy):
+                raise SensitivePath(reason)
         # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         git: git_scripts.GitShadow | None = None

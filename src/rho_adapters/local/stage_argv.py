@@ -66,6 +66,7 @@ async def prepare(
     ``binds`` and ``git_env``: git's shadow, shown in the sandbox and in the environment.
     Raises what the checks raise (``ToolError``, ``SensitivePath``, ...)."""
     from rho_domain.shell.git_objects import git_object_args
+    from rho_domain.shell.git_relative import cwd_history_refusal
     from rho_domain.shell.programs import check_argv, harden_argv
     from rho_domain.shell.reads import secret_safe_argv
 
@@ -80,9 +81,11 @@ async def prepare(
         aliases=runner.aliases,
         secrets_below=runner.secrets_below,
     )
+    if reason := cwd_history_refusal(argv, walked[0], policy):  # git's ./paths into history
+        raise SensitivePath(reason)
     if objects := git_object_args(argv):
         prefix = await runner.sandbox_prefix(cwd, binds, runner.stage_env(git_env))
-        await asyncio.to_thread(_refuse_blobs, runner, objects, cwd, prefix, git_env)
+        await asyncio.to_thread(_refuse_blobs, runner, argv, objects, cwd, prefix, git_env)
     flavor: AwkFlavor = "gawk"
     if argv[0] in ("awk", "gawk"):
         argv, flavor = await asyncio.to_thread(_awk, runner, tuple(argv))
@@ -112,15 +115,16 @@ async def prepare(
 
 def _refuse_blobs(
     runner: StageRunner,
+    argv: Sequence[str],
     objects: Sequence[str],
     cwd: str,
     prefix: Sequence[str] = (),
     git_env: Mapping[str, str] | None = None,
 ) -> None:
     """Ask git (hardened, the stage's environment: the shadow directory, never the
-    repository's config; ``prefix``: the same sandbox) the type of each object word; a blob
-    named by id has no path the policy could judge, so it is refused (see
-    ``git_object_args``)."""
+    repository's config; ``prefix``: the same sandbox) the type of each object word of
+    ``argv``; a blob or a tree named by id has no path the policy could judge, so it is
+    refused (see ``git_objects``)."""
     git = runner.resolve("git")
     if git is None:
         return
@@ -139,12 +143,11 @@ def _refuse_blobs(
         ).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
+    from rho_domain.shell.git_objects import object_refusal
+
     for name, kind in zip(objects, answer, strict=False):
-        if kind.strip() == "blob":
-            raise SensitivePath(
-                f"git: {name!r} is a file's content named by id; name it as rev:path "
-                "(HEAD:src/app.py) so the secrets policy can judge the path"
-            )
+        if reason := object_refusal(argv, name, kind):
+            raise SensitivePath(reason)
 
 
 def _awk(runner: StageRunner, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:

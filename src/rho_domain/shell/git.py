@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
-from rho_domain.shell.git_revs import history_paths
+from rho_domain.shell.git_revs import history_paths, split_rev_path
 from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
 from rho_domain.shell.rebuild import rebuild_in_order
 
@@ -188,6 +188,7 @@ def check_git(args: Sequence[str]) -> None:
         raise CommandRefused(f"git {sub}: operands create a {sub}; use --list to filter")
     if sub == "remote" and parsed.operands:
         raise CommandRefused("git remote: only listing (git remote -v) is allowed")
+    _check_listing(sub, parsed)
     # git grep -O/--open-files-in-pager (runs a program) is absent from its spec.
     for option, value in parsed.options:
         if value is not None and (
@@ -199,6 +200,45 @@ def check_git(args: Sequence[str]) -> None:
                 "point at a file's content (a blob with no path to judge); use %(objectname)"
             )
     _check_history(sub, rest, parsed)
+
+
+# The empty tree's ids (SHA-1, SHA-256): a revision's whole file list is its diff from it.
+EMPTY_TREES = frozenset(
+    {
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+    }
+)
+
+
+def _check_listing(sub: str, parsed: Parsed) -> None:
+    """Refuse the listings of history that name what lies inside a secret directory and take
+    no exclusion pathspec (``ls-files`` and ``status`` take the harness's, ``reads._git``):
+    ``ls-tree -r`` walks every committed tree (``.ssh/id_rsa``, ``.config/gh/hosts.yml``) and
+    ``rev-list --objects`` prints every object's path and id, a secret tree's too."""
+    if sub == "ls-tree" and parsed.has("r"):
+        raise CommandRefused(
+            "git ls-tree: -r lists the files inside committed secret directories (.ssh, "
+            ".config/gh) and ls-tree takes no exclusion pathspec; list the index with git "
+            "ls-files, one directory with git ls-tree REV DIR/, or a revision's files with "
+            f"git diff --name-only {min(EMPTY_TREES, key=len)} REV (its diff from the empty tree)"
+        )
+    if (
+        sub == "ls-tree"
+        and len(parsed.operands) > 1
+        and split_rev_path(parsed.operands[0])[1] is not None
+    ):
+        raise CommandRefused(
+            "git ls-tree: paths below a tree named as REV:PATH are read inside that tree, where "
+            "the secrets policy cannot place them; name the directory as a path: "
+            "git ls-tree REV PATH/"
+        )
+    if sub == "rev-list" and parsed.has("objects"):
+        raise CommandRefused(
+            "git rev-list: --objects prints the path and id of every file and directory in "
+            "history, those inside secret directories too; use git rev-list without it, or "
+            "git log --name-only (which skips them)"
+        )
 
 
 def _check_history(sub: str, rest: Sequence[str], parsed: Parsed) -> None:

@@ -1,17 +1,22 @@
 """git's reads of objects no path names: which words of a git stage name an object by id.
 
 ``git show <sha>`` (the id of a blob ``git ls-tree HEAD`` printed) or ``git show v1`` (a tag
-pointing at a blob) reads a file's content with no path the secrets policy could judge.
-``git_object_args`` lists those words; the executors ask git which of them are blobs and
-refuse those (``stage_argv`` locally, ``restricted`` on Daytona). Split from ``reads.py``,
-which judges a stage's path words and keeps its recursive readers away from secrets.
+pointing at a blob) reads a file's content with no path the secrets policy could judge, and a
+tree named by id (``.ssh``'s, which ``git ls-tree HEAD`` prints) lists the files inside a
+secret directory (``git ls-tree``, ``cat-file -p``, ``show``) or, walked by ``git grep`` or
+``git diff``, prints them: their paths then start at that tree, where the exclusion pathspecs
+(``**/.ssh/**``) match nothing, and so do those of a tree named ``HEAD:.config`` (``gh/hosts.yml``
+inside it is ``.config/gh``). ``git_object_args`` lists the words to type; the executors ask
+git the type of each and raise ``object_refusal``'s reason (``stage_argv`` locally,
+``restricted`` on Daytona). Split from ``reads.py``, which judges a stage's path words and keeps
+its recursive readers away from secrets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.git import EMPTY_TREES, SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import split_options
 
@@ -29,15 +34,17 @@ def git_subcommand(args: Sequence[str]) -> int | None:
     return None
 
 
-_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep"})
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep", "ls-tree"})
+# They walk a tree they are given to its leaves, naming its files from that tree's root.
+_TREE_WALKERS = frozenset({"diff", "grep"})
 
 
 def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
-    """The object names of ``git show/cat-file/diff/grep`` that have no path part (before
-    ``--``; both ends of a range), each also peeled (``name^{}``): the executor asks git which
-    of them are blobs and refuses those, because a blob named by id (``git ls-tree HEAD`` then
-    ``git show <sha>``) or by a tag pointing at it has no path to judge. Words with a path part
-    (``rev:path``, see ``git_revs``) are judged by that path instead."""
+    """The object names of ``git show/cat-file/diff/grep/ls-tree`` to type (before ``--``;
+    both ends of a range; ls-tree's tree-ish alone): each one with no path part, also peeled
+    (``name^{}``), and, for ``diff`` and ``grep``, each ``rev:path`` one too. The executor asks
+    git their types and refuses what ``object_refusal`` says; a blob's word with a path part
+    (``rev:path``, see ``git_revs``) is judged by that path instead."""
     if not argv or argv[0] != "git":
         return ()
     args = list(argv[1:])
@@ -53,11 +60,46 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
     revisions = list(parsed.operands[: parsed.separator])
     if sub == "grep" and not parsed.has("e", "f"):
         revisions = revisions[1:]  # the first operand is the pattern
+    if sub == "ls-tree":
+        revisions = revisions[:1]  # then paths
     out: list[str] = []
     for arg in revisions:
         if arg == "-" or "\n" in arg:
             continue
         for side in revision_sides(arg):
-            if split_rev_path(side)[1] is None and not side.startswith(":/"):
+            path = split_rev_path(side)[1]
+            if path is None and not side.startswith(":/"):
                 out += [side, f"{side}^{{}}"]
+            elif path and sub in _TREE_WALKERS:
+                out.append(side)
     return tuple(dict.fromkeys(out))
+
+
+def object_refusal(argv: Sequence[str], name: str, kind: str) -> str | None:
+    """Why ``name`` (one of ``git_object_args(argv)``), an object of type ``kind`` (as
+    ``git cat-file --batch-check=%(objecttype)`` says it), may not be read; None when it may.
+    A blob named by id has no path to judge; a tree named by id has none either (but the
+    empty tree, which holds nothing), and a tree that ``diff`` or ``grep`` walk names its
+    files from its own root, past the exclusions of secret directories."""
+    kind = kind.strip()
+    path = split_rev_path(name)[1]
+    if kind == "blob" and path is None:
+        return (
+            f"git: {name!r} is a file's content named by id; name it as rev:path "
+            "(HEAD:src/app.py) so the secrets policy can judge the path"
+        )
+    if kind != "tree" or name.removesuffix("^{}") in EMPTY_TREES:
+        return None
+    if path is None:
+        return (
+            f"git: {name!r} is a directory named by id, which may be a secret one (.ssh); "
+            "name it as rev:path (HEAD:src) so the secrets policy can judge the path"
+        )
+    sub = argv[1 + (git_subcommand(argv[1:]) or 0)]
+    if sub not in _TREE_WALKERS:
+        return None  # one level of names below a path the policy judged
+    return (
+        f"git {sub}: {name!r} is a directory whose files git would name from inside it, "
+        "where the exclusions of secret directories (.ssh, .config/gh) do not apply; name "
+        f"the revision and the directory as a path: git {sub} ... REV -- {path}"
+    )

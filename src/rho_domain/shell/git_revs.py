@@ -73,17 +73,41 @@ def line_range_file(value: str) -> str | None:
     return rest if colon else None
 
 
+def pathspec_body(word: str, *, from_cwd: bool = False) -> str | None:
+    """The path the pathspec ``word`` names, its magic taken off (``:(top,literal)a/b``,
+    ``:/a/b`` and ``:!a/b`` name ``a/b``). With ``from_cwd``, None when the magic makes it
+    the repository root's (``top``, ``/``): only a path git reads from its directory."""
+    if word.startswith(":("):
+        close = word.find(")")
+        if close < 0:
+            return word
+        magic = word[2:close].split(",")
+        return None if from_cwd and "top" in magic else word[close + 1 :]
+    if not word.startswith(":"):
+        return word
+    body = word[1:]
+    signs = len(body) - len(body.lstrip("/!^"))
+    top = "/" in body[:signs]
+    body = body[signs:].removeprefix(":")
+    return None if from_cwd and top else body
+
+
 def history_paths(sub: str, operands: Sequence[str], after_dashes: Sequence[str]) -> list[str]:
     """Every path the git subcommand ``sub`` may read from history: the path part of each
-    operand that is a revision word, every operand after ``--``, and all of ``git blame``'s
-    operands (blame reads a path from the named revision even when it is not on disk)."""
+    operand that is a revision word, every operand after ``--``, all of ``git blame``'s
+    operands (blame reads a path from the named revision even when it is not on disk) and
+    ``git ls-tree``'s after its tree (``:(top).config/gh/`` lists ``gh`` from anywhere); a
+    pathspec's magic taken off. They are relative to the repository's root or, some, to
+    the stage's directory, where ``git_relative`` judges them again."""
     paths: list[str] = []
     for word in operands:
         for side in revision_sides(word):
             _, path = split_rev_path(side)
             if path is not None:
                 paths.append(path)
-    paths.extend(after_dashes)
+    tail = list(after_dashes)
     if sub == "blame":
-        paths.extend(operands)
-    return paths
+        tail.extend(operands)
+    elif sub == "ls-tree":
+        tail.extend(operands[1:])
+    return [*paths, *(body for word in tail if (body := pathspec_body(word)) is not None)]

@@ -10,7 +10,9 @@ walker out of every secret directory it may meet:
   their copies' names (``.ssh.bak``, ``.ssh.~1~``, ``.ssh (copy)``, ``#.ssh#``, ``Copy of .ssh``;
   not for du, whose patterns with a wildcard cost a match on every path it meets);
 * the policy's secret trees below another directory (``.config/gcloud``), where the walker
-  can say a path (find, du);
+  can say a path (find, du), and what is left of them below a directory the walk starts in
+  (``gh`` inside ``.config``: ``inner_tails``, as a name for tree and ls), so the argv holds
+  with no scan;
 * the base names of the concrete secret locations below what it walks (the executors' scan,
   which runs for these walkers too, adds the secrets it found there: ``.config.old/gcloud``,
   ``.SSH``, ``.ssh.bak``), and every hidden entry when it walks a home (``walk_exclusions``).
@@ -31,6 +33,7 @@ in a directory that is not secret, list as ``ls -la`` shows them. Pure:
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Sequence
 
 from rho_domain.secrets import LOCATIONS, SecretPolicy
@@ -65,9 +68,10 @@ _FIND_GLOBAL_VALUED = frozenset({"-maxdepth", "-mindepth"})
 _FIND_ACTIONS = frozenset({"-print", "-print0", "-printf", "-ls"})
 # ".*/" and ".*" as find's regex must say them: its "." matches no newline, and ".*/" left a
 # secret directory below "a<newline>b" unpruned (and, under -depth, a file so named inside
-# one listed); a list "[^/]" matches a newline. A path ending in "/" (a start path, which
-# has none, is judged as a word), then any string.
-_ABOVE = "[^/]*/\\([^/]*/\\)*"
+# one listed); a list "[^/]" matches a newline. Any components (none: "find .config" meets
+# ".config/gh" with nothing above it; a start path that is a secret is refused as a word),
+# then any string.
+_ABOVE = "\\([^/]*/\\)*"
 _ANY = "\\([^/]*/\\)*[^/]*"
 
 
@@ -90,6 +94,22 @@ def _escaped(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[]\\" else c for c in name)
 
 
+def inner_tails(walked: Sequence[str]) -> tuple[str, ...]:
+    """The rest of each secret tree below another directory (``gh`` of ``.config/gh``) that a
+    walk started inside that directory meets (``walked``: canonical directories, one ending
+    in ``/.config``), lowercase. Its paths there never hold the whole tree path, so without
+    them only the executors' scan kept ``cd .config && find .`` out of ``gh``."""
+    ends = [w.lower().rstrip("/").split("/") for w in walked]
+    out: list[str] = []
+    for tree in SECRET_TREE_PATHS:
+        parts = tree.split("/")
+        for k in range(1, len(parts)):
+            head = parts[:k]
+            if any(len(end) > k and all(map(fnmatch.fnmatchcase, end[-k:], head)) for end in ends):
+                out.append("/".join(parts[k:]))
+    return tuple(dict.fromkeys(out))
+
+
 def _names(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
     """Lowercase globs of the secret directory names a listing walk must not enter."""
     copies = [form.format(n) for n in SECRET_DIRECTORY_NAMES for form in _COPY_FORMS]
@@ -107,7 +127,8 @@ def _du_names(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
     ``.SSH``) come from the executors' scan, as concrete names."""
     found = [n if n == HIDDEN or n.endswith("*") else _escaped(n)
              for n in concrete_exclusions(policy, walked)]  # fmt: skip
-    return tuple(dict.fromkeys((*SECRET_DIRECTORY_NAMES, *SECRET_TREE_PATHS, *found)))
+    tails = inner_tails(walked)
+    return tuple(dict.fromkeys((*SECRET_DIRECTORY_NAMES, *SECRET_TREE_PATHS, *tails, *found)))
 
 
 def _any_case(glob: str) -> str:
@@ -139,12 +160,14 @@ def listing_safe_argv(
     names = _names(policy, walked)
     name, args = argv[0], list(argv[1:])
     if name == "find":
-        return ("find", *_find(args, names))
+        return ("find", *_find(args, (*names, *inner_tails(walked))))
     end = args.index("--") if "--" in args else len(args)
     if name == "du":
         extra = [f"--exclude={n}" for n in _du_names(policy, walked)]
         return (name, *args[:end], *extra, *args[end:])
-    names = (*names, *_NAMED_TREE_ENDS)
+    # tree and ls say names only: a tail's first name (inside .config, every "gh")
+    heads = (t.split("/", 1)[0] for t in inner_tails(walked))
+    names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *heads)))
     if name == "tree":
         # tree splits a pattern at "|": a name holding one is matched by "?" there
         extra = [w for n in names for w in ("-I", _any_case(n).replace("|", "?") + "/")]

@@ -184,7 +184,10 @@ def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[
     return _insert(args, end, ["--no-dereference", *extra] if recursive else extra)
 
 
-_GIT_READERS = frozenset({"grep", "diff", "show", "log"})
+# What reads files' content or lists their names as git walks trees or the index: each takes
+# the exclusion pathspecs (ls-files and status list the names inside .ssh, status -uall the
+# untracked ones too; ls-tree takes no pathspec magic: git.py refuses its -r).
+_GIT_READERS = frozenset({"grep", "diff", "show", "log", "ls-files", "status"})
 # git log options that never look at a file's content (revisions, messages, formatting): a log
 # with only these lists commits as they are. Any other option (-p, --stat, -G, -S, -M...)
 # reads or compares blobs, so the exclusion pathspecs are appended: pickaxe and diffs then

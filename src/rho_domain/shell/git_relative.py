@@ -1,0 +1,68 @@
+"""git's paths into history that git reads from the stage's directory, judged from there.
+
+``check_git`` judges every path a git stage names in history by its text, since no file on
+disk stands for it. Some of those paths git takes relative to the directory it runs in: a
+revision's ``./path`` and ``../path`` (``HEAD:./config.json``, the index's ``:./config.json``),
+``git blame``'s file, ``git ls-tree``'s paths and every path after ``--``. Their text alone
+does not say where they lead: ``cd .docker && git show HEAD:./config.json`` and
+``git blame HEAD -- config.json`` there printed a docker login committed and since removed
+from the work tree (present, the word names the file and is judged by its real path), and
+``cd .config && git ls-tree HEAD gh/`` listed what ``gh`` held. ``cwd_history_refusal``
+judges each of them joined to the stage's canonical directory, as the executors know it.
+A pathspec's magic (``:(top)``, ``:/``) makes a path the repository root's: its text is
+judged as such by ``check_git`` (``git_revs.history_paths``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from rho_domain.secrets import SecretPolicy
+from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.git_objects import git_subcommand
+from rho_domain.shell.git_revs import pathspec_body, revision_sides, split_rev_path
+from rho_domain.shell.options import split_options
+
+
+def _relative(path: str) -> bool:
+    return path in (".", "..") or path.startswith(("./", "../"))
+
+
+def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
+    """The paths into history of the git stage ``argv`` that git reads relative to the
+    stage's directory (see the module docstring); () for any other stage."""
+    if not argv or argv[0] != "git":
+        return ()
+    args = list(argv[1:])
+    index = git_subcommand(args)
+    if index is None or args[index] not in SUBCOMMANDS:
+        return ()
+    sub = args[index]
+    parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
+    operands = list(parsed.operands)
+    if sub == "grep" and not parsed.has("e", "f"):
+        operands = operands[1:]  # the pattern
+    end = len(operands) if parsed.separator is None else parsed.separator
+    before, paths = operands[:end], list(operands[end:])
+    if sub == "blame":
+        paths += before
+    elif sub == "ls-tree":
+        paths += before[1:]
+    for word in before:
+        for side in revision_sides(word):
+            path = split_rev_path(side)[1]
+            if path is not None and _relative(path):
+                paths.append(path)
+    out = [body for word in paths if (body := pathspec_body(word, from_cwd=True)) is not None]
+    return tuple(dict.fromkeys(out))
+
+
+def cwd_history_refusal(argv: Sequence[str], cwd: str, policy: SecretPolicy) -> str | None:
+    """Why the git stage ``argv`` run in ``cwd`` (canonical) may not run: one of its
+    ``relative_history_paths``, joined to ``cwd``, is a secret by ``policy``; None when none
+    is. A word naming an existing file is judged by its real path besides (``reads``)."""
+    for path in relative_history_paths(argv):
+        if reason := policy.refusal(posixpath.normpath(posixpath.join(cwd, path))):
+            return f"git: {path!r} from {cwd}: {reason}; its content may not be read"
+    return None

@@ -1,0 +1,210 @@
+"""git lists nothing inside a committed secret directory, and reads no secret from history by
+a tree's id or a path relative to where it runs (redshell20).
+
+Before redshell20, on every backend (bubblewrap, without it, Daytona), in a repository that
+committed ``.ssh``, ``sub/.aws``, ``.config/gh`` and ``.docker/config.json``:
+
+* ``git ls-files``, ``git ls-files -s``, ``git status --untracked-files=all``,
+  ``git ls-tree -r HEAD`` and ``git rev-list --objects --all`` listed the files inside them
+  (the listing walks, ``find``/``du``/``tree``/``ls -R``, hide those names since varshell19b);
+* the id of ``.ssh``'s tree (``git ls-tree HEAD`` prints it) listed its files through
+  ``git cat-file -p``, ``git show`` and ``git ls-tree``, and printed their content through
+  ``git grep`` and ``git diff <empty tree> <id>``: their paths start at that tree, where the
+  exclusion pathspecs (``**/.ssh/**``) match nothing; so did ``git grep K HEAD:.config``
+  (``gh/in-gh`` there is ``.config/gh/in-gh``);
+* with ``.config/gh`` and ``.docker/config.json`` removed from the work tree (history only),
+  ``cd .docker && git show HEAD:./config.json``, ``git show :./config.json`` and
+  ``git blame HEAD -- config.json`` printed the docker login, and ``cd .config &&
+  git ls-tree HEAD gh/`` or ``git ls-tree HEAD ':(top).config/gh/'`` listed ``gh``: those
+  paths were judged by their text alone, which git reads from the stage's directory.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
+
+from rho_domain.errors import CommandRefused
+from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.shell.git import EMPTY_TREES
+from rho_domain.shell.git_objects import git_object_args, object_refusal
+from rho_domain.shell.git_relative import cwd_history_refusal
+from rho_domain.shell.programs import check_argv, harden_argv
+from rho_domain.shell.reads import secret_safe_argv
+
+EMPTY = min(EMPTY_TREES, key=len)
+COMMITTED = {
+    ".ssh/in-ssh-key": "K-SSH\n",
+    "sub/.aws/in-aws": "K-AWS\n",
+    ".config/gh/in-gh": "oauth_token: K-GH\n",
+    ".docker/config.json": '{"auth": "K-DOCKER"}\n',
+    ".docker/other.txt": "plain\n",
+    ".config/other.txt": "plain\n",
+    "a.txt": "plain\n",
+}
+MARKS = ("in-ssh", "in-aws", "in-gh", "K-SSH", "K-AWS", "K-GH", "K-DOCKER", "in-untracked")
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
+# What a model types, and the refusal it meets (None: it runs, with the names left out);
+# SSH and GH stand for the trees' ids, read from the repository.
+_SECRET = "is a secret location"
+_BY_ID = "is a directory named by id"
+_INSIDE = "files git would name from inside it"
+ATTACKS = [
+    ("git ls-files", None),
+    ("git ls-files -s", None),
+    ("git ls-files -o", None),
+    ("git status --untracked-files=all", None),
+    ("git status --porcelain --ignored --untracked-files=all", None),
+    ("git ls-tree -r HEAD", "-r lists the files inside committed secret directories"),
+    ("git ls-tree -r --name-only HEAD -- sub", "-r lists the files inside"),
+    ("git rev-list --objects --all", "--objects prints the path and id"),
+    ("git ls-tree HEAD .config/gh/", _SECRET),
+    ("cd .config && git ls-tree HEAD gh/", _SECRET),
+    ("cd sub && git ls-tree HEAD ':(top).config/gh/'", _SECRET),
+    ("git ls-tree HEAD:.config gh/", "name the directory as a path"),
+    ("git cat-file -p SSH", _BY_ID),
+    ("git show SSH", _BY_ID),
+    ("git ls-tree SSH", _BY_ID),
+    ("git grep -h K- SSH", _BY_ID),
+    (f"git diff {EMPTY} GH", _BY_ID),
+    ("git grep -h K- HEAD:.config", _INSIDE),
+    (f"git diff {EMPTY} HEAD:.config", _INSIDE),
+    ("cd .docker && git show HEAD:./config.json", _SECRET),
+    ("cd .docker && git cat-file -p HEAD:./config.json", _SECRET),
+    ("cd .docker && git show :./config.json", _SECRET),
+    ("cd .docker && git blame HEAD -- config.json", _SECRET),
+    ("cd .config && git show HEAD:./gh/in-gh", _SECRET),
+]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    argv = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(argv, cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    ws = tmp_path_factory.mktemp("gitlist") / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    (ws / "a.txt").write_text("first\n")
+    _git(ws, "add", "a.txt")
+    _git(ws, "commit", "-qm", "one")
+    for rel, text in COMMITTED.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    _git(ws, "add", "-f", ".")
+    _git(ws, "commit", "-qm", "two")
+    (ws / ".config/gh/in-gh").unlink()  # history (and the index) only
+    (ws / ".config/gh").rmdir()
+    (ws / ".docker/config.json").unlink()
+    (ws / ".aws").mkdir()  # an untracked secret directory
+    (ws / ".aws/in-untracked").write_text("K-AWS\n")
+    (ws / "notes.txt").write_text("plain\n")
+    return {"ws": str(ws), "SSH": _git(ws, "rev-parse", "HEAD:.ssh").strip(),
+            "GH": _git(ws, "rev-parse", "HEAD:.config/gh").strip()}  # fmt: skip
+
+
+def _command(repo: dict[str, str], command: str) -> str:
+    return command.replace("SSH", repo["SSH"]).replace("GH", repo["GH"])
+
+
+def _marks(out: str) -> list[str]:
+    return [m for m in MARKS if m in out]
+
+
+def test_the_trap_is_real(repo: dict[str, str]) -> None:
+    """Each attack, run by plain git (the shell's `cd` done by hand), prints what it is after."""
+    for command, _ in ATTACKS:
+        cwd, _, line = _command(repo, command).rpartition(" && ")
+        argv = subprocess.run(["sh", "-c", f'printf "%s\\n" {line}'],
+                              capture_output=True, text=True).stdout.split("\n")[:-1]  # fmt: skip
+        where = Path(repo["ws"], cwd.removeprefix("cd ")) if cwd else Path(repo["ws"])
+        done = subprocess.run(argv, cwd=where, env=ENV, capture_output=True, text=True)
+        assert _marks(done.stdout), (command, done.stdout, done.stderr)
+
+
+def test_the_argv_and_its_checks_alone(repo: dict[str, str]) -> None:
+    """The allowlist wall with no executor: ls-files and status run by real git with the
+    harness's pathspecs list no name inside a secret directory; the listings that take none
+    are refused; a tree by id, a tree git walks from inside and a path read from the stage's
+    directory are refused by the pure judgements the executors apply."""
+    ws = repo["ws"]
+    for argv in (["git", "ls-files", "-s"], ["git", "status", "--untracked-files=all"],
+                 ["git", "ls-files", "-o"]):  # fmt: skip
+        check_argv(argv)
+        built = secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])
+        done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
+        assert done.returncode == 0, (built, done.stderr)
+        assert _marks(done.stdout) == [], (built, done.stdout)
+        assert ("a.txt" if argv[2] == "-s" else "notes.txt") in done.stdout, done.stdout
+    for argv, refusal in (
+        (["git", "ls-tree", "-r", "HEAD"], "-r lists the files inside"),
+        (["git", "rev-list", "--objects", "--all"], "--objects prints the path"),
+        (["git", "ls-tree", "HEAD", ".config/gh/"], "is a secret location"),
+        (["git", "ls-tree", "HEAD", ":(top).config/gh/"], "is a secret location"),
+        (["git", "ls-tree", "HEAD:.config", "gh/"], "name the directory as a path"),
+    ):
+        with pytest.raises(CommandRefused, match=refusal):
+            check_argv(argv)
+    show = ("git", "show", repo["SSH"])
+    assert git_object_args(show) == (repo["SSH"], f"{repo['SSH']}^{{}}")
+    assert "directory named by id" in (object_refusal(show, repo["SSH"], "tree\n") or "")
+    grep = ("git", "grep", "K", "HEAD:.config")
+    assert git_object_args(grep) == ("HEAD:.config",)
+    assert "from inside it" in (object_refusal(grep, "HEAD:.config", "tree") or "")
+    assert object_refusal(("git", "diff", EMPTY, "HEAD"), EMPTY, "tree") is None
+    assert object_refusal(("git", "show", "HEAD:src"), "HEAD:src", "tree") is None
+    assert object_refusal(("git", "show", "HEAD"), "HEAD", "commit") is None
+    docker = f"{ws}/.docker"
+    refused: list[tuple[str, ...]] = [
+        ("git", "show", "HEAD:./config.json"),
+        ("git", "show", ":./config.json"),
+        ("git", "blame", "HEAD", "--", "config.json"),
+        ("git", "blame", "config.json"),
+        ("git", "ls-tree", "HEAD", "../.config/gh/"),
+    ]
+    for words in refused:
+        assert "is a secret location" in (cwd_history_refusal(words, docker, DEFAULT_POLICY) or "")
+    ran: list[tuple[str, ...]] = [
+        ("git", "show", "HEAD:./other.txt"),
+        ("git", "show", "HEAD:config.json"),  # the repository root's config.json
+        ("git", "log", "-p", "--", ":(top)config.json"),
+    ]
+    for words in ran:
+        assert cwd_history_refusal(words, docker, DEFAULT_POLICY) is None, words
+
+
+pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_git_lists_and_reads_nothing_inside_a_secret_directory(
+    repo: dict[str, str], backend: str, pool: DaytonaPool
+) -> None:
+    for command, refusal in ATTACKS:
+        out = await run_restricted(repo["ws"], _command(repo, command), backend, pool)
+        if refusal is None:
+            assert "exit code 0" in out, (command, out)
+            assert _marks(out) == [], (command, out)
+        else:  # the refusal quotes the model's own words, never what git would print
+            assert out.startswith(("Command refused: ", "SensitivePath: ")), (command, out)
+            assert refusal in out, (command, out)
+            assert "K-" not in out, (command, out)
+    # Ordinary use answers as before.
+    for command, shown in (
+        ("git ls-files", "other.txt"),
+        ("git status --porcelain", "?? notes.txt"),
+        ("git ls-tree HEAD", "a.txt"),
+        (f"git diff --name-only {EMPTY} HEAD", ".config/other.txt"),
+        ("cd .docker && git show HEAD:./other.txt", "plain"),
+        ("git grep -h first HEAD~1", "first"),
+    ):
+        out = await run_restricted(repo["ws"], command, backend, pool)
+        assert shown in out, (command, out)
+        assert _marks(out) == [], (command, out)
