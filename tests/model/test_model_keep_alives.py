@@ -80,11 +80,11 @@ async def _server(
         listener.close()
 
 
-def _endpoint(port: int, path: str = "/v1") -> ModelEndpoint:
+def _endpoint(port: int, path: str = "/v1", *, idle: float = 0.3) -> ModelEndpoint:
     return ModelEndpoint(
         base_url=f"http://127.0.0.1:{port}{path}",
         api_key="k",
-        timeouts=Timeouts(idle=0.3),
+        timeouts=Timeouts(idle=idle),
         retry=RetryPolicy(max_retries=0),
     )
 
@@ -117,14 +117,16 @@ async def test_comments_between_pieces_of_an_answer_are_fine() -> None:
     """Longer than the idle timeout in all, each gap shorter: the answer comes whole."""
 
     def pieces(index: int) -> bytes | None:
-        # 0.8 s: a piece every 5th chunk (0.1 s), comments between (every 10th, 0.2 s, left
-        # a loaded machine 0.1 s: the idle timeout came between two pieces)
+        # 2 s in all against an idle timeout of 1.2 s: a piece every 5th chunk (0.25 s),
+        # comments between, so a gap may run 0.95 s late (a loaded machine once made one
+        # 0.1 s gap run past a 0.3 s timeout).
         if index < 40:
             return _delta(f"{index} ") if index % 5 == 0 else OPENAI_PING
         return _delta("end", "stop") if index == 40 else None
 
-    async with _server(pieces) as port:
-        model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+    async with _server(pieces, every=0.05) as port:
+        endpoint = _endpoint(port, idle=1.2)
+        model = OpenAIChatModel(model="m", endpoint=endpoint, clock=FakeClock())
         events = await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
     assert text_of(events) == "0 5 10 15 20 25 30 35 end"
