@@ -4,8 +4,12 @@ the protocol errors are h11's own, read one ``next_event`` at a time."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import h11
 import pytest
+from h11._readers import ChunkedReader
+from h11._receivebuffer import ReceiveBuffer
 
 from rho_adapters.model.batched_body import _take_whole_chunks
 
@@ -86,3 +90,17 @@ def test_a_body_that_is_not_chunked_is_left_to_h11() -> None:
     _take_whole_chunks(connection, got)
     assert got == []
     assert bytes(connection.next_event().data) == b"5\r\nhello\r\n"  # type: ignore[union-attr]
+
+
+def test_an_h11_that_counts_the_footer_reads_every_chunk_itself() -> None:
+    """h11 before 0.16 (earlier httpcore 1.0 releases take it) keeps the CRLF still to drop after a
+    chunk as a count, not as bytes: the pass leaves such a reader and its buffer alone."""
+    reader = ChunkedReader()
+    reader._bytes_to_discard = 2  # type: ignore[assignment]
+    buffer = ReceiveBuffer()
+    buffer += b"\r\n" + WELL_FORMED
+    state = SimpleNamespace(_reader=reader, their_state=h11.SEND_BODY, _receive_buffer=buffer)
+    got: list[bytes] = []
+    _take_whole_chunks(state, got)
+    assert got == []
+    assert bytes(buffer) == b"\r\n" + WELL_FORMED
