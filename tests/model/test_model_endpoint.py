@@ -167,3 +167,41 @@ async def test_a_pools_transport_serves_every_request_and_outlives_the_model() -
     await second.aclose()
     await pool.aclose()
     assert len(transport.requests) == 2
+
+
+async def test_each_request_is_sent_to_its_own_url_parsed_once_per_url() -> None:
+    """httpx parsed a string URL again for each request (its host through ``ipaddress``);
+    the endpoint hands it one parsed per URL, and every request still goes where it says."""
+    from rho_adapters.model._http import _parsed
+
+    wire = WireTransport([text_reply("one"), text_reply("two"), text_reply("three")])
+    urls: list[str] = []
+
+    class Recording(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, sent: httpx.Request) -> httpx.Response:
+            urls.append(str(sent.url))
+            return await wire.handle_async_request(sent)
+
+    pool = ClientPool(transport=Recording())
+    models = [
+        OpenAIChatModel(
+            model="m",
+            endpoint=ModelEndpoint(base_url=f"http://127.0.0.1:{port}/v1", api_key="k"),
+            http=pool,
+            clock=FakeClock(),
+        )
+        for port in (8001, 8001, 8002)
+    ]
+    parsed_before = _parsed.cache_info()
+    for model in models:
+        await collect(model, request(model=""))
+        await model.aclose()
+    await pool.aclose()
+    assert urls == [
+        "http://127.0.0.1:8001/v1/chat/completions",
+        "http://127.0.0.1:8001/v1/chat/completions",
+        "http://127.0.0.1:8002/v1/chat/completions",
+    ]
+    assert _parsed.cache_info().hits - parsed_before.hits >= 1
+    with pytest.raises(httpx.InvalidURL):
+        _parsed("http://x:not-a-port/v1")

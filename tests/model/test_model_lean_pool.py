@@ -117,6 +117,32 @@ async def test_a_request_asks_only_the_connection_it_takes_not_every_pooled_sock
     assert server.connections == 30
 
 
+async def test_a_pool_within_its_keepalive_bound_is_not_asked_for_surplus_idle_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No idle connection can be beyond ``max_keepalive_connections`` when the pool holds no
+    more than that: the pass that counts them is skipped (it asked every connection
+    ``is_idle()`` at each request's start and end)."""
+    server = _Server(delay=0.02)
+    async with _client(server, 30) as client:
+        await asyncio.gather(*(client.get("/") for _ in range(30)))
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        asked: list[int] = []
+        for connection in pool.connections:
+            original = connection.is_idle
+
+            def counted(original: Any = original) -> bool:
+                asked.append(1)
+                return bool(original())
+
+            monkeypatch.setattr(connection, "is_idle", counted)
+        for _ in range(10):
+            assert (await client.get("/")).text == "ok"
+    # before: all 30 at each request's start and end (600 asks), and the one taken
+    assert len(asked) <= 20
+    assert server.connections == 30
+
+
 async def test_idle_connections_are_swept_for_expiry_once_per_interval() -> None:
     server = _Server(close_after_reply=True)
     async with _client(server, 10) as client:

@@ -8,6 +8,7 @@ outlive sessions.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -138,7 +139,7 @@ class Endpoint:
         with map_httpx_errors(idle_timeout=timeout.read):
             async with self.slot(attempt) as client:
                 request = client.build_request(
-                    "POST", url, json=body, headers=self.request_headers, timeout=timeout
+                    "POST", _parsed(url), json=body, headers=self.request_headers, timeout=timeout
                 )
                 attempt.started = time.monotonic()
                 try:
@@ -192,6 +193,14 @@ class Endpoint:
         if self._lease is not None:
             self._pool.release(self._lease)
             self._lease = None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(url: str) -> httpx.URL:
+    """``httpx.URL(url)``, once per URL: httpx parses a string URL again for every request
+    (its host through ``ipaddress`` too), and takes a parsed one as it is. Raises what
+    ``httpx.URL`` raises, and caches only what it returns."""
+    return httpx.URL(url)
 
 
 @attrs.define

@@ -19,7 +19,9 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   most that much longer, never used;
 - the rest is httpcore's: a new connection below ``max_connections``, else an idle one is
   closed to make room, else the request stays queued; idle connections beyond
-  ``max_keepalive_connections`` are closed.
+  ``max_keepalive_connections`` are closed (counted only when the pool holds more than
+  that: with the model clients' limits, never, so no pass asks every connection
+  ``is_idle()`` at each request's start and end).
 
 Its connections use the backend ``tls.PlainTransport`` gives it, ``network.AsyncioBackend``
 (asyncio's own sockets, not anyio's streams; a request's head and body in one send), and
@@ -147,10 +149,11 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
                     closing.append(connection)
         else:
             connections[:] = [c for c in connections if not c.is_closed()]
-        idle = [c for c in connections if c.is_idle()]
-        for surplus in idle[self._max_keepalive_connections :]:
-            connections.remove(surplus)
-            closing.append(surplus)
+        if len(connections) > self._max_keepalive_connections:  # else no idle one is surplus
+            idle = [c for c in connections if c.is_idle()]
+            for surplus in idle[self._max_keepalive_connections :]:
+                connections.remove(surplus)
+                closing.append(surplus)
         for pool_request in [r for r in self._requests if r.is_queued()]:
             origin = pool_request.request.url.origin
             chosen = self._first_available(origin, closing)
