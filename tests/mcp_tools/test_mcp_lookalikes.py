@@ -22,7 +22,7 @@ from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
-from rho_domain.mcp_config import McpServerConfig, McpToolFilter
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start
 from rho_domain.mcp_names import tool_name
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import builtin_profile, developer_profile
@@ -233,3 +233,37 @@ def test_an_approval_given_while_the_server_rewrote_the_tool_is_asked_for_again(
         "approval of call c1 is asked for again"
     ]
     assert not any(isinstance(m, ToolResultMessage) for m in session.state.messages)
+
+
+def test_every_deny_surface_judges_the_servers_name_the_same() -> None:
+    # a look-alike letter in a name cut to fit changed only the hash the model name ends in:
+    # tools.deny (the server's name, uncut) held it, denied_tools (the cut model name) let
+    # it through, listed and called. The profile's entries now join the server's filter
+    whole = "export_all_customer_records_to_external_storage_bucket_now"
+    spellings = {
+        whole: True,
+        whole.replace("now", "n\u043ew"): True,  # a Cyrillic o in the part cut off
+        whole.replace("export", "\u0435xport"): True,  # a Cyrillic e in the part kept
+        whole.upper(): True,
+        "d\u0435lete_all": False,  # short, another tool: kept by both
+        whole.replace("now", "later"): False,  # another tool alike in its first letters
+    }
+    entry = f"mcp__h__{whole}"
+    config = McpServerConfig(command=("-",))
+    profile = attrs.evolve(developer_profile(), denied_tools=frozenset({entry}))
+    (started,) = servers_to_start({"h": config}, {}, only_named=False, denied={entry}).values()
+    source, _ = scripted_source([[{"name": n} for n in spellings]], started)
+    shown = {h.name for h in asyncio.run(source.current()).handlers}
+    by_filter = McpToolFilter(deny=(entry,))
+    for name, held in spellings.items():
+        model = tool_name("h", name)
+        called = ToolCall(id="c", name=model, arguments="{}")
+        # each surface: the server's own filter, the profile's list as the source applies it
+        # (the tool is not listed), and the wall at each call where the model name shows it
+        surfaces = (not by_filter.admits("h", name), not started.tools.admits("h", name))
+        assert surfaces == (held, held), name
+        assert (model not in shown) is held, name
+        # the call's wall judges the model name: it holds what the cut keeps (the hash of
+        # the folded name); a look-alike past it is held by not being listed
+        walled = isinstance(decide(profile, called, DANGEROUS), Denied)
+        assert walled is (held and name.isascii()), name
