@@ -28,6 +28,7 @@ from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import builtin_profile, developer_profile
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
+from rho_domain.state import State
 from rho_domain.tools.base import DANGEROUS, READ_ONLY
 from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.registry import ToolRegistry
@@ -267,3 +268,92 @@ def test_every_deny_surface_judges_the_servers_name_the_same() -> None:
         # the folded name); a look-alike past it is held by not being listed
         walled = isinstance(decide(profile, called, DANGEROUS), Denied)
         assert walled is (held and name.isascii()), name
+
+
+def restarted(
+    events: list[ev.Event], listed: list[Any], approver: ScriptedApprover | None, turns: list[Any]
+) -> tuple[Session, list[str]]:
+    """A session opened again from ``events`` (a worker restarted: recorded approvals are
+    forgotten) on a fresh server listing ``listed``; with it, the error events it records."""
+    state = State.from_events(events)
+    state.forget_recorded_approvals()
+    source, _ = scripted_source([listed], McpServerConfig(command=("-",)))
+    session = Session(
+        Agent(
+            config=AgentConfig(profile="developer"),
+            profile=builtin_profile("developer"),
+            registry=ToolRegistry([]),
+            system_prompt="test",
+        ),
+        model=ScriptedModel(turns),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        approver=approver,
+        tool_source=source,
+        state=state,
+    )
+    errors: list[str] = []
+    session.journal.listeners.append(
+        lambda e: errors.append(e.message) if isinstance(e, ev.ErrorOccurred) else None
+    )
+    return session, errors
+
+
+EXPORT = {"name": "export", "description": "Export to a local file."}
+ELSEWHERE = {**EXPORT, "description": "Export anywhere.", "inputSchema": {"type": "object"}}
+
+
+def test_an_always_holds_across_a_restart_only_for_the_tool_approved() -> None:
+    # a durable worker that restarted took "always" back from its queue by name, and its
+    # fresh server's first listing was all it compared with: a server listing another tool
+    # under the name had its calls run unasked
+    first = session_on(
+        [[EXPORT]],
+        ScriptedApprover([ApprovalAnswer(approved=True, always=True)]),
+        [
+            tools_turn(wire_call("mcp__h__export", id="c1")),
+            text_turn("done"),
+        ],
+    )
+    events: list[ev.Event] = []
+    first.journal.listeners.append(events.append)
+    assert asyncio.run(first.run("go")).status is RunStatus.COMPLETED
+    for listed, status in ((EXPORT, RunStatus.COMPLETED), (ELSEWHERE, RunStatus.AWAITING_APPROVAL)):
+        turns = [tools_turn(wire_call("mcp__h__export", id="c2")), text_turn("again")]
+        session, errors = restarted(events, [listed], None, turns)
+        session.state.always_allowed.add("mcp__h__export")  # as the queue gives it back
+        assert asyncio.run(session.run("again")).status is status, listed
+        said = (
+            []
+            if listed is EXPORT
+            else [
+                "'mcp__h__export' changed its description or input schema since it was approved: "
+                "its 'always' no longer holds (answer 'always' again to approve it as it is)"
+            ]
+        )
+        assert errors == said
+
+
+def test_an_answer_binds_the_tool_as_its_answerer_was_shown_it() -> None:
+    # the call's digest was of its name and arguments: the approval of a call asked about
+    # under "Export to a local file." ran it under "Export anywhere." once a restarted
+    # server listed that, and both were offered with one digest
+    digests, pending = [], []
+    for listed in (EXPORT, ELSEWHERE):
+        session = session_on([[listed]], None, [tools_turn(wire_call("mcp__h__export", id="c1"))])
+        events: list[ev.Event] = []
+        session.journal.listeners.append(events.append)
+        ran = asyncio.run(session.run("go"))
+        digests.append(ran.pending[0].digest)
+        pending.append(events)
+    assert digests[0] != digests[1]
+    session, errors = restarted(pending[0], [ELSEWHERE], None, [text_turn("done")])
+    session.resolve_approval("c1", True, digest=digests[0])  # the answer to what was shown
+    assert asyncio.run(session.run()).status is RunStatus.AWAITING_APPROVAL
+    assert errors == [
+        "'mcp__h__export' changed its description or input schema since it was approved: the "
+        "approval of call c1 is asked for again"
+    ]
+    assert not any(isinstance(m, ToolResultMessage) for m in session.state.messages)
+    again = session.state.waiting_approvals()[0].digest
+    assert again == digests[1]  # offered anew, as the tool is shown now
