@@ -13,10 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from write_backends import writers
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeDaytona
-from rho_domain.errors import PermissionDenied
+from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.permissions import FileWriteMode
 
 
@@ -67,3 +68,21 @@ async def test_a_directory_replaced_by_a_link_while_written_is_not_written_throu
             "link, or moved); nothing was written: check what changed it, then write again"
         )
         assert list((ws / ".git" / "hooks").iterdir()) == [], after_upload
+
+
+async def test_a_name_too_long_for_a_disk_is_refused_saying_the_limit(tmp_path: Path) -> None:
+    # each backend answered "path too long": neither which name nor the limit (255 bytes of
+    # UTF-8, where 130 accented letters are already too many)
+    names = {"a" * 300 + ".md": 303, "d/" + "é" * 130 + ".md": 263}
+    for kind, build in writers(FileWriteMode.FULL).items():
+        (tmp_path / kind).mkdir()
+        executor = build(tmp_path / kind)
+        try:
+            for name, size in names.items():
+                with pytest.raises(ToolError) as refused:
+                    await executor.write(name, b"x\n", overwrite=False)
+                assert f"is {size} bytes of UTF-8; a file or directory name is at most 255" in str(
+                    refused.value
+                ), kind
+        finally:
+            await executor.aclose()
