@@ -107,12 +107,14 @@ def check_path_text(path: str) -> None:
         raise ToolError(f"{path!r} holds a lone surrogate, which is no character of a file name")
     if len(path) > MAX_PATH:
         raise ToolError(
-            f"{path[:60]!r}... is {len(path):,} characters; a path is at most {MAX_PATH:,}"
+            f"{path[:60]!r}... is too long: {len(path):,} characters; a path is at most "
+            f"{MAX_PATH:,}"
         )
     if long := next((p for p in path.split("/") if len(p.encode()) > _MAX_NAME), None):
         raise ToolError(
-            f"{long[:60]!r}... is {len(long.encode()):,} bytes of UTF-8; a file or directory "
-            f"name is at most {_MAX_NAME} (an accented letter takes 2): give it a shorter name"
+            f"{long[:60]!r}... is too long: {len(long.encode()):,} bytes of UTF-8; a file or "
+            f"directory name is at most {_MAX_NAME} (an accented letter takes 2): give it a "
+            "shorter name"
         )
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
         raise PermissionDenied("control characters in a path are not allowed")

@@ -81,8 +81,9 @@ async def test_a_name_too_long_for_a_disk_is_refused_saying_the_limit(tmp_path: 
             for name, size in names.items():
                 with pytest.raises(ToolError) as refused:
                     await executor.write(name, b"x\n", overwrite=False)
-                assert f"is {size} bytes of UTF-8; a file or directory name is at most 255" in str(
-                    refused.value
+                assert (
+                    f"is too long: {size} bytes of UTF-8; a file or directory name is at most 255"
+                    in str(refused.value)
                 ), kind
         finally:
             await executor.aclose()

@@ -158,7 +158,7 @@ def finalize_script(temp: str, target: str, dirs: Sequence[str], *, overwrite: b
     if dirs:
         tests = " || ".join(f'[ -e "$e"/{q(m)} ]' for m in ENVIRONMENT_MARKERS)
         probe = (
-            f"for e in {' '.join(q(x) for x in dirs)}; do if {tests}; then rm -f -- {t}; "
+            f"for e in {' '.join(q(x) for x in dirs)}; do if {tests}; then rm -f -- {q(temp)}; "
             f"printf '%s' \"$e\"; exit {ENVIRONMENT}; fi; done\n"
         )
     probe += enter
