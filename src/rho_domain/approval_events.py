@@ -57,6 +57,11 @@ class ApprovalRequested(SeedEventView):
         child_session_id: Set when ``call`` is a ``delegate`` call whose sub-agent waits:
             the child session, which continues once the parent's call is answered.
         child_call: The sub-agent's call that the answer is really about.
+        shown: For a tool a source serves (an MCP server's), the digest of the tool as it
+            was shown when the call was asked about (``call_digest.tool_digest``: name,
+            description, input schema); empty for the agent's own tools. An answer, and an
+            "always", holds for the tool so shown: the call asked again under another shape
+            records another event, which takes back an approval given before.
     """
 
     __repr__ = value_repr
@@ -70,6 +75,7 @@ class ApprovalRequested(SeedEventView):
     pending: tuple[ToolCall, ...] = ()
     child_session_id: str | None = None
     child_call: ToolCall | None = None
+    shown: str = ""
 
 
 @attrs.frozen(kw_only=True)

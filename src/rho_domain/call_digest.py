@@ -14,12 +14,19 @@ JSON escapes), so two spellings of the same arguments agree and any change of a 
 key or the tool does not. Arguments that are not JSON are digested as their raw text (such a call
 never runs: its tool refuses it). 32 hex characters: 128 bits of SHA-256, beyond any
 search for a second call with the same digest.
+
+A call of a tool a source serves (an MCP server's) also carries the digest of the tool as
+the answerer was shown it (``tool_digest``: its name, description and input schema, recorded
+when the call was asked about): a server may rewrite what a tool does under the same name,
+and an answer is of the tool it saw.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from rho_domain.errors import CallChanged
 
@@ -27,14 +34,32 @@ DIGEST_LENGTH = 32
 """Hex characters of a digest (128 bits)."""
 
 
-def call_digest(tool: str, arguments: str, *, child: tuple[str, str] | None = None) -> str:
+def call_digest(
+    tool: str, arguments: str, *, child: tuple[str, str] | None = None, shown: str = ""
+) -> str:
     """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text). ``child``:
     for a ``delegate`` call whose sub-agent waits, the sub-agent's waiting call (tool,
-    arguments), which is what an answer to it approves: both are digested together."""
+    arguments), which is what an answer to it approves: both are digested together.
+    ``shown``: the ``tool_digest`` of the tool as it was shown when the call was asked about
+    (empty for the agent's own tools, whose calls digest as before)."""
     encoded = _encoded(tool, arguments)
     if child is not None:
         encoded = f"{encoded}\n{_encoded(*child)}"  # one JSON text a line: no ambiguity
+    if shown:
+        encoded = f"{encoded}\n{json.dumps({'shown': shown}, ensure_ascii=True)}"
     return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
+
+
+def tool_digest(name: str, description: str, parameters: Mapping[str, Any]) -> str:
+    """The digest of a tool as the model and an answerer are shown it: its name, description
+    and input schema (canonical JSON, as ``call_digest`` writes arguments). Any change of
+    either gives another digest."""
+    shown = {"name": name, "description": description, "parameters": parameters}
+    try:
+        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):  # a schema JSON cannot write: as Python
+        text = repr(shown)  # writes it, still one text per shape
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_LENGTH]
 
 
 def _encoded(tool: str, arguments: str) -> str:
@@ -55,13 +80,14 @@ def check(
     digest: str,
     *,
     child: tuple[str, str] | None = None,
+    shown: str = "",
 ) -> None:
     """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
     (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
     the call held now, and its digest when it is shown whole (a call cut short is not offered
     for an answer: it is to be read in full where the surface shows it), so the answerer can
     read it again and answer that one (or deny it)."""
-    held = call_digest(tool, arguments, child=child)
+    held = call_digest(tool, arguments, child=child, shown=shown)
     if digest.strip().lower() != held:
         parts = [(tool, arguments)] if child is None else [(tool, arguments), child]
         whole = all(len(text) <= _SHOWN for _, text in parts)

@@ -53,6 +53,12 @@ _LOADED_BY_NAME = frozenset(
      # runs, cloudbuild.json's twin), dprint's dprint.json (its process plugins are programs
      # it downloads and runs at dprint fmt)
      "conanfile.txt", "buildkite.json", "dprint.json",
+     # the JSON configurations that name a module node requires, and node loads a file of
+     # any suffix as JavaScript (a created notes.txt is code then): Jest's jest.config.json
+     # (setupFiles, globalSetup: at the next jest), Babel's babel.config.json (plugins, at
+     # every build or test it transforms), ts-node's "ts-node" key in tsconfig.json
+     # (require: at every ts-node start in the directory, found as tsc finds it)
+     "jest.config.json", "babel.config.json", "tsconfig.json",
      # the instructions of CodeBuddy Code (CLAUDE.md's twin) and iFlow CLI (GEMINI.md's)
      "codebuddy.md", "iflow.md"}
 )  # fmt: skip

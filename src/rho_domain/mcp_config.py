@@ -18,14 +18,14 @@ operator, not the server, vouches for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
 
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, several_strings
-from rho_domain.mcp_names import MAX_NAME, denies
+from rho_domain.mcp_names import MAX_NAME, denies, server_of
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
@@ -172,6 +172,7 @@ def servers_to_start(
     named: Mapping[str, McpServerConfig],
     *,
     only_named: bool,
+    denied: Collection[str] = (),
 ) -> dict[str, McpServerConfig]:
     """The servers a session starts, by name.
 
@@ -182,6 +183,12 @@ def servers_to_start(
     profile's confinement. A profile's own definition wins over the config's. Raises
     ConfigError for a reference to a server the config does not define, and for a server
     name that leaves its tools no room (``check_name_room``).
+
+    ``denied`` (the profile's ``denied_tools``): each entry ``mcp__<server>__<tool>`` joins
+    that server's ``tools.deny``, so the server's tools are judged against it by their names
+    as the server gives them (``denies``), the one judgement ``tools.deny`` gets. The model
+    name alone loses what a cut hides: a look-alike letter past the cut of a long name
+    changes only its hash, and ``denied_name`` (the wall at each call) cannot see it.
     """
     out: dict[str, McpServerConfig] = {}
     for name, server in configured.items():
@@ -200,4 +207,8 @@ def servers_to_start(
     for name, server in out.items():
         server.check(name)
         check_name_room(name)
+        if entries := tuple(e for e in denied if server_of(e) == name):
+            out[name] = attrs.evolve(
+                server, tools=attrs.evolve(server.tools, deny=server.tools.deny + entries)
+            )
     return out

@@ -87,6 +87,9 @@ def is_temp_name(name: str) -> bool:
     return _TEMP_NAME.match(name) is not None
 
 
+_MAX_NAME = 255  # bytes of one name: every filesystem the executors write (ext4, xfs, tmpfs)
+
+
 def check_file_path(path: str) -> None:
     """Refuse, for reading or writing a *file*, a path whose text names a directory:
     ``notes/`` (which a naive write turns into a file ``notes``), ``a/.``, ``..``."""
@@ -102,8 +105,17 @@ def check_path_text(path: str) -> None:
         raise ToolError("empty path")
     if not path.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in path):
         raise ToolError(f"{path!r} holds a lone surrogate, which is no character of a file name")
-    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
-        raise ToolError("path too long")
+    if len(path) > MAX_PATH:
+        raise ToolError(
+            f"{path[:60]!r}... is too long: {len(path):,} characters; a path is at most "
+            f"{MAX_PATH:,}"
+        )
+    if long := next((p for p in path.split("/") if len(p.encode()) > _MAX_NAME), None):
+        raise ToolError(
+            f"{long[:60]!r}... is too long: {len(long.encode()):,} bytes of UTF-8; a file or "
+            f"directory name is at most {_MAX_NAME} (an accented letter takes 2): give it a "
+            "shorter name"
+        )
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
         raise PermissionDenied("control characters in a path are not allowed")
     if path.startswith("~"):

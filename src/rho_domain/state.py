@@ -49,6 +49,10 @@ class State:
     approval_reasons: dict[str, str] = attrs.field(factory=dict)
     waiting_children: dict[str, tuple[str, ToolCall]] = attrs.field(factory=dict)
     always_allowed: set[str] = attrs.field(factory=set)
+    # the shape (``call_digest.tool_digest``) each call was asked about under, and each
+    # "always" was given to: empty for the agent's own tools (``always_holds``)
+    asked_shapes: dict[str, str] = attrs.field(factory=dict)
+    always_shapes: dict[str, str] = attrs.field(factory=dict)
     started_calls: set[str] = attrs.field(factory=set)
     # every tool call id the session's model turns used, compacted ones too (``model_turn``
     # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
@@ -112,6 +116,9 @@ class State:
         match event:
             case ev.ApprovalRequested(call=call, pending=pending):
                 self.pending_calls = pending or (call,)
+                if self.asked_shapes.setdefault(call.id, event.shown) != event.shown:
+                    self.approvals[call.id] = None  # asked again: the tool is shown otherwise
+                    self.asked_shapes[call.id] = event.shown
                 self.approvals.setdefault(call.id, None)
                 self.approval_reasons[call.id] = event.reason
                 self.started_calls.discard(call.id)  # waiting, not running
@@ -126,6 +133,7 @@ class State:
                     self.rejection_reasons[call_id] = event.reason
                 if always and approved:
                     self.always_allowed.add(event.tool_name)
+                    self.always_shapes[event.tool_name] = self.asked_shapes.get(call_id, "")
             case ev.Compacted(messages=messages):
                 self.messages = list(messages)
                 self.last_prompt_tokens = None
@@ -245,7 +253,8 @@ class State:
         call too (what the answer approves)."""
         from rho_domain.call_digest import call_digest
 
-        return call_digest(call.name, call.arguments, child=self._child_of(call.id))
+        child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
+        return call_digest(call.name, call.arguments, child=child, shown=shown)
 
     def shown_call(self, call: ToolCall) -> str:
         """The pending ``call`` as an answerer is to be shown it: its tool and arguments and,
@@ -259,7 +268,13 @@ class State:
         """``CallChanged`` unless ``digest`` is ``approval_digest(call)``."""
         from rho_domain.call_digest import check
 
-        check(call.id, call.name, call.arguments, digest, child=self._child_of(call.id))
+        child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
+        check(call.id, call.name, call.arguments, digest, child=child, shown=shown)
+
+    def always_holds(self, name: str, shown: str) -> bool:
+        """Whether tool ``name``, shown as ``shown`` (its ``tool_digest``; empty for the
+        agent's own tools), is approved "always": the answer was given to it so shown."""
+        return name in self.always_allowed and self.always_shapes.get(name, "") == shown
 
     def _child_of(self, call_id: str) -> tuple[str, str] | None:
         waiting = self.waiting_children.get(call_id)

@@ -22,12 +22,13 @@ from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
-from rho_domain.mcp_config import McpServerConfig, McpToolFilter
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start
 from rho_domain.mcp_names import tool_name
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import builtin_profile, developer_profile
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
+from rho_domain.state import State
 from rho_domain.tools.base import DANGEROUS, READ_ONLY
 from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.registry import ToolRegistry
@@ -233,3 +234,126 @@ def test_an_approval_given_while_the_server_rewrote_the_tool_is_asked_for_again(
         "approval of call c1 is asked for again"
     ]
     assert not any(isinstance(m, ToolResultMessage) for m in session.state.messages)
+
+
+def test_every_deny_surface_judges_the_servers_name_the_same() -> None:
+    # a look-alike letter in a name cut to fit changed only the hash the model name ends in:
+    # tools.deny (the server's name, uncut) held it, denied_tools (the cut model name) let
+    # it through, listed and called. The profile's entries now join the server's filter
+    whole = "export_all_customer_records_to_external_storage_bucket_now"
+    spellings = {
+        whole: True,
+        whole.replace("now", "n\u043ew"): True,  # a Cyrillic o in the part cut off
+        whole.replace("export", "\u0435xport"): True,  # a Cyrillic e in the part kept
+        whole.upper(): True,
+        "d\u0435lete_all": False,  # short, another tool: kept by both
+        whole.replace("now", "later"): False,  # another tool alike in its first letters
+    }
+    entry = f"mcp__h__{whole}"
+    config = McpServerConfig(command=("-",))
+    profile = attrs.evolve(developer_profile(), denied_tools=frozenset({entry}))
+    (started,) = servers_to_start({"h": config}, {}, only_named=False, denied={entry}).values()
+    source, _ = scripted_source([[{"name": n} for n in spellings]], started)
+    shown = {h.name for h in asyncio.run(source.current()).handlers}
+    by_filter = McpToolFilter(deny=(entry,))
+    for name, held in spellings.items():
+        model = tool_name("h", name)
+        called = ToolCall(id="c", name=model, arguments="{}")
+        # each surface: the server's own filter, the profile's list as the source applies it
+        # (the tool is not listed), and the wall at each call where the model name shows it
+        surfaces = (not by_filter.admits("h", name), not started.tools.admits("h", name))
+        assert surfaces == (held, held), name
+        assert (model not in shown) is held, name
+        # the call's wall judges the model name: it holds what the cut keeps (the hash of
+        # the folded name); a look-alike past it is held by not being listed
+        walled = isinstance(decide(profile, called, DANGEROUS), Denied)
+        assert walled is (held and name.isascii()), name
+
+
+def restarted(
+    events: list[ev.Event], listed: list[Any], approver: ScriptedApprover | None, turns: list[Any]
+) -> tuple[Session, list[str]]:
+    """A session opened again from ``events`` (a worker restarted: recorded approvals are
+    forgotten) on a fresh server listing ``listed``; with it, the error events it records."""
+    state = State.from_events(events)
+    state.forget_recorded_approvals()
+    source, _ = scripted_source([listed], McpServerConfig(command=("-",)))
+    session = Session(
+        Agent(
+            config=AgentConfig(profile="developer"),
+            profile=builtin_profile("developer"),
+            registry=ToolRegistry([]),
+            system_prompt="test",
+        ),
+        model=ScriptedModel(turns),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        approver=approver,
+        tool_source=source,
+        state=state,
+    )
+    errors: list[str] = []
+    session.journal.listeners.append(
+        lambda e: errors.append(e.message) if isinstance(e, ev.ErrorOccurred) else None
+    )
+    return session, errors
+
+
+EXPORT = {"name": "export", "description": "Export to a local file."}
+ELSEWHERE = {**EXPORT, "description": "Export anywhere.", "inputSchema": {"type": "object"}}
+
+
+def test_an_always_holds_across_a_restart_only_for_the_tool_approved() -> None:
+    # a durable worker that restarted took "always" back from its queue by name, and its
+    # fresh server's first listing was all it compared with: a server listing another tool
+    # under the name had its calls run unasked
+    first = session_on(
+        [[EXPORT]],
+        ScriptedApprover([ApprovalAnswer(approved=True, always=True)]),
+        [
+            tools_turn(wire_call("mcp__h__export", id="c1")),
+            text_turn("done"),
+        ],
+    )
+    events: list[ev.Event] = []
+    first.journal.listeners.append(events.append)
+    assert asyncio.run(first.run("go")).status is RunStatus.COMPLETED
+    for listed, status in ((EXPORT, RunStatus.COMPLETED), (ELSEWHERE, RunStatus.AWAITING_APPROVAL)):
+        turns = [tools_turn(wire_call("mcp__h__export", id="c2")), text_turn("again")]
+        session, errors = restarted(events, [listed], None, turns)
+        session.state.always_allowed.add("mcp__h__export")  # as the queue gives it back
+        assert asyncio.run(session.run("again")).status is status, listed
+        said = (
+            []
+            if listed is EXPORT
+            else [
+                "'mcp__h__export' changed its description or input schema since it was approved: "
+                "its 'always' no longer holds (answer 'always' again to approve it as it is)"
+            ]
+        )
+        assert errors == said
+
+
+def test_an_answer_binds_the_tool_as_its_answerer_was_shown_it() -> None:
+    # the call's digest was of its name and arguments: the approval of a call asked about
+    # under "Export to a local file." ran it under "Export anywhere." once a restarted
+    # server listed that, and both were offered with one digest
+    digests, pending = [], []
+    for listed in (EXPORT, ELSEWHERE):
+        session = session_on([[listed]], None, [tools_turn(wire_call("mcp__h__export", id="c1"))])
+        events: list[ev.Event] = []
+        session.journal.listeners.append(events.append)
+        ran = asyncio.run(session.run("go"))
+        digests.append(ran.pending[0].digest)
+        pending.append(events)
+    assert digests[0] != digests[1]
+    session, errors = restarted(pending[0], [ELSEWHERE], None, [text_turn("done")])
+    session.resolve_approval("c1", True, digest=digests[0])  # the answer to what was shown
+    assert asyncio.run(session.run()).status is RunStatus.AWAITING_APPROVAL
+    assert errors == [
+        "'mcp__h__export' changed its description or input schema since it was approved: the "
+        "approval of call c1 is asked for again"
+    ]
+    assert not any(isinstance(m, ToolResultMessage) for m in session.state.messages)
+    again = session.state.waiting_approvals()[0].digest
+    assert again == digests[1]  # offered anew, as the tool is shown now

@@ -24,6 +24,10 @@ COMMANDS = {
     "dprint.json": b'{"plugins": ["https://example.invalid/x.json@00"]}\n',
     "src-tauri/tauri.conf.json": b'{"build": {"beforeDevCommand": "id"}}\n',
     "src-tauri/tauri.linux.conf.json": b'{"build": {"beforeDevCommand": "id"}}\n',
+    # each names a module node requires: node runs a notes.txt as JavaScript (mcp20)
+    "jest.config.json": b'{"globalSetup": "<rootDir>/notes.txt"}\n',
+    "web/babel.config.json": b'{"plugins": ["./notes.txt"]}\n',
+    "tsconfig.json": b'{"ts-node": {"require": ["./notes.txt"]}}\n',
 }
 
 

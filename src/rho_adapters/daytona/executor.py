@@ -208,9 +208,15 @@ class DaytonaExecutor(Executor):
             finalize=path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite),
             timeout=RESOLVE_TIMEOUT,
         )
-        known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT)
+        known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT, path_scripts.MOVED)
         if answer is None or answer.exit_code not in known:
             raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
+        if answer.exit_code == path_scripts.MOVED:
+            raise PermissionDenied(
+                f"{path}: its directory {posixpath.dirname(target)} was replaced while it was "
+                "written (by a link, or moved); nothing was written: check what changed it, "
+                "then write again"
+            )
         if answer.exit_code == path_scripts.ENVIRONMENT:
             where = answer.result.strip().removeprefix(root.rstrip("/") + "/")
             raise SensitivePath(environment_refusal(path, where))

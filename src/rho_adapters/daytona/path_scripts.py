@@ -11,6 +11,7 @@ that does not parse raises ``ExecutorError``. GNU coreutils' ``realpath -m``, ``
 from __future__ import annotations
 
 import base64
+import posixpath
 from collections.abc import Sequence
 
 import attrs
@@ -129,21 +130,38 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
 
 EXISTS = 17  # the finalize script's exit code when create-only met an existing name
 ENVIRONMENT = 18  # ... when the target is inside a Python or conda environment
+MOVED = 19  # ... when the target's directory is not, now, the directory that was judged
 
 
 def finalize_script(temp: str, target: str, dirs: Sequence[str], *, overwrite: bool) -> str:
     """Move the uploaded temp file into place: ``ln`` (create-only, atomic) or ``mv -T``;
     first, when one of ``dirs`` (the directories below the root the target is in) holds an
     environment's marker (``write_rules.ENVIRONMENT_MARKERS``), print it, remove the temp
-    file and exit ``ENVIRONMENT``."""
-    t, d = q(temp), q(target)
+    file and exit ``ENVIRONMENT``.
+
+    The move is made inside the target's directory, entered first (``cd -P``) and found to
+    be, physically, the directory the write was judged for (``target``'s, canonical): a
+    directory replaced by a link (to ``.git/hooks``) after the check made the upload and a
+    move by path land there. Otherwise the temp file is removed where it went and the script
+    exits ``MOVED``; names relative to the directory entered stay in it whatever is renamed
+    meanwhile."""
+    parent, name = posixpath.split(target)
+    t, d = q("./" + posixpath.basename(temp)), q("./" + name)
+    if posixpath.dirname(temp) != parent:
+        raise ExecutorError(f"the temp file {temp} is not beside {target}")
+    enter = (
+        f'cd -P -- {q(parent)} 2>/dev/null && [ "$(pwd -P)" = {q(parent)} ] || '
+        f"{{ rm -f -- {q(temp)}; cd -P -- {q(parent)} 2>/dev/null && rm -f -- {t}; "
+        f"exit {MOVED}; }}\n"
+    )
     probe = ""
     if dirs:
         tests = " || ".join(f'[ -e "$e"/{q(m)} ]' for m in ENVIRONMENT_MARKERS)
         probe = (
-            f"for e in {' '.join(q(x) for x in dirs)}; do if {tests}; then rm -f -- {t}; "
+            f"for e in {' '.join(q(x) for x in dirs)}; do if {tests}; then rm -f -- {q(temp)}; "
             f"printf '%s' \"$e\"; exit {ENVIRONMENT}; fi; done\n"
         )
+    probe += enter
     if not overwrite:
         return probe + (
             f"if ln -- {t} {d} 2>/dev/null; then rc=0; "

@@ -16,12 +16,12 @@ import logging
 
 from rho_adapters.daytona import scripts
 from rho_adapters.daytona.api import ExecAnswer, Sandbox, SandboxAPI
-from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS
+from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS, MOVED
 from rho_domain.errors import ExecutorError
 
 _log = logging.getLogger(__name__)
 _CLEANUP_SECONDS = 10.0  # how long a failed write waits for its temp's removal
-_DONE = (0, EXISTS, ENVIRONMENT)  # exit codes after which the finalize script removed the temp
+_DONE = (0, EXISTS, ENVIRONMENT, MOVED)  # exit codes after which the finalize removed the temp
 
 
 async def place(

@@ -25,6 +25,7 @@ from rho_domain.agent import Agent
 from rho_domain.approval import Allowed, decide
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
+from rho_domain.loop.tool_refresh import shown_shape
 from rho_domain.messages import ToolCall
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
@@ -62,7 +63,10 @@ def runs_in_parallel(agent: Agent, state: State, calls: Sequence[PreparedCall]) 
             ready.call,
             policy,
             auto_approve=agent.config.auto_approve,
-            always_allowed=state.always_allowed,
+            # an "always" given to the tool shown otherwise: judged, and said, one by one
+            always_allowed=state.always_allowed
+            if state.always_holds(ready.name, shown_shape(agent, ready.handler))
+            else frozenset(),
             decoded=ready.decoded,
         )
         if not isinstance(decision, Allowed):

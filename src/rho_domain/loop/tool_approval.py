@@ -81,17 +81,23 @@ async def ask_approval(
     *,
     arguments: Mapping[str, Any] | None = None,
     shown: tuple[str, ToolCall] | None = None,
+    shape: str = "",
 ) -> bool | None:
     """The decision for ``call``: from State if resolved, else from the approver.
     None means the run stops (no approver: awaiting approval; or cancelled).
     ``arguments`` are the call's decoded arguments (its ``PreparedCall``'s); ``shown`` (a
-    sub-agent's session and call, parsed here) is what the approver is asked about."""
-    if (known := tools.state.approvals.get(call.id)) is not None:
+    sub-agent's session and call, parsed here) is what the approver is asked about;
+    ``shape`` the tool as the approver is shown it (``tool_refresh.shown_shape``): an answer
+    recorded for the call asked about under another shape does not hold, and it is asked
+    again (the new request, recorded, takes the answer back: ``State``)."""
+    state = tools.state
+    same = state.asked_shapes.get(call.id, shape) == shape
+    if (known := state.approvals.get(call.id)) is not None and same:
         return known
-    if call.id not in tools.state.approvals:
+    if call.id not in state.approvals or not same:
         await tools.journal.emit(
             ev.ApprovalRequested(
-                at=tools.clock.now(), call=call, reason=reason, pending=tuple(batch)
+                at=tools.clock.now(), call=call, reason=reason, pending=tuple(batch), shown=shape
             )
         )
     if tools.approver is None:

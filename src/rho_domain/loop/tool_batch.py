@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, cast
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
 from rho_domain.loop.session_ports import RunContext
+from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
     CANCELLED_BEFORE,
@@ -108,6 +109,8 @@ class ToolBatch:
                 if (outcome := await self._continue_child(ready, calls[index:])) is not None:
                     return outcome
                 continue
+            shown = shown_shape(self.agent, ready.handler)
+            await bind_to_shown(self.journal, call, shown)
             decision = decide(
                 self.agent.profile,
                 call,
@@ -131,7 +134,7 @@ class ToolBatch:
                 from rho_domain.loop.tool_approval import ask_approval
 
                 approved = await ask_approval(
-                    self, call, decision.reason, calls[index:], arguments=ready.decoded
+                    self, call, decision.reason, calls[index:], arguments=ready.decoded, shape=shown
                 )
                 if approved is None:
                     return (

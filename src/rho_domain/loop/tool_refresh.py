@@ -13,6 +13,10 @@ An approval is of a tool as the user was shown it: a sourced tool whose descript
 schema changed since (a server's ``list_changed`` may rewrite what a tool does under the same
 name) loses its "always" and the approvals of its calls not yet run (``ToolShapes``), said in
 an ``error`` event; its calls are asked about again, as calls whose arguments changed are.
+``ToolShapes`` sees the changes this process saw; what holds across a restart (a durable
+worker, a resumed session) is the shape each call was asked about under and each "always"
+given to, recorded with the approval (``State.asked_shapes``): ``bind_to_shown`` compares the
+tool as it is now with it before each call.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
+from rho_domain.messages import ToolCall
 from rho_domain.plugged import described, plugged_name
 from rho_domain.state import State
 from rho_domain.tools.base import ToolHandler
@@ -70,6 +75,31 @@ def _taken_back(state: State, name: str) -> str:
         return ""
     said = "; ".join(taken)
     return f"{name!r} changed its description or input schema since it was approved: {said}"
+
+
+def shown_shape(agent: Agent, handler: ToolHandler | None) -> str:
+    """``call_digest.tool_digest`` of ``handler`` as the model is shown it, when the agent's
+    tool source serves it; "" for the agent's own tools (they change only with the code)."""
+    if handler is None or not any(h is handler for h in agent.sourced.handlers):
+        return ""
+    from rho_domain.call_digest import tool_digest
+
+    return tool_digest(handler.name, handler.description, handler.parameters)
+
+
+async def bind_to_shown(journal: Journal, call: ToolCall, shown: str) -> None:
+    """Before ``call`` is judged: when its tool is shown as ``shown`` now, and the call was
+    asked about, or its tool approved "always", under another shape (a server restarted
+    since, or listed another tool under the name), the approvals are taken back
+    (``_taken_back``), said in a ``ToolChanged`` error event. The call is then asked about
+    again, recording the tool as it is now (``ask_approval``)."""
+    state = journal.state
+    asked = state.asked_shapes.get(call.id, shown)
+    lapsed = call.name in state.always_allowed and not state.always_holds(call.name, shown)
+    if (asked != shown or lapsed) and (said := _taken_back(state, call.name)):
+        await journal.emit(
+            ev.ErrorOccurred(at=journal.clock.now(), error_type=CHANGED, message=said)
+        )
 
 
 async def take_tools(

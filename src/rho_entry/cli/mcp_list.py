@@ -67,7 +67,10 @@ def _servers(
         config = attrs.evolve(config, profile=profile_name)
     profile = profile_of(config)
     started = servers_to_start(
-        config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
+        config.mcp_servers,
+        profile.mcp_servers,
+        only_named=profile.starts_named_mcp_servers_only,
+        denied=profile.denied_tools,
     )
     return {**config.mcp_servers, **started}, started, profile.name
 

@@ -90,7 +90,10 @@ def build_tool_source(
     from rho_domain.mcp_config import servers_to_start
 
     servers = servers_to_start(
-        config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
+        config.mcp_servers,
+        profile.mcp_servers,
+        only_named=profile.starts_named_mcp_servers_only,
+        denied=profile.denied_tools,
     )
     if not servers:
         return None
