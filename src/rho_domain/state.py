@@ -23,7 +23,6 @@ from rho_domain.messages import (
     estimate_tokens,
     message_chars,
 )
-from rho_domain.not_run import INTERRUPTED_RESULT
 from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
@@ -195,15 +194,10 @@ class State:
 
     def unanswered_calls(self) -> tuple[ToolCall, ...]:
         """Tool calls with no result that are not waiting for approval."""
-        answered = {m.call_id for m in self.messages if isinstance(m, ToolResultMessage)}
+        from rho_domain.interrupted_calls import unanswered
+
         waiting = {c.id for c in self.pending_calls if c.id not in self.started_calls}
-        return tuple(
-            call
-            for m in self.messages
-            if isinstance(m, AssistantMessage)
-            for call in m.tool_calls
-            if call.id not in answered and call.id not in waiting
-        )
+        return unanswered(self.messages, waiting)
 
     def forget_recorded_approvals(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Forget the approvals a stored trace records (a session directory is data: whoever
@@ -222,23 +216,9 @@ class State:
         missing = self.unanswered_calls()
         if not missing:
             return ()
-        synthetic = {
-            call.id: ToolResultMessage(
-                call_id=call.id, tool_name=call.name, content=INTERRUPTED_RESULT, is_error=True
-            )
-            for call in missing
-        }
-        rebuilt: list[Message] = []
-        batch: list[ToolCall] = []
-        for message in self.messages:
-            if batch and not isinstance(message, ToolResultMessage):
-                rebuilt.extend(synthetic[c.id] for c in batch if c.id in synthetic)
-                batch = []
-            rebuilt.append(message)
-            if isinstance(message, AssistantMessage):
-                batch = list(message.tool_calls)
-        rebuilt.extend(synthetic[c.id] for c in batch if c.id in synthetic)
-        self.messages = rebuilt
+        from rho_domain.interrupted_calls import with_interrupted_results
+
+        self.messages, synthetic = with_interrupted_results(self.messages, missing)
         self.pending_calls = tuple(c for c in self.pending_calls if c.id not in synthetic)
         self.started_calls -= set(synthetic)
         return tuple(synthetic.values())
