@@ -86,6 +86,19 @@ def wait_for(
             time.sleep(0.05)  # a server starting is ready in well under a second
 
 
+def until(condition: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
+    """Return once ``condition()`` is true, asking every 10 ms; fail naming ``what`` after
+    ``seconds`` (a bound about hanging only). The pause is the point: a loop that asked
+    again at once held the GIL between its queries, so the thread it waited for (a session
+    sending the statement to be seen) got it at a load of 16 after 100 s and 390,000 polls,
+    and a server it waited for shared its cores with the polls."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {seconds:g} s")
+        time.sleep(0.01)
+
+
 def own_server(conn: Any, query: str, data: Path) -> Any:
     """``conn`` if the server it reached reports ``data`` as its data directory (``query``);
     otherwise closed, and an error: the port was answered by another process's server."""
