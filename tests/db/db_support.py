@@ -86,17 +86,18 @@ def wait_for(
             time.sleep(0.05)  # a server starting is ready in well under a second
 
 
-def until(condition: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
-    """Return once ``condition()`` is true, asking every 10 ms; fail naming ``what`` after
-    ``seconds`` (a bound about hanging only). The pause is the point: a loop that asked
-    again at once held the GIL between its queries, so the thread it waited for (a session
-    sending the statement to be seen) got it at a load of 16 after 100 s and 390,000 polls,
-    and a server it waited for shared its cores with the polls."""
+def until(
+    condition: Callable[[], bool], what: str, seconds: float = 60.0, every: float = 0.01
+) -> None:
+    """Return once ``condition()`` is true, asking every ``every`` seconds; fail naming
+    ``what`` after ``seconds`` (a bound about hanging only). A loop that asks again at once
+    costs the test and the server a core for as long as it waits, and can keep what it asks
+    about from changing (``my_running_secret``'s ``INNODB_TRX``)."""
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             pytest.fail(f"{what}: not within {seconds:g} s")
-        time.sleep(0.01)
+        time.sleep(every)
 
 
 def own_server(conn: Any, query: str, data: Path) -> Any:
