@@ -67,12 +67,22 @@ def pytest_configure(config: pytest.Config) -> None:
         run = os.path.dirname(config.option.basetemp)
         os.environ["RHO_TEST_ZYGOTES"] = os.path.join(run, "zygotes")
         config.pluginmanager.register(FirstCollectsAlone(run), "rho-first-collects-alone")
+    keep_bytecode(config)
+
+
+def keep_bytecode(config: pytest.Config) -> None:
+    """Under ``PYTHONDONTWRITEBYTECODE``: bytecode in the pycache prefix, for this process and
+    (the environment) those its tests start. Not for xdist workers' start: Python reads only
+    the prefix then, so each recompiled pytest, its plugins and the standard library into a
+    fresh clone's (2 s of CPU), which their ``__pycache__`` has; a worker sets it here."""
     cache = getattr(config, "cache", None)
     if cache is None or not sys.dont_write_bytecode or sys.pycache_prefix:
         return
     prefix = str(cache.mkdir("pycache"))
     sys.pycache_prefix = prefix
     sys.dont_write_bytecode = False
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", None):
+        return
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 

@@ -195,3 +195,41 @@ def test_hypothesis_s_unicode_tables_go_from_one_checkout_to_the_next(
     assert (tables / "codec-v2-utf-8.json.gz").read_bytes() == b"utf-8 table"
     assert (tables / "charmap.json.gz").read_bytes() == b"its own"
     assert sorted(p.name for p in tables.iterdir()) == ["charmap.json.gz", "codec-v2-utf-8.json.gz"]
+
+
+class _Cache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def mkdir(self, name: str) -> Path:
+        (self.root / name).mkdir(exist_ok=True)
+        return self.root / name
+
+
+@pytest.mark.parametrize("process", ["starts workers", "worker", "alone"])
+def test_workers_start_on_the_libraries_bytecode_and_then_keep_their_own(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, process: str
+) -> None:
+    """``keep_bytecode`` under ``PYTHONDONTWRITEBYTECODE``: every process keeps bytecode in
+    the prefix, but the one that starts xdist workers leaves the environment alone, so that
+    the workers start on the ``__pycache__`` beside pytest and the libraries (a fresh clone's
+    empty prefix cost each worker 2 s of CPU to compile them); a worker, or a run without
+    workers, passes the prefix on to the processes its tests start."""
+    conftest = _conftest(request.config)
+    config = type("Config", (), {"cache": _Cache(tmp_path)})()
+    config.getoption = lambda name, default=None: 2 if process != "alone" else None
+    if process == "worker":
+        config.workerinput = {}
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    conftest.keep_bytecode(config)
+    assert sys.pycache_prefix == str(tmp_path / "pycache")
+    assert not sys.dont_write_bytecode
+    if process == "starts workers":
+        assert os.environ.get("PYTHONDONTWRITEBYTECODE") == "1"
+        assert "PYTHONPYCACHEPREFIX" not in os.environ
+    else:
+        assert os.environ.get("PYTHONPYCACHEPREFIX") == str(tmp_path / "pycache")
+        assert "PYTHONDONTWRITEBYTECODE" not in os.environ

@@ -86,6 +86,20 @@ def wait_for(
             time.sleep(0.05)  # a server starting is ready in well under a second
 
 
+def until(
+    condition: Callable[[], bool], what: str, seconds: float = 60.0, every: float = 0.01
+) -> None:
+    """Return once ``condition()`` is true, asking every ``every`` seconds; fail naming
+    ``what`` after ``seconds`` (a bound about hanging only). A loop that asks again at once
+    costs the test and the server a core for as long as it waits, and can keep what it asks
+    about from changing (``my_running_secret``'s ``INNODB_TRX``)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {seconds:g} s")
+        time.sleep(every)
+
+
 def own_server(conn: Any, query: str, data: Path) -> Any:
     """``conn`` if the server it reached reports ``data`` as its data directory (``query``);
     otherwise closed, and an error: the port was answered by another process's server."""

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import attrs
 import psycopg
 import pytest
-from db_support import Server, adapter
+from db_support import Server, adapter, until
 
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
@@ -53,13 +53,15 @@ def standby_setting(postgres_server: Server) -> Iterator[None]:
     admin.execute(f"ALTER SYSTEM SET primary_conninfo = '{SECRET}'")
     admin.execute("SELECT pg_reload_conf()")
     config = postgres_server.config
+
+    def reloaded() -> bool:
+        with psycopg.connect(
+            host=config.host, port=config.port, user=config.user, dbname=config.database
+        ) as conn:
+            return conn.execute("SHOW primary_conninfo").fetchone() == (SECRET,)
+
     try:
-        while True:  # until a new session runs with it (the reload is asynchronous)
-            with psycopg.connect(
-                host=config.host, port=config.port, user=config.user, dbname=config.database
-            ) as conn:
-                if conn.execute("SHOW primary_conninfo").fetchone() == (SECRET,):
-                    break
+        until(reloaded, "a new session running with primary_conninfo set")  # asynchronous
         yield
     finally:
         admin.execute("ALTER SYSTEM RESET primary_conninfo")
