@@ -392,3 +392,21 @@ async def test_a_database_link_is_refused_by_the_check_alone() -> None:
         await OracleDatabase("ora", ORACLE, driver=driver).query(
             "SELECT * FROM users@prod_link", max_rows=1, timeout=1
         )
+
+
+async def test_a_vertica_sequence_advanced_without_parentheses_is_refused() -> None:
+    """``seq.NEXTVAL`` is Vertica's other spelling of ``NEXTVAL('seq')``: it advances the
+    sequence for every session, and it names no function, so without the rule it reaches
+    the server as ``NEXTVAL(...)`` never does."""
+    driver = FakeDriver()
+    unchecked = VerticaDatabase("vx", VERTICA, driver=driver, check_statements=False)
+    for sql in ("SELECT order_seq.NEXTVAL", 'SELECT app.order_seq."nextval" FROM t'):
+        await unchecked.query(sql, max_rows=1, timeout=1)
+        assert sql in driver.log
+        with pytest.raises(StatementRefused, match="names a function with side effects"):
+            await VerticaDatabase("vx", VERTICA, driver=driver).query(sql, max_rows=1, timeout=1)
+    # CURRVAL is the session's last value: it reads
+    await VerticaDatabase("vx", VERTICA, driver=driver).query(
+        "SELECT order_seq.CURRVAL", max_rows=1, timeout=1
+    )
+    assert "SELECT order_seq.CURRVAL" in driver.log
