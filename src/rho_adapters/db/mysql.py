@@ -116,29 +116,33 @@ class MysqlDatabase(ThreadedDatabase):
         """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
         as the check folds it): selecting from one runs what its query calls, a stored
         function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
-        query where the view is named. And the tables of another server's, refused where
-        named (``REMOTE_ENGINES``). Read before each statement: information_schema gives no
-        version to compare, and a view made or replaced while the connection is open must
-        be judged by its query of now."""
-        views: dict[str, set[str]] = {}
+        query where the view is named, and a table's virtual columns' expressions where the
+        table is (``UUID_SHORT()`` advances a server-wide counter). And the tables of
+        another server's, refused where named (``REMOTE_ENGINES``). Read before each
+        statement: information_schema gives no version to compare, and a view made or
+        replaced while the connection is open must be judged by its query of now."""
+        found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
         refused = dict(conn.rho_refused)
         with conn.cursor(self._module().cursors.Cursor) as cursor:
-            # the server's own schemas' views (sys.session, sys.version) are its installer's
+            # the server's own schemas' views (sys.session, sys.version) are its installer's;
+            # a VIRTUAL column is computed at each read (a STORED one when written)
             cursor.execute(
-                "SELECT TABLE_NAME, VIEW_DEFINITION, '' FROM information_schema.VIEWS "
+                "SELECT TABLE_NAME, VIEW_DEFINITION, 'view' FROM information_schema.VIEWS "
                 "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+                "UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), "
+                "'column' FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
+                "AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
                 "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
                 "WHERE ENGINE IN (%s, %s, %s)",
-                (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES),
+                (*_SYSTEM_SCHEMAS, *_SYSTEM_SCHEMAS, *REMOTE_ENGINES),
             )
-            for name, query, engine in cursor.fetchall():
-                if engine:
-                    refused[str(name).lower()] = remote_refusal(str(name), str(engine))
+            for name, query, kind in cursor.fetchall():
+                if kind in found:
+                    found[kind].setdefault(str(name).lower(), set()).add(str(query))
                 else:
-                    views.setdefault(str(name).lower(), set()).add(str(query))
-        return CatalogCalls(
-            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
-        )
+                    refused[str(name).lower()] = remote_refusal(str(name), str(kind))
+        views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
+        return CatalogCalls(views=views, computed=computed, refused_names=refused)
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
