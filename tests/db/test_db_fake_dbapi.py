@@ -7,6 +7,7 @@ fetchall of a result), reconnecting a dead connection and translating driver err
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -17,7 +18,9 @@ import pytest
 from rho_adapters.db import StatementTimeout
 from rho_adapters.db.oracle import CATALOG_EXTERNAL as ORACLE_EXTERNAL
 from rho_adapters.db.oracle import CATALOG_SYNONYMS as ORACLE_SYNONYMS
+from rho_adapters.db.oracle import CATALOG_SYNONYMS_11G as ORACLE_SYNONYMS_11G
 from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
+from rho_adapters.db.oracle import CATALOG_VIEWS_11G as ORACLE_VIEWS_11G
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.vertica import CATALOG_RELATIONS as VERTICA_RELATIONS
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
@@ -81,6 +84,7 @@ class FakeConnection:
         self.fail_on = driver.fail_on
         self.fail_message = driver.fail_message
         self.catalog = driver.catalog
+        self.version = driver.version  # python-oracledb's server version
         self.call_timeout = 0
         self.is_closed = False
         self.cancelled = threading.Event()
@@ -120,11 +124,14 @@ class FakeDriver:
         self.connections: list[FakeConnection] = []
         self.fail_on = ""
         self.fail_message = ""
+        self.version = "19.3.0.0.0"
         # what each catalog query answers (none by default): (query text, rows)
         self.catalog: dict[str, list[tuple[Any, ...]]] = {
             ORACLE_VIEWS: [],
             ORACLE_SYNONYMS: [],
             ORACLE_EXTERNAL: [],
+            ORACLE_VIEWS_11G: [],
+            ORACLE_SYNONYMS_11G: [],
             VERTICA_RELATIONS: [],
         }
 
@@ -410,3 +417,29 @@ async def test_a_vertica_sequence_advanced_without_parentheses_is_refused() -> N
         "SELECT order_seq.CURRVAL", max_rows=1, timeout=1
     )
     assert "SELECT order_seq.CURRVAL" in driver.log
+
+
+async def test_oracle_11g_connects_and_still_judges_synonyms_and_views() -> None:
+    """11g has no ORACLE_MAINTAINED column: the 12c read failed there (ORA-00904) and no
+    statement ran. 11g's read leaves out the schemas Oracle installs instead, and keeps a
+    synonym named otherwise than its target (PUBLIC's over SYS.USER$) or over a link."""
+    driver = FakeDriver()
+    driver.version = "11.2.0.4.0"
+    driver.fail_on = "oracle_maintained"
+    driver.fail_message = 'ORA-00904: "O"."ORACLE_MAINTAINED": invalid identifier'
+    driver.catalog[ORACLE_SYNONYMS_11G] = ORACLE_ALIASES[ORACLE_SYNONYMS]
+    driver.catalog[ORACLE_VIEWS_11G] = ORACLE_ALIASES[ORACLE_VIEWS]
+    driver.catalog[ORACLE_EXTERNAL] = ORACLE_ALIASES[ORACLE_EXTERNAL]
+    db = OracleDatabase("ora", ORACLE, driver=driver)
+    try:
+        for sql, said in ORACLE_REFUSED:
+            with pytest.raises(StatementRefused, match=re.escape(said)):
+                await db.query(sql, max_rows=1, timeout=1)
+        await db.query("SELECT * FROM my_orders", max_rows=1, timeout=1)
+        assert "SELECT * FROM my_orders" in driver.log
+        assert not [sql for sql in driver.log if "oracle_maintained" in sql]
+    finally:
+        await db.aclose()
+    # Oracle's own schemas and its PUBLIC synonyms by their targets' names are not read
+    assert "'SYS'," in ORACLE_VIEWS_11G and "'SYSTEM'," in ORACLE_VIEWS_11G
+    assert "s.synonym_name <> s.table_name" in ORACLE_SYNONYMS_11G

@@ -10,10 +10,14 @@ connection only: no Oracle server runs in CI.
 The catalogs the check refuses by name (``SYS.USER$``, ``V$SQL``...) can be read under a
 name an administrator gave them: a synonym (``CREATE PUBLIC SYNONYM users_pw FOR
 sys.user$``) or a view. So on connect the adapter reads the views and synonyms this login
-can see that Oracle did not make (``ORACLE_MAINTAINED = 'N'``, 12c+), and the check judges
-each where it is named: a view by its query, a synonym as ``SELECT * FROM`` what it stands
-for; one over a database link (another database, as the link's login) is refused, and so
-is an external table (a read reads server files; a PREPROCESSOR runs a program).
+can see that Oracle did not make, and the check judges each where it is named: a view by
+its query, a synonym as ``SELECT * FROM`` what it stands for; one over a database link
+(another database, as the link's login) is refused, and so is an external table (a read
+reads server files; a PREPROCESSOR runs a program). 12c and later flag what Oracle made
+(``ORACLE_MAINTAINED``, per object: a view an administrator made in ``SYSTEM`` is read);
+11g has no flag, so there the views and synonyms of the schemas Oracle installs are left
+out (``ORACLE_11G_SCHEMAS``), except a synonym whose name is not its target's or that
+crosses a link: a ``PUBLIC`` one Oracle made by its target's name is judged as that name.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -27,15 +31,37 @@ from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.functions import names
 
-_USERS_MADE = "SELECT username FROM all_users WHERE oracle_maintained = 'N'"
+
+def _made(kind: str) -> str:
+    """The objects of ``kind`` (12c+) no Oracle script made, joined as ``o``."""
+    return (
+        f"JOIN all_objects o ON o.owner = {kind[0]}.owner AND o.object_name = "
+        f"{kind[0]}.{kind}_name AND o.object_type = '{kind.upper()}' "
+        "WHERE o.oracle_maintained = 'N'"
+    )
+
+
 # The views and synonyms of the login's own making or an administrator's, with what each
 # reads: a view's query (TEXT, a LONG: read whole), a synonym's target (and its link).
-CATALOG_VIEWS = f"SELECT view_name, text FROM all_views WHERE owner IN ({_USERS_MADE})"  # noqa: S608
-CATALOG_SYNONYMS = (
-    "SELECT s.synonym_name, s.table_owner, s.table_name, s.db_link FROM all_synonyms s "
-    "JOIN all_objects o ON o.owner = s.owner AND o.object_name = s.synonym_name "
-    "AND o.object_type = 'SYNONYM' WHERE o.oracle_maintained = 'N'"
+CATALOG_VIEWS = f"SELECT v.view_name, v.text FROM all_views v {_made('view')}"  # noqa: S608
+_SYNONYM = "SELECT s.synonym_name, s.table_owner, s.table_name, s.db_link FROM all_synonyms s"
+CATALOG_SYNONYMS = f"{_SYNONYM} {_made('synonym')}"
+# 11g's schemas Oracle installs (the database's and its options' accounts, no sample one) and
+# PUBLIC, where Oracle's public synonyms are (tens of thousands, each named as its target
+# but V$x for SYS.V_$x). A schema missing here only makes more views read and judged.
+ORACLE_11G_SCHEMAS = names(
+    "SYS SYSTEM PUBLIC OUTLN DBSNMP APPQOSSYS ORACLE_OCM DIP XDB ANONYMOUS CTXSYS EXFSYS "
+    "MDSYS ORDSYS ORDDATA ORDPLUGINS SI_INFORMTN_SCHEMA OLAPSYS OWBSYS OWBSYS_AUDIT WMSYS "
+    "FLOWS_FILES MDDATA SPATIAL_CSW_ADMIN_USR SPATIAL_WFS_ADMIN_USR MGMT_VIEW SYSMAN "
+    "XS$NULL TSMSYS DMSYS APEX_PUBLIC_USER APEX_030200 APEX_040000 APEX_040100 APEX_040200"
+)
+_ORACLE_OWNED = ", ".join(f"'{name}'" for name in sorted(ORACLE_11G_SCHEMAS))
+CATALOG_VIEWS_11G = f"SELECT view_name, text FROM all_views WHERE owner NOT IN ({_ORACLE_OWNED})"  # noqa: S608
+CATALOG_SYNONYMS_11G = (
+    f"{_SYNONYM} WHERE s.owner NOT IN ({_ORACLE_OWNED}) "
+    "OR s.synonym_name <> s.table_name OR s.db_link IS NOT NULL"
 )
 # External tables: a read runs the access driver over files of a server directory (and
 # ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
@@ -68,11 +94,19 @@ class OracleDatabase(ThreadedDatabase):
     def _prepare(self, conn: Any) -> None:
         views: dict[str, set[str]] = {}
         refused: dict[str, str] = {}
+        # python-oracledb's connection.version ("11.2.0.4.0"); unknown reads as 12c+, whose
+        # query fails on 11g (ORA-00904) rather than read less
+        before_12c = str(getattr(conn, "version", "") or "99").split(".")[0] in {"9", "10", "11"}
+        view_sql, synonym_sql = (
+            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G)
+            if before_12c
+            else (CATALOG_VIEWS, CATALOG_SYNONYMS)
+        )
         cursor = conn.cursor()
         try:
-            for name, text in _rows(cursor, CATALOG_VIEWS):
+            for name, text in _rows(cursor, view_sql):
                 views.setdefault(str(name), set()).add(str(text))
-            for name, owner, table, link in _rows(cursor, CATALOG_SYNONYMS):
+            for name, owner, table, link in _rows(cursor, synonym_sql):
                 if link:
                     refused[str(name)] = (
                         f"{name} is a synonym of {owner}.{table}@{link}, another database's, "
