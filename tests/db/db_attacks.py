@@ -394,6 +394,9 @@ POSTGRES_INVESTIGATION = [
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY amount) FROM orders",
     "SELECT name, rank() OVER (ORDER BY score DESC) FROM users",
     "SELECT pg_get_viewdef('big_orders')",
+    # routine bodies are the database's code, read as the server shows them (docs/security.md)
+    "SELECT routine_name, routine_definition FROM information_schema.routines LIMIT 3",
+    "SELECT pg_get_functiondef(p.oid), p.prosrc FROM pg_proc p WHERE p.proname = 'lower'",
     "SELECT coalesce(sum(amount), 0) FROM orders WHERE user_id = 999",
     "SELECT trim(both ' ' from name), substring(name from 1 for 2), position('u' in name) "
     "FROM users",
@@ -437,6 +440,9 @@ MYSQL_INVESTIGATION = [
     "SELECT CASE WHEN score > 50 THEN 'hi' ELSE 'lo' END FROM users LIMIT 1",
     "SELECT JSON_OBJECT('a', 1), JSON_ARRAYAGG(id) FROM users",
     "EXPLAIN SELECT * FROM users WHERE id = 1",
+    "SELECT ROUTINE_NAME, ROUTINE_DEFINITION FROM information_schema.ROUTINES LIMIT 3",
+    "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS LIMIT 3",
+    "SELECT EVENT_NAME, EVENT_DEFINITION FROM information_schema.EVENTS LIMIT 3",
 ]
 
 # Malformed text with nothing to run: refused by the check, harmlessly accepted by SQLite.
