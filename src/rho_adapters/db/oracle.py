@@ -18,6 +18,8 @@ reads server files; a PREPROCESSOR runs a program). 12c and later flag what Orac
 11g has no flag, so there the views and synonyms of the schemas Oracle installs are left
 out (``ORACLE_11G_SCHEMAS``), except a synonym whose name is not its target's or that
 crosses a link: a ``PUBLIC`` one Oracle made by its target's name is judged as that name.
+Before each statement a version of them is read (``CATALOG_VERSION``), and they again when
+it changed: one made while the connection is open is judged at once.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -66,6 +68,15 @@ CATALOG_SYNONYMS_11G = (
 # External tables: a read runs the access driver over files of a server directory (and
 # ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
 CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM all_external_tables"
+# What changes when a view, synonym or table the reads above may list is made, replaced,
+# altered or dropped: read before each statement, and the catalog again when it changed, so
+# one made while the connection is open is judged at once (as PostgreSQL's adapter does).
+_VERSION = "SELECT COUNT(*), MAX(o.last_ddl_time) FROM all_objects o WHERE o.object_type IN "
+CATALOG_VERSION = f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND o.oracle_maintained = 'N'"
+CATALOG_VERSION_11G = (
+    f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND (o.owner NOT IN ({_ORACLE_OWNED}) "
+    "OR o.object_type = 'SYNONYM')"
+)
 
 
 def load_oracledb() -> Any:
@@ -92,16 +103,22 @@ class OracleDatabase(ThreadedDatabase):
         return self._module().connect(user=c.user, password=self._password, dsn=dsn)
 
     def _prepare(self, conn: Any) -> None:
-        views: dict[str, set[str]] = {}
-        refused: dict[str, str] = {}
         # python-oracledb's connection.version ("11.2.0.4.0"); unknown reads as 12c+, whose
         # query fails on 11g (ORA-00904) rather than read less
         before_12c = str(getattr(conn, "version", "") or "99").split(".")[0] in {"9", "10", "11"}
-        view_sql, synonym_sql = (
-            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G)
+        conn.rho_reads = (
+            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G, CATALOG_VERSION_11G)
             if before_12c
-            else (CATALOG_VIEWS, CATALOG_SYNONYMS)
+            else (CATALOG_VIEWS, CATALOG_SYNONYMS, CATALOG_VERSION)
         )
+        self._read_catalog(conn, _version(conn))
+
+    def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
+        """Read the views, synonyms and external tables into ``conn.rho_catalog``, as of
+        ``version`` (read before them: a change in between is read again next time)."""
+        view_sql, synonym_sql, _ = conn.rho_reads
+        views: dict[str, set[str]] = {}
+        refused: dict[str, str] = {}
         cursor = conn.cursor()
         try:
             for name, text in _rows(cursor, view_sql):
@@ -126,9 +143,15 @@ class OracleDatabase(ThreadedDatabase):
         conn.rho_catalog = CatalogCalls(
             views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
         )
+        conn.rho_catalog_version = version
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
-        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        if not hasattr(conn, "rho_catalog"):
+            return None
+        version = _version(conn)
+        if version != conn.rho_catalog_version:
+            self._read_catalog(conn, version)
+        calls: CatalogCalls = conn.rho_catalog
         return calls
 
     def _usable(self, conn: Any) -> bool:
@@ -210,6 +233,15 @@ class OracleDatabase(ThreadedDatabase):
         )
         indexes = [(str(n), bool(u), str(c)) for n, u, c in idx.rows]
         return format_description(table.upper(), cols.rows, [str(r[0]) for r in pk.rows], indexes)
+
+
+def _version(conn: Any) -> list[tuple[Any, ...]]:
+    """The catalog's version (``CATALOG_VERSION``) as ``conn``'s server gives it."""
+    cursor = conn.cursor()
+    try:
+        return _rows(cursor, conn.rho_reads[2])
+    finally:
+        cursor.close()
 
 
 def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
