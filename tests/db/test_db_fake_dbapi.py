@@ -332,7 +332,7 @@ async def test_a_statement_the_server_does_not_stop_is_cancelled_in_time(
 # check let each through (it knew no such name). Now the adapter reads, on connect, the
 # views and synonyms not the server's own, and the check judges them where named. And the
 # external tables, whose reads read server files (a PREPROCESSOR runs a program), refused.
-ORACLE_ALIASES = {
+ORACLE_ALIASES: dict[str, list[tuple[Any, ...]]] = {
     ORACLE_SYNONYMS: [
         ("USERS_PW", "SYS", "USER$", None),  # CREATE PUBLIC SYNONYM users_pw FOR sys.user$
         ("SQLS", "SYS", "V_$SQL", None),

@@ -185,13 +185,13 @@ def _types(
 def _queries(
     name: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
 ) -> str:
-    """Why reading the relation ``name`` runs what its view query, its row security policies
-    or its virtual columns call (``pg_read_file``, a user function), judged without ``name``
-    itself (a view's query may name it again as a column, "version")."""
-    judged = {f: getattr(calls, f) for f in ("views", "policies", "computed")}
-    inner = attrs.evolve(
-        calls, **{f: {k: v for k, v in judged[f].items() if k != name} for f in judged}
+    """Why reading ``name`` runs what its view query, row security policies or virtual
+    columns call, judged without ``name`` (a view's query may name it again as a column)."""
+    views, policies, computed = (
+        {k: v for k, v in judged.items() if k != name}
+        for judged in (calls.views, calls.policies, calls.computed)
     )
+    inner = attrs.evolve(calls, views=views, policies=policies, computed=computed)
     for what, queries in (
         (f"the view {name}", calls.views.get(name, ())),
         (f"the row security policy of {name}", calls.policies.get(name, ())),
