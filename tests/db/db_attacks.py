@@ -178,6 +178,15 @@ POSTGRES_ATTACKS = [
     "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
     "SELECT 'a' \\g",
     "SELECT E'\\\\'; DELETE FROM users",
+    # server-wide statistics, WAL and locks: each off the allowlist, by its side-effect prefix
+    "SELECT pg_stat_reset()",
+    "SELECT pg_stat_reset_shared('bgwriter')",
+    "SELECT pg_stat_reset_single_table_counters('users'::regclass)",
+    "SELECT pg_switch_wal()",
+    "SELECT pg_create_restore_point('rho')",
+    "SELECT pg_advisory_xact_lock(1)",
+    "SELECT pg_try_advisory_lock_shared(1)",
+    "SELECT pg_advisory_unlock_all()",
 ]
 
 MYSQL_ATTACKS = [
@@ -234,6 +243,17 @@ MYSQL_ATTACKS = [
     "EXPLAIN FOR CONNECTION 1",
     "SELECT `a`; DELETE FROM users",
     "SELECT 1 --\tx\n; DELETE FROM users",
+    # sequences, session counters, locks and replication waits, by every spelling
+    "SELECT NEXT VALUE FOR s",
+    "SELECT SETVAL(s, 10)",
+    "SELECT LASTVAL(s)",
+    "SELECT s.nextval",
+    "SELECT LAST_INSERT_ID(5)",
+    "SELECT DEFAULT(name) FROM users",
+    "SELECT IS_USED_LOCK('a')",
+    "SELECT RELEASE_ALL_LOCKS()",
+    "SELECT MASTER_POS_WAIT('rho-bin.000001', 4, 0)",
+    "SELECT MASTER_GTID_WAIT('0-1-1', 0)",
 ]
 
 COMMON_ALLOWED = [
@@ -374,6 +394,9 @@ POSTGRES_INVESTIGATION = [
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY amount) FROM orders",
     "SELECT name, rank() OVER (ORDER BY score DESC) FROM users",
     "SELECT pg_get_viewdef('big_orders')",
+    # routine bodies are the database's code, read as the server shows them (docs/security.md)
+    "SELECT routine_name, routine_definition FROM information_schema.routines LIMIT 3",
+    "SELECT pg_get_functiondef(p.oid), p.prosrc FROM pg_proc p WHERE p.proname = 'lower'",
     "SELECT coalesce(sum(amount), 0) FROM orders WHERE user_id = 999",
     "SELECT trim(both ' ' from name), substring(name from 1 for 2), position('u' in name) "
     "FROM users",
@@ -417,6 +440,9 @@ MYSQL_INVESTIGATION = [
     "SELECT CASE WHEN score > 50 THEN 'hi' ELSE 'lo' END FROM users LIMIT 1",
     "SELECT JSON_OBJECT('a', 1), JSON_ARRAYAGG(id) FROM users",
     "EXPLAIN SELECT * FROM users WHERE id = 1",
+    "SELECT ROUTINE_NAME, ROUTINE_DEFINITION FROM information_schema.ROUTINES LIMIT 3",
+    "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS LIMIT 3",
+    "SELECT EVENT_NAME, EVENT_DEFINITION FROM information_schema.EVENTS LIMIT 3",
 ]
 
 # Malformed text with nothing to run: refused by the check, harmlessly accepted by SQLite.
@@ -437,8 +463,9 @@ ALLOWED = {
 # the harness's read-only transaction). Only the statement check, or a SELECT-only role,
 # stops the harmful ones: server files and programs (COPY ... TO/PROGRAM, pg_read_file,
 # pg_ls_dir, lo_import, INTO OUTFILE/DUMPFILE, LOAD_FILE), server-wide actions
-# (pg_reload_conf, CHECKPOINT, SET GLOBAL, FLUSH, PURGE BINARY LOGS, pg_cancel_backend),
-# locks and sleeps (advisory locks, GET_LOCK, LOCK TABLE, pg_sleep, SLEEP, BENCHMARK). The
+# (pg_reload_conf, CHECKPOINT, SET GLOBAL, FLUSH, PURGE BINARY LOGS, pg_cancel_backend,
+# pg_stat_reset*, pg_switch_wal, pg_create_restore_point), locks, waits and sleeps (advisory
+# locks, GET_LOCK, LOCK TABLE, MASTER_POS_WAIT, pg_sleep, SLEEP, BENCHMARK). The
 # rest (SET, RESET, PREPARE, LISTEN, HANDLER OPEN, user variables ...) only change session
 # state, which the adapter resets after every call (tested in test_db_issue10.py).
 # dblink_exec and pg_terminate_backend belong here too; they are left out of the run below
@@ -488,6 +515,16 @@ ENGINE_RUNS = {
             "CHECKPOINT",
             "DECLARE c CURSOR FOR SELECT 1",
             "CLOSE ALL",
+            # a superuser resets every session's statistics and switches the WAL file
+            # inside a read-only transaction
+            "SELECT pg_stat_reset()",
+            "SELECT pg_stat_reset_shared('bgwriter')",
+            "SELECT pg_stat_reset_single_table_counters('users'::regclass)",
+            "SELECT pg_switch_wal()",
+            "SELECT pg_create_restore_point('rho')",
+            "SELECT pg_advisory_xact_lock(1)",
+            "SELECT pg_try_advisory_lock_shared(1)",
+            "SELECT pg_advisory_unlock_all()",
         ]
     ),
     "mysql": frozenset(
@@ -519,6 +556,11 @@ ENGINE_RUNS = {
             "SELECT 1 INTO @b",
             "SELECT * FROM users PROCEDURE ANALYSE()",
             "PURGE BINARY LOGS BEFORE NOW()",
+            "SELECT LAST_INSERT_ID(5)",
+            "SELECT IS_USED_LOCK('a')",
+            "SELECT RELEASE_ALL_LOCKS()",
+            "SELECT MASTER_POS_WAIT('rho-bin.000001', 4, 0)",
+            "SELECT MASTER_GTID_WAIT('0-1-1', 0)",
         ]
     ),
 }

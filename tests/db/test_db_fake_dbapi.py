@@ -7,6 +7,7 @@ fetchall of a result), reconnecting a dead connection and translating driver err
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -17,9 +18,14 @@ import pytest
 from rho_adapters.db import StatementTimeout
 from rho_adapters.db.oracle import CATALOG_EXTERNAL as ORACLE_EXTERNAL
 from rho_adapters.db.oracle import CATALOG_SYNONYMS as ORACLE_SYNONYMS
+from rho_adapters.db.oracle import CATALOG_SYNONYMS_11G as ORACLE_SYNONYMS_11G
+from rho_adapters.db.oracle import CATALOG_VERSION as ORACLE_VERSION
+from rho_adapters.db.oracle import CATALOG_VERSION_11G as ORACLE_VERSION_11G
 from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
+from rho_adapters.db.oracle import CATALOG_VIEWS_11G as ORACLE_VIEWS_11G
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.vertica import CATALOG_RELATIONS as VERTICA_RELATIONS
+from rho_adapters.db.vertica import CATALOG_VERSION as VERTICA_VERSION
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import DatabaseError, StatementRefused
@@ -81,6 +87,7 @@ class FakeConnection:
         self.fail_on = driver.fail_on
         self.fail_message = driver.fail_message
         self.catalog = driver.catalog
+        self.version = driver.version  # python-oracledb's server version
         self.call_timeout = 0
         self.is_closed = False
         self.cancelled = threading.Event()
@@ -120,12 +127,18 @@ class FakeDriver:
         self.connections: list[FakeConnection] = []
         self.fail_on = ""
         self.fail_message = ""
+        self.version = "19.3.0.0.0"
         # what each catalog query answers (none by default): (query text, rows)
         self.catalog: dict[str, list[tuple[Any, ...]]] = {
             ORACLE_VIEWS: [],
             ORACLE_SYNONYMS: [],
             ORACLE_EXTERNAL: [],
+            ORACLE_VIEWS_11G: [],
+            ORACLE_SYNONYMS_11G: [],
+            ORACLE_VERSION: [(0, None)],
+            ORACLE_VERSION_11G: [(0, None)],
             VERTICA_RELATIONS: [],
+            VERTICA_VERSION: [(0, None, None)],
         }
 
     def connect(self, **kwargs: Any) -> FakeConnection:
@@ -147,9 +160,11 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
     assert conn.kwargs == {"user": "agent", "password": "pw", "dsn": "db.example:1521/ORCL"}
     assert conn.call_timeout == 2500
     assert driver.log == [
+        ORACLE_VERSION,
         ORACLE_VIEWS,
         ORACLE_SYNONYMS,
         ORACLE_EXTERNAL,
+        ORACLE_VERSION,  # before each statement: unchanged, so the catalog is not read again
         "<rollback>",
         "SET TRANSACTION READ ONLY",
         "SELECT x FROM dual",
@@ -193,9 +208,10 @@ async def test_oracle_fetches_with_fetchmany_and_reports_more_rows() -> None:
     result = await db.query("SELECT n FROM big", max_rows=5, timeout=1)
     assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5]
     assert result.more_rows
-    # the catalog's views, synonyms and external tables on connect, then one row to learn
-    # its size, then what fits the budget
-    assert driver.fetched == [1000, 1000, 1000, 1, 5]
+    # the catalog's version (a row, then the end), views, synonyms and external tables on
+    # connect, its version again before the statement, then one row to learn its size,
+    # then what fits the budget
+    assert driver.fetched == [1000] * 7 + [1, 5]
 
 
 async def test_oracle_reconnects_a_dead_connection_and_maps_errors() -> None:
@@ -226,7 +242,9 @@ async def test_vertica_sets_the_session_read_only_after_connect() -> None:
     assert kwargs["database"] == "dw"
     assert driver.log == [
         READ_ONLY_SESSION,
+        VERTICA_VERSION,
         VERTICA_RELATIONS,
+        VERTICA_VERSION,  # before each statement: unchanged, so not read again
         "SET SESSION RUNTIMECAP '3 seconds'",
         "SELECT x FROM t",
         "<rollback>",
@@ -281,7 +299,9 @@ async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutation
     seen = len(driver.log)
     await rw.query("DELETE FROM t", max_rows=1, timeout=1)
     assert driver.log[seen:] == [
+        VERTICA_VERSION,
         VERTICA_RELATIONS,
+        VERTICA_VERSION,
         "SET SESSION RUNTIMECAP '1 seconds'",
         "DELETE FROM t",
         "<commit>",
@@ -312,7 +332,7 @@ async def test_a_statement_the_server_does_not_stop_is_cancelled_in_time(
 # check let each through (it knew no such name). Now the adapter reads, on connect, the
 # views and synonyms not the server's own, and the check judges them where named. And the
 # external tables, whose reads read server files (a PREPROCESSOR runs a program), refused.
-ORACLE_ALIASES = {
+ORACLE_ALIASES: dict[str, list[tuple[Any, ...]]] = {
     ORACLE_SYNONYMS: [
         ("USERS_PW", "SYS", "USER$", None),  # CREATE PUBLIC SYNONYM users_pw FOR sys.user$
         ("SQLS", "SYS", "V_$SQL", None),
@@ -392,3 +412,99 @@ async def test_a_database_link_is_refused_by_the_check_alone() -> None:
         await OracleDatabase("ora", ORACLE, driver=driver).query(
             "SELECT * FROM users@prod_link", max_rows=1, timeout=1
         )
+
+
+async def test_a_vertica_sequence_advanced_without_parentheses_is_refused() -> None:
+    """``seq.NEXTVAL`` is Vertica's other spelling of ``NEXTVAL('seq')``: it advances the
+    sequence for every session, and it names no function, so without the rule it reaches
+    the server as ``NEXTVAL(...)`` never does."""
+    driver = FakeDriver()
+    unchecked = VerticaDatabase("vx", VERTICA, driver=driver, check_statements=False)
+    for sql in ("SELECT order_seq.NEXTVAL", 'SELECT app.order_seq."nextval" FROM t'):
+        await unchecked.query(sql, max_rows=1, timeout=1)
+        assert sql in driver.log
+        with pytest.raises(StatementRefused, match="names a function with side effects"):
+            await VerticaDatabase("vx", VERTICA, driver=driver).query(sql, max_rows=1, timeout=1)
+    # CURRVAL is the session's last value: it reads
+    await VerticaDatabase("vx", VERTICA, driver=driver).query(
+        "SELECT order_seq.CURRVAL", max_rows=1, timeout=1
+    )
+    assert "SELECT order_seq.CURRVAL" in driver.log
+
+
+async def test_oracle_11g_connects_and_still_judges_synonyms_and_views() -> None:
+    """11g has no ORACLE_MAINTAINED column: the 12c read failed there (ORA-00904) and no
+    statement ran. 11g's read leaves out the schemas Oracle installs instead, and keeps a
+    synonym named otherwise than its target (PUBLIC's over SYS.USER$) or over a link."""
+    driver = FakeDriver()
+    driver.version = "11.2.0.4.0"
+    driver.fail_on = "oracle_maintained"
+    driver.fail_message = 'ORA-00904: "O"."ORACLE_MAINTAINED": invalid identifier'
+    driver.catalog[ORACLE_SYNONYMS_11G] = ORACLE_ALIASES[ORACLE_SYNONYMS]
+    driver.catalog[ORACLE_VIEWS_11G] = ORACLE_ALIASES[ORACLE_VIEWS]
+    driver.catalog[ORACLE_EXTERNAL] = ORACLE_ALIASES[ORACLE_EXTERNAL]
+    db = OracleDatabase("ora", ORACLE, driver=driver)
+    try:
+        for sql, said in ORACLE_REFUSED:
+            with pytest.raises(StatementRefused, match=re.escape(said)):
+                await db.query(sql, max_rows=1, timeout=1)
+        await db.query("SELECT * FROM my_orders", max_rows=1, timeout=1)
+        assert "SELECT * FROM my_orders" in driver.log
+        assert not [sql for sql in driver.log if "oracle_maintained" in sql]
+    finally:
+        await db.aclose()
+    # Oracle's own schemas and its PUBLIC synonyms by their targets' names are not read
+    assert "'SYS'," in ORACLE_VIEWS_11G
+    assert "'SYSTEM'," in ORACLE_VIEWS_11G
+    assert "s.synonym_name <> s.table_name" in ORACLE_SYNONYMS_11G
+
+
+@pytest.mark.parametrize(
+    ("cls", "config", "relations", "version", "made", "sql", "said"),
+    [
+        (
+            OracleDatabase,
+            ORACLE,
+            ORACLE_SYNONYMS,
+            ORACLE_VERSION,
+            [("USERS_PW", "SYS", "USER$", None)],  # CREATE PUBLIC SYNONYM users_pw ...
+            "SELECT name, spare4 FROM users_pw",
+            "USER$ holds password hashes",
+        ),
+        (
+            VerticaDatabase,
+            VERTICA,
+            VERTICA_RELATIONS,
+            VERTICA_VERSION,
+            [("pw_copy", "SELECT user_name, password, salt FROM v_catalog.passwords", "")],
+            "SELECT * FROM pw_copy",
+            "passwords holds password hashes",
+        ),
+    ],
+)
+async def test_a_view_or_synonym_made_while_the_connection_is_open_is_judged(
+    cls: type[OracleDatabase] | type[VerticaDatabase],
+    config: DatabaseConfig,
+    relations: str,
+    version: str,
+    made: list[tuple[Any, ...]],
+    sql: str,
+    said: str,
+) -> None:
+    """The views and synonyms were read on connect only: one over a refused catalog made
+    after it passed until the next connection (shown with the version read off). The
+    catalog's version (Oracle: count and last DDL time of views, synonyms and tables;
+    Vertica: count, create time and definitions' hash) is read before each statement, and
+    the catalog again when it changed."""
+    driver = FakeDriver()
+    db = cls("x", config, driver=driver)
+    try:
+        await db.query("SELECT * FROM t", max_rows=1, timeout=1)  # connected
+        driver.catalog[relations] = made
+        driver.catalog[version] = [(1, "2026-11-28 00:30:00", 7)]
+        with pytest.raises(StatementRefused, match=re.escape(said)):
+            await db.query(sql, max_rows=1, timeout=1)
+        assert len(driver.connections) == 1  # on the same connection
+        assert driver.log.count(relations) == 2
+    finally:
+        await db.aclose()

@@ -30,6 +30,9 @@ SETUP = [
     "CREATE VIEW outer_s.over AS SELECT t FROM ops.readf",
     "CREATE VIEW ops.later AS SELECT '1'::text AS t",
     "CREATE VIEW ops.plain AS SELECT 2 AS n",
+    # literals pg_get_viewdef writes as 'C:\' (standard_conforming_strings on)
+    "CREATE VIEW ops.winpath AS SELECT 'C:\\' AS p, 'it''s' AS q",
+    "CREATE VIEW ops.winread AS SELECT 'C:\\' AS p, pg_read_file('PG_VERSION') AS t",
     # file_fdw: every read runs the program, or reads the file (relative: the data directory)
     "CREATE EXTENSION file_fdw",
     "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw",
@@ -45,6 +48,7 @@ ATTACKS = [
     ("TABLE ops.prog", "the foreign table prog runs the command its program", "ran-by-a-read"),
     ("SELECT * FROM outer_s.over_prog", "the foreign table prog runs", "ran-by-a-read"),
     ('SELECT line FROM "Odd Name"', "Odd Name reads the server file 'PG_VERSION'", "15"),
+    ("SELECT t FROM ops.winread", "the view winread runs", "15"),
 ]
 
 
@@ -74,8 +78,11 @@ async def test_a_view_reading_a_server_file_is_refused_where_it_is_named(views: 
             )
         with pytest.raises(StatementRefused, match="the view later runs"):
             await db.query("SELECT * FROM ops.later", max_rows=5, timeout=5)
-        # a view over plain values still reads
+        # a view over plain values still reads, a literal ending in a backslash too (it was
+        # refused as unreadable: 'C:\' does not end there where backslashes escape)
         assert (await db.query("SELECT n FROM ops.plain", max_rows=5, timeout=5)).rows == ((2,),)
+        rows = (await db.query("SELECT * FROM ops.winpath", max_rows=5, timeout=5)).rows
+        assert rows == (("C:\\", "it's"),)
     finally:
         await db.aclose()
 

@@ -328,6 +328,10 @@ CHECK_ONLY = [
     ("vertica", "SELECT description FROM v_monitor.transactions", "transactions shows"),
     ("vertica", "SELECT path_line FROM query_plan_profiles", "query_plan_profiles shows"),
     ("vertica", "SELECT design_query_text FROM design_queries", "design_queries shows"),
+    # a key's text (a TLS private key), shown to its owner and to a login with USAGE on it
+    ("vertica", "SELECT name, key FROM v_catalog.cryptographic_keys", "cryptographic_keys"),
+    ("vertica", "SELECT * FROM Cryptographic_Keys", "cryptographic_keys holds"),
+    ("oracle", "SELECT spare4 FROM sys . user$", "USER$ holds"),  # spaces around the dot
 ]
 
 

@@ -49,6 +49,29 @@ from rho_domain.sql.token_rules import default_schema_refusals
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
+_VIEWS = (
+    "SELECT TABLE_NAME, VIEW_DEFINITION, 'view' FROM information_schema.VIEWS "
+    "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+    "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
+    "WHERE ENGINE IN (%s, %s, %s)"
+)
+# MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
+# only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
+_COLUMNS = (
+    " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
+    "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
+    "AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)"
+)
+# A string literal as MariaDB's information_schema writes a view's query or a column's
+# expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
+_LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
+
+
+def judged_text(text: str) -> str:
+    r"""MariaDB's ``text`` with every string literal emptied: a literal calls nothing, and
+    one holding an escaped quote (``'x\'y'``) reads otherwise under NO_BACKSLASH_ESCAPES,
+    a reading the check must pass too, so its view or table was refused as unreadable."""
+    return _LITERAL.sub(lambda found: found[1] or "''", text)
 
 
 def caps_temp_space(version: str) -> bool:
@@ -116,29 +139,28 @@ class MysqlDatabase(ThreadedDatabase):
         """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
         as the check folds it): selecting from one runs what its query calls, a stored
         function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
-        query where the view is named. And the tables of another server's, refused where
-        named (``REMOTE_ENGINES``). Read before each statement: information_schema gives no
-        version to compare, and a view made or replaced while the connection is open must
-        be judged by its query of now."""
-        views: dict[str, set[str]] = {}
+        query where the view is named, and a table's virtual columns' expressions where the
+        table is (``UUID_SHORT()`` advances a server-wide counter). And the tables of
+        another server's, refused where named (``REMOTE_ENGINES``). Read before each
+        statement: information_schema gives no version to compare, and a view made or
+        replaced while the connection is open must be judged by its query of now."""
+        found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
         refused = dict(conn.rho_refused)
+        mariadb = conn.rho_mariadb
         with conn.cursor(self._module().cursors.Cursor) as cursor:
             # the server's own schemas' views (sys.session, sys.version) are its installer's
             cursor.execute(
-                "SELECT TABLE_NAME, VIEW_DEFINITION, '' FROM information_schema.VIEWS "
-                "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
-                "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
-                "WHERE ENGINE IN (%s, %s, %s)",
-                (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES),
+                _VIEWS + (_COLUMNS if mariadb else ""),
+                (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(_SYSTEM_SCHEMAS if mariadb else ())),
             )
-            for name, query, engine in cursor.fetchall():
-                if engine:
-                    refused[str(name).lower()] = remote_refusal(str(name), str(engine))
+            for name, query, kind in cursor.fetchall():
+                if kind in found:
+                    text = judged_text(str(query)) if mariadb else str(query)
+                    found[kind].setdefault(str(name).lower(), set()).add(text)
                 else:
-                    views.setdefault(str(name).lower(), set()).add(str(query))
-        return CatalogCalls(
-            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
-        )
+                    refused[str(name).lower()] = remote_refusal(str(name), str(kind))
+        views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
+        return CatalogCalls(views=views, computed=computed, refused_names=refused)
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None

@@ -10,10 +10,16 @@ connection only: no Oracle server runs in CI.
 The catalogs the check refuses by name (``SYS.USER$``, ``V$SQL``...) can be read under a
 name an administrator gave them: a synonym (``CREATE PUBLIC SYNONYM users_pw FOR
 sys.user$``) or a view. So on connect the adapter reads the views and synonyms this login
-can see that Oracle did not make (``ORACLE_MAINTAINED = 'N'``, 12c+), and the check judges
-each where it is named: a view by its query, a synonym as ``SELECT * FROM`` what it stands
-for; one over a database link (another database, as the link's login) is refused, and so
-is an external table (a read reads server files; a PREPROCESSOR runs a program).
+can see that Oracle did not make, and the check judges each where it is named: a view by
+its query, a synonym as ``SELECT * FROM`` what it stands for; one over a database link
+(another database, as the link's login) is refused, and so is an external table (a read
+reads server files; a PREPROCESSOR runs a program). 12c and later flag what Oracle made
+(``ORACLE_MAINTAINED``, per object: a view an administrator made in ``SYSTEM`` is read);
+11g has no flag, so there the views and synonyms of the schemas Oracle installs are left
+out (``ORACLE_11G_SCHEMAS``), except a synonym whose name is not its target's or that
+crosses a link: a ``PUBLIC`` one Oracle made by its target's name is judged as that name.
+Before each statement a version of them is read (``CATALOG_VERSION``), and they again when
+it changed: one made while the connection is open is judged at once.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -27,19 +33,50 @@ from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.functions import names
 
-_USERS_MADE = "SELECT username FROM all_users WHERE oracle_maintained = 'N'"
+
+def _made(kind: str) -> str:
+    """The objects of ``kind`` (12c+) no Oracle script made, joined as ``o``."""
+    return (
+        f"JOIN all_objects o ON o.owner = {kind[0]}.owner AND o.object_name = "
+        f"{kind[0]}.{kind}_name AND o.object_type = '{kind.upper()}' "
+        "WHERE o.oracle_maintained = 'N'"
+    )
+
+
 # The views and synonyms of the login's own making or an administrator's, with what each
 # reads: a view's query (TEXT, a LONG: read whole), a synonym's target (and its link).
-CATALOG_VIEWS = f"SELECT view_name, text FROM all_views WHERE owner IN ({_USERS_MADE})"  # noqa: S608
-CATALOG_SYNONYMS = (
-    "SELECT s.synonym_name, s.table_owner, s.table_name, s.db_link FROM all_synonyms s "
-    "JOIN all_objects o ON o.owner = s.owner AND o.object_name = s.synonym_name "
-    "AND o.object_type = 'SYNONYM' WHERE o.oracle_maintained = 'N'"
+CATALOG_VIEWS = f"SELECT v.view_name, v.text FROM all_views v {_made('view')}"  # noqa: S608
+_SYNONYM = "SELECT s.synonym_name, s.table_owner, s.table_name, s.db_link FROM all_synonyms s"
+CATALOG_SYNONYMS = f"{_SYNONYM} {_made('synonym')}"
+# 11g's schemas Oracle installs (the database's and its options' accounts, no sample one) and
+# PUBLIC, where Oracle's public synonyms are (tens of thousands, each named as its target
+# but V$x for SYS.V_$x). A schema missing here only makes more views read and judged.
+ORACLE_11G_SCHEMAS = names(
+    "SYS SYSTEM PUBLIC OUTLN DBSNMP APPQOSSYS ORACLE_OCM DIP XDB ANONYMOUS CTXSYS EXFSYS "
+    "MDSYS ORDSYS ORDDATA ORDPLUGINS SI_INFORMTN_SCHEMA OLAPSYS OWBSYS OWBSYS_AUDIT WMSYS "
+    "FLOWS_FILES MDDATA SPATIAL_CSW_ADMIN_USR SPATIAL_WFS_ADMIN_USR MGMT_VIEW SYSMAN "
+    "XS$NULL TSMSYS DMSYS APEX_PUBLIC_USER APEX_030200 APEX_040000 APEX_040100 APEX_040200"
+)
+_ORACLE_OWNED = ", ".join(f"'{name}'" for name in sorted(ORACLE_11G_SCHEMAS))
+CATALOG_VIEWS_11G = f"SELECT view_name, text FROM all_views WHERE owner NOT IN ({_ORACLE_OWNED})"  # noqa: S608
+CATALOG_SYNONYMS_11G = (
+    f"{_SYNONYM} WHERE s.owner NOT IN ({_ORACLE_OWNED}) "
+    "OR s.synonym_name <> s.table_name OR s.db_link IS NOT NULL"
 )
 # External tables: a read runs the access driver over files of a server directory (and
 # ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
 CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM all_external_tables"
+# What changes when a view, synonym or table the reads above may list is made, replaced,
+# altered or dropped: read before each statement, and the catalog again when it changed, so
+# one made while the connection is open is judged at once (as PostgreSQL's adapter does).
+_VERSION = "SELECT COUNT(*), MAX(o.last_ddl_time) FROM all_objects o WHERE o.object_type IN "
+CATALOG_VERSION = f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND o.oracle_maintained = 'N'"
+CATALOG_VERSION_11G = (
+    f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND (o.owner NOT IN ({_ORACLE_OWNED}) "
+    "OR o.object_type = 'SYNONYM')"
+)
 
 
 def load_oracledb() -> Any:
@@ -66,13 +103,27 @@ class OracleDatabase(ThreadedDatabase):
         return self._module().connect(user=c.user, password=self._password, dsn=dsn)
 
     def _prepare(self, conn: Any) -> None:
+        # python-oracledb's connection.version ("11.2.0.4.0"); unknown reads as 12c+, whose
+        # query fails on 11g (ORA-00904) rather than read less
+        before_12c = str(getattr(conn, "version", "") or "99").split(".")[0] in {"9", "10", "11"}
+        conn.rho_reads = (
+            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G, CATALOG_VERSION_11G)
+            if before_12c
+            else (CATALOG_VIEWS, CATALOG_SYNONYMS, CATALOG_VERSION)
+        )
+        self._read_catalog(conn, _version(conn))
+
+    def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
+        """Read the views, synonyms and external tables into ``conn.rho_catalog``, as of
+        ``version`` (read before them: a change in between is read again next time)."""
+        view_sql, synonym_sql, _ = conn.rho_reads
         views: dict[str, set[str]] = {}
         refused: dict[str, str] = {}
         cursor = conn.cursor()
         try:
-            for name, text in _rows(cursor, CATALOG_VIEWS):
+            for name, text in _rows(cursor, view_sql):
                 views.setdefault(str(name), set()).add(str(text))
-            for name, owner, table, link in _rows(cursor, CATALOG_SYNONYMS):
+            for name, owner, table, link in _rows(cursor, synonym_sql):
                 if link:
                     refused[str(name)] = (
                         f"{name} is a synonym of {owner}.{table}@{link}, another database's, "
@@ -92,9 +143,15 @@ class OracleDatabase(ThreadedDatabase):
         conn.rho_catalog = CatalogCalls(
             views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
         )
+        conn.rho_catalog_version = version
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
-        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        if not hasattr(conn, "rho_catalog"):
+            return None
+        version = _version(conn)
+        if version != conn.rho_catalog_version:
+            self._read_catalog(conn, version)
+        calls: CatalogCalls = conn.rho_catalog
         return calls
 
     def _usable(self, conn: Any) -> bool:
@@ -176,6 +233,15 @@ class OracleDatabase(ThreadedDatabase):
         )
         indexes = [(str(n), bool(u), str(c)) for n, u, c in idx.rows]
         return format_description(table.upper(), cols.rows, [str(r[0]) for r in pk.rows], indexes)
+
+
+def _version(conn: Any) -> list[tuple[Any, ...]]:
+    """The catalog's version (``CATALOG_VERSION``) as ``conn``'s server gives it."""
+    cursor = conn.cursor()
+    try:
+        return _rows(cursor, conn.rho_reads[2])
+    finally:
+        cursor.close()
 
 
 def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:

@@ -48,6 +48,7 @@ script (its objects are its installer's, as its functions are):
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -66,26 +67,45 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
     return tuple(conn.execute(query.VERSION, prepare=False).fetchall())
 
 
+# A string literal as the server writes one into a view's query, a policy's or a CHECK's
+# expression (ruleutils' simple_quote_literal: quotes doubled, and backslashes too where
+# standard_conforming_strings is off; never E''), or a quoted name, which is kept.
+_LITERALS = {
+    "on": re.compile(r"""("(?:[^"]|"")*")|'(?:[^']|'')*'"""),
+    "off": re.compile(r"""("(?:[^"]|"")*")|'(?:[^'\\]|''|\\.)*'"""),
+}
+
+
+def judged_text(text: str, standard_conforming_strings: str) -> str:
+    r"""``text`` as the server wrote it, with every string literal emptied: a literal calls
+    nothing, and one ending in a backslash (``'C:\'``) reads otherwise where backslashes
+    escape, a reading the check must pass too, so its view was refused as unreadable."""
+    found = _LITERALS["off" if standard_conforming_strings == "off" else "on"]
+    return found.sub(lambda literal: literal[1] or "''", text)
+
+
 def catalog_calls(conn: Any) -> CatalogCalls:
     """The operators, casts, domain CHECKs, functions, views, policies and file tables of
     ``conn``'s database (``CatalogCalls``)."""
+    scs = str(conn.info.parameter_status("standard_conforming_strings"))
 
-    def grouped(sql: str) -> dict[str, frozenset[str]]:
+    def grouped(sql: str, *, texts: bool = False) -> dict[str, frozenset[str]]:
         found: dict[str, set[str]] = {}
         for name, function in conn.execute(sql, prepare=False).fetchall():
-            found.setdefault(str(name), set()).add(str(function))
+            judged = judged_text(str(function), scs) if texts else str(function)
+            found.setdefault(str(name), set()).add(judged)
         return {name: frozenset(functions) for name, functions in found.items()}
 
     comparisons = conn.execute(query.COMPARISONS, prepare=False).fetchall()
     return CatalogCalls(
         operators=grouped(query.OPERATORS),
         types=grouped(query.CASTS),
-        checks=grouped(query.DOMAIN_CHECKS),
+        checks=grouped(query.DOMAIN_CHECKS, texts=True),
         functions=grouped(query.FUNCTIONS),
         fields=grouped(query.FUNCTIONS + query.ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
-        views=grouped(query.VIEWS),
-        policies=grouped(query.POLICIES),
+        views=grouped(query.VIEWS, texts=True),
+        policies=grouped(query.POLICIES, texts=True),
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
             **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},

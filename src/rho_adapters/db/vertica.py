@@ -12,6 +12,8 @@ The catalogs the check refuses by name (``v_catalog.passwords``, ``v_monitor.ses
 connect the adapter reads the views that are not the system's (``v_catalog.views``), and
 the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are.
 An external table (its ``COPY`` reads server files, or HDFS's, S3's) is refused where named.
+Before each statement a version of them is read (``CATALOG_VERSION``), and they again
+when it changed: one made while the connection is open is judged at once.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -34,6 +36,14 @@ CATALOG_RELATIONS = (
     "SELECT table_name, view_definition, '' FROM v_catalog.views WHERE NOT is_system_view "
     "UNION ALL SELECT table_name, '', table_definition FROM v_catalog.tables "
     "WHERE table_definition <> ''"
+)
+# What changes when such a view or table is made, replaced or dropped (a replaced view's
+# definition hashes otherwise, whatever its create_time): read before each statement, and
+# the relations again when it changed, so one made while the connection is open is judged.
+CATALOG_VERSION = (
+    "SELECT COUNT(*), MAX(create_time), SUM(HASH(d) % 1000000007) FROM (SELECT create_time, "
+    "view_definition AS d FROM v_catalog.views WHERE NOT is_system_view UNION ALL SELECT "
+    "create_time, table_definition FROM v_catalog.tables WHERE table_definition <> '') r"
 )
 
 
@@ -67,10 +77,19 @@ class VerticaDatabase(ThreadedDatabase):
         )
 
     def _prepare(self, conn: Any) -> None:
+        if self.read_only:
+            cursor = conn.cursor()
+            try:
+                cursor.execute(READ_ONLY_SESSION)
+            finally:
+                cursor.close()
+        self._read_catalog(conn, _version(conn))
+
+    def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
+        """Read the views and external tables into ``conn.rho_catalog``, as of ``version``
+        (read before them: a change in between is read again next time)."""
         cursor = conn.cursor()
         try:
-            if self.read_only:
-                cursor.execute(READ_ONLY_SESSION)
             cursor.execute(CATALOG_RELATIONS)
             views: dict[str, set[str]] = {}
             refused: dict[str, str] = {}
@@ -91,9 +110,15 @@ class VerticaDatabase(ThreadedDatabase):
         conn.rho_catalog = CatalogCalls(
             views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
         )
+        conn.rho_catalog_version = version
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
-        calls: CatalogCalls | None = getattr(conn, "rho_catalog", None)
+        if not hasattr(conn, "rho_catalog"):
+            return None
+        version = _version(conn)
+        if version != conn.rho_catalog_version:
+            self._read_catalog(conn, version)
+        calls: CatalogCalls = conn.rho_catalog
         return calls
 
     def _usable(self, conn: Any) -> bool:
@@ -173,3 +198,16 @@ class VerticaDatabase(ThreadedDatabase):
             (f"projection {n}", bool(s), "SUPER" if s else "STANDARD") for n, s, _ in proj.rows
         ]
         return format_description(table, cols.rows, [str(r[0]) for r in pk.rows], indexes)
+
+
+def _version(conn: Any) -> list[tuple[Any, ...]]:
+    """The catalog's version (``CATALOG_VERSION``) as ``conn``'s server gives it."""
+    cursor = conn.cursor()
+    try:
+        cursor.execute(CATALOG_VERSION)
+        rows: list[tuple[Any, ...]] = []
+        while batch := cursor.fetchmany(1_000):
+            rows.extend(tuple(row) for row in batch)
+        return rows
+    finally:
+        cursor.close()

@@ -15,10 +15,10 @@ the safe side). The server also calls operators no character spells: ``!=`` is `
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
 refused too). Views are judged by their queries where named (a MariaDB stored function
 may ``SET GLOBAL``), and so are a table's row security policies (their ``USING``
-expressions); a foreign table (a ``file_fdw`` one runs a program or reads a server file,
-a ``postgres_fdw`` one a remote query), and a table above one (its parent, its partitioned
-table), are refused where named. Pure: the catalog
-arrives as data (``CatalogCalls``, in ``catalog_values.py``).
+expressions) and virtual columns; a foreign table (a ``file_fdw`` one runs a program or
+reads a server file, a ``postgres_fdw`` one a remote query), and a table above one (its
+parent, its partitioned table), are refused where named. Pure: the catalog arrives as
+data (``CatalogCalls``, in ``catalog_values.py``).
 """
 
 from __future__ import annotations
@@ -185,17 +185,17 @@ def _types(
 def _queries(
     name: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
 ) -> str:
-    """Why reading the relation ``name`` runs what its view query or its row security
-    policies call (``pg_read_file``, a user function), judged without ``name`` itself (a
-    view's query may name it again as a column, "version")."""
-    inner = attrs.evolve(
-        calls,
-        views={k: v for k, v in calls.views.items() if k != name},
-        policies={k: v for k, v in calls.policies.items() if k != name},
+    """Why reading ``name`` runs what its view query, row security policies or virtual
+    columns call, judged without ``name`` (a view's query may name it again as a column)."""
+    views, policies, computed = (
+        {k: v for k, v in judged.items() if k != name}
+        for judged in (calls.views, calls.policies, calls.computed)
     )
+    inner = attrs.evolve(calls, views=views, policies=policies, computed=computed)
     for what, queries in (
         (f"the view {name}", calls.views.get(name, ())),
         (f"the row security policy of {name}", calls.policies.get(name, ())),
+        (f"a virtual column of {name}", calls.computed.get(name, ())),
     ):
         for query in queries:
             reason = _check_refused(what, query, query, d, allowed, inner, depth)

@@ -45,6 +45,9 @@ class CatalogCalls:
     # expression>"): a read of the table runs them for the login they apply to, or for a
     # view's owner when the table is read through the view.
     policies: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # A table's virtual columns, by the table's name, as queries ("SELECT <expression>"): a
+    # read computes them (a MariaDB column AS (UUID_SHORT()) advanced a server-wide counter).
+    computed: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Names refused wherever they stand, each with the whole reason: a table whose read runs
     # what the check never sees (a foreign table, or a table it inherits from or is a
     # partition of: "the foreign table t reads the server file 'PG_VERSION'"),

@@ -206,6 +206,8 @@ VERTICA = Dialect(
     functions=fn.VERTICA_FUNCTIONS,
     reserved_parens=call_words.RESERVED_VERTICA,
     refused_words=frozenset({"EXPORT", "CONNECT"}),
+    # seq.NEXTVAL advances a sequence, as NEXTVAL('seq') does, written without parentheses.
+    side_effect_prefixes=("nextval",),
     secret_relations=VERTICA_SECRET_RELATIONS,
     statement_relations=VERTICA_STATEMENT_RELATIONS,
     path_schemas=VERTICA_PATH_SCHEMAS,

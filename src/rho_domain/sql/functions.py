@@ -93,7 +93,8 @@ SQLITE_FUNCTIONS = names(
 # hashing, miscellaneous. Not listed: LOAD_FILE, SLEEP, BENCHMARK, GET_LOCK and the other
 # lock functions, *_POS_WAIT, NEXTVAL/SETVAL/LASTVAL, LAST_INSERT_ID (with an argument it
 # sets session state), UUID_SHORT (it advances a counter the whole server shares, as
-# NEXTVAL a sequence), sys_exec/sys_eval, any stored function.
+# NEXTVAL a sequence), sys_exec/sys_eval, any stored function, and DEFAULT(col), which
+# computes the column's default expression (DEFAULT (UUID_SHORT()) advances that counter).
 MYSQL_FUNCTIONS = names(
     COMMON
     + """
@@ -127,7 +128,7 @@ MYSQL_FUNCTIONS = names(
     session_user system_user user version
     aes_decrypt aes_encrypt compress md5 random_bytes sha sha1 sha2 uncompress
     uncompressed_length
-    default inet_aton inet_ntoa inet6_aton inet6_ntoa is_ipv4 is_ipv4_compat
+    inet_aton inet_ntoa inet6_aton inet6_ntoa is_ipv4 is_ipv4_compat
     is_ipv4_mapped is_ipv6 name_const uuid sys_guid
     column_check column_create column_exists column_get column_json column_list
     decode_histogram

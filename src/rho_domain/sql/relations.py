@@ -145,8 +145,10 @@ ORACLE_STATEMENT_RELATIONS = (
 # Vertica's search path ends with its system schemas, so v_catalog.passwords is read as
 # passwords too (where no schema before them has one). PASSWORDS holds every user's
 # password hash and salt (a superuser's to read; a hash and its salt log in as the user).
+# CRYPTOGRAPHIC_KEYS shows a key's text (a TLS private key, PEM) to its owner and to a
+# login granted USAGE on it (a superuser sees only that it exists).
 VERTICA_PATH_SCHEMAS = names("v_catalog v_monitor v_internal")
-VERTICA_SECRET_RELATIONS = names("v_catalog.passwords")
+VERTICA_SECRET_RELATIONS = names("v_catalog.passwords v_catalog.cryptographic_keys")
 # A session's current and last statement, every request's text, the profiled queries'; a
 # transaction's description (the statement that began it: LOCKS' TRANSACTION_DESCRIPTION,
 # TRANSACTIONS' DESCRIPTION), a plan's lines with the statement's constants
