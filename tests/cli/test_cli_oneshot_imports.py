@@ -448,6 +448,10 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "TemplateVar",
     "PromptTemplate",
     "RenderedPrompt",
+    # the twentieth round (oneshot20): an SSE event's value with the first event that takes
+    # the decoder's general path (rho_adapters/model/sse_event.py); the OpenAI client reads
+    # whole data: events as strings
+    "SSEEvent",
 )
 
 
