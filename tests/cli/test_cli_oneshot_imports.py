@@ -16,7 +16,7 @@ without a tracing API set up, the output schema's validator, the context export,
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
 (the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
 run never emits, the command launchers without a command started, and the library
-Session's recorded runs, approval interrupt and run_sync.
+Session's recorded runs, approval interrupt and run_sync, and ``--json``'s renderer.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -168,6 +168,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.never_written",
     # ... and the local workspace's judges of a write: with the first file written
     "rho_adapters.local.write_checks",
+    # --json's renderer with the first --json run (running.make_renderer)
+    "rho_entry.cli.json_render",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
@@ -448,6 +450,10 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "TemplateVar",
     "PromptTemplate",
     "RenderedPrompt",
+    # the twentieth round (oneshot20): an SSE event's value with the first event that takes
+    # the decoder's general path (rho_adapters/model/sse_event.py); the OpenAI client reads
+    # whole data: events as strings
+    "SSEEvent",
 )
 
 

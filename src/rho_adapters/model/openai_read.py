@@ -27,11 +27,12 @@ from rho_adapters.model._errors import hide_secrets
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
-from rho_adapters.model.sse import SSEDecoder, SSEEvent
+from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import TextChunk
 
 if TYPE_CHECKING:
+    from rho_adapters.model.sse_event import SSEEvent
     from rho_domain.model import StreamEvent, StreamWarning, TraceName
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
@@ -156,6 +157,8 @@ def _read_chunk(
         if chunk.__class__ is dict and "choices" in chunk:
             out.extend(assembler.feed(chunk))
         else:
+            from rho_adapters.model.sse_event import SSEEvent  # with the first such event
+
             out.extend(_events_of(SSEEvent(data), assembler, skips))
     return False
 

@@ -21,28 +21,17 @@ Contract (what OpenAI, vLLM, llama.cpp, Ollama, Groq, Cerebras and Anthropic act
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
+from typing import TYPE_CHECKING
 
-import attrs
+from rho_domain.lazy_names import lazy_names
 
-from rho_domain.value_methods import value_eq, value_repr
+if TYPE_CHECKING:  # the event's class: with the first event dispatched (sse_event.py)
+    from rho_adapters.model.sse_event import SSEEvent as SSEEvent
+
+__getattr__ = lazy_names(__name__, {"SSEEvent": "rho_adapters.model.sse_event"})
 
 _TERMINATORS = (b"\n", b"\r")
 _BOM = b"\xef\xbb\xbf"
-
-
-@attrs.define
-class SSEEvent:
-    """One dispatched event. ``event`` is ``""`` when the server named none.
-
-    Not frozen, though nothing changes one: one is built for every streamed delta, and a
-    frozen class sets each field through ``object.__setattr__`` (715 against 180 ns a
-    build, measured)."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-
-    data: str
-    event: str = ""
 
 
 class SSEDecoder:
@@ -91,6 +80,8 @@ class SSEDecoder:
         datas = self.whole_events(chunk)
         if datas is not None:
             # What the general path below makes of it, without splitting and joining lines.
+            from rho_adapters.model.sse_event import SSEEvent
+
             return [SSEEvent(data) for data in datas]
         if (self._skip_lf or not self._begun) and chunk:
             chunk = self._unframed(chunk)
@@ -121,6 +112,8 @@ class SSEDecoder:
             if line.startswith(b"data: "):
                 self._data.append(line[6:].decode("utf-8", "replace"))
             elif not line and self._data and not self._event:
+                from rho_adapters.model.sse_event import SSEEvent
+
                 events.append(SSEEvent("\n".join(self._data)))
                 self._data = []
             else:
@@ -171,6 +164,8 @@ class SSEDecoder:
     def _line(self, line: bytes, events: list[SSEEvent]) -> None:
         if not line:
             if self._data:
+                from rho_adapters.model.sse_event import SSEEvent
+
                 events.append(SSEEvent("\n".join(self._data), self._event))
                 self._data = []
             self._event = ""

@@ -13,14 +13,13 @@ import sys
 import traceback
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.permissions import PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes
-from rho_entry.cli.json_render import JsonRenderer
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import (
@@ -32,6 +31,9 @@ from rho_entry.cli.running import (
 )
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
+
+if TYPE_CHECKING:  # --json's renderer: its module with the first --json run (make_renderer)
+    from rho_entry.cli.json_render import JsonRenderer
 
 T = TypeVar("T")
 
@@ -240,7 +242,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     rejected = rejected_last(session, result)
     if rejected is not None:
         code = exit_codes.REJECTED
-    if isinstance(renderer, JsonRenderer):
+    if not isinstance(renderer, TerminalRenderer):  # --json
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
@@ -270,7 +272,7 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
     except OSError as exc:
         renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
         return exit_codes.USAGE
-    if not isinstance(renderer, JsonRenderer) and not renderer.quiet:
+    if isinstance(renderer, TerminalRenderer) and not renderer.quiet:
         renderer.notice(f"answer written to {path}", "dim")
     return 0
 

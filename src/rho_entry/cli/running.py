@@ -17,20 +17,23 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.secrets import SecretPolicy
 from rho_entry.cli import exit_codes
-from rho_entry.cli.json_render import JsonRenderer
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.config.settings import environment
 
 if TYPE_CHECKING:
     from rho_entry.cli.approval import TerminalApprover
+    from rho_entry.cli.json_render import JsonRenderer
     from rho_entry.facade import Session
     from rho_entry.resume_policy import ResumeAuthority
 
 
 def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
-    """The JSON renderer for ``--json``, else the terminal renderer the flags describe."""
+    """The JSON renderer for ``--json`` (its module imported then), else the terminal
+    renderer the flags describe."""
     if launch.json:
+        from rho_entry.cli.json_render import JsonRenderer
+
         return JsonRenderer()
     return TerminalRenderer(
         color=launch.color,
