@@ -137,3 +137,17 @@ def _finite(value: object) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return value
     return None
+
+
+def several_strings(_: object, attribute: Any, value: object) -> None:
+    """The attrs validator of a field holding several strings (a tuple or a set of them):
+    refuses a bare string, which Python would iterate (``extra_read_roots="/var/log"``
+    read as the roots ``/``, ``v``, ``a``, ...). One ``isinstance``: values built per call
+    carry it too."""
+    if isinstance(value, str):
+        raise ConfigError(string_for_strings(attribute.name, value))
+
+
+def string_for_strings(where: str, value: str) -> str:
+    """The message of a string given where a list of strings is wanted, naming ``where``."""
+    return f"{where}: expected a list of strings, got the string {value!r} (one item is [{value}])"

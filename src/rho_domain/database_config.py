@@ -12,7 +12,8 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import ConfigError, string_for_strings
+from rho_domain.config_checks import string_for_strings
+from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 LIST_OPTIONS = ("allowed_functions",)

@@ -57,7 +57,7 @@ Control flow is not an error: cancellation, pause and "needs approval" are statu
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 
 class RhoError(Exception):
@@ -66,20 +66,6 @@ class RhoError(Exception):
 
 class ConfigError(RhoError):
     """Invalid configuration; the message names the source, the key and what was expected."""
-
-
-def several_strings(_: object, attribute: Any, value: object) -> None:
-    """The attrs validator of a field holding several strings (a tuple or a set of them):
-    refuses a bare string, which Python would iterate (``extra_read_roots="/var/log"``
-    read as the roots ``/``, ``v``, ``a``, ...). One ``isinstance``: values built per call
-    carry it too."""
-    if isinstance(value, str):
-        raise ConfigError(string_for_strings(attribute.name, value))
-
-
-def string_for_strings(where: str, value: str) -> str:
-    """The message of a string given where a list of strings is wanted, naming ``where``."""
-    return f"{where}: expected a list of strings, got the string {value!r} (one item is [{value}])"
 
 
 class MissingExtra(ConfigError):

@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config_checks import check_seconds
-from rho_domain.errors import ConfigError, string_for_strings
+from rho_domain.config_checks import check_seconds, string_for_strings
+from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 

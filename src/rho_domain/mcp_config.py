@@ -23,8 +23,9 @@ from typing import Any
 
 import attrs
 
+from rho_domain.config_checks import several_strings
 from rho_domain.endpoint_url import check_endpoint_url
-from rho_domain.errors import ConfigError, several_strings
+from rho_domain.errors import ConfigError
 from rho_domain.mcp_names import MAX_NAME, denies, server_of
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.errors import ConfigError, several_strings
+from rho_domain.config_checks import several_strings
+from rho_domain.errors import ConfigError
 from rho_domain.lazy_names import lazy_names
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
 from rho_domain.reach import OutsideReads

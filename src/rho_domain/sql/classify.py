@@ -41,7 +41,8 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
+from rho_domain.config_checks import string_for_strings
+from rho_domain.errors import ConfigError, StatementRefused
 from rho_domain.sql.catalog_calls import hidden_call
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialect_values import Dialect
