@@ -105,6 +105,18 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (ws / ".aws").mkdir()  # an untracked secret directory
     (ws / ".aws/in-untracked").write_text("K-AWS\n")
     (ws / "notes.txt").write_text("plain\n")
+    (ws / ".config/down").mkdir()  # link/down/.. is .config
+    (ws / ".config/down/f").write_text("plain\n")
+    (ws / "link").symlink_to(".config")
+    _git(
+        ws,
+        "tag",
+        "-a",
+        "-m",
+        "a tag",
+        "blobtag",
+        _git(ws, "rev-parse", "HEAD:.ssh/in-ssh-key").strip(),
+    )
     return {"ws": str(ws), "SSH": _git(ws, "rev-parse", "HEAD:.ssh").strip(),
             "GH": _git(ws, "rev-parse", "HEAD:.config/gh").strip()}  # fmt: skip
 
@@ -208,3 +220,41 @@ async def test_git_lists_and_reads_nothing_inside_a_secret_directory(
         out = await run_restricted(repo["ws"], command, backend, pool)
         assert shown in out, (command, out)
         assert _marks(out) == [], (command, out)
+
+
+# Other spellings of a tree or a blob by id, and of a path from the command's directory
+# (varshell20b): each meets the refusal of the class it belongs to, on every backend. A tag
+# pointing at a blob says nothing of it through ref-filter (only %(raw) would: refused), and
+# the subcommands that would print one whole (archive, bundle, notes, for-each-ref,
+# show-branch, cat-file --batch) are not on the allowlist.
+VARIANTS = [
+    ("git grep -h K- 'HEAD^{tree}'", _BY_ID),
+    ("git ls-tree SSH7", _BY_ID),  # an abbreviated id
+    ("git grep -h K- '@:.config'", _INSIDE),
+    ("git grep -h K- 'HEAD~0:.config'", _INSIDE),
+    ("git grep -h K- 'HEAD@{0}:.config'", _INSIDE),  # a reflog name
+    ("git grep -h K- 'HEAD^{tree}:.config'", _INSIDE),
+    ("git show 'HEAD:.config/./gh/in-gh'", _SECRET),
+    ("git -C .docker show HEAD:./config.json", "global option '-C' is not allowed"),
+    ("git --git-dir=.git --work-tree=.docker show HEAD:config.json", "global option"),
+    ("GIT_DIR=.git git show HEAD:.ssh/in-ssh-key", "variable assignment GIT_DIR"),
+    ("cd link/down && git show HEAD:../gh/in-gh", _SECRET),  # ".." from where the link leads
+    ("git cat-file --batch", "'--batch' is not allowed"),
+    ("git archive HEAD", "'archive' is not read-only"),
+    ("git tag -l --format='%(*objecttype) %(*contents)' blobtag", None),
+]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_other_spellings_meet_the_same_refusals(
+    repo: dict[str, str], backend: str, pool: DaytonaPool
+) -> None:
+    for command, refusal in VARIANTS:
+        command = command.replace("SSH7", repo["SSH"][:7])
+        out = await run_restricted(repo["ws"], command, backend, pool)
+        assert "K-" not in out, (command, out)
+        if refusal is None:
+            assert out.startswith("blob \n"), (command, out)
+        else:
+            assert refusal in out, (command, out)
