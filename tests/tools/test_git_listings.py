@@ -28,6 +28,8 @@ import pytest
 import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.git import EMPTY_TREES
@@ -258,3 +260,23 @@ async def test_other_spellings_meet_the_same_refusals(
             assert out.startswith("blob \n"), (command, out)
         else:
             assert refusal in out, (command, out)
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+async def test_the_sandbox_alone_does_not_hold_history(repo: dict[str, str]) -> None:
+    """Wall 5 alone (varshell20b), for git: the sandbox masks the secrets its scan finds in
+    the work tree (``.ssh``, ``sub/.aws``, the untracked ``.aws``), but a secret committed lives
+    in ``.git/objects`` too, compressed under its id, where no name says what it is. With no
+    argv rule (``run_unchecked``), git lists and prints it; in history the argv walls (2-4:
+    the exclusion pathspecs, the refused listings, the typed object names) are the only ones,
+    as docs/security.md says."""
+    executor = LocalExecutor(repo["ws"], sandbox=True)
+    done = await executor.run_unchecked(["cat", ".ssh/in-ssh-key", ".aws/in-untracked"])
+    assert "K-" not in done.output, done.output  # the work tree's secrets are masked
+    for argv, shown in (
+        (["git", "ls-tree", "-r", "--name-only", "HEAD"], ["in-ssh", "in-aws", "in-gh"]),
+        (["git", "show", "HEAD:.ssh/in-ssh-key", "HEAD:.config/gh/in-gh"], ["K-SSH", "K-GH"]),
+    ):
+        done = await executor.run_unchecked(argv)
+        assert done.exit_code == 0, (argv, done.output)
+        assert [m for m in shown if m in done.output] == shown, (argv, done.output)
