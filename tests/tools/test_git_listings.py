@@ -32,9 +32,9 @@ from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
-from rho_domain.shell.git import EMPTY_TREES
 from rho_domain.shell.git_objects import git_object_args, object_refusal
 from rho_domain.shell.git_relative import cwd_history_refusal
+from rho_domain.shell.git_tree_list import EMPTY_TREES
 from rho_domain.shell.programs import check_argv, harden_argv
 from rho_domain.shell.reads import secret_safe_argv
 
@@ -62,7 +62,14 @@ ATTACKS = [
     ("git status --untracked-files=all", None),
     ("git status --porcelain --ignored --untracked-files=all", None),
     ("git ls-tree -r HEAD", "-r lists the files inside committed secret directories"),
-    ("git ls-tree -r --name-only HEAD -- sub", "-r lists the files inside"),
+    # the names-only form runs as a diff from the empty tree, which takes the exclusions
+    ("git ls-tree -r --name-only HEAD -- sub", None),
+    ("git ls-tree -r --name-only HEAD", None),
+    ("cd .config && git ls-tree -r --name-status -z HEAD", None),
+    ("git ls-tree -r --name-only --full-name HEAD", None),
+    ("git ls-tree -rt --name-only HEAD", "with their modes and ids"),
+    ("git ls-tree -r --name-only HEAD:.config", "name the revision and the directory"),
+    ("git ls-tree -r --name-only SSH", _BY_ID),
     ("git rev-list --objects --all", "--objects prints the path and id"),
     ("git ls-tree HEAD .config/gh/", _SECRET),
     ("cd .config && git ls-tree HEAD gh/", _SECRET),
@@ -148,14 +155,18 @@ def test_the_argv_and_its_checks_alone(repo: dict[str, str]) -> None:
     are refused; a tree by id, a tree git walks from inside and a path read from the stage's
     directory are refused by the pure judgements the executors apply."""
     ws = repo["ws"]
-    for argv in (["git", "ls-files", "-s"], ["git", "status", "--untracked-files=all"],
-                 ["git", "ls-files", "-o"]):  # fmt: skip
+    for argv, shown in (
+        (["git", "ls-files", "-s"], "a.txt"),
+        (["git", "status", "--untracked-files=all"], "notes.txt"),
+        (["git", "ls-files", "-o"], "notes.txt"),
+        (["git", "ls-tree", "-r", "--name-only", "HEAD"], ".config/other.txt"),
+    ):
         check_argv(argv)
         built = secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])
         done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
         assert done.returncode == 0, (built, done.stderr)
         assert _marks(done.stdout) == [], (built, done.stdout)
-        assert ("a.txt" if argv[2] == "-s" else "notes.txt") in done.stdout, done.stdout
+        assert shown in done.stdout, done.stdout
     for argv, refusal in (
         (["git", "ls-tree", "-r", "HEAD"], "-r lists the files inside"),
         (["git", "rev-list", "--objects", "--all"], "--objects prints the path"),
@@ -215,6 +226,8 @@ async def test_git_lists_and_reads_nothing_inside_a_secret_directory(
         ("git ls-files", "other.txt"),
         ("git status --porcelain", "?? notes.txt"),
         ("git ls-tree HEAD", "a.txt"),
+        ("git ls-tree -r --name-only HEAD", ".config/other.txt\na.txt\n"),
+        ("cd .config && git ls-tree -r --name-only HEAD", "other.txt\n[exit code 0"),
         (f"git diff --name-only {EMPTY} HEAD", ".config/other.txt"),
         ("cd .docker && git show HEAD:./other.txt", "plain"),
         ("git grep -h first HEAD~1", "first"),
