@@ -266,5 +266,5 @@ def harden_git(args: Sequence[str]) -> tuple[str, ...]:
     table = SUBCOMMANDS[sub]
     parsed = split_options(f"git {sub}", args[index + 1 :], table)
     if sub == "ls-tree" and parsed.has("r"):  # a diff from the empty tree (git_tree_list)
-        return (*HARDENING, *args[:index], *tree_list_words(parsed))
+        return (*HARDENING, *args[:index], *tree_list_words(parsed, _SUB_HARDENING["diff"]))
     return (*HARDENING, *args[:index], sub, *extra, *rebuild_in_order(parsed, table))

@@ -16,6 +16,8 @@ git answers that it is a bad object. Used by ``git.check_git`` and ``git.harden_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rho_domain.shell.git_revs import split_rev_path
 from rho_domain.shell.options import Parsed
 
@@ -61,13 +63,13 @@ def recursive_listing_refusal(parsed: Parsed) -> str | None:
     return None
 
 
-def tree_list_words(parsed: Parsed) -> tuple[str, ...]:
-    """The subcommand words (``diff`` and what follows) that list what ``git ls-tree -r
-    --name-only`` (``parsed``, which ``recursive_listing_refusal`` let through) would, so that
-    the harness's exclusion pathspecs can follow them."""
+def tree_list_words(parsed: Parsed, hardening: Sequence[str]) -> tuple[str, ...]:
+    """The subcommand words (``diff``, its forced ``hardening``, then the rest) that list what
+    ``git ls-tree -r --name-only`` (``parsed``, which ``recursive_listing_refusal`` let through)
+    would, so that the harness's exclusion pathspecs can follow them."""
     revision, paths = parsed.operands[0], parsed.operands[1:]
-    words = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
-    words += ["--name-only", "--no-renames", *(["-z"] if parsed.has("z") else [])]
+    words = ["diff", *hardening, "--name-only", "--no-renames"]
+    words += ["-z"] if parsed.has("z") else []
     if not parsed.has("full-name"):
         words.append("--relative")
     elif not paths:
