@@ -28,11 +28,13 @@ import pytest
 import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
-from rho_domain.shell.git import EMPTY_TREES
 from rho_domain.shell.git_objects import git_object_args, object_refusal
 from rho_domain.shell.git_relative import cwd_history_refusal
+from rho_domain.shell.git_tree_list import EMPTY_TREES
 from rho_domain.shell.programs import check_argv, harden_argv
 from rho_domain.shell.reads import secret_safe_argv
 
@@ -60,7 +62,14 @@ ATTACKS = [
     ("git status --untracked-files=all", None),
     ("git status --porcelain --ignored --untracked-files=all", None),
     ("git ls-tree -r HEAD", "-r lists the files inside committed secret directories"),
-    ("git ls-tree -r --name-only HEAD -- sub", "-r lists the files inside"),
+    # the names-only form runs as a diff from the empty tree, which takes the exclusions
+    ("git ls-tree -r --name-only HEAD -- sub", None),
+    ("git ls-tree -r --name-only HEAD", None),
+    ("cd .config && git ls-tree -r --name-status -z HEAD", None),
+    ("git ls-tree -r --name-only --full-name HEAD", None),
+    ("git ls-tree -rt --name-only HEAD", "with their modes and ids"),
+    ("git ls-tree -r --name-only HEAD:.config", "name the revision and the directory"),
+    ("git ls-tree -r --name-only SSH", _BY_ID),
     ("git rev-list --objects --all", "--objects prints the path and id"),
     ("git ls-tree HEAD .config/gh/", _SECRET),
     ("cd .config && git ls-tree HEAD gh/", _SECRET),
@@ -105,6 +114,18 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (ws / ".aws").mkdir()  # an untracked secret directory
     (ws / ".aws/in-untracked").write_text("K-AWS\n")
     (ws / "notes.txt").write_text("plain\n")
+    (ws / ".config/down").mkdir()  # link/down/.. is .config
+    (ws / ".config/down/f").write_text("plain\n")
+    (ws / "link").symlink_to(".config")
+    _git(
+        ws,
+        "tag",
+        "-a",
+        "-m",
+        "a tag",
+        "blobtag",
+        _git(ws, "rev-parse", "HEAD:.ssh/in-ssh-key").strip(),
+    )
     return {"ws": str(ws), "SSH": _git(ws, "rev-parse", "HEAD:.ssh").strip(),
             "GH": _git(ws, "rev-parse", "HEAD:.config/gh").strip()}  # fmt: skip
 
@@ -134,14 +155,18 @@ def test_the_argv_and_its_checks_alone(repo: dict[str, str]) -> None:
     are refused; a tree by id, a tree git walks from inside and a path read from the stage's
     directory are refused by the pure judgements the executors apply."""
     ws = repo["ws"]
-    for argv in (["git", "ls-files", "-s"], ["git", "status", "--untracked-files=all"],
-                 ["git", "ls-files", "-o"]):  # fmt: skip
+    for argv, shown in (
+        (["git", "ls-files", "-s"], "a.txt"),
+        (["git", "status", "--untracked-files=all"], "notes.txt"),
+        (["git", "ls-files", "-o"], "notes.txt"),
+        (["git", "ls-tree", "-r", "--name-only", "HEAD"], ".config/other.txt"),
+    ):
         check_argv(argv)
         built = secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])
         done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
         assert done.returncode == 0, (built, done.stderr)
         assert _marks(done.stdout) == [], (built, done.stdout)
-        assert ("a.txt" if argv[2] == "-s" else "notes.txt") in done.stdout, done.stdout
+        assert shown in done.stdout, done.stdout
     for argv, refusal in (
         (["git", "ls-tree", "-r", "HEAD"], "-r lists the files inside"),
         (["git", "rev-list", "--objects", "--all"], "--objects prints the path"),
@@ -201,6 +226,8 @@ async def test_git_lists_and_reads_nothing_inside_a_secret_directory(
         ("git ls-files", "other.txt"),
         ("git status --porcelain", "?? notes.txt"),
         ("git ls-tree HEAD", "a.txt"),
+        ("git ls-tree -r --name-only HEAD", ".config/other.txt\na.txt\n"),
+        ("cd .config && git ls-tree -r --name-only HEAD", "other.txt\n[exit code 0"),
         (f"git diff --name-only {EMPTY} HEAD", ".config/other.txt"),
         ("cd .docker && git show HEAD:./other.txt", "plain"),
         ("git grep -h first HEAD~1", "first"),
@@ -208,3 +235,61 @@ async def test_git_lists_and_reads_nothing_inside_a_secret_directory(
         out = await run_restricted(repo["ws"], command, backend, pool)
         assert shown in out, (command, out)
         assert _marks(out) == [], (command, out)
+
+
+# Other spellings of a tree or a blob by id, and of a path from the command's directory
+# (varshell20b): each meets the refusal of the class it belongs to, on every backend. A tag
+# pointing at a blob says nothing of it through ref-filter (only %(raw) would: refused), and
+# the subcommands that would print one whole (archive, bundle, notes, for-each-ref,
+# show-branch, cat-file --batch) are not on the allowlist.
+VARIANTS = [
+    ("git grep -h K- 'HEAD^{tree}'", _BY_ID),
+    ("git ls-tree SSH7", _BY_ID),  # an abbreviated id
+    ("git grep -h K- '@:.config'", _INSIDE),
+    ("git grep -h K- 'HEAD~0:.config'", _INSIDE),
+    ("git grep -h K- 'HEAD@{0}:.config'", _INSIDE),  # a reflog name
+    ("git grep -h K- 'HEAD^{tree}:.config'", _INSIDE),
+    ("git show 'HEAD:.config/./gh/in-gh'", _SECRET),
+    ("git -C .docker show HEAD:./config.json", "global option '-C' is not allowed"),
+    ("git --git-dir=.git --work-tree=.docker show HEAD:config.json", "global option"),
+    ("GIT_DIR=.git git show HEAD:.ssh/in-ssh-key", "variable assignment GIT_DIR"),
+    ("cd link/down && git show HEAD:../gh/in-gh", _SECRET),  # ".." from where the link leads
+    ("git cat-file --batch", "'--batch' is not allowed"),
+    ("git archive HEAD", "'archive' is not read-only"),
+    ("git tag -l --format='%(*objecttype) %(*contents)' blobtag", None),
+]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_other_spellings_meet_the_same_refusals(
+    repo: dict[str, str], backend: str, pool: DaytonaPool
+) -> None:
+    for command, refusal in VARIANTS:
+        command = command.replace("SSH7", repo["SSH"][:7])
+        out = await run_restricted(repo["ws"], command, backend, pool)
+        assert "K-" not in out, (command, out)
+        if refusal is None:
+            assert out.startswith("blob \n"), (command, out)
+        else:
+            assert refusal in out, (command, out)
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+async def test_the_sandbox_alone_does_not_hold_history(repo: dict[str, str]) -> None:
+    """Wall 5 alone (varshell20b), for git: the sandbox masks the secrets its scan finds in
+    the work tree (``.ssh``, ``sub/.aws``, the untracked ``.aws``), but a secret committed lives
+    in ``.git/objects`` too, compressed under its id, where no name says what it is. With no
+    argv rule (``run_unchecked``), git lists and prints it; in history the argv walls (2-4:
+    the exclusion pathspecs, the refused listings, the typed object names) are the only ones,
+    as docs/security.md says."""
+    executor = LocalExecutor(repo["ws"], sandbox=True)
+    done = await executor.run_unchecked(["cat", ".ssh/in-ssh-key", ".aws/in-untracked"])
+    assert "K-" not in done.output, done.output  # the work tree's secrets are masked
+    for argv, shown in (
+        (["git", "ls-tree", "-r", "--name-only", "HEAD"], ["in-ssh", "in-aws", "in-gh"]),
+        (["git", "show", "HEAD:.ssh/in-ssh-key", "HEAD:.config/gh/in-gh"], ["K-SSH", "K-GH"]),
+    ):
+        done = await executor.run_unchecked(argv)
+        assert done.exit_code == 0, (argv, done.output)
+        assert [m for m in shown if m in done.output] == shown, (argv, done.output)

@@ -17,6 +17,8 @@ import pytest
 import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.programs import check_argv, harden_argv
@@ -162,3 +164,30 @@ def test_the_argv_alone_holds_from_inside_a_secret_trees_parent(ws: Path) -> Non
         done = subprocess.run(built, cwd=cwd, capture_output=True, text=True)
         assert (done.returncode, done.stderr) == (0, ""), built
         assert _inside(done.stdout) == [], (argv, done.stdout)
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+async def test_the_sandbox_alone_keeps_each_walker_out(ws: Path) -> None:
+    """Wall 5 alone (varshell20b): with no argv rule at all (``run_unchecked``: no check, no
+    hardening, no exclusion), every walker, started above the secret directories, from
+    ``.config`` (where ``gh`` is a plain name) and naming the copies of secret directories
+    (``du -a`` of ``.ssh.~1~``, ``.aws.bak``, which du's argv does not name without the
+    scan), sees them empty: the sandbox masks what its scan of the workspace found."""
+    executor = LocalExecutor(str(ws), sandbox=True)
+    for cwd, argv in (
+        (".", ["find", "."]),
+        (".", ["du", "-a"]),
+        (".", ["du", "-a", ".ssh.~1~", ".aws.bak", "Copy of .ssh"]),
+        (".", ["tree", "-a"]),
+        (".", ["ls", "-AR"]),
+        (".config", ["tree", "-a"]),
+        (".config", ["ls", "-AR"]),
+        (".config", ["find", "."]),
+    ):
+        plain = subprocess.run(argv, cwd=ws / cwd, capture_output=True, text=True).stdout
+        assert _inside(plain), (cwd, argv, plain)  # out of the sandbox, the walk lists them
+        done = await executor.run_unchecked(argv, cwd=cwd)
+        assert done.exit_code == 0, (argv, done.output)
+        assert _inside(done.output) == [], (cwd, argv, done.output)
+    done = await executor.run_unchecked(["ls", "-A", ".ssh.~1~"])
+    assert (done.exit_code, done.output) == (0, ""), done.output  # there, and empty

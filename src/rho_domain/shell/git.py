@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.git_revs import history_paths, split_rev_path
+from rho_domain.shell.git_tree_list import recursive_listing_refusal, tree_list_words
 from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
 from rho_domain.shell.rebuild import rebuild_in_order
 
@@ -202,27 +203,14 @@ def check_git(args: Sequence[str]) -> None:
     _check_history(sub, rest, parsed)
 
 
-# The empty tree's ids (SHA-1, SHA-256): a revision's whole file list is its diff from it.
-EMPTY_TREES = frozenset(
-    {
-        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
-    }
-)
-
-
 def _check_listing(sub: str, parsed: Parsed) -> None:
     """Refuse the listings of history that name what lies inside a secret directory and take
     no exclusion pathspec (``ls-files`` and ``status`` take the harness's, ``reads._git``):
-    ``ls-tree -r`` walks every committed tree (``.ssh/id_rsa``, ``.config/gh/hosts.yml``) and
+    ``ls-tree -r`` walks every committed tree (``.ssh/id_rsa``, ``.config/gh/hosts.yml``: only
+    its names-only form runs, as a diff that takes them, ``git_tree_list``) and
     ``rev-list --objects`` prints every object's path and id, a secret tree's too."""
-    if sub == "ls-tree" and parsed.has("r"):
-        raise CommandRefused(
-            "git ls-tree: -r lists the files inside committed secret directories (.ssh, "
-            ".config/gh) and ls-tree takes no exclusion pathspec; list the index with git "
-            "ls-files, one directory with git ls-tree REV DIR/, or a revision's files with "
-            f"git diff --name-only {min(EMPTY_TREES, key=len)} REV (its diff from the empty tree)"
-        )
+    if sub == "ls-tree" and (reason := recursive_listing_refusal(parsed)):
+        raise CommandRefused(reason)
     if (
         sub == "ls-tree"
         and len(parsed.operands) > 1
@@ -276,5 +264,7 @@ def harden_git(args: Sequence[str]) -> tuple[str, ...]:
     sub = args[index]
     extra = _SUB_HARDENING.get(sub, ())
     table = SUBCOMMANDS[sub]
-    rest = rebuild_in_order(split_options(f"git {sub}", args[index + 1 :], table), table)
-    return (*HARDENING, *args[:index], sub, *extra, *rest)
+    parsed = split_options(f"git {sub}", args[index + 1 :], table)
+    if sub == "ls-tree" and parsed.has("r"):  # a diff from the empty tree (git_tree_list)
+        return (*HARDENING, *args[:index], *tree_list_words(parsed, _SUB_HARDENING["diff"]))
+    return (*HARDENING, *args[:index], sub, *extra, *rebuild_in_order(parsed, table))

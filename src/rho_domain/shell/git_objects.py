@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.shell.git import EMPTY_TREES, SUBCOMMANDS
+from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
+from rho_domain.shell.git_tree_list import EMPTY_TREES
 from rho_domain.shell.options import split_options
 
 
