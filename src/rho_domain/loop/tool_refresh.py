@@ -22,8 +22,6 @@ tool as it is now with it before each call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -40,11 +38,12 @@ CHANGED = "ToolChanged"  # the ``error_type`` of the approvals a changed tool lo
 
 
 class ToolShapes:
-    """What a session's sourced tools were last shown as (description and input schema, by
-    name), to take back the approvals given to a tool that is now shown otherwise."""
+    """What a session's sourced tools were last shown as (``call_digest.tool_digest`` of
+    their description and input schema, by name: what a restart compares too), to take back
+    the approvals given to a tool that is now shown otherwise."""
 
     def __init__(self) -> None:
-        self._shown: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self._shown: dict[str, str] = {}  # each tool's ``tool_digest``: one judgement of a shape
         # what the source's own failures (an exception of ``current``) said, told once each
         self.told: set[str] = set()
 
@@ -52,9 +51,11 @@ class ToolShapes:
         """The names of ``handlers`` shown otherwise before. Every handler's shape is
         remembered: one that leaves the list and comes back changed is compared with what it
         was."""
+        from rho_domain.call_digest import tool_digest
+
         changed = []
         for handler in handlers:
-            shape = (handler.description, handler.parameters)
+            shape = tool_digest(handler.name, handler.description, handler.parameters)
             if self._shown.setdefault(handler.name, shape) != shape:
                 self._shown[handler.name] = shape
                 changed.append(handler.name)
