@@ -5,7 +5,9 @@ to write, and what ``mcp list`` shows beside a cut name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -15,7 +17,7 @@ from rho_adapters.mcp.tool import McpTool
 from rho_domain.errors import ConfigError
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter, servers_to_start
 from rho_domain.mcp_names import denies, tool_name
-from rho_domain.tools.base import ToolOutput
+from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_entry.config.config_files import load_agent_config, load_profile_file
 from rho_entry.config.mcp_servers import load_mcp_servers
 
@@ -55,14 +57,15 @@ def test_a_cut_deny_entry_is_refused_naming_the_file_and_the_key(tmp_path: Path)
     config.write_text(f"mcp_servers:\n  h:\n    command: [x]\n    tools: {{deny: [{CUT}]}}\n")
     servers = tmp_path / "mcp.yaml"
     servers.write_text(config.read_text())
-    for load, said in [
+    cases: list[tuple[Callable[[], object], str]] = [
         (lambda: load_profile_file(profile), f"{profile}: profile.denied_tools: {CUT!r}"),
         (lambda: load_agent_config(config), f"{config}: mcp_servers.h.tools.deny: {CUT!r}"),
         (
             lambda: load_mcp_servers(servers),
             f"--mcp-config {servers}: mcp_servers.h.tools.deny: {CUT!r}",
         ),
-    ]:
+    ]
+    for load, said in cases:
         with pytest.raises(ConfigError) as refused:
             load()
         assert str(refused.value).startswith(said), str(refused.value)
@@ -71,7 +74,15 @@ def test_a_cut_deny_entry_is_refused_naming_the_file_and_the_key(tmp_path: Path)
 
 
 def test_mcp_list_shows_the_servers_whole_name_beside_a_cut_one() -> None:
-    async def call(*_: object) -> ToolOutput:
+    async def call(
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext,
+        /,
+        *,
+        listed: Mapping[str, Any] | None = None,
+    ) -> ToolOutput:
         raise AssertionError("not called")
 
     def listed(name: str) -> str:
