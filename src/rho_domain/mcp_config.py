@@ -233,5 +233,6 @@ def cut_entry_refusal(entry: str, where: str) -> str:
         f"{where}: {entry!r} is a tool name cut to fit {MAX_NAME} characters (it ends in a hash "
         "of the whole name), which denies only the spellings of that name, not one with a "
         "look-alike letter in the part cut off: write the tool's whole name as its server "
-        "lists it (mcp__SERVER__NAME; rho-agent mcp list shows it beside the cut name)"
+        "lists it (mcp__SERVER__NAME; with this entry removed, rho-agent mcp list shows it "
+        "beside the cut name)"
     )
