@@ -52,9 +52,14 @@ def call_digest(
 
 def tool_digest(name: str, description: str, parameters: Mapping[str, Any]) -> str:
     """The digest of a tool as the model and an answerer are shown it: its name, description
-    and input schema (canonical JSON, as ``call_digest`` writes arguments). Any change of
-    either gives another digest."""
-    shown = {"name": name, "description": description, "parameters": parameters}
+    and input schema (canonical JSON, as ``call_digest`` writes arguments: key order and the
+    JSON's spacing do not count), the description's runs of whitespace read as one space
+    (a server that lays its text out otherwise from one listing to the next means the same,
+    and its user would be asked again at each). Any other change gives another digest, a
+    schema written with ``$ref``/``$defs`` instead of inline too: what the model is shown
+    changed, and its answerer is asked once."""
+    plain = " ".join(description.split())
+    shown = {"name": name, "description": plain, "parameters": parameters}
     try:
         text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     except (TypeError, ValueError, RecursionError):  # a schema JSON cannot write: as Python

@@ -60,8 +60,26 @@ _LOADED_BY_NAME = frozenset(
      # (require: at every ts-node start in the directory, found as tsc finds it)
      "jest.config.json", "babel.config.json", "tsconfig.json",
      # the instructions of CodeBuddy Code (CLAUDE.md's twin) and iFlow CLI (GEMINI.md's)
-     "codebuddy.md", "iflow.md"}
+     "codebuddy.md", "iflow.md",
+     # their twins a later npx run finds by name (varmcp20b): webpack-cli's webpack.config.json
+     # (interpret's .json; a rule's loader is a module it requires), Nest's nest-cli.json
+     # (webpackConfigPath, plugins), electron-builder.json (afterPack, beforeBuild...: modules),
+     # cucumber.json (require: support code), nightwatch.json (globals_path), Jasmine's
+     # jasmine.json (requires, helpers), Cypress 9's cypress.json (pluginsFile), the
+     # Serverless Framework's serverless.json (plugins), GraphQL Codegen's codegen.json
+     # (hooks are commands; require); and the commands tools run: the CDK's cdk.json and
+     # cdktf.json (app: the command synth runs), tsup.config.json (onSuccess), Stryker's
+     # stryker.conf.json and stryker.config.json (buildCommand, commandRunner), ReScript's
+     # rescript.json and bsconfig.json (js-post-build), terragrunt.hcl.json (hooks)
+     "webpack.config.json", "nest-cli.json", "electron-builder.json", "cucumber.json",
+     "nightwatch.json", "jasmine.json", "cypress.json", "serverless.json", "codegen.json",
+     "cdk.json", "cdktf.json", "tsup.config.json", "stryker.conf.json",
+     "stryker.config.json", "rescript.json", "bsconfig.json", "terragrunt.hcl.json"}
 )  # fmt: skip
+# Kinds of file a tool loads every one of from the directory it runs in: Terraform and
+# OpenTofu every *.tf.json and *.tofu.json (a data "external" source runs its program at plan),
+# Packer every *.pkr.json of a directory it builds (a shell-local provisioner runs here).
+_LOADED_SUFFIXES = (".tf.json", ".tofu.json", ".pkr.json")
 # Files tools find by their name in a directory of a given name: Buildkite's pipeline upload,
 # given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/).
 _LOADED_IN = {"buildkite": frozenset({"pipeline.json"})}
@@ -104,7 +122,8 @@ def create_only_refusal(relative: str) -> str | None:
         )
     loaded_in = len(parts) > 1 and name in _LOADED_IN.get(folded(parts[-2]), ())
     tauri = _TAURI_CONFIG.fullmatch(name) is not None
-    if name in _LOADED_BY_NAME or tauri or loaded_in or _requirements(parts, name):
+    by_kind = name.endswith(_LOADED_SUFFIXES)
+    if name in _LOADED_BY_NAME or tauri or loaded_in or by_kind or _requirements(parts, name):
         return (
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"

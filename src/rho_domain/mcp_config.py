@@ -26,7 +26,7 @@ import attrs
 from rho_domain.config_checks import several_strings
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_names import MAX_NAME, denies, server_of
+from rho_domain.mcp_names import MAX_NAME, cut_entry, denies, server_of
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
@@ -190,6 +190,7 @@ def servers_to_start(
     as the server gives them (``denies``), the one judgement ``tools.deny`` gets. The model
     name alone loses what a cut hides: a look-alike letter past the cut of a long name
     changes only its hash, and ``denied_name`` (the wall at each call) cannot see it.
+    A deny entry that is itself a cut model name is refused (``check_deny_entries``).
     """
     out: dict[str, McpServerConfig] = {}
     for name, server in configured.items():
@@ -208,8 +209,31 @@ def servers_to_start(
     for name, server in out.items():
         server.check(name)
         check_name_room(name)
+        check_deny_entries(name, server.tools.deny, where=f"mcp_servers.{name}.tools.deny")
         if entries := tuple(e for e in denied if server_of(e) == name):
+            check_deny_entries(name, entries, where="the profile's denied_tools")
             out[name] = attrs.evolve(
                 server, tools=attrs.evolve(server.tools, deny=server.tools.deny + entries)
             )
     return out
+
+
+def check_deny_entries(server: str, entries: Collection[str], *, where: str) -> None:
+    """Raise ConfigError naming ``where`` for an entry of ``entries`` (denying tools of
+    ``server``) that is a model name cut to fit (``mcp_names.cut_entry``): it ends in a hash
+    of the whole name, which holds the spellings that fold alike but not a look-alike letter
+    in the part cut off, so such a tool would pass it unseen. The whole name holds it."""
+    for entry in entries:
+        if cut_entry(entry, server):
+            raise ConfigError(cut_entry_refusal(entry, where))
+
+
+def cut_entry_refusal(entry: str, where: str) -> str:
+    """What a deny entry that is a cut model name is told (``check_deny_entries``)."""
+    return (
+        f"{where}: {entry!r} is a tool name cut to fit {MAX_NAME} characters (it ends in a hash "
+        "of the whole name), which denies only the spellings of that name, not one with a "
+        "look-alike letter in the part cut off: write the tool's whole name as its server "
+        "lists it (mcp__SERVER__NAME; with this entry removed, rho-agent mcp list shows it "
+        "beside the cut name)"
+    )

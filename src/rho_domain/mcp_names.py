@@ -50,6 +50,16 @@ def _cut_hash(name: str) -> str | None:
     return None
 
 
+def cut_entry(entry: str, server: str) -> bool:
+    """True when the deny entry ``entry`` of ``server``'s tools (``mcp__<server>__<tool>`` or
+    the tool alone) is a model name cut to fit: what is left of the name is a hash of it, and
+    a hash holds only the spellings that fold alike, not a look-alike letter in the part cut
+    off (no entry can see that without a table of look-alikes). ``mcp_config`` refuses such
+    entries where a session starts its servers, and a profile file when it is read."""
+    own = PREFIX + server + "__"
+    return _cut_hash(entry if entry.startswith(own) else own + entry) is not None
+
+
 def _decomposed(name: str) -> str:
     """``name`` compatibility-decomposed, its combining marks (accents) dropped."""
     return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))

@@ -4,6 +4,7 @@ the servers it names), never a stored session (its config and inline profile are
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,9 @@ async def test_a_replay_answers_mcp_calls_from_the_trace_and_starts_no_server(
     report = await replay_async(tmp_path / "sessions" / first.id)
     report.check()  # the same calls, decisions and results
     assert not log.exists()  # the recorded command line started nothing
+    # a trace an older version wrote, its questions without the tool's shape: replayed alike
+    trace = tmp_path / "sessions" / first.id / "trace.jsonl"
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert sum(line.pop("shown", "") != "" for line in lines) == 1
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (await replay_async(trace.parent)).check()

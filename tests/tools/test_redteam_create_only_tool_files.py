@@ -28,6 +28,10 @@ COMMANDS = {
     "jest.config.json": b'{"globalSetup": "<rootDir>/notes.txt"}\n',
     "web/babel.config.json": b'{"plugins": ["./notes.txt"]}\n',
     "tsconfig.json": b'{"ts-node": {"require": ["./notes.txt"]}}\n',
+    # what a later npx/cdk/terraform run finds by name and runs, or requires (varmcp20b)
+    "webpack.config.json": b'{"module": {"rules": [{"loader": "./notes.txt"}]}}\n',
+    "cdk.json": b'{"app": "sh notes.txt"}\n',
+    "infra/main.tf.json": b'{"data": {"external": {"x": {"program": ["sh", "notes.txt"]}}}}\n',
 }
 
 
@@ -49,3 +53,25 @@ async def test_a_file_a_tool_takes_commands_from_is_not_created(tmp_path: Path, 
     for path, message in refused.items():
         assert repr(path) in message
         assert "is a file tools find by its name and act on" in message, message
+
+
+def test_every_config_a_later_run_loads_from_the_workspace_is_refused() -> None:
+    # varmcp20b: the configurations npm, npx, pytest, tox, nox and make runs load by name;
+    # the hidden ones and those of another kind were refused before, the JSON ones named
+    # here were created (each names a command, or a module node runs a notes.txt as)
+    from rho_domain.create_only import create_only_refusal
+
+    before = [".npmrc", ".yarnrc.yml", "pytest.ini", "tox.ini", "noxfile.py", ".babelrc",
+              "vite.config.ts", "vite.config.mjs", ".mocharc.json", ".mocharc.yml",
+              "karma.conf.js", "webpack.config.js", "Makefile"]  # fmt: skip
+    named = ["webpack.config.json", "Nest-CLI.json", "electron-builder.json", "cucumber.json",
+             "nightwatch.json", "spec/support/jasmine.json", "cypress.json", "serverless.json",
+             "codegen.json", "cdk.json", "cdktf.json", "tsup.config.json", "stryker.conf.json",
+             "stryker.config.json", "rescript.json", "bsconfig.json", "terragrunt.hcl.json",
+             "main.tf.json", "mod/vars.TOFU.json", "image.pkr.json"]  # fmt: skip
+    for path in [*before, *named]:
+        assert create_only_refusal(path) is not None, path
+    for path in named:
+        assert "tools find by its name and act on" in str(create_only_refusal(path)), path
+    kept = ["webpack-notes.json", "cdk-report.md", "terraform-plan.json", "main.tf.md"]
+    assert [create_only_refusal(path) for path in kept] == [None] * len(kept)

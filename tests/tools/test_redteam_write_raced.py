@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +18,7 @@ from write_backends import writers
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeDaytona
+from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.permissions import FileWriteMode
 
@@ -87,3 +89,53 @@ async def test_a_name_too_long_for_a_disk_is_refused_saying_the_limit(tmp_path: 
                 ), kind
         finally:
             await executor.aclose()
+
+
+class _SwapAfterTheChecks:
+    """The local executor's secrets policy, asked about a write's path twice: as given, and
+    as the walk resolved it (the directories open by then). On the second question it moves
+    ``sub/`` away and puts a link to ``target`` in its place: the worst moment, after every
+    check and just before the file is written."""
+
+    def __init__(self, policy: Any, ws: Path, target: str) -> None:
+        self._policy, self._ws, self._target = policy, ws, target
+        self.homes = policy.homes
+        self.seen: list[str] = []
+
+    def refusal(self, path: str) -> str | None:
+        self.seen.append(path)
+        if path.startswith("/") and self.seen.count(path) == 2:
+            os.rename(self._ws / "sub", self._ws / "old")
+            os.symlink(self._target, self._ws / "sub")
+        reason: str | None = self._policy.refusal(path)
+        return reason
+
+
+async def test_the_local_executor_writes_into_the_directory_it_checked_not_a_link_put_there(
+    tmp_path: Path,
+) -> None:
+    # the Daytona finalize wrote through such a link (cfa70535); locally nothing proved that
+    # the directory descriptors opened by the walk are what the file is written relative to
+    cases = [
+        (FileWriteMode.FULL, "pre-commit", ".git/hooks", True),  # replacing a planted file
+        (FileWriteMode.FULL, "post-merge", ".git/hooks", False),
+        (FileWriteMode.CREATE_ONLY, "notes.md", ".github/workflows", False),
+    ]
+    for at, (mode, name, target, overwrite) in enumerate(cases):
+        ws = tmp_path / str(at)
+        (ws / "sub").mkdir(parents=True)
+        (ws / target).mkdir(parents=True)
+        if overwrite:
+            (ws / "sub" / name).write_bytes(b"old\n")
+            (ws / target / name).write_bytes(b"the project's\n")
+        executor = LocalExecutor(str(ws), file_write=mode)
+        swapping = _SwapAfterTheChecks(executor._workspace.policy, ws.resolve(), target)
+        executor._workspace.policy = swapping  # type: ignore[assignment]
+        try:
+            await executor.write(f"sub/{name}", b"#!/bin/sh\necho pwned\n", overwrite=overwrite)
+        finally:
+            await executor.aclose()
+        assert (ws / "sub").is_symlink(), "the swap did not happen"
+        assert (ws / "old" / name).read_bytes() == b"#!/bin/sh\necho pwned\n", mode
+        expected = [b"the project's\n"] if overwrite else []
+        assert [p.read_bytes() for p in (ws / target).iterdir()] == expected, (mode, name)

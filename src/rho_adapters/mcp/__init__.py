@@ -16,7 +16,9 @@ import attrs
 
 from rho_adapters.mcp.servers import connect
 from rho_adapters.mcp.source import McpToolSource
+from rho_adapters.mcp.tool import shown_name
 from rho_domain.mcp_config import McpServerConfig
+from rho_domain.tools.base import ToolHandler
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
@@ -49,7 +51,7 @@ async def probe(
         reports = []
         for name, state in source.servers.items():
             tools = tuple(
-                (h.name, "read-only" if h.policy_for({}).read_only else "dangerous")
+                (_listed(h, name), "read-only" if h.policy_for({}).read_only else "dangerous")
                 for h in sourced.handlers
                 if getattr(h, "server", None) == name
             )
@@ -67,3 +69,14 @@ async def probe(
         return reports
     finally:
         await source.aclose()
+
+
+def _listed(handler: ToolHandler, server: str) -> str:
+    """A tool's model name as ``mcp list`` shows it: with the server's whole name beside a
+    name cut to fit, which is what a deny entry names (a cut name is refused there)."""
+    from rho_domain.mcp_names import cut_entry
+
+    whole = getattr(handler, "tool", "")
+    if not whole or not cut_entry(handler.name, server):
+        return handler.name
+    return f"{handler.name} (the server's {shown_name(whole)})"

@@ -3,7 +3,8 @@
 The first ``current`` starts every server at once, each bounded by its ``startup_timeout``
 (start, ``initialize`` and ``tools/list`` together); a server that fails is left out, its
 problem reported, and the others serve. A ``notifications/tools/list_changed`` marks its
-server: the next ``current`` (before the next model call) lists it again. A server that
+server: the next ``current`` (before the next model call) or call lists it again, and a
+call of a tool it now lists otherwise is not made (``call``). A server that
 exits is left out, with its exit code and last stderr lines as the problem, and started again
 by the next ``current`` (a long session outlives a crash); a restart that fails is tried again
 after a backoff (``restart_backoff``: 1 s doubling to 60 s), so a server that crashes at once
@@ -31,7 +32,7 @@ from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, restart_due
-from rho_adapters.mcp.tool import McpTool, made_tools
+from rho_adapters.mcp.tool import McpTool, made_tools, relisted_refusal
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, check_name_room
 from rho_domain.ports.clock import Clock
@@ -102,12 +103,28 @@ class McpToolSource(ToolSource):
             return self._snapshot
 
     async def call(
-        self, server: str, tool: str, arguments: Mapping[str, Any], ctx: ToolContext
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext,
+        /,
+        *,
+        listed: Mapping[str, Any] | None = None,
     ) -> ToolOutput:
         """Call ``tool`` on ``server`` and return its capped result. Raises ``McpError``
         (``McpTimeout`` after the server's ``call_timeout``). An HTTP server that forgot our
-        session gets a new one (``initialize`` again) and the call once more."""
+        session gets a new one (``initialize`` again) and the call once more. ``listed``:
+        the entry the handler was made from; a tool now listed otherwise (announced, listed
+        again) is not called, since the call was approved as shown (``relisted_refusal``)."""
         state = self.servers[server]
+        if listed is not None and state.state == "ready":
+            if state.stale:
+                await self.current()  # lists it again, as the next model call would
+            now = state.tools if state.state == "ready" else [listed]  # failed: said below
+            if refused := relisted_refusal(server, tool, listed, now):
+                said = {"mcp_server": server, "mcp_tool": tool}
+                return ToolOutput(content=refused, is_error=True, metadata=said)
         client = ready(state)
         timeout = state.config.call_timeout
         try:

@@ -20,8 +20,8 @@ tools past that are left out (``McpToolSource``), the first ones listed kept.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
 
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.mcp_config import McpServerConfig
@@ -36,7 +36,25 @@ from rho_domain.tools.base import (
 )
 from rho_domain.tools.truncation import truncate_middle, unicode_text
 
-Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
+
+class Caller(Protocol):
+    """How an ``McpTool`` calls its server's tool (``McpToolSource.call``)."""
+
+    def __call__(
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext,
+        /,
+        *,
+        listed: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ToolOutput]:
+        """Call ``tool`` of ``server``; ``listed``: its ``tools/list`` entry as the handler
+        was made from it (what the model and the call's answerer were shown)."""
+        ...
+
+
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
@@ -124,6 +142,26 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def relisted_refusal(server: str, tool: str, listed: Mapping[str, Any], now: Sequence[Any]) -> str:
+    """Why a call of ``tool`` of ``server``, whose handler was made from the entry
+    ``listed``, is not made now that the server lists ``now`` (its latest ``kept_entry``
+    list): the tool is gone or shown otherwise (description or title, its whitespace aside,
+    or input schema: ``call_digest.tool_digest``'s judgement); "" when it is as listed."""
+    entry = next((t for t in now if t.get("name") == tool), None)
+    if entry is listed or (entry is not None and _shape(entry) == _shape(listed)):
+        return ""
+    return (
+        f"[not run: MCP server {server!r} lists tool {tool!r} otherwise (its description or "
+        "input schema) than when this call was made and asked about: the model is shown it "
+        "as it is now, and a call of it is asked about again]"
+    )
+
+
+def _shape(entry: Mapping[str, Any]) -> tuple[str, object]:
+    said = str(entry.get("description") or entry.get("title") or "")
+    return " ".join(said.split()), entry.get("inputSchema", entry.get("left_out"))
+
+
 def listed_size(tool: ToolHandler) -> int:
     """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
     shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
@@ -145,6 +183,7 @@ class McpTool(ToolHandler):
         self._name = name
         self.server = server
         self.tool = str(tool["name"])
+        self._listed = tool
         description = truncate_middle(
             str(tool.get("description") or tool.get("title") or ""), MAX_DESCRIPTION
         )
@@ -176,8 +215,8 @@ class McpTool(ToolHandler):
         return self._policy
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Call the tool on its server (see ``McpToolSource.call``)."""
-        return await self._call(self.server, self.tool, arguments, ctx)
+        """Call the tool on its server (see ``McpToolSource.call``), as it was listed."""
+        return await self._call(self.server, self.tool, arguments, ctx, listed=self._listed)
 
 
 def made_tools(

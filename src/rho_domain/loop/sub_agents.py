@@ -183,12 +183,17 @@ class SubAgents:
             raise SessionStateError(
                 f"sub-agent {child.id} does not wait for call {answer.call_id} any more"
             )
+        if answer.digest is not None:
+            # the parent recorded the call (its tool and arguments), not the shape the child
+            # was shown its tool in (an MCP tool's: it was refused as a changed call, and the
+            # child never went on); the child compares that shape itself before the call
+            # runs (``tool_refresh.bind_to_shown``: changed, it asks again)
+            from rho_domain.call_digest import check
+
+            held = {c.id: c for c in child.state.pending_calls}[answer.call_id]
+            check(held.id, held.name, held.arguments, answer.digest)
         child.resolve_approval(
-            answer.call_id,
-            answer.approved,
-            always=answer.always,
-            reason=answer.reason,
-            digest=answer.digest,
+            answer.call_id, answer.approved, always=answer.always, reason=answer.reason
         )
         return await self._drive(child, None)
 

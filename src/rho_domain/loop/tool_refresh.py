@@ -22,8 +22,6 @@ tool as it is now with it before each call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -40,11 +38,12 @@ CHANGED = "ToolChanged"  # the ``error_type`` of the approvals a changed tool lo
 
 
 class ToolShapes:
-    """What a session's sourced tools were last shown as (description and input schema, by
-    name), to take back the approvals given to a tool that is now shown otherwise."""
+    """What a session's sourced tools were last shown as (``call_digest.tool_digest`` of
+    their description and input schema, by name: what a restart compares too), to take back
+    the approvals given to a tool that is now shown otherwise."""
 
     def __init__(self) -> None:
-        self._shown: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self._shown: dict[str, str] = {}  # each tool's ``tool_digest``: one judgement of a shape
         # what the source's own failures (an exception of ``current``) said, told once each
         self.told: set[str] = set()
 
@@ -52,18 +51,29 @@ class ToolShapes:
         """The names of ``handlers`` shown otherwise before. Every handler's shape is
         remembered: one that leaves the list and comes back changed is compared with what it
         was."""
+        from rho_domain.call_digest import tool_digest
+
         changed = []
         for handler in handlers:
-            shape = (handler.description, handler.parameters)
+            shape = tool_digest(handler.name, handler.description, handler.parameters)
             if self._shown.setdefault(handler.name, shape) != shape:
                 self._shown[handler.name] = shape
                 changed.append(handler.name)
         return changed
 
 
-def _taken_back(state: State, name: str) -> str:
+_REWRITTEN = "changed its description or input schema since it was approved"
+# a trace written before approvals were bound to the tool as shown: no shape to compare
+_UNSHAPED = (
+    "was approved in a trace that recorded no shape of it (written before approvals were "
+    "bound to the tool as shown), so it is asked about as it is shown now"
+)
+
+
+def _taken_back(state: State, name: str, why: str = _REWRITTEN) -> str:
     """Take back the approvals ``state`` holds for tool ``name``: its "always" and the
-    approved calls of it not yet run (asked again); what was taken, said, or ""."""
+    approved calls of it not yet run (asked again); what was taken, said (``why`` they
+    were), or ""."""
     again = [c.id for c in state.pending_calls if c.name == name and state.approvals.get(c.id)]
     for call_id in again:
         state.approvals[call_id] = None
@@ -74,7 +84,7 @@ def _taken_back(state: State, name: str) -> str:
     if not taken:
         return ""
     said = "; ".join(taken)
-    return f"{name!r} changed its description or input schema since it was approved: {said}"
+    return f"{name!r} {why}: {said}"
 
 
 def shown_shape(agent: Agent, handler: ToolHandler | None) -> str:
@@ -92,11 +102,16 @@ async def bind_to_shown(journal: Journal, call: ToolCall, shown: str) -> None:
     asked about, or its tool approved "always", under another shape (a server restarted
     since, or listed another tool under the name), the approvals are taken back
     (``_taken_back``), said in a ``ToolChanged`` error event. The call is then asked about
-    again, recording the tool as it is now (``ask_approval``)."""
+    again, recording the tool as it is now (``ask_approval``). A trace written before the
+    shapes were recorded holds none (``""``): its calls and "always" are asked about again
+    once, said as such (``_UNSHAPED``), not as a tool that changed."""
     state = journal.state
     asked = state.asked_shapes.get(call.id, shown)
     lapsed = call.name in state.always_allowed and not state.always_holds(call.name, shown)
-    if (asked != shown or lapsed) and (said := _taken_back(state, call.name)):
+    # an old trace's question or "always" recorded no shape: the tool need not have changed
+    unshaped = not asked or (lapsed and not state.always_shapes.get(call.name))
+    why = _UNSHAPED if unshaped else _REWRITTEN
+    if (asked != shown or lapsed) and (said := _taken_back(state, call.name, why)):
         await journal.emit(
             ev.ErrorOccurred(at=journal.clock.now(), error_type=CHANGED, message=said)
         )

@@ -80,7 +80,8 @@ class ChildAnswer:
     always: bool = False
     reason: str = ""
     # the digest of the sub-agent's call as the parent recorded it (and its answerer was
-    # shown it): the sub-agent's session, reopened from its own trace, must hold that call
+    # shown it: ``call_digest(tool, arguments)``): the sub-agent's session, reopened from its
+    # own trace, must hold that call; an MCP tool's shape the sub-agent compares itself
     digest: str | None = None
 
 

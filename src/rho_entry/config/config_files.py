@@ -29,6 +29,7 @@ from rho_domain.permissions import (
     builtin_profile,
 )
 from rho_entry.config.hook_refs import POINTS as HOOK_POINTS
+from rho_entry.config.mcp_servers import refuse_cut_denies
 
 if TYPE_CHECKING:
     import cattrs
@@ -66,6 +67,7 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         profile = profile_from_dict(data["profile"], source=f"{path}: config.profile")
         data["profile"] = _converter().unstructure(profile)
     config = config_from_dict(data, source=str(path))
+    refuse_cut_denies(f"{path}: ", config.mcp_servers)
     if not config.databases:
         return config
     from rho_adapters.db.config import checked  # databases.yaml's rules, naming this file
@@ -164,6 +166,7 @@ def profile_from_dict(
     flat.setdefault("name", default_name)
     profile: PermissionProfile = _structure(flat, PermissionProfile, source)
     _refuse_misspelt_tools(profile, source)
+    refuse_cut_denies(f"{source}: profile.", profile.mcp_servers, profile.denied_tools)
     if profile.approval is ApprovalMode.GRANULAR and not profile.approval_required_tools:
         raise ConfigError(
             f"{source}: profile.approval.required_tools: granular approval needs the tools to "

@@ -9,7 +9,7 @@ the session directory beside the trace for the full outputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,7 +67,29 @@ def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
             f"(mcp_servers: {{NAME: {{command: [...]}} or {{url: ...}}}}){found}{hint}"
         )
     data = {"mcp_servers": anchored(data["mcp_servers"], path)}
-    return dict(config_from_dict(data, source=str(path)).mcp_servers)
+    servers = dict(config_from_dict(data, source=str(path)).mcp_servers)
+    refuse_cut_denies(f"--mcp-config {path}: ", servers)
+    return servers
+
+
+def refuse_cut_denies(
+    where: str, servers: Mapping[str, McpServerConfig], denied: Collection[str] = ()
+) -> None:
+    """ConfigError naming ``where`` (the file, and the profile's keys in it) and the key for
+    a deny entry that is a model name cut to fit (``mcp_config.check_deny_entries``), when
+    the file is read; a session starting the server refuses it too (``servers_to_start``),
+    naming the key alone. Stored sessions' configs are not judged: a resume starts the
+    resumer's servers."""
+    if not servers and not any(e.startswith("mcp__") for e in denied):
+        return  # nothing to judge: mcp_config is not imported
+    from rho_domain.mcp_config import check_deny_entries
+    from rho_domain.mcp_names import server_of
+
+    for name, server in servers.items():
+        check_deny_entries(name, server.tools.deny, where=f"{where}mcp_servers.{name}.tools.deny")
+    for entry in denied:
+        if (server_name := server_of(entry)) is not None:
+            check_deny_entries(server_name, (entry,), where=f"{where}denied_tools")
 
 
 def with_mcp_file(config: AgentConfig, path: str | Path) -> AgentConfig:
