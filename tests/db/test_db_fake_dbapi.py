@@ -7,6 +7,7 @@ fetchall of a result), reconnecting a dead connection and translating driver err
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
 import time
@@ -135,8 +136,8 @@ class FakeDriver:
             ORACLE_EXTERNAL: [],
             ORACLE_VIEWS_11G: [],
             ORACLE_SYNONYMS_11G: [],
-            ORACLE_VERSION: [(0, None)],
-            ORACLE_VERSION_11G: [(0, None)],
+            ORACLE_VERSION: [(0, None, None)],
+            ORACLE_VERSION_11G: [(0, None, None)],
             VERTICA_RELATIONS: [],
             VERTICA_VERSION: [(0, None, None)],
         }
@@ -501,10 +502,38 @@ async def test_a_view_or_synonym_made_while_the_connection_is_open_is_judged(
     try:
         await db.query("SELECT * FROM t", max_rows=1, timeout=1)  # connected
         driver.catalog[relations] = made
-        driver.catalog[version] = [(1, "2026-11-28 00:30:00", 7)]
+        driver.catalog[version] = [(1, _AT, _AT + datetime.timedelta(minutes=1))]
         with pytest.raises(StatementRefused, match=re.escape(said)):
             await db.query(sql, max_rows=1, timeout=1)
         assert len(driver.connections) == 1  # on the same connection
         assert driver.log.count(relations) == 2
+    finally:
+        await db.aclose()
+
+
+_AT = datetime.datetime(2026, 11, 28, 0, 30, 0)
+
+
+async def test_an_oracle_view_replaced_in_the_second_of_the_last_read_is_judged() -> None:
+    """LAST_DDL_TIME is to the second: a view replaced (CREATE OR REPLACE: same count) in
+    the second the catalog was last read left the version (count, newest DDL time) as it
+    was, and the open connection judged the old query at every statement after. The server
+    answers the version query with its clock when asked (SYSDATE), as the fake does here."""
+    driver = FakeDriver()
+    db = OracleDatabase("x", ORACLE, driver=driver)
+
+    def version(now: datetime.datetime) -> list[tuple[Any, ...]]:
+        return [(1, _AT, now) if "SYSDATE" in ORACLE_VERSION else (1, _AT)]
+
+    try:
+        driver.catalog[ORACLE_VERSION] = version(_AT)  # a view made in this very second
+        driver.catalog[ORACLE_VIEWS] = [("REPORT", "SELECT 1 AS n FROM dual")]
+        assert (await db.query("SELECT * FROM report", max_rows=1, timeout=1)).rows == ((1,),)
+        # replaced in the same second, by a query of the password hashes; read a minute on
+        driver.catalog[ORACLE_VIEWS] = [("REPORT", "SELECT name, spare4 FROM sys.user$")]
+        driver.catalog[ORACLE_VERSION] = version(_AT + datetime.timedelta(minutes=1))
+        with pytest.raises(StatementRefused, match=re.escape("USER$ holds password hashes")):
+            await db.query("SELECT * FROM report", max_rows=1, timeout=1)
+        assert len(driver.connections) == 1
     finally:
         await db.aclose()
