@@ -11,6 +11,7 @@ import datetime
 import re
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -535,5 +536,32 @@ async def test_an_oracle_view_replaced_in_the_second_of_the_last_read_is_judged(
         with pytest.raises(StatementRefused, match=re.escape("USER$ holds password hashes")):
             await db.query("SELECT * FROM report", max_rows=1, timeout=1)
         assert len(driver.connections) == 1
+    finally:
+        await db.aclose()
+
+
+async def test_two_vertica_views_that_swap_names_are_judged_by_their_new_queries() -> None:
+    """The version summed the hashes of the views' queries: two views swapping names
+    (ALTER VIEW ... RENAME, three times) or queries keep the count, the newest create_time
+    and that sum, and the open connection judged each name by the other's query. Each
+    query is now hashed with its view's name. The fake answers the version query as
+    Vertica would for the text it is sent (with names in the hash, or without)."""
+    driver = FakeDriver()
+    db = VerticaDatabase("x", VERTICA, driver=driver)
+    harmless, reads = "SELECT 1 AS n", "SELECT user_name, password, salt FROM v_catalog.passwords"
+
+    def answer(views: list[tuple[str, str, str]]) -> None:
+        hashed = "HASH(s, n, d)" in VERTICA_VERSION
+        texts = (f"{n}\0{d}" if hashed else d for n, d, _ in views)
+        total = sum(zlib.crc32(text.encode()) for text in texts)  # Vertica's HASH(), as a stand-in
+        driver.catalog[VERTICA_RELATIONS] = views
+        driver.catalog[VERTICA_VERSION] = [(len(views), _AT, total)]
+
+    try:
+        answer([("report", harmless, ""), ("pw_copy", reads, "")])
+        assert (await db.query("SELECT * FROM report", max_rows=1, timeout=1)).rows == ((1,),)
+        answer([("report", reads, ""), ("pw_copy", harmless, "")])  # swapped
+        with pytest.raises(StatementRefused, match="passwords holds password hashes"):
+            await db.query("SELECT * FROM report", max_rows=1, timeout=1)
     finally:
         await db.aclose()
