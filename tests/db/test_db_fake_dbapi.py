@@ -7,9 +7,11 @@ fetchall of a result), reconnecting a dead connection and translating driver err
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -135,8 +137,8 @@ class FakeDriver:
             ORACLE_EXTERNAL: [],
             ORACLE_VIEWS_11G: [],
             ORACLE_SYNONYMS_11G: [],
-            ORACLE_VERSION: [(0, None)],
-            ORACLE_VERSION_11G: [(0, None)],
+            ORACLE_VERSION: [(0, None, None)],
+            ORACLE_VERSION_11G: [(0, None, None)],
             VERTICA_RELATIONS: [],
             VERTICA_VERSION: [(0, None, None)],
         }
@@ -501,10 +503,65 @@ async def test_a_view_or_synonym_made_while_the_connection_is_open_is_judged(
     try:
         await db.query("SELECT * FROM t", max_rows=1, timeout=1)  # connected
         driver.catalog[relations] = made
-        driver.catalog[version] = [(1, "2026-11-28 00:30:00", 7)]
+        driver.catalog[version] = [(1, _AT, _AT + datetime.timedelta(minutes=1))]
         with pytest.raises(StatementRefused, match=re.escape(said)):
             await db.query(sql, max_rows=1, timeout=1)
         assert len(driver.connections) == 1  # on the same connection
         assert driver.log.count(relations) == 2
+    finally:
+        await db.aclose()
+
+
+_AT = datetime.datetime(2026, 11, 28, 0, 30, 0)
+
+
+async def test_an_oracle_view_replaced_in_the_second_of_the_last_read_is_judged() -> None:
+    """LAST_DDL_TIME is to the second: a view replaced (CREATE OR REPLACE: same count) in
+    the second the catalog was last read left the version (count, newest DDL time) as it
+    was, and the open connection judged the old query at every statement after. The server
+    answers the version query with its clock when asked (SYSDATE), as the fake does here."""
+    driver = FakeDriver()
+    db = OracleDatabase("x", ORACLE, driver=driver)
+
+    def version(now: datetime.datetime) -> list[tuple[Any, ...]]:
+        return [(1, _AT, now) if "SYSDATE" in ORACLE_VERSION else (1, _AT)]
+
+    try:
+        driver.catalog[ORACLE_VERSION] = version(_AT)  # a view made in this very second
+        driver.catalog[ORACLE_VIEWS] = [("REPORT", "SELECT 1 AS n FROM dual")]
+        assert (await db.query("SELECT * FROM report", max_rows=1, timeout=1)).rows == ((1,),)
+        # replaced in the same second, by a query of the password hashes; read a minute on
+        driver.catalog[ORACLE_VIEWS] = [("REPORT", "SELECT name, spare4 FROM sys.user$")]
+        driver.catalog[ORACLE_VERSION] = version(_AT + datetime.timedelta(minutes=1))
+        with pytest.raises(StatementRefused, match=re.escape("USER$ holds password hashes")):
+            await db.query("SELECT * FROM report", max_rows=1, timeout=1)
+        assert len(driver.connections) == 1
+    finally:
+        await db.aclose()
+
+
+async def test_two_vertica_views_that_swap_names_are_judged_by_their_new_queries() -> None:
+    """The version summed the hashes of the views' queries: two views swapping names
+    (ALTER VIEW ... RENAME, three times) or queries keep the count, the newest create_time
+    and that sum, and the open connection judged each name by the other's query. Each
+    query is now hashed with its view's name. The fake answers the version query as
+    Vertica would for the text it is sent (with names in the hash, or without)."""
+    driver = FakeDriver()
+    db = VerticaDatabase("x", VERTICA, driver=driver)
+    harmless, reads = "SELECT 1 AS n", "SELECT user_name, password, salt FROM v_catalog.passwords"
+
+    def answer(views: list[tuple[str, str, str]]) -> None:
+        hashed = "HASH(s, n, d)" in VERTICA_VERSION
+        texts = (f"{n}\0{d}" if hashed else d for n, d, _ in views)
+        total = sum(zlib.crc32(text.encode()) for text in texts)  # Vertica's HASH(), as a stand-in
+        driver.catalog[VERTICA_RELATIONS] = views
+        driver.catalog[VERTICA_VERSION] = [(len(views), _AT, total)]
+
+    try:
+        answer([("report", harmless, ""), ("pw_copy", reads, "")])
+        assert (await db.query("SELECT * FROM report", max_rows=1, timeout=1)).rows == ((1,),)
+        answer([("report", reads, ""), ("pw_copy", harmless, "")])  # swapped
+        with pytest.raises(StatementRefused, match="passwords holds password hashes"):
+            await db.query("SELECT * FROM report", max_rows=1, timeout=1)
     finally:
         await db.aclose()

@@ -30,6 +30,9 @@ SETUP = [
     "CREATE VIEW outer_s.over AS SELECT t FROM ops.readf",
     "CREATE VIEW ops.later AS SELECT '1'::text AS t",
     "CREATE VIEW ops.plain AS SELECT 2 AS n",
+    "CREATE VIEW ops.ruled AS SELECT '1'::text AS t",
+    # pg_get_viewdef writes these as calls: like_escape('b%', '#'), similar_to_escape('b')
+    "CREATE VIEW ops.likes AS SELECT 'a' LIKE 'b%' ESCAPE '#' AS l, 'a' SIMILAR TO 'b' AS s",
     # literals pg_get_viewdef writes as 'C:\' (standard_conforming_strings on)
     "CREATE VIEW ops.winpath AS SELECT 'C:\\' AS p, 'it''s' AS q",
     "CREATE VIEW ops.winread AS SELECT 'C:\\' AS p, pg_read_file('PG_VERSION') AS t",
@@ -78,9 +81,30 @@ async def test_a_view_reading_a_server_file_is_refused_where_it_is_named(views: 
             )
         with pytest.raises(StatementRefused, match="the view later runs"):
             await db.query("SELECT * FROM ops.later", max_rows=5, timeout=5)
+        # its query replaced by its rule, which changes no pg_class nor pg_attribute row:
+        # the open connection judged the old query, and the new one read the server file
+        assert (await db.query("TABLE ops.ruled", max_rows=5, timeout=5)).rows == (("1",),)
+        unchecked = adapter(views, check=False)
+        try:
+            with psycopg.connect(
+                host=views.config.host, port=views.config.port, user="postgres", dbname=DB
+            ) as conn:
+                conn.execute(
+                    'CREATE OR REPLACE RULE "_RETURN" AS ON SELECT TO ops.ruled '
+                    "DO INSTEAD SELECT pg_read_file('PG_VERSION') AS t"
+                )
+            assert "15" in repr(
+                (await unchecked.query("TABLE ops.ruled", max_rows=5, timeout=5)).rows
+            )
+        finally:
+            await unchecked.aclose()
+        with pytest.raises(StatementRefused, match="the view ruled runs"):
+            await db.query("TABLE ops.ruled", max_rows=5, timeout=5)
         # a view over plain values still reads, a literal ending in a backslash too (it was
         # refused as unreadable: 'C:\' does not end there where backslashes escape)
         assert (await db.query("SELECT n FROM ops.plain", max_rows=5, timeout=5)).rows == ((2,),)
+        rows = (await db.query("SELECT * FROM ops.likes", max_rows=5, timeout=5)).rows
+        assert rows == ((False, False),)  # LIKE ... ESCAPE and SIMILAR TO were refused
         rows = (await db.query("SELECT * FROM ops.winpath", max_rows=5, timeout=5)).rows
         assert rows == (("C:\\", "it's"),)
     finally:

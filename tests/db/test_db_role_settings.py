@@ -9,7 +9,9 @@ transaction does not stop a read, and the check let them through: a login that i
 refused by name, and ``pg_roles`` and ``pg_user`` (whose whole rows show ``rolconfig``)
 where a stored setting has a dotted name, an application's or an extension's; the catalog
 is read again when a setting is stored while the connection is open. So are the same rows
-by other spellings and through views an administrator made over them. The settings stored
+by other spellings and through views an administrator made over them, and their column
+statistics: after an ``ANALYZE``, ``pg_stats.histogram_bounds`` of ``setconfig`` showed a
+plain login ``app.password=...`` (``pg_stats`` is now refused to every login). The settings stored
 for the agent's own login the server gives its session at login, as ``SET`` would: ``SHOW``
 and ``current_setting`` read them, as the session's own (keep secrets out of them).
 """
@@ -28,6 +30,7 @@ from rho_domain.permissions import DatabaseMode
 DB = "rho_role_settings20"
 APP, READER = "rho_rs_app20", "rho_rs_reader20"
 SECRET = "hunter2-role"
+STATS = "SELECT histogram_bounds::text FROM pg_stats WHERE attname = 'setconfig'"
 # (statement, the name the refusal gives)
 READS = [
     (f"SELECT rolconfig FROM pg_roles WHERE rolname = '{APP}'", "rolconfig"),
@@ -43,6 +46,8 @@ READS = [
     # views an administrator made over them: judged by their queries
     ("SELECT * FROM role_cfg", "the view role_cfg runs"),
     ("SELECT * FROM everyone", "the view everyone runs"),
+    # their column statistics, after a database-wide ANALYZE (any login may read the column)
+    (STATS, "most common values and histogram bounds"),
 ]
 # the views, made in the test's database (a view's definition names the columns of *)
 VIEWS = [
@@ -87,9 +92,11 @@ async def test_settings_stored_for_other_roles_are_refused(postgres_server: Serv
                 server,
                 f"ALTER ROLE {APP} SET app.password = '{SECRET}'",
                 f"ALTER ROLE {READER} SET app.tenant = 'own-setting'",  # the login's own
+                # vacuumdb --analyze's ANALYZE: the shared catalog's statistics too
+                "ANALYZE pg_catalog.pg_db_role_setting",
             )
             for db in (unchecked, unchecked_reader):  # what the check stands in front of
-                for sql in (READS[0][0], "SELECT * FROM role_cfg"):
+                for sql in (READS[0][0], "SELECT * FROM role_cfg", STATS):
                     rows = (await db.query(sql, max_rows=50, timeout=10)).rows
                     assert SECRET in repr(rows), (sql, rows)
             for db in (checked, reader):  # a superuser's login and a plain one alike

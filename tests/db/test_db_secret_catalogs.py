@@ -16,8 +16,9 @@ connection string there); they are refused with the wrappers', servers' and tabl
 Their column statistics hold the same values: after an ``ANALYZE`` (``vacuumdb --analyze``,
 autovacuum), ``SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'`` passed
 the check and listed every role's SCRAM verifier (``pg_statistic`` alike). Now the
-statistics are refused to a login that may read those catalogs (a superuser, or a member of
-``pg_read_all_data``); another login keeps ``pg_stats``, which shows it only its columns.
+statistics are refused to every login: ``pg_stats`` shows a plain login only the columns
+it may read, but every login reads ``pg_foreign_server``, whose options' histogram showed it
+a server's password (``srvoptions`` itself is refused by name).
 MariaDB's ``mysql.column_stats`` (after ``ANALYZE TABLE mysql.servers PERSISTENT FOR
 ALL``) gave the FEDERATED server's password as its column's min and max values; it is
 refused by name with ``mysql.servers`` (and MySQL 8's ``COLUMN_STATISTICS`` histograms).
@@ -49,6 +50,9 @@ PG_SETUP = [
     "CREATE VIEW stats_copy AS SELECT histogram_bounds::text AS bounds FROM pg_stats "
     "WHERE attname = 'rolpassword'",
     "ANALYZE pg_authid",  # two verifiers, rho_hash's and rho_hash2's: a histogram's bounds
+    # two servers' options: a histogram's bounds any login reads
+    "CREATE SERVER rho_s2 FOREIGN DATA WRAPPER rho_w OPTIONS (dsn 'u:other@db')",
+    "ANALYZE pg_foreign_server",
 ]
 # (statement, the relation the refusal names, what the server gives without the check)
 PG_READS = [
@@ -181,11 +185,18 @@ async def test_postgres_catalogs_of_credentials_are_refused(pg_secrets: Server) 
         await db.aclose()
     plain_config = attrs.evolve(pg_secrets.config, user="rho_hash")
     plain = ADAPTERS["postgres"]("p", plain_config, mode=DatabaseMode.READONLY, password="pw")
-    try:  # a login that may not read pg_authid keeps pg_stats: it shows none of its rows
-        sql = "SELECT count(*) FROM pg_stats WHERE tablename = 'pg_authid'"
-        assert (await plain.query(sql, max_rows=1, timeout=5)).rows == ((0,),)
+    unchecked = ADAPTERS["postgres"](
+        "p", plain_config, mode=DatabaseMode.READONLY, password="pw", check_statements=False
+    )
+    sql = "SELECT histogram_bounds::text FROM pg_stats WHERE attname = 'srvoptions'"
+    try:  # a login that may not read pg_authid reads pg_foreign_server, and its statistics
+        assert "srv-sekret" in repr((await unchecked.query(sql, max_rows=5, timeout=5)).rows)
+        with pytest.raises(StatementRefused, match="pg_stats holds the most common") as info:
+            await plain.query(sql, max_rows=5, timeout=5)
+        assert info.value.by == "check"
     finally:
         await plain.aclose()
+        await unchecked.aclose()
 
 
 async def test_without_the_check_postgres_gives_the_credentials(pg_secrets: Server) -> None:
@@ -203,8 +214,8 @@ async def test_postgres_options_of_foreign_servers_and_mappings_are_refused(
     await _refused_by_the_check(pg_secrets, PG_OPTIONS, why="a wrapper keeps a login's password")
     db = adapter(pg_secrets)
     try:
-        sql = "SELECT foreign_server_name FROM information_schema.foreign_servers"
-        assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("rho_s",),)
+        sql = "SELECT foreign_server_name FROM information_schema.foreign_servers ORDER BY 1"
+        assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("rho_s",), ("rho_s2",))
         sql = "SELECT authorization_identifier FROM information_schema.user_mappings"
         assert (await db.query(sql, max_rows=5, timeout=5)).rows == (("postgres",),)
     finally:

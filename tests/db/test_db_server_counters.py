@@ -68,6 +68,10 @@ def computed_ids(mariadb_server: Server) -> Iterator[Server]:
             # literals information_schema writes with backslash escapes ('x\'y', 'a\\')
             f"CREATE TABLE {DB}.labels (n INT, tag VARCHAR(40) AS (CONCAT(n, 'x''y', 'a\\\\')))",
             f"CREATE VIEW {DB}.quoted AS SELECT 'it''s' AS s, 'a\\\\' AS b",
+            # names holding a quote, around the call: written "a'b" under ANSI_QUOTES
+            f"CREATE TABLE {DB}.quoted_names (`a'b` INT, `c'd` INT, "
+            "id VARCHAR(80) AS (CONCAT(`a'b`, UUID_SHORT(), `c'd`)) VIRTUAL)",
+            f"INSERT INTO {DB}.quoted_names (`a'b`, `c'd`) SELECT seq, seq FROM seq_1_to_100",
         ):
             cursor.execute(sql)
         conn.commit()
@@ -100,3 +104,29 @@ async def test_a_column_that_computes_uuid_short_is_refused(computed_ids: Server
     finally:
         for db in (checked, unchecked):
             await db.aclose()
+
+
+async def test_a_column_written_with_double_quoted_names_is_judged(computed_ids: Server) -> None:
+    """MariaDB writes a column's expression as the reading session's sql_mode quotes names:
+    on a server whose mode has ANSI_QUOTES, ``concat("a'b",uuid_short(),"c'd")``. The
+    literals' emptying took ``'b",uuid_short(),"c'`` for one literal: the call was never
+    judged and a read advanced the counter past the check. Now the catalog is read in the
+    default mode, where names are written in backticks."""
+    sql = "SELECT MAX(id) FROM quoted_names"
+    conn = computed_ids.admin()
+    cursor = conn.cursor()
+    cursor.execute("SELECT @@GLOBAL.sql_mode")
+    (saved,) = cursor.fetchone()
+    cursor.execute("SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',ANSI_QUOTES')")
+    checked, unchecked = adapter(computed_ids), adapter(computed_ids, check=False)
+    try:
+        before = _next_id(computed_ids)
+        await unchecked.query(sql, max_rows=1, timeout=10)  # what the check stands before
+        assert _next_id(computed_ids) - before > 100
+        with pytest.raises(StatementRefused, match="a virtual column of quoted_names runs"):
+            await checked.query(sql, max_rows=1, timeout=10)
+    finally:
+        for db in (checked, unchecked):
+            await db.aclose()
+        cursor.execute("SET GLOBAL sql_mode = %s", (saved,))
+        conn.close()

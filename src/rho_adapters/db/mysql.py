@@ -65,6 +65,11 @@ _COLUMNS = (
 # A string literal as MariaDB's information_schema writes a view's query or a column's
 # expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
 _LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
+# MariaDB writes a column's expression when it is read, quoting names as the reading
+# session's sql_mode says: under ANSI_QUOTES (ORACLE, MSSQL, ANSI...) as "a'b", which
+# _LITERAL took for the start of a literal, emptying the call after it. Read in the default
+# mode, every name is written in backticks (a view's query is stored so already).
+_WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 
 
 def judged_text(text: str) -> str:
@@ -150,7 +155,7 @@ class MysqlDatabase(ThreadedDatabase):
         with conn.cursor(self._module().cursors.Cursor) as cursor:
             # the server's own schemas' views (sys.session, sys.version) are its installer's
             cursor.execute(
-                _VIEWS + (_COLUMNS if mariadb else ""),
+                (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
                 (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(_SYSTEM_SCHEMAS if mariadb else ())),
             )
             for name, query, kind in cursor.fetchall():

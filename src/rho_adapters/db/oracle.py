@@ -19,12 +19,15 @@ reads server files; a PREPROCESSOR runs a program). 12c and later flag what Orac
 out (``ORACLE_11G_SCHEMAS``), except a synonym whose name is not its target's or that
 crosses a link: a ``PUBLIC`` one Oracle made by its target's name is judged as that name.
 Before each statement a version of them is read (``CATALOG_VERSION``), and they again when
-it changed: one made while the connection is open is judged at once.
+it changed, or when they were read within two seconds of the newest DDL (its time is to the
+second: one replaced in the same second changes no version): one made while the connection
+is open is judged at once.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,7 +74,13 @@ CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM al
 # What changes when a view, synonym or table the reads above may list is made, replaced,
 # altered or dropped: read before each statement, and the catalog again when it changed, so
 # one made while the connection is open is judged at once (as PostgreSQL's adapter does).
-_VERSION = "SELECT COUNT(*), MAX(o.last_ddl_time) FROM all_objects o WHERE o.object_type IN "
+# LAST_DDL_TIME is a DATE, to the second: a view replaced in the second of the last read
+# leaves the version as it was, so the server's clock (SYSDATE) comes with it, and a read
+# made within _SETTLE of the newest DDL is not trusted to be the last of its second.
+_VERSION = (
+    "SELECT COUNT(*), MAX(o.last_ddl_time), SYSDATE FROM all_objects o WHERE o.object_type IN "
+)
+_SETTLE = datetime.timedelta(seconds=2)
 CATALOG_VERSION = f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND o.oracle_maintained = 'N'"
 CATALOG_VERSION_11G = (
     f"{_VERSION}('VIEW', 'SYNONYM', 'TABLE') AND (o.owner NOT IN ({_ORACLE_OWNED}) "
@@ -149,7 +158,7 @@ class OracleDatabase(ThreadedDatabase):
         if not hasattr(conn, "rho_catalog"):
             return None
         version = _version(conn)
-        if version != conn.rho_catalog_version:
+        if _changed(conn.rho_catalog_version, version):
             self._read_catalog(conn, version)
         calls: CatalogCalls = conn.rho_catalog
         return calls
@@ -242,6 +251,17 @@ def _version(conn: Any) -> list[tuple[Any, ...]]:
         return _rows(cursor, conn.rho_reads[2])
     finally:
         cursor.close()
+
+
+def _changed(read: list[tuple[Any, ...]], now: list[tuple[Any, ...]]) -> bool:
+    """Whether the catalog must be read again: its version (count, newest DDL) moved since
+    ``read``, the version it was read at, or ``read`` came within ``_SETTLE`` of a DDL,
+    where another in the same second would leave the version unchanged."""
+    if [row[:2] for row in read] != [row[:2] for row in now]:
+        return True
+    return any(
+        newest is not None and (at is None or at - newest < _SETTLE) for _, newest, at in read
+    )
 
 
 def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:

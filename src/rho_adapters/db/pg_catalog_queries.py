@@ -198,6 +198,9 @@ VERSION = (
             "pg_amproc",
             "pg_namespace",
             "pg_policy",
+            # a view's query: CREATE OR REPLACE RULE "_RETURN" ... ON SELECT TO v replaces
+            # it changing no row above (an open connection judged the old query)
+            "pg_rewrite",
         )
     )
     # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above

@@ -16,8 +16,11 @@ login) reads their column statistics too: after an ``ANALYZE`` (``vacuumdb --ana
 autovacuum), ``pg_stats.histogram_bounds`` for ``pg_authid`` listed every role's SCRAM
 verifier, and ``pg_statistic`` holds the same values. For such a login these names are
 refused wherever they stand (``CatalogCalls.refused_names``); ``SHOW <name>`` of any other
-setting still answers. Another login keeps them all: the server hides the rest from it
-(``pg_stats`` shows it only the columns it may read).
+setting still answers. Another login keeps the rest: the server hides them from it. The
+column statistics are refused to every login: ``pg_stats`` shows a login the columns it may
+read, and every login reads the catalogs whose columns the check refuses by name, so after
+a database-wide ``ANALYZE`` a plain login read ``pg_db_role_setting.setconfig``'s
+``app.password=...`` and ``pg_foreign_server.srvoptions`` in ``histogram_bounds``.
 """
 
 # Constant SQL only.
@@ -83,6 +86,13 @@ _STATISTICS = (
     "(a superuser, or a member of pg_read_all_data) may read: the agent does not read it; "
     "count the values you need in the table itself (SELECT col, count(*) ... GROUP BY col)"
 )
+_STATISTICS_PUBLIC = (
+    " holds the most common values and histogram bounds of every column this login may "
+    "read, the catalogs' every login reads among them: after an ANALYZE, the settings "
+    "stored for other roles (pg_db_role_setting: app.password=...) and the foreign "
+    "servers' options, which the agent does not read: count the values you need in the "
+    "table itself (SELECT col, count(*) ... GROUP BY col)"
+)
 _HOLDS_CREDENTIALS = (
     " is a setting that holds a connection string or a command, often with a password: "
     "the agent does not read it"
@@ -90,13 +100,12 @@ _HOLDS_CREDENTIALS = (
 
 
 def privileged_refusals(conn: Any) -> dict[str, str]:
-    """The names refused to ``conn``'s login, each with the whole reason (none for a login
-    without these privileges)."""
+    """The names refused to ``conn``'s login, each with the whole reason (only the column
+    statistics for a login without these privileges)."""
     row = conn.execute(_PRIVILEGES, prepare=False).fetchone()
     statements, settings, credentials = (bool(v) for v in row) if row else (False,) * 3
-    refused: dict[str, str] = {}
-    if credentials:
-        refused |= {name: name + _STATISTICS for name in STATISTICS}
+    why = _STATISTICS if credentials else _STATISTICS_PUBLIC
+    refused = {name: name + why for name in STATISTICS}
     if statements:
         refused |= {name: name + _STATEMENTS for name in STATEMENT_VIEWS}
     if settings:

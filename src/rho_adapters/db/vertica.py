@@ -37,13 +37,17 @@ CATALOG_RELATIONS = (
     "UNION ALL SELECT table_name, '', table_definition FROM v_catalog.tables "
     "WHERE table_definition <> ''"
 )
-# What changes when such a view or table is made, replaced or dropped (a replaced view's
-# definition hashes otherwise, whatever its create_time): read before each statement, and
-# the relations again when it changed, so one made while the connection is open is judged.
+# What changes when such a view or table is made, replaced, renamed or dropped (a replaced
+# view's definition hashes otherwise, whatever its create_time; each hashed with its name,
+# since two views swapping names or queries leave the sum of the queries' hashes as it was):
+# read before each statement, and the relations again when it changed, so one made while
+# the connection is open is judged.
 CATALOG_VERSION = (
-    "SELECT COUNT(*), MAX(create_time), SUM(HASH(d) % 1000000007) FROM (SELECT create_time, "
-    "view_definition AS d FROM v_catalog.views WHERE NOT is_system_view UNION ALL SELECT "
-    "create_time, table_definition FROM v_catalog.tables WHERE table_definition <> '') r"
+    "SELECT COUNT(*), MAX(create_time), SUM(HASH(s, n, d) % 1000000007) FROM (SELECT "
+    "create_time, table_schema AS s, table_name AS n, view_definition AS d "
+    "FROM v_catalog.views WHERE NOT is_system_view UNION ALL SELECT create_time, "
+    "table_schema, table_name, table_definition FROM v_catalog.tables "
+    "WHERE table_definition <> '') r"
 )
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from rho_domain.sql.functions import STANDARD, names
 
 # PostgreSQL 15, chapter 9 (functions and operators), plus the catalog-reading helpers of
-# 9.26 (system information). Not listed (9.27 system administration, 9.17 sequences,
-# 9.27.9 file access, 9.27.10 advisory locks, 9.15.4 query_to_xml & co., ts_rewrite and
-# ts_stat (they run a query given as text), pg_input_is_valid and pg_input_error_info (16:
-# they run the input function and CHECK of a type named in a string), pg_sleep*,
-# set_config, txid_current*, lo_*, dblink*): refused.
+# 9.26 (system information); like_escape and similar_to_escape (similar_escape before 13),
+# pure, are how the server writes LIKE ... ESCAPE and SIMILAR TO back into a view's query,
+# which the check judges (a view using them was refused). Not listed (9.27 system
+# administration, 9.17 sequences, 9.27.9 file access, 9.27.10 advisory locks, 9.15.4
+# query_to_xml & co., ts_rewrite and ts_stat (they run a query given as text),
+# pg_input_is_valid and pg_input_error_info (16: they run the input function and CHECK of a
+# type named in a string), pg_sleep*, set_config, txid_current*, lo_*, dblink*): refused.
 POSTGRES_FUNCTIONS = names(
     STANDARD
     + """
@@ -32,6 +34,7 @@ POSTGRES_FUNCTIONS = names(
     string_to_table strpos substr to_ascii to_hex translate unistr convert convert_from
     convert_to decode encode get_bit get_byte set_bit set_byte sha224 sha256 sha384 sha512
     bit_count to_char to_date to_number to_timestamp
+    like_escape similar_to_escape similar_escape
     age clock_timestamp current_date current_time current_timestamp date_bin date_part
     date_trunc isfinite justify_days justify_hours justify_interval localtime
     localtimestamp make_date make_interval make_time make_timestamp make_timestamptz now
