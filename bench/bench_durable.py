@@ -39,6 +39,7 @@ if importlib.util.find_spec("rho_domain") is None:
 from dbos import DBOS  # noqa: E402
 from loopback_agent_server import start_server  # noqa: E402
 
+from rho_adapters.durable.payloads import payload_of  # noqa: E402
 from rho_adapters.durable.steps import DbosSteps  # noqa: E402
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions, run_workflow  # noqa: E402
 from rho_adapters.store import FileSessionStore  # noqa: E402
@@ -69,8 +70,8 @@ async def plain_run(agent: Agent, store: FileSessionStore) -> None:
 
 
 async def durable_run(prompt_id: int) -> None:
-    payload = {"run_id": new_id(), "session_id": new_id(), "prompt": "list the files"}
-    handle = await DBOS.start_workflow_async(run_workflow, payload)
+    run = QueuedRun(run_id=new_id(), session_id=new_id(), prompt="list the files")
+    handle = await DBOS.start_workflow_async(run_workflow, payload_of(run))
     assert await handle.get_result() == "completed", prompt_id
 
 
