@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -230,6 +231,31 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
         await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
         await pg.store.release("odd1")
     await pg.store.release("odd2")
+
+
+async def test_two_hosts_of_one_hostname_and_pid_never_share_a_holder_name(
+    url: str, hosts: list[PgBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two containers with one hostname and pid 1 were told apart by 24 random bits only
+    (``host pid 1 (token)``); here both hosts are in one process and the bits are forced
+    equal. A's claim goes stale while A is frozen and B takes the session over. Before, with
+    one name, B's takeover told A nothing (it takes over from itself), A read no cancel and
+    its next append went in beside B's (every claim check is ``holder = me``). Now a holder
+    is named by a transaction id of the server, never given twice."""
+    monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: "c0ffee")
+    a = of_backend(host(hosts, url, heartbeat=3600, stale_after=0.2))
+    b = of_backend(host(hosts, url, stale_after=0.2))
+    await a.store.create(record("twin1"))
+    await a.store.append("twin1", run_events())
+    with psycopg.connect(url) as conn:  # A's last beat, 5 s ago: frozen past its lease
+        conn.execute("UPDATE rho_sessions SET beat = now() - interval '5 s' WHERE id = 'twin1'")
+    await b.store.open("twin1")
+    assert await a.signals.cancel_requested("twin1")
+    with pytest.raises(SessionLocked, match="no longer held by this process"):
+        await a.store.append("twin1", run_events("A again"))
+    assert a.store.backend.holder != b.store.backend.holder
+    assert re.fullmatch(r".+ pid \d+ \(xid \d+\)", b.store.backend.holder)
+    await b.store.release("twin1")
 
 
 async def _take_over(b: Any, session_id: str) -> None:

@@ -1,7 +1,9 @@
 """PgBackend: what the PostgreSQL adapters of one process share for one store URL.
 
 - one connection pool (``connection.Pool``), the schema checked once;
-- this process's name as a holder (``host pid N (token)``), written on the sessions it holds;
+- this process's name as a holder (``host pid N (xid X)``), written on the sessions it holds:
+  unique by construction (``X``, a transaction id the database server gave, is never given
+  twice), so two hosts never take each other's claims for their own (``holder``);
 - one background thread that LISTENs on the ``rho`` channel and wakes the waiters of this
   process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
   renews ``beat`` on every session this process holds, whatever their number.
@@ -25,7 +27,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import select
 import socket
 import threading
@@ -62,7 +63,7 @@ class PgBackend:
         self.heartbeat = heartbeat
         self.stale_after = stale_after
         self.pool = Pool(address) if pool_size is None else Pool(address, size=pool_size)
-        self.holder = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        self._holder: str | None = None
         self._ready = False
         self._ready_lock = threading.Lock()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = (
@@ -79,13 +80,30 @@ class PgBackend:
 
     # -- connections ---------------------------------------------------------------------------
 
+    @property
+    def holder(self) -> str:
+        """This backend's name on the sessions it holds: ``host pid N (xid X)``, drawn by
+        ``ready`` (blocking, on first use). Every claim is checked against it (appends, the
+        heartbeat, the takeover's cancel), so two backends with one name each took the
+        other's claims for their own: two containers with one hostname and pid 1 drew it
+        from 24 random bits, and on a collision the taker of a stale session never told the
+        frozen holder, which went on appending beside it. ``X`` is a transaction id of the
+        database server (``txid_current``), which it never gives twice."""
+        if self._holder is None:
+            self.ready()
+        assert self._holder is not None  # ready() drew it
+        return self._holder
+
     def ready(self) -> None:
-        """Check (create or migrate) the schema once per process. Blocking."""
+        """Check (create or migrate) the schema once per process and draw this backend's
+        ``holder``. Blocking."""
         with self._ready_lock:
             if self._ready:
                 return
             with self.pool.connection() as conn:  # kept or closed as ``run``'s, next
                 ensure_schema(conn, self.address)
+                xid = conn.execute("SELECT txid_current()").fetchone()[0]
+            self._holder = f"{socket.gethostname()} pid {os.getpid()} (xid {xid})"
             self._ready = True
 
     def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
@@ -248,7 +266,7 @@ class PgBackend:
             if time.monotonic() >= next_beat:
                 with pg_errors(self.address, "heartbeat"):
                     conn.execute(
-                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self.holder,)
+                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self._holder,)
                     )
                 next_beat = time.monotonic() + self.heartbeat
                 continue

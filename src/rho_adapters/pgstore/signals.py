@@ -29,7 +29,7 @@ from rho_domain.ports.signals import Directive, SignalSource
 RECHECK_SECONDS = 5.0
 
 
-def _flag(conn: Any, session_id: str, column: str, holder: str) -> bool:
+def _flag(conn: Any, session_id: str, column: str, backend: PgBackend) -> bool:
     """The session's ``column`` flag, or for ``cancel``, whether another process holds it."""
     row = conn.execute(
         f"SELECT {column}, holder FROM rho_sessions WHERE id = %s",  # noqa: S608 (a fixed column)
@@ -37,7 +37,7 @@ def _flag(conn: Any, session_id: str, column: str, holder: str) -> bool:
     ).fetchone()
     if row is None:
         raise SessionNotFound(f"no session {session_id!r} in the store")
-    taken = column == "cancel" and row[1] is not None and row[1] != holder
+    taken = column == "cancel" and row[1] is not None and row[1] != backend.holder
     return bool(row[0]) or taken
 
 
@@ -49,7 +49,7 @@ class PgSignals(SignalSource):
 
     async def cancel_requested(self, session_id: str) -> bool:
         """True while a cancel is requested for the session, or another process holds it."""
-        return bool(await self.backend.call(_flag, session_id, "cancel", self.backend.holder))
+        return bool(await self.backend.call(_flag, session_id, "cancel", self.backend))
 
     async def clear_cancel(self, session_id: str) -> None:
         """See ``SignalSource.clear_cancel``."""
@@ -90,7 +90,7 @@ class PgSignals(SignalSource):
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""
-        return bool(await self.backend.call(_flag, session_id, "paused", self.backend.holder))
+        return bool(await self.backend.call(_flag, session_id, "paused", self.backend))
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
