@@ -214,12 +214,14 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
     """A row's lease is whatever its holder wrote: a library user's ``stale_after`` of
     ``inf``, NaN or 1e300 (no setting checks it there), or a hand edit. A lease past what an
     interval holds made every reader's query fail ('interval out of range'): no host could
-    list, read or open any session. A lease counts up to an hour, as the setting allows."""
+    list, read or open any session. A lease counts up to an hour, as the setting allows; one
+    below the reader's own bound (0, negative) counts as that bound, so a live claim stays
+    live."""
     pg = of_backend(host(hosts, url, stale_after=1))
     await pg.store.create(record("odd1"))
     await pg.store.release("odd1")
     await pg.store.create(record("odd2"))
-    for lease in ("NaN", "Infinity", "1e300"):
+    for lease in ("NaN", "Infinity", "1e300", "-1", "-Infinity", "0"):
         with psycopg.connect(url) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
@@ -230,6 +232,16 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
         assert (await pg.sessions.info("odd1")).liveness != "running", lease
         await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
         await pg.store.release("odd1")
+    for lease in ("-1", "-Infinity", "0"):  # a live claim: the reader's own bound still counts
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "UPDATE rho_sessions SET holder = 'elsewhere', beat = now(), lease = %s::float,"
+                " meta = '{\"status\": \"running\"}' WHERE id = 'odd1'",
+                (lease,),
+            )
+        assert (await pg.sessions.info("odd1")).liveness == "running", lease
+        with pytest.raises(SessionLocked, match="held by elsewhere"):
+            await pg.store.open("odd1")
     await pg.store.release("odd2")
 
 
