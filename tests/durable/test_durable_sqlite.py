@@ -108,14 +108,15 @@ def crash_inside_tool(
     finally:
         first.stop()
     # A is dead before B starts: B, the only live worker, has no live peer to take for dead,
-    # so its window is short (--dead-after 2 waited 2 s for a row known to be stale)
+    # so its window is short (--dead-after 2 waited 2 s for a row known to be stale), and
+    # it beats within it (a --heartbeat not shorter than its --dead-after is refused)
     second = Worker(
         tmp_path,
         "worker-b",
         db=db,
         base_url=server.base_url,
         profile=profile,
-        extra=("--dead-after", "0.5"),
+        extra=("--heartbeat", "0.25", "--dead-after", "0.5"),
     )
     try:
         second.wait_ready()
