@@ -28,6 +28,9 @@ from rho_adapters.pgstore.connection import shown_url
 from rho_adapters.pgstore.schema import CHANNEL, MIGRATIONS
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
+from rho_adapters.store.layout import META_BYTES
+from rho_adapters.store.recording import CONFIG_BYTES
+from rho_adapters.store.signals import DIRECTIVES_BYTES, EXPORT_BYTES
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionLocked, StoreError
@@ -268,6 +271,51 @@ async def test_two_hosts_of_one_hostname_and_pid_never_share_a_holder_name(
     assert a.store.backend.holder != b.store.backend.holder
     assert re.fullmatch(r".+ pid \d+ \(xid \d+\)", b.store.backend.holder)
     await b.store.release("twin1")
+
+
+async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A row holds what its writer wrote (a peer with the store's password), as a session
+    directory holds what its writers put there. Before, each value was read whole by every
+    reader: a meta past 1 MiB by every listing of every host (here its summary was shown),
+    a config, a directive and an export's answer past their bounds by the open, each step
+    of the run and the export's reader. Now the file store's bounds apply: that session is
+    listed without its summary, and the others are refused with a StoreError naming the
+    row, none of them read."""
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("big1"))
+    await pg.store.release("big1")
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET meta = %s || repeat('x', %s) || '\"}' WHERE id = 'big1'",
+            ('{"status": "completed", "first_prompt": "', META_BYTES),
+        )
+    assert [s.status for s in await pg.sessions.sessions()] == ["created"]
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET config = '{}' || repeat(' ', %s) WHERE id = 'big1'",
+            (CONFIG_BYTES,),
+        )
+        conn.execute(
+            "INSERT INTO rho_directives (session_id, seq, text, at)"
+            " VALUES ('big1', 0, repeat('x', %s), 0)",
+            (DIRECTIVES_BYTES + 1,),
+        )
+        conn.execute(
+            "INSERT INTO rho_exports (session_id, request_id, answer)"
+            " VALUES ('big1', 'x1', repeat('x', %s))",
+            (EXPORT_BYTES + 1,),
+        )
+    config = f"session big1's config in the store holds more than {CONFIG_BYTES} bytes"
+    with pytest.raises(StoreError, match=config):
+        await pg.store.open("big1")
+    with pytest.raises(StoreError, match=config):
+        await pg.sessions.record("big1")
+    with pytest.raises(StoreError, match="directive 0 of session big1 holds more than"):
+        await pg.signals.directives("big1", after=0)
+    with pytest.raises(StoreError, match="the export x1 of session big1 holds more than"):
+        await pg.sessions.export_answer("big1", "x1")
 
 
 async def _take_over(b: Any, session_id: str) -> None:

@@ -1,9 +1,8 @@
 """PgBackend: what the PostgreSQL adapters of one process share for one store URL.
 
 - one connection pool (``connection.Pool``), the schema checked once;
-- this process's name as a holder (``host pid N (xid X)``), written on the sessions it holds:
-  unique by construction (``X``, a transaction id the database server gave, is never given
-  twice), so two hosts never take each other's claims for their own (``holder``);
+- this backend's name as a holder (``schema.holder_name``: unique by construction), written
+  on the sessions it holds;
 - one background thread that LISTENs on the ``rho`` channel and wakes the waiters of this
   process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
   renews ``beat`` on every session this process holds, whatever their number.
@@ -26,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import select
 import socket
 import threading
@@ -35,7 +33,7 @@ from collections import defaultdict
 from typing import Any
 
 from rho_adapters.pgstore.connection import Pool, StoreAddress, pg_errors
-from rho_adapters.pgstore.schema import CHANNEL, ensure_schema
+from rho_adapters.pgstore.schema import CHANNEL, ensure_schema, holder_name
 from rho_domain.errors import StoreError
 
 log = logging.getLogger("rho_adapters.pgstore")
@@ -82,13 +80,8 @@ class PgBackend:
 
     @property
     def holder(self) -> str:
-        """This backend's name on the sessions it holds: ``host pid N (xid X)``, drawn by
-        ``ready`` (blocking, on first use). Every claim is checked against it (appends, the
-        heartbeat, the takeover's cancel), so two backends with one name each took the
-        other's claims for their own: two containers with one hostname and pid 1 drew it
-        from 24 random bits, and on a collision the taker of a stale session never told the
-        frozen holder, which went on appending beside it. ``X`` is a transaction id of the
-        database server (``txid_current``), which it never gives twice."""
+        """This backend's name on the sessions it holds (``schema.holder_name``), drawn by
+        ``ready`` (blocking) on first use."""
         if self._holder is None:
             self.ready()
         assert self._holder is not None  # ready() drew it
@@ -102,8 +95,7 @@ class PgBackend:
                 return
             with self.pool.connection() as conn:  # kept or closed as ``run``'s, next
                 ensure_schema(conn, self.address)
-                xid = conn.execute("SELECT txid_current()").fetchone()[0]
-            self._holder = f"{socket.gethostname()} pid {os.getpid()} (xid {xid})"
+                self._holder = holder_name(conn)
             self._ready = True
 
     def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
@@ -299,17 +291,3 @@ class PgBackend:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, limit - time.monotonic()))
         self.pool.close()
-
-
-_BACKENDS: dict[str, PgBackend] = {}
-_BACKENDS_LOCK = threading.Lock()
-
-
-def backend_for(address: StoreAddress, **options: Any) -> PgBackend:
-    """The process's backend for this URL (one pool and one listener per URL): every store
-    object the process builds for it shares them. ``options`` apply when it is first built."""
-    with _BACKENDS_LOCK:
-        found = _BACKENDS.get(address.url)
-        if found is None:
-            found = _BACKENDS[address.url] = PgBackend(address, **options)
-        return found

@@ -22,11 +22,13 @@ import contextlib
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.schema import from_column, to_column
+from rho_adapters.pgstore.schema import bounded, from_column, to_column, too_large
+from rho_adapters.store.signals import DIRECTIVES_BYTES
 from rho_domain.errors import SessionNotFound
 from rho_domain.ports.signals import Directive, SignalSource
 
 RECHECK_SECONDS = 5.0
+TEXT = bounded("text", DIRECTIVES_BYTES)  # a directive's text, NULL past the bound
 
 
 def _flag(conn: Any, session_id: str, column: str, backend: PgBackend) -> bool:
@@ -96,11 +98,14 @@ class PgSignals(SignalSource):
         """See ``SignalSource.directives``."""
         rows = await self.backend.call(
             lambda conn: conn.execute(
-                "SELECT seq, text FROM rho_directives WHERE session_id = %s AND seq >= %s"
-                " ORDER BY seq",
+                f"SELECT seq, {TEXT} FROM rho_directives"  # noqa: S608 (TEXT: a constant)
+                " WHERE session_id = %s AND seq >= %s ORDER BY seq",
                 (session_id, after),
             ).fetchall()
         )
+        for seq, text in rows:
+            if text is None:
+                raise too_large(f"directive {seq} of session {session_id}", DIRECTIVES_BYTES)
         return tuple(Directive(offset=int(seq), text=from_column(text)) for seq, text in rows)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
