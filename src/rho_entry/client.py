@@ -49,9 +49,9 @@ class AgentClient:
     ``async with``. ``event_bytes``: the largest stream event read, ``answer_bytes`` the largest
     other answer (``ApiError`` beyond either). A call other than ``events`` ends with
     ``httpx.ReadTimeout`` after ``timeout`` seconds of silence, or when its whole answer has
-    not come within twice ``timeout`` (60 s): the server's longest wait before it answers,
-    a ``DELETE``'s ``shutdown_grace`` (10 s by default), fits in ``timeout``, and the answer
-    then has as long again to arrive."""
+    not come within ``answer_deadline`` (by default twice ``timeout``, 60 s): the server's
+    longest wait before it answers, a ``DELETE``'s ``shutdown_grace`` (10 s by default), fits
+    in ``timeout``, and the answer then has as long again to arrive."""
 
     event_bytes = EVENT_BYTES
     answer_bytes = client_bodies.ANSWER_BYTES
@@ -63,6 +63,7 @@ class AgentClient:
         token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        answer_deadline: float | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         environ = os.environ if environ is None else environ
@@ -77,7 +78,8 @@ class AgentClient:
         # so the proxy variables are read here, as httpx would read them
         proxy = proxy_for(base_url, environ)
         self._answer_timeout = httpx.Timeout(timeout)  # an answer's silence, not a stream's
-        self._answer_deadline = 2 * timeout  # a whole answer's time (a trickle is not silent)
+        # a whole answer's time: a trickle is never silent for ``timeout``
+        self._answer_deadline = 2 * timeout if answer_deadline is None else answer_deadline
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -242,7 +244,7 @@ class AgentClient:
                 raise
             raise httpx.ReadTimeout(
                 f"{method} {path}: the server's answer did not arrive whole within "
-                f"{self._answer_deadline:g} s (twice the client's timeout)"
+                f"{self._answer_deadline:g} s (the client's answer deadline)"
             ) from None
 
 

@@ -151,6 +151,10 @@ def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
             ("worker", "--durable-db", "q.sqlite", "--heartbeat", "-1"),
             "argument --heartbeat: expected a positive number of seconds, got '-1'",
         ),
+        (
+            ("worker", "--durable-db", "q.sqlite", "--heartbeat", "12"),
+            "--heartbeat 12 is not shorter than --dead-after 10: the other workers would take",
+        ),
         (("queue", "--durable-db", "q.sqlite"), "the following arguments are required: command"),
         (("queue", "--bogus"), "the following arguments are required: --durable-db"),
         (

@@ -106,6 +106,44 @@ def test_a_worker_is_judged_dead_by_its_own_bound_not_the_askers(tmp_path: Path)
         b.engine.dispose()
 
 
+async def test_a_worker_row_no_reader_can_count_with_breaks_no_check(tmp_path: Path) -> None:
+    """A row holds whatever its writer wrote (a hand edit, a peer with the database's
+    password), and SQLite keeps text in a FLOAT column. Before, one row whose ``dead_after``
+    was text made every worker's check raise TypeError at every beat, so no dead worker's
+    runs were recovered (here ``dead1``'s), and a worker starting under the id of a row
+    whose beat was text raised TypeError too. A bound that is no number, 0 or negative
+    counts as the asker's own; a beat that is no number is no live worker's."""
+    db = tmp_path / "system.db"
+    recovered: list[str] = []
+
+    def recover(executor_id: str) -> int:
+        recovered.append(executor_id)
+        return 0
+
+    me = _heartbeat(f"sqlite:///{db}", "me", "v1", recover=recover, dead_after=1)
+    try:
+        me.beat()
+        with sqlite3.connect(db) as conn:
+            conn.executemany(
+                "INSERT INTO rho_workers VALUES (?, 'v1', ?, ?)",
+                [
+                    ("dead1", time.time() - 100, 10.0),
+                    ("text1", time.time() - 100, "ten"),
+                    ("zero1", time.time() - 100, 0),
+                    ("negative1", time.time() - 100, -5),
+                    ("zero2", time.time(), 0),  # beating now: alive by the asker's bound
+                    ("beat1", "yesterday", 10.0),
+                ],
+            )
+        assert sorted(me.recover_dead()) == ["dead1", "negative1", "text1", "zero1"]
+        assert sorted(recovered) == ["dead1", "negative1", "text1", "zero1"]
+    finally:
+        me.engine.dispose()
+    again = _heartbeat(f"sqlite:///{db}", "beat1", "v1", recover=recover)
+    await asyncio.to_thread(again.start)  # no live worker has the id: it starts
+    await again.stop()
+
+
 async def test_a_worker_does_not_start_under_the_id_of_a_live_one(tmp_path: Path) -> None:
     """DBOS's launch recovers the runs of its executor id (a restarted worker's). Started
     with the id of a worker that still runs (``--executor-id`` copied to a second host), a

@@ -108,14 +108,15 @@ def crash_inside_tool(
     finally:
         first.stop()
     # A is dead before B starts: B, the only live worker, has no live peer to take for dead,
-    # so its window is short (--dead-after 2 waited 2 s for a row known to be stale)
+    # so its window is short (--dead-after 2 waited 2 s for a row known to be stale), and
+    # it beats within it (a --heartbeat not shorter than its --dead-after is refused)
     second = Worker(
         tmp_path,
         "worker-b",
         db=db,
         base_url=server.base_url,
         profile=profile,
-        extra=("--dead-after", "0.5"),
+        extra=("--heartbeat", "0.25", "--dead-after", "0.5"),
     )
     try:
         second.wait_ready()
@@ -171,26 +172,38 @@ def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
     assert final["text"] == "the read was done again"
 
 
+def _drop_beats(db: str, executor_id: str) -> None:
+    """From now on the beats of ``executor_id`` change nothing: its row keeps its last."""
+    with sqlite3.connect(db) as conn:
+        for op in ("UPDATE", "INSERT"):
+            conn.execute(
+                f"CREATE TRIGGER lost_{op.lower()} BEFORE {op} ON rho_workers"
+                f" WHEN NEW.executor_id = '{executor_id}' BEGIN SELECT RAISE(IGNORE); END"
+            )
+
+
 def test_a_run_taken_from_a_live_worker_ends_once_completed(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
-    """Worker A beats only at its start, so B takes it for dead while A still runs the read:
-    the run is handed to another execution (B's, or A's own again) while A's goes on. A's
-    execution, refused when it records the read's step, stops without writing (it wrote its
-    run_end in error, which the owner's retrace then met); the owner waits for the session,
-    retraces what A wrote, runs the read again and ends the run, once."""
+    """Worker A's beats stop arriving while it runs the read (a cut between it and the
+    heartbeat table: triggers drop its writes to its row), so B takes it for dead while A
+    still runs: the run is handed to another execution (B's, or A's own again) while A's
+    goes on. A's execution, refused when it records the read's step, stops without writing
+    (it wrote its run_end in error, which the owner's retrace then met); the owner waits for
+    the session, retraces what A wrote, runs the read again and ends the run, once. (Before,
+    A beat every 60 s against its own --dead-after of 2, which is now refused; a SIGSTOP
+    froze A inside a write of the SQLite file, which then held B back too.)"""
     # a line for every reader (A's read, then the owner's), until the end
     feeder, fed = fifo_feeder(tmp_path / "work" / "wait.fifo", b"fed once handed over\n")
     db = str(tmp_path / "runs.sqlite")
     store = tmp_path / "store"
-    first = Worker(
-        tmp_path, "worker-a", db=db, base_url=server.base_url, extra=("--heartbeat", "60")
-    )
+    first = Worker(tmp_path, "worker-a", db=db, base_url=server.base_url)
     second: Worker | None = None
     try:
         first.wait_ready()
         run_id, session_id = enqueue(db, "read: handed over")
         wait_for(lambda: started(trace(store, session_id), "r2"), "r2 to start")
+        _drop_beats(db, "worker-a")  # mid-read: no beat comes from A now
         second = Worker(tmp_path, "worker-b", db=db, base_url=server.base_url).wait_ready()
         log = second.log
         wait_for(lambda: "worker-a stopped beating" in log.read_text(), "A taken for dead")

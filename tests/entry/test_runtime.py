@@ -405,6 +405,35 @@ async def test_approvals_left_by_an_earlier_runtime_are_answered_through_a_new_h
     assert executor.files == {"a.md": b"# A"}
 
 
+async def test_a_reopen_of_a_finished_conversation_sends_no_model_call(tmp_path: Path) -> None:
+    """Two servers over one store answer one waiting call: each sees it pending in the
+    store and reopens the session (``prompt=None``); the second opens it once the first has
+    run it to its end. Before, that reopen continued the finished conversation: the model
+    was asked again, for a run nobody asked for. Now the handle ends at once, with no run."""
+    store = SessionStore(tmp_path / "sessions")
+    executor = MemoryExecutor()
+    write = call("write", {"path": "a.md", "content": "# A"})
+    config = AgentConfig(profile="developer", working_dir=str(tmp_path))
+    models = [ScriptedModel([tools(write)]), ScriptedModel([text("written")])]
+    for model in models:  # asked, then answered by the first server
+        async with create_runtime(config, model=model, store=store, executor=executor) as one:
+            if model is models[0]:
+                sid = (await run_prompt(one, "write a.md")).session_id
+                continue
+            handle = await dispatch_prompt(one, None, session_id=sid)
+            await handle
+            handle.approve(write.id)
+            assert (await handle.wait_done()).status is RunStatus.COMPLETED
+    trace = (tmp_path / "sessions" / sid / "trace.jsonl").read_bytes()
+    unasked = FunctionModel(lambda request: text("a continuation nobody asked for"))
+    async with create_runtime(config, model=unasked, store=store, executor=executor) as second:
+        handle = await dispatch_prompt(second, None, session_id=sid)
+        result = await handle.wait_done()
+    assert (result.status, result.text, handle.pending_approvals) == (RunStatus.COMPLETED, "", ())
+    assert unasked.requests == []
+    assert (tmp_path / "sessions" / sid / "trace.jsonl").read_bytes() == trace
+
+
 async def test_a_handle_awaiting_approval_gives_its_place_back(tmp_path: Path) -> None:
     write = call("write", {"path": "a.md", "content": "# A"})
     runtime = create_runtime(

@@ -160,6 +160,30 @@ def test_an_answer_without_a_digest_is_refused(where: Place) -> None:
             unnamed = _post(serve, approvals, {"decision": "deny"})
             assert unnamed.status_code == 422, unnamed.text
             assert unnamed.json()["error"]["field"] == "call_id"
+            # the body route's other spellings: an id the session never showed, the digest
+            # of another call, a field it does not take, a key given twice
+            shown = call_digest("write", SHOWN.arguments)
+            other = call_digest("write", REAL.arguments)
+            refusals = [
+                (_post(serve, approvals, {**body, "decision": "approve"}), status, words)
+                for body, status, words in (
+                    ({"call_id": "c9", "digest": shown}, 404, "no tool call 'c9' awaits"),
+                    ({"call_id": "c1", "digest": other}, 409, "'c1' changed since it was shown"),
+                    ({"call_id": "c1", "digest": shown, "always": True}, 422, "unknown field"),
+                )
+            ]
+            raw = '{"call_id": "c1", "decision": "deny", "call_id": "c9", "digest": "%s"}'
+            twice = httpx.post(
+                f"{serve.url}{approvals}",
+                content=raw % shown,
+                headers={**serve.auth, "Content-Type": "application/json"},
+                timeout=30,
+            )
+            refusals.append((twice, 422, "'call_id'"))
+            for answered, status, words in refusals:
+                assert answered.status_code == status, answered.text
+                assert words in answered.json()["error"]["message"], answered.text
+            assert [p["call_id"] for p in _detail(serve, sid)["pending_approvals"]] == ["c1"]
             assert not (where.work / "notes.txt").exists()
         finally:
             assert serve.stop() == 0

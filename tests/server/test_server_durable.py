@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import httpx
 import psycopg
 import pytest
 from server_support import Serve, http, listed, serve_env, serve_process, serve_refused, wait_for
@@ -89,7 +88,10 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
         again: Serve | None = None
         try:
             # 1. created on A, A killed inside the tool call, completed on B by itself
-            created = httpx.post(
+            # (every request through http(), whose timeout is 30 s: httpx.post's default of
+            # 5 s is the answer route's own wait for the run's end, ANSWER_WAIT, and a loaded
+            # durable server's create or answer, a few DBOS statements, took longer)
+            created = http().post(
                 f"{a.url}/api/sessions",
                 json={"prompt": "sleep", "profile": "eval"},  # eval: no approvals
                 headers=a.auth,
@@ -133,22 +135,24 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
 
             # 2. A restarted; an approval of a run created on B, answered over HTTP on A'
             again = Serve(work, env_a, *flags)
-            waiting = httpx.post(
-                f"{b.url}/api/sessions", json={"prompt": "write out.txt"}, headers=b.auth
-            ).json()["id"]
+            waiting = (
+                http()
+                .post(f"{b.url}/api/sessions", json={"prompt": "write out.txt"}, headers=b.auth)
+                .json()["id"]
+            )
             detail = wait_for(
                 lambda: (d := detail_of(again, waiting))["liveness"] == "awaiting_approval" and d,
                 "the run to wait for approval",
             )
             assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
             assert not (work / "out.txt").exists()
-            wrong = httpx.post(
+            wrong = http().post(
                 f"{again.url}/api/sessions/{waiting}/approvals/nope",
                 json={"decision": "approve", "digest": "0" * 32},
                 headers=again.auth,
             )
             assert wrong.status_code == 404, wrong.text
-            answered = httpx.post(
+            answered = http().post(
                 f"{again.url}/api/sessions/{waiting}/approvals/c1",
                 json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
                 headers=again.auth,

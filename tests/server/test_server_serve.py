@@ -49,10 +49,11 @@ def test_a_pending_approval_survives_a_restart(
         assert first.stop() == 0
     second = Serve(where.work, env)
     try:
-        answered = httpx.post(
+        answered = httpx.post(  # it may wait answer_grace (5 s), httpx's default timeout
             f"{second.url}/api/sessions/{sid}/approvals/c1",
             json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
             headers=second.auth,
+            timeout=30,
         )
         assert answered.status_code == 202, answered.text
         stream = httpx.get(

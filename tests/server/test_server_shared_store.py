@@ -77,7 +77,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
         try:
             assert "sessions in postgresql://" in a.listening
             # 1. created on A, listed, streamed and answered on B
-            created = httpx.post(
+            created = http().post(
                 f"{a.url}/api/sessions", json={"prompt": "write out.txt"}, headers=a.auth
             )
             sid = created.json()["id"]
@@ -97,7 +97,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
                 "A to release the session",
             )
             assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
-            answered = httpx.post(
+            answered = http().post(
                 f"{b.url}/api/sessions/{sid}/approvals/c1",
                 json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
                 headers=b.auth,
@@ -108,9 +108,11 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             assert listed(a, sid)["status"] == "completed"  # type: ignore[index]
 
             # 2. stalled on A, cancelled by `rho-agent kill` from a third config directory
-            stalled = httpx.post(
-                f"{a.url}/api/sessions", json={"prompt": "wait"}, headers=a.auth
-            ).json()["id"]
+            stalled = (
+                http()
+                .post(f"{a.url}/api/sessions", json={"prompt": "wait"}, headers=a.auth)
+                .json()["id"]
+            )
             wait_for(lambda: (r := listed(b, stalled)) and r["liveness"] == "running", "running")
             killer = serve_env(tmp_path / "c", model.base_url)
             done = rho_cli("kill", stalled, "--store", url, env=killer)
@@ -119,11 +121,15 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             wait_for(lambda: (r := listed(b, stalled)) and r["status"] == "cancelled", "the cancel")
 
             # 3. A killed mid-tool: stale on B within the bound, resumed there
-            running = httpx.post(
-                f"{a.url}/api/sessions",
-                json={"prompt": "sleep", "profile": "eval"},  # eval: no approvals
-                headers=a.auth,
-            ).json()["id"]
+            running = (
+                http()
+                .post(
+                    f"{a.url}/api/sessions",
+                    json={"prompt": "sleep", "profile": "eval"},  # eval: no approvals
+                    headers=a.auth,
+                )
+                .json()["id"]
+            )
             row = wait_for(
                 lambda: (r := listed(b, running)) and r["tool_calls"] == 1 and r,
                 "the tool to start",

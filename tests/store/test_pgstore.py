@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,9 @@ from rho_adapters.pgstore.connection import shown_url
 from rho_adapters.pgstore.schema import CHANNEL, MIGRATIONS
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
+from rho_adapters.store.layout import META_BYTES
+from rho_adapters.store.recording import CONFIG_BYTES
+from rho_adapters.store.signals import DIRECTIVES_BYTES, EXPORT_BYTES
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionLocked, StoreError
@@ -213,12 +217,14 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
     """A row's lease is whatever its holder wrote: a library user's ``stale_after`` of
     ``inf``, NaN or 1e300 (no setting checks it there), or a hand edit. A lease past what an
     interval holds made every reader's query fail ('interval out of range'): no host could
-    list, read or open any session. A lease counts up to an hour, as the setting allows."""
+    list, read or open any session. A lease counts up to an hour, as the setting allows; one
+    below the reader's own bound (0, negative) counts as that bound, so a live claim stays
+    live."""
     pg = of_backend(host(hosts, url, stale_after=1))
     await pg.store.create(record("odd1"))
     await pg.store.release("odd1")
     await pg.store.create(record("odd2"))
-    for lease in ("NaN", "Infinity", "1e300"):
+    for lease in ("NaN", "Infinity", "1e300", "-1", "-Infinity", "0"):
         with psycopg.connect(url) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
@@ -229,7 +235,87 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
         assert (await pg.sessions.info("odd1")).liveness != "running", lease
         await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
         await pg.store.release("odd1")
+    for lease in ("-1", "-Infinity", "0"):  # a live claim: the reader's own bound still counts
+        with psycopg.connect(url) as conn:
+            conn.execute(
+                "UPDATE rho_sessions SET holder = 'elsewhere', beat = now(), lease = %s::float,"
+                " meta = '{\"status\": \"running\"}' WHERE id = 'odd1'",
+                (lease,),
+            )
+        assert (await pg.sessions.info("odd1")).liveness == "running", lease
+        with pytest.raises(SessionLocked, match="held by elsewhere"):
+            await pg.store.open("odd1")
     await pg.store.release("odd2")
+
+
+async def test_two_hosts_of_one_hostname_and_pid_never_share_a_holder_name(
+    url: str, hosts: list[PgBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two containers with one hostname and pid 1 were told apart by 24 random bits only
+    (``host pid 1 (token)``); here both hosts are in one process and the bits are forced
+    equal. A's claim goes stale while A is frozen and B takes the session over. Before, with
+    one name, B's takeover told A nothing (it takes over from itself), A read no cancel and
+    its next append went in beside B's (every claim check is ``holder = me``). Now a holder
+    is named by a transaction id of the server, never given twice."""
+    monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: "c0ffee")
+    a = of_backend(host(hosts, url, heartbeat=3600, stale_after=0.2))
+    b = of_backend(host(hosts, url, stale_after=0.2))
+    await a.store.create(record("twin1"))
+    await a.store.append("twin1", run_events())
+    with psycopg.connect(url) as conn:  # A's last beat, 5 s ago: frozen past its lease
+        conn.execute("UPDATE rho_sessions SET beat = now() - interval '5 s' WHERE id = 'twin1'")
+    await b.store.open("twin1")
+    assert await a.signals.cancel_requested("twin1")
+    with pytest.raises(SessionLocked, match="no longer held by this process"):
+        await a.store.append("twin1", run_events("A again"))
+    assert a.store.backend.holder != b.store.backend.holder
+    assert re.fullmatch(r".+ pid \d+ \(xid \d+\)", b.store.backend.holder)
+    await b.store.release("twin1")
+
+
+async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A row holds what its writer wrote (a peer with the store's password), as a session
+    directory holds what its writers put there. Before, each value was read whole by every
+    reader: a meta past 1 MiB by every listing of every host (here its summary was shown),
+    a config, a directive and an export's answer past their bounds by the open, each step
+    of the run and the export's reader. Now the file store's bounds apply: that session is
+    listed without its summary, and the others are refused with a StoreError naming the
+    row, none of them read."""
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("big1"))
+    await pg.store.release("big1")
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET meta = %s || repeat('x', %s) || '\"}' WHERE id = 'big1'",
+            ('{"status": "completed", "first_prompt": "', META_BYTES),
+        )
+    assert [s.status for s in await pg.sessions.sessions()] == ["created"]
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET config = '{}' || repeat(' ', %s) WHERE id = 'big1'",
+            (CONFIG_BYTES,),
+        )
+        conn.execute(
+            "INSERT INTO rho_directives (session_id, seq, text, at)"
+            " VALUES ('big1', 0, repeat('x', %s), 0)",
+            (DIRECTIVES_BYTES + 1,),
+        )
+        conn.execute(
+            "INSERT INTO rho_exports (session_id, request_id, answer)"
+            " VALUES ('big1', 'x1', repeat('x', %s))",
+            (EXPORT_BYTES + 1,),
+        )
+    config = f"session big1's config in the store holds more than {CONFIG_BYTES} bytes"
+    with pytest.raises(StoreError, match=config):
+        await pg.store.open("big1")
+    with pytest.raises(StoreError, match=config):
+        await pg.sessions.record("big1")
+    with pytest.raises(StoreError, match="directive 0 of session big1 holds more than"):
+        await pg.signals.directives("big1", after=0)
+    with pytest.raises(StoreError, match="the export x1 of session big1 holds more than"):
+        await pg.sessions.export_answer("big1", "x1")
 
 
 async def _take_over(b: Any, session_id: str) -> None:

@@ -148,15 +148,16 @@ class Heartbeat:
                 recovered.append(executor_id)
         return recovered
 
-    def _bound(self, theirs: float | None) -> float:
+    def _bound(self, theirs: object) -> float:
         """How long a row may be silent: its worker's ``dead_after`` or this one's, whichever
         is longer. A row's value is whatever its writer wrote: one that is no number of
         seconds (NULL from an earlier version, infinity or NaN from a hand edit, which
-        never compared older and kept a dead worker's runs unrecovered for good) is not
-        counted."""
-        if theirs is None or not math.isfinite(theirs):
-            return self.dead_after
-        return max(theirs, self.dead_after)
+        never compared older and kept a dead worker's runs unrecovered for good; text,
+        which SQLite keeps in a FLOAT column and which made every worker's check raise, so
+        no dead worker's runs were recovered) is not counted, nor is one below this
+        worker's own (0, negative)."""
+        seconds = _seconds(theirs)
+        return self.dead_after if seconds is None else max(seconds, self.dead_after)
 
     def _now(self) -> sa.ColumnElement[float]:
         """The database's clock in Unix seconds: every host reads one clock, so a worker whose
@@ -216,20 +217,21 @@ class Heartbeat:
                         WORKERS.c.executor_id == self.executor_id
                     )
                 ).first()
-            if row is None:
+            # a row whose beat is no number of seconds (a hand edit) is no live worker's
+            if row is None or (seen_at := _seconds(row.seen_at)) is None:
                 return True
             bound = self._bound(row.dead_after)
-            if row.seen_at < now - bound:
+            if seen_at < now - bound:
                 return True
-            if seen is not None and row.seen_at != seen:
+            if seen is not None and seen_at != seen:
                 raise ConfigError(
                     f"a worker with the executor id {self.executor_id!r} is running (it beat "
-                    f"{max(now - row.seen_at, 0.0):.1f} s ago): give this one another "
+                    f"{max(now - seen_at, 0.0):.1f} s ago): give this one another "
                     "--executor-id, or stop that one first; two workers with one id run each "
                     "other's runs twice"
                 )
-            seen = row.seen_at
-            if self._stopping.wait(min(self.interval, row.seen_at + bound - now) + 0.01):
+            seen = seen_at
+            if self._stopping.wait(min(self.interval, seen_at + bound - now) + 0.01):
                 return False
 
     def watch(self) -> None:
@@ -258,3 +260,10 @@ class Heartbeat:
             await asyncio.to_thread(thread.join)  # a beat under way ends first
         if not starting:
             self.engine.dispose()
+
+
+def _seconds(value: object) -> float | None:
+    """``value`` as a finite number of seconds, or None: a row holds what its writer wrote."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None

@@ -20,11 +20,12 @@ share holds would stay open until the process ends).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import attrs
 
-from rho_adapters.pgstore.backend import PgBackend, backend_for
+from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.connection import StoreAddress, shown_url
 from rho_adapters.pgstore.control import PgSessions
 from rho_adapters.pgstore.schema import SCHEMA_VERSION
@@ -87,3 +88,17 @@ def of_backend(backend: PgBackend) -> PostgresStore:
         signals=PgSignals(backend),
         sessions=PgSessions(backend, owner=False),  # the store's share covers the three
     )
+
+
+_BACKENDS: dict[str, PgBackend] = {}
+_BACKENDS_LOCK = threading.Lock()
+
+
+def backend_for(address: StoreAddress, **options: Any) -> PgBackend:
+    """The process's backend for this URL (one pool and one listener per URL): every store
+    object the process builds for it shares them. ``options`` apply when it is first built."""
+    with _BACKENDS_LOCK:
+        found = _BACKENDS.get(address.url)
+        if found is None:
+            found = _BACKENDS[address.url] = PgBackend(address, **options)
+        return found

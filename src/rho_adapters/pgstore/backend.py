@@ -1,7 +1,8 @@
 """PgBackend: what the PostgreSQL adapters of one process share for one store URL.
 
 - one connection pool (``connection.Pool``), the schema checked once;
-- this process's name as a holder (``host pid N (token)``), written on the sessions it holds;
+- this backend's name as a holder (``schema.holder_name``: unique by construction), written
+  on the sessions it holds;
 - one background thread that LISTENs on the ``rho`` channel and wakes the waiters of this
   process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
   renews ``beat`` on every session this process holds, whatever their number.
@@ -24,8 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import secrets
 import select
 import socket
 import threading
@@ -34,7 +33,7 @@ from collections import defaultdict
 from typing import Any
 
 from rho_adapters.pgstore.connection import Pool, StoreAddress, pg_errors
-from rho_adapters.pgstore.schema import CHANNEL, ensure_schema
+from rho_adapters.pgstore.schema import CHANNEL, ensure_schema, holder_name
 from rho_domain.errors import StoreError
 
 log = logging.getLogger("rho_adapters.pgstore")
@@ -62,7 +61,7 @@ class PgBackend:
         self.heartbeat = heartbeat
         self.stale_after = stale_after
         self.pool = Pool(address) if pool_size is None else Pool(address, size=pool_size)
-        self.holder = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        self._holder: str | None = None
         self._ready = False
         self._ready_lock = threading.Lock()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = (
@@ -79,13 +78,24 @@ class PgBackend:
 
     # -- connections ---------------------------------------------------------------------------
 
+    @property
+    def holder(self) -> str:
+        """This backend's name on the sessions it holds (``schema.holder_name``), drawn by
+        ``ready`` (blocking) on first use."""
+        if self._holder is None:
+            self.ready()
+        assert self._holder is not None  # ready() drew it
+        return self._holder
+
     def ready(self) -> None:
-        """Check (create or migrate) the schema once per process. Blocking."""
+        """Check (create or migrate) the schema once per process and draw this backend's
+        ``holder``. Blocking."""
         with self._ready_lock:
             if self._ready:
                 return
             with self.pool.connection() as conn:  # kept or closed as ``run``'s, next
                 ensure_schema(conn, self.address)
+                self._holder = holder_name(conn)
             self._ready = True
 
     def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
@@ -248,7 +258,7 @@ class PgBackend:
             if time.monotonic() >= next_beat:
                 with pg_errors(self.address, "heartbeat"):
                     conn.execute(
-                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self.holder,)
+                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self._holder,)
                     )
                 next_beat = time.monotonic() + self.heartbeat
                 continue
@@ -281,17 +291,3 @@ class PgBackend:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, limit - time.monotonic()))
         self.pool.close()
-
-
-_BACKENDS: dict[str, PgBackend] = {}
-_BACKENDS_LOCK = threading.Lock()
-
-
-def backend_for(address: StoreAddress, **options: Any) -> PgBackend:
-    """The process's backend for this URL (one pool and one listener per URL): every store
-    object the process builds for it shares them. ``options`` apply when it is first built."""
-    with _BACKENDS_LOCK:
-        found = _BACKENDS.get(address.url)
-        if found is None:
-            found = _BACKENDS[address.url] = PgBackend(address, **options)
-        return found

@@ -10,9 +10,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.listing import ROW, info_of, list_sessions, record_of, resolve_id
-from rho_adapters.pgstore.schema import CHANNEL, from_column, to_column
+from rho_adapters.pgstore.listing import (
+    CONFIG,
+    ROW,
+    info_of,
+    list_sessions,
+    record_of,
+    resolve_id,
+)
+from rho_adapters.pgstore.schema import CHANNEL, bounded, from_column, to_column, too_large
 from rho_adapters.pgstore.store import PgSessionStore
+from rho_adapters.store.signals import EXPORT_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked
@@ -32,6 +40,9 @@ from rho_domain.ports.session_control import (
 from rho_domain.ports.store import SessionInfo, SessionRecord
 
 FOLLOW_RECHECK_SECONDS = 1.0
+
+
+ANSWER = bounded("answer", EXPORT_BYTES)  # an export's answer, NULL past the bound
 
 
 class PgSessions(SessionCatalog, SessionControl):
@@ -71,8 +82,8 @@ class PgSessions(SessionCatalog, SessionControl):
             exact = resolve_id(conn, session_id)
             return tuple(
                 conn.execute(
-                    "SELECT id, created_at, parent_id, config, labels FROM rho_sessions"
-                    " WHERE id = %s",
+                    f"SELECT id, created_at, parent_id, {CONFIG}, labels"  # noqa: S608
+                    " FROM rho_sessions WHERE id = %s",  # CONFIG is a constant of ours
                     (exact,),
                 ).fetchone()
             )
@@ -194,11 +205,14 @@ class PgSessions(SessionCatalog, SessionControl):
         def read(conn: Any) -> Any:
             exact = resolve_id(conn, session_id)
             return conn.execute(
-                "SELECT answer FROM rho_exports WHERE session_id = %s AND request_id = %s",
+                f"SELECT {ANSWER}, octet_length(answer) FROM rho_exports"  # noqa: S608
+                " WHERE session_id = %s AND request_id = %s",  # ANSWER is a constant of ours
                 (exact, request_id),
             ).fetchone()
 
         row = await self.backend.call(read)
+        if row is not None and row[0] is None and row[1] is not None:
+            raise too_large(f"the export {request_id} of session {session_id}", EXPORT_BYTES)
         return None if row is None or row[0] is None else from_column(row[0])
 
     async def withdraw_export(self, session_id: str, request_id: str) -> None:

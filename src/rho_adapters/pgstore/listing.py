@@ -15,17 +15,21 @@ from typing import Any
 
 from rho_adapters.codec import config_from_dict
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.schema import ALIVE
+from rho_adapters.pgstore.schema import ALIVE, bounded, too_large
+from rho_adapters.store.layout import META_BYTES
 from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import typed_meta
+from rho_adapters.store.recording import CONFIG_BYTES
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
-ROW = (  # ALIVE is a constant of ours, no one's input
-    f"SELECT id, meta, holder, holder IS NOT NULL AND {ALIVE},"  # noqa: S608
+ROW = (  # ALIVE and bounded's SQL are constants of ours, no one's input
+    f"SELECT id, {bounded('meta', META_BYTES)}, holder, holder IS NOT NULL AND {ALIVE},"  # noqa: S608
     " paused, labels, created_at FROM rho_sessions"
 )
+CONFIG = bounded("config", CONFIG_BYTES)
+"""SQL: a row's config, NULL past ``CONFIG_BYTES`` (``record_of`` refuses it)."""
 
 
 def info_of(row: tuple[Any, ...]) -> SessionInfo:
@@ -83,8 +87,10 @@ def resolve_id(conn: Any, ref: str) -> str:
 
 
 def record_of(row: Sequence[Any]) -> SessionRecord:
-    """A SessionRecord from ``(id, created_at, parent_id, config, labels)``."""
+    """A SessionRecord from ``(id, created_at, parent_id, CONFIG, labels)``."""
     session_id, created, parent, config, labels = row
+    if config is None:
+        raise too_large(f"session {session_id}'s config in the store", CONFIG_BYTES)
     try:
         config, labels = json.loads(config), json.loads(labels or "{}")
     except (ValueError, RecursionError) as exc:

@@ -27,6 +27,8 @@ Notifications go on one channel, ``rho``, with payloads ``cancel <id>`` and ``tr
 from __future__ import annotations
 
 import json
+import os
+import socket
 from typing import Any
 
 from rho_adapters.pgstore.connection import StoreAddress
@@ -111,6 +113,33 @@ than the reader's stale bound (the parameter), whichever is longer, and at most
 ``LEASE_MAX_SECONDS`` (NaN counts as that): whose bound counts is the holder's, who knows how
 often it beats, and a reader never judges a claim sooner than it would its own. A claim an
 earlier version made has no lease (NULL, which GREATEST skips)."""
+
+
+def holder_name(conn: Any) -> str:
+    """A name for a new holder: ``host pid N (xid X)``. Every claim is checked against it
+    (appends, the heartbeat, the takeover's cancel), so two holders of one name each took
+    the other's claims for their own; two containers with one hostname and pid 1 drew it
+    from 24 random bits, and on a collision the taker of a stale session never told the
+    frozen holder, which went on appending beside it. ``X`` is a transaction id of the
+    database server (``txid_current``), which it never gives twice: unique by construction."""
+    xid = conn.execute("SELECT txid_current()").fetchone()[0]
+    return f"{socket.gethostname()} pid {os.getpid()} (xid {xid})"
+
+
+def bounded(column: str, limit: int) -> str:
+    """SQL: ``column``, or NULL when it holds more than ``limit`` bytes. A row holds what its
+    writer wrote (a peer with the store's password): read whole, one value of a gigabyte
+    cost every reader that much memory, as a planted file did in a session directory; the
+    file store's bounds apply (``store.layout.META_BYTES`` and its neighbours)."""
+    return f"CASE WHEN octet_length({column}) <= {int(limit)} THEN {column} END"
+
+
+def too_large(what: str, limit: int) -> StoreError:
+    """The error for a value ``bounded`` left out: ``what`` names the row and its column."""
+    return StoreError(
+        f"{what} holds more than {limit} bytes, far more than rho-agent writes there; not "
+        "read (restore or delete that row)"
+    )
 
 
 def ensure_schema(conn: Any, address: StoreAddress) -> int:

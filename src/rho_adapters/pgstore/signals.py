@@ -22,14 +22,16 @@ import contextlib
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.schema import from_column, to_column
+from rho_adapters.pgstore.schema import bounded, from_column, to_column, too_large
+from rho_adapters.store.signals import DIRECTIVES_BYTES
 from rho_domain.errors import SessionNotFound
 from rho_domain.ports.signals import Directive, SignalSource
 
 RECHECK_SECONDS = 5.0
+TEXT = bounded("text", DIRECTIVES_BYTES)  # a directive's text, NULL past the bound
 
 
-def _flag(conn: Any, session_id: str, column: str, holder: str) -> bool:
+def _flag(conn: Any, session_id: str, column: str, backend: PgBackend) -> bool:
     """The session's ``column`` flag, or for ``cancel``, whether another process holds it."""
     row = conn.execute(
         f"SELECT {column}, holder FROM rho_sessions WHERE id = %s",  # noqa: S608 (a fixed column)
@@ -37,7 +39,7 @@ def _flag(conn: Any, session_id: str, column: str, holder: str) -> bool:
     ).fetchone()
     if row is None:
         raise SessionNotFound(f"no session {session_id!r} in the store")
-    taken = column == "cancel" and row[1] is not None and row[1] != holder
+    taken = column == "cancel" and row[1] is not None and row[1] != backend.holder
     return bool(row[0]) or taken
 
 
@@ -49,7 +51,7 @@ class PgSignals(SignalSource):
 
     async def cancel_requested(self, session_id: str) -> bool:
         """True while a cancel is requested for the session, or another process holds it."""
-        return bool(await self.backend.call(_flag, session_id, "cancel", self.backend.holder))
+        return bool(await self.backend.call(_flag, session_id, "cancel", self.backend))
 
     async def clear_cancel(self, session_id: str) -> None:
         """See ``SignalSource.clear_cancel``."""
@@ -90,17 +92,20 @@ class PgSignals(SignalSource):
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""
-        return bool(await self.backend.call(_flag, session_id, "paused", self.backend.holder))
+        return bool(await self.backend.call(_flag, session_id, "paused", self.backend))
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
         rows = await self.backend.call(
             lambda conn: conn.execute(
-                "SELECT seq, text FROM rho_directives WHERE session_id = %s AND seq >= %s"
-                " ORDER BY seq",
+                f"SELECT seq, {TEXT} FROM rho_directives"  # noqa: S608 (TEXT: a constant)
+                " WHERE session_id = %s AND seq >= %s ORDER BY seq",
                 (session_id, after),
             ).fetchall()
         )
+        for seq, text in rows:
+            if text is None:
+                raise too_large(f"directive {seq} of session {session_id}", DIRECTIVES_BYTES)
         return tuple(Directive(offset=int(seq), text=from_column(text)) for seq, text in rows)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:

@@ -24,9 +24,10 @@ from typing import Any
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import list_sessions, record_of, resolve_id
-from rho_adapters.pgstore.schema import ALIVE, CHANNEL
+from rho_adapters.pgstore.schema import ALIVE, CHANNEL, bounded
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
+from rho_adapters.store.recording import CONFIG_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, StoreError
@@ -34,6 +35,9 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 __all__ = ["PgSessionStore", "list_sessions", "record_of", "resolve_id"]
+
+
+S_CONFIG = bounded("s.config", CONFIG_BYTES)  # the claimed row's config (``record_of``)
 
 
 class PgSessionStore(SessionStore, SignalingStore):
@@ -112,7 +116,7 @@ class PgSessionStore(SessionStore, SignalingStore):
             " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"
             # ALIVE is a constant of ours, no one's input
             f" WHERE s.id = %s AND (s.holder IS NULL OR s.beat IS NULL OR NOT {ALIVE})"
-            " RETURNING s.id, s.created_at, s.parent_id, s.config, s.labels, s.last_seq,"
+            f" RETURNING s.id, s.created_at, s.parent_id, {S_CONFIG}, s.labels, s.last_seq,"
             " was.holder",
             (self.backend.holder, stale, session_id, session_id, stale),
         ).fetchone()

@@ -57,14 +57,23 @@ def load_recording(path: str | Path) -> Recording:
     return Recording(record=record, events=events)
 
 
+CONFIG_BYTES = 16 << 20
+"""The most config.yaml may hold: four times the text the largest context window holds (its
+system prompt is the one long value), so nothing rho-agent runs is refused. Every listing
+reads every session's config.yaml (the profile it shows): one planted past this (a sparse
+file of gigabytes), read whole, made ``--list``, ``monitor ps`` and a server's listing fail
+for every session (MemoryError), and the session's resume with it."""
+
+
 def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
     """The record of a stored session: config.yaml (validated: unknown keys are refused) and
     meta.json's labels and parent. ``first_at`` is the creation time when meta.json has none.
 
-    Raises StoreError when config.yaml is missing or a link, ConfigError when it is invalid.
+    Raises StoreError when config.yaml is missing, a link or larger than ``CONFIG_BYTES``,
+    ConfigError when it is invalid.
     """
     try:
-        text = read_bytes(paths.config).decode("utf-8")
+        text = read_bytes(paths.config, limit=CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise StoreError(f"{paths.dir} has no config.yaml; it is not a complete session") from None
     except (OSError, UnicodeDecodeError) as exc:

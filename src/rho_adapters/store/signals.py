@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from rho_adapters.store.cancel_watch import cancel_watch
 from rho_adapters.store.confined import directory_fd, read_bytes, touch
+from rho_adapters.store.directive_lines import DIRECTIVES_BYTES as DIRECTIVES_BYTES  # re-exported
 from rho_adapters.store.directive_lines import add_directive as add_directive  # re-exported
 from rho_adapters.store.directive_lines import read_directives
 from rho_adapters.store.layout import named_in
@@ -57,6 +58,11 @@ def request_resume(session_dir: Path) -> bool:
     return True
 
 
+EXPORT_BYTES = 64 << 20
+"""The most an export's answer may hold: a context rendered as text, which fits a model's
+window many times over; one planted past it is refused, not read whole."""
+
+
 def request_export(session_dir: Path, request_id: str) -> None:
     """Ask the session for a context export under ``request_id`` (a plain id: it names a
     file), the id ``read_export`` reads the answer by."""
@@ -71,7 +77,9 @@ def request_export(session_dir: Path, request_id: str) -> None:
 def read_export(session_dir: Path, request_id: str) -> str | None:
     """The export the session wrote for ``request_id``, or None while it has not."""
     try:
-        data = read_bytes(session_dir / "exports" / f"{request_id}.md", levels=2)
+        data = read_bytes(
+            session_dir / "exports" / f"{request_id}.md", levels=2, limit=EXPORT_BYTES
+        )
     except FileNotFoundError:
         return None
     except StoreError:

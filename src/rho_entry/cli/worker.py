@@ -80,7 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Run a worker until a signal; the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.heartbeat >= args.dead_after:
+        # its row says "dead after N s" and it beats less often: every other worker takes it
+        # for dead between two beats and puts its running runs back on the queue (run twice)
+        parser.error(
+            f"--heartbeat {args.heartbeat:g} is not shorter than --dead-after "
+            f"{args.dead_after:g}: the other workers would take this one for dead between "
+            "two of its beats and run its runs a second time; beat at most every quarter of "
+            "--dead-after"
+        )
     try:
         return asyncio.run(_serve(args))
     except RhoError as exc:

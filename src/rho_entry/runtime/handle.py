@@ -23,6 +23,7 @@ from rho_entry.runtime.event_log import EventLog
 from rho_entry.runtime.handle_values import (
     FINISHED,
     HandleStatus,
+    answered,
     cancelled_result,
     empty_result,
     waiting_result,
@@ -235,6 +236,10 @@ class AgentHandle:
                     result = waiting_result(
                         self.session_id, self._session
                     )  # reopened with calls still undecided
+                elif prompt is None and self._result is None and answered(self._session):
+                    result = empty_result(  # reopened on a finished conversation: no run
+                        self.session_id, self._session, RunStatus.COMPLETED, None, None
+                    )
                 else:
                     result = await self._session.run(
                         prompt, max_turns=self._max_turns, record_events=self._record_events

@@ -1,9 +1,9 @@
 """What surrounds an ``AgentHandle``: where it is (``HandleStatus``), the owner of a
 finished handle (``FINISHED``: it opens nothing and is told nothing; a live handle's owner
 is the runtime), and the ``RunResult``s a handle makes without a run: cancelled before or
-between runs, an error before the run (its session would not open), and calls still
-waiting since an earlier run (a handle reopened on a session whose calls are undecided).
-Each carries the session's usage so far.
+between runs, an error before the run (its session would not open), calls still waiting
+since an earlier run (a handle reopened on a session whose calls are undecided), and a
+conversation the model has finished (``answered``). Each carries the session's usage so far.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError
-from rho_domain.messages import Usage
+from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 
 if TYPE_CHECKING:
@@ -97,3 +97,14 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
             for call in waiting
         ),
     )
+
+
+def answered(session: Session) -> bool:
+    """Whether ``session`` has nothing to continue without a new message: no call pending and
+    the model's last message a final answer. A handle reopened on it (``prompt=None``) runs
+    nothing: run, it sent the whole conversation again for an answer nobody asked for. Two
+    servers answering one call each saw it pending in the store; the one that opened the
+    session second, after the first had run it to its end, continued it with a model call."""
+    state = session.state
+    last = state.messages[-1] if state.messages else None
+    return not state.pending_calls and isinstance(last, AssistantMessage) and not last.tool_calls

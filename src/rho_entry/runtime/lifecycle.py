@@ -173,8 +173,10 @@ async def dispatch_prompt(
 
     ``prompt=None`` continues a session without a new message: if calls wait for approval
     there (an earlier run, maybe another process), the handle settles ``awaiting_approval``
-    with them in ``pending_approvals``, for ``approve``/``deny``. ``labels`` label a session
-    created by this dispatch.
+    with them in ``pending_approvals``, for ``approve``/``deny``; if the model has given its
+    final answer there and nothing is pending, it ends ``completed`` at once, with no run
+    (another process may have answered and finished it meanwhile). ``labels`` label a
+    session created by this dispatch.
 
     ``output_schema`` shapes this session's final answers (``AgentConfig.output_schema``,
     docs/structured-output.md) over the runtime's own; ``ConfigError`` for a schema with a
