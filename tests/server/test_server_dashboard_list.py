@@ -115,7 +115,14 @@ def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: An
             # a long model name is cut, never wrapped, and kept whole in the title
             long_model = row("fail").locator("td.c-model")
             assert long_model.get_attribute("title") == api[ids["fail"]]["model"]
-            assert long_model.evaluate("(td) => td.scrollWidth > td.clientWidth")  # it is cut
+            # it is cut: judged in the page, on the row as drawn now (the list redraws every
+            # 2 s; at load 20 one check read a cell in the middle of a redraw)
+            cut = (
+                "(s) => { const td = document.querySelector(s);"
+                " return !!td && td.scrollWidth > td.clientWidth; }"
+            )
+            selector = f'#sessions tr[data-id="{ids["fail"]}"] td.c-model'
+            page.wait_for_function(cut, arg=selector, timeout=15_000)
             # one line, not wrapped; measured in the page in one step (bounding_box() read None
             # at load when the list redrew between finding the row and measuring it)
             height = row("fail").evaluate("(tr) => tr.getBoundingClientRect().height")
