@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from rho_domain import events as ev
 from rho_domain.errors import HookFailed, RhoError
 from rho_domain.hooks.agent_hooks import Hooks
 from rho_domain.loop.hook_calls import ask_hook
@@ -39,6 +40,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from rho_domain.not_run import CHANGED_SINCE_ASKED, denied
 from rho_domain.plugged import plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
@@ -97,6 +99,31 @@ class HookedBatch:
 
     calls: tuple[ToolCall, ...]
     denied: tuple[tuple[ToolCall, str], ...] = ()
+
+
+async def let_through(
+    hooks: Hooks, journal: Journal, calls: Sequence[ToolCall], *, resumed: bool
+) -> Sequence[ToolCall]:
+    """The calls of a batch the before-tool hooks let through (rewritten where they rewrote
+    them); the ones they refused are answered now, before the others run. A ``resumed``
+    batch's calls waited for approval: one a hook changed since is refused, not run as other
+    than asked about."""
+    refused: list[tuple[ToolCall, str]] = []
+    kept = list(calls)
+    if hooks.before_tool:
+        batch = await before_tools(hooks, journal, calls)
+        refused, kept = list(batch.denied), list(batch.calls)
+    if resumed:
+        asked = {call.id: call for call in calls}
+        changed = [c for c in kept if c.arguments != asked[c.id].arguments]
+        kept = [c for c in kept if c not in changed]
+        refused += [(asked[c.id], CHANGED_SINCE_ASKED) for c in changed]
+    for call, reason in refused:
+        await journal.emit(
+            ev.ToolBlocked(at=journal.clock.now(), call=call, by="hook", reason=reason)
+        )
+        await journal.result(call, denied(reason), True)
+    return kept
 
 
 async def before_tools(hooks: Hooks, journal: Journal, calls: Sequence[ToolCall]) -> HookedBatch:

@@ -20,7 +20,6 @@ from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
     CANCELLED_BEFORE,
-    CHANGED_SINCE_ASKED,
     SKIPPED,
     SUPERSEDED,
     denied,
@@ -76,7 +75,10 @@ class ToolBatch:
         batch is long); the policy, the approval, the registry and the handler read that
         ``PreparedCall``.
         """
-        calls = await self._hooked(calls, resumed=resumed)
+        if self.agent.hooks.before_tool or resumed:  # hooks_applied loads with the first
+            from rho_domain.loop.hooks_applied import let_through
+
+            calls = await let_through(self.agent.hooks, self.journal, calls, resumed=resumed)
         prepared = await self.agent.registry.prepare_all(calls)
         if len(prepared) > 1:  # one call runs as below: parallel_reads loads with a batch
             from rho_domain.loop.parallel_reads import (
@@ -153,28 +155,6 @@ class ToolBatch:
             if (ended := await self._execute(ready, calls[index:])) != "done":
                 return await self._stopped(ended, calls[index + 1 :])
         return None
-
-    async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
-        """The calls the before-tool hooks let through (rewritten where they rewrote them);
-        the ones they refused are answered now, before the others run."""
-        refused: list[tuple[ToolCall, str]] = []
-        kept = list(calls)
-        if self.agent.hooks.before_tool:  # hooks_applied loads with the first hook
-            from rho_domain.loop.hooks_applied import before_tools
-
-            batch = await before_tools(self.agent.hooks, self.journal, calls)
-            refused, kept = list(batch.denied), list(batch.calls)
-        if resumed:
-            asked = {call.id: call for call in calls}
-            changed = [c for c in kept if c.arguments != asked[c.id].arguments]
-            kept = [c for c in kept if c not in changed]
-            refused += [(asked[c.id], CHANGED_SINCE_ASKED) for c in changed]
-        for call, reason in refused:
-            await self.journal.emit(
-                ev.ToolBlocked(at=self.clock.now(), call=call, by="hook", reason=reason)
-            )
-            await self.journal.result(call, denied(reason), True)
-        return kept
 
     async def _stopped(self, ended: str, rest: Sequence[ToolCall]) -> RunStatus:
         """The run's status after a call that did not end with a result."""
