@@ -140,7 +140,7 @@ def _marks(out: str) -> list[str]:
 
 def test_the_trap_is_real(repo: dict[str, str]) -> None:
     """Each attack, run by plain git (the shell's `cd` done by hand), prints what it is after."""
-    for command, _ in ATTACKS:
+    for command, _ in ATTACKS + AFTER_DASHDASH:
         cwd, _, line = _command(repo, command).rpartition(" && ")
         argv = subprocess.run(["sh", "-c", f'printf "%s\\n" {line}'],
                               capture_output=True, text=True).stdout.split("\n")[:-1]  # fmt: skip
@@ -293,3 +293,50 @@ async def test_the_sandbox_alone_does_not_hold_history(repo: dict[str, str]) -> 
         done = await executor.run_unchecked(argv)
         assert done.exit_code == 0, (argv, done.output)
         assert [m for m in shown if m in done.output] == shown, (argv, done.output)
+
+
+# probeshell20c: git ls-tree and git cat-file read "--" as the end of options only, so an
+# object after it is still the object (git ls-tree -- ID lists that tree), and the names-only
+# rewrite moves the model's REV from after its "--" to before the diff's.
+AFTER_DASHDASH = [
+    ("git ls-tree -r --name-only -- SSH", _BY_ID),
+    ("git ls-tree -- SSH", _BY_ID),
+    ("git cat-file -p -- SSH", _BY_ID),
+    ("cd .docker && git cat-file -p -- HEAD:./config.json", _SECRET),
+]
+
+
+def test_words_after_dashdash_keep_the_role_git_gives_them(repo: dict[str, str]) -> None:
+    """The pure judgements alone: an object after ``--`` is typed, a revision path after
+    ``--`` is joined to the stage's directory, a grep path after ``--`` too (the pattern
+    shifted the split by one), and the ls-tree rewrite never reads the REV as an option
+    (``--output=FILE`` had the diff write FILE)."""
+    ssh, ws = repo["SSH"], repo["ws"]
+    for argv in (
+        ("git", "ls-tree", "-r", "--name-only", "--", ssh),
+        ("git", "cat-file", "-p", "--", ssh),
+    ):
+        assert git_object_args(argv) == (ssh, f"{ssh}^{{}}"), argv
+    docker = f"{ws}/.docker"
+    for words in (
+        ("git", "cat-file", "-p", "--", "HEAD:./config.json"),
+        ("git", "grep", "K", "HEAD", "--", "config.json"),
+    ):
+        assert "is a secret location" in (cwd_history_refusal(words, docker, DEFAULT_POLICY) or "")
+    smuggled = ["git", "ls-tree", "-r", "--name-only", "--", "--output=written", "HEAD"]
+    check_argv(smuggled)
+    built = secret_safe_argv(harden_argv(smuggled), DEFAULT_POLICY, [ws])
+    done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
+    assert "bad revision '--output=written'" in done.stderr, (built, done.stderr)
+    assert not Path(ws, "written").exists()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_object_after_dashdash_meets_the_same_refusals(
+    repo: dict[str, str], backend: str, pool: DaytonaPool
+) -> None:
+    for command, refusal in AFTER_DASHDASH:
+        out = await run_restricted(repo["ws"], _command(repo, command), backend, pool)
+        assert refusal in out, (command, out)
+        assert _marks(out) == [], (command, out)

@@ -77,18 +77,22 @@ def _inside(out: str) -> list[str]:
                               "in-gcloud", "in-keyrings", "in-uv") if name in out]  # fmt: skip
 
 
+def _scanned(ws: Path) -> SecretPolicy:
+    """What the executors' scan adds: the secret directories no fixed name says (a copy's,
+    another case's; du is given no pattern with a wildcard) and the secret trees below
+    another directory, which tree and ls can only skip by their names."""
+    found = {rel.rsplit("/", 1)[0] for rel in INSIDE}
+    found -= {".ssh", ".ssh/in-ssh-sub", ".local/share/uv/credentials", "a\nb/.ssh"}  # named
+    return SecretPolicy(locations=tuple(f"{ws}/{rel}" for rel in sorted(found)))
+
+
 def test_the_argv_alone_keeps_each_walker_out(ws: Path) -> None:
     """The harness's argv, run by the real programs with no executor around them (the
     allowlist wall alone), lists nothing inside a secret directory; the plain commands did."""
     plain = subprocess.run("find . ; du -a ; tree -a ; ls -AR", shell=True, cwd=ws,
                            capture_output=True, text=True).stdout  # fmt: skip
     assert len(_inside(plain)) == 9, plain  # every attack reaches its names
-    # What the executors' scan adds: the secret directories no fixed name says (a copy's,
-    # another case's; du is given no pattern with a wildcard) and the secret trees below
-    # another directory, which tree and ls can only skip by their names.
-    found = {rel.rsplit("/", 1)[0] for rel in INSIDE}
-    found -= {".ssh", ".ssh/in-ssh-sub", ".local/share/uv/credentials", "a\nb/.ssh"}  # named
-    policy = SecretPolicy(locations=tuple(f"{ws}/{rel}" for rel in sorted(found)))
+    policy = _scanned(ws)
     for argv in (
         ["find", ".", "-depth"],
         ["find", ".", "-name", "in-*", "-o", "-name", "a.py", "-maxdepth", "5"],
@@ -191,3 +195,21 @@ async def test_the_sandbox_alone_keeps_each_walker_out(ws: Path) -> None:
         assert _inside(done.output) == [], (cwd, argv, done.output)
     done = await executor.run_unchecked(["ls", "-A", ".ssh.~1~"])
     assert (done.exit_code, done.output) == (0, ""), done.output  # there, and empty
+
+
+def test_tree_holds_with_its_last_exclusion_alone(ws: Path) -> None:
+    """tree before 2.0 (RHEL 9's 1.8.0: ``ipattern = argv[n++]``) keeps only the last ``-I``
+    and compares a pattern's ``/`` with the name itself; the harness's ``-I .ssh/ -I .aws/
+    ...`` hid nothing there (probeshell20c). Its argv now ends in one ``-I`` with every name
+    joined by ``|`` and no ``/``, and run with that ``-I`` alone, as an old tree reads it,
+    lists nothing inside a secret directory."""
+    built = secret_safe_argv(harden_argv(["tree", "-a", "-I", "x"]), _scanned(ws), [str(ws)])
+    end = built.index("--")
+    flags = [i for i, w in enumerate(built[:end]) if w == "-I"]
+    assert built[flags[0] + 1] == "x", built  # the model's own, then the harness's
+    assert "/" not in built[flags[-1] + 1], built
+    as_old_tree_reads = [w for i, w in enumerate(built) if not {i, i - 1} & set(flags[:-1])]
+    done = subprocess.run(as_old_tree_reads, cwd=ws, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, ""), as_old_tree_reads
+    assert _inside(done.stdout) == [], done.stdout
+    assert "a.py" in done.stdout, done.stdout

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.git_tree_list import EMPTY_TREES
-from rho_domain.shell.options import split_options
+from rho_domain.shell.options import Parsed, split_options
 
 
 def git_subcommand(args: Sequence[str]) -> int | None:
@@ -35,14 +35,35 @@ def git_subcommand(args: Sequence[str]) -> int | None:
     return None
 
 
+# parse-options reads their "--" as the end of options only: an operand after it is still the
+# object (git cat-file -p -- ID, git ls-tree -- ID lists that tree), not a path.
+_DASHDASH_ENDS_OPTIONS = frozenset({"ls-tree", "cat-file"})
+
+
+def revisions_and_paths(sub: str, parsed: Parsed) -> tuple[list[str], list[str]]:
+    """The operands of ``git sub`` (``parsed``) that git reads as revisions or objects, and
+    those it reads as paths, split where git splits them: at the model's ``--`` for the
+    revision walkers, never for ``cat-file`` (objects only) and ``ls-tree`` (a tree-ish, then
+    paths, ``--`` or not); ``grep``'s pattern (no ``-e``/``-f``) is neither."""
+    operands = list(parsed.operands)
+    end = len(operands) if parsed.separator is None else parsed.separator
+    if sub == "grep" and not parsed.has("e", "f") and operands:
+        operands, end = operands[1:], max(end - 1, 0)
+    if sub == "cat-file":
+        return operands, []
+    if sub == "ls-tree":
+        return operands[:1], operands[1:]
+    return operands[:end], operands[end:]
+
+
 _GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep", "ls-tree"})
 # They walk a tree they are given to its leaves, naming its files from that tree's root.
 _TREE_WALKERS = frozenset({"diff", "grep"})
 
 
 def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
-    """The object names of ``git show/cat-file/diff/grep/ls-tree`` to type (before ``--``;
-    both ends of a range; ls-tree's tree-ish alone): each one with no path part, also peeled
+    """The object names of ``git show/cat-file/diff/grep/ls-tree`` to type (its
+    ``revisions_and_paths``, both ends of a range): each one with no path part, also peeled
     (``name^{}``), and, for ``diff`` and ``grep``, each ``rev:path`` one too. The executor asks
     git their types and refuses what ``object_refusal`` says; a blob's word with a path part
     (``rev:path``, see ``git_revs``) is judged by that path instead."""
@@ -58,11 +79,7 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
     parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
     if parsed.has("no-index"):
         return ()
-    revisions = list(parsed.operands[: parsed.separator])
-    if sub == "grep" and not parsed.has("e", "f"):
-        revisions = revisions[1:]  # the first operand is the pattern
-    if sub == "ls-tree":
-        revisions = revisions[:1]  # then paths
+    revisions = revisions_and_paths(sub, parsed)[0]
     out: list[str] = []
     for arg in revisions:
         if arg == "-" or "\n" in arg:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import SUBCOMMANDS
-from rho_domain.shell.git_objects import git_subcommand
+from rho_domain.shell.git_objects import git_subcommand, revisions_and_paths
 from rho_domain.shell.git_revs import pathspec_body, revision_sides, split_rev_path
 from rho_domain.shell.options import split_options
 
@@ -40,15 +40,9 @@ def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
         return ()
     sub = args[index]
     parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
-    operands = list(parsed.operands)
-    if sub == "grep" and not parsed.has("e", "f"):
-        operands = operands[1:]  # the pattern
-    end = len(operands) if parsed.separator is None else parsed.separator
-    before, paths = operands[:end], list(operands[end:])
+    before, paths = revisions_and_paths(sub, parsed)
     if sub == "blame":
         paths += before
-    elif sub == "ls-tree":
-        paths += before[1:]
     for word in before:
         for side in revision_sides(word):
             path = split_rev_path(side)[1]

@@ -4,9 +4,10 @@
 no exclusion pathspec (its paths are literal prefixes, and it refuses pathspec magic), so the
 harness cannot keep it out of them. Its names-only form prints what the diff of the revision
 from the empty tree names: the same files in the same order, relative to the stage's directory
-and limited to it (``--relative``), or named from the root with ``--full-name``. That diff takes
-the exclusion pathspecs every history reader gets (``reads.secret_safe_argv``), so
-``tree_list_words`` runs it in its place; the model's paths stay literal (``:(literal)``), as
+and limited to it (``--relative``), or named from the root with ``--full-name``; the revision
+follows ``--end-of-options``, as the model may write it after ``--`` where no option is read.
+That diff takes the exclusion pathspecs every history reader gets (``reads.secret_safe_argv``),
+so ``tree_list_words`` runs it in its place; the model's paths stay literal (``:(literal)``), as
 ls-tree reads them. The forms that print modes, ids or sizes, or trees (``-t``, ``-d``,
 ``-l``, ``--format``, ``--object-only``) have no such twin and are refused
 (``recursive_listing_refusal``); so is a tree named ``REV:DIR``, whose files the diff would
@@ -74,4 +75,8 @@ def tree_list_words(parsed: Parsed, hardening: Sequence[str]) -> tuple[str, ...]
         words.append("--relative")
     elif not paths:
         paths = (".",)  # limited to the stage's directory, as ls-tree is
-    return (*words, EMPTY_TREE, revision, "--", *(f":(literal){p}" for p in paths))
+    # The model may write REV after its "--" (git ls-tree -r --name-only -- REV), where no
+    # option is read; in the diff it comes before "--", so --end-of-options keeps it a
+    # revision (a REV of --output=FILE had the diff write FILE).
+    ends = ("--end-of-options", EMPTY_TREE, revision, "--")
+    return (*words, *ends, *(f":(literal){p}" for p in paths))

@@ -23,9 +23,10 @@ judged by the model's expression, as the sandbox shows it: empty) and, where ``-
 ``-mindepth`` 2 keep a prune from stopping, prints nothing below them; both tests are one
 ``-iregex`` ahead of the model's expression, which gets an explicit ``-print`` when it has no
 action, and find's global options are moved ahead of them. ``du`` excludes the directories
-(``--exclude=.ssh``); ``tree`` ignores them (``-I .ssh/``: a trailing ``/`` matches
-directories only); ``ls -R`` ignores their names (``--ignore``: ls has no directory-only
-pattern, so a plain file of such a name is left out of a recursive listing too). Where the
+(``--exclude=.ssh``); ``tree`` ignores their names (one ``-I '.ssh|.aws|...'`` after the
+model's: tree before 2.0 keeps only the last ``-I`` and has no directory-only pattern);
+``ls -R`` ignores their names (``--ignore``: ls has no directory-only pattern either), so a
+plain file of such a name is left out of a recursive listing too. Where the
 line is: a secret directory's entries; its own name, and every file's name, size and times
 in a directory that is not secret, list as ``ls -la`` shows them. Pure:
 ``reads.secret_safe_argv`` applies it.
@@ -169,8 +170,11 @@ def listing_safe_argv(
     heads = (t.split("/", 1)[0] for t in inner_tails(walked))
     names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *heads)))
     if name == "tree":
-        # tree splits a pattern at "|": a name holding one is matched by "?" there
-        extra = [w for n in names for w in ("-I", _any_case(n).replace("|", "?") + "/")]
+        # One -I, its names joined by "|" (a name holding one is matched by "?" there), and no
+        # directory-only "/": tree before 2.0 (RHEL 8 and 9, Debian 11, Ubuntu 20.04) keeps
+        # the last -I alone and compares a "/" with the name, so "-I .ssh/ -I .aws/" hid
+        # nothing there. A plain file so named is left out too, as ls -R leaves it.
+        extra = ["-I", "|".join(_any_case(n).replace("|", "?") for n in names)]
     else:
         extra = [f"--ignore={_any_case(n)}" for n in names]
     return (name, *args[:end], *extra, *args[end:])
