@@ -34,14 +34,13 @@ import httpx
 from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import list_script, parse_listing
-from rho_adapters.daytona.placing import place
+from rho_adapters.daytona.placing import place, placed
 from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.local.files import kind_of
 from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import (
-    ExecutorError,
     PathOutsideWorkspace,
     PermissionDenied,
     SensitivePath,
@@ -64,7 +63,6 @@ from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
     check_write_mode,
-    environment_refusal,
     write_refusal,
 )
 from rho_domain.written_content import content_refusal
@@ -208,21 +206,7 @@ class DaytonaExecutor(Executor):
             finalize=path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite),
             timeout=RESOLVE_TIMEOUT,
         )
-        known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT, path_scripts.MOVED)
-        if answer is None or answer.exit_code not in known:
-            raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
-        if answer.exit_code == path_scripts.MOVED:
-            raise PermissionDenied(
-                f"{path}: its directory {posixpath.dirname(target)} was replaced while it was "
-                "written (by a link, or moved); nothing was written: check what changed it, "
-                "then write again"
-            )
-        if answer.exit_code == path_scripts.ENVIRONMENT:
-            where = answer.result.strip().removeprefix(root.rstrip("/") + "/")
-            raise SensitivePath(environment_refusal(path, where))
-        if answer.exit_code == path_scripts.EXISTS:
-            raise PermissionDenied(f"{path} already exists and may not be overwritten")
-        return answer.result.strip() == "replaced"
+        return placed(answer, path, target, root)
 
     async def upload(self, files: Sequence[FileUpload]) -> None:
         """See ``Executor.upload``: anywhere in the sandbox (a relative path joins the

@@ -1,5 +1,6 @@
 """A Daytona write's two requests (upload to a hidden temp name, then a finalize script that
-renames it into place) and the temp's removal when the second does not complete.
+renames it into place), what the finalize answered (``placed``), and the temp's removal when
+the second does not complete.
 
 Before, a finalize answered with an error (a lost runner, a proxy's 502), killed by the
 daemon's timeout, or abandoned (the write cancelled: Ctrl+C, a turn's deadline) left
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import posixpath
 
 from rho_adapters.daytona import scripts
 from rho_adapters.daytona.api import ExecAnswer, Sandbox, SandboxAPI
 from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS, MOVED
-from rho_domain.errors import ExecutorError
+from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath
+from rho_domain.write_rules import environment_refusal
 
 _log = logging.getLogger(__name__)
 _CLEANUP_SECONDS = 10.0  # how long a failed write waits for its temp's removal
@@ -55,3 +58,23 @@ async def _remove(api: SandboxAPI, sandbox: Sandbox, temp: str) -> None:
             await api.execute(sandbox, script, timeout=_CLEANUP_SECONDS)
     except (ExecutorError, TimeoutError) as exc:  # the write's own failure is the one to report
         _log.warning("could not remove the write's temp file %s in the sandbox: %s", temp, exc)
+
+
+def placed(answer: ExecAnswer | None, path: str, target: str, root: str) -> bool:
+    """What a write's finalize script answered (``path_scripts.finalize_script``), for the
+    file shown as ``path`` at ``target`` in the workspace ``root``: True when it replaced a
+    file, False when it made one; each refusal the script reports raised, naming ``path``."""
+    if answer is None or answer.exit_code not in _DONE:
+        raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
+    if answer.exit_code == MOVED:
+        raise PermissionDenied(
+            f"{path}: its directory {posixpath.dirname(target)} was replaced while it was "
+            "written (by a link, or moved); nothing was written: check what changed it, "
+            "then write again"
+        )
+    if answer.exit_code == ENVIRONMENT:
+        where = answer.result.strip().removeprefix(root.rstrip("/") + "/")
+        raise SensitivePath(environment_refusal(path, where))
+    if answer.exit_code == EXISTS:
+        raise PermissionDenied(f"{path} already exists and may not be overwritten")
+    return answer.result.strip() == "replaced"
