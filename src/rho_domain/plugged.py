@@ -20,7 +20,8 @@ inside the handler meant to contain it, and the run ended ``error`` with that se
 from __future__ import annotations
 
 from asyncio import CancelledError
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
+from functools import partial
 from typing import TypeVar
 
 from rho_domain.errors import ExitRaised
@@ -28,18 +29,42 @@ from rho_domain.errors import ExitRaised
 _T = TypeVar("_T")
 
 
+def _unwrapped(plugged: object) -> object:
+    """The user's own object behind ``plugged``: what a wrapper (``__wrapped__``: the approver
+    made of an ``approval_callback``, a documents' tool made a domain one) or a
+    ``functools.partial`` (``func``) holds, however deep."""
+    for _ in range(100):  # a wrapper that wraps itself must not hang the naming
+        if isinstance(plugged, partial):
+            plugged = plugged.func
+        elif (inner := getattr(plugged, "__wrapped__", None)) is not None:
+            plugged = inner
+        else:
+            break
+    return plugged
+
+
 def plugged_name(plugged: object) -> str:
     """The name of a listener or hook in events and logs: ``module.qualname`` of a function,
-    method or callable object, else its ``repr``. An object that wraps another
-    (``__wrapped__``: the approver made of an ``approval_callback``) is named by what it
-    wraps."""
-    target = getattr(plugged, "__wrapped__", plugged)
+    method or callable object, else its ``repr``. An object that wraps another is named by
+    what it wraps (``_unwrapped``): a ``functools.partial`` was named "functools.partial"."""
+    target = _unwrapped(plugged)
     target = getattr(target, "__func__", target)
     qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None)
     module = getattr(target, "__module__", None)
     if qualname is None:
         return repr(plugged)
     return f"{module}.{qualname}" if module else str(qualname)
+
+
+def member_name(plugged: object, member: str) -> str:
+    """``Class.member`` of the user's code that reading or calling ``plugged.member`` runs: a
+    wrapper of ours (``__wrapped__``) names the user's class and the member it reads for
+    ``member`` (its ``wrapped_members``), so a documents' tool whose ``requires_approval``
+    raised is "Deploy.requires_approval", not our "DocumentHandler.policy_for"."""
+    members: Mapping[str, str] = getattr(plugged, "wrapped_members", {})
+    if getattr(plugged, "__wrapped__", None) is not None:
+        member = members.get(member, member)
+    return f"{type(_unwrapped(plugged)).__name__}.{member}"
 
 
 # What a failure's message may take of an event or a result: an exception's text can be any

@@ -31,6 +31,7 @@ import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -112,10 +113,18 @@ class ToolHandler(ABC):
 
 
 class DocumentHandler(base.ToolHandler):
-    """A ``ToolHandler`` of the documents as a domain tool handler (``as_domain_handler``)."""
+    """A ``ToolHandler`` of the documents as a domain tool handler (``as_domain_handler``).
+
+    What the loop says of a member that raised names the documents' handler and its own
+    member (``plugged.member_name``): "Deploy.requires_approval", not "DocumentHandler.policy_for".
+    """
+
+    # our member -> the caller's member it reads
+    wrapped_members: Mapping[str, str] = MappingProxyType({"policy_for": "requires_approval"})
 
     def __init__(self, handler: ToolHandler) -> None:
         self.handler = handler
+        self.__wrapped__ = handler  # named by it in errors (``plugged.member_name``)
 
     @property
     def name(self) -> str:
