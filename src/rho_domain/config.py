@@ -19,6 +19,7 @@ from rho_domain.config_checks import (
     not_negative,
     optional_path,
     optional_text,
+    path_text,
     positive,
     retries,
     seconds,
@@ -161,6 +162,8 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
+    ``working_dir`` is the workspace's directory (None: the current one), a text or an
+    ``os.PathLike`` such as ``pathlib.Path``, kept as its text (``str``).
     ``max_turns`` counts model calls in one run, its sub-agents' included (default 100,
     ``DEFAULT_MAX_TURNS``; 0 or None: no limit); a run that reaches it ends with status
     ``max_turns``. ``tool_choice`` is ``auto``, ``none``, ``required`` or a tool's name
@@ -225,7 +228,9 @@ class AgentConfig:
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
     api_key_env: str | None = attrs.field(default=None, validator=optional_text)
     profile: str | PermissionProfile = attrs.field(default="readonly", validator=_profile)
-    working_dir: str | None = attrs.field(default=None, validator=optional_path)
+    working_dir: str | None = attrs.field(
+        default=None, converter=path_text, validator=optional_path
+    )
     backend: str = attrs.field(default="local", validator=_backend)
     service_tier: str | None = attrs.field(default=None, validator=choices.service_tier)
     reasoning_effort: str | None = attrs.field(default=None, validator=choices.reasoning_effort)

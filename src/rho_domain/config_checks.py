@@ -104,10 +104,19 @@ def optional_text(_: object, attribute: attrs.Attribute[Any], value: object) -> 
         raise ConfigError(f"{attribute.name} must be a text (str) or None, not {_shown(value)}")
 
 
+def path_text(value: str | os.PathLike[str] | None) -> str | None:
+    """A path field's value as the text it is kept as: a ``pathlib.Path`` (any
+    ``os.PathLike``) converted once, where the config is built. Kept as it was, a Path made
+    every run of a stored session fail ("config.yaml cannot hold a PosixPath value") and the
+    config unequal to the same one given as a text. What is no path is left to
+    ``optional_path`` to refuse."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
 def optional_path(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A field holding a path (a str or a ``pathlib.Path``), or None: ``working_dir=5``
+    """A field holding a path's text (after ``path_text``), or None: ``working_dir=5``
     ended ``Agent(...)`` on "expected str, bytes or os.PathLike object, not int"."""
-    if value is not None and not isinstance(value, str | os.PathLike):
+    if value is not None and not isinstance(value, str):
         raise ConfigError(
             f"{attribute.name} must be a directory's path (str or pathlib.Path) or None, "
             f"not {_shown(value)}"

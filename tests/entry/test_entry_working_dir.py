@@ -156,3 +156,24 @@ async def test_each_session_resolves_its_workspace_and_config_directory_again(
             assert executor.policy.refusal(os.path.realpath(conf_real / "x.yaml")) is not None
         finally:
             await executor.aclose()
+
+
+async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Path) -> None:
+    """Before: ``AgentConfig(working_dir=Path(...))`` was accepted (typed ``str``) and kept as
+    the Path: unequal to the same config given as a text, and every run of a session kept in
+    files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value"."""
+    from rho_adapters.fakes import ScriptedModel, text
+    from rho_adapters.store import FileSessionStore
+    from rho_domain.run import RunStatus
+    from rho_entry import Agent, Session
+
+    config = AgentConfig(working_dir=tmp_path)
+    assert (config.working_dir, config) == (str(tmp_path), AgentConfig(working_dir=str(tmp_path)))
+    with pytest.raises(ConfigError, match=r"^working_dir must be .* not bytes b'/srv'"):
+        AgentConfig(working_dir=b"/srv")  # type: ignore[arg-type]
+    store = FileSessionStore(tmp_path / "sessions")
+    session = Session(Agent(config), model=ScriptedModel([text("hi")]), store=store)
+    result = await session.run("go")
+    await session.close()
+    assert (result.status, result.error) == (RunStatus.COMPLETED, None)
+    assert [i.working_dir for i in await store.list()] == [str(tmp_path)]
