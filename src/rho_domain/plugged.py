@@ -19,7 +19,7 @@ inside the handler meant to contain it, and the run ended ``error`` with that se
 
 from __future__ import annotations
 
-from asyncio import CancelledError
+from asyncio import CancelledError, current_task
 from collections.abc import Awaitable, Mapping
 from functools import partial
 from typing import TypeVar
@@ -92,14 +92,34 @@ def described(exc: BaseException) -> str:
 
 def failure_of(exc: BaseException, by: str) -> BaseException:
     """What ``exc``, raised by the plugged-in code ``by`` names, is to the loop: an
-    ``Exception``, ``CancelledError`` and ``KeyboardInterrupt`` stay themselves; anything else
-    becomes ``ExitRaised`` (raise it ``from exc``)."""
-    if isinstance(exc, Exception | CancelledError | KeyboardInterrupt):
+    ``Exception``, ``KeyboardInterrupt`` and a ``CancelledError`` while the task running it is
+    being cancelled stay themselves; anything else becomes ``ExitRaised`` (raise it ``from
+    exc``). A ``CancelledError`` nothing asked for (the code awaited a task or future that
+    something else cancelled, or raised one itself) left ``Session.run`` as if its caller had
+    been cancelled: ``asyncio.run`` ended there, with no result and no error."""
+    if isinstance(exc, Exception | KeyboardInterrupt):
         return exc
+    if isinstance(exc, CancelledError):
+        if _cancelling():
+            return exc
+        return ExitRaised(
+            f"{by} raised CancelledError({message_of(exc)}) although nothing cancelled it (it "
+            "awaited a task or future that was cancelled elsewhere, or raised it itself); "
+            "raise an Exception to fail"
+        )
     return ExitRaised(
         f"{by} raised {type(exc).__name__}({message_of(exc)}), which would have ended the process; "
         "raise an Exception to fail (argparse and click raise SystemExit on bad arguments)"
     )
+
+
+def _cancelling() -> bool:
+    """True when the current task is being cancelled (or there is none to ask)."""
+    try:
+        task = current_task()
+    except RuntimeError:  # no running loop: nothing to tell a cancel from
+        return True
+    return task is None or task.cancelling() > 0
 
 
 async def contained(awaitable: Awaitable[_T], by: str) -> _T:

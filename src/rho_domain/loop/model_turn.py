@@ -28,6 +28,7 @@ from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
+from rho_domain.plugged import contained, plugged_name
 from rho_domain.ports.model import ChatModel
 
 if TYPE_CHECKING:
@@ -93,8 +94,13 @@ async def _call_once(
     )
     started, assembly = clock.monotonic(), Assembly()
     try:
+        # contained: a CancelledError the model raised unasked ends the run naming it, not
+        # the caller's task as if it had been cancelled
         finished, _ = await control.within(
-            consume_stream(model, request, assembly, journal.emit, clock, journal.heard)
+            contained(
+                consume_stream(model, request, assembly, journal.emit, clock, journal.heard),
+                f"the model {plugged_name(model)}",
+            )
         )
         if journal.listeners and assembly.started:
             # One turn of the loop before ``llm_end``: a reader following the listeners'

@@ -24,10 +24,10 @@ from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, ExitRaised
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
-from rho_domain.plugged import described, plugged_name
+from rho_domain.plugged import contained, described, message_of, plugged_name
 from rho_domain.state import State
 from rho_domain.tools import registry
 from rho_domain.tools.base import ToolHandler
@@ -113,15 +113,12 @@ async def refresh_tools(
     """``agent`` with the source's current tools: ``agent`` itself when they did not change.
     The approvals (``shapes``: the session's shapes and its state) given to a tool now shown
     otherwise are taken back (``_taken_back``), said."""
-    try:
-        sourced = await source.current()
+    by = f"the tool source {plugged_name(source)}"
+    try:  # contained: a CancelledError it raised unasked is its failure, not a cancel
+        sourced = await contained(source.current(), by)
     except Exception as exc:  # noqa: BLE001 - the port raises CancelledError only: a bug
-        await _tell_once(
-            journal,
-            shapes[0],
-            f"the tool source {plugged_name(source)} raised "
-            f"{described(exc)} when asked for its tools; {_GOES_ON}",
-        )
+        said = message_of(exc) if isinstance(exc, ExitRaised) else f"{by} raised {described(exc)}"
+        await _tell_once(journal, shapes[0], f"{said} when asked for its tools; {_GOES_ON}")
         return agent
     if sourced is agent.sourced:
         return agent
@@ -131,8 +128,7 @@ async def refresh_tools(
         await _tell_once(
             journal,
             shapes[0],
-            f"the tool source {plugged_name(source)} served "
-            f"a tool that cannot be shown to the model ({exc}); {_GOES_ON}",
+            f"{by} served a tool that cannot be shown to the model ({exc}); {_GOES_ON}",
         )
         return agent
     known = set(agent.sourced.problems)

@@ -165,7 +165,7 @@ class ToolRegistry:
             return error_output(prepared.problem or f"Tool {name!r} cannot run.")
         try:
             async with asyncio.timeout(timeout):
-                return await contained(handler.handle(arguments, ctx), f"the tool {name!r}")
+                return await contained(_handled(handler, arguments, ctx), f"the tool {name!r}")
         except TimeoutError:
             return error_output(
                 f"Tool {name!r} timed out after {timeout:g} s and was stopped; narrow "
@@ -185,6 +185,15 @@ class ToolRegistry:
                 f"Arguments were: {_preview(arguments)}",
                 error_type=type(exc).__name__,
             )
+
+
+async def _handled(
+    handler: ToolHandler, arguments: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    """``handler.handle``'s output, called inside the awaited code: a ``handle`` that raised
+    before returning its awaitable (one written without ``async``) raised outside
+    ``contained``, so its ``SystemExit`` or ``CancelledError`` left the run."""
+    return await handler.handle(arguments, ctx)
 
 
 def shown(handler: ToolHandler) -> tuple[str, Mapping[str, Any]]:
