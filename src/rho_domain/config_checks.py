@@ -133,7 +133,13 @@ def check_model_name(value: str, key: str) -> None:
     it or a control character in it, which no model's name has. ``RHO_AGENT_MODEL`` read
     from a file (``gpt-4o\n``) was sent as it was, and the server answered that no such
     model exists, the line break unseen. Checked where a setting is given (the settings), not
-    by ``AgentConfig``: a stored session's config must still load, whatever it holds."""
+    by ``AgentConfig``: a stored session's config must still load, whatever it holds. An
+    empty one (``-m "$MODEL"`` with MODEL unset) is refused too: it was sent as it was."""
+    if not value:
+        raise ConfigError(
+            f"{key} is empty (an unset shell variable?): give a model's name, or leave the "
+            "setting out for the default"
+        )
     if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
         raise ConfigError(
             f"{key} {value!r} has a space, a line break or a control character "
