@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
             listed = _store(environment(), flag=flag)
             with _closing(listed):
                 return _list_sessions(listed, as_json=args.json)
-        launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        launch = prepare(
+            args, environment(), stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
+        )
         _probe_sandbox_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
