@@ -166,7 +166,9 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     from rho_adapters.store import FileSessionStore
     from rho_domain.run import RunStatus
     from rho_entry import Agent, Session
+    from rho_entry.seed_api.tools import ToolRegistry
 
+    assert ToolRegistry(working_dir=tmp_path).working_dir == str(tmp_path)  # typed so too
     config = AgentConfig(working_dir=tmp_path)
     assert (config.working_dir, config) == (str(tmp_path), AgentConfig(working_dir=str(tmp_path)))
     with pytest.raises(ConfigError, match=r"^working_dir must be .* not bytes b'/srv'"):
