@@ -265,11 +265,20 @@ def _resume_ref(value: str | None) -> str | None:
 
 def _task_from_stdin() -> str | None:
     """The task piped in (None when empty). Bytes that are not UTF-8 are a ``ConfigError``
-    naming the first; they failed later, where the task was first written (the trace)."""
+    naming the first; they failed later, where the task was first written (the trace). So is
+    a task past ``MAX_INPUT_BYTES`` characters: read whole, ``yes | rho-agent`` took memory
+    until the process died."""
+    from rho_entry.config.yaml_text import MAX_INPUT_BYTES
     from rho_entry.usage import not_utf8
 
     try:
-        text = sys.stdin.read()
+        text = sys.stdin.read(MAX_INPUT_BYTES + 1)
+        if len(text) > MAX_INPUT_BYTES:
+            raise ConfigError(
+                f"the task on standard input holds more than {MAX_INPUT_BYTES // 2**20} Mi "
+                "characters (a stream that never ends?), more than any model reads at once: "
+                "give a shorter task, and let the agent read the rest from a file"
+            )
     except UnicodeDecodeError as exc:  # a strict locale's decoder
         problem: str | None = f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
     else:
