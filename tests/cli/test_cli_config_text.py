@@ -110,8 +110,8 @@ def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
     import io
 
     from rho_domain.errors import ConfigError
-    from rho_entry.cli.launch import _task_from_stdin
     from rho_entry.cli.launch_files import load_schema
+    from rho_entry.cli.stdin_task import task_from_stdin
     from rho_entry.config.yaml_text import MAX_INPUT_BYTES, read_config_text
 
     endless = "/dev/zero"
@@ -131,4 +131,4 @@ def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
 
     monkeypatch.setattr("sys.stdin", Endless())
     with pytest.raises(ConfigError, match=r"^the task on standard input holds more than 16 Mi"):
-        _task_from_stdin()
+        task_from_stdin()

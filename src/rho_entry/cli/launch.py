@@ -9,7 +9,6 @@ invocation names are found and checked by ``cli/launch_files.py``.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from rho_entry.cli.launch_files import (
     template_suggestions,
 )
 from rho_entry.cli.presentation import animated, color, preview_lines
+from rho_entry.cli.stdin_task import task_from_stdin
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -189,7 +189,7 @@ def prepare(
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
     continuing = given or bool(args.resume and args.auto_approve and not stdin_tty)
     if task is None and not stdin_tty and not given:
-        task = _task_from_stdin()
+        task = task_from_stdin()
         if task is None and not continuing:  # no terminal to open a REPL on
             raise ConfigError(
                 "no task: pass it as an argument, with --prompt, or on stdin"
@@ -261,31 +261,3 @@ def _resume_ref(value: str | None) -> str | None:
     if value is None or value == "latest" or not Path(value).expanduser().is_dir():
         return value
     return str(Path(value).expanduser().resolve())
-
-
-def _task_from_stdin() -> str | None:
-    """The task piped in (None when empty). Bytes that are not UTF-8 are a ``ConfigError``
-    naming the first; they failed later, where the task was first written (the trace). So is
-    a task past ``MAX_INPUT_BYTES`` characters: read whole, ``yes | rho-agent`` took memory
-    until the process died."""
-    from rho_entry.config.yaml_text import MAX_INPUT_BYTES
-    from rho_entry.usage import not_utf8
-
-    try:
-        text = sys.stdin.read(MAX_INPUT_BYTES + 1)
-        if len(text) > MAX_INPUT_BYTES:
-            raise ConfigError(
-                f"the task on standard input holds more than {MAX_INPUT_BYTES // 2**20} Mi "
-                "characters (a stream that never ends?), more than any model reads at once: "
-                "give a shorter task, and let the agent read the rest from a file"
-            )
-    except UnicodeDecodeError as exc:  # a strict locale's decoder
-        problem: str | None = f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
-    else:
-        problem = not_utf8(text)
-    if problem is not None:
-        raise ConfigError(
-            f"the task on standard input is not UTF-8 text ({problem}): convert it first, "
-            "e.g. iconv -f LATIN1 -t UTF-8"
-        )
-    return text.strip() or None
