@@ -11,11 +11,16 @@ the caller never wrote. A listener or hook given as a ``functools.partial`` was 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel, call, text, tools
 from rho_domain import events as ev
+from rho_domain.errors import ConfigError, RhoError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.run import RunStatus
 from rho_entry import Agent, AgentConfig, Session
@@ -83,3 +88,50 @@ async def test_a_wrapped_callers_member_that_raises_is_named_by_the_callers_clas
         assert [e.listener for e in failed] == ["test_entry_wrapped_names._loud"]
         await session.close()
     assert result.status is RunStatus.ERROR
+
+
+class Unreadable(RhoError):
+    """An exception whose message cannot be read (its ``__str__`` raises)."""
+
+    def __str__(self) -> str:
+        raise ValueError("no message")
+
+
+def test_a_failure_whose_message_cannot_be_read_is_still_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: telling what the caller's code raised formatted ``{exc}``, so an exception whose
+    ``__str__`` raised made the telling raise "ValueError: no message" instead, from
+    ``Agent(tools=...)``, a hook reference whose module fails at import, and the server's
+    internal error (the CLI's last-resort 'internal error' and a run's end did the same)."""
+    from rho_domain.config import HookConfig
+    from rho_domain.tools.base import READ_ONLY, ToolPolicy
+    from rho_domain.tools.base import ToolHandler as DomainTool
+    from rho_domain.tools.base import ToolOutput as DomainOutput
+    from rho_entry.config.hook_refs import resolve_hooks
+    from rho_entry.server.errors import as_api_error
+
+    class Mine(DomainTool):
+        name = "mine"
+        description = "mine"
+
+        @property
+        def parameters(self) -> Mapping[str, Any]:
+            raise Unreadable
+
+        def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+            return READ_ONLY
+
+        async def handle(self, arguments: Mapping[str, Any], ctx: Any) -> DomainOutput:
+            return DomainOutput(content="")
+
+    unread = "Unreadable: (its message could not be read: ValueError in __str__)"
+    with pytest.raises(ConfigError, match=re.escape(f"reading Mine.parameters raised {unread}")):
+        Agent(AgentConfig(model="m"), tools=[Mine()])
+    (tmp_path / "broken_hooks_4a1.py").write_text(
+        "from test_entry_wrapped_names import Unreadable\nraise Unreadable\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=re.escape(f"does not import: {unread} (is the")):
+        resolve_hooks(HookConfig(before_tool=("broken_hooks_4a1:hook",)))
+    assert str(as_api_error(Unreadable())) == unread
