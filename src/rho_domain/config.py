@@ -7,6 +7,7 @@ environment variable *name*, resolved when the connection is made.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,12 @@ def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         raise ConfigError(f"{attribute.name} must be {' or '.join(BACKENDS)}, not {value!r}")
 
 
+def _profile_text(value: str | os.PathLike[str] | PermissionProfile) -> str | PermissionProfile:
+    """A profile file's ``pathlib.Path`` (any ``os.PathLike``) as its text, converted once:
+    it was refused ("not PosixPath"), although the setting takes a profile file's path."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
 def _profile(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """A profile's name or file path, or a ``PermissionProfile``: an object or None ended
     ``Agent(...)`` on "expected str, bytes or os.PathLike object, not object"."""
@@ -159,9 +166,10 @@ class Budget:
 class AgentConfig:
     """The definition of an agent.
 
-    ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
-    a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
-    ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
+    ``profile`` is a built-in name, a path to a profile YAML (a text or a ``pathlib.Path``,
+    kept as its text; resolved by the entry layer), or a ``PermissionProfile``.
+    ``system_prompt`` empty means the built-in default prompt; text ending in ``.md`` is a
+    template path (entry layer). ``vars`` fill the prompt template.
     ``working_dir`` is the workspace's directory (None: the current one), a text or an
     ``os.PathLike`` such as ``pathlib.Path``, kept as its text (``str``).
     ``max_turns`` counts model calls in one run, its sub-agents' included (default 100,
@@ -227,7 +235,9 @@ class AgentConfig:
     provider: str | None = attrs.field(default=None, validator=optional_text)
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
     api_key_env: str | None = attrs.field(default=None, validator=optional_text)
-    profile: str | PermissionProfile = attrs.field(default="readonly", validator=_profile)
+    profile: str | PermissionProfile = attrs.field(
+        default="readonly", converter=_profile_text, validator=_profile
+    )
     working_dir: str | None = attrs.field(
         default=None, converter=path_text, validator=optional_path
     )

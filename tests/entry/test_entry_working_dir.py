@@ -161,7 +161,8 @@ async def test_each_session_resolves_its_workspace_and_config_directory_again(
 async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Path) -> None:
     """Before: ``AgentConfig(working_dir=Path(...))`` was accepted (typed ``str``) and kept as
     the Path: unequal to the same config given as a text, and every run of a session kept in
-    files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value"."""
+    files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value". A
+    profile file given as a Path was refused ("not PosixPath"), though a path is taken."""
     from rho_adapters.fakes import ScriptedModel, text
     from rho_adapters.store import FileSessionStore
     from rho_domain.run import RunStatus
@@ -169,8 +170,10 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     from rho_entry.seed_api.tools import ToolRegistry
 
     assert ToolRegistry(working_dir=tmp_path).working_dir == str(tmp_path)  # typed so too
-    config = AgentConfig(working_dir=tmp_path)
-    assert (config.working_dir, config) == (str(tmp_path), AgentConfig(working_dir=str(tmp_path)))
+    (tmp_path / "ops.yaml").write_text("name: ops\nshell: restricted\n")
+    config = AgentConfig(working_dir=tmp_path, profile=tmp_path / "ops.yaml")
+    as_text = AgentConfig(working_dir=str(tmp_path), profile=str(tmp_path / "ops.yaml"))
+    assert (config.working_dir, config) == (str(tmp_path), as_text)  # the profile was refused
     with pytest.raises(ConfigError, match=r"^working_dir must be .* not bytes b'/srv'"):
         AgentConfig(working_dir=b"/srv")  # type: ignore[arg-type]
     store = FileSessionStore(tmp_path / "sessions")
@@ -178,4 +181,5 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     result = await session.run("go")
     await session.close()
     assert (result.status, result.error) == (RunStatus.COMPLETED, None)
+    assert session.agent.profile.name == "ops"
     assert [i.working_dir for i in await store.list()] == [str(tmp_path)]
