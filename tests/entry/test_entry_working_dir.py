@@ -162,7 +162,9 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     """Before: ``AgentConfig(working_dir=Path(...))`` was accepted (typed ``str``) and kept as
     the Path: unequal to the same config given as a text, and every run of a session kept in
     files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value". A
-    profile file given as a Path was refused ("not PosixPath"), though a path is taken."""
+    profile file given as a Path was refused ("not PosixPath"), though a path is taken, and
+    ``Session.resume(id, store=Path(...))`` failed on "ValueError: invalid mode: '<id>'"
+    (the Path was used as a store object: ``Path.open(id)``)."""
     from rho_adapters.fakes import ScriptedModel, text
     from rho_adapters.store import FileSessionStore
     from rho_domain.run import RunStatus
@@ -183,3 +185,7 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     assert (result.status, result.error) == (RunStatus.COMPLETED, None)
     assert session.agent.profile.name == "ops"
     assert [i.working_dir for i in await store.list()] == [str(tmp_path)]
+    # a store given as a Path was taken for a store object: 'ValueError: invalid mode: ...'
+    resumed = await Session.resume(session.id, store=tmp_path / "sessions", model=ScriptedModel([]))
+    assert resumed.id == session.id
+    await resumed.close()
