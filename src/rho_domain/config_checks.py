@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -111,6 +112,15 @@ def path_text(value: str | os.PathLike[str] | None) -> str | None:
     config unequal to the same one given as a text. What is no path is left to
     ``optional_path`` to refuse."""
     return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def paths_text(value: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """Several paths (an argv, roots) as the texts they are kept as: each ``os.PathLike``
+    converted once, in a tuple. A text or what is no collection is left as it is, for the
+    field's validator to refuse by name (``several_strings``)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        return value  # type: ignore[return-value]  # refused by the validator, named
+    return tuple(os.fspath(item) if isinstance(item, os.PathLike) else item for item in value)
 
 
 def optional_path(_: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -189,3 +189,29 @@ async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Pa
     resumed = await Session.resume(session.id, store=tmp_path / "sessions", model=ScriptedModel([]))
     assert resumed.id == session.id
     await resumed.close()
+
+
+def test_paths_in_nested_settings_are_kept_as_texts(tmp_path: Path) -> None:
+    """Before: a ``pathlib.Path`` as a SQLite database's path, an MCP server's command item or
+    ``cwd``, or a profile's extra read root was kept as the Path, and every run of a session
+    kept in files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value
+    (...) at databases.app.path" (or ``mcp_servers.x.cwd``, ``command[0]``)."""
+    from rho_adapters.codec import config_to_dict
+    from rho_adapters.store.yaml_emit import emit
+    from rho_domain.config import DatabaseConfig
+    from rho_domain.mcp_config import McpServerConfig
+    from rho_domain.permissions import PermissionProfile
+
+    config = AgentConfig(
+        databases={"app": DatabaseConfig(engine="sqlite", path=tmp_path / "app.db")},
+        mcp_servers={"x": McpServerConfig(command=[tmp_path / "server", "--v"], cwd=tmp_path)},
+        profile=PermissionProfile(name="p", extra_read_roots=[tmp_path / "logs"]),
+    )
+    server = config.mcp_servers["x"]
+    assert config.databases["app"].path == str(tmp_path / "app.db")
+    assert (server.command, server.cwd) == ((str(tmp_path / "server"), "--v"), str(tmp_path))
+    assert isinstance(config.profile, PermissionProfile)
+    assert config.profile.extra_read_roots == (str(tmp_path / "logs"),)
+    assert str(tmp_path / "app.db") in emit(config_to_dict(config))  # config.yaml's writer
+    with pytest.raises(ConfigError, match=r"^command: expected a list of strings, got the str"):
+        McpServerConfig(command="python server.py")
