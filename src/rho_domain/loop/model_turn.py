@@ -94,14 +94,7 @@ async def _call_once(
     )
     started, assembly = clock.monotonic(), Assembly()
     try:
-        # contained: a CancelledError the model raised unasked ends the run naming it, not
-        # the caller's task as if it had been cancelled
-        finished, _ = await control.within(
-            contained(
-                consume_stream(model, request, assembly, journal.emit, clock, journal.heard),
-                f"the model {plugged_name(model)}",
-            )
-        )
+        finished, _ = await control.within(_read(model, request, assembly, journal))
         if journal.listeners and assembly.started:
             # One turn of the loop before ``llm_end``: a reader following the listeners'
             # events (the runtime's event log drops a call's fragments at its end) reads the
@@ -195,3 +188,13 @@ async def _keep_partial(journal: Journal, assembly: Assembly, why: str) -> None:
         note = f"[response interrupted: {why}]"
         message = AssistantMessage(text=f"{text}\n{note}" if text else note, reasoning=reasoning)
         await journal.message(message)
+
+
+async def _read(
+    model: ChatModel, request: ModelRequest, assembly: Assembly, journal: Journal
+) -> None:
+    """``consume_stream`` inside ``contained``: a ``CancelledError`` the model raised unasked
+    ends the run naming the model, not the caller's task as if it had been cancelled. Made
+    here, not by the caller, so a race that closes this unstarted leaves no stream made."""
+    stream = consume_stream(model, request, assembly, journal.emit, journal.clock, journal.heard)
+    await contained(stream, f"the model {plugged_name(model)}")
