@@ -7,6 +7,7 @@ environment variable *name*, resolved when the connection is made.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from rho_domain.config_checks import (
     not_negative,
     optional_path,
     optional_text,
+    path_text,
     positive,
     retries,
     seconds,
@@ -84,6 +86,12 @@ BACKENDS = ("local", "daytona")
 def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in BACKENDS:
         raise ConfigError(f"{attribute.name} must be {' or '.join(BACKENDS)}, not {value!r}")
+
+
+def _profile_text(value: str | os.PathLike[str] | PermissionProfile) -> str | PermissionProfile:
+    """A profile file's ``pathlib.Path`` (any ``os.PathLike``) as its text, converted once:
+    it was refused ("not PosixPath"), although the setting takes a profile file's path."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
 def _profile(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -158,9 +166,12 @@ class Budget:
 class AgentConfig:
     """The definition of an agent.
 
-    ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
-    a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
-    ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
+    ``profile`` is a built-in name, a path to a profile YAML (a text or a ``pathlib.Path``,
+    kept as its text; resolved by the entry layer), or a ``PermissionProfile``.
+    ``system_prompt`` empty means the built-in default prompt; text ending in ``.md`` is a
+    template path (entry layer). ``vars`` fill the prompt template.
+    ``working_dir`` is the workspace's directory (None: the current one), a text or an
+    ``os.PathLike`` such as ``pathlib.Path``, kept as its text (``str``).
     ``max_turns`` counts model calls in one run, its sub-agents' included (default 100,
     ``DEFAULT_MAX_TURNS``; 0 or None: no limit); a run that reaches it ends with status
     ``max_turns``. ``tool_choice`` is ``auto``, ``none``, ``required`` or a tool's name
@@ -224,8 +235,12 @@ class AgentConfig:
     provider: str | None = attrs.field(default=None, validator=optional_text)
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
     api_key_env: str | None = attrs.field(default=None, validator=optional_text)
-    profile: str | PermissionProfile = attrs.field(default="readonly", validator=_profile)
-    working_dir: str | None = attrs.field(default=None, validator=optional_path)
+    profile: str | PermissionProfile = attrs.field(
+        default="readonly", converter=_profile_text, validator=_profile
+    )
+    working_dir: str | None = attrs.field(
+        default=None, converter=path_text, validator=optional_path
+    )
     backend: str = attrs.field(default="local", validator=_backend)
     service_tier: str | None = attrs.field(default=None, validator=choices.service_tier)
     reasoning_effort: str | None = attrs.field(default=None, validator=choices.reasoning_effort)

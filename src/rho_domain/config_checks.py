@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -104,10 +105,28 @@ def optional_text(_: object, attribute: attrs.Attribute[Any], value: object) -> 
         raise ConfigError(f"{attribute.name} must be a text (str) or None, not {_shown(value)}")
 
 
+def path_text(value: str | os.PathLike[str] | None) -> str | None:
+    """A path field's value as the text it is kept as: a ``pathlib.Path`` (any
+    ``os.PathLike``) converted once, where the config is built. Kept as it was, a Path made
+    every run of a stored session fail ("config.yaml cannot hold a PosixPath value") and the
+    config unequal to the same one given as a text. What is no path is left to
+    ``optional_path`` to refuse."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def paths_text(value: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """Several paths (an argv, roots) as the texts they are kept as: each ``os.PathLike``
+    converted once, in a tuple. A text or what is no collection is left as it is, for the
+    field's validator to refuse by name (``several_strings``)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        return value  # type: ignore[return-value]  # refused by the validator, named
+    return tuple(os.fspath(item) if isinstance(item, os.PathLike) else item for item in value)
+
+
 def optional_path(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A field holding a path (a str or a ``pathlib.Path``), or None: ``working_dir=5``
+    """A field holding a path's text (after ``path_text``), or None: ``working_dir=5``
     ended ``Agent(...)`` on "expected str, bytes or os.PathLike object, not int"."""
-    if value is not None and not isinstance(value, str | os.PathLike):
+    if value is not None and not isinstance(value, str):
         raise ConfigError(
             f"{attribute.name} must be a directory's path (str or pathlib.Path) or None, "
             f"not {_shown(value)}"
@@ -124,7 +143,13 @@ def check_model_name(value: str, key: str) -> None:
     it or a control character in it, which no model's name has. ``RHO_AGENT_MODEL`` read
     from a file (``gpt-4o\n``) was sent as it was, and the server answered that no such
     model exists, the line break unseen. Checked where a setting is given (the settings), not
-    by ``AgentConfig``: a stored session's config must still load, whatever it holds."""
+    by ``AgentConfig``: a stored session's config must still load, whatever it holds. An
+    empty one (``-m "$MODEL"`` with MODEL unset) is refused too: it was sent as it was."""
+    if not value:
+        raise ConfigError(
+            f"{key} is empty (an unset shell variable?): give a model's name, or leave the "
+            "setting out for the default"
+        )
     if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
         raise ConfigError(
             f"{key} {value!r} has a space, a line break or a control character "

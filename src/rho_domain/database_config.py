@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config_checks import string_for_strings
+from rho_domain.config_checks import path_text, string_for_strings
 from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -39,7 +39,7 @@ class DatabaseConfig:
 
     engine: str
     dsn: str | None = None
-    path: str | None = None
+    path: str | None = attrs.field(default=None, converter=path_text)  # a Path: its text
     host: str | None = None
     port: int | None = None
     user: str | None = None

@@ -13,6 +13,7 @@ naming its key.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote, urlsplit
 
 from rho_domain.errors import ConfigError
@@ -23,7 +24,17 @@ def check_endpoint_url(text: str, key: str) -> None:
     """Raise ConfigError naming ``key`` unless ``text`` is an http(s) URL with a host and,
     if it gives one, a port from 1 to 65535, without a control character (a line break, a
     tab). The URL is shown with its password hidden."""
-    shown = repr(hide_url_logins(text))  # the refusal goes to terminals and logs
+    cut = _cut_login(text)
+    # the refusal goes to terminals and logs: a cut login is hidden up to its last '@'
+    shown = repr(
+        re.sub(_LOGIN_TO_LAST_AT, r"\1:***@", text, count=1) if cut else hide_url_logins(text)
+    )
+    if cut:
+        raise ConfigError(
+            f"{key} {shown}: its password holds a '/', '?' or '#', where a URL's login ends "
+            "(the host would be read as the user's name, the password as a port, a path or a "
+            "fragment): percent-encode them in the password (%2F, %3F, %23)"
+        )
     for index, char in enumerate(text):
         if char.isascii() and not char.isprintable():  # what httpx refuses, at the first call
             what = "a line break" if char in "\r\n" else f"the control character {char!r}"
@@ -48,6 +59,25 @@ def check_endpoint_url(text: str, key: str) -> None:
         raise ConfigError(f"{key} {shown} names no host")
     if port == 0:
         raise ConfigError(f"{key} {shown}: the port must be a number from 1 to 65535")
+
+
+# A login whose password holds a raw '/', '?' or '#': a URL parser ends the authority there.
+# The user's name has none of them; the password runs to an '@' before any later '/'.
+_CUT_LOGIN = r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]*[/?#][^/@\s]*@"
+_LOGIN_TO_LAST_AT = r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):\S*@"
+
+
+def _cut_login(text: str) -> bool:
+    """Whether ``text``'s login was cut by a raw '/', '?' or '#' in its password: the parsed
+    authority holds no '@' although the text reads as ``scheme://user:pass...@``. Before,
+    ``http://user:pa#ss@host/v1`` was refused for its port ("pa"), the password shown in the
+    clear, and ``http://user:123#ss@host/v1`` accepted: requests went to the host "user"."""
+    if "@" not in text or re.match(_CUT_LOGIN, text) is None:
+        return False
+    try:
+        return "@" not in urlsplit(text).netloc
+    except ValueError:  # an open bracket: refused as such after
+        return False
 
 
 def path_segment(text: str) -> str:

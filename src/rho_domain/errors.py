@@ -269,9 +269,10 @@ class ApproverFailed(RhoError):
 
 
 class ExitRaised(RhoError):
-    """A tool handler, hook, approver or event listener raised ``SystemExit``,
-    ``GeneratorExit`` or another ``BaseException`` that is no stop (``rho_domain.plugged``):
-    it is that code's failure, handled as its ``Exception`` would be, not the process's end."""
+    """A tool handler, hook, approver, event listener, tool source or model raised
+    ``SystemExit``, ``GeneratorExit``, a ``CancelledError`` although nothing cancelled it, or
+    another ``BaseException`` that is no stop (``rho_domain.plugged``): it is that code's
+    failure, handled as its ``Exception`` would be, not the process's end nor a cancel."""
 
 
 class StoreError(RhoError):

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config_checks import several_strings
+from rho_domain.config_checks import path_text, paths_text, several_strings
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
 from rho_domain.mcp_names import MAX_NAME, cut_entry, denies, server_of
@@ -89,9 +89,11 @@ class McpServerConfig:
     __eq__ = value_eq
     __hash__ = value_hash
 
-    command: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
+    command: tuple[str, ...] = attrs.field(
+        default=(), converter=paths_text, validator=several_strings
+    )
     env: Mapping[str, str] = attrs.field(factory=dict)
-    cwd: str | None = None
+    cwd: str | None = attrs.field(default=None, converter=path_text)
     url: str | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
     bearer_token_env: str | None = None

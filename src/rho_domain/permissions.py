@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.config_checks import several_strings
+from rho_domain.config_checks import paths_text, several_strings
 from rho_domain.errors import ConfigError
 from rho_domain.lazy_names import lazy_names
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
@@ -134,7 +134,9 @@ class PermissionProfile:
     )
     shell_timeout: float = attrs.field(default=120.0, validator=_timeout)
     bash_only: bool = False
-    extra_read_roots: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
+    extra_read_roots: tuple[str, ...] = attrs.field(
+        default=(), converter=paths_text, validator=several_strings
+    )
     read_outside_workspace: OutsideReads = OutsideReads.DENY
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_named_servers)

@@ -19,8 +19,9 @@ inside the handler meant to contain it, and the run ended ``error`` with that se
 
 from __future__ import annotations
 
-from asyncio import CancelledError
-from collections.abc import Awaitable
+from asyncio import CancelledError, current_task
+from collections.abc import Awaitable, Mapping
+from functools import partial
 from typing import TypeVar
 
 from rho_domain.errors import ExitRaised
@@ -28,18 +29,42 @@ from rho_domain.errors import ExitRaised
 _T = TypeVar("_T")
 
 
+def _unwrapped(plugged: object) -> object:
+    """The user's own object behind ``plugged``: what a wrapper (``__wrapped__``: the approver
+    made of an ``approval_callback``, a documents' tool made a domain one) or a
+    ``functools.partial`` (``func``) holds, however deep."""
+    for _ in range(100):  # a wrapper that wraps itself must not hang the naming
+        if isinstance(plugged, partial):
+            plugged = plugged.func
+        elif (inner := getattr(plugged, "__wrapped__", None)) is not None:
+            plugged = inner
+        else:
+            break
+    return plugged
+
+
 def plugged_name(plugged: object) -> str:
     """The name of a listener or hook in events and logs: ``module.qualname`` of a function,
-    method or callable object, else its ``repr``. An object that wraps another
-    (``__wrapped__``: the approver made of an ``approval_callback``) is named by what it
-    wraps."""
-    target = getattr(plugged, "__wrapped__", plugged)
+    method or callable object, else its ``repr``. An object that wraps another is named by
+    what it wraps (``_unwrapped``): a ``functools.partial`` was named "functools.partial"."""
+    target = _unwrapped(plugged)
     target = getattr(target, "__func__", target)
     qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None)
     module = getattr(target, "__module__", None)
     if qualname is None:
         return repr(plugged)
     return f"{module}.{qualname}" if module else str(qualname)
+
+
+def member_name(plugged: object, member: str) -> str:
+    """``Class.member`` of the user's code that reading or calling ``plugged.member`` runs: a
+    wrapper of ours (``__wrapped__``) names the user's class and the member it reads for
+    ``member`` (its ``wrapped_members``), so a documents' tool whose ``requires_approval``
+    raised is "Deploy.requires_approval", not our "DocumentHandler.policy_for"."""
+    members: Mapping[str, str] = getattr(plugged, "wrapped_members", {})
+    if getattr(plugged, "__wrapped__", None) is not None:
+        member = members.get(member, member)
+    return f"{type(_unwrapped(plugged)).__name__}.{member}"
 
 
 # What a failure's message may take of an event or a result: an exception's text can be any
@@ -67,14 +92,34 @@ def described(exc: BaseException) -> str:
 
 def failure_of(exc: BaseException, by: str) -> BaseException:
     """What ``exc``, raised by the plugged-in code ``by`` names, is to the loop: an
-    ``Exception``, ``CancelledError`` and ``KeyboardInterrupt`` stay themselves; anything else
-    becomes ``ExitRaised`` (raise it ``from exc``)."""
-    if isinstance(exc, Exception | CancelledError | KeyboardInterrupt):
+    ``Exception``, ``KeyboardInterrupt`` and a ``CancelledError`` while the task running it is
+    being cancelled stay themselves; anything else becomes ``ExitRaised`` (raise it ``from
+    exc``). A ``CancelledError`` nothing asked for (the code awaited a task or future that
+    something else cancelled, or raised one itself) left ``Session.run`` as if its caller had
+    been cancelled: ``asyncio.run`` ended there, with no result and no error."""
+    if isinstance(exc, Exception | KeyboardInterrupt):
         return exc
+    if isinstance(exc, CancelledError):
+        if _cancelling():
+            return exc
+        return ExitRaised(
+            f"{by} raised CancelledError({message_of(exc)}) although nothing cancelled it (it "
+            "awaited a task or future that was cancelled elsewhere, or raised it itself); "
+            "raise an Exception to fail"
+        )
     return ExitRaised(
         f"{by} raised {type(exc).__name__}({message_of(exc)}), which would have ended the process; "
         "raise an Exception to fail (argparse and click raise SystemExit on bad arguments)"
     )
+
+
+def _cancelling() -> bool:
+    """True when the current task is being cancelled (or there is none to ask)."""
+    try:
+        task = current_task()
+    except RuntimeError:  # no running loop: nothing to tell a cancel from
+        return True
+    return task is None or task.cancelling() > 0
 
 
 async def contained(awaitable: Awaitable[_T], by: str) -> _T:

@@ -240,6 +240,7 @@ def _has(tool: object, member: str) -> bool:
     exception came out of ``Agent(...)`` as it was, naming neither, and a ``SystemExit``
     raised there ended the process."""
     from rho_domain.errors import ConfigError
+    from rho_domain.plugged import described
 
     try:
         getattr(tool, member)
@@ -250,7 +251,7 @@ def _has(tool: object, member: str) -> bool:
     except BaseException as exc:  # SystemExit too: a tool's own bug, not the process's end
         raise ConfigError(
             f"Agent(tools=...): reading {type(tool).__name__}.{member} raised "
-            f"{type(exc).__name__}: {exc}; the model is shown each tool's name, description "
+            f"{described(exc)}; the model is shown each tool's name, description "
             "and parameters, so they must be readable when the Agent is built"
         ) from exc
     return True

@@ -15,6 +15,7 @@ the documents' approval interrupt, ``run_sync``: ``rho_entry.run_modes``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,7 @@ async def open_session(
     agent: Agent | domain_agent.Agent | None,
     *,
     resume: str | None = None,
-    store: SessionStore | str | None = None,
+    store: SessionStore | str | os.PathLike[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     authority: ResumeAuthority | None = None,
     hooks: Hooks | None = None,

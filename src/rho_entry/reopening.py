@@ -47,7 +47,7 @@ S = TypeVar("S", bound=ClosesWith)
 async def open_stored(
     resume: str,
     *,
-    store: SessionStore | str,
+    store: SessionStore | str | os.PathLike[str],
     overrides: Mapping[str, Any] | None,
     authority: ResumeAuthority | None,
     hooks: Hooks | None,
@@ -65,10 +65,10 @@ async def open_stored(
             f"session directory), not {type(resume).__name__} {resume!r:.80}; nothing was opened"
         )
     opened: SessionStore | None = None  # a store opened here from a URL: the session's own
-    if isinstance(store, str):
+    if isinstance(store, str | os.PathLike):  # a Path was used as a store ("invalid mode")
         from rho_entry.config.stores import session_store
 
-        store = opened = session_store(store, os.environ)
+        store = opened = session_store(os.fspath(store), os.environ)
     if authority is None:
         authority = default_authority(overrides or {}, options, os.environ)
     elif overrides:

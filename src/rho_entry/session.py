@@ -12,6 +12,7 @@ through the domain session (the ports, ``cancel``, ``resolve_approval``, ``compa
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
@@ -89,7 +90,7 @@ class Session(SessionFace):
         *,
         model: ChatModel | None = None,
         executor: Executor | None = None,
-        store: SessionStore | str | None = None,
+        store: SessionStore | str | os.PathLike[str] | None = None,
         clock: Clock | None = None,
         signals: SignalSource | None = None,
         approver: Approver | None = None,
@@ -245,7 +246,7 @@ class Session(SessionFace):
         cls,
         session_id: str,
         *,
-        store: SessionStore | str,
+        store: SessionStore | str | os.PathLike[str],
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
         hooks: Hooks | None = None,

@@ -112,7 +112,7 @@ def build_ports(
     *,
     model: ChatModel | None = None,
     executor: Executor | None = None,
-    store: SessionStore | str | Path | None = None,
+    store: SessionStore | str | os.PathLike[str] | None = None,
     clock: Clock | None = None,
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
@@ -140,7 +140,7 @@ def build_ports(
         }
     )
     env = os.environ if environ is None else environ
-    if isinstance(store, str | Path):
+    if isinstance(store, str | os.PathLike):
         from rho_entry.config.stores import as_store
 
         store = as_store(store, env)

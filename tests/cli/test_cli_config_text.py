@@ -99,3 +99,36 @@ def test_a_config_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> Non
 
     (tmp_path / "cfg.yaml").write_bytes(BOM + b"max_turns: 3\n")
     assert load_agent_config(tmp_path / "cfg.yaml").max_turns == 3
+
+
+def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: ``--config /dev/zero`` (any file the user names: a template, a vars file, an
+    answer schema) and a task piped from a stream that never ends (``yes | rho-agent``) were
+    read whole, until the process died on "internal error: MemoryError"."""
+    import io
+
+    from rho_domain.errors import ConfigError
+    from rho_entry.cli.launch_files import load_schema
+    from rho_entry.cli.stdin_task import task_from_stdin
+    from rho_entry.config.yaml_text import MAX_INPUT_BYTES, read_config_text
+
+    endless = "/dev/zero"
+    with pytest.raises(ConfigError, match=r"^--config /dev/zero: cannot read a config: it holds"):
+        read_config_text(endless, where="--config /dev/zero", what="a config")
+    with pytest.raises(ConfigError, match=r"^--output-schema /dev/zero: .* more than 16 MiB"):
+        load_schema(endless)
+    exact = tmp_path / "exact.yaml"
+    exact.write_bytes(b"#" * MAX_INPUT_BYTES)  # the most is still read
+    assert len(read_config_text(exact, where="x", what="y")) == MAX_INPUT_BYTES
+
+    class Endless(io.TextIOBase):
+        def read(self, size: int | None = -1) -> str:
+            assert size is not None  # never "all of it"
+            assert size > 0
+            return "y\n" * (size // 2 + 1)
+
+    monkeypatch.setattr("sys.stdin", Endless())
+    with pytest.raises(ConfigError, match=r"^the task on standard input holds more than 16 Mi"):
+        task_from_stdin()

@@ -140,3 +140,31 @@ def test_commands_without_a_model_endpoint_import_no_http_client(tmp_path: Path)
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["False", "True OpenAIChatModel"]
+
+
+def test_a_dumb_terminal_gets_neither_colour_nor_the_spinner(tmp_path: Path) -> None:
+    """Before: ``TERM=dumb`` (Emacs' shell, some CI consoles) turned colour off, but the
+    spinner was drawn whenever stderr was a terminal, its carriage returns and erase-line
+    escapes shown there as "^M^[[2K" garbage ten times a second. NO_COLOR is colour only."""
+    from rho_entry.cli.launch import prepare
+    from rho_entry.cli.parser import parse_words
+    from rho_entry.cli.running import make_renderer
+
+    args = parse_words(["-m", "demo", "hi"])
+    assert not isinstance(args, int)
+    home = {"RHO_AGENT_HOME": str(tmp_path)}
+    shown = {}
+    for env, tty in (({}, True), ({"TERM": "dumb"}, True), ({"NO_COLOR": ""}, True), ({}, False)):
+        launch = prepare(args, {**home, **env}, stdin_tty=False, stderr_tty=tty)
+        renderer = make_renderer(launch)
+        assert isinstance(renderer, TerminalRenderer)
+        shown[next(iter(env), "tty" if tty else "pipe")] = (
+            renderer.style.enabled,
+            renderer.spinner.enabled,
+        )
+    assert shown == {
+        "tty": (True, True),
+        "TERM": (False, False),
+        "NO_COLOR": (False, True),
+        "pipe": (False, False),
+    }

@@ -326,3 +326,45 @@ async def test_agent_is_reusable_definition() -> None:
     request = agent.request(second.state.messages)
     assert request.system == "You are a test agent."
     assert [spec.name for spec in request.tools] == ["echo"]
+
+
+async def test_an_answer_given_while_the_call_is_asked_about_holds() -> None:
+    """A listener answering in the ``approval_requested`` event itself (``resolve_approval``),
+    and an answer given while the approver still decides. Before: with no approver the run
+    ended ``awaiting_approval`` on a call already answered; with one, the approver was asked
+    anyway and its later "no" overrode the "yes" given first, both answers recorded."""
+    for asks, in_event in ((False, True), (True, True), (True, False)):
+        assert await _answers_kept(asks=asks, in_event=in_event) == [True], (asks, in_event)
+
+
+async def _answers_kept(*, asks: bool, in_event: bool) -> list[bool]:
+    """The answers recorded for a call answered "yes" by ``resolve_approval`` in the event
+    (``in_event``) or while an approver (``asks``) that says "no" decides."""
+    import asyncio
+
+    from rho_domain import events as ev
+    from rho_domain.ports.approver import ApprovalRequest, Approver
+
+    class LateNo(Approver):
+        async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+            if not in_event:
+                asyncio.get_running_loop().call_soon(session.resolve_approval, "c1", True)
+            for _ in range(3):  # the answer above comes in meanwhile
+                await asyncio.sleep(0)
+            return ApprovalAnswer(approved=False)
+
+    def answer(event: ev.Event) -> None:
+        if in_event and isinstance(event, ev.ApprovalRequested):
+            session.resolve_approval("c1", True)
+
+    store = MemorySessionStore()
+    session = make_session(
+        [tools(call("write", {"path": "a.txt", "content": "x"}, id="c1")), text("done")],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        approver=LateNo() if asks else None,
+        store=store,
+    )
+    result = await session.run("go", on_event=answer)
+    assert result.status is RunStatus.COMPLETED
+    return [e.approved for e in store.events(session.id) if isinstance(e, ev.ApprovalResolved)]

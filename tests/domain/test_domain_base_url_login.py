@@ -8,6 +8,8 @@ the refusal goes to a terminal, a CI log or a service's log, and a gateway's log
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from rho_domain.config import AgentConfig
@@ -62,3 +64,24 @@ def test_an_mcp_url_is_checked_as_the_base_url_is_when_the_config_is_built(
         assert "mcp_servers.docs.url" in message
         assert said in message
         assert "pw-cfg-6d2e" not in message
+
+
+def test_a_password_holding_a_raw_hash_slash_or_question_mark_is_refused_hidden() -> None:
+    """A URL's login ends at a raw '#', '/' or '?'. Before: ``http://gw:pw#x@gateway/v1`` was
+    refused for its port ("pw"), the password shown in the clear, and
+    ``http://gw:123#x@gateway/v1`` was accepted: requests went to the host "gw", port 123."""
+    for password in ("pw-cfg#6d2e", "123#pw-cfg", "12/pw-cfg", "pw?cfg"):
+        url = f"http://gw:{password}@gateway.test/v1"
+        builds: tuple[Callable[[str], object], ...] = (
+            lambda given: AgentConfig(base_url=given),
+            lambda given: AgentConfig(mcp_servers={"docs": McpServerConfig(url=given)}),
+        )
+        for build in builds:
+            with pytest.raises(ConfigError) as caught:
+                build(url)
+            message = str(caught.value)
+            assert "'http://gw:***@gateway.test/v1': its password holds a '/', '?'" in message
+            assert "percent-encode them in the password (%2F, %3F, %23)" in message
+            assert "cfg" not in message
+    for kept in ("http://gw:p@ss@gateway.test/v1", "http://gw:pw@gateway.test/v1?to=a@b"):
+        assert AgentConfig(base_url=kept).base_url == kept

@@ -107,9 +107,16 @@ async def test_an_async_listener_that_never_returns_is_stopped_and_the_run_ends(
 
 
 async def test_cancellation_from_a_listener_still_propagates() -> None:
-    def stop(event: ev.Event) -> None:
+    """A cancel of the run's task reaching an async listener still ends the caller's await.
+    A ``CancelledError`` a listener raises with nothing cancelled is its failure, reported
+    (``test_a_cancelled_error_nobody_asked_for_is_the_plugged_codes_failure``)."""
+
+    async def stop(event: ev.Event) -> None:
         if isinstance(event, ev.LLMStarted):
-            raise asyncio.CancelledError
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            await asyncio.sleep(0)
 
     session = make_session([text("never shown")])
     with pytest.raises(asyncio.CancelledError):

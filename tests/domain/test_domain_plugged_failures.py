@@ -116,3 +116,58 @@ async def test_an_error_mid_batch_answers_the_call_with_the_error_not_a_cancel()
         "[stopped: the run ended on an error (StoreError: No space left on device) before this "
         "call's result was recorded; its effects, if any, are unknown.]"
     ]
+
+
+async def test_a_cancelled_error_nobody_asked_for_is_the_plugged_codes_failure() -> None:
+    """Before: a tool, a listener, a model or a tool source that raised ``CancelledError``
+    although nothing cancelled it (it awaited a task something else had cancelled) let it
+    out of ``Session.run``, as if the caller had been cancelled: ``asyncio.run`` ended there,
+    with no result. Now it is that code's failure (``ExitRaised``), named, and a real cancel
+    still cancels."""
+    import asyncio
+
+    from rho_adapters.fakes import ManualToolSource, ScriptedModel
+    from rho_domain.tools.source import SourcedTools
+
+    def unasked(*_: object) -> Any:
+        raise asyncio.CancelledError("elsewhere")
+
+    class Tool(EchoTool):
+        handle = unasked  # type: ignore[assignment]
+
+    class Model(ScriptedModel):
+        stream = unasked  # type: ignore[assignment]
+
+    class Source(ManualToolSource):
+        async def current(self) -> SourcedTools:
+            raise asyncio.CancelledError("elsewhere")
+
+    said = "raised CancelledError(elsewhere) although nothing cancelled it (it awaited a task"
+    turns = [tools(call("echo", {"text": "x"})), text("done")]
+    session = make_session(turns, tools=[Tool()])
+    seen: list[ev.Event] = []
+
+    def listener(event: ev.Event) -> None:
+        seen.append(event)
+        unasked()
+
+    result = await session.run("go", on_event=listener)
+    assert result.status is RunStatus.COMPLETED
+    assert _results(session)[0].startswith(
+        f"Tool 'echo' failed: ExitRaised: the tool 'echo' {said}"
+    )
+    assert next(e.message for e in seen if isinstance(e, ev.ListenerFailed)).startswith(
+        f"the listener test_domain_plugged_failures.test_a_cancelled_error_nobody_asked_for_"
+        f"is_the_plugged_codes_failure.<locals>.listener {said}"
+    )
+    session = make_session(turns)
+    session.model = Model([])
+    result = await session.run("go")
+    assert (result.status, result.error_type) == (RunStatus.ERROR, "ExitRaised")
+    assert f".Model {said}" in (result.error or "")
+    session = make_session(turns)
+    session.tool_source = Source()
+    seen = []
+    result = await session.run("go", on_event=seen.append)
+    assert result.status is RunStatus.COMPLETED
+    assert f".Source {said}" in next(e.message for e in seen if isinstance(e, ev.ErrorOccurred))

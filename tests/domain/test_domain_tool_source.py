@@ -191,3 +191,32 @@ async def test_a_source_that_raises_is_named_once_and_its_tools_stay() -> None:
     ]
     assert isinstance(model, ScriptedModel)
     assert [names(r) for r in model.requests][-1].count("mcp__s__t") == 1
+
+
+async def test_a_served_tool_whose_description_raises_is_named_and_the_list_kept() -> None:
+    """Before: a served tool whose ``description`` raised was read bare by ``ToolShapes``
+    when the source's list changed, and the run ended on "RuntimeError: catalogue gone",
+    naming no tool and no source."""
+
+    class Unreadable(Served):
+        @property
+        def description(self) -> str:
+            raise RuntimeError("catalogue gone")
+
+    def swap() -> None:
+        source.serve([Unreadable("mcp__s__u")])
+
+    source = ManualToolSource([Served("mcp__s__t", then=swap)])
+    session = session_with(source, [tools(call("mcp__s__t")), text("done")])
+    seen: list[ev.Event] = []
+    result = await session.run("go", on_event=seen.append)
+    assert (result.status, result.error) == (RunStatus.COMPLETED, None)
+    assert [e.message for e in seen if isinstance(e, ev.ErrorOccurred)] == [
+        "the tool source rho_adapters.fakes.tool_source.ManualToolSource served a tool that "
+        "cannot be shown to the model (tool 'mcp__s__u': reading Unreadable.description raised "
+        "RuntimeError: catalogue gone while listing the tools for the model; the model is "
+        "shown each tool's description and parameters, so they must stay readable); the run "
+        "goes on with the tools it served before"
+    ]
+    assert isinstance(session.model, ScriptedModel)
+    assert names(session.model.requests[-1]).count("mcp__s__t") == 1

@@ -146,5 +146,8 @@ def test_a_line_break_read_with_a_variable_is_refused_naming_it() -> None:
         with pytest.raises(ConfigError, match=r"^--model: model .* which no model's name has"):
             resolve_settings({"model": name}, {})
     assert resolve_settings({"model": "Qwen 2.5 Coder"}, {}).config.model == "Qwen 2.5 Coder"
+    # -m "$MODEL" with MODEL unset: the empty name was sent to the server as it was
+    with pytest.raises(ConfigError, match=r"^--model: model is empty \(an unset shell var"):
+        resolve_settings({"model": ""}, {})
     # a stored session's config still loads, whatever its model is called (shown escaped)
     assert AgentConfig(model="gpt-4o\n").model == "gpt-4o\n"

@@ -156,3 +156,62 @@ async def test_each_session_resolves_its_workspace_and_config_directory_again(
             assert executor.policy.refusal(os.path.realpath(conf_real / "x.yaml")) is not None
         finally:
             await executor.aclose()
+
+
+async def test_a_pathlib_working_dir_is_kept_as_its_text_and_stored(tmp_path: Path) -> None:
+    """Before: ``AgentConfig(working_dir=Path(...))`` was accepted (typed ``str``) and kept as
+    the Path: unequal to the same config given as a text, and every run of a session kept in
+    files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value". A
+    profile file given as a Path was refused ("not PosixPath"), though a path is taken, and
+    ``Session.resume(id, store=Path(...))`` failed on "ValueError: invalid mode: '<id>'"
+    (the Path was used as a store object: ``Path.open(id)``)."""
+    from rho_adapters.fakes import ScriptedModel, text
+    from rho_adapters.store import FileSessionStore
+    from rho_domain.run import RunStatus
+    from rho_entry import Agent, Session
+    from rho_entry.seed_api.tools import ToolRegistry
+
+    assert ToolRegistry(working_dir=tmp_path).working_dir == str(tmp_path)  # typed so too
+    (tmp_path / "ops.yaml").write_text("name: ops\nshell: restricted\n")
+    config = AgentConfig(working_dir=tmp_path, profile=tmp_path / "ops.yaml")
+    as_text = AgentConfig(working_dir=str(tmp_path), profile=str(tmp_path / "ops.yaml"))
+    assert (config.working_dir, config) == (str(tmp_path), as_text)  # the profile was refused
+    with pytest.raises(ConfigError, match=r"^working_dir must be .* not bytes b'/srv'"):
+        AgentConfig(working_dir=b"/srv")  # type: ignore[arg-type]
+    store = FileSessionStore(tmp_path / "sessions")
+    session = Session(Agent(config), model=ScriptedModel([text("hi")]), store=store)
+    result = await session.run("go")
+    await session.close()
+    assert (result.status, result.error) == (RunStatus.COMPLETED, None)
+    assert session.agent.profile.name == "ops"
+    assert [i.working_dir for i in await store.list()] == [str(tmp_path)]
+    # a store given as a Path was taken for a store object: 'ValueError: invalid mode: ...'
+    resumed = await Session.resume(session.id, store=tmp_path / "sessions", model=ScriptedModel([]))
+    assert resumed.id == session.id
+    await resumed.close()
+
+
+def test_paths_in_nested_settings_are_kept_as_texts(tmp_path: Path) -> None:
+    """Before: a ``pathlib.Path`` as a SQLite database's path, an MCP server's command item or
+    ``cwd``, or a profile's extra read root was kept as the Path, and every run of a session
+    kept in files ended ``error`` on "StoreError: config.yaml cannot hold a PosixPath value
+    (...) at databases.app.path" (or ``mcp_servers.x.cwd``, ``command[0]``)."""
+    from rho_adapters.codec import config_to_dict
+    from rho_adapters.store.yaml_emit import emit
+    from rho_domain.config import DatabaseConfig
+    from rho_domain.mcp_config import McpServerConfig
+    from rho_domain.permissions import PermissionProfile
+
+    config = AgentConfig(
+        databases={"app": DatabaseConfig(engine="sqlite", path=tmp_path / "app.db")},
+        mcp_servers={"x": McpServerConfig(command=[tmp_path / "server", "--v"], cwd=tmp_path)},
+        profile=PermissionProfile(name="p", extra_read_roots=[tmp_path / "logs"]),
+    )
+    server = config.mcp_servers["x"]
+    assert config.databases["app"].path == str(tmp_path / "app.db")
+    assert (server.command, server.cwd) == ((str(tmp_path / "server"), "--v"), str(tmp_path))
+    assert isinstance(config.profile, PermissionProfile)
+    assert config.profile.extra_read_roots == (str(tmp_path / "logs"),)
+    assert str(tmp_path / "app.db") in emit(config_to_dict(config))  # config.yaml's writer
+    with pytest.raises(ConfigError, match=r"^command: expected a list of strings, got the str"):
+        McpServerConfig(command="python server.py")

@@ -311,3 +311,56 @@ async def test_a_skipped_event_that_quotes_the_api_key_is_traced_without_it() ->
     (warning,) = [e for e in events if isinstance(e, StreamWarning)]
     assert key not in warning.message + warning.detail
     assert "Bearer ***" in warning.detail
+
+
+async def test_interim_answers_before_the_answer_are_passed_over(tmp_path: Path) -> None:
+    """``100 Continue``, ``102 Processing`` and ``103 Early Hints`` (a proxy's, a server's
+    that honours ``Expect``) before the answer: the answer is read, not the interim head,
+    and the connection serves the next call. Not tried before (a pin: it already held)."""
+    body = chunk({"content": "hi"}) + chunk({}, "stop") + DONE
+    interim = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        b"HTTP/1.1 102 Processing\r\n\r\n"
+        b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+    )
+    heads: list[bytes] = []
+    connections: list[object] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                if not head.startswith(b"POST"):  # a local server's /props, asked first
+                    writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                heads.append(head)
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.lower().split(b"\r\n")
+                    if line.startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                writer.write(
+                    interim + b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(body), body)
+                )
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    config = AgentConfig(
+        model="gpt-4o", base_url=f"http://127.0.0.1:{port}/v1", working_dir=str(tmp_path)
+    )
+    try:
+        async with Session(Agent(config)) as session:
+            for prompt in ("one", "two"):
+                result = await asyncio.wait_for(session.run(prompt), 30)
+                assert (result.status, result.error, result.text) == (
+                    RunStatus.COMPLETED,
+                    None,
+                    "hi",
+                )
+    finally:
+        server.close()
+    assert (len(heads), len(connections)) == (2, 1)

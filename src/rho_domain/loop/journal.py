@@ -19,8 +19,10 @@ delta a hop, and the CLI's and the server's listeners touch loop objects): one f
 held the loop longer than ``LISTENER_SECONDS`` is stopped the same way after it returns.
 Its first failure in the session is reported once, as a ``listener_error`` event (persisted
 and announced like any other) and a warning on the ``rho_domain.loop.journal`` logger; it is
-still called for later events, whose failures are not reported again. Only
-``asyncio.CancelledError`` (and other ``BaseException``s) propagate.
+still called for later events, whose failures are not reported again. Only a cancel of
+the run's task (delivered inside an async listener) and ``KeyboardInterrupt`` propagate; a
+``CancelledError`` a listener raises unasked, and ``SystemExit`` and the like, are its
+failures (``plugged.failure_of``).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
+from rho_domain.plugged import failure_of, plugged_name
 from rho_domain.ports.model import ChatModel
 
 if TYPE_CHECKING:
@@ -93,9 +94,15 @@ async def _call_once(
     )
     started, assembly = clock.monotonic(), Assembly()
     try:
-        finished, _ = await control.within(
-            consume_stream(model, request, assembly, journal.emit, clock, journal.heard)
-        )
+        try:
+            finished, _ = await control.within(
+                consume_stream(model, request, assembly, journal.emit, clock, journal.heard)
+            )
+        except asyncio.CancelledError as exc:  # ours or the caller's, or the model's own
+            failure = failure_of(exc, f"the model {plugged_name(model)}")
+            if failure is exc:
+                raise
+            raise failure from exc  # unasked: ends the run naming the model, not the caller
         if journal.listeners and assembly.started:
             # One turn of the loop before ``llm_end``: a reader following the listeners'
             # events (the runtime's event log drops a call's fragments at its end) reads the

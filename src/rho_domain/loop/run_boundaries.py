@@ -151,7 +151,7 @@ async def end_run(
             )
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
-        message = message or f"{type(exc).__name__}: {exc}"
+        message = message or described(exc)
     await control.stop()
     pending = state.waiting_approvals()
     return RunResult(

@@ -100,6 +100,10 @@ async def ask_approval(
                 at=tools.clock.now(), call=call, reason=reason, pending=tuple(batch), shown=shape
             )
         )
+        # a listener may answer in the event itself (resolve_approval): that answer holds,
+        # nobody else is asked; before, the run ended awaiting the decision it had
+        if (known := tools.state.approvals.get(call.id)) is not None:
+            return known
     if tools.approver is None:
         return None
     # the port's values with the first approver asked (a run nobody asks never builds them)
@@ -123,6 +127,10 @@ async def ask_approval(
     except ApprovalInterrupt:
         return None  # answered out of band: the call stays pending (awaiting approval)
     answer = asking.result()
+    if (known := tools.state.approvals.get(call.id)) is not None:
+        # answered meanwhile (resolve_approval while the approver decided): the first answer
+        # holds; the approver's later one overrode it, the call's two answers both recorded
+        return known
     await tools.journal.emit(
         ev.ApprovalResolved(
             at=tools.clock.now(),

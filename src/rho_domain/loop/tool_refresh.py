@@ -7,7 +7,8 @@ answer changed; a problem the source reports for the first time (a server that d
 start, or died) is recorded as an ``error`` event, and the run goes on without that
 server's tools. A source that raises (a caller's ``ToolSource`` with a bug: the port raises
 only ``CancelledError``) is named in an ``error`` event, once, and the run goes on with the
-tools it served before; before, the run ended on its bare exception.
+tools it served before; before, the run ended on its bare exception. So does a source that
+serves a tool whose description or schema raises when read (``registry.shown``).
 
 An approval is of a tool as the user was shown it: a sourced tool whose description or input
 schema changed since (a server's ``list_changed`` may rewrite what a tool does under the same
@@ -25,11 +26,13 @@ import asyncio
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
+from rho_domain.errors import ConfigError, ExitRaised
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
-from rho_domain.plugged import described, plugged_name
+from rho_domain.plugged import contained, described, message_of, plugged_name
 from rho_domain.state import State
+from rho_domain.tools import registry
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.source import ToolSource
 
@@ -50,15 +53,17 @@ class ToolShapes:
     def changed(self, handlers: tuple[ToolHandler, ...]) -> list[str]:
         """The names of ``handlers`` shown otherwise before. Every handler's shape is
         remembered: one that leaves the list and comes back changed is compared with what it
-        was."""
+        was. A handler whose description or schema raises is a ``ConfigError`` naming it
+        (``registry.shown``), nothing remembered: it was read bare, its exception out of the
+        run."""
         from rho_domain.call_digest import tool_digest
 
+        shown = [(h.name, tool_digest(h.name, *registry.shown(h))) for h in handlers]
         changed = []
-        for handler in handlers:
-            shape = tool_digest(handler.name, handler.description, handler.parameters)
-            if self._shown.setdefault(handler.name, shape) != shape:
-                self._shown[handler.name] = shape
-                changed.append(handler.name)
+        for name, shape in shown:
+            if self._shown.setdefault(name, shape) != shape:
+                self._shown[name] = shape
+                changed.append(name)
         return changed
 
 
@@ -94,7 +99,7 @@ def shown_shape(agent: Agent, handler: ToolHandler | None) -> str:
         return ""
     from rho_domain.call_digest import tool_digest
 
-    return tool_digest(handler.name, handler.description, handler.parameters)
+    return tool_digest(handler.name, *registry.shown(handler))  # read as the model is shown it
 
 
 async def bind_to_shown(journal: Journal, call: ToolCall, shown: str) -> None:
@@ -114,6 +119,19 @@ async def bind_to_shown(journal: Journal, call: ToolCall, shown: str) -> None:
     if (asked != shown or lapsed) and (said := _taken_back(state, call.name, why)):
         await journal.emit(
             ev.ErrorOccurred(at=journal.clock.now(), error_type=CHANGED, message=said)
+        )
+
+
+_GOES_ON = "the run goes on with the tools it served before"
+
+
+async def _tell_once(journal: Journal, shapes: ToolShapes, said: str) -> None:
+    """Record ``said`` as the source's ``error`` event, unless this session did already: it is
+    asked before every model call."""
+    if said not in shapes.told:
+        shapes.told.add(said)
+        await journal.emit(
+            ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=said)
         )
 
 
@@ -140,20 +158,23 @@ async def refresh_tools(
     """``agent`` with the source's current tools: ``agent`` itself when they did not change.
     The approvals (``shapes``: the session's shapes and its state) given to a tool now shown
     otherwise are taken back (``_taken_back``), said."""
-    try:
-        sourced = await source.current()
+    by = f"the tool source {plugged_name(source)}"
+    try:  # contained: a CancelledError it raised unasked is its failure, not a cancel
+        sourced = await contained(source.current(), by)
     except Exception as exc:  # noqa: BLE001 - the port raises CancelledError only: a bug
-        said = (
-            f"the tool source {plugged_name(source)} raised {described(exc)} when asked for "
-            "its tools; the run goes on with the tools it served before"
-        )
-        if said not in shapes[0].told:  # once, not before every model call
-            shapes[0].told.add(said)
-            await journal.emit(
-                ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=said)
-            )
+        said = message_of(exc) if isinstance(exc, ExitRaised) else f"{by} raised {described(exc)}"
+        await _tell_once(journal, shapes[0], f"{said} when asked for its tools; {_GOES_ON}")
         return agent
     if sourced is agent.sourced:
+        return agent
+    try:
+        changed = shapes[0].changed(sourced.handlers)
+    except ConfigError as exc:  # a sourced tool's own bug: its list is not taken
+        await _tell_once(
+            journal,
+            shapes[0],
+            f"{by} served a tool that cannot be shown to the model ({exc}); {_GOES_ON}",
+        )
         return agent
     known = set(agent.sourced.problems)
     for problem in sourced.problems:
@@ -161,7 +182,7 @@ async def refresh_tools(
             await journal.emit(
                 ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=problem)
             )
-    for name in shapes[0].changed(sourced.handlers):
+    for name in changed:
         if said := _taken_back(shapes[1], name):
             await journal.emit(
                 ev.ErrorOccurred(at=journal.clock.now(), error_type=CHANGED, message=said)

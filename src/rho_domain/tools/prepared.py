@@ -23,7 +23,7 @@ import attrs
 from rho_domain.errors import ToolArgumentsError
 from rho_domain.json_text import one_reading
 from rho_domain.messages import ToolCall
-from rho_domain.plugged import described
+from rho_domain.plugged import described, member_name
 from rho_domain.tools.base import ToolHandler, ToolPolicy
 from rho_domain.tools.schema import coerce_and_validate
 from rho_domain.value_methods import value_repr
@@ -134,7 +134,7 @@ def prepare(
             arguments=arguments,
             problem=(
                 f"Tool {call.name!r} was not run: judging the call, "
-                f"{type(handler).__name__}.policy_for raised {described(exc)} (a bug in "
+                f"{member_name(handler, 'policy_for')} raised {described(exc)} (a bug in "
                 "the tool, not in the arguments)."
             ),
             policy=None,

@@ -18,7 +18,7 @@ from rho_domain.errors import ConfigError, RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
-from rho_domain.plugged import contained, described, message_of
+from rho_domain.plugged import contained, described, member_name, message_of
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle, unicode_text
@@ -99,7 +99,7 @@ class ToolRegistry:
         ``description`` or ``parameters`` raises (read again for every model call) is a
         ``ConfigError`` naming the tool and the member: before, its exception ended the run
         as it was ("RuntimeError: ..."), naming neither."""
-        sources = tuple(_shown(h) for h in self._handlers.values())
+        sources = tuple(shown(h) for h in self._handlers.values())
         # Equal (usually identical: a handler's schema is a constant) descriptions and
         # schemas make equal specs; tuple comparison checks identity before equality.
         if sources != self._built_from:
@@ -165,7 +165,7 @@ class ToolRegistry:
             return error_output(prepared.problem or f"Tool {name!r} cannot run.")
         try:
             async with asyncio.timeout(timeout):
-                return await contained(handler.handle(arguments, ctx), f"the tool {name!r}")
+                return await contained(_handled(handler, arguments, ctx), f"the tool {name!r}")
         except TimeoutError:
             return error_output(
                 f"Tool {name!r} timed out after {timeout:g} s and was stopped; narrow "
@@ -187,8 +187,19 @@ class ToolRegistry:
             )
 
 
-def _shown(handler: ToolHandler) -> tuple[str, Mapping[str, Any]]:
-    """What the model is shown of ``handler`` besides its name: its description and schema."""
+async def _handled(
+    handler: ToolHandler, arguments: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    """``handler.handle``'s output, called inside the awaited code: a ``handle`` that raised
+    before returning its awaitable (one written without ``async``) raised outside
+    ``contained``, so its ``SystemExit`` or ``CancelledError`` left the run."""
+    return await handler.handle(arguments, ctx)
+
+
+def shown(handler: ToolHandler) -> tuple[str, Mapping[str, Any]]:
+    """What the model is shown of ``handler`` besides its name: its description and schema.
+    One that raises reading them is a ``ConfigError`` naming the tool and the user's member
+    (``plugged.member_name``); ``CancelledError`` and ``KeyboardInterrupt`` pass."""
     member = "description"
     try:
         description = handler.description
@@ -198,7 +209,7 @@ def _shown(handler: ToolHandler) -> tuple[str, Mapping[str, Any]]:
         if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
             raise
         raise ConfigError(
-            f"tool {handler.name!r}: reading {type(handler).__name__}.{member} raised "
+            f"tool {handler.name!r}: reading {member_name(handler, member)} raised "
             f"{described(exc)} while listing the tools for the model; the model is shown "
             "each tool's description and parameters, so they must stay readable"
         ) from exc

@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
             listed = _store(environment(), flag=flag)
             with _closing(listed):
                 return _list_sessions(listed, as_json=args.json)
-        launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        launch = prepare(
+            args, environment(), stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
+        )
         _probe_sandbox_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
@@ -83,10 +85,12 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return _fail("cancelled", exit_codes.CANCELLED)
     except Exception as exc:  # noqa: BLE001 - a bug must still end with a message and code 1
+        from rho_domain.plugged import described  # its __str__ may raise too
+
         if getattr(args, "verbose", False):
             traceback.print_exc()
         hint = "" if getattr(args, "verbose", False) else " (--verbose shows the traceback)"
-        return _fail(f"internal error: {type(exc).__name__}: {exc}{hint}", exit_codes.USAGE)
+        return _fail(f"internal error: {described(exc)}{hint}", exit_codes.USAGE)
 
 
 def _probe_sandbox_ahead(launch: Launch) -> None:

@@ -9,7 +9,6 @@ invocation names are found and checked by ``cli/launch_files.py``.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,8 @@ from rho_entry.cli.launch_files import (
     refuse_overwriting_an_input,
     template_suggestions,
 )
+from rho_entry.cli.presentation import animated, color, preview_lines
+from rho_entry.cli.stdin_task import task_from_stdin
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -81,6 +82,7 @@ class Launch:
     quiet: bool
     verbose: bool
     color: bool
+    spinner: bool  # an animated line on stderr (``presentation.animated``)
     preview_lines: int
     output: Path | None
     resume: str | None
@@ -147,8 +149,11 @@ def _base_config(args: argparse.Namespace, config_path: str | None) -> AgentConf
     return base
 
 
-def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool) -> Launch:
-    """Validate the invocation; raises ConfigError with what to fix."""
+def prepare(
+    args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool, stderr_tty: bool = False
+) -> Launch:
+    """Validate the invocation; raises ConfigError with what to fix. ``stdin_tty`` and
+    ``stderr_tty`` say whether those streams are terminals."""
     if args.json and args.quiet:
         raise ConfigError("--json and --quiet cannot be combined")
     if args.task is not None and args.prompt is not None:
@@ -184,7 +189,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
     continuing = given or bool(args.resume and args.auto_approve and not stdin_tty)
     if task is None and not stdin_tty and not given:
-        task = _task_from_stdin()
+        task = task_from_stdin()
         if task is None and not continuing:  # no terminal to open a REPL on
             raise ConfigError(
                 "no task: pass it as an argument, with --prompt, or on stdin"
@@ -214,8 +219,9 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         json=args.json,
         quiet=args.quiet,
         verbose=args.verbose,
-        color=_color(env),
-        preview_lines=_preview_lines(args.preview_lines, env),
+        color=color(env, stderr_tty=stderr_tty),
+        spinner=animated(env, stderr_tty=stderr_tty),
+        preview_lines=preview_lines(args.preview_lines, env),
         output=output,
         resume=_resume_ref(args.resume),
         overrides=_overrides(settings, flags),
@@ -255,46 +261,3 @@ def _resume_ref(value: str | None) -> str | None:
     if value is None or value == "latest" or not Path(value).expanduser().is_dir():
         return value
     return str(Path(value).expanduser().resolve())
-
-
-def _color(env: Mapping[str, str]) -> bool:
-    if "NO_COLOR" in env or env.get("TERM") == "dumb":
-        return False
-    return sys.stderr.isatty()
-
-
-def _preview_lines(flag: int | None, env: Mapping[str, str]) -> int:
-    """Lines of tool output shown: 0 or more (``-v`` shows them all)."""
-    if flag is not None:
-        value, origin = flag, f"--preview-lines {flag}"
-    else:
-        raw = env.get("RHO_AGENT_PREVIEW_LINES")
-        if not raw:
-            return 6
-        origin = f"RHO_AGENT_PREVIEW_LINES={raw!r}"
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ConfigError(f"{origin}: expected an integer") from None
-    if value < 0:
-        raise ConfigError(f"{origin}: expected 0 or more lines (--verbose shows every line)")
-    return value
-
-
-def _task_from_stdin() -> str | None:
-    """The task piped in (None when empty). Bytes that are not UTF-8 are a ``ConfigError``
-    naming the first; they failed later, where the task was first written (the trace)."""
-    from rho_entry.usage import not_utf8
-
-    try:
-        text = sys.stdin.read()
-    except UnicodeDecodeError as exc:  # a strict locale's decoder
-        problem: str | None = f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
-    else:
-        problem = not_utf8(text)
-    if problem is not None:
-        raise ConfigError(
-            f"the task on standard input is not UTF-8 text ({problem}): convert it first, "
-            "e.g. iconv -f LATIN1 -t UTF-8"
-        )
-    return text.strip() or None

@@ -60,10 +60,13 @@ def load_schema(path: str) -> Any:
     """The JSON Schema file of ``--output-schema`` (checked by AgentConfig)."""
     import json
 
+    from rho_entry.config.yaml_text import read_config_text
+
+    text = read_config_text(
+        Path(path).expanduser(), where=f"--output-schema {path}", what="the answer's schema"
+    )
     try:
-        return json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
+        return json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
     except RecursionError:  # json's decoder stops at Python's recursion limit

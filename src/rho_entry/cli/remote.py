@@ -179,5 +179,6 @@ def _ask(pending: Mapping[str, Any]) -> str:
 def _stdin_task() -> str | None:
     if sys.stdin.isatty():
         return None
-    text = sys.stdin.read().strip()
-    return text or None
+    from rho_entry.cli.stdin_task import task_from_stdin
+
+    return task_from_stdin()

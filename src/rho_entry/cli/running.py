@@ -37,7 +37,7 @@ def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
         return JsonRenderer()
     return TerminalRenderer(
         color=launch.color,
-        spinner=sys.stderr.isatty(),
+        spinner=launch.spinner,
         quiet=launch.quiet,
         verbose=launch.verbose,
         preview_lines=launch.preview_lines,

@@ -18,6 +18,7 @@ from typing import Any
 from rho_domain.config import HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.hooks import Hooks
+from rho_domain.plugged import described
 
 POINTS = ("before_tool", "after_tool", "before_model", "after_run")
 
@@ -46,7 +47,7 @@ def _resolve(ref: str, key: str) -> Any:
     except BaseException as exc:  # SystemExit too: a module running its CLI at import
         # sys.exit(3) at import ended rho-agent silently with the exit code of a limit
         raise ConfigError(
-            f"{key}: {ref!r} does not import: {type(exc).__name__}: {exc} (is the module on "
+            f"{key}: {ref!r} does not import: {described(exc)} (is the module on "
             "PYTHONPATH, or installed in this environment?)"
         ) from exc
     for name in path.split("."):
@@ -59,9 +60,7 @@ def _resolve(ref: str, key: str) -> Any:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a module __getattr__ or a property raising
-            raise ConfigError(
-                f"{key}: {ref!r}: reading {name} raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ConfigError(f"{key}: {ref!r}: reading {name} raised {described(exc)}") from exc
     if not callable(target):
         raise ConfigError(
             f"{key}: {ref!r} is a {type(target).__name__}, not a function a hook can be"

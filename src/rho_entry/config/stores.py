@@ -17,6 +17,7 @@ trace, a log line or a message: sessions do not record where they are stored.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -148,11 +149,12 @@ def _a_directory(root: Path, origin: str) -> Path:
 
 
 def as_store(
-    value: SessionStore | str | Path | None, env: Mapping[str, str]
+    value: SessionStore | str | os.PathLike[str] | None, env: Mapping[str, str]
 ) -> SessionStore | None:
-    """A store object as it is, a URL or path opened (``choose_store``), None as None."""
-    if isinstance(value, str | Path):
-        return session_store(value, env)
+    """A store object as it is, a URL or path (any ``os.PathLike``) opened
+    (``choose_store``), None as None."""
+    if isinstance(value, str | os.PathLike):
+        return session_store(os.fspath(value), env)
     return value
 
 

@@ -31,17 +31,32 @@ def load_yaml(text: str) -> Any:
     return _parse(text) if shipped is _NOT_SHIPPED else shipped
 
 
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""The most a file the user names (or a task on standard input) may hold: more than any
+config, template or model's context window needs. Read whole, ``--config /dev/zero`` (or
+``yes | rho-agent``) took memory until the process died ("internal error: MemoryError")."""
+
+
 def read_config_text(path: str | Path, *, where: str, what: str) -> str:
     """The text of a file the user gives rho-agent (a config, a profile, a template, a
-    databases or price file): UTF-8, without the byte order mark some editors put first (it
-    would hide a template's frontmatter, whose ``---`` must begin the text). ``ConfigError``
-    says ``"{where}: cannot read {what}: ..."`` when the file cannot be read (missing, a
-    directory, no permission) or is not UTF-8 text, naming the first byte that is not and
+    databases or price file, an answer schema): UTF-8, without the byte order mark some
+    editors put first (it would hide a template's frontmatter, whose ``---`` must begin the
+    text). ``ConfigError`` says ``"{where}: cannot read {what}: ..."`` when the file cannot be
+    read (missing, a directory, no permission), holds more than ``MAX_INPUT_BYTES`` (a device
+    or a stream that never ends) or is not UTF-8 text, naming the first byte that is not and
     where it is."""
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        with Path(path).open("rb") as file:
+            data = file.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError(
+            f"{where}: cannot read {what}: it holds more than {MAX_INPUT_BYTES // 2**20} MiB "
+            "(a device or a stream that never ends?); give a file"
+        )
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         byte = exc.object[exc.start]
         raise ConfigError(

@@ -41,7 +41,7 @@ __all__ = [
 def create_runtime(
     config: DomainAgentConfig | DomainAgent | Agent | None = None,
     *,
-    store: SessionStore | str | None = None,
+    store: SessionStore | str | os.PathLike[str] | None = None,
     max_concurrent: int = 32,
     max_queued: int = 1024,
     when_full: WhenFull = "wait",
@@ -80,10 +80,10 @@ def create_runtime(
     """
     agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
     opened = None
-    if isinstance(store, str):
+    if isinstance(store, str | os.PathLike):  # a Path was taken for a store object
         from rho_entry.config.stores import choose_store
 
-        opened = choose_store(store, os.environ, origin="create_runtime(store=...)")
+        opened = choose_store(os.fspath(store), os.environ, origin="create_runtime(store=...)")
         store = opened.store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     runtime = AgentRuntime(

@@ -145,8 +145,9 @@ class ToolFactory:
         self.profile = profile
         self._databases = databases
 
-    def create_registry(self, working_dir: str | None = None) -> ToolRegistry:
-        """The profile's tools (see the module docstring), dispatching in ``working_dir``."""
+    def create_registry(self, working_dir: str | os.PathLike[str] | None = None) -> ToolRegistry:
+        """The profile's tools (see the module docstring), dispatching in ``working_dir`` (a
+        text or a ``pathlib.Path``)."""
         databases = self._databases
         if databases is None:
             from rho_entry.config.databases_config import load_databases

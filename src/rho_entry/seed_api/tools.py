@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
 
+from rho_domain.config_checks import path_text
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile, readonly_profile
@@ -112,10 +115,18 @@ class ToolHandler(ABC):
 
 
 class DocumentHandler(base.ToolHandler):
-    """A ``ToolHandler`` of the documents as a domain tool handler (``as_domain_handler``)."""
+    """A ``ToolHandler`` of the documents as a domain tool handler (``as_domain_handler``).
+
+    What the loop says of a member that raised names the documents' handler and its own
+    member (``plugged.member_name``): "Deploy.requires_approval", not "DocumentHandler.policy_for".
+    """
+
+    # our member -> the caller's member it reads
+    wrapped_members: Mapping[str, str] = MappingProxyType({"policy_for": "requires_approval"})
 
     def __init__(self, handler: ToolHandler) -> None:
         self.handler = handler
+        self.__wrapped__ = handler  # named by it in errors (``plugged.member_name``)
 
     @property
     def name(self) -> str:
@@ -182,11 +193,11 @@ class ToolRegistry(domain_registry.ToolRegistry):
         handlers: Iterable[ToolHandler | base.ToolHandler] = (),
         *,
         output_limit: int = 20_000,
-        working_dir: str | None = None,
+        working_dir: str | os.PathLike[str] | None = None,
         profile: PermissionProfile | None = None,
     ) -> None:
         super().__init__([as_domain_handler(h) for h in handlers], output_limit=output_limit)
-        self.working_dir = working_dir
+        self.working_dir = path_text(working_dir)  # a Path kept as its text, as AgentConfig's
         self.profile = profile if profile is not None else readonly_profile()
         self._context: base.ToolContext | None = None
 

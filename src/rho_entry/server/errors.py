@@ -15,6 +15,7 @@ from rho_domain.errors import (
     SessionNotFound,
     SessionStateError,
 )
+from rho_domain.plugged import described
 
 
 class ApiError(RhoError):
@@ -142,4 +143,4 @@ def as_api_error(exc: RhoError) -> ApiError:
         return Conflict(str(exc))
     if isinstance(exc, ConfigError):
         return Invalid(str(exc))
-    return Internal(f"{type(exc).__name__}: {exc}")
+    return Internal(described(exc))
