@@ -1,0 +1,26 @@
+"""What each xdist worker pays to collect the suite, kept from growing back: every worker
+collects every test (xdist compares their collections), so a cost at collection is paid four
+times a run (``scripts/test.sh``) whatever each worker then runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from collection_imports import COLLECTION_IMPORTS
+
+# Packages only a few tests use, which those tests import where they use them (in the test,
+# a helper or a fixture) rather than at their module's top. CPU of importing each after what
+# the suite's collection imports anyway, in one worker: SQLAlchemy 0.2 s (through
+# ``rho_adapters.durable.system_db``), openpyxl 0.15 s, dbos 0.65 s, playwright 0.1 s,
+# jsonschema 0.06 s; Starlette and uvicorn come with the server's app.
+LAZY = ("sqlalchemy", "openpyxl", "dbos", "playwright", "jsonschema", "starlette", "uvicorn")
+
+
+def test_collection_imports_none_of_the_packages_few_tests_use(
+    pytestconfig: pytest.Config,
+) -> None:
+    imported = pytestconfig.stash[COLLECTION_IMPORTS]
+    assert not imported & set(LAZY), (
+        f"collecting the tests imported {sorted(imported & set(LAZY))}: import them inside "
+        "the tests or fixtures that use them (tests/test_collection_costs.py says why)"
+    )
