@@ -24,3 +24,10 @@ def test_collection_imports_none_of_the_packages_few_tests_use(
         f"collecting the tests imported {sorted(imported & set(LAZY))}: import them inside "
         "the tests or fixtures that use them (tests/test_collection_costs.py says why)"
     )
+
+
+def test_the_suite_loads_no_plugin_it_does_not_use(pytestconfig: pytest.Config) -> None:
+    # anyio's plugin (installed with anyio) runs no test here (none is marked anyio, and
+    # --strict-markers refuses the mark now), yet it looked at every item at collection and
+    # wraps every fixture's setup: pyproject's addopts has "-p no:anyio"
+    assert not pytestconfig.pluginmanager.has_plugin("anyio")
