@@ -14,7 +14,6 @@ is read again when a setting is stored while the connection is open.
 from __future__ import annotations
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -36,6 +35,8 @@ READS = [
 
 
 def _admin_run(server: Server, *statements: str) -> None:
+    import psycopg
+
     c = server.config
     with psycopg.connect(host=c.host, port=c.port, user=c.user, dbname=c.database) as conn:
         conn.autocommit = True

@@ -29,7 +29,6 @@ from typing import Any
 
 import attrs
 import httpx
-import psycopg
 import pytest
 from server_support import Serve, http, listed, serve_env, serve_process, serve_refused, wait_for
 
@@ -61,6 +60,8 @@ def detail_of(server: Serve, sid: str) -> dict[str, Any]:
 
 
 def stored_events(url: str, sid: str) -> tuple[ev.Event, ...]:
+    import psycopg
+
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",
