@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ("hung_watchdog",)  # tests/hung_watchdog.py
+pytest_plugins = ("hung_watchdog", "collection_imports")  # modules of tests/
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, adapter
 
@@ -146,6 +145,8 @@ async def test_the_block_runs_no_user_operator_and_needs_plpgsql(postgres_server
     which no check reads). The plan is read by PL/pgSQL; where an administrator dropped it,
     EXPLAIN is refused with what to do, never run the old way (its lines whole on the
     wire)."""
+    import psycopg
+
     admin = postgres_server.admin()
     admin.autocommit = True
     admin.execute("DROP DATABASE IF EXISTS rho_no_plpgsql")
@@ -186,6 +187,8 @@ async def test_rows_are_read_whole_across_batches_in_as_few_blocks_as_they_need(
     100), and the blocks stop at the rows' end: a query of 20 rows took four PL/pgSQL blocks
     (its columns, the cut query's opening, a batch computed, then one more that found the
     end), a compile and a round trip each; now two, the opening computing the first batch."""
+    import psycopg
+
     blocks: list[str] = []
     execute = psycopg.Connection.execute
 

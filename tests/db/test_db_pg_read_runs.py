@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, own_pg_database
 
@@ -123,6 +122,8 @@ def _db(server: Server, *, check: bool = True) -> Database:
 async def test_a_policy_or_a_child_that_runs_code_is_refused_where_the_table_is_named(
     reader: Server,
 ) -> None:
+    import psycopg
+
     db = _db(reader)
     try:
         for sql, refusal, _ in ATTACKS:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -63,6 +62,8 @@ def views(postgres_server: Server) -> Iterator[Server]:
 
 
 async def test_a_view_reading_a_server_file_is_refused_where_it_is_named(views: Server) -> None:
+    import psycopg
+
     db = adapter(views)
     try:
         for sql, refusal, _ in ATTACKS:

@@ -19,7 +19,6 @@ and ``current_setting`` read them, as the session's own (keep secrets out of the
 from __future__ import annotations
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -57,6 +56,8 @@ VIEWS = [
 
 
 def _admin_run(server: Server, *statements: str) -> None:
+    import psycopg
+
     c = server.config
     with psycopg.connect(host=c.host, port=c.port, user=c.user, dbname=c.database) as conn:
         conn.autocommit = True

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, adapter, until
 
@@ -46,6 +45,8 @@ READS = [
 def standby_setting(postgres_server: Server) -> Iterator[None]:
     """``primary_conninfo`` set with a password (harmless on a primary), and a login that
     may not read it."""
+    import psycopg
+
     admin = postgres_server.admin()
     admin.autocommit = True
     admin.execute(f"DROP ROLE IF EXISTS {READER}")

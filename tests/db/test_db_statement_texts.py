@@ -24,7 +24,6 @@ import threading
 from collections.abc import Iterator
 
 import attrs
-import psycopg
 import pytest
 from db_support import Server, adapter, until
 
@@ -103,6 +102,8 @@ PG_APP, PG_MEMBER = "rho_app19", "rho_member19"
 def pg_app_session(postgres_server: Server) -> Iterator[None]:
     """An application's login left idle after changing its own password, and the agent's
     login granted the application's role (the usual way to let it read app's tables)."""
+    import psycopg
+
     admin = postgres_server.admin()
     admin.autocommit = True
     for sql in (

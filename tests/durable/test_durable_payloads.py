@@ -15,7 +15,6 @@ import attrs
 import pytest
 
 from rho_adapters.durable.payloads import payload_of, run_of
-from rho_adapters.durable.run_queue import DbosRunQueue
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import QueuedRun
 
@@ -59,6 +58,10 @@ def test_a_payload_of_another_shape_is_refused_naming_the_run_and_the_field() ->
 
 
 async def test_the_queue_refuses_to_answer_or_place_a_run_of_another_shape() -> None:
+    # here, not at import: run_queue imports SQLAlchemy (system_db), 0.2 s of every worker's
+    # collection for this one test
+    from rho_adapters.durable.run_queue import DbosRunQueue
+
     payload, problem = WRONG[0]
     queue = object.__new__(DbosRunQueue)  # no engine: the client below is all it reads
     queue.client = _Client({"r1": _Workflow("r1", {"args": [payload]})})

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import psycopg
 import pytest
 from server_support import Serve, http, listed, serve_env, serve_process, serve_refused, wait_for
 
@@ -60,6 +59,8 @@ def detail_of(server: Serve, sid: str) -> dict[str, Any]:
 
 
 def stored_events(url: str, sid: str) -> tuple[ev.Event, ...]:
+    import psycopg
+
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",

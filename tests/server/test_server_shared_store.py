@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import httpx
-import psycopg
 from server_support import Serve, http, listed, parse_sse, rho_cli, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -54,6 +53,8 @@ def stream_ids(server: Serve, sid: str, last: int | None = None) -> list[int]:
 def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
     tmp_path: Path, pg_server_url: str
 ) -> None:
+    import psycopg
+
     url = schema_url(pg_server_url)
     work = tmp_path / "work"
     work.mkdir()

@@ -17,7 +17,6 @@ import time
 import uuid
 from pathlib import Path
 
-import psycopg
 import pytest
 from pg_rig import connections, named, pg_server_url, schema_url
 
@@ -169,6 +168,8 @@ async def test_a_database_gone_after_release_brings_no_retry_lines(
     pg_server_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     # the database "goes away" for this store's role: it may no longer log in
+    import psycopg
+
     role = f"rho_gone_{uuid.uuid4().hex[:8]}"
     base = schema_url(pg_server_url)
     schema = base.rsplit("search_path%3D", 1)[1]

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from pg_rig import pg_server_url, schema_url
 
@@ -74,6 +73,8 @@ def run_events(prompt: str = "hello") -> list[ev.Event]:
 
 
 async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBackend]) -> None:
+    import psycopg
+
     backend = host(hosts, url)
     await of_backend(backend).sessions.sessions()
     with psycopg.connect(url) as conn:
@@ -84,6 +85,8 @@ async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBacke
 async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[PgBackend]) -> None:
     """A store an earlier version made (schema 1, a session held without a lease) is
     migrated: the column is added, and the old claim is judged by the reader's bound."""
+    import psycopg
+
     with psycopg.connect(url) as conn:
         conn.execute("CREATE TABLE rho_schema (one boolean PRIMARY KEY DEFAULT true, version int)")
         conn.execute("INSERT INTO rho_schema (version) VALUES (1)")
@@ -102,6 +105,8 @@ async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[
 
 
 async def test_a_newer_schema_is_refused_and_left_alone(url: str, hosts: list[PgBackend]) -> None:
+    import psycopg
+
     await of_backend(host(hosts, url)).sessions.sessions()
     with psycopg.connect(url) as conn:
         conn.execute("UPDATE rho_schema SET version = 99")
@@ -152,6 +157,8 @@ async def test_a_session_taken_over_stops_its_old_holder_and_keeps_its_signals(
     cleared the pause and cancel B's operator had asked for and answered B's export request
     with its own history. Now B's takeover wakes A's waiter, which reads the session lost,
     and A's writes to B's signals change nothing."""
+    import psycopg
+
     a = of_backend(host(hosts, url, heartbeat=3600, stale_after=0.2))
     b = of_backend(host(hosts, url, stale_after=0.2))
     await a.store.create(record("taken1"))
@@ -194,6 +201,8 @@ async def test_a_claim_is_judged_by_its_holders_lease_not_the_takers_bound(
     judged by its own bound alone: its listing said 'stale' and its open took A's live
     session over (A's run cancelled). Now each claim keeps its holder's lease, and B judges
     it by the longer of the two, in the listing, the control's reads and the takeover."""
+    import psycopg
+
     a = of_backend(host(hosts, url, heartbeat=3600, stale_after=60))
     b = of_backend(host(hosts, url, stale_after=1))
     await a.store.create(record("leased1"))
@@ -220,6 +229,8 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
     list, read or open any session. A lease counts up to an hour, as the setting allows; one
     below the reader's own bound (0, negative) counts as that bound, so a live claim stays
     live."""
+    import psycopg
+
     pg = of_backend(host(hosts, url, stale_after=1))
     await pg.store.create(record("odd1"))
     await pg.store.release("odd1")
@@ -257,6 +268,8 @@ async def test_two_hosts_of_one_hostname_and_pid_never_share_a_holder_name(
     one name, B's takeover told A nothing (it takes over from itself), A read no cancel and
     its next append went in beside B's (every claim check is ``holder = me``). Now a holder
     is named by a transaction id of the server, never given twice."""
+    import psycopg
+
     monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: "c0ffee")
     a = of_backend(host(hosts, url, heartbeat=3600, stale_after=0.2))
     b = of_backend(host(hosts, url, stale_after=0.2))
@@ -283,6 +296,8 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
     of the run and the export's reader. Now the file store's bounds apply: that session is
     listed without its summary, and the others are refused with a StoreError naming the
     row, none of them read."""
+    import psycopg
+
     pg = of_backend(host(hosts, url))
     await pg.store.create(record("big1"))
     await pg.store.release("big1")
@@ -352,6 +367,8 @@ async def test_a_session_taken_over_while_it_opened_keeps_its_new_holders_meta(
     wrote the session's meta in a second transaction, with no holder in its condition:
     waking, A wrote its summary (the run 'interrupted', itself the holder) over B's, which
     listings showed until B's next append."""
+    import psycopg
+
     frozen = FrozenAfterACall(StoreAddress(url, "the test"), heartbeat=3600, stale_after=0.2)
     hosts.append(frozen)
     taker = host(hosts, url, stale_after=0.2)
@@ -553,6 +570,8 @@ async def test_an_append_cancelled_while_its_statement_waits_raises_the_statemen
     which goes on in its thread, fails: then none were taken, and the failure is what the
     caller gets, so the journal appends them again. The statement is held on the session's
     row by another connection, which takes the claim away while it waits."""
+    import psycopg
+
     a = of_backend(host(hosts, url))
     await a.store.create(record("held1"))
     with (

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psycopg
 import pytest
 from pg_rig import pg_server_url, schema_url
 
@@ -100,6 +99,8 @@ def test_a_bad_url_is_one_error_naming_it_and_the_setting(url: str, why: str) ->
 def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
     pg_server_url: str, tmp_path: Path
 ) -> None:
+    import psycopg
+
     url = with_password(schema_url(pg_server_url))
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
@@ -143,6 +144,8 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
 
 
 def test_store_in_the_agent_yaml_is_used(pg_server_url: str, tmp_path: Path) -> None:
+    import psycopg
+
     url = schema_url(pg_server_url)
     config = tmp_path / "agent.yaml"
     config.write_text(f"model: demo\nstore: {url}\n")
@@ -162,6 +165,8 @@ def test_an_unreachable_server_is_one_error_without_the_password(tmp_path: Path)
 
 
 def test_missing_rights_are_named(pg_server_url: str, tmp_path: Path) -> None:
+    import psycopg
+
     url = schema_url(pg_server_url)
     schema = url.rsplit("%3D", 1)[1]
     with psycopg.connect(pg_server_url, autocommit=True) as conn:

@@ -11,7 +11,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from openpyxl import Workbook
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
@@ -28,6 +27,8 @@ EXTERNAL = '<!DOCTYPE worksheet [<!ENTITY i SYSTEM "file:///etc/hostname">]>'
 
 
 def _workbook(path: Path, doctype: str) -> None:
+    from openpyxl import Workbook  # here: at import it cost every worker's collection 0.15 s
+
     book = Workbook()
     book.active["A1"] = "hello"
     plain = io.BytesIO()

@@ -1,0 +1,46 @@
+"""What each xdist worker pays to collect the suite, kept from growing back: every worker
+collects every test (xdist compares their collections), so a cost at collection is paid four
+times a run (``scripts/test.sh``) whatever each worker then runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+# Packages only a few tests use, which those tests import where they use them (in the test,
+# a helper or a fixture) rather than at their module's top. CPU of importing each after what
+# the suite's collection imports anyway, in one worker: SQLAlchemy 0.2 s (through
+# ``rho_adapters.durable.system_db``), openpyxl 0.15 s, dbos 0.65 s, playwright 0.1 s,
+# jsonschema 0.06 s, psycopg 0.15 s (eleven db, store and server modules connect with it
+# beside their adapters); Starlette and uvicorn come with the server's app.
+LAZY = (
+    "sqlalchemy",
+    "openpyxl",
+    "dbos",
+    "playwright",
+    "jsonschema",
+    "psycopg",
+    "starlette",
+    "uvicorn",
+)
+
+
+def test_collection_imports_none_of_the_packages_few_tests_use(
+    pytestconfig: pytest.Config,
+) -> None:
+    # the plugin as pytest loaded it: imported again by name it would be another module, with
+    # another key (and mypy would not find it: tests/ is no package base)
+    plugin: Any = pytestconfig.pluginmanager.get_plugin("collection_imports")
+    imported = pytestconfig.stash[plugin.COLLECTION_IMPORTS]
+    assert not imported & set(LAZY), (
+        f"collecting the tests imported {sorted(imported & set(LAZY))}: import them inside "
+        "the tests or fixtures that use them (tests/test_collection_costs.py says why)"
+    )
+
+
+def test_the_suite_loads_no_plugin_it_does_not_use(pytestconfig: pytest.Config) -> None:
+    # anyio's plugin (installed with anyio) runs no test here (none is marked anyio, and
+    # --strict-markers refuses the mark now), yet it looked at every item at collection and
+    # wraps every fixture's setup: pyproject's addopts has "-p no:anyio"
+    assert not pytestconfig.pluginmanager.has_plugin("anyio")
