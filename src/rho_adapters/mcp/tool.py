@@ -23,6 +23,7 @@ import json
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
+from rho_domain.call_digest import tool_digest
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.mcp_names import PREFIX, tool_name
@@ -157,9 +158,10 @@ def relisted_refusal(server: str, tool: str, listed: Mapping[str, Any], now: Seq
     )
 
 
-def _shape(entry: Mapping[str, Any]) -> tuple[str, object]:
+def _shape(entry: Mapping[str, Any]) -> str:
+    # tool_digest's judgement, not Python's ==, which reads true as 1 (True == 1)
     said = str(entry.get("description") or entry.get("title") or "")
-    return " ".join(said.split()), entry.get("inputSchema", entry.get("left_out"))
+    return tool_digest("", said, {"schema": entry.get("inputSchema", entry.get("left_out"))})
 
 
 def listed_size(tool: ToolHandler) -> int:
