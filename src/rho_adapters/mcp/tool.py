@@ -23,7 +23,6 @@ import json
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
-from rho_domain.call_digest import tool_digest
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.mcp_names import PREFIX, tool_name
@@ -141,27 +140,6 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
             # a lone surrogate (JSON's "\ud800") shown as an escape: no request could carry it
             kept[key] = truncate_middle(unicode_text(str(value)), MAX_DESCRIPTION)
     return kept
-
-
-def relisted_refusal(server: str, tool: str, listed: Mapping[str, Any], now: Sequence[Any]) -> str:
-    """Why a call of ``tool`` of ``server``, whose handler was made from the entry
-    ``listed``, is not made now that the server lists ``now`` (its latest ``kept_entry``
-    list): the tool is gone or shown otherwise (description or title, its whitespace aside,
-    or input schema: ``call_digest.tool_digest``'s judgement); "" when it is as listed."""
-    entry = next((t for t in now if t.get("name") == tool), None)
-    if entry is listed or (entry is not None and _shape(entry) == _shape(listed)):
-        return ""
-    return (
-        f"[not run: MCP server {server!r} lists tool {tool!r} otherwise (its description or "
-        "input schema) than when this call was made and asked about: the model is shown it "
-        "as it is now, and a call of it is asked about again]"
-    )
-
-
-def _shape(entry: Mapping[str, Any]) -> str:
-    # tool_digest's judgement, not Python's ==, which reads true as 1 (True == 1)
-    said = str(entry.get("description") or entry.get("title") or "")
-    return tool_digest("", said, {"schema": entry.get("inputSchema", entry.get("left_out"))})
 
 
 def listed_size(tool: ToolHandler) -> int:
