@@ -57,14 +57,31 @@ def tool_digest(name: str, description: str, parameters: Mapping[str, Any]) -> s
     (a server that lays its text out otherwise from one listing to the next means the same,
     and its user would be asked again at each). Any other change gives another digest, a
     schema written with ``$ref``/``$defs`` instead of inline too: what the model is shown
-    changed, and its answerer is asked once."""
+    changed, and its answerer is asked once. A number is digested by its value, as JSON
+    Schema compares numbers: ``1``, ``1.0`` and ``1e0`` are one value, ``-0.0`` is ``0``
+    (a server writing its floats otherwise from one listing to the next means the same)."""
     plain = " ".join(description.split())
     shown = {"name": name, "description": plain, "parameters": parameters}
     try:
-        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        text = json.dumps(
+            _by_value(shown), sort_keys=True, separators=(",", ":"), ensure_ascii=True
+        )
     except (TypeError, ValueError, RecursionError):  # a schema JSON cannot write: as Python
         text = repr(shown)  # writes it, still one text per shape
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _by_value(value: object) -> object:
+    """``value`` with each whole finite float as the integer it equals (``1.0`` as ``1``,
+    ``-0.0`` as ``0``): JSON Schema reads them as one number. Other floats, NaN and the
+    infinities are kept (each writes one way); ``bool`` is not a number here."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _by_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_by_value(item) for item in value]
+    return value
 
 
 def _encoded(tool: str, arguments: str) -> str:

@@ -11,7 +11,7 @@ from domain_support import EchoTool, WriteNoteTool, make_session
 
 from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, text, tools
 from rho_adapters.fakes import call as fake_call
-from rho_domain.call_digest import DIGEST_LENGTH, call_digest, check
+from rho_domain.call_digest import DIGEST_LENGTH, call_digest, check, tool_digest
 from rho_domain.errors import CallChanged, SessionStateError
 from rho_domain.run import RunStatus
 
@@ -35,6 +35,33 @@ def test_a_digest_is_of_the_tool_and_the_arguments_as_they_run() -> None:
     )
     # the same name and raw text split differently between tool and arguments
     assert call_digest("a", '"b"') != call_digest("a", "b")
+
+
+def test_a_tools_schema_is_digested_by_the_values_json_schema_reads() -> None:
+    def shape(schema: str) -> str:  # as a server's tools/list is read (json.loads)
+        return tool_digest("mcp__s__t", "d", json.loads(schema))
+
+    one = shape('{"minimum": 1, "default": 0, "maximum": 1e22, "d": "\\u00e9"}')
+    # the same numbers written otherwise (1.0, 1e0, -0, -0.0, 1e22 in full), a string's
+    # escapes written raw, a key given twice (json keeps the last, as the model is shown)
+    for same in (
+        '{"minimum": 1.0, "default": -0.0, "maximum": 10000000000000000000000, "d": "\u00e9"}',
+        '{"minimum": 1e0, "default": -0, "maximum": 1E+22, "d": "\\u00E9"}',
+        '{"minimum": 2, "minimum": 1, "default": 0.0, "maximum": 1e22, "d": "\\u00e9"}',
+    ):
+        assert shape(same) == one, same
+    # another value, another digest: a fraction, the next integer past a float's reach,
+    # true for 1, a string for a number, NaN (each NaN digests alike)
+    for other in (
+        '{"minimum": 1.5, "default": 0, "maximum": 1e22, "d": "\\u00e9"}',
+        '{"minimum": 1, "default": 0, "maximum": 10000000000000000000001, "d": "\\u00e9"}',
+        '{"minimum": true, "default": 0, "maximum": 1e22, "d": "\\u00e9"}',
+        '{"minimum": "1", "default": 0, "maximum": 1e22, "d": "\\u00e9"}',
+        '{"minimum": NaN, "default": 0, "maximum": 1e22, "d": "\\u00e9"}',
+    ):
+        assert shape(other) != one, other
+    assert shape('{"m": NaN}') == shape('{"m": NaN}') != shape('{"m": Infinity}')
+    assert shape('{"m": 9007199254740993}') != shape('{"m": 9007199254740992}')
 
 
 def test_arguments_that_are_not_json_are_digested_as_their_text() -> None:

@@ -31,8 +31,8 @@ from typing import Any
 from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
-from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, restart_due
-from rho_adapters.mcp.tool import McpTool, made_tools, relisted_refusal
+from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, relisted, restart_due
+from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, check_name_room
 from rho_domain.ports.clock import Clock
@@ -116,21 +116,22 @@ class McpToolSource(ToolSource):
         (``McpTimeout`` after the server's ``call_timeout``). An HTTP server that forgot our
         session gets a new one (``initialize`` again) and the call once more. ``listed``:
         the entry the handler was made from; a tool now listed otherwise (announced, listed
-        again) is not called, since the call was approved as shown (``relisted_refusal``)."""
+        again, or listed by the new session) is not called, since the call was approved as
+        shown (``relisted``)."""
         state = self.servers[server]
-        if listed is not None and state.state == "ready":
-            if state.stale:
-                await self.current()  # lists it again, as the next model call would
-            now = state.tools if state.state == "ready" else [listed]  # failed: said below
-            if refused := relisted_refusal(server, tool, listed, now):
-                said = {"mcp_server": server, "mcp_tool": tool}
-                return ToolOutput(content=refused, is_error=True, metadata=said)
+        if listed is not None and state.state == "ready" and state.stale:
+            await self.current()  # lists it again, as the next model call would
+        if refused := relisted(state, tool, listed):
+            return refused
         client = ready(state)
         timeout = state.config.call_timeout
         try:
             result = await client.call_tool(tool, arguments, timeout=timeout)
         except McpSessionExpired:
             client = await self._reconnect(state, client)
+            # listed afresh: a server redeployed meanwhile forgets us, sends no list_changed
+            if refused := relisted(state, tool, listed):
+                return refused
             result = await client.call_tool(tool, arguments, timeout=timeout)
         # in a thread: structured content is made indented JSON by pure Python, seconds for
         # millions of values, during which the event loop (every deadline) would stand still

@@ -142,26 +142,6 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def relisted_refusal(server: str, tool: str, listed: Mapping[str, Any], now: Sequence[Any]) -> str:
-    """Why a call of ``tool`` of ``server``, whose handler was made from the entry
-    ``listed``, is not made now that the server lists ``now`` (its latest ``kept_entry``
-    list): the tool is gone or shown otherwise (description or title, its whitespace aside,
-    or input schema: ``call_digest.tool_digest``'s judgement); "" when it is as listed."""
-    entry = next((t for t in now if t.get("name") == tool), None)
-    if entry is listed or (entry is not None and _shape(entry) == _shape(listed)):
-        return ""
-    return (
-        f"[not run: MCP server {server!r} lists tool {tool!r} otherwise (its description or "
-        "input schema) than when this call was made and asked about: the model is shown it "
-        "as it is now, and a call of it is asked about again]"
-    )
-
-
-def _shape(entry: Mapping[str, Any]) -> tuple[str, object]:
-    said = str(entry.get("description") or entry.get("title") or "")
-    return " ".join(said.split()), entry.get("inputSchema", entry.get("left_out"))
-
-
 def listed_size(tool: ToolHandler) -> int:
     """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
     shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
