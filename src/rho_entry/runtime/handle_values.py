@@ -22,6 +22,7 @@ from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 if TYPE_CHECKING:
     from rho_domain.state import State
     from rho_entry.facade import Session
+    from rho_entry.seed_api.state import State as DocumentState
 
 
 class _Finished:
@@ -100,7 +101,7 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
     )
 
 
-def answered(state: State) -> bool:
+def answered(state: State | DocumentState) -> bool:
     """Whether the model has given its final answer in ``state``: no call pending and its
     last message a final answer. Not so when the last message is a tool's result or the
     user's (a run that failed or stopped before the model's next call): that conversation
