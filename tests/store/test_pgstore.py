@@ -318,6 +318,38 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.sessions.export_answer("big1", "x1")
 
 
+async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """The meta, config, directive and export bounds left a row's ``labels`` and
+    ``parent_id`` read whole (``id`` and ``holder`` are indexed, and a btree entry holds
+    8 kB compressed): labels of any size by every listing of every host (the dashboard
+    polls it every 2 s), both by the record and the open. In the file store they are in
+    meta.json, under ``META_BYTES``; here too now. Before, the listing showed the planted
+    label and the open and the record read both."""
+    pg = of_backend(host(hosts, url))
+    for sid in ("lab1", "par1"):
+        await pg.store.create(record(sid))
+        await pg.store.release(sid)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET labels = %s || repeat('x', %s) || '\"}' WHERE id = 'lab1'",
+            ('{"team": "', META_BYTES),
+        )
+        conn.execute(
+            "UPDATE rho_sessions SET parent_id = repeat('p', %s) WHERE id = 'par1'",
+            (META_BYTES + 1,),
+        )
+    listed = {s.id: s.labels for s in await pg.sessions.sessions()}
+    assert (listed["lab1"], listed["par1"]) == ({}, {})
+    for sid, name in (("lab1", "labels"), ("par1", "parent id")):
+        said = f"session {sid}'s {name} in the store holds more than {META_BYTES} bytes"
+        with pytest.raises(StoreError, match=said):
+            await pg.sessions.record(sid)
+        with pytest.raises(StoreError, match=said):
+            await pg.store.open(sid)
+
+
 async def _take_over(b: Any, session_id: str) -> None:
     """``b`` opens ``session_id`` as soon as its holder's claim is stale for ``b``."""
     deadline = time.monotonic() + 30  # a hang bound: 0.2 s is B's stale bound
