@@ -2,7 +2,9 @@
 after its tool ran and before the model's next call (the model's endpoint failed) left the
 tool's result as the last message, with no call pending. Before, the server took "no call
 pending" for "nothing to continue" and answered 404; the caller could only add a message
-the model did not need. A conversation the model has answered is still a 404 with no run."""
+the model did not need. A conversation the model has answered is still a 404 with no run.
+And the 404 of an answer to a call that does not wait no longer repeats a body's call id
+whole."""
 
 from __future__ import annotations
 
@@ -45,3 +47,20 @@ async def test_a_resume_without_a_prompt_continues_a_tool_result_the_model_never
         assert again.status_code == 404, again.text
         assert "the model has given its final answer" in again.json()["error"]["message"]
     assert len(asked) == 3
+
+
+async def test_an_answer_to_a_huge_call_id_is_not_repeated_whole(tmp_path: Path) -> None:
+    """A body's ``call_id`` is as long as the body allows (256 KiB); the 404 for a call that
+    does not wait repeated it whole, by either route."""
+    app = app_for(place(tmp_path), FunctionModel(lambda request: text("done")))
+    async with client_for(app) as client:
+        sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+        await wait_idle(client, sid)
+        huge = "c" * 200_000
+        answered = await client.post(
+            f"/api/sessions/{sid}/approvals", json={"call_id": huge, "decision": "deny"}
+        )
+    assert answered.status_code == 404, answered.text[:300]
+    message = answered.json()["error"]["message"]
+    assert message.startswith("no tool call 'cccc")
+    assert len(message) < 400, len(message)
