@@ -205,8 +205,9 @@ def test_a_blank_call_is_refused_before_anything_is_answered() -> None:
 async def test_a_resume_without_a_task_continues_a_tool_result_the_model_never_saw(
     workspace: Path,
 ) -> None:
-    """``rho-agent --resume ID`` without a task after a run that failed between its tool and
-    its next model call: before, refused ('has no tool call waiting for approval'); the
+    """``rho-agent --resume ID -y`` without a terminal or a task (the run goes on where it
+    stopped; the REPL opens only on a terminal) after a run that failed between its tool
+    and its next model call: before, refused ('has no tool call waiting for approval'); the
     caller could only add a task the model did not need. Now the run continues; a
     conversation the model has answered, or an answer with nothing waiting, is refused."""
     from rho_adapters.fakes import FunctionModel, call, text, tools
