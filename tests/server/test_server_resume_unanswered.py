@@ -45,7 +45,10 @@ async def test_a_resume_without_a_prompt_continues_a_tool_result_the_model_never
         assert asked[2] == asked[1]  # the same conversation, with no message added to it
         again = await client.post(f"/api/sessions/{sid}/resume", json={})
         assert again.status_code == 404, again.text
-        assert "the model has given its final answer" in again.json()["error"]["message"]
+        assert "no tool's result or message awaits" in again.json()["error"]["message"]
+        empty = (await client.post("/api/sessions", json={})).json()["id"]  # no message yet
+        nothing = await client.post(f"/api/sessions/{empty}/resume", json={})
+        assert nothing.status_code == 404, nothing.text
     assert len(asked) == 3
 
 

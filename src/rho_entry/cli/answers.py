@@ -30,7 +30,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.terminal_text import as_run, shell_word, visible
-from rho_entry.runtime.handle_values import answered
+from rho_entry.runtime.handle_values import nothing_to_continue
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -92,7 +92,7 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
     waiting ones are listed), or when one call is both approved and denied.
     """
     waiting = session.state.awaiting_decision()
-    if not waiting and not answers.given and not answered(session.state):
+    if not waiting and not answers.given and not nothing_to_continue(session.state):
         return
     if not waiting:
         raise ConfigError(

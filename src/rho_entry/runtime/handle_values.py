@@ -101,25 +101,28 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
     )
 
 
-def answered(state: State | DocumentState) -> bool:
-    """Whether the model has given its final answer in ``state``: no call pending and its
-    last message a final answer. Not so when the last message is a tool's result or the
-    user's (a run that failed or stopped before the model's next call): that conversation
-    is continued without a new message, so the model sees what it has not answered."""
+def nothing_to_continue(state: State | DocumentState) -> bool:
+    """Whether ``state`` has nothing to continue without a new message: no call pending, and
+    no message yet or the model's last one a final answer. Not so when the last message is a
+    tool's result or the user's (a run that failed or stopped before the model's next call):
+    that conversation is continued as it is, so the model sees what it has not answered."""
     last = state.messages[-1] if state.messages else None
-    return not state.pending_calls and isinstance(last, AssistantMessage) and not last.tool_calls
+    if state.pending_calls:
+        return False
+    return last is None or (isinstance(last, AssistantMessage) and not last.tool_calls)
 
 
 async def finished(session: Session) -> bool:
-    """Whether ``session`` has nothing to continue without a new message: ``answered``, and
-    no operator directive queued since its last run (a run applies it before its first
-    model call; ``monitor directive`` on an idle session waits for that run). A handle
+    """Whether ``session`` has nothing to continue without a new message (``nothing_to_
+    continue``), and no operator directive queued since its last run (a run applies it
+    before its first model call; ``monitor directive`` on an idle session waits for that
+    run). A handle
     reopened on it (``prompt=None``) runs nothing: run, it sent the whole conversation again
     for an answer nobody asked for. Two servers answering one call each saw it pending in
     the store; the one that opened the session second, after the first had run it to its
     end, continued it with a model call."""
     state = session.state
-    if not answered(state):
+    if not nothing_to_continue(state):
         return False
     signals = session.signals
     if signals is None:
