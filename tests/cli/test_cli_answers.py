@@ -200,3 +200,33 @@ def test_a_blank_call_is_refused_before_anything_is_answered() -> None:
             args = build_parser().parse_args(["--resume", "abc", flag, blank])
             with pytest.raises(ConfigError, match=f"^{flag} '': names no call; give a CALL"):
                 answers_from_args(args)
+
+
+async def test_a_resume_without_a_task_continues_a_tool_result_the_model_never_saw(
+    workspace: Path,
+) -> None:
+    """``rho-agent --resume ID -y`` without a terminal or a task (the run goes on where it
+    stopped; the REPL opens only on a terminal) after a run that failed between its tool
+    and its next model call: before, refused ('has no tool call waiting for approval'); the
+    caller could only add a task the model did not need. Now the run continues; a
+    conversation the model has answered, or an answer with nothing waiting, is refused."""
+    from rho_adapters.fakes import FunctionModel, call, text, tools
+    from rho_entry import Agent, AgentConfig, RunStatus, Session
+    from rho_entry.cli.answers import Answers, apply_answers
+
+    turns = [tools(call("read", {"path": "README.md"})), RuntimeError("endpoint fell over")]
+
+    def model(request: object) -> object:
+        turn = turns.pop(0) if turns else text("README.md: Sample")
+        if isinstance(turn, Exception):
+            raise turn
+        return turn
+
+    agent = Agent(AgentConfig(model="m", working_dir=str(workspace)))
+    session = Session(agent, model=FunctionModel(model))  # type: ignore[arg-type]
+    assert (await session.run("read it")).status is RunStatus.ERROR
+    apply_answers(session, Answers(), auto_approve=False)  # nothing to answer: it continues
+    assert (await session.run()).text == "README.md: Sample"
+    for answers, words in ((Answers(), "has no tool call"), (Answers(approve=("all",)), "has no")):
+        with pytest.raises(ConfigError, match=words):
+            apply_answers(session, answers, auto_approve=False)

@@ -18,6 +18,7 @@ from rho_adapters.fakes import (
     tools,
 )
 from rho_adapters.fakes.scripted_model import Turn
+from rho_adapters.store.directive_lines import add_directive
 from rho_domain.errors import ConfigError, RuntimeClosed, RuntimeFull, SessionStateError
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
@@ -432,6 +433,26 @@ async def test_a_reopen_of_a_finished_conversation_sends_no_model_call(tmp_path:
     assert (result.status, result.text, handle.pending_approvals) == (RunStatus.COMPLETED, "", ())
     assert unasked.requests == []
     assert (tmp_path / "sessions" / sid / "trace.jsonl").read_bytes() == trace
+
+
+async def test_a_reopen_of_a_finished_conversation_delivers_a_queued_directive(
+    tmp_path: Path,
+) -> None:
+    """``monitor directive`` on an idle session whose model has answered: the directive waits
+    for the session's next run, which applies it before its model call. A reopen without a
+    prompt is that run; before, the reopen took the conversation for finished and ended
+    ``completed`` with no run, the directive left unread."""
+    store = SessionStore(tmp_path / "sessions")
+    config = AgentConfig(profile="developer", working_dir=str(tmp_path))
+    async with create_runtime(config, model=ScriptedModel([text("done")]), store=store) as one:
+        sid = (await run_prompt(one, "hi")).session_id
+    add_directive(tmp_path / "sessions" / sid, "check the nginx logs too")
+    model = FunctionModel(lambda request: text(f"seen: {last_prompt(request)}"))
+    async with create_runtime(config, model=model, store=store) as two:
+        result = await (await dispatch_prompt(two, None, session_id=sid)).wait_done()
+        assert result.text == "seen: [Directive from the operator]\ncheck the nginx logs too"
+        again = await (await dispatch_prompt(two, None, session_id=sid)).wait_done()
+    assert (again.status, again.text, len(model.requests)) == (RunStatus.COMPLETED, "", 1)
 
 
 async def test_a_handle_awaiting_approval_gives_its_place_back(tmp_path: Path) -> None:

@@ -14,16 +14,19 @@ import secrets
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
+from rho_adapters.pgstore.schema import _MIGRATION_LOCK as MIGRATION_LOCK
 from rho_adapters.pgstore.schema import CHANNEL, MIGRATIONS
 from rho_adapters.pgstore.signals import RECHECK_SECONDS
 from rho_adapters.store import FileSessionStore
@@ -331,6 +334,80 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.signals.directives("big1", after=0)
     with pytest.raises(StoreError, match="the export x1 of session big1 holds more than"):
         await pg.sessions.export_answer("big1", "x1")
+
+
+async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """The meta, config, directive and export bounds left a row's ``labels`` and
+    ``parent_id`` read whole (``id`` and ``holder`` are indexed, and a btree entry holds
+    8 kB compressed): labels of any size by every listing of every host (the dashboard
+    polls it every 2 s), both by the record and the open. In the file store they are in
+    meta.json, under ``META_BYTES``; here too now. Before, the listing showed the planted
+    label and the open and the record read both."""
+    pg = of_backend(host(hosts, url))
+    for sid in ("lab1", "par1"):
+        await pg.store.create(record(sid))
+        await pg.store.release(sid)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE rho_sessions SET labels = %s || repeat('x', %s) || '\"}' WHERE id = 'lab1'",
+            ('{"team": "', META_BYTES),
+        )
+        conn.execute(
+            "UPDATE rho_sessions SET parent_id = repeat('p', %s) WHERE id = 'par1'",
+            (META_BYTES + 1,),
+        )
+    listed = {s.id: s.labels for s in await pg.sessions.sessions()}
+    assert (listed["lab1"], listed["par1"]) == ({}, {})
+    for sid, name in (("lab1", "labels"), ("par1", "parent id")):
+        said = f"session {sid}'s {name} in the store holds more than {META_BYTES} bytes"
+        with pytest.raises(StoreError, match=said):
+            await pg.sessions.record(sid)
+        with pytest.raises(StoreError, match=said):
+            await pg.store.open(sid)
+
+
+def test_two_hosts_start_together_on_a_serializable_database(pg_server_url: str) -> None:
+    """A database whose ``default_transaction_isolation`` is serializable (a DBA's choice):
+    two hosts starting together both waited for the migration's lock with the snapshot of
+    their first statement, taken before the first host created the tables; the second then
+    read the store as empty and failed creating them ('relation already exists'). The
+    store's connections are READ COMMITTED whatever the server's default."""
+    url = schema_url(pg_server_url) + quote(" -cdefault_transaction_isolation=serializable")
+    name = f"serializable-{secrets.token_hex(4)}"  # the server is shared: our hosts only
+    url = f"{url}&application_name={name}"
+    backends = [PgBackend(StoreAddress(url, "the test")) for _ in range(2)]
+    failures: list[BaseException] = []
+
+    def start(backend: PgBackend) -> None:
+        try:
+            backend.ready()
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            failures.append(exc)
+
+    waiting = (
+        "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid)"
+        " WHERE locktype = 'advisory' AND NOT granted AND application_name = %s"
+    )
+    try:
+        with psycopg.connect(pg_server_url, autocommit=True) as gate:
+            gate.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+            threads = [threading.Thread(target=start, args=(b,)) for b in backends]
+            for thread in threads:
+                thread.start()
+            deadline = time.monotonic() + 30  # a hang bound
+            while gate.execute(waiting, (name,)).fetchall() != [(2,)]:
+                assert time.monotonic() < deadline, "the hosts never waited for the lock"
+                time.sleep(0.02)
+            gate.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+            for thread in threads:
+                thread.join(30)
+    finally:
+        for backend in backends:
+            backend.close()
+    assert failures == []
+    assert backends[0].holder != backends[1].holder
 
 
 async def _take_over(b: Any, session_id: str) -> None:

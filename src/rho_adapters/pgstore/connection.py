@@ -115,12 +115,19 @@ class Pool:
             return self._opened
 
     def connect(self, *, autocommit: bool = False) -> Any:
-        """A new connection outside the pool (the listener's)."""
+        """A new connection outside the pool (the listener's). Its transactions are READ
+        COMMITTED whatever the server's ``default_transaction_isolation``: the store's work
+        relies on each statement seeing what committed before it (the migration's check of
+        the version once the lock is won, a claim's recheck after ``FOR UPDATE``); under a
+        database's ``serializable`` default, a second host starting beside the first read the
+        store as empty and failed creating its tables ('relation already exists')."""
         psycopg = load_psycopg(self.address)
         with pg_errors(self.address, "cannot connect"):
-            return psycopg.connect(
+            conn = psycopg.connect(
                 self.address.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT
             )
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        return conn
 
     @contextlib.contextmanager
     def connection(self, *, transaction: bool = True) -> Iterator[Any]:

@@ -11,10 +11,10 @@ from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import (
-    CONFIG,
     ROW,
     info_of,
     list_sessions,
+    record_columns,
     record_of,
     resolve_id,
 )
@@ -82,8 +82,8 @@ class PgSessions(SessionCatalog, SessionControl):
             exact = resolve_id(conn, session_id)
             return tuple(
                 conn.execute(
-                    f"SELECT id, created_at, parent_id, {CONFIG}, labels"  # noqa: S608
-                    " FROM rho_sessions WHERE id = %s",  # CONFIG is a constant of ours
+                    f"SELECT {record_columns()} FROM rho_sessions"  # noqa: S608
+                    " WHERE id = %s",  # record_columns is a constant of ours
                     (exact,),
                 ).fetchone()
             )

@@ -24,12 +24,25 @@ from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
+# labels and a parent id are in meta.json in the file store, and held to its bound here
+# (what rho-agent writes is a few KiB at most: ``label_problem``'s limits); id and holder are
+# indexed: a btree entry holds 8 kB compressed, under 1 MiB even of one repeated letter
 ROW = (  # ALIVE and bounded's SQL are constants of ours, no one's input
     f"SELECT id, {bounded('meta', META_BYTES)}, holder, holder IS NOT NULL AND {ALIVE},"  # noqa: S608
-    " paused, labels, created_at FROM rho_sessions"
+    f" paused, {bounded('labels', META_BYTES)}, created_at FROM rho_sessions"
 )
-CONFIG = bounded("config", CONFIG_BYTES)
-"""SQL: a row's config, NULL past ``CONFIG_BYTES`` (``record_of`` refuses it)."""
+
+
+def record_columns(table: str = "") -> str:
+    """SQL: the columns ``record_of`` reads, of the row ``table`` names (``"s."``: its alias),
+    each bounded: a config past ``CONFIG_BYTES``, labels or a parent id past ``META_BYTES``
+    are NULL, and ``record_of`` refuses them."""
+    parent, labels = f"{table}parent_id", f"{table}labels"
+    return (
+        f"{table}id, {table}created_at, {bounded(parent, META_BYTES)},"
+        f" octet_length({parent}) > {META_BYTES}, {bounded(f'{table}config', CONFIG_BYTES)},"
+        f" {bounded(labels, META_BYTES)}"
+    )
 
 
 def info_of(row: tuple[Any, ...]) -> SessionInfo:
@@ -87,12 +100,16 @@ def resolve_id(conn: Any, ref: str) -> str:
 
 
 def record_of(row: Sequence[Any]) -> SessionRecord:
-    """A SessionRecord from ``(id, created_at, parent_id, CONFIG, labels)``."""
-    session_id, created, parent, config, labels = row
+    """A SessionRecord from a row of ``record_columns``; StoreError naming the row and its
+    column for a value past its bound."""
+    session_id, created, parent, parent_too_large, config, labels = row
     if config is None:
         raise too_large(f"session {session_id}'s config in the store", CONFIG_BYTES)
+    for name, past in (("labels", labels is None), ("parent id", parent_too_large)):
+        if past:
+            raise too_large(f"session {session_id}'s {name} in the store", META_BYTES)
     try:
-        config, labels = json.loads(config), json.loads(labels or "{}")
+        config, labels = json.loads(config), json.loads(labels)
     except (ValueError, RecursionError) as exc:
         raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
     try:

@@ -23,11 +23,10 @@ from typing import Any
 
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.listing import list_sessions, record_of, resolve_id
-from rho_adapters.pgstore.schema import ALIVE, CHANNEL, bounded
+from rho_adapters.pgstore.listing import list_sessions, record_columns, record_of, resolve_id
+from rho_adapters.pgstore.schema import ALIVE, CHANNEL
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
-from rho_adapters.store.recording import CONFIG_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, StoreError
@@ -35,9 +34,6 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 __all__ = ["PgSessionStore", "list_sessions", "record_of", "resolve_id"]
-
-
-S_CONFIG = bounded("s.config", CONFIG_BYTES)  # the claimed row's config (``record_of``)
 
 
 class PgSessionStore(SessionStore, SignalingStore):
@@ -116,7 +112,7 @@ class PgSessionStore(SessionStore, SignalingStore):
             " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"
             # ALIVE is a constant of ours, no one's input
             f" WHERE s.id = %s AND (s.holder IS NULL OR s.beat IS NULL OR NOT {ALIVE})"
-            f" RETURNING s.id, s.created_at, s.parent_id, {S_CONFIG}, s.labels, s.last_seq,"
+            f" RETURNING {record_columns('s.')}, s.last_seq,"
             " was.holder",
             (self.backend.holder, stale, session_id, session_id, stale),
         ).fetchone()
@@ -128,7 +124,7 @@ class PgSessionStore(SessionStore, SignalingStore):
                 f"session {session_id} is held by {holder[0] if holder else 'another process'};"
                 " wait for it to finish, or cancel it"
             )
-        if row[6] is not None and row[6] != self.backend.holder:
+        if row[7] is not None and row[7] != self.backend.holder:
             # taken over from a holder whose claim went stale, which may still be running
             # it: its waiting run reads that it lost the session and stops (``PgSignals``)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"cancel {session_id}"))
@@ -138,7 +134,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         ).fetchone()[0]
         data = (text + "\n").encode() if text else b""
         events = parse_trace(data, source=f"session {session_id} in the store").events
-        record = record_of(row[:5])
+        record = record_of(row[:6])
         meta = initial_meta(record)
         summarize_trace(meta, events)
         if meta["status"] == "running":
@@ -147,7 +143,7 @@ class PgSessionStore(SessionStore, SignalingStore):
             "UPDATE rho_sessions SET meta = %s WHERE id = %s",
             (json.dumps(self._held_meta(meta), default=_plain), session_id),
         )
-        return record, events, int(row[5]), meta
+        return record, events, int(row[6]), meta
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
         """See ``SessionStore.append``. Committed (durable) when it returns."""

@@ -30,6 +30,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.terminal_text import as_run, shell_word, visible
+from rho_entry.runtime.handle_values import nothing_to_continue
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -83,11 +84,16 @@ def answers_from_args(args: argparse.Namespace) -> Answers:
 def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> None:
     """Record ``answers`` in ``session`` before it continues without a new prompt.
 
-    Raises ConfigError when nothing waits for approval (there is nothing to continue), when a
-    CALL matches no waiting call (the waiting ones are listed), or when one call is both
-    approved and denied.
+    With nothing waiting and no answer given, a conversation the model has not answered (a
+    tool's result last: the run failed before its model call) continues as it is.
+
+    Raises ConfigError when nothing waits for approval and the model has answered (there is
+    nothing to continue) or answers were given, when a CALL matches no waiting call (the
+    waiting ones are listed), or when one call is both approved and denied.
     """
     waiting = session.state.awaiting_decision()
+    if not waiting and not answers.given and not nothing_to_continue(session.state):
+        return
     if not waiting:
         raise ConfigError(
             f"session {session.id} has no tool call waiting for approval; "

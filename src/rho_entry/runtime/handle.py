@@ -23,9 +23,9 @@ from rho_entry.runtime.event_log import EventLog
 from rho_entry.runtime.handle_values import (
     FINISHED,
     HandleStatus,
-    answered,
     cancelled_result,
     empty_result,
+    finished,
     waiting_result,
 )
 
@@ -236,7 +236,7 @@ class AgentHandle:
                     result = waiting_result(
                         self.session_id, self._session
                     )  # reopened with calls still undecided
-                elif prompt is None and self._result is None and answered(self._session):
+                elif prompt is None and self._result is None and await finished(self._session):
                     result = empty_result(  # reopened on a finished conversation: no run
                         self.session_id, self._session, RunStatus.COMPLETED, None, None
                     )

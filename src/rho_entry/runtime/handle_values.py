@@ -3,7 +3,7 @@ finished handle (``FINISHED``: it opens nothing and is told nothing; a live hand
 is the runtime), and the ``RunResult``s a handle makes without a run: cancelled before or
 between runs, an error before the run (its session would not open), calls still waiting
 since an earlier run (a handle reopened on a session whose calls are undecided), and a
-conversation the model has finished (``answered``). Each carries the session's usage so far.
+conversation the model has finished (``finished``). Each carries the session's usage so far.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 
 if TYPE_CHECKING:
+    from rho_domain.state import State
     from rho_entry.facade import Session
+    from rho_entry.seed_api.state import State as DocumentState
 
 
 class _Finished:
@@ -99,12 +101,30 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
     )
 
 
-def answered(session: Session) -> bool:
-    """Whether ``session`` has nothing to continue without a new message: no call pending and
-    the model's last message a final answer. A handle reopened on it (``prompt=None``) runs
-    nothing: run, it sent the whole conversation again for an answer nobody asked for. Two
-    servers answering one call each saw it pending in the store; the one that opened the
-    session second, after the first had run it to its end, continued it with a model call."""
-    state = session.state
+def nothing_to_continue(state: State | DocumentState) -> bool:
+    """Whether ``state`` has nothing to continue without a new message: no call pending, and
+    no message yet or the model's last one a final answer. Not so when the last message is a
+    tool's result or the user's (a run that failed or stopped before the model's next call):
+    that conversation is continued as it is, so the model sees what it has not answered."""
     last = state.messages[-1] if state.messages else None
-    return not state.pending_calls and isinstance(last, AssistantMessage) and not last.tool_calls
+    if state.pending_calls:
+        return False
+    return last is None or (isinstance(last, AssistantMessage) and not last.tool_calls)
+
+
+async def finished(session: Session) -> bool:
+    """Whether ``session`` has nothing to continue without a new message (``nothing_to_
+    continue``), and no operator directive queued since its last run (a run applies it
+    before its first model call; ``monitor directive`` on an idle session waits for that
+    run). A handle
+    reopened on it (``prompt=None``) runs nothing: run, it sent the whole conversation again
+    for an answer nobody asked for. Two servers answering one call each saw it pending in
+    the store; the one that opened the session second, after the first had run it to its
+    end, continued it with a model call."""
+    state = session.state
+    if not nothing_to_continue(state):
+        return False
+    signals = session.signals
+    if signals is None:
+        return True
+    return not await signals.directives(session.id, after=state.directive_offset)

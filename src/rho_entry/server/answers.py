@@ -96,6 +96,8 @@ async def answer_on_queue(
 
 
 def not_waiting(call_id: str, waiting: list[str]) -> str:
-    """The 404's words: ``call_id`` awaits no approval, and which calls do."""
+    """The 404's words: ``call_id`` awaits no approval, and which calls do. The id is the
+    caller's text, cut short: a body's ``call_id`` is as long as the body allows (256 KiB),
+    and the answer repeated it whole."""
     known = ", ".join(waiting) or "none"
-    return f"no tool call {call_id!r} awaits approval (pending: {known})"
+    return f"no tool call {call_id[:200]!r} awaits approval (pending: {known})"
