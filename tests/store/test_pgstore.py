@@ -345,6 +345,8 @@ async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
     polls it every 2 s), both by the record and the open. In the file store they are in
     meta.json, under ``META_BYTES``; here too now. Before, the listing showed the planted
     label and the open and the record read both."""
+    import psycopg
+
     pg = of_backend(host(hosts, url))
     for sid in ("lab1", "par1"):
         await pg.store.create(record(sid))
@@ -374,6 +376,8 @@ def test_two_hosts_start_together_on_a_serializable_database(pg_server_url: str)
     their first statement, taken before the first host created the tables; the second then
     read the store as empty and failed creating them ('relation already exists'). The
     store's connections are READ COMMITTED whatever the server's default."""
+    import psycopg
+
     url = schema_url(pg_server_url) + quote(" -cdefault_transaction_isolation=serializable")
     name = f"serializable-{secrets.token_hex(4)}"  # the server is shared: our hosts only
     url = f"{url}&application_name={name}"
