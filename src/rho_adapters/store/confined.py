@@ -120,13 +120,19 @@ def read_bytes(path: Path, *, levels: int = 1, limit: int | None = None) -> byte
     a ``StoreError`` naming the file, with no more than ``limit + 1`` bytes read (a sparse
     file of gigabytes costs no disk, and read whole it cost its size in memory)."""
     with open_file(path, "rb", levels=levels) as handle:
-        if limit is None:
-            return handle.read()
-        data = handle.read(limit + 1)
+        return handle.read() if limit is None else read_at_most(handle, path, limit)
+
+
+def read_at_most(
+    handle: IO[bytes], path: Path, limit: int, *, writer: str = "the session"
+) -> bytes:
+    """The rest of the open file ``path``, reading no more than ``limit + 1`` bytes; past
+    ``limit`` a ``StoreError`` naming it and who writes it (``writer``)."""
+    data = handle.read(limit + 1)
     if len(data) > limit:
         raise StoreError(
             f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
-            "(remove it, or restore the file the session wrote)"
+            f"(remove it, or restore the file {writer} wrote)"
         )
     return data
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from rho_adapters.store.confined import open_file
+from rho_adapters.store.confined import open_file, read_at_most
 from rho_domain.errors import StoreError
 
 if TYPE_CHECKING:  # built when an operator sent one
@@ -36,22 +36,13 @@ def _locked(path: Path, mode: str, lock: int) -> Iterator[IO[bytes]]:
         raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from exc
 
 
+_WRITER = "the operators"  # who writes directives.jsonl, for the refusal of a huge one
 DIRECTIVES_BYTES = 16 << 20
 """The most directives.jsonl may hold: thousands of an operator's instructions. The running
 session reads it at every step and ``add_directive`` to count its lines: one planted past
 this (a sparse file of gigabytes), read whole, cost its size in memory each time (the run and
 ``monitor directive`` ended in MemoryError); past it, it is refused (a StoreError naming
 it)."""
-
-
-def _read_directives_file(handle: IO[bytes], path: Path) -> bytes:
-    data = handle.read(DIRECTIVES_BYTES + 1)
-    if len(data) > DIRECTIVES_BYTES:
-        raise StoreError(
-            f"{path}: more than {DIRECTIVES_BYTES} bytes, far more than rho-agent writes "
-            "there; not read (remove it, or restore the file the operators wrote)"
-        )
-    return data
 
 
 def add_directive(session_dir: Path, text: str) -> int:
@@ -61,7 +52,9 @@ def add_directive(session_dir: Path, text: str) -> int:
     line = json.dumps({"text": text, "at": time.time()}, ensure_ascii=False).encode() + b"\n"
     with _locked(session_dir / "directives.jsonl", "a+b", fcntl.LOCK_EX) as handle:
         handle.seek(0)
-        data = _read_directives_file(handle, session_dir / "directives.jsonl")
+        data = read_at_most(
+            handle, session_dir / "directives.jsonl", DIRECTIVES_BYTES, writer=_WRITER
+        )
         if data and not data.endswith(b"\n"):
             handle.write(b"\n")  # a writer died mid-line: that fragment stays one bad line
             data += b"\n"
@@ -83,7 +76,7 @@ def read_directives(
     if not os.path.lexists(path):
         return ()
     with _locked(path, "rb", fcntl.LOCK_SH) as handle:
-        data = _read_directives_file(handle, path)
+        data = read_at_most(handle, path, DIRECTIVES_BYTES, writer=_WRITER)
     lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete
     if len(lines) <= after:
         return ()
