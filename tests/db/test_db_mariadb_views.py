@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from db_support import Server, adapter
 
+from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
 
 SETUP = [
@@ -122,3 +124,46 @@ async def test_a_view_made_after_the_connection_opened_is_judged_by_its_query(
     finally:
         await checked.aclose()
         await unchecked.aclose()
+
+
+HIDDEN_SETUP = [
+    "CREATE USER IF NOT EXISTS 'rho_noshow'@'%' IDENTIFIED BY 'pw-noshow'",
+    "GRANT SELECT ON rho.* TO 'rho_noshow'@'%'",
+    "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_v_hashes AS "
+    "SELECT User AS u, Password AS p FROM mysql.user WHERE User = 'rho_noshow'",
+]
+HIDDEN_TEARDOWN = ["DROP VIEW IF EXISTS rho_v_hashes", "DROP USER IF EXISTS 'rho_noshow'@'%'"]
+
+
+async def test_a_view_whose_query_the_login_may_not_read_is_refused(
+    tuning_view: tuple[Server, object],
+) -> None:
+    """A login granted SELECT without SHOW VIEW sees every view's query empty, so the views
+    went unjudged: through an administrator's definer views it read ``mysql.user``'s password
+    hash and ran a stored function's ``SET GLOBAL``. Now such a view is refused where named,
+    saying what to grant; the unchecked adapter shows both targets are real."""
+    server, cursor = tuning_view
+    for sql in HIDDEN_TEARDOWN + HIDDEN_SETUP:
+        cursor.execute(sql)  # type: ignore[attr-defined]
+    login = attrs.evolve(server.config, user="rho_noshow")
+    checked, unchecked = (
+        ADAPTERS["mysql"]("t", login, password="pw-noshow", check_statements=check)
+        for check in (True, False)
+    )
+    try:
+        before = _max_connections(cursor)
+        for sql in ("SELECT p FROM rho_v_hashes", *ATTACKS):
+            with pytest.raises(StatementRefused, match="hides its query from this login") as info:
+                await checked.query(sql, max_rows=5, timeout=5)
+            assert info.value.by == "check"
+            assert "GRANT SHOW VIEW" in str(info.value)
+        assert _max_connections(cursor) == before
+        hashes = await unchecked.query("SELECT p FROM rho_v_hashes", max_rows=5, timeout=5)
+        assert str(hashes.rows[0][0]).startswith("*")  # the mysql_native_password hash
+        await unchecked.query(ATTACKS[0], max_rows=5, timeout=5)
+        assert _max_connections(cursor) == before + 7
+    finally:
+        await checked.aclose()
+        await unchecked.aclose()
+        for sql in HIDDEN_TEARDOWN:
+            cursor.execute(sql)  # type: ignore[attr-defined]

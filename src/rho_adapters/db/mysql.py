@@ -37,7 +37,12 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_rows import bounded_connection
-from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal, secret_settings
+from rho_adapters.db.mysql_settings import (
+    REMOTE_ENGINES,
+    hidden_view_refusal,
+    remote_refusal,
+    secret_settings,
+)
 from rho_adapters.db.mysql_tls import tls_kwargs
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
@@ -49,9 +54,11 @@ from rho_domain.sql.token_rules import default_schema_refusals
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
+# A view whose query this login may not read (no SHOW VIEW, not its definer) shows an empty
+# VIEW_DEFINITION: listed as 'hidden', refused where named (its query is never judged).
 _VIEWS = (
-    "SELECT TABLE_NAME, VIEW_DEFINITION, 'view' FROM information_schema.VIEWS "
-    "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', 'view') "
+    "FROM information_schema.VIEWS WHERE TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
     "WHERE ENGINE IN (%s, %s, %s)"
 )
@@ -145,8 +152,9 @@ class MysqlDatabase(ThreadedDatabase):
         as the check folds it): selecting from one runs what its query calls, a stored
         function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
         query where the view is named, and a table's virtual columns' expressions where the
-        table is (``UUID_SHORT()`` advances a server-wide counter). And the tables of
-        another server's, refused where named (``REMOTE_ENGINES``). Read before each
+        table is (``UUID_SHORT()`` advances a server-wide counter). A view whose query the
+        login may not read is refused where named (a definer's view reads ``mysql.user``
+        for it), and so are the tables of another server's (``REMOTE_ENGINES``). Read before each
         statement: information_schema gives no version to compare, and a view made or
         replaced while the connection is open must be judged by its query of now."""
         found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
@@ -162,6 +170,8 @@ class MysqlDatabase(ThreadedDatabase):
                 if kind in found:
                     text = judged_text(str(query)) if mariadb else str(query)
                     found[kind].setdefault(str(name).lower(), set()).add(text)
+                elif kind == "hidden":
+                    refused[str(name).lower()] = hidden_view_refusal(str(name))
                 else:
                     refused[str(name).lower()] = remote_refusal(str(name), str(kind))
         views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
