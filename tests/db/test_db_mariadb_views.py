@@ -167,3 +167,62 @@ async def test_a_view_whose_query_the_login_may_not_read_is_refused(
         await unchecked.aclose()
         for sql in HIDDEN_TEARDOWN:
             cursor.execute(sql)  # type: ignore[attr-defined]
+
+
+UNSEEN_SETUP = [
+    "CREATE USER IF NOT EXISTS 'rho_seer'@'%' IDENTIFIED BY 'pw-seer'",
+    "GRANT SELECT, SHOW VIEW ON rho.* TO 'rho_seer'@'%'",
+    "CREATE DATABASE rho_unseen",
+    "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_unseen.tune "
+    "AS SELECT rho.rho_tune() AS a",
+    "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_unseen.hashes "
+    "AS SELECT User AS u, Password AS p FROM mysql.user WHERE User = 'rho_seer'",
+    "CREATE DEFINER=root@localhost VIEW rho_v_unseen_tune AS SELECT a FROM rho_unseen.tune",
+    "CREATE DEFINER=root@localhost VIEW rho_v_unseen_hashes AS "
+    "SELECT h.p FROM rho_unseen.hashes h JOIN users ON users.id = 1",
+]
+UNSEEN_TEARDOWN = [
+    "DROP VIEW IF EXISTS rho_v_unseen_tune, rho_v_unseen_hashes",
+    "DROP DATABASE IF EXISTS rho_unseen",
+    "DROP USER IF EXISTS 'rho_seer'@'%'",
+]
+
+
+async def test_a_definers_view_over_what_the_login_cannot_see_is_refused(
+    tuning_view: tuple[Server, object],
+) -> None:
+    """A login granted SELECT and SHOW VIEW on ``rho`` reads its views' queries, but not
+    those of a database it has no privilege on: ``rho.rho_v_unseen_tune`` selects from
+    ``rho_unseen.tune``, which calls the stored function, and the check, judging the outer
+    query only, let it run the ``SET GLOBAL``; ``rho_v_unseen_hashes`` read mysql.user's
+    hash the same way. Now a definer's view reading a relation the login cannot see is
+    refused where named; views over what it sees (``big_orders``) still read."""
+    server, cursor = tuning_view
+    for sql in UNSEEN_TEARDOWN + UNSEEN_SETUP:
+        cursor.execute(sql)  # type: ignore[attr-defined]
+    login = attrs.evolve(server.config, user="rho_seer")
+    checked, unchecked = (
+        ADAPTERS["mysql"]("t", login, password="pw-seer", check_statements=check)
+        for check in (True, False)
+    )
+    try:
+        before = _max_connections(cursor)
+        for sql, unseen in (
+            ("SELECT * FROM rho_v_unseen_tune", "rho_unseen.tune"),
+            ("SELECT p FROM rho_v_unseen_hashes", "rho_unseen.hashes"),
+        ):
+            with pytest.raises(StatementRefused, match=f"reads {unseen} as its definer") as info:
+                await checked.query(sql, max_rows=5, timeout=5)
+            assert info.value.by == "check"
+        assert _max_connections(cursor) == before
+        read = await checked.query("SELECT COUNT(*) FROM big_orders", max_rows=1, timeout=5)
+        assert read.rows == ((17,),)
+        hashes = await unchecked.query("SELECT p FROM rho_v_unseen_hashes", max_rows=5, timeout=5)
+        assert str(hashes.rows[0][0]).startswith("*")
+        await unchecked.query("SELECT * FROM rho_v_unseen_tune", max_rows=5, timeout=5)
+        assert _max_connections(cursor) == before + 7
+    finally:
+        await checked.aclose()
+        await unchecked.aclose()
+        for sql in UNSEEN_TEARDOWN:
+            cursor.execute(sql)  # type: ignore[attr-defined]

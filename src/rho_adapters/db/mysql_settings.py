@@ -15,11 +15,6 @@ A ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table is another server's: a read log
 the login its ``CONNECTION`` names, and ``SHOW CREATE TABLE`` printed that login's password
 (``mysql://remote:PASSWORD@host/db/t``) to the agent; refused where named, as PostgreSQL's
 foreign tables are (``MysqlDatabase._views`` finds them before each statement).
-
-A view whose query the login may not read (no ``SHOW VIEW``: information_schema shows its
-``VIEW_DEFINITION`` empty) is refused where named too: the check judges a view by its query,
-and a login granted ``SELECT`` alone read ``mysql.user`` through an administrator's
-``SQL SECURITY DEFINER`` view, and ran a definer's stored function's ``SET GLOBAL``.
 """
 
 from __future__ import annotations
@@ -76,14 +71,4 @@ def remote_refusal(name: str, engine: str) -> str:
         f"the table {name} is a {engine} table: a read logs in to another server as the "
         "login its connection names, and SHOW CREATE TABLE prints that login's password; "
         "give that server an alias of its own"
-    )
-
-
-def hidden_view_refusal(name: str) -> str:
-    """Why the view ``name``, whose query this login may not read, is refused."""
-    return (
-        f"the view {name} hides its query from this login (no SHOW VIEW on it), so the "
-        "check cannot judge what a read of it runs or reads: a definer's view reads as its "
-        "definer (mysql.user's password hashes) and calls stored functions with the "
-        "definer's rights (SET GLOBAL); GRANT SHOW VIEW on its database to the agent's login"
     )
