@@ -58,6 +58,7 @@ _LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
 _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 _NAME = r"`(?:[^`]|``)*`"
 _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
+_SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
 
 
 def judged_text(text: str) -> str:
@@ -109,9 +110,8 @@ def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> Catalo
 
 def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str, str]:
     """The refusals of the definers' views (by name, with the relations each query reads)
-    that read a relation this login cannot see outside the server's own schemas, whose
-    names the check judges itself."""
-    named = {pair for pairs in definers.values() for pair in pairs if pair[0] not in SYSTEM_SCHEMAS}
+    that read a relation this login cannot see (``_may_be_unseen``)."""
+    named = {pair for pairs in definers.values() for pair in pairs if _may_be_unseen(pair)}
     if not named:
         return {}
     schemas = sorted({database for database, _ in named})
@@ -123,10 +123,17 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
     seen = {(str(database), str(name)) for database, name in cursor.fetchall()}
     refusals = {}
     for key, pairs in definers.items():
-        unseen = sorted(pair for pair in pairs - seen if pair[0] not in SYSTEM_SCHEMAS)
+        unseen = sorted(pair for pair in pairs - seen if _may_be_unseen(pair))
         if unseen:
             refusals[key] = unseen_refusal(key, _names(unseen))
     return refusals
+
+
+def _may_be_unseen(pair: tuple[str, str]) -> bool:
+    """Whether a relation a view names may be one the login cannot see: not the server's
+    own schemas' (the check judges their names itself), nor the SEQUENCE engine's
+    ``seq_1_to_3``, which every login reads and information_schema does not list."""
+    return pair[0] not in SYSTEM_SCHEMAS and not _SEQUENCE_TABLE.fullmatch(pair[1])
 
 
 def _names(pairs: Iterable[tuple[str, str]]) -> str:
