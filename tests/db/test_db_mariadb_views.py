@@ -182,9 +182,13 @@ UNSEEN_SETUP = [
     "SELECT h.p FROM rho_unseen.hashes h JOIN users ON users.id = 1",
     # the SEQUENCE engine's tables, which information_schema does not list, every login reads
     "CREATE DEFINER=root@localhost VIEW rho_v_seq AS SELECT seq FROM seq_1_to_3",
+    # an administrator's view over a table the login may not read: the usual column filter
+    "CREATE TABLE rho_unseen.raw (id INT, secret VARCHAR(10))",
+    "INSERT INTO rho_unseen.raw VALUES (1, 'x')",
+    "CREATE DEFINER=root@localhost VIEW rho_v_unseen_raw AS SELECT id FROM rho_unseen.raw",
 ]
 UNSEEN_TEARDOWN = [
-    "DROP VIEW IF EXISTS rho_v_unseen_tune, rho_v_unseen_hashes, rho_v_seq",
+    "DROP VIEW IF EXISTS rho_v_unseen_tune, rho_v_unseen_hashes, rho_v_seq, rho_v_unseen_raw",
     "DROP DATABASE IF EXISTS rho_unseen",
     "DROP USER IF EXISTS 'rho_seer'@'%'",
 ]
@@ -221,6 +225,15 @@ async def test_a_definers_view_over_what_the_login_cannot_see_is_refused(
         for sql, count in (("big_orders", 17), ("rho_v_seq", 3)):
             read = await checked.query(f"SELECT COUNT(*) FROM {sql}", max_rows=1, timeout=5)
             assert read.rows == ((count,),)
+        # the refusal's remedy: the login sees rho_unseen, none of its rows; a view over its
+        # table reads, those over its views stay refused (their queries hidden)
+        raw = "SELECT id FROM rho_v_unseen_raw"
+        with pytest.raises(StatementRefused, match=r"GRANT SHOW VIEW ON rho_unseen\.\*"):
+            await checked.query(raw, max_rows=5, timeout=5)
+        cursor.execute("GRANT SHOW VIEW ON rho_unseen.* TO 'rho_seer'@'%'")  # type: ignore[attr-defined]
+        assert (await checked.query(raw, max_rows=5, timeout=5)).rows == ((1,),)
+        with pytest.raises(StatementRefused, match="the view hashes hides its query"):
+            await checked.query("SELECT p FROM rho_v_unseen_hashes", max_rows=5, timeout=5)
         hashes = await unchecked.query("SELECT p FROM rho_v_unseen_hashes", max_rows=5, timeout=5)
         assert str(hashes.rows[0][0]).startswith("*")
         await unchecked.query("SELECT * FROM rho_v_unseen_tune", max_rows=5, timeout=5)

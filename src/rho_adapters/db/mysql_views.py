@@ -16,7 +16,10 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
   a database it has no privilege on): the check judges a view by its query, and the views
   inside it by theirs, and one the login cannot see is one whose query it never reads (a
   view over ``rho_other.b``, itself over ``mysql.user`` or calling a stored function,
-  passed where ``rho_other`` was not the login's);
+  passed where ``rho_other`` was not the login's). ``GRANT SHOW VIEW ON rho_other.*``
+  shows the login that database's tables and views, none of their rows: a view over its
+  tables then reads, and one over its views is judged by theirs (refused while their
+  queries stay hidden, as above);
 - a ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table (``mysql_settings.remote_refusal``).
 """
 
@@ -125,7 +128,8 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
     for key, pairs in definers.items():
         unseen = sorted(pair for pair in pairs - seen if _may_be_unseen(pair))
         if unseen:
-            refusals[key] = unseen_refusal(key, _names(unseen))
+            databases = ", ".join(sorted({f"{database}.*" for database, _ in unseen}))
+            refusals[key] = unseen_refusal(key, _names(unseen), databases)
     return refusals
 
 
@@ -150,12 +154,12 @@ def hidden_view_refusal(name: str) -> str:
     )
 
 
-def unseen_refusal(name: str, relations: str) -> str:
-    """Why the definer's view ``name``, whose query reads ``relations`` (which this login
-    cannot see), is refused."""
+def unseen_refusal(name: str, relations: str, databases: str) -> str:
+    """Why the definer's view ``name``, whose query reads ``relations`` (of ``databases``,
+    which this login cannot see), is refused."""
     return (
         f"the view {name} reads {relations} as its definer, which this login cannot see, so "
-        "the check cannot judge what that runs or reads (a view over mysql.user, a stored "
-        "function's SET GLOBAL); GRANT SELECT, SHOW VIEW on it to the agent's login, or "
-        "give the agent a view of its own"
+        "the check cannot tell whether that is a table or a view that runs or reads more (a "
+        f"view over mysql.user, a stored function's SET GLOBAL); GRANT SHOW VIEW ON "
+        f"{databases} to the agent's login, which lets it see them and read none of their rows"
     )
