@@ -150,7 +150,8 @@ def hidden_view_refusal(name: str) -> str:
         f"the view {name} hides its query from this login (no SHOW VIEW on it), so the "
         "check cannot judge what a read of it runs or reads: a definer's view reads as its "
         "definer (mysql.user's password hashes) and calls stored functions with the "
-        "definer's rights (SET GLOBAL); GRANT SHOW VIEW on its database to the agent's login"
+        "definer's rights (SET GLOBAL); GRANT SHOW VIEW on it to the agent's login (the "
+        "server shows a view's query to a login that may also SELECT from it)"
     )
 
 
