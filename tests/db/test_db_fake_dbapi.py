@@ -21,6 +21,8 @@ from rho_adapters.db import StatementTimeout
 from rho_adapters.db.oracle import CATALOG_EXTERNAL as ORACLE_EXTERNAL
 from rho_adapters.db.oracle import CATALOG_SYNONYMS as ORACLE_SYNONYMS
 from rho_adapters.db.oracle import CATALOG_SYNONYMS_11G as ORACLE_SYNONYMS_11G
+from rho_adapters.db.oracle import CATALOG_UNSEEN as ORACLE_UNSEEN
+from rho_adapters.db.oracle import CATALOG_UNSEEN_11G as ORACLE_UNSEEN_11G
 from rho_adapters.db.oracle import CATALOG_VERSION as ORACLE_VERSION
 from rho_adapters.db.oracle import CATALOG_VERSION_11G as ORACLE_VERSION_11G
 from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
@@ -137,6 +139,8 @@ class FakeDriver:
             ORACLE_EXTERNAL: [],
             ORACLE_VIEWS_11G: [],
             ORACLE_SYNONYMS_11G: [],
+            ORACLE_UNSEEN: [],
+            ORACLE_UNSEEN_11G: [],
             ORACLE_VERSION: [(0, None, None)],
             ORACLE_VERSION_11G: [(0, None, None)],
             VERTICA_RELATIONS: [],
@@ -165,6 +169,7 @@ async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
         ORACLE_VERSION,
         ORACLE_VIEWS,
         ORACLE_SYNONYMS,
+        ORACLE_UNSEEN,
         ORACLE_EXTERNAL,
         ORACLE_VERSION,  # before each statement: unchanged, so the catalog is not read again
         "<rollback>",
@@ -210,10 +215,10 @@ async def test_oracle_fetches_with_fetchmany_and_reports_more_rows() -> None:
     result = await db.query("SELECT n FROM big", max_rows=5, timeout=1)
     assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5]
     assert result.more_rows
-    # the catalog's version (a row, then the end), views, synonyms and external tables on
-    # connect, its version again before the statement, then one row to learn its size,
-    # then what fits the budget
-    assert driver.fetched == [1000] * 7 + [1, 5]
+    # the catalog's version (a row, then the end), views, synonyms, the views over what
+    # the login cannot see and external tables on connect, its version again before the
+    # statement, then one row to learn its size, then what fits the budget
+    assert driver.fetched == [1000] * 8 + [1, 5]
 
 
 async def test_oracle_reconnects_a_dead_connection_and_maps_errors() -> None:
@@ -345,7 +350,10 @@ ORACLE_ALIASES: dict[str, list[tuple[Any, ...]]] = {
         ("PW_VIEW", "SELECT name, spare4 FROM sys.user$"),
         ("NESTED", "SELECT * FROM users_pw"),  # a view over the synonym
         ("ORDERS_V", "SELECT id FROM orders"),
+        # a view over HR's view, which the login cannot see (it reads SYS.USER$, as HR)
+        ("OVER_HR", "SELECT * FROM hr.secret_v"),
     ],
+    ORACLE_UNSEEN: [("OVER_HR", "HR", "SECRET_V")],
     # ORGANIZATION EXTERNAL ... PREPROCESSOR exec_dir:'unzip.sh'
     ORACLE_EXTERNAL: [("FEED", "ORACLE_LOADER", "DATA_DIR")],
 }
@@ -356,6 +364,7 @@ ORACLE_REFUSED = [
     ("SELECT * FROM nested", "USER$ holds password hashes"),
     ("SELECT * FROM remote_t", "another database's"),
     ("SELECT * FROM app.feed", "FEED is an external table (ORACLE_LOADER, directory DATA_DIR)"),
+    ("SELECT * FROM over_hr", "the view OVER_HR reads HR.SECRET_V as its owner"),
 ]
 VERTICA_ALIASES = {
     VERTICA_RELATIONS: [
@@ -445,6 +454,7 @@ async def test_oracle_11g_connects_and_still_judges_synonyms_and_views() -> None
     driver.catalog[ORACLE_SYNONYMS_11G] = ORACLE_ALIASES[ORACLE_SYNONYMS]
     driver.catalog[ORACLE_VIEWS_11G] = ORACLE_ALIASES[ORACLE_VIEWS]
     driver.catalog[ORACLE_EXTERNAL] = ORACLE_ALIASES[ORACLE_EXTERNAL]
+    driver.catalog[ORACLE_UNSEEN_11G] = ORACLE_ALIASES[ORACLE_UNSEEN]
     db = OracleDatabase("ora", ORACLE, driver=driver)
     try:
         for sql, said in ORACLE_REFUSED:

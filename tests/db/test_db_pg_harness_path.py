@@ -54,3 +54,24 @@ async def test_the_harness_sql_runs_no_user_operator_or_function(planted: Server
         assert line.startswith("Result")
     finally:
         await db.aclose()
+
+
+async def test_a_statement_repeated_after_a_catalog_change_runs(postgres_server: Server) -> None:
+    """The adapter prepares a statement that returns no cursor's rows (``SHOW``), and its
+    reset's ``DISCARD ALL`` drops it on the server; psycopg forgets it only at a
+    ``DISCARD ALL`` or ``ROLLBACK`` text it has not met since it last forgot, so after the
+    catalog re-read (a function made on another connection) it kept the name, and the same
+    ``SHOW work_mem`` twice more failed: prepared statement "_pg3_2" does not exist."""
+    db = adapter(postgres_server)
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    try:
+        for _ in range(2):
+            assert (await db.query("SHOW work_mem", max_rows=1, timeout=10)).rows
+        admin.execute("CREATE FUNCTION rho_catalog_moved() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+        for _ in range(3):
+            assert (await db.query("SHOW work_mem", max_rows=1, timeout=10)).rows
+    finally:
+        admin.execute("DROP FUNCTION IF EXISTS rho_catalog_moved()")
+        admin.close()
+        await db.aclose()

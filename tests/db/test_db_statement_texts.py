@@ -95,6 +95,45 @@ async def test_postgres_statement_texts_are_refused_to_a_login_that_sees_them_al
             await db.aclose()
 
 
+async def test_postgres_privileges_granted_while_connected_are_judged_at_the_next_statement(
+    postgres_server: Server, pg_idle_password: None
+) -> None:
+    """The login's privileges were read with the catalog, whose version tracked no role
+    membership: a login connected without ``pg_read_all_stats``, then granted it (or made a
+    superuser) on another connection, kept reading ``pg_stat_activity`` on its open
+    connection, and read the administrator's ``ALTER ROLE ... PASSWORD`` there. The
+    unchecked adapter, connected alike, shows the target is real."""
+    config = attrs.evolve(postgres_server.config, user=PG_READER)
+    reader, unchecked = (
+        ADAPTERS["postgres"](name, config, password="pw", check_statements=check)
+        for name, check in (("r", True), ("u", False))
+    )
+    other = postgres_server.admin()  # not the fixture's: its last statement is the password
+    other.autocommit = True
+    try:
+        for db in (reader, unchecked):
+            shown = repr((await db.query(PG_READS[0], max_rows=100, timeout=10)).rows)
+            assert "hunter2-pg" not in shown
+        for grant, revoke in (
+            (
+                f"GRANT pg_read_all_stats TO {PG_READER}",
+                f"REVOKE pg_read_all_stats FROM {PG_READER}",
+            ),
+            (f"ALTER ROLE {PG_READER} SUPERUSER", f"ALTER ROLE {PG_READER} NOSUPERUSER"),
+        ):
+            other.execute(grant)
+            with pytest.raises(StatementRefused, match="other sessions' statement texts"):
+                await reader.query(PG_READS[0], max_rows=100, timeout=10)
+            rows = repr((await unchecked.query(PG_READS[0], max_rows=100, timeout=10)).rows)
+            assert "hunter2-pg" in rows, grant
+            other.execute(revoke)
+            assert (await reader.query(PG_READS[0], max_rows=100, timeout=10)).rows
+    finally:
+        other.close()
+        for db in (reader, unchecked):
+            await db.aclose()
+
+
 PG_APP, PG_MEMBER = "rho_app19", "rho_member19"
 
 

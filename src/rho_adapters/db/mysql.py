@@ -24,7 +24,8 @@ again with its time limit: the reset gives the session the server's global setti
 ``SET GLOBAL sql_mode`` since the connection was made would have the server read the text
 otherwise than the check did.
 
-TLS (``options.tls``) is ``mysql_tls.py``'s.
+TLS (``options.tls``) is ``mysql_tls.py``'s; the views, virtual columns and other servers'
+tables the check judges or refuses, read before each statement, ``mysql_views.py``'s.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -37,8 +38,9 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_rows import bounded_connection
-from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal, secret_settings
+from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
+from rho_adapters.db.mysql_views import read_views
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
@@ -46,37 +48,8 @@ from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
 from rho_domain.sql.token_rules import default_schema_refusals
 
-_SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
-_VIEWS = (
-    "SELECT TABLE_NAME, VIEW_DEFINITION, 'view' FROM information_schema.VIEWS "
-    "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
-    "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
-    "WHERE ENGINE IN (%s, %s, %s)"
-)
-# MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
-# only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
-_COLUMNS = (
-    " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
-    "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
-    "AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)"
-)
-# A string literal as MariaDB's information_schema writes a view's query or a column's
-# expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
-_LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
-# MariaDB writes a column's expression when it is read, quoting names as the reading
-# session's sql_mode says: under ANSI_QUOTES (ORACLE, MSSQL, ANSI...) as "a'b", which
-# _LITERAL took for the start of a literal, emptying the call after it. Read in the default
-# mode, every name is written in backticks (a view's query is stored so already).
-_WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
-
-
-def judged_text(text: str) -> str:
-    r"""MariaDB's ``text`` with every string literal emptied: a literal calls nothing, and
-    one holding an escaped quote (``'x\'y'``) reads otherwise under NO_BACKSLASH_ESCAPES,
-    a reading the check must pass too, so its view or table was refused as unreadable."""
-    return _LITERAL.sub(lambda found: found[1] or "''", text)
 
 
 def caps_temp_space(version: str) -> bool:
@@ -141,31 +114,11 @@ class MysqlDatabase(ThreadedDatabase):
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
 
     def _views(self, conn: Any) -> CatalogCalls:
-        """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
-        as the check folds it): selecting from one runs what its query calls, a stored
-        function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
-        query where the view is named, and a table's virtual columns' expressions where the
-        table is (``UUID_SHORT()`` advances a server-wide counter). And the tables of
-        another server's, refused where named (``REMOTE_ENGINES``). Read before each
-        statement: information_schema gives no version to compare, and a view made or
-        replaced while the connection is open must be judged by its query of now."""
-        found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
-        refused = dict(conn.rho_refused)
-        mariadb = conn.rho_mariadb
+        """What a read runs or reads that its text does not show (``mysql_views``). Read
+        before each statement: information_schema gives no version to compare, and a view
+        made or replaced while the connection is open must be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
-            # the server's own schemas' views (sys.session, sys.version) are its installer's
-            cursor.execute(
-                (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
-                (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(_SYSTEM_SCHEMAS if mariadb else ())),
-            )
-            for name, query, kind in cursor.fetchall():
-                if kind in found:
-                    text = judged_text(str(query)) if mariadb else str(query)
-                    found[kind].setdefault(str(name).lower(), set()).add(text)
-                else:
-                    refused[str(name).lower()] = remote_refusal(str(name), str(kind))
-        views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
-        return CatalogCalls(views=views, computed=computed, refused_names=refused)
+            return read_views(cursor, mariadb=conn.rho_mariadb, refused=dict(conn.rho_refused))
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None

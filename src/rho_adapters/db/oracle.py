@@ -13,11 +13,13 @@ sys.user$``) or a view. So on connect the adapter reads the views and synonyms t
 can see that Oracle did not make, and the check judges each where it is named: a view by
 its query, a synonym as ``SELECT * FROM`` what it stands for; one over a database link
 (another database, as the link's login) is refused, and so is an external table (a read
-reads server files; a PREPROCESSOR runs a program). 12c and later flag what Oracle made
-(``ORACLE_MAINTAINED``, per object: a view an administrator made in ``SYSTEM`` is read);
-11g has no flag, so there the views and synonyms of the schemas Oracle installs are left
-out (``ORACLE_11G_SCHEMAS``), except a synonym whose name is not its target's or that
-crosses a link: a ``PUBLIC`` one Oracle made by its target's name is judged as that name.
+reads server files; a PREPROCESSOR runs a program), and so is a view reading a table,
+view or synonym this login cannot see (``ALL_DEPENDENCIES``), whose query it never reads.
+12c and later flag what Oracle made (``ORACLE_MAINTAINED``, per object: a view an
+administrator made in ``SYSTEM`` is read); 11g has no flag, so there the views and synonyms
+of the schemas Oracle installs are left out (``ORACLE_11G_SCHEMAS``), except a synonym
+whose name is not its target's or that crosses a link: a ``PUBLIC`` one Oracle made by its
+target's name is judged as that name.
 Before each statement a version of them is read (``CATALOG_VERSION``), and they again when
 it changed, or when they were read within two seconds of the newest DDL (its time is to the
 second: one replaced in the same second changes no version): one made while the connection
@@ -68,6 +70,19 @@ CATALOG_SYNONYMS_11G = (
     f"{_SYNONYM} WHERE s.owner NOT IN ({_ORACLE_OWNED}) "
     "OR s.synonym_name <> s.table_name OR s.db_link IS NOT NULL"
 )
+# The views above whose queries read a table, view or synonym this login cannot see (a view
+# reads as its owner): the check judges a view by its query, and the views inside it by
+# theirs, and one the login cannot see is one it never reads, which may read SYS.USER$.
+_UNSEEN = (
+    "SELECT d.name, d.referenced_owner, d.referenced_name FROM all_dependencies d "
+    "JOIN all_objects m ON m.owner = d.owner AND m.object_name = d.name "
+    "AND m.object_type = 'VIEW' WHERE d.type = 'VIEW' AND d.referenced_link_name IS NULL "
+    "AND d.referenced_type IN ('TABLE', 'VIEW', 'SYNONYM', 'MATERIALIZED VIEW') "
+    "AND NOT EXISTS (SELECT 1 FROM all_objects o WHERE o.owner = d.referenced_owner "
+    "AND o.object_name = d.referenced_name) AND "
+)
+CATALOG_UNSEEN = f"{_UNSEEN}m.oracle_maintained = 'N'"
+CATALOG_UNSEEN_11G = f"{_UNSEEN}m.owner NOT IN ({_ORACLE_OWNED})"
 # External tables: a read runs the access driver over files of a server directory (and
 # ORACLE_LOADER's PREPROCESSOR, a program), as PostgreSQL's file_fdw tables do.
 CATALOG_EXTERNAL = "SELECT table_name, type_name, default_directory_name FROM all_external_tables"
@@ -116,16 +131,16 @@ class OracleDatabase(ThreadedDatabase):
         # query fails on 11g (ORA-00904) rather than read less
         before_12c = str(getattr(conn, "version", "") or "99").split(".")[0] in {"9", "10", "11"}
         conn.rho_reads = (
-            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G, CATALOG_VERSION_11G)
+            (CATALOG_VIEWS_11G, CATALOG_SYNONYMS_11G, CATALOG_VERSION_11G, CATALOG_UNSEEN_11G)
             if before_12c
-            else (CATALOG_VIEWS, CATALOG_SYNONYMS, CATALOG_VERSION)
+            else (CATALOG_VIEWS, CATALOG_SYNONYMS, CATALOG_VERSION, CATALOG_UNSEEN)
         )
         self._read_catalog(conn, _version(conn))
 
     def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
         """Read the views, synonyms and external tables into ``conn.rho_catalog``, as of
         ``version`` (read before them: a change in between is read again next time)."""
-        view_sql, synonym_sql, _ = conn.rho_reads
+        view_sql, synonym_sql, _, unseen_sql = conn.rho_reads
         views: dict[str, set[str]] = {}
         refused: dict[str, str] = {}
         cursor = conn.cursor()
@@ -141,6 +156,12 @@ class OracleDatabase(ThreadedDatabase):
                 else:
                     target = f'"{owner}"."{table}"' if owner else f'"{table}"'
                     views.setdefault(str(name), set()).add(f"SELECT * FROM {target}")  # noqa: S608
+            for name, owner, table in _rows(cursor, unseen_sql):
+                refused[str(name)] = (
+                    f"the view {name} reads {owner}.{table} as its owner, which this login "
+                    "cannot see, so the check cannot judge what that reads (a view over "
+                    "SYS.USER$); grant the login SELECT on it, or give the agent a view of its own"
+                )
             for name, driver, directory in _rows(cursor, CATALOG_EXTERNAL):
                 refused[str(name)] = (
                     f"{name} is an external table ({driver}, directory {directory}): a read "

@@ -55,16 +55,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
-from rho_adapters.db.pg_privileged import privileged_refusals
+from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
 from rho_domain.sql import CatalogCalls
 
 
 def catalog_version(conn: Any) -> tuple[Any, ...]:
     """A value that changes when an object ``catalog_calls`` reads is made, altered or
-    renamed: the adapter reads the catalog again before a statement when it has, so a cast
-    or function made while a session's connection is open is judged (not at its next
-    connection only)."""
-    return tuple(conn.execute(query.VERSION, prepare=False).fetchall())
+    renamed, or when the login's privileges that decide its refusals change: the adapter
+    reads the catalog again before a statement when it has, so a cast or function made, or
+    a role granted, while a session's connection is open is judged (not at its next
+    connection only). One round trip."""
+    both = f"SELECT * FROM ({query.VERSION}) v, ({PRIVILEGES}) p"  # noqa: S608 - constants
+    return tuple(conn.execute(both, prepare=False).fetchall())
 
 
 # A string literal as the server writes one into a view's query, a policy's or a CHECK's

@@ -59,15 +59,20 @@ SECRET_SETTINGS = (
     "recovery_end_command",
     "ssl_passphrase_command",
 )
-_PRIVILEGES = """
+# What the refusals below depend on. The catalog's version (``catalog_version``) reads it
+# before every statement: a GRANT of pg_read_all_stats, an ALTER ROLE ... SUPERUSER or a
+# member role's ALTER ROLE ... LOGIN made on another connection changes no catalog row the
+# version counts, and applies to the open session at once. So every function and operator
+# is named by its schema (it runs outside ``pg_catalog_only``, as the version does).
+PRIVILEGES = """
 SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE')
-  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles o WHERE o.rolcanlogin AND o.oid <> r.oid
-    AND pg_catalog.pg_has_role(r.oid, o.oid, 'USAGE')),
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles o WHERE o.rolcanlogin
+    AND o.oid OPERATOR(pg_catalog.<>) r.oid AND pg_catalog.pg_has_role(r.oid, o.oid, 'USAGE')),
   r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_settings', 'USAGE'),
   pg_catalog.has_column_privilege('pg_catalog.pg_authid', 'rolpassword', 'SELECT')
   OR pg_catalog.has_column_privilege('pg_catalog.pg_user_mapping', 'umoptions', 'SELECT')
   OR pg_catalog.has_column_privilege('pg_catalog.pg_subscription', 'subconninfo', 'SELECT')
-FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
+FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user
 """
 _STATEMENTS = (
     " shows this login other sessions' statement texts (it is a superuser, a member of "
@@ -102,7 +107,7 @@ _HOLDS_CREDENTIALS = (
 def privileged_refusals(conn: Any) -> dict[str, str]:
     """The names refused to ``conn``'s login, each with the whole reason (only the column
     statistics for a login without these privileges)."""
-    row = conn.execute(_PRIVILEGES, prepare=False).fetchone()
+    row = conn.execute(PRIVILEGES, prepare=False).fetchone()
     statements, settings, credentials = (bool(v) for v in row) if row else (False,) * 3
     why = _STATISTICS if credentials else _STATISTICS_PUBLIC
     refused = {name: name + why for name in STATISTICS}

@@ -149,6 +149,13 @@ class PostgresDatabase(ThreadedDatabase):
     def _reset(self, conn: Any) -> None:
         if not conn.closed:
             conn.execute("DISCARD ALL", prepare=False)
+            # psycopg forgets its prepared statements at a DISCARD ALL or ROLLBACK only the
+            # first time it meets that text since it last forgot them: after a catalog
+            # re-read's own ROLLBACK it kept the model's statement as prepared, and the same
+            # statement next (SHOW work_mem) failed, "prepared statement does not exist".
+            prepared = getattr(conn, "_prepared", None)  # (a fake connection has none)
+            if prepared is not None:
+                prepared.clear()
             self._catalog_first(conn)  # DISCARD ALL restored the configured search path
 
     def _settings(self, conn: Any) -> frozenset[str] | None:

@@ -1,0 +1,166 @@
+"""What a MariaDB/MySQL read runs or reads that its text does not show: views, virtual
+columns, other servers' tables, read from information_schema before each statement.
+
+Selecting from a view runs what its query calls, a stored function too (with its definer's
+rights: ``SET GLOBAL``), and reads what its query reads, as its definer when it is
+``SQL SECURITY DEFINER`` (the default). So the check judges a view's query where the view
+is named (``CatalogCalls.views``), a table's virtual columns' expressions where the table
+is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
+(``CatalogCalls.refused_names``):
+
+- a view whose query the login may not read (no ``SHOW VIEW``: information_schema shows its
+  ``VIEW_DEFINITION`` empty), which the check cannot judge: a login granted ``SELECT``
+  alone read ``mysql.user``'s hashes through an administrator's definer view, and ran its
+  stored function's ``SET GLOBAL``;
+- a definer's view whose query reads a relation this login cannot see (a view or table of
+  a database it has no privilege on): the check judges a view by its query, and the views
+  inside it by theirs, and one the login cannot see is one whose query it never reads (a
+  view over ``rho_other.b``, itself over ``mysql.user`` or calling a stored function,
+  passed where ``rho_other`` was not the login's). ``GRANT SHOW VIEW ON rho_other.*``
+  shows the login that database's tables and views, none of their rows: a view over its
+  tables then reads, and one over its views is judged by theirs (refused while their
+  queries stay hidden, as above);
+- a ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table (``mysql_settings.remote_refusal``).
+"""
+
+# Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal
+from rho_domain.sql import CatalogCalls
+
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+# Each view with its query and what the harness knows of it: 'hidden' (its query shows
+# empty to this login), 'definer' (it reads as another login), or 'view'. The server's own
+# schemas' views (sys.session, sys.version) are its installer's.
+_VIEWS = (
+    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
+    "IF(SECURITY_TYPE = 'DEFINER' AND DEFINER <> CURRENT_USER(), 'definer', 'view')) "
+    "FROM information_schema.VIEWS WHERE TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+    "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
+    "WHERE ENGINE IN (%s, %s, %s)"
+)
+# MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
+# only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
+_COLUMNS = (
+    " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
+    "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
+    "AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)"
+)
+# A string literal as MariaDB's information_schema writes a view's query or a column's
+# expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
+_LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
+# MariaDB writes a column's expression when it is read, quoting names as the reading
+# session's sql_mode says: under ANSI_QUOTES (ORACLE, MSSQL, ANSI...) as "a'b", which
+# _LITERAL took for the start of a literal, emptying the call after it. Read in the default
+# mode, every name is written in backticks (a view's query is stored so already).
+_WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
+_NAME = r"`(?:[^`]|``)*`"
+_CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
+_SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
+
+
+def judged_text(text: str) -> str:
+    r"""MariaDB's ``text`` with every string literal emptied: a literal calls nothing, and
+    one holding an escaped quote (``'x\'y'``) reads otherwise under NO_BACKSLASH_ESCAPES,
+    a reading the check must pass too, so its view or table was refused as unreadable."""
+    return _LITERAL.sub(lambda found: found[1] or "''", text)
+
+
+def relations_named(query: str) -> frozenset[tuple[str, str]]:
+    """The ``(database, name)`` pairs ``query`` (a view's, as the server writes it: every
+    name in backticks, a relation as `` `db`.`name` ``, a column as `` `t`.`c` `` or
+    `` `db`.`t`.`c` ``; its literals emptied) may read, lower case: each two-part name whose
+    first part qualifies no column (is neither a lone name, an alias, nor the second part
+    of another two-part name)."""
+    chains = [
+        tuple(part[1:-1].replace("``", "`").lower() for part in re.findall(_NAME, found[0]))
+        for found in _CHAIN.finditer(query)
+    ]
+    qualifiers = {c[0] for c in chains if len(c) == 1} | {c[1] for c in chains if len(c) == 2}
+    return frozenset((c[0], c[1]) for c in chains if len(c) == 2 and c[0] not in qualifiers)
+
+
+def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> CatalogCalls:
+    """The views, virtual columns and refusals of ``cursor``'s server as this login sees
+    it, with ``refused`` (the connection's other refusals) added to."""
+    found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
+    definers: dict[str, set[tuple[str, str]]] = {}
+    cursor.execute(
+        (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
+        (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
+    )
+    for name, query, kind in cursor.fetchall():
+        key = str(name).lower()
+        if kind in ("view", "definer", "column"):
+            text = judged_text(str(query)) if mariadb else str(query)
+            found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
+            if kind == "definer":
+                definers.setdefault(key, set()).update(relations_named(text))
+        elif kind == "hidden":
+            refused[key] = hidden_view_refusal(str(name))
+        else:
+            refused[key] = remote_refusal(str(name), str(kind))
+    for key, why in _unseen(cursor, definers).items():
+        refused[key] = why
+    views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
+    return CatalogCalls(views=views, computed=computed, refused_names=refused)
+
+
+def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str, str]:
+    """The refusals of the definers' views (by name, with the relations each query reads)
+    that read a relation this login cannot see (``_may_be_unseen``)."""
+    named = {pair for pairs in definers.values() for pair in pairs if _may_be_unseen(pair)}
+    if not named:
+        return {}
+    schemas = sorted({database for database, _ in named})
+    cursor.execute(
+        "SELECT LOWER(TABLE_SCHEMA), LOWER(TABLE_NAME) FROM information_schema.TABLES "  # noqa: S608
+        f"WHERE TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})",
+        schemas,
+    )
+    seen = {(str(database), str(name)) for database, name in cursor.fetchall()}
+    refusals = {}
+    for key, pairs in definers.items():
+        unseen = sorted(pair for pair in pairs - seen if _may_be_unseen(pair))
+        if unseen:
+            databases = ", ".join(sorted({f"{database}.*" for database, _ in unseen}))
+            refusals[key] = unseen_refusal(key, _names(unseen), databases)
+    return refusals
+
+
+def _may_be_unseen(pair: tuple[str, str]) -> bool:
+    """Whether a relation a view names may be one the login cannot see: not the server's
+    own schemas' (the check judges their names itself), nor the SEQUENCE engine's
+    ``seq_1_to_3``, which every login reads and information_schema does not list."""
+    return pair[0] not in SYSTEM_SCHEMAS and not _SEQUENCE_TABLE.fullmatch(pair[1])
+
+
+def _names(pairs: Iterable[tuple[str, str]]) -> str:
+    return ", ".join(f"{database}.{name}" for database, name in pairs)
+
+
+def hidden_view_refusal(name: str) -> str:
+    """Why the view ``name``, whose query this login may not read, is refused."""
+    return (
+        f"the view {name} hides its query from this login (no SHOW VIEW on it), so the "
+        "check cannot judge what a read of it runs or reads: a definer's view reads as its "
+        "definer (mysql.user's password hashes) and calls stored functions with the "
+        "definer's rights (SET GLOBAL); GRANT SHOW VIEW on it to the agent's login (the "
+        "server shows a view's query to a login that may also SELECT from it)"
+    )
+
+
+def unseen_refusal(name: str, relations: str, databases: str) -> str:
+    """Why the definer's view ``name``, whose query reads ``relations`` (of ``databases``,
+    which this login cannot see), is refused."""
+    return (
+        f"the view {name} reads {relations} as its definer, which this login cannot see, so "
+        "the check cannot tell whether that is a table or a view that runs or reads more (a "
+        f"view over mysql.user, a stored function's SET GLOBAL); GRANT SHOW VIEW ON "
+        f"{databases} to the agent's login, which lets it see them and read none of their rows"
+    )
