@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from pg_rig import pg_server_url, schema_url
+from pg_rig import as_a_host, pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
@@ -87,7 +87,8 @@ async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBacke
 
 async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[PgBackend]) -> None:
     """A store an earlier version made (schema 1, a session held without a lease) is
-    migrated: the column is added, and the old claim is judged by the reader's bound."""
+    migrated: the column is added, and the old claim gets the lease earlier versions kept by
+    default (8 s), so a reader with a shorter bound does not take a live old host's session."""
     import psycopg
 
     with psycopg.connect(url) as conn:
@@ -101,10 +102,10 @@ async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[
             ('{"status": "running"}',),
         )
     pg = of_backend(host(hosts, url, stale_after=1))
-    assert (await pg.sessions.info("old1")).liveness == "stale"
+    assert (await pg.sessions.info("old1")).liveness == "running"
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)
-        assert conn.execute("SELECT lease FROM rho_sessions").fetchall() == [(None,)]
+        assert conn.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
 
 
 async def test_a_newer_schema_is_refused_and_left_alone(url: str, hosts: list[PgBackend]) -> None:
@@ -239,7 +240,7 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
     await pg.store.release("odd1")
     await pg.store.create(record("odd2"))
     for lease in ("NaN", "Infinity", "1e300", "-1", "-Infinity", "0"):
-        with psycopg.connect(url) as conn:
+        with psycopg.connect(as_a_host(url)) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
                 " lease = %s::float WHERE id = 'odd1'",
@@ -250,7 +251,7 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
         await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
         await pg.store.release("odd1")
     for lease in ("-1", "-Infinity", "0"):  # a live claim: the reader's own bound still counts
-        with psycopg.connect(url) as conn:
+        with psycopg.connect(as_a_host(url)) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now(), lease = %s::float,"
                 " meta = '{\"status\": \"running\"}' WHERE id = 'odd1'",
@@ -656,7 +657,7 @@ async def test_an_append_cancelled_while_its_statement_waits_raises_the_statemen
     a = of_backend(host(hosts, url))
     await a.store.create(record("held1"))
     with (
-        psycopg.connect(url, autocommit=False) as other,
+        psycopg.connect(as_a_host(url), autocommit=False) as other,
         psycopg.connect(url, autocommit=True) as watcher,  # a snapshot per statement
     ):
         other.execute("SELECT 1 FROM rho_sessions WHERE id = 'held1' FOR UPDATE")

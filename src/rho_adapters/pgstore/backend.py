@@ -32,8 +32,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from rho_adapters.pgstore.connection import Pool, StoreAddress, pg_errors
-from rho_adapters.pgstore.schema import CHANNEL, ensure_schema, holder_name
+from rho_adapters.pgstore.connection import POOL_SIZE, Pool, StoreAddress, pg_errors
+from rho_adapters.pgstore.schema import CHANNEL, declare, ensure_schema, holder_name
 from rho_domain.errors import StoreError
 
 log = logging.getLogger("rho_adapters.pgstore")
@@ -60,7 +60,8 @@ class PgBackend:
         self.address = address
         self.heartbeat = heartbeat
         self.stale_after = stale_after
-        self.pool = Pool(address) if pool_size is None else Pool(address, size=pool_size)
+        size = POOL_SIZE if pool_size is None else pool_size
+        self.pool = Pool(address, size=size, prepare=declare)
         self._holder: str | None = None
         self._ready = False
         self._ready_lock = threading.Lock()
