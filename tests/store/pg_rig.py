@@ -43,7 +43,8 @@ def as_a_host(url: str) -> str:
     claim from a connection that says nothing of its schema, an earlier version's)."""
     from rho_adapters.pgstore.schema import DECLARED, SCHEMA_VERSION
 
-    assert "?options=" in url and "&" not in url, url  # its options end the URL
+    assert "?options=" in url, url
+    assert "&" not in url, url  # its options end the URL
     return f"{url}{quote(f' -c{DECLARED}={SCHEMA_VERSION}')}"
 
 

@@ -337,6 +337,32 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.sessions.export_answer("big1", "x1")
 
 
+async def test_a_trace_past_its_bound_is_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """``rho_events`` rows hold what their writer wrote: a gigabyte line (or many) was read
+    whole by the open (``string_agg`` of every line), a watch or a stream from the start and
+    the approvals' listing. Now a trace past the backend's bound (``TRACE_BYTES``, 1 GiB; 300
+    bytes here) is a StoreError naming the session, its claim left untaken; what comes after
+    a line already read is judged alone."""
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("long1"))
+    await pg.store.append("long1", run_events("x" * 400))
+    await pg.store.release("long1")
+    small = of_backend(host(hosts, url, trace_bytes=300))
+    refused = r"session long1's trace \(its rho_events rows\) holds more than 300 bytes"
+    for read in (
+        lambda: small.store.open("long1"),
+        lambda: small.sessions.trace("long1"),
+        lambda: small.sessions.approvals("long1"),
+    ):
+        with pytest.raises(StoreError, match=refused):
+            await read()
+    assert [line.seq for line in await small.sessions.trace("long1", after=2)] == [3]
+    await pg.store.open("long1")  # the claim was not taken
+    await pg.store.release("long1")
+
+
 async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
     url: str, hosts: list[PgBackend]
 ) -> None:

@@ -182,6 +182,20 @@ def bounded(column: str, limit: int) -> str:
     return f"CASE WHEN octet_length({column}) <= {int(limit)} THEN {column} END"
 
 
+def check_trace_size(conn: Any, session_id: str, after: int, limit: int) -> None:
+    """Raise the ``too_large`` StoreError when the session's trace lines past ``after`` hold
+    more than ``limit`` bytes (``PgBackend.trace_bytes``: ``store.trace.TRACE_BYTES``): read
+    whole (``string_agg``, a listing of lines), a gigabyte row written by a peer cost every
+    reader that much memory, as a planted trace.jsonl did. One sum of the lines' sizes."""
+    total = conn.execute(
+        "SELECT coalesce(sum(octet_length(line)), 0) FROM rho_events"
+        " WHERE session_id = %s AND seq > %s",
+        (session_id, after),
+    ).fetchone()[0]
+    if int(total) > limit:
+        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
+
+
 def too_large(what: str, limit: int) -> StoreError:
     """The error for a value ``bounded`` left out: ``what`` names the row and its column."""
     return StoreError(
