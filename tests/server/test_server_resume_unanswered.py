@@ -13,8 +13,8 @@ from pathlib import Path
 from server_support import app_for, client_for, place, wait_idle
 
 from rho_adapters.fakes import FunctionModel, call, text, tools
-from rho_adapters.store.directive_lines import add_directive
 from rho_adapters.fakes.scripted_model import Turn
+from rho_adapters.store.directive_lines import add_directive
 from rho_domain.model import ModelRequest
 
 READ = call("read", {"path": "README.md"})
