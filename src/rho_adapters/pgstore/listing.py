@@ -77,6 +77,8 @@ def resolve_id(conn: Any, ref: str) -> str:
     """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
     if not ref.strip():  # as the file store says it (``layout.resolve``)
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
+    if "\x00" in ref:  # no id holds one, and a text parameter cannot: the query failed
+        raise SessionNotFound(f"no session matches {ref[:300]!r} in the store")
     if ref == "latest":
         row = conn.execute(
             "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
