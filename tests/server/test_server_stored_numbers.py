@@ -3,7 +3,8 @@ json reads ``NaN``, ``Infinity`` and ``1e999`` as floats), a time past year 9999
 count of ``1e999``. Before, one such line in one session took down the server's listing of
 every session (``ValueError: Out of range float values are not JSON compliant`` from the
 answer's encoding; ``OverflowError`` from the count), that session's detail, and ``monitor
-watch`` and the ATIF export with a traceback."""
+watch`` and the ATIF export with a traceback; the stream sent the line with its ``NaN``,
+which a browser's ``JSON.parse`` refuses."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ async def test_a_trace_line_with_numbers_no_reader_can_show_leaves_the_listing_w
         detail = await client.get(f"/api/sessions/{ids[0]}")
         assert detail.status_code == 500, detail.text  # the line is named, not shown
         assert "line 8: malformed 'run_end' event: its time 'at' is nan" in detail.text
+        streamed = await client.get(f"/api/sessions/{ids[0]}/stream", params={"until": "idle"})
+        assert 'id: 8\nevent: unreadable\ndata: {"seq": 8, "kind": "unreadable"}' in streamed.text
+        assert "NaN" not in streamed.text  # a browser's JSON.parse refuses it
 
 
 def test_each_reader_refuses_or_shows_such_a_time_without_failing() -> None:
