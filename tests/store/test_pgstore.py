@@ -363,6 +363,33 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
     await pg.store.release("long1")
 
 
+async def test_a_created_at_column_edited_to_no_time_is_listed_as_none(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """``created_at`` is double precision, which holds NaN and the infinities; a row edited
+    so (with a summary that gives no time) was listed with that time: ``--list`` raised
+    'cannot convert float NaN to integer' for -Infinity, and ``--list --json`` printed NaN
+    and Infinity, which no JSON parser reads. Such a column now counts as no time (0)."""
+    import psycopg
+
+    from rho_entry.cli.sessions import format_sessions
+
+    pg = of_backend(host(hosts, url))
+    odd = {"nan1": "NaN", "inf1": "Infinity", "minf1": "-Infinity"}
+    for session_id in odd:
+        await pg.store.create(record(session_id))
+        await pg.store.release(session_id)
+    with psycopg.connect(url) as conn:
+        for session_id, value in odd.items():
+            conn.execute(
+                "UPDATE rho_sessions SET created_at = %s::float, meta = '{}' WHERE id = %s",
+                (value, session_id),
+            )
+    infos = await pg.sessions.sessions()
+    assert {info.id: info.created_at for info in infos} == dict.fromkeys(odd, 0.0)
+    assert len(format_sessions(infos)) == 4  # the header and each session
+
+
 async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
     url: str, hosts: list[PgBackend]
 ) -> None:
