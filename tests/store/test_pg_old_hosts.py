@@ -58,6 +58,9 @@ async def test_a_host_older_than_the_store_cannot_claim(backend: PgBackend) -> N
         ]
         old.execute(f"SET {DECLARED} = '{SCHEMA_VERSION}'")
         old.execute("UPDATE rho_sessions SET holder = 'a new host', beat = now()")
+        schema = old.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+    with psycopg.connect(url.partition("?")[0], autocommit=True) as admin:  # no search_path
+        admin.execute(f"UPDATE {schema}.rho_sessions SET cancel = false")  # a hand edit
     await pg.sessions.sessions()
 
 

@@ -113,8 +113,10 @@ _V3 = (
     """CREATE FUNCTION rho_claim_check() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
         declared text := current_setting('rho.schema', true);
-        stored integer := (SELECT version FROM rho_schema);
+        stored integer;
     BEGIN
+        -- the table's own schema: an edit from a session with another search_path
+        EXECUTE format('SELECT version FROM %I.rho_schema', TG_TABLE_SCHEMA) INTO stored;
         IF declared ~ '^[0-9]{1,6}$' THEN
             IF declared::integer >= stored THEN
                 RETURN NEW;
