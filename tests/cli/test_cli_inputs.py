@@ -233,3 +233,29 @@ def test_a_misspelt_word_is_answered_with_what_was_meant(
     result = rho(*args, cwd=workspace, home=tmp_path / "home")
     assert result.returncode == 1
     assert result.stderr.endswith(f"\n  {hint}\n"), result.stderr
+
+
+def test_a_session_id_longer_than_a_file_name_is_no_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An id past 255 bytes (NAME_MAX) or holding NUL was looked up as a file: Python's
+    ``Path.exists``/``is_dir`` raise ENAMETOOLONG, so ``--resume``, ``export``, ``stats``,
+    ``fork`` and every ``monitor`` command ended in a traceback or 'internal error: OSError:
+    [Errno 36] File name too long'. Now it matches no session, said as for any other id."""
+    from rho_adapters.store.layout import resolve
+    from rho_domain.errors import SessionNotFound
+    from rho_entry.cli.launch import _resume_ref
+    from rho_entry.cli.monitor import _names_a_directory
+
+    home = tmp_path / "home"
+    root = home / "sessions"
+    root.mkdir(parents=True)
+    long = "x" * 300
+    for ref in (long, "a\0b", f"./{long}", f"{long}/x", "é" * 128):
+        with pytest.raises(SessionNotFound, match=r"no session matches|not a session directory"):
+            resolve(root, ref)
+    assert _resume_ref(long) == long
+    assert not _names_a_directory([long])
+    result = rho("monitor", "cancel", long, cwd=workspace, home=home)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"rho-agent monitor: no session matches {long!r} in ")

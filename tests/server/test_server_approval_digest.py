@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env
+from server_support import Place, Serve, http, place, serve_env
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -32,11 +32,11 @@ def _serve(where: Place, model: LoopbackServer) -> Serve:
 
 
 def _post(serve: Serve, path: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{serve.url}{path}", json=body, headers=serve.auth, timeout=30)
+    return http().post(f"{serve.url}{path}", json=body, headers=serve.auth, timeout=30)
 
 
 def _detail(serve: Serve, sid: str) -> dict[str, Any]:
-    got = httpx.get(f"{serve.url}/api/sessions/{sid}", headers=serve.auth, timeout=30)
+    got = http().get(f"{serve.url}/api/sessions/{sid}", headers=serve.auth, timeout=30)
     assert got.status_code == 200, got.text
     return dict(got.json())
 
@@ -173,7 +173,7 @@ def test_an_answer_without_a_digest_is_refused(where: Place) -> None:
                 )
             ]
             raw = '{"call_id": "c1", "decision": "deny", "call_id": "c9", "digest": "%s"}'
-            twice = httpx.post(
+            twice = http().post(
                 f"{serve.url}{approvals}",
                 content=raw % shown,
                 headers={**serve.auth, "Content-Type": "application/json"},

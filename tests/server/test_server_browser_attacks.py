@@ -22,10 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from browser_support import shared_browser, skip_without_playwright
-from server_support import UvicornThread, app_for, place
+from server_support import UvicornThread, app_for, http, place
 
 from rho_adapters.fakes import ScriptedModel, text
 
@@ -176,10 +175,12 @@ def _victim(tmp_path: Path) -> tuple[Recorder, Any]:
 
 
 def _seed(server: UvicornThread) -> str:
-    created = httpx.post(f"{server.url}/api/sessions", json={"prompt": SECRET}, headers=server.auth)
+    created = http().post(
+        f"{server.url}/api/sessions", json={"prompt": SECRET}, headers=server.auth
+    )
     assert created.status_code == 201, created.text
     sid: str = created.json()["id"]
-    idle = httpx.get(
+    idle = http().get(
         f"{server.url}/api/sessions/{sid}/stream?until=idle", headers=server.auth, timeout=30
     )
     assert idle.status_code == 200
@@ -210,7 +211,7 @@ def test_a_page_of_another_origin_cannot_create_or_cancel_a_session(
                 cancels = recorder.wait_for(1, f"/api/sessions/{sid}/cancel")
             finally:
                 page.close()
-        listed = httpx.get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
+        listed = http().get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
     assert len(posts) >= 8, (results, [(e["method"], e.get("status")) for e in posts])
     assert len(cancels) == 1, results
     for entry in [*posts, *cancels]:

@@ -10,8 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-import httpx
-from server_support import UvicornThread, app_for, place, rho_popen, wait_for
+from server_support import UvicornThread, app_for, http, place, rho_popen, wait_for
 
 from rho_adapters.fakes import ScriptedModel
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -20,7 +19,7 @@ from rho_adapters.fakes.wire import stall, text_reply
 
 def _running(server: UvicornThread) -> str | None:
     """The id of a session the server lists as running, if any."""
-    rows = httpx.get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
+    rows = http().get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
     return next((r["id"] for r in rows if r["liveness"] == "running"), None)
 
 
@@ -47,7 +46,7 @@ def test_a_client_cannot_cancel_a_run_the_server_may_not_drive(tmp_path: Path) -
             app = app_for(where, ScriptedModel([]), profiles=("readonly",))
             with UvicornThread(app) as server:
                 sid = wait_for(lambda: _running(server), "the CLI's run")
-                cancelled = httpx.post(
+                cancelled = http().post(
                     f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth
                 )
                 assert cancelled.status_code == 403, cancelled.text  # 202 before

@@ -18,10 +18,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from browser_support import expect, shared_browser, skip_without_playwright
-from server_support import UvicornThread, app_for, place
+from server_support import UvicornThread, app_for, http, place
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, TextChunk
@@ -72,7 +71,7 @@ def open_session(page: Any, server: UvicornThread, sid: str) -> None:
 def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -> None:
     model = GatedModel("Streaming answer, four characters at a time.")
     with UvicornThread(app_for(place(tmp_path), model)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions", json={"prompt": "stream please"}, headers=server.auth
         )
         sid = created.json()["id"]
@@ -92,7 +91,7 @@ def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -
             )
         finally:
             model.gate.set()
-            httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+            http().post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
             page.close()
 
 
@@ -106,7 +105,7 @@ def test_approve_by_clicking_and_untrusted_output_stays_text(tmp_path: Path, bro
     )
     where = place(tmp_path)
     with UvicornThread(app_for(where, model)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions",
             json={"prompt": "write the page", "profile": "developer", "model": "gpt-4o"},
             headers=server.auth,
@@ -143,11 +142,11 @@ def test_approve_by_clicking_and_untrusted_output_stays_text(tmp_path: Path, bro
 
 def test_the_dashboard_files_are_served_offline_with_a_strict_policy(tmp_path: Path) -> None:
     with UvicornThread(app_for(place(tmp_path), ScriptedModel([]))) as server:
-        html = httpx.get(f"{server.url}/dashboard")
-        scripts = [httpx.get(f"{server.url}/dashboard/{name}") for name in SCRIPTS]
-        missing = httpx.get(f"{server.url}/dashboard/../../etc/passwd", headers=server.auth)
-        other = httpx.get(f"{server.url}/dashboard/secrets.txt", headers=server.auth)
-        anonymous = httpx.get(f"{server.url}/dashboard/secrets.txt")
+        html = http().get(f"{server.url}/dashboard")
+        scripts = [http().get(f"{server.url}/dashboard/{name}") for name in SCRIPTS]
+        missing = http().get(f"{server.url}/dashboard/../../etc/passwd", headers=server.auth)
+        other = http().get(f"{server.url}/dashboard/secrets.txt", headers=server.auth)
+        anonymous = http().get(f"{server.url}/dashboard/secrets.txt")
     assert html.status_code == 200
     assert "script-src 'self'" in html.headers["content-security-policy"]
     for script in scripts:
@@ -170,7 +169,7 @@ def test_the_printed_url_brings_the_token_and_it_leaves_no_trace(
     request the page makes carries the token in its URL (a fragment is never sent)."""
     model = ScriptedModel([text("Answered with the printed URL.")])
     with UvicornThread(app_for(place(tmp_path), model)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions", json={"prompt": "hi"}, headers=server.auth
         )
         sid = created.json()["id"]
@@ -202,11 +201,11 @@ def test_behind_a_token_the_page_loads_and_asks_for_it(tmp_path: Path, browser: 
     model = ScriptedModel([text("Answered behind the token.")])
     with UvicornThread(app_for(place(tmp_path), model, token=token)) as server:
         auth = {"Authorization": f"Bearer {token}"}
-        created = httpx.post(f"{server.url}/api/sessions", json={"prompt": "hi"}, headers=auth)
+        created = http().post(f"{server.url}/api/sessions", json={"prompt": "hi"}, headers=auth)
         sid = created.json()["id"]
-        assert httpx.get(f"{server.url}/api/sessions").status_code == 401
-        assert httpx.get(f"{server.url}/dashboard/dashboard.js").status_code == 200
-        assert httpx.post(f"{server.url}/dashboard").status_code == 401  # GET and HEAD only
+        assert http().get(f"{server.url}/api/sessions").status_code == 401
+        assert http().get(f"{server.url}/dashboard/dashboard.js").status_code == 200
+        assert http().post(f"{server.url}/dashboard").status_code == 401  # GET and HEAD only
         page = browser.new_page()
         try:
             page.goto(f"{server.url}/dashboard#/sessions/{sid}")
@@ -245,7 +244,7 @@ def test_an_approval_clicked_on_a_call_shown_otherwise_is_refused(
     )
     where = place(tmp_path)
     with UvicornThread(app_for(where, model)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions",
             json={"prompt": "write", "profile": "developer"},
             headers=server.auth,
@@ -253,7 +252,7 @@ def test_an_approval_clicked_on_a_call_shown_otherwise_is_refused(
         sid = created.json()["id"]
         detail = f"{server.url}/api/sessions/{sid}"
         for _ in range(600):  # bounded: the run stops at the approval at once
-            if httpx.get(detail, headers=server.auth).json()["pending_approvals"]:
+            if http().get(detail, headers=server.auth).json()["pending_approvals"]:
                 break
             time.sleep(0.05)
         trace = where.sessions / sid / "trace.jsonl"
@@ -291,7 +290,7 @@ def test_a_stored_call_named_dot_or_dot_dot_is_answered_from_the_dashboard(
         ]
     )
     with UvicornThread(app_for(where, first)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions",
             json={"prompt": "write both", "profile": "developer"},
             headers=server.auth,
@@ -299,7 +298,7 @@ def test_a_stored_call_named_dot_or_dot_dot_is_answered_from_the_dashboard(
         sid = created.json()["id"]
         detail = f"{server.url}/api/sessions/{sid}"
         for _ in range(600):  # bounded: the run stops at the approvals at once
-            if len(httpx.get(detail, headers=server.auth).json()["pending_approvals"]) == 2:
+            if len(http().get(detail, headers=server.auth).json()["pending_approvals"]) == 2:
                 break
             time.sleep(0.05)
     trace = where.sessions / sid / "trace.jsonl"

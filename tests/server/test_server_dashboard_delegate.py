@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from browser_support import expect, shared_browser, skip_without_playwright
-from server_support import UvicornThread, app_for, place
+from server_support import UvicornThread, app_for, http, place
 from test_server_delegate_shown import delegating
 
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
@@ -27,7 +26,7 @@ def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 def test_the_dashboard_box_shows_the_sub_agents_call(tmp_path: Path, browser: Any) -> None:
     with UvicornThread(app_for(place(tmp_path), delegating())) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions",
             json={"prompt": "delegate a note", "profile": "developer"},
             headers=server.auth,

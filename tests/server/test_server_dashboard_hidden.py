@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from browser_support import expect, shared_browser, skip_without_playwright
-from server_support import UvicornThread, app_for, place
+from server_support import UvicornThread, app_for, http, place
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 
@@ -37,7 +36,7 @@ def test_a_call_with_hidden_characters_is_shown_with_them_escaped(
 ) -> None:
     model = ScriptedModel([tools(call("bash", {"command": COMMAND}, id="call_b")), text("ok")])
     with UvicornThread(app_for(place(tmp_path), model)) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions",
             json={"prompt": "run it", "profile": "developer"},
             headers=server.auth,
@@ -56,7 +55,7 @@ def test_a_call_with_hidden_characters_is_shown_with_them_escaped(
                 ).inner_text(),
             ]
         finally:
-            httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+            http().post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
             page.close()
     for text_shown in shown:
         assert not any(ch in text_shown for ch in RAW), ascii(text_shown)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from browser_support import expect, shared_browser, skip_without_playwright
 from dashboard_support import (
@@ -57,7 +56,7 @@ def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 def _sessions(server: UvicornThread) -> dict[str, dict[str, Any]]:
-    listed = httpx.get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
+    listed = http().get(f"{server.url}/api/sessions", headers=server.auth).json()["sessions"]
     return {row["id"]: row for row in listed}
 
 
@@ -308,7 +307,7 @@ def test_the_list_follows_the_server_without_a_reload(tmp_path: Path, browser: A
             poll()
             expect(row.locator(".badge")).to_have_text("running", timeout=WAIT_MS)
             expect(page.locator("#summary .chip.running")).to_have_text("1 running")
-            cancelled = httpx.post(f"{server.url}/api/sessions/{busy}/cancel", headers=server.auth)
+            cancelled = http().post(f"{server.url}/api/sessions/{busy}/cancel", headers=server.auth)
             assert cancelled.status_code == 202
             # the run ends after the answer: a poll brought forward before it missed the
             # change, and the page waited out its next poll (2 s) in real time
@@ -408,7 +407,7 @@ def test_markup_in_a_prompt_or_model_name_stays_text(tmp_path: Path, browser: An
     markup = '<img src=x onerror="window.pwned=1"><b>bold</b>'
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         body = {"prompt": f"plain {markup}", "model": markup}
-        created = httpx.post(f"{server.url}/api/sessions", json=body, headers=server.auth)
+        created = http().post(f"{server.url}/api/sessions", json=body, headers=server.auth)
         assert created.status_code == 201, created.text
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         try:

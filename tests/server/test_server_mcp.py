@@ -8,12 +8,12 @@ import json
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 from server_support import (
     Serve,
     client_for,
     forked_command,
+    http,
     place,
     serve_env,
     settings,
@@ -97,18 +97,18 @@ def test_serve_runs_its_mcp_config_for_a_clients_session(tmp_path: Path) -> None
         env = serve_env(where.home, model.base_url, RHO_AGENT_SERVER_PROFILES="ops")
         serve = Serve(where.work, env, "--mcp-config", str(mcp))
         try:
-            created = httpx.post(
+            created = http().post(
                 f"{serve.url}/api/sessions", json={"prompt": "echo"}, headers=serve.auth
             )
             assert created.status_code == 201, created.text
             sid = created.json()["id"]
-            httpx.get(
+            http().get(
                 f"{serve.url}/api/sessions/{sid}/stream",
                 params={"until": "idle"},
                 headers=serve.auth,
                 timeout=60,
             )
-            detail = httpx.get(f"{serve.url}/api/sessions/{sid}", headers=serve.auth).json()
+            detail = http().get(f"{serve.url}/api/sessions/{sid}", headers=serve.auth).json()
         finally:
             assert serve.stop() == 0
     assert detail["status"] == "completed", detail

@@ -10,9 +10,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
 import pytest
-from server_support import UvicornThread, place, settings
+from server_support import UvicornThread, http, place, settings
 
 # isort: split
 from proxy_support import recording_proxy  # tests/cli/, put on sys.path by server_support
@@ -45,7 +44,7 @@ def test_a_client_cannot_choose_another_provider_by_the_model(
             environ=environ,
         )
         with UvicornThread(app) as server:
-            refused = httpx.post(
+            refused = http().post(
                 f"{server.url}/api/sessions",
                 json={"prompt": "hi", "model": "claude-sonnet-4-5"},
                 headers=server.auth,
@@ -57,14 +56,14 @@ def test_a_client_cannot_choose_another_provider_by_the_model(
             time.sleep(0.5)
             assert seen == []  # before: CONNECT api.anthropic.com:443
 
-            taken = httpx.post(
+            taken = http().post(
                 f"{server.url}/api/sessions",
                 json={"prompt": "hi", "model": "gpt-4o-mini"},
                 headers=server.auth,
             )
             assert taken.status_code == 201, taken.text
             _wait_for(seen)
-            httpx.post(
+            http().post(
                 f"{server.url}/api/sessions/{taken.json()['id']}/cancel", headers=server.auth
             )
     assert seen

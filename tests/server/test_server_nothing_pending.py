@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env
+from server_support import Place, Serve, http, place, serve_env
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -35,14 +35,14 @@ def served(tmp_path: Path) -> Iterator[tuple[Place, Serve, LoopbackServer]]:
 
 
 def _post(serve: Serve, path: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{serve.url}{path}", json=body, headers=serve.auth, timeout=30)
+    return http().post(f"{serve.url}{path}", json=body, headers=serve.auth, timeout=30)
 
 
 def _settled(serve: Serve, session_id: str, status: str) -> dict[str, Any]:
     """The session's detail once no run is in progress and its status is ``status``."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        detail = httpx.get(f"{serve.url}/api/sessions/{session_id}", headers=serve.auth).json()
+        detail = http().get(f"{serve.url}/api/sessions/{session_id}", headers=serve.auth).json()
         if detail["status"] == status and not detail["running_here"]:
             return dict(detail)
         time.sleep(0.05)

@@ -10,8 +10,7 @@ import json
 import os
 from pathlib import Path
 
-import httpx
-from server_support import UvicornThread, app_for, place, rho_cli, wait_for
+from server_support import UvicornThread, app_for, http, place, rho_cli, wait_for
 
 from rho_adapters.fakes import ScriptedModel, text
 
@@ -21,7 +20,7 @@ CONTROLS = "\x1b]0;owned\x07\x1b[2J\u009b31m\u202e"
 def test_the_remote_listing_shows_stored_text_escaped(tmp_path: Path) -> None:
     where = place(tmp_path)
     with UvicornThread(app_for(where, ScriptedModel([text("Hello.")]))) as server:
-        created = httpx.post(
+        created = http().post(
             f"{server.url}/api/sessions", json={"prompt": "hi"}, headers=server.auth
         )
         sid = created.json()["id"]

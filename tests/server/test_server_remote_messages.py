@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
-from server_support import Place, Serve, app_for, client_for, place, serve_env, wait_idle
+from server_support import Place, Serve, app_for, client_for, http, place, serve_env, wait_idle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
 from cli_support import rho
@@ -94,7 +93,7 @@ def test_a_session_whose_working_dir_is_gone_is_refused_with_its_name(
     shutil.rmtree(gone)
 
     # over HTTP: 409 naming the directory, nothing accepted
-    answer = httpx.post(
+    answer = http().post(
         f"{serve.url}/api/sessions/{session_id}/chat",
         json={"prompt": "again"},
         headers=serve.auth,

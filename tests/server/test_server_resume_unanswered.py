@@ -14,6 +14,7 @@ from server_support import app_for, client_for, place, wait_idle
 
 from rho_adapters.fakes import FunctionModel, call, text, tools
 from rho_adapters.fakes.scripted_model import Turn
+from rho_adapters.store.directive_lines import add_directive
 from rho_domain.model import ModelRequest
 
 READ = call("read", {"path": "README.md"})
@@ -23,16 +24,19 @@ async def test_a_resume_without_a_prompt_continues_a_tool_result_the_model_never
     tmp_path: Path,
 ) -> None:
     asked: list[int] = []
+    said: list[str] = []
 
     def model(request: ModelRequest) -> Turn:
         asked.append(len(request.messages))
+        said.append(str(getattr(request.messages[-1], "content", "")))
         if len(asked) == 1:
             return tools(READ)
         if len(asked) == 2:
             raise RuntimeError("the model's endpoint fell over")
         return text("README.md says: sample")
 
-    app = app_for(place(tmp_path), FunctionModel(model))
+    where = place(tmp_path)
+    app = app_for(where, FunctionModel(model))
     async with client_for(app) as client:
         created = await client.post("/api/sessions", json={"prompt": "read it"})
         sid = created.json()["id"]
@@ -49,7 +53,14 @@ async def test_a_resume_without_a_prompt_continues_a_tool_result_the_model_never
         empty = (await client.post("/api/sessions", json={})).json()["id"]  # no message yet
         nothing = await client.post(f"/api/sessions/{empty}/resume", json={})
         assert nothing.status_code == 404, nothing.text
-    assert len(asked) == 3
+        # a directive queued on the answered session (monitor directive): a handle reopened
+        # on it applies it; the server's resume {} answered 404 and left it unread
+        add_directive(where.sessions / sid, "say which file you read")
+        directed = await client.post(f"/api/sessions/{sid}/resume", json={})
+        assert directed.status_code == 202, directed.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert len(asked) == 4
+    assert said[3].endswith("say which file you read")
 
 
 async def test_an_answer_to_a_huge_call_id_is_not_repeated_whole(tmp_path: Path) -> None:

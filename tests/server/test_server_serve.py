@@ -11,9 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from server_support import Serve, place, serve_env, serve_refused
+from server_support import Serve, http, place, serve_env, serve_refused
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -33,37 +32,37 @@ def test_a_pending_approval_survives_a_restart(
     env = serve_env(where.home, model_server.base_url, RHO_AGENT_SERVER_PROFILES="developer")
     first = Serve(where.work, env)
     try:
-        created = httpx.post(
+        created = http().post(
             f"{first.url}/api/sessions", json={"prompt": "write out.txt"}, headers=first.auth
         )
         sid = created.json()["id"]
-        httpx.get(
+        http().get(
             f"{first.url}/api/sessions/{sid}/stream",
             params={"until": "idle"},
             headers=first.auth,
             timeout=30,
         )
-        detail = httpx.get(f"{first.url}/api/sessions/{sid}", headers=first.auth).json()
+        detail = http().get(f"{first.url}/api/sessions/{sid}", headers=first.auth).json()
         assert detail["status"] == "awaiting_approval"
     finally:
         assert first.stop() == 0
     second = Serve(where.work, env)
     try:
-        answered = httpx.post(  # it may wait answer_grace (5 s), httpx's default timeout
+        answered = http().post(  # it may wait answer_grace (5 s), httpx's default timeout
             f"{second.url}/api/sessions/{sid}/approvals/c1",
             json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
             headers=second.auth,
             timeout=30,
         )
         assert answered.status_code == 202, answered.text
-        stream = httpx.get(
+        stream = http().get(
             f"{second.url}/api/sessions/{sid}/stream",
             params={"until": "idle"},
             headers=second.auth,
             timeout=30,
         )
         assert "Written." in stream.text
-        detail = httpx.get(f"{second.url}/api/sessions/{sid}", headers=second.auth).json()
+        detail = http().get(f"{second.url}/api/sessions/{sid}", headers=second.auth).json()
         assert detail["status"] == "completed"
     finally:
         assert second.stop() == 0
@@ -77,12 +76,12 @@ def test_sigterm_cancels_a_run_in_progress_and_leaves_it_resumable(tmp_path: Pat
 
     with LoopbackServer([text_reply("never", faults=(stall(),))]) as model:
         serve = Serve(where.work, serve_env(where.home, model.base_url))
-        created = httpx.post(
+        created = http().post(
             f"{serve.url}/api/sessions", json={"prompt": "wait"}, headers=serve.auth
         )
         sid = created.json()["id"]
         url = f"{serve.url}/api/sessions/{sid}/stream"
-        with httpx.stream("GET", url, headers=serve.auth, timeout=30) as r:
+        with http().stream("GET", url, headers=serve.auth, timeout=30) as r:
             for line in r.iter_lines():
                 if line == "event: llm_start":
                     break
@@ -106,9 +105,9 @@ def test_a_token_is_required_when_set(tmp_path: Path) -> None:
     env = serve_env(where.home, "http://127.0.0.1:9/v1", RHO_AGENT_SERVER_TOKEN="tok-123")
     serve = Serve(where.work, env)
     try:
-        assert httpx.get(f"{serve.url}/api/sessions").status_code == 401
+        assert http().get(f"{serve.url}/api/sessions").status_code == 401
         headers = {"Authorization": "Bearer tok-123"}
-        assert httpx.get(f"{serve.url}/api/sessions", headers=headers).status_code == 200
+        assert http().get(f"{serve.url}/api/sessions", headers=headers).status_code == 200
     finally:
         assert serve.stop() == 0
 

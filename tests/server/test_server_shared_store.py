@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 from server_support import Serve, http, listed, parse_sse, rho_cli, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -41,12 +40,16 @@ STALE_BOUND = STALE_AFTER * 1.25
 
 def stream_ids(server: Serve, sid: str, last: int | None = None) -> list[int]:
     headers = {**server.auth, **({"Last-Event-ID": str(last)} if last is not None else {})}
-    text = httpx.get(
-        f"{server.url}/api/sessions/{sid}/stream",
-        params={"until": "idle"},
-        headers=headers,
-        timeout=30,
-    ).text
+    text = (
+        http()
+        .get(
+            f"{server.url}/api/sessions/{sid}/stream",
+            params={"until": "idle"},
+            headers=headers,
+            timeout=30,
+        )
+        .text
+    )
     return [int(e["id"]) for e in parse_sse(text) if e.get("id")]
 
 

@@ -9,8 +9,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-import httpx
-from server_support import Serve, place, serve_env, serve_refused
+from server_support import Serve, http, place, serve_env, serve_refused
 
 from rho_entry.server.startup_checks import listen
 
@@ -38,7 +37,7 @@ def test_an_unknown_allowed_profile_is_refused_at_start(tmp_path: Path) -> None:
     (where.home / "profiles" / "ops.yaml").write_text("shell: restricted\n")
     serve = Serve(where.work, env)
     try:
-        answer = httpx.get(f"{serve.url}/api/sessions", headers=serve.auth, timeout=10)
+        answer = http().get(f"{serve.url}/api/sessions", headers=serve.auth, timeout=10)
         assert answer.status_code == 200
     finally:
         assert serve.stop() == 0

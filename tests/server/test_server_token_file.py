@@ -16,9 +16,8 @@ import stat
 import subprocess
 from pathlib import Path
 
-import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env, serve_process, serve_refused
+from server_support import Place, Serve, http, place, serve_env, serve_process, serve_refused
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -88,11 +87,11 @@ def test_an_operators_token_is_neither_written_nor_printed(tmp_path: Path) -> No
         assert serve.token is None
         assert not (where.home / "server").exists()
         auth = {"Authorization": f"Bearer {token}"}
-        assert httpx.get(f"{serve.url}/api/sessions", headers=auth).status_code == 200
+        assert http().get(f"{serve.url}/api/sessions", headers=auth).status_code == 200
         proxied = {**auth, "Host": "agent.example.com"}
-        assert httpx.get(f"{serve.url}/api/sessions", headers=proxied).status_code == 200
+        assert http().get(f"{serve.url}/api/sessions", headers=proxied).status_code == 200
         other = {**auth, "Host": "attacker.example"}
-        assert httpx.get(f"{serve.url}/api/sessions", headers=other).status_code == 421
+        assert http().get(f"{serve.url}/api/sessions", headers=other).status_code == 421
     finally:
         assert serve.stop() == 0
         out = serve.listening + serve.dashboard + serve.process.communicate(timeout=10)[1]
@@ -199,11 +198,11 @@ def test_serve_will_not_write_the_token_where_a_session_could_read_it(tmp_path: 
                 tool_reply(call("bash", {"command": "grep -r . .config"}, call_id="b2")),
                 text_reply("Nothing there."),
             ]
-            created = httpx.post(
+            created = http().post(
                 f"{serve.url}/api/sessions", json={"prompt": "find the token"}, headers=serve.auth
             )
             sid = created.json()["id"]
-            stream = httpx.get(
+            stream = http().get(
                 f"{serve.url}/api/sessions/{sid}/stream?until=idle", headers=serve.auth, timeout=60
             )
             assert "Nothing there." in stream.text

@@ -37,6 +37,17 @@ def schema_url(server_url: str) -> str:
     return f"{server_url}?options={quote(f'-csearch_path={schema}')}"
 
 
+def as_a_host(url: str) -> str:
+    """``url`` (a ``schema_url``) whose connections say they write this build's schema, as a
+    host's do: hand edits that claim for another host are then taken (schema 3 refuses a
+    claim from a connection that says nothing of its schema, an earlier version's)."""
+    from rho_adapters.pgstore.schema import DECLARED, SCHEMA_VERSION
+
+    assert "?options=" in url, url
+    assert "&" not in url, url  # its options end the URL
+    return f"{url}{quote(f' -c{DECLARED}={SCHEMA_VERSION}')}"
+
+
 def named(url: str, name: str) -> str:
     """``url`` (with a query already) whose connections carry ``name`` as their
     ``application_name``: what ``connections`` counts them by."""

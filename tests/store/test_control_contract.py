@@ -170,6 +170,11 @@ async def test_unknown_and_ambiguous_ids_are_refused(rig: Rig) -> None:
         await rig.sessions.trace("zz")
     with pytest.raises(SessionNotFound):
         await rig.sessions.request("zz", "cancel")
+    # no id holds a NUL or is longer than a file name: a PostgreSQL query failed on the NUL
+    # (StoreError, the server's 500), the file store on the length (OSError)
+    for odd in ("aa\x00", "a" * 300):
+        with pytest.raises(SessionNotFound, match="no session matches"):
+            await rig.sessions.info(odd)
 
 
 async def test_the_record_is_what_was_created(rig: Rig) -> None:

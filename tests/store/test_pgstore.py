@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from pg_rig import pg_server_url, schema_url
+from pg_rig import as_a_host, pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
 from rho_adapters.pgstore.connection import shown_url
@@ -87,7 +87,8 @@ async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBacke
 
 async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[PgBackend]) -> None:
     """A store an earlier version made (schema 1, a session held without a lease) is
-    migrated: the column is added, and the old claim is judged by the reader's bound."""
+    migrated: the column is added, and the old claim gets the lease earlier versions kept by
+    default (8 s), so a reader with a shorter bound does not take a live old host's session."""
     import psycopg
 
     with psycopg.connect(url) as conn:
@@ -101,10 +102,10 @@ async def test_a_store_of_schema_1_gets_its_claims_leases(url: str, hosts: list[
             ('{"status": "running"}',),
         )
     pg = of_backend(host(hosts, url, stale_after=1))
-    assert (await pg.sessions.info("old1")).liveness == "stale"
+    assert (await pg.sessions.info("old1")).liveness == "running"
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)
-        assert conn.execute("SELECT lease FROM rho_sessions").fetchall() == [(None,)]
+        assert conn.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
 
 
 async def test_a_newer_schema_is_refused_and_left_alone(url: str, hosts: list[PgBackend]) -> None:
@@ -239,7 +240,7 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
     await pg.store.release("odd1")
     await pg.store.create(record("odd2"))
     for lease in ("NaN", "Infinity", "1e300", "-1", "-Infinity", "0"):
-        with psycopg.connect(url) as conn:
+        with psycopg.connect(as_a_host(url)) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now() - interval '2 h',"
                 " lease = %s::float WHERE id = 'odd1'",
@@ -250,7 +251,7 @@ async def test_a_lease_no_reader_can_count_with_does_not_break_the_store(
         await pg.store.open("odd1")  # silent for 2 h: past an hour's lease
         await pg.store.release("odd1")
     for lease in ("-1", "-Infinity", "0"):  # a live claim: the reader's own bound still counts
-        with psycopg.connect(url) as conn:
+        with psycopg.connect(as_a_host(url)) as conn:
             conn.execute(
                 "UPDATE rho_sessions SET holder = 'elsewhere', beat = now(), lease = %s::float,"
                 " meta = '{\"status\": \"running\"}' WHERE id = 'odd1'",
@@ -334,6 +335,59 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.signals.directives("big1", after=0)
     with pytest.raises(StoreError, match="the export x1 of session big1 holds more than"):
         await pg.sessions.export_answer("big1", "x1")
+
+
+async def test_a_trace_past_its_bound_is_refused_not_read_whole(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """``rho_events`` rows hold what their writer wrote: a gigabyte line (or many) was read
+    whole by the open (``string_agg`` of every line), a watch or a stream from the start and
+    the approvals' listing. Now a trace past the backend's bound (``TRACE_BYTES``, 1 GiB; 300
+    bytes here) is a StoreError naming the session, its claim left untaken; what comes after
+    a line already read is judged alone."""
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("long1"))
+    await pg.store.append("long1", run_events("x" * 400))
+    await pg.store.release("long1")
+    small = of_backend(host(hosts, url, trace_bytes=300))
+    refused = r"session long1's trace \(its rho_events rows\) holds more than 300 bytes"
+    for read in (
+        lambda: small.store.open("long1"),
+        lambda: small.sessions.trace("long1"),
+        lambda: small.sessions.approvals("long1"),
+    ):
+        with pytest.raises(StoreError, match=refused):
+            await read()
+    assert [line.seq for line in await small.sessions.trace("long1", after=2)] == [3]
+    await pg.store.open("long1")  # the claim was not taken
+    await pg.store.release("long1")
+
+
+async def test_a_created_at_column_edited_to_no_time_is_listed_as_none(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """``created_at`` is double precision, which holds NaN and the infinities; a row edited
+    so (with a summary that gives no time) was listed with that time: ``--list`` raised
+    'cannot convert float NaN to integer' for -Infinity, and ``--list --json`` printed NaN
+    and Infinity, which no JSON parser reads. Such a column now counts as no time (0)."""
+    import psycopg
+
+    from rho_entry.cli.sessions import format_sessions
+
+    pg = of_backend(host(hosts, url))
+    odd = {"nan1": "NaN", "inf1": "Infinity", "minf1": "-Infinity"}
+    for session_id in odd:
+        await pg.store.create(record(session_id))
+        await pg.store.release(session_id)
+    with psycopg.connect(url) as conn:
+        for session_id, value in odd.items():
+            conn.execute(
+                "UPDATE rho_sessions SET created_at = %s::float, meta = '{}' WHERE id = %s",
+                (value, session_id),
+            )
+    infos = await pg.sessions.sessions()
+    assert {info.id: info.created_at for info in infos} == dict.fromkeys(odd, 0.0)
+    assert len(format_sessions(infos)) == 4  # the header and each session
 
 
 async def test_huge_labels_or_parent_id_in_a_row_are_refused_not_read_whole(
@@ -656,7 +710,7 @@ async def test_an_append_cancelled_while_its_statement_waits_raises_the_statemen
     a = of_backend(host(hosts, url))
     await a.store.create(record("held1"))
     with (
-        psycopg.connect(url, autocommit=False) as other,
+        psycopg.connect(as_a_host(url), autocommit=False) as other,
         psycopg.connect(url, autocommit=True) as watcher,  # a snapshot per statement
     ):
         other.execute("SELECT 1 FROM rho_sessions WHERE id = 'held1' FOR UPDATE")

@@ -14,16 +14,19 @@ from pathlib import Path
 from rho_adapters.store import FileSessionStore
 from rho_adapters.store.recording import CONFIG_BYTES
 from rho_adapters.store.signals import DIRECTIVES_BYTES, EXPORT_BYTES
+from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.config import AgentConfig
 from rho_domain.ports.store import SessionRecord
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+TRACED = ("resume", "watch", "approvals", "recording")  # each reads the trace from its start
 
 _UNDER_1_GIB = """
 import asyncio, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 from pathlib import Path
 from rho_adapters.store import FileSessionStore
+from rho_adapters.store import FileSessions, load_recording
 from rho_adapters.store.signals import add_directive, read_directives, read_export
 
 root = Path(sys.argv[1])
@@ -43,6 +46,11 @@ outcome("open", lambda: asyncio.run(store.open("config1")))
 outcome("directives", lambda: read_directives(root / "directives1"))
 outcome("directive", lambda: add_directive(root / "directives1", "stop"))
 outcome("export", lambda: read_export(root / "export1", "x1"))
+sessions = FileSessions(root)
+outcome("resume", lambda: asyncio.run(store.open("trace1")))
+outcome("watch", lambda: asyncio.run(sessions.trace("trace1")))
+outcome("approvals", lambda: asyncio.run(sessions.approvals("trace1")))
+outcome("recording", lambda: load_recording(root / "trace1"))
 """
 
 
@@ -56,7 +64,7 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     bound is a StoreError naming the file."""
     root = tmp_path / "sessions"
     store = FileSessionStore(root)
-    for session_id in ("config1", "directives1", "export1", "fine1"):
+    for session_id in ("config1", "directives1", "export1", "fine1", "trace1"):
         await store.create(
             SessionRecord(id=session_id, created_at=time.time(), config=AgentConfig())
         )
@@ -64,6 +72,7 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     os.truncate(root / "config1" / "config.yaml", 4 << 30)
     (root / "directives1" / "directives.jsonl").write_bytes(b"")
     os.truncate(root / "directives1" / "directives.jsonl", 4 << 30)
+    os.truncate(root / "trace1" / "trace.jsonl", 4 << 30)
     (root / "export1" / "exports").mkdir()
     (root / "export1" / "exports" / "x1.md").write_bytes(b"")
     os.truncate(root / "export1" / "exports" / "x1.md", 4 << 30)
@@ -78,7 +87,7 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     lines = child.stdout.splitlines()
     assert lines[0] == (
         "list [('config1', '? (StoreError)'), ('directives1', 'readonly'),"
-        " ('export1', 'readonly'), ('fine1', 'readonly')]"
+        " ('export1', 'readonly'), ('fine1', 'readonly'), ('trace1', 'readonly')]"
     )
     assert lines[1:] == [
         f"{what} StoreError ROOT/{file}: more than {limit} bytes, far more than rho-agent"
@@ -88,5 +97,6 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
             ("directives", "directives1/directives.jsonl", DIRECTIVES_BYTES, "the operators"),
             ("directive", "directives1/directives.jsonl", DIRECTIVES_BYTES, "the operators"),
             ("export", "export1/exports/x1.md", EXPORT_BYTES, "the session"),
+            *((what, "trace1/trace.jsonl", TRACE_BYTES, "the session") for what in TRACED),
         )
     ]

@@ -32,8 +32,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from rho_adapters.pgstore.connection import Pool, StoreAddress, pg_errors
-from rho_adapters.pgstore.schema import CHANNEL, ensure_schema, holder_name
+from rho_adapters.pgstore.connection import POOL_SIZE, Pool, StoreAddress, pg_errors
+from rho_adapters.pgstore.schema import CHANNEL, declare, ensure_schema, holder_name
+from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
 
 log = logging.getLogger("rho_adapters.pgstore")
@@ -56,11 +57,14 @@ class PgBackend:
         heartbeat: float = HEARTBEAT_SECONDS,
         stale_after: float = STALE_AFTER_SECONDS,
         pool_size: int | None = None,
+        trace_bytes: int = TRACE_BYTES,
     ) -> None:
         self.address = address
         self.heartbeat = heartbeat
         self.stale_after = stale_after
-        self.pool = Pool(address) if pool_size is None else Pool(address, size=pool_size)
+        self.trace_bytes = trace_bytes  # the most of a trace read at once (a test's smaller)
+        size = POOL_SIZE if pool_size is None else pool_size
+        self.pool = Pool(address, size=size, prepare=declare)
         self._holder: str | None = None
         self._ready = False
         self._ready_lock = threading.Lock()

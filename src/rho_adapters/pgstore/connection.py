@@ -17,7 +17,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -97,11 +97,19 @@ def pg_errors(address: StoreAddress, what: str) -> Iterator[None]:
 
 
 class Pool:
-    """At most ``size`` connections, lent one at a time (``connection()``), reused."""
+    """At most ``size`` connections, lent one at a time (``connection()``), reused. Each new
+    connection is given to ``prepare`` (in autocommit) before its first use."""
 
-    def __init__(self, address: StoreAddress, *, size: int = POOL_SIZE) -> None:
+    def __init__(
+        self,
+        address: StoreAddress,
+        *,
+        size: int = POOL_SIZE,
+        prepare: Callable[[Any], None] | None = None,
+    ) -> None:
         self.address = address
         self.size = size
+        self.prepare = prepare
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
         self._opened = 0
@@ -124,8 +132,15 @@ class Pool:
         psycopg = load_psycopg(self.address)
         with pg_errors(self.address, "cannot connect"):
             conn = psycopg.connect(
-                self.address.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT
+                self.address.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
             )
+            try:
+                if self.prepare is not None:
+                    self.prepare(conn)
+                conn.autocommit = autocommit
+            except BaseException:
+                conn.close()
+                raise
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
         return conn
 

@@ -18,7 +18,14 @@ from rho_adapters.pgstore.listing import (
     record_of,
     resolve_id,
 )
-from rho_adapters.pgstore.schema import CHANNEL, bounded, from_column, to_column, too_large
+from rho_adapters.pgstore.schema import (
+    CHANNEL,
+    bounded,
+    check_trace_size,
+    from_column,
+    to_column,
+    too_large,
+)
 from rho_adapters.pgstore.store import PgSessionStore
 from rho_adapters.store.signals import EXPORT_BYTES
 from rho_adapters.store.trace import parse_trace
@@ -100,6 +107,7 @@ class PgSessions(SessionCatalog, SessionControl):
 
         def read(conn: Any) -> list[Any]:
             exact = resolve_id(conn, session_id)
+            check_trace_size(conn, exact, after, self.backend.trace_bytes)
             return list(
                 conn.execute(
                     "SELECT seq, line FROM rho_events WHERE session_id = %s AND seq > %s"

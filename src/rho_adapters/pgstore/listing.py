@@ -18,7 +18,7 @@ from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.schema import ALIVE, bounded, too_large
 from rho_adapters.store.layout import META_BYTES
 from rho_adapters.store.meta import info_from_meta
-from rho_adapters.store.meta_fields import typed_meta
+from rho_adapters.store.meta_fields import is_number, typed_meta
 from rho_adapters.store.recording import CONFIG_BYTES
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
@@ -50,9 +50,12 @@ def info_of(row: tuple[Any, ...]) -> SessionInfo:
     session_id, meta, holder, alive, paused, labels, created = row
     # a summary another version wrote: a field of another type is left out (``meta_fields``)
     meta = typed_meta(dict(_json(meta)), f"session {session_id} in the store")
-    # the row's own column when the summary has none of this type (not 1970-01-01)
+    # the row's own column when the summary has none of this type (not 1970-01-01); a column
+    # edited to NaN or an infinity (double precision holds them) is no time: -Infinity
+    # raised out of --list ('cannot convert float NaN to integer'), NaN and Infinity made
+    # --list --json print what no JSON parser reads
     if not meta.get("created_at"):
-        meta["created_at"] = created
+        meta["created_at"] = created if is_number(created) else 0.0
     labels = _json(labels)
     status = str(meta.get("status", "created"))
     return info_from_meta(
@@ -77,6 +80,8 @@ def resolve_id(conn: Any, ref: str) -> str:
     """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
     if not ref.strip():  # as the file store says it (``layout.resolve``)
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
+    if "\x00" in ref:  # no id holds one, and a text parameter cannot: the query failed
+        raise SessionNotFound(f"no session matches {ref[:300]!r} in the store")
     if ref == "latest":
         row = conn.execute(
             "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"

@@ -11,7 +11,8 @@ Tables (every name prefixed ``rho_``, so the store can share a database):
   JSON text rather than jsonb, which refuses a ``\u0000`` a prompt may hold), the
   summary a listing shows (``meta``, the same keys as meta.json), who holds it (``holder``)
   and when it last beat (``beat``, the server's clock, so hosts' clocks never matter), how
-  long its beats may be apart (``lease``: the holder's own ``stale_after``, schema 2), the
+  long its beats may be apart (``lease``: the holder's own ``stale_after``, schema 2; a host
+  of an earlier version than the store's may not claim, schema 3: ``rho_claim_check``), the
   ``cancel`` and ``paused`` flags, the last trace line number.
 - ``rho_events``: the trace, one row per line, ``line`` exactly as trace.jsonl holds it.
 - ``rho_directives``: operator directives, numbered from 0 per session.
@@ -34,8 +35,10 @@ from typing import Any
 from rho_adapters.pgstore.connection import StoreAddress
 from rho_domain.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CHANNEL = "rho"
+DECLARED = "rho.schema"
+"""The setting each connection of this build sets to ``SCHEMA_VERSION`` (``declare``)."""
 _MIGRATION_LOCK = 0x72686F  # "rho": one migrating process at a time
 _ENCODED = "\x01"  # a column value starting with it holds a JSON string
 
@@ -98,7 +101,48 @@ _V1 = (
 # 2 s) read the holder's live claim as stale between its beats, and took the session over
 _V2 = ("ALTER TABLE rho_sessions ADD COLUMN lease double precision",)
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
+# A host started before the store was migrated goes on writing as its own version: one of
+# schema 1 claimed without a lease (read by everyone with their own bound, the hole schema 2
+# closed) and judged a claim's age by its own bound alone, so it took live sessions over from
+# hosts with a longer one. Every writer now says which schema it writes (``DECLARED``, set on
+# each connection); one that says less than the store's version may release, flag and edit,
+# but not claim (refused, naming what to do), and a beat of a claim it made before the
+# migration gets the lease earlier versions kept by default (``STALE_AFTER_SECONDS``: 8).
+_V3 = (
+    "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
+    """CREATE FUNCTION rho_claim_check() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        declared text := current_setting('rho.schema', true);
+        stored integer;
+    BEGIN
+        -- the table's own schema: an edit from a session with another search_path
+        EXECUTE format('SELECT version FROM %I.rho_schema', TG_TABLE_SCHEMA) INTO stored;
+        IF declared ~ '^[0-9]{1,6}$' THEN
+            IF declared::integer >= stored THEN
+                RETURN NEW;
+            END IF;
+        END IF;
+        IF NEW.holder IS NULL THEN
+            RETURN NEW;
+        END IF;
+        IF TG_OP = 'INSERT' OR NEW.holder IS DISTINCT FROM OLD.holder THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = format('session %s: %s runs a rho-agent older than the session '
+                    'store''s schema (version %s), which claims sessions without the lease '
+                    'newer hosts rely on; its claim is refused: upgrade rho-agent on that '
+                    'host (pip install -U ''rho-agent[postgres]'') and start it again',
+                    NEW.id, NEW.holder, stored);
+        END IF;
+        IF NEW.lease IS NULL THEN
+            NEW.lease := 8;
+        END IF;
+        RETURN NEW;
+    END $$""",
+    "CREATE TRIGGER rho_claims BEFORE INSERT OR UPDATE ON rho_sessions"
+    " FOR EACH ROW EXECUTE FUNCTION rho_claim_check()",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3}
 """Statements that bring the schema from version ``n - 1`` to ``n``."""
 
 
@@ -113,6 +157,12 @@ than the reader's stale bound (the parameter), whichever is longer, and at most
 ``LEASE_MAX_SECONDS`` (NaN counts as that): whose bound counts is the holder's, who knows how
 often it beats, and a reader never judges a claim sooner than it would its own. A claim an
 earlier version made has no lease (NULL, which GREATEST skips)."""
+
+
+def declare(conn: Any) -> None:
+    """Say on ``conn`` (in autocommit) which schema this build writes: the store's trigger
+    refuses a claim from a connection that says less than the store's version (schema 3)."""
+    conn.execute("SELECT set_config(%s, %s, false)", (DECLARED, str(SCHEMA_VERSION)))
 
 
 def holder_name(conn: Any) -> str:
@@ -132,6 +182,20 @@ def bounded(column: str, limit: int) -> str:
     cost every reader that much memory, as a planted file did in a session directory; the
     file store's bounds apply (``store.layout.META_BYTES`` and its neighbours)."""
     return f"CASE WHEN octet_length({column}) <= {int(limit)} THEN {column} END"
+
+
+def check_trace_size(conn: Any, session_id: str, after: int, limit: int) -> None:
+    """Raise the ``too_large`` StoreError when the session's trace lines past ``after`` hold
+    more than ``limit`` bytes (``PgBackend.trace_bytes``: ``store.trace.TRACE_BYTES``): read
+    whole (``string_agg``, a listing of lines), a gigabyte row written by a peer cost every
+    reader that much memory, as a planted trace.jsonl did. One sum of the lines' sizes."""
+    total = conn.execute(
+        "SELECT coalesce(sum(octet_length(line)), 0) FROM rho_events"
+        " WHERE session_id = %s AND seq > %s",
+        (session_id, after),
+    ).fetchone()[0]
+    if int(total) > limit:
+        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
 
 
 def too_large(what: str, limit: int) -> StoreError:

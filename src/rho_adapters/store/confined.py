@@ -127,14 +127,29 @@ def read_at_most(
     handle: IO[bytes], path: Path, limit: int, *, writer: str = "the session"
 ) -> bytes:
     """The rest of the open file ``path``, reading no more than ``limit + 1`` bytes; past
-    ``limit`` a ``StoreError`` naming it and who writes it (``writer``)."""
-    data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise StoreError(
-            f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
-            f"(remove it, or restore the file {writer} wrote)"
-        )
-    return data
+    ``limit`` a ``StoreError`` naming it and who writes it (``writer``). A regular file whose
+    size already says so is refused before any byte is read. Memory goes with what the file
+    holds, not with ``limit`` (``read(limit + 1)`` allocates all of it first)."""
+    info = os.fstat(handle.fileno())
+    left = info.st_size - handle.tell() if stat.S_ISREG(info.st_mode) else 0
+    if left > limit:
+        raise _too_large(path, limit, writer)
+    data = handle.read(max(left, 0) + 1)  # its last byte: the file grew since, or not
+    if len(data) <= left:
+        return data
+    grown = bytearray(data)
+    while len(grown) <= limit and (more := handle.read(min(1 << 20, limit + 1 - len(grown)))):
+        grown += more
+    if len(grown) > limit:
+        raise _too_large(path, limit, writer)
+    return bytes(grown)
+
+
+def _too_large(path: Path, limit: int, writer: str) -> StoreError:
+    return StoreError(
+        f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
+        f"(remove it, or restore the file {writer} wrote)"
+    )
 
 
 def touch(path: Path, *, levels: int = 1) -> None:

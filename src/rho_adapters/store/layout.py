@@ -174,22 +174,32 @@ NAME_MAX = 255
 """The longest file name, in bytes, Linux file systems take (ext4, xfs, tmpfs, btrfs)."""
 
 
+def _a_name(text: str) -> bool:
+    """Whether ``text`` can be one file name: not empty, ``.`` or ``..``, without a separator
+    or NUL, at most ``NAME_MAX`` bytes as the file system encodes it."""
+    try:
+        size = len(os.fsencode(text))
+    except UnicodeEncodeError:  # a lone surrogate: no file name holds it
+        return False
+    return (
+        text not in ("", ".", "..")
+        and size <= NAME_MAX
+        and not any(c in text for c in (os.sep, os.altsep or os.sep, "\0"))
+    )
+
+
+def _shown(ref: str) -> str:
+    return ref if len(ref) <= 300 else ref[:300] + "..."
+
+
 def named_in(root: Path, session_id: str) -> Path:
     """The directory of session ``session_id`` in ``root``. Raises ``StoreError`` unless the id
     is one file name (not empty, ``.`` or ``..``, without a separator or NUL, at most
     ``NAME_MAX`` bytes as the file system encodes it): joined to the root as it came, ``../x``
     or an absolute path would name a directory elsewhere, and a longer name or one the file
     system cannot encode failed later, past the store, as a bare ``OSError``."""
-    try:
-        size = len(os.fsencode(session_id))
-    except UnicodeEncodeError:  # a lone surrogate: no file name holds it
-        size = NAME_MAX + 1
-    if (
-        session_id in ("", ".", "..")
-        or size > NAME_MAX
-        or any(c in session_id for c in (os.sep, os.altsep or os.sep, "\0"))
-    ):
-        shown = session_id if len(session_id) <= 300 else session_id[:300] + "..."
+    if not _a_name(session_id):
+        shown = _shown(session_id)
         raise StoreError(
             f"session id {shown!r} is not a name in {root}: a session id is one file "
             f"name (not empty, '.' or '..', without '/' or NUL, at most {NAME_MAX} bytes); "
@@ -218,9 +228,14 @@ def resolve(root: Path, ref: str) -> SessionPaths:
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if os.sep in ref or ref.startswith("."):
         path = Path(ref).expanduser()
-        if (path / "trace.jsonl").exists() or (path / "meta.json").exists():
+        # os.path.exists: a name past NAME_MAX raised OSError out of Path.exists
+        if os.path.exists(path / "trace.jsonl") or os.path.exists(path / "meta.json"):
             return SessionPaths(path.resolve())
-        raise SessionNotFound(f"{ref} is not a session directory (no trace.jsonl or meta.json)")
+        raise SessionNotFound(
+            f"{_shown(ref)} is not a session directory (no trace.jsonl or meta.json)"
+        )
+    if ref != "latest" and not _a_name(ref):  # nor a prefix of one: nothing to look up
+        raise SessionNotFound(f"no session matches {_shown(ref)!r} in {root}")
     exact = root / ref
     if ref and exact.is_symlink():
         raise StoreError(

@@ -25,9 +25,10 @@ _TEXTS = ("id", "status", "model", "profile", "first_prompt", "host", "working_d
 _USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 
 
-def _number(value: object) -> bool:
-    # compared, not converted: NaN and infinity fail it, and an int past a float's range
-    # (which float() and math.isfinite refuse with OverflowError) too
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a number a time or a count can be: not a bool, NaN, an infinity
+    or past 1e300. Compared, not converted: an int past a float's range (which float() and
+    math.isfinite refuse with OverflowError) fails it too."""
     return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300
 
 
@@ -36,7 +37,7 @@ def _fits(key: str, value: object) -> bool:
     if value is None:
         return True
     if key in _NUMBERS:
-        return _number(value)
+        return is_number(value)
     if key in _WHOLE_NUMBERS:
         return isinstance(value, int) and not isinstance(value, bool) and value >= 0
     if key in _TEXTS:

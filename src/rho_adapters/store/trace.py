@@ -134,10 +134,19 @@ def _placed(exc: TraceFormatError, where: str) -> TraceFormatError:
     )
 
 
+TRACE_BYTES = 1 << 30
+"""The most a session's trace may hold to be read (resumed, exported, its approvals listed,
+watched from its start): read whole, a trace costs its size in memory, several times over
+once decoded, and one planted past any size (a sparse trace.jsonl of gigabytes, a gigabyte
+row in a PostgreSQL store) made each of those reads fail with MemoryError or be killed. A
+session writes far less: each tool's output is cut to 256 KiB, a model's answer to 64 MiB."""
+
+
 def read_trace(path: Path) -> TraceRead:
-    """Read and decode a trace file (missing file: no events; a link: StoreError)."""
+    """Read and decode a trace file (missing file: no events; a link, or one past
+    ``TRACE_BYTES``: StoreError naming it)."""
     try:
-        data = read_bytes(path)  # never through a link (``confined``)
+        data = read_bytes(path, limit=TRACE_BYTES)  # never through a link (``confined``)
     except FileNotFoundError:
         return TraceRead(events=(), valid_bytes=0)
     return parse_trace(data, source=str(path))

@@ -19,8 +19,9 @@ import threading
 
 import attrs
 
-from rho_adapters.store.confined import open_file
+from rho_adapters.store.confined import open_file, read_at_most
 from rho_adapters.store.layout import SessionPaths
+from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
 from rho_domain.ports.session_control import TraceLine
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -86,7 +87,7 @@ class TraceMarks:
                     mark = _Mark(identity, 0, 0, 0)
                 start, first = (mark.last, mark.seq) if mark.seq else (0, 1)
                 handle.seek(start)
-                data = handle.read(info.st_size - start)
+                data = read_at_most(handle, paths.trace, TRACE_BYTES)
         except FileNotFoundError:
             return 1, b""
         except OSError as exc:

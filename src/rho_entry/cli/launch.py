@@ -9,6 +9,7 @@ invocation names are found and checked by ``cli/launch_files.py``.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -258,6 +259,7 @@ def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:
 
 def _resume_ref(value: str | None) -> str | None:
     """A session directory path is made absolute; ids, prefixes and ``latest`` pass through."""
-    if value is None or value == "latest" or not Path(value).expanduser().is_dir():
+    # os.path.isdir: an id past a file name's length raised OSError out of Path.is_dir
+    if value is None or value == "latest" or not os.path.isdir(os.path.expanduser(value)):
         return value
     return str(Path(value).expanduser().resolve())

@@ -1,6 +1,5 @@
 """``rho-agent monitor [DIR] [--store URL] ps|watch|cancel|pause|resume|directive|connect``:
-watch and control sessions from another terminal (or host), through the store's
-``SessionCatalog`` and ``SessionControl``.
+watch and control sessions from another terminal (or host), through the store's catalog.
 
 DIR is rho-agent's home or a sessions directory (default: the home's ``sessions``);
 ``--store URL`` (or ``$RHO_AGENT_STORE``) names another store, such as a shared PostgreSQL
@@ -13,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -176,7 +176,7 @@ def _names_a_directory(args: list[str]) -> bool:
     first = args[0]
     if first in COMMANDS or first.startswith("-"):
         return False
-    return (len(args) > 1 and args[1] in COMMANDS) or "/" in first or Path(first).is_dir()
+    return (len(args) > 1 and args[1] in COMMANDS) or "/" in first or os.path.isdir(first)
 
 
 def _store_flag(args: list[str]) -> tuple[list[str], str | None]:

@@ -121,11 +121,21 @@ def format_event(line: bytes) -> str:
         return f"??:??:??  (unreadable line, {len(line)} bytes)"
     if not isinstance(data, dict):
         return f"??:??:??  {_cut(data)}"
-    at = data.get("at")
-    stamp = time.strftime("%H:%M:%S", time.localtime(at)) if isinstance(at, int | float) else "?"
+    stamp = _stamp(data.get("at"))
     kind = str(data.get("kind"))
     render = _FORMATS.get(kind)
     try:
         return visible(f"{stamp}  {render(data) if render else kind}", newlines=False)
     except (AttributeError, TypeError, ValueError):
         return visible(f"{stamp}  {kind}", newlines=False)
+
+
+def _stamp(at: object) -> str:
+    """``HH:MM:SS`` of a line's time, or ``?`` when it holds none a clock can show (a string,
+    NaN, an infinity, a year past 9999: another writer's line, which raised out of watch)."""
+    if not isinstance(at, int | float):
+        return "?"
+    try:
+        return time.strftime("%H:%M:%S", time.localtime(at))
+    except (ValueError, OverflowError, OSError):
+        return "?"

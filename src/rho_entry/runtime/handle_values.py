@@ -20,6 +20,7 @@ from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 
 if TYPE_CHECKING:
+    from rho_domain.ports.signals import SignalSource
     from rho_domain.state import State
     from rho_entry.facade import Session
     from rho_entry.seed_api.state import State as DocumentState
@@ -121,10 +122,19 @@ async def finished(session: Session) -> bool:
     for an answer nobody asked for. Two servers answering one call each saw it pending in
     the store; the one that opened the session second, after the first had run it to its
     end, continued it with a model call."""
-    state = session.state
+    return await settled(session.state, session.signals, session.id)
+
+
+async def settled(
+    state: State | DocumentState, signals: SignalSource | None, session_id: str
+) -> bool:
+    """Whether the stored session ``session_id`` (its ``state``) has nothing to continue
+    without a new message and no directive queued in ``signals`` since its last run: the
+    one test a reopened handle (``finished``) and the server's prompt-less resume share. The
+    server asked ``nothing_to_continue`` alone, so ``POST .../resume {}`` answered 404 on a
+    session whose operator had queued a directive that a handle reopened on it applied."""
     if not nothing_to_continue(state):
         return False
-    signals = session.signals
     if signals is None:
         return True
-    return not await signals.directives(session.id, after=state.directive_offset)
+    return not await signals.directives(session_id, after=state.directive_offset)

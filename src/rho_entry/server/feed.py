@@ -26,6 +26,7 @@ import asyncio
 import functools
 import json
 import logging
+import math
 from collections import deque
 from typing import Any
 
@@ -201,7 +202,8 @@ def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:
     """The item for trace line ``seq`` (its JSON with ``seq`` added first), and its time."""
     text = line.decode("utf-8", errors="replace")
     try:
-        data: Any = json.loads(text)
+        # NaN and Infinity are no JSON: sent on, a browser's JSON.parse refused the line
+        data: Any = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError):  # nested too deep to decode: unreadable too
         data = None
     kind = data.get("kind") if isinstance(data, dict) else None
@@ -215,4 +217,10 @@ def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:
     at = data.get("at")
     body = text[1:].lstrip()
     joined = f'{{"seq":{seq},{body}' if body != "}" else f'{{"seq":{seq}}}'
-    return FeedItem(seq, kind, joined), at if isinstance(at, int | float) else None
+    return FeedItem(seq, kind, joined), at if isinstance(at, int | float) and math.isfinite(
+        at
+    ) else None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

@@ -38,7 +38,7 @@ from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.config.stores import StoreChoice, choose_store
-from rho_entry.runtime.handle_values import nothing_to_continue
+from rho_entry.runtime.handle_values import settled
 from rho_entry.server.admission import Admission
 from rho_entry.server.answers import Answer, answer_here, answer_on_queue
 from rho_entry.server.bodies import CreateSession, Decision
@@ -193,15 +193,20 @@ class SessionHost:
         """Continue a stored session: with a prompt, or (without) its pending work: calls
         waiting for approval, or a tool's result or a message the model has not answered (a
         run that failed before its next model call). Without a prompt on a conversation the
-        model has answered or that has no message (``handle_values.nothing_to_continue``),
-        404 and nothing runs."""
+        model has answered or that has no message, with no directive queued since its last
+        run (``handle_values.settled``, as a reopened handle judges it), 404 and nothing
+        runs."""
         await self._check_drivable(session_id)
         idle = not self.runs.active(session_id)  # else 409 below: a run is in progress
-        if prompt is None and idle and nothing_to_continue(await self._stored_state(session_id)):
+        if (
+            prompt is None
+            and idle
+            and await settled(await self._stored_state(session_id), self.chosen.signals, session_id)
+        ):
             raise NotFound(
                 f"session {session_id} has nothing pending to continue (no tool call awaits "
-                "approval, and no tool's result or message awaits the model's answer); send "
-                'a prompt to continue it: {"prompt": "..."}'
+                "approval, no tool's result or message awaits the model's answer, and no "
+                'directive is queued); send a prompt to continue it: {"prompt": "..."}'
             )
         await self._start(session_id, prompt)
 

@@ -1,0 +1,70 @@
+"""A trace line of the right kind whose numbers no reader can show: ``"at": NaN`` (Python's
+json reads ``NaN``, ``Infinity`` and ``1e999`` as floats), a time past year 9999, a token
+count of ``1e999``. Before, one such line in one session took down the server's listing of
+every session (``ValueError: Out of range float values are not JSON compliant`` from the
+answer's encoding; ``OverflowError`` from the count), that session's detail, and ``monitor
+watch`` and the ATIF export with a traceback; the stream sent the line with its ``NaN``,
+which a browser's ``JSON.parse`` refuses."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from server_support import app_for, client_for, place, wait_idle
+
+from rho_adapters.codec import decode_event_line
+from rho_adapters.fakes import FunctionModel, text
+from rho_domain.errors import TraceFormatError
+from rho_entry.cli.monitor_format import format_event
+from rho_entry.server.json_answer import JsonAnswer
+
+_USAGE = {"input_tokens": 1, "output_tokens": 1, "cached_tokens": 0, "reasoning_tokens": 0}
+
+
+def _run_end(at: str, tokens: str = "1") -> bytes:
+    usage = json.dumps(_USAGE).replace('"input_tokens": 1', f'"input_tokens": {tokens}')
+    return (
+        f'{{"v":1,"kind":"run_end","at":{at},"run_id":"r","status":"completed","text":"x",'
+        f'"usage":{usage},"session_usage":{usage},"error":null,"output":null}}'
+    ).encode()
+
+
+_ODD_TIMES = ("NaN", "Infinity", "-Infinity", "1e999", "1e300")
+
+
+async def test_a_trace_line_with_numbers_no_reader_can_show_leaves_the_listing_whole(
+    tmp_path: Path,
+) -> None:
+    where = place(tmp_path)
+    app = app_for(where, FunctionModel(lambda request: text("done")))
+    async with client_for(app) as client:
+        ids = []
+        for _ in range(2):
+            sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+            await wait_idle(client, sid)
+            ids.append(sid)
+        odd_time, odd_count = (where.sessions / sid / "trace.jsonl" for sid in ids)
+        odd_time.write_bytes(odd_time.read_bytes() + _run_end("NaN") + b"\n")
+        odd_count.write_bytes(odd_count.read_bytes() + _run_end("1", tokens="1e999") + b"\n")
+        listed = await client.get("/api/sessions")
+        assert listed.status_code == 200, listed.text
+        assert sorted(row["id"] for row in listed.json()["sessions"]) == sorted(ids)
+        detail = await client.get(f"/api/sessions/{ids[0]}")
+        assert detail.status_code == 500, detail.text  # the line is named, not shown
+        assert "line 8: malformed 'run_end' event: its time 'at' is nan" in detail.text
+        streamed = await client.get(f"/api/sessions/{ids[0]}/stream", params={"until": "idle"})
+        assert 'id: 8\nevent: unreadable\ndata: {"seq": 8, "kind": "unreadable"}' in streamed.text
+        assert "NaN" not in streamed.text  # a browser's JSON.parse refuses it
+
+
+def test_each_reader_refuses_or_shows_such_a_time_without_failing() -> None:
+    for at in _ODD_TIMES:
+        with pytest.raises(TraceFormatError, match=r"its time 'at' is .*, not a time"):
+            decode_event_line(_run_end(at))
+        assert format_event(_run_end(at)).startswith("?  run ended"), at
+    assert decode_event_line(_run_end("1795825291.5")).at == 1795825291.5
+    answer = JsonAnswer({"a": [math.nan, 1.5, {"b": math.inf}], "c": -math.inf})
+    assert answer.body == b'{"a":[null,1.5,{"b":null}],"c":null}'

@@ -1,0 +1,85 @@
+"""A host of an earlier rho-agent still running beside a store a newer host migrated.
+
+A host checks the schema once, when it starts; one started before the migration goes on
+writing as its own version. These tests write what a schema-1 host writes (its SQL, on a
+connection that says nothing of its schema, as that version's connections do) on the shared
+PostgreSQL server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pg_rig import pg_server_url, schema_url
+
+from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
+from rho_adapters.pgstore.schema import DECLARED
+from rho_domain.config import AgentConfig
+from rho_domain.ports.store import SessionRecord
+
+__all__ = ["pg_server_url"]
+
+_REFUSED = r"runs a rho-agent older than the session store's schema \(version 3\).*upgrade"
+
+
+@pytest.fixture
+def backend(pg_server_url: str) -> Iterator[PgBackend]:
+    made = PgBackend(StoreAddress(schema_url(pg_server_url), "the test"), stale_after=1)
+    yield made
+    made.close()
+
+
+async def test_a_host_older_than_the_store_cannot_claim(backend: PgBackend) -> None:
+    """A schema-1 host creates a session without a lease and takes over a claim it judges
+    stale by its own bound alone: both refused, naming the host and what to do; it may still
+    release, and a newer host (or one that says it writes this schema) claims as before."""
+    import psycopg
+
+    pg = of_backend(backend)
+    record = SessionRecord(id="new1", created_at=1000.0, config=AgentConfig(model="m1"))
+    await pg.store.create(record)  # migrates the store; held by a host with a lease
+    url = backend.address.url
+    with psycopg.connect(url, autocommit=True) as old:
+        with pytest.raises(psycopg.Error, match=_REFUSED) as created:
+            old.execute(
+                "INSERT INTO rho_sessions (id, created_at, config, meta, holder, beat)"
+                " VALUES ('old1', 1000, '{}', '{}', 'an old host', now())"
+            )
+        assert "session old1: an old host runs" in str(created.value)
+        with pytest.raises(psycopg.Error, match=_REFUSED):  # its takeover of a live claim
+            old.execute("UPDATE rho_sessions SET holder = 'an old host', beat = now()")
+        old.execute(f"SET {DECLARED} = '2'")  # a schema-2 host is older too
+        with pytest.raises(psycopg.Error, match=_REFUSED):
+            old.execute("UPDATE rho_sessions SET holder = 'an old host', beat = now()")
+        old.execute("UPDATE rho_sessions SET cancel = true")  # a flag is no claim
+        assert old.execute("SELECT holder, cancel FROM rho_sessions").fetchall() == [
+            (backend.holder, True)
+        ]
+        old.execute(f"SET {DECLARED} = '{SCHEMA_VERSION}'")
+        old.execute("UPDATE rho_sessions SET holder = 'a new host', beat = now()")
+        schema = old.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+    with psycopg.connect(url.partition("?")[0], autocommit=True) as admin:  # no search_path
+        admin.execute(f"UPDATE {schema}.rho_sessions SET cancel = false")  # a hand edit
+    await pg.sessions.sessions()
+
+
+async def test_an_old_hosts_claim_from_before_the_migration_beats_with_a_lease(
+    backend: PgBackend,
+) -> None:
+    """The claim a schema-1 host holds keeps beating (its run goes on), and each beat
+    leaves it a lease, so a host with a shorter bound never reads it as stale between beats."""
+    import psycopg
+
+    await of_backend(backend).sessions.sessions()
+    with psycopg.connect(backend.address.url, autocommit=True) as old:
+        old.execute(
+            f"SET {DECLARED} = '{SCHEMA_VERSION}'; INSERT INTO rho_sessions"
+            " (id, created_at, config, meta, holder, beat) VALUES"
+            " ('old1', 1000, '{}', '{\"status\": \"running\"}', 'an old host', now());"
+            " UPDATE rho_sessions SET lease = NULL; RESET rho.schema"
+        )
+        old.execute("UPDATE rho_sessions SET beat = now() WHERE holder = 'an old host'")
+        assert old.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
+        old.execute("UPDATE rho_sessions SET beat = now() - interval '5 s'")
+    assert (await of_backend(backend).sessions.info("old1")).liveness == "running"
