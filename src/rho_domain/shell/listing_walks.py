@@ -58,6 +58,25 @@ _NAMED_TREE_ENDS = tuple(
         end for t in SECRET_TREE_PATHS if EXCLUDED_GLOBS.matches("/" + (end := t.rsplit("/", 1)[1]))
     )
 )
+# The secret trees below another directory that are one file (``.docker/config.json``): a
+# walk may list their names. Every other one is a directory of secrets, which tree and ls,
+# saying names only (never ``.config/gh``), keep out of by not entering the directory that
+# holds it (``_HOLDERS``: ``.config``, ``.local``, ``.wrangler``), unless the walk starts
+# inside that one (``inner_tails`` then names the rest), nor a copy of it (``.config.old``):
+# with no scan, ``tree -a`` and ``ls -AR`` from above ``.config`` listed ``gh``'s files.
+# Those holders are hidden names, so only ``-a``/``-A`` ever showed them.
+_FILE_TREES = frozenset(
+    {".docker/config.json", ".cargo/credentials", ".cargo/credentials.toml",
+     ".terraform.d/credentials.tfrc.json", ".git/config", ".git/config.worktree",
+     ".git/modules/*/config", ".bundle/config", "uv/credentials", ".m2/settings.xml",
+     ".gradle/gradle.properties", ".nuget/nuget/nuget.config", ".config/pypoetry/auth.toml",
+     ".config/hub", ".config/linode-cli", ".config/helm/repositories.yaml",
+     ".supabase/access-token", ".circleci/cli.yml", ".travis/config.yml",
+     ".netlify/config.json", "huggingface/token", ".huggingface/token"}
+)  # fmt: skip
+_HOLDERS = tuple(
+    dict.fromkeys(t.split("/", 1)[0] for t in SECRET_TREE_PATHS if t not in _FILE_TREES)
+)
 # The names of a copy of a secret directory (``secret_twins``): a suffix or mark glued by a
 # dot, a tilde, a space, an underscore, a comma or a dash (.ssh.bak, .ssh.~1~, ".ssh (copy)",
 # .ssh_old, .ssh-20240101), emacs' #.ssh#, older Windows' "Copy of .ssh" and "Copy (2) of".
@@ -168,7 +187,8 @@ def listing_safe_argv(
         return (name, *args[:end], *extra, *args[end:])
     # tree and ls say names only: a tail's first name (inside .config, every "gh")
     heads = (t.split("/", 1)[0] for t in inner_tails(walked))
-    names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *heads)))
+    holders = (form.format(h) for h in _HOLDERS for form in ("{}", *_COPY_FORMS))
+    names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *holders, *heads)))
     if name == "tree":
         # One -I, its names joined by "|" (a name holding one is matched by "?" there), and no
         # directory-only "/": tree before 2.0 (RHEL 8 and 9, Debian 11, Ubuntu 20.04) keeps
