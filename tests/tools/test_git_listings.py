@@ -348,7 +348,7 @@ async def test_an_object_after_dashdash_meets_the_same_refusals(
 # git's error for a root path it does not find names the one it finds from there ("path
 # '.config/gh/in-gh' exists, but not 'gh/in-gh'"; the index's too), and a commit lister's
 # wildcard pathspec, which took no exclusions, answered which commit touched a name
-# (``-- '*/gh/in-*'``), a letter at a time.
+# (``-- '*/gh/in-*'``), a letter at a time; ``ls-files --error-unmatch`` did by its exit status.
 ORACLES = [
     ("cd .config && git show HEAD:gh/in-gh", "its content and its name may not be read"),
     ("cd .config && git show :gh/in-gh", "its content and its name may not be read"),
@@ -357,6 +357,7 @@ ORACLES = [
     ("git log --format=%s '.config/g[h]/*'", ""),
     ("git rev-list HEAD -- '*/gh/in-*'", ""),
     ("git shortlog -s HEAD -- '*/gh/in-*'", ""),
+    ("git ls-files --error-unmatch '.config/g[h]/in-*'", "--error-unmatch is not allowed"),
 ]
 
 
@@ -380,6 +381,13 @@ def test_names_inside_a_secret_directory_are_no_oracle(repo: dict[str, str]) -> 
         built = secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])
         done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
         assert (done.returncode, done.stdout) == (0, ""), (argv, done)
+    # ls-files --error-unmatch: its exit status says whether a wildcard matched a tracked
+    # name, before the exclusions (0 for in-*, 1 for zz*); refused.
+    for pattern, code in ((".config/g[h]/in-*", 0), (".config/g[h]/zz*", 1)):
+        argv = ["git", "ls-files", "--error-unmatch", pattern]
+        assert subprocess.run(argv, cwd=ws, env=ENV, capture_output=True).returncode == code
+        with pytest.raises(CommandRefused, match="--error-unmatch is not allowed"):
+            check_argv(argv)
     # A log naming no path lists every commit as before; a pathspec still filters.
     for argv in (["git", "log", "--format=%s"], ["git", "rev-list", "--count", "HEAD"]):
         assert secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])[-1] == argv[-1]
@@ -397,7 +405,7 @@ async def test_names_inside_a_secret_directory_on_every_backend(
     for command, refusal in ORACLES:
         out = await run_restricted(repo["ws"], command, backend, pool)
         if refusal:  # the refusal quotes the model's own words, never what git would say
-            assert out.startswith("SensitivePath: "), (command, out)
+            assert out.startswith(("SensitivePath: ", "Command refused: ")), (command, out)
             assert refusal in out, (command, out)
             assert "exists" not in out, (command, out)
         else:  # no commit named
