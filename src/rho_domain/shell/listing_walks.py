@@ -26,7 +26,9 @@ action, and find's global options are moved ahead of them. ``du`` excludes the d
 (``--exclude=.ssh``); ``tree`` ignores their names (one ``-I '.ssh|.aws|...'`` after the
 model's: tree before 2.0 keeps only the last ``-I`` and has no directory-only pattern);
 ``ls -R`` ignores their names (``--ignore``: ls has no directory-only pattern either), so a
-plain file of such a name is left out of a recursive listing too. Where the
+plain file of such a name is left out of a recursive listing too; neither can say a path, so
+both leave out the directories that hold a secret tree (``.config``, ``.local``: ``_HOLDERS``)
+unless the walk starts inside one. Where the
 line is: a secret directory's entries; its own name, and every file's name, size and times
 in a directory that is not secret, list as ``ls -la`` shows them. Pure:
 ``reads.secret_safe_argv`` applies it.
