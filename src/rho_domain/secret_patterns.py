@@ -28,12 +28,22 @@ GIT_CONFIGS: tuple[str, ...] = (
     "*/.git/config.worktree",
     "*/.git/modules/*/config",
 )
+# A repository's index: every tracked path, those inside a committed secret directory too
+# (``strings .git/index`` printed ``.config/gh/hosts.yml``, which ``git ls-files`` leaves
+# out). Its names are secrets to every tool; git reads it for status and diffs, so the
+# sandbox shows it as it shows the config.
+GIT_INDEXES: tuple[str, ...] = (
+    "*/.git/index",
+    "*/.git/sharedindex.*",
+    "*/.git/modules/*/index",
+    "*/.git/worktrees/*/index",
+)
 LOCATIONS: tuple[str, ...] = _tree(
     "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
     "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
     "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
     "*/.terraform.d/credentials.tfrc.json",
-    *GIT_CONFIGS,
+    *GIT_CONFIGS, *GIT_INDEXES,
     "/proc", "/dev", "/sys/firmware",
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
