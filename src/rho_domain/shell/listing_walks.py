@@ -39,7 +39,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from rho_domain.secrets import GIT_CONFIGS, GIT_INDEXES, LOCATIONS, SecretPolicy
+from rho_domain.secrets import GIT_CONFIGS, GIT_INDEXES, GIT_SCRATCH, LOCATIONS, SecretPolicy
 from rho_domain.shell.embedded import find_parts, find_takes_value
 from rho_domain.shell.walk_exclusions import EXCLUDED_GLOBS, HIDDEN, concrete_exclusions
 
@@ -75,7 +75,7 @@ _FILE_TREES = frozenset(
      ".config/hub", ".config/linode-cli", ".config/helm/repositories.yaml",
      ".supabase/access-token", ".circleci/cli.yml", ".travis/config.yml",
      ".netlify/config.json", "huggingface/token", ".huggingface/token",
-     *(p.removeprefix("*/") for p in (*GIT_CONFIGS, *GIT_INDEXES))}
+     *(p.removeprefix("*/") for p in (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH))}
 )  # fmt: skip
 _DIRECTORY_TREES = tuple(t for t in SECRET_TREE_PATHS if t not in _FILE_TREES)
 _HOLDERS = tuple(dict.fromkeys(t.split("/", 1)[0] for t in _DIRECTORY_TREES))
