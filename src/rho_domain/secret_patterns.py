@@ -28,12 +28,37 @@ GIT_CONFIGS: tuple[str, ...] = (
     "*/.git/config.worktree",
     "*/.git/modules/*/config",
 )
+# A repository's index: every tracked path, those inside a committed secret directory too
+# (``strings .git/index`` printed ``.config/gh/hosts.yml``, which ``git ls-files`` leaves
+# out). Its names are secrets to every tool; git reads it for status and diffs, so the
+# sandbox shows it as it shows the config.
+GIT_INDEXES: tuple[str, ...] = (
+    "*/.git/index",
+    "*/.git/sharedindex.*",
+    "*/.git/modules/*/index",
+    "*/.git/worktrees/*/index",
+)
+# What git leaves in its directory from a command that showed a diff or a conflict for the
+# user to edit: a commit's message file keeps the comment listing every staged name and, after
+# ``git commit -v``, the whole diff (``cat .git/COMMIT_EDITMSG`` printed a committed ``.env``),
+# ``git add -e``/``-p``'s patch, an interrupted rebase's or am's patches, rerere's images of
+# a conflicted file. Copies of a secret's content or of a secret directory's names, under
+# names no rule recognises; git's read-only commands never read them.
+GIT_SCRATCH: tuple[str, ...] = tuple(
+    f"*/.git/{where}{name}".lower()
+    for where in ("", "worktrees/*/", "modules/*/")
+    for name in (
+        "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG",
+        "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply/patch",
+        "rebase-apply/[0-9][0-9][0-9][0-9]", "rr-cache",
+    )
+)  # fmt: skip
 LOCATIONS: tuple[str, ...] = _tree(
     "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
     "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
     "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
     "*/.terraform.d/credentials.tfrc.json",
-    *GIT_CONFIGS,
+    *GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH,
     "/proc", "/dev", "/sys/firmware",
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",

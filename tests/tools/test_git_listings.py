@@ -192,12 +192,14 @@ def test_the_argv_and_its_checks_alone(repo: dict[str, str]) -> None:
         ("git", "blame", "HEAD", "--", "config.json"),
         ("git", "blame", "config.json"),
         ("git", "ls-tree", "HEAD", "../.config/gh/"),
+        # the root's config.json, but git's error for a root without one names
+        # .docker/config.json from here (redshell21): judged joined too
+        ("git", "show", "HEAD:config.json"),
     ]
     for words in refused:
         assert "is a secret location" in (cwd_history_refusal(words, docker, DEFAULT_POLICY) or "")
     ran: list[tuple[str, ...]] = [
         ("git", "show", "HEAD:./other.txt"),
-        ("git", "show", "HEAD:config.json"),  # the repository root's config.json
         ("git", "log", "-p", "--", ":(top)config.json"),
     ]
     for words in ran:
@@ -340,3 +342,71 @@ async def test_an_object_after_dashdash_meets_the_same_refusals(
         out = await run_restricted(repo["ws"], _command(repo, command), backend, pool)
         assert refusal in out, (command, out)
         assert _marks(out) == [], (command, out)
+
+
+# redshell21: names inside a committed secret directory, never its content. From .config,
+# git's error for a root path it does not find names the one it finds from there ("path
+# '.config/gh/in-gh' exists, but not 'gh/in-gh'"; the index's too), and a commit lister's
+# wildcard pathspec, which took no exclusions, answered which commit touched a name
+# (``-- '*/gh/in-*'``), a letter at a time; ``ls-files --error-unmatch`` did by its exit status.
+ORACLES = [
+    ("cd .config && git show HEAD:gh/in-gh", "its content and its name may not be read"),
+    ("cd .config && git show :gh/in-gh", "its content and its name may not be read"),
+    ("cd .config && git rev-parse HEAD~1..HEAD:gh/in-gh", "its name may not be read"),
+    ("git log --format=%s -- '*/gh/in-*'", ""),
+    ("git log --format=%s '.config/g[h]/*'", ""),
+    ("git rev-list HEAD -- '*/gh/in-*'", ""),
+    ("git shortlog -s HEAD -- '*/gh/in-*'", ""),
+    ("git ls-files --error-unmatch '.config/g[h]/in-*'", "--error-unmatch is not allowed"),
+]
+
+
+def test_names_inside_a_secret_directory_are_no_oracle(repo: dict[str, str]) -> None:
+    """The trap is real with plain git; the pure judgement refuses the hint's forms, and the
+    argv the harness builds, run by real git (the allowlist wall alone), names no commit."""
+    ws = repo["ws"]
+    hint = subprocess.run(["git", "show", "HEAD:gh/in-gh"], cwd=f"{ws}/.config", env=ENV,
+                          capture_output=True, text=True).stderr  # fmt: skip
+    assert "'.config/gh/in-gh' exists" in hint, hint
+    for argv in (["git", "show", "HEAD:gh/in-gh"], ["git", "show", ":0:gh/in-gh"]):
+        refusal = cwd_history_refusal(argv, f"{ws}/.config", DEFAULT_POLICY) or ""
+        assert "its name may not be read" in refusal, argv
+    for argv in (["git", "log", "--format=%s", "--", "*/gh/in-*"],
+                 ["git", "log", "--format=%s", "*/gh/in-*"],
+                 ["git", "rev-list", "HEAD", "--", "*/gh/in-*"],
+                 ["git", "shortlog", "-s", "HEAD", "--", ".config/g[h]/*"]):  # fmt: skip
+        plain = subprocess.run(argv, cwd=ws, env=ENV, capture_output=True, text=True).stdout
+        assert plain.strip(), (argv, plain)  # the commit that added .config/gh/in-gh
+        check_argv(argv)
+        built = secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])
+        done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
+        assert (done.returncode, done.stdout) == (0, ""), (argv, done)
+    # ls-files --error-unmatch: its exit status says whether a wildcard matched a tracked
+    # name, before the exclusions (0 for in-*, 1 for zz*); refused.
+    for pattern, code in ((".config/g[h]/in-*", 0), (".config/g[h]/zz*", 1)):
+        argv = ["git", "ls-files", "--error-unmatch", pattern]
+        assert subprocess.run(argv, cwd=ws, env=ENV, capture_output=True).returncode == code
+        with pytest.raises(CommandRefused, match="--error-unmatch is not allowed"):
+            check_argv(argv)
+    # A log naming no path lists every commit as before; a pathspec still filters.
+    for argv in (["git", "log", "--format=%s"], ["git", "rev-list", "--count", "HEAD"]):
+        assert secret_safe_argv(harden_argv(argv), DEFAULT_POLICY, [ws])[-1] == argv[-1]
+    built = secret_safe_argv(harden_argv(["git", "log", "--format=%s", "--", "*.txt"]),
+                             DEFAULT_POLICY, [ws])  # fmt: skip
+    done = subprocess.run(built, cwd=ws, env=ENV, capture_output=True, text=True)
+    assert done.stdout == "two\none\n", done
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_names_inside_a_secret_directory_on_every_backend(
+    repo: dict[str, str], backend: str, pool: DaytonaPool
+) -> None:
+    for command, refusal in ORACLES:
+        out = await run_restricted(repo["ws"], command, backend, pool)
+        if refusal:  # the refusal quotes the model's own words, never what git would say
+            assert out.startswith(("SensitivePath: ", "Command refused: ")), (command, out)
+            assert refusal in out, (command, out)
+            assert "exists" not in out, (command, out)
+        else:  # no commit named
+            assert out.startswith("[exit code 0,"), (command, out)

@@ -170,6 +170,34 @@ def test_the_argv_alone_holds_from_inside_a_secret_trees_parent(ws: Path) -> Non
         assert _inside(done.stdout) == [], (argv, done.stdout)
 
 
+def test_the_argv_alone_holds_tree_and_ls_from_above_a_secret_trees_parent(ws: Path) -> None:
+    """With no scan, ``tree -a`` and ``ls -AR`` started above ``.config`` (or its copy
+    ``.config.old``) listed ``gh``'s and ``gcloud``'s files (redshell21): they say names only,
+    and ``gh`` is no secret name by itself. They now never enter the directories that hold
+    such trees (``.config``, ``.local``, their copies); find, which says paths, prunes
+    ``.config.old/gcloud`` as it prunes ``.config/gcloud``, and a walk started in the copy
+    skips ``gcloud`` by name; the rest lists as before."""
+    for argv in (["tree", "-a"], ["tree", "-a", "-I", "x"], ["ls", "-AR"], ["ls", "-laR"],
+                 ["find", "."], ["find", ".", "-depth"]):  # fmt: skip
+        plain = subprocess.run(argv, cwd=ws, capture_output=True, text=True).stdout
+        assert {"in-gh", "in-gcloud", "in-keyrings"} <= set(_inside(plain)), (argv, plain)
+        check_argv(argv)
+        built = secret_safe_argv(harden_argv(argv), SecretPolicy(), [str(ws)])
+        done = subprocess.run(built, cwd=ws, capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (0, ""), built
+        assert _inside(done.stdout) == [], (argv, done.stdout)
+        assert "a.py" in done.stdout, (argv, done.stdout)
+        assert ".git" in done.stdout, (argv, done.stdout)
+    # Started in the copy of .config, where gcloud is a plain name.
+    inner = ws / ".config.old"
+    for argv in (["find", "."], ["tree", "-a"], ["ls", "-AR"]):
+        plain = subprocess.run(argv, cwd=inner, capture_output=True, text=True).stdout
+        assert _inside(plain) == ["in-gcloud"], (argv, plain)
+        built = secret_safe_argv(harden_argv(argv), SecretPolicy(), [str(inner)])
+        done = subprocess.run(built, cwd=inner, capture_output=True, text=True)
+        assert (done.returncode, _inside(done.stdout)) == (0, []), (argv, done.stdout)
+
+
 @pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
 async def test_the_sandbox_alone_keeps_each_walker_out(ws: Path) -> None:
     """Wall 5 alone (varshell20b): with no argv rule at all (``run_unchecked``: no check, no

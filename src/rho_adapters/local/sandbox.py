@@ -41,7 +41,13 @@ from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.errors import ExecutorError
 from rho_domain.glob_set import GlobSet
-from rho_domain.secrets import GIT_CONFIGS, HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.secrets import (
+    GIT_CONFIGS,
+    GIT_INDEXES,
+    HOME_SECRETS,
+    SYSTEM_SECRETS,
+    SecretPolicy,
+)
 from rho_domain.service_secrets import MASKED_GLOBS
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -150,7 +156,7 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     )
 
 
-GIT_CONFIG_SET = GlobSet(GIT_CONFIGS)
+GIT_CONFIG_SET = GlobSet((*GIT_CONFIGS, *GIT_INDEXES))
 
 
 def scan(
@@ -171,8 +177,9 @@ def scan(
             dirs.append(location)
         elif stat.S_ISREG(mode):
             files.append(location)
-    # A repository's config stays readable: git reads it before anything else (a mask made
-    # every git command fail); the argv checks, the file tools and the walkers refuse it.
+    # A repository's config and index stay readable: git reads them (a mask made every git
+    # command fail, or see every file deleted); the argv checks, the file tools and the
+    # walkers refuse them.
     shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
         files=tuple(p for p in shown if not GIT_CONFIG_SET.matches(p.casefold())),

@@ -208,7 +208,8 @@ def _check_listing(sub: str, parsed: Parsed) -> None:
     no exclusion pathspec (``ls-files`` and ``status`` take the harness's, ``reads._git``):
     ``ls-tree -r`` walks every committed tree (``.ssh/id_rsa``, ``.config/gh/hosts.yml``: only
     its names-only form runs, as a diff that takes them, ``git_tree_list``) and
-    ``rev-list --objects`` prints every object's path and id, a secret tree's too."""
+    ``rev-list --objects`` prints every object's path and id, a secret tree's too;
+    ``ls-files --error-unmatch`` answers whether a wildcard matched a file they exclude."""
     if sub == "ls-tree" and (reason := recursive_listing_refusal(parsed)):
         raise CommandRefused(reason)
     if (
@@ -220,6 +221,12 @@ def _check_listing(sub: str, parsed: Parsed) -> None:
             "git ls-tree: paths below a tree named as REV:PATH are read inside that tree, where "
             "the secrets policy cannot place them; name the directory as a path: "
             "git ls-tree REV PATH/"
+        )
+    if sub == "ls-files" and parsed.has("error-unmatch"):
+        raise CommandRefused(
+            "git ls-files: --error-unmatch is not allowed: it says whether a pathspec matched "
+            "a tracked file before the exclusions, so a wildcard (.config/g[h]/h*) tells the "
+            "names inside a secret directory; use git ls-files PATHSPEC and read its output"
         )
     if sub == "rev-list" and parsed.has("objects"):
         raise CommandRefused(

@@ -11,6 +11,14 @@ from the work tree (present, the word names the file and is judged by its real p
 judges each of them joined to the stage's canonical directory, as the executors know it.
 A pathspec's magic (``:(top)``, ``:/``) makes a path the repository root's: its text is
 judged as such by ``check_git`` (``git_revs.history_paths``).
+
+A revision's path without ``./`` is the root's, but git's error for one it does not find
+there looks it up from the stage's directory too and names what it finds:
+``cd .config && git show HEAD:gh/NAME`` answered ``path '.config/gh/NAME' exists, but not
+'gh/NAME'`` (the index's ``:gh/NAME`` likewise), an oracle for the names inside a committed
+secret directory, whose names the listings hide. So every revision path is judged joined to
+the stage's directory as well: such a command is refused, and from the root the join is the
+root's own path.
 """
 
 from __future__ import annotations
@@ -25,13 +33,10 @@ from rho_domain.shell.git_revs import pathspec_body, revision_sides, split_rev_p
 from rho_domain.shell.options import split_options
 
 
-def _relative(path: str) -> bool:
-    return path in (".", "..") or path.startswith(("./", "../"))
-
-
 def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
     """The paths into history of the git stage ``argv`` that git reads relative to the
-    stage's directory (see the module docstring); () for any other stage."""
+    stage's directory, or names from there in its errors (every revision's path; see the
+    module docstring); () for any other stage."""
     if not argv or argv[0] != "git":
         return ()
     args = list(argv[1:])
@@ -46,7 +51,7 @@ def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
     for word in before:
         for side in revision_sides(word):
             path = split_rev_path(side)[1]
-            if path is not None and _relative(path):
+            if path:  # a root's path too: git's error names it joined (module docstring)
                 paths.append(path)
     out = [body for word in paths if (body := pathspec_body(word, from_cwd=True)) is not None]
     return tuple(dict.fromkeys(out))
@@ -58,5 +63,8 @@ def cwd_history_refusal(argv: Sequence[str], cwd: str, policy: SecretPolicy) -> 
     is. A word naming an existing file is judged by its real path besides (``reads``)."""
     for path in relative_history_paths(argv):
         if reason := policy.refusal(posixpath.normpath(posixpath.join(cwd, path))):
-            return f"git: {path!r} from {cwd}: {reason}; its content may not be read"
+            return (
+                f"git: {path!r} from {cwd}: {reason}; its content and its name may not be read"
+                " (git names a revision's path from there in its errors)"
+            )
     return None

@@ -111,3 +111,15 @@ def history_paths(sub: str, operands: Sequence[str], after_dashes: Sequence[str]
     elif sub == "ls-tree":
         tail.extend(operands[1:])
     return [*paths, *(body for word in tail if (body := pathspec_body(word)) is not None)]
+
+
+def names_pathspec(rest: Sequence[str]) -> bool:
+    """Whether a rebuilt git subcommand's words ``rest`` name a pathspec that may match paths
+    never judged by their text: a word after the model's ``--``, or an operand with a
+    wildcard or pathspec magic (git reads ``'*/gh/*'`` and ``':(icase)x'`` as pathspecs
+    without ``--``). A plain operand is a revision, or a path on disk judged by its real path."""
+    if "--" in rest and rest.index("--") < len(rest) - 1:
+        return True
+    return any(
+        not w.startswith("-") and (w.startswith(":") or any(c in w for c in "*?[")) for w in rest
+    )

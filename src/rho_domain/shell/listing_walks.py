@@ -26,7 +26,9 @@ action, and find's global options are moved ahead of them. ``du`` excludes the d
 (``--exclude=.ssh``); ``tree`` ignores their names (one ``-I '.ssh|.aws|...'`` after the
 model's: tree before 2.0 keeps only the last ``-I`` and has no directory-only pattern);
 ``ls -R`` ignores their names (``--ignore``: ls has no directory-only pattern either), so a
-plain file of such a name is left out of a recursive listing too. Where the
+plain file of such a name is left out of a recursive listing too; neither can say a path, so
+both leave out the directories that hold a secret tree (``.config``, ``.local``: ``_HOLDERS``)
+unless the walk starts inside one. Where the
 line is: a secret directory's entries; its own name, and every file's name, size and times
 in a directory that is not secret, list as ``ls -la`` shows them. Pure:
 ``reads.secret_safe_argv`` applies it.
@@ -37,7 +39,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from rho_domain.secrets import LOCATIONS, SecretPolicy
+from rho_domain.secrets import GIT_CONFIGS, GIT_INDEXES, GIT_SCRATCH, LOCATIONS, SecretPolicy
 from rho_domain.shell.embedded import find_parts, find_takes_value
 from rho_domain.shell.walk_exclusions import EXCLUDED_GLOBS, HIDDEN, concrete_exclusions
 
@@ -58,10 +60,47 @@ _NAMED_TREE_ENDS = tuple(
         end for t in SECRET_TREE_PATHS if EXCLUDED_GLOBS.matches("/" + (end := t.rsplit("/", 1)[1]))
     )
 )
+# The secret trees below another directory that are one file (``.docker/config.json``): a
+# walk may list their names. Every other one is a directory of secrets, which tree and ls,
+# saying names only (never ``.config/gh``), keep out of by not entering the directory that
+# holds it (``_HOLDERS``: ``.config``, ``.local``, ``.wrangler``), unless the walk starts
+# inside that one (``inner_tails`` then names the rest), nor a copy of it (``.config.old``):
+# with no scan, ``tree -a`` and ``ls -AR`` from above ``.config`` listed ``gh``'s files.
+# Those holders are hidden names, so only ``-a``/``-A`` ever showed them.
+_FILE_TREES = frozenset(
+    {".docker/config.json", ".cargo/credentials", ".cargo/credentials.toml",
+     ".terraform.d/credentials.tfrc.json", ".git/config", ".git/config.worktree",
+     ".git/modules/*/config", ".bundle/config", "uv/credentials", ".m2/settings.xml",
+     ".gradle/gradle.properties", ".nuget/nuget/nuget.config", ".config/pypoetry/auth.toml",
+     ".config/hub", ".config/linode-cli", ".config/helm/repositories.yaml",
+     ".supabase/access-token", ".circleci/cli.yml", ".travis/config.yml",
+     ".netlify/config.json", "huggingface/token", ".huggingface/token",
+     *(p.removeprefix("*/") for p in (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH))}
+)  # fmt: skip
+_DIRECTORY_TREES = tuple(t for t in SECRET_TREE_PATHS if t not in _FILE_TREES)
+_HOLDERS = tuple(dict.fromkeys(t.split("/", 1)[0] for t in _DIRECTORY_TREES))
 # The names of a copy of a secret directory (``secret_twins``): a suffix or mark glued by a
 # dot, a tilde, a space, an underscore, a comma or a dash (.ssh.bak, .ssh.~1~, ".ssh (copy)",
 # .ssh_old, .ssh-20240101), emacs' #.ssh#, older Windows' "Copy of .ssh" and "Copy (2) of".
 _COPY_FORMS = ("{}[.~ _,-]*", "#{}#", "copy*of {}")
+
+
+def _copied(name: str) -> tuple[str, ...]:
+    """``name`` and the globs of its copies' names (``.config``, ``.config[.~ _,-]*``...)."""
+    return (name, *(form.format(name) for form in _COPY_FORMS))
+
+
+# The secret directories below a copy of the directory that holds them
+# (``.config.old/gcloud``): with no scan, find listed what they held. Per holder, its copies'
+# globs and the rests of its trees, grouped so for find: one alternative per pair (45) cost
+# find about a quarter more CPU over /usr/lib; grouped, no change the noise let us measure.
+_COPIED_TREES = tuple(
+    (
+        _copied(holder)[1:],
+        tuple(t.split("/", 1)[1] for t in _DIRECTORY_TREES if t.startswith(f"{holder}/")),
+    )
+    for holder in _HOLDERS
+)
 # find's options that hold for the whole walk wherever they are written; find warns when one
 # follows a test, so they are moved ahead of the tests the harness puts first.
 _FIND_GLOBAL_FLAGS = frozenset({"-depth", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race"})
@@ -99,16 +138,23 @@ def inner_tails(walked: Sequence[str]) -> tuple[str, ...]:
     """The rest of each secret tree below another directory (``gh`` of ``.config/gh``) that a
     walk started inside that directory meets (``walked``: canonical directories, one ending
     in ``/.config``), lowercase. Its paths there never hold the whole tree path, so without
-    them only the executors' scan kept ``cd .config && find .`` out of ``gh``."""
+    them only the executors' scan kept ``cd .config && find .`` out of ``gh`` (and any walk of
+    ``.config.old`` out of ``gcloud``)."""
     ends = [w.lower().rstrip("/").split("/") for w in walked]
     out: list[str] = []
     for tree in SECRET_TREE_PATHS:
         parts = tree.split("/")
         for k in range(1, len(parts)):
-            head = parts[:k]
-            if any(len(end) > k and all(map(fnmatch.fnmatchcase, end[-k:], head)) for end in ends):
+            if any(len(end) > k and _ends_in(end[-k:], parts[:k]) for end in ends):
                 out.append("/".join(parts[k:]))
     return tuple(dict.fromkeys(out))
+
+
+def _ends_in(end: Sequence[str], head: Sequence[str]) -> bool:
+    """Whether the last names of a walked directory, ``end``, are ``head`` (its first one or a
+    copy of it: ``.config.old`` holds ``gcloud`` as ``.config`` does)."""
+    first = any(fnmatch.fnmatchcase(end[0], g) for g in _copied(head[0]))
+    return first and all(map(fnmatch.fnmatchcase, end[1:], head[1:]))
 
 
 def _names(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
@@ -168,7 +214,8 @@ def listing_safe_argv(
         return (name, *args[:end], *extra, *args[end:])
     # tree and ls say names only: a tail's first name (inside .config, every "gh")
     heads = (t.split("/", 1)[0] for t in inner_tails(walked))
-    names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *heads)))
+    holders = (copy for h in _HOLDERS for copy in _copied(h))
+    names = tuple(dict.fromkeys((*names, *_NAMED_TREE_ENDS, *holders, *heads)))
     if name == "tree":
         # One -I, its names joined by "|" (a name holding one is matched by "?" there), and no
         # directory-only "/": tree before 2.0 (RHEL 8 and 9, Debian 11, Ubuntu 20.04) keeps
@@ -197,21 +244,23 @@ def _find(args: Sequence[str], names: Sequence[str]) -> list[str]:
         acts = acts or word in _FIND_ACTIONS
         i += size
     user = [*(["(", *kept, ")"] if kept else []), *([] if acts else ["-print"])]
-    paths = _regex((*names, *SECRET_TREE_PATHS))
+    copied = [f"{_regex(copies)}/{_regex(rests)}" for copies, rests in _COPIED_TREES]
+    paths = _regex((*names, *SECRET_TREE_PATHS), copied)
     prune = ["(", "-type", "d", "-iregex", f"{_ABOVE}{paths}", "-prune", "-false", ")"]
     if _prune_may_fail(hoisted):
         prune += ["-o", "-iregex", f"{_ABOVE}{paths}/{_ANY}"]
     return [*leading, *starts, *hoisted, *prune, "-o", *user]
 
 
-def _regex(globs: Sequence[str]) -> str:
+def _regex(globs: Sequence[str], regexes: Sequence[str] = ()) -> str:
     """One emacs-syntax regular expression (find's default) for the lowercase ``globs``,
     matched by ``-iregex`` against the end of a path (the globs joined by an escaped ``|``,
     grouped by escaped parentheses), a ``*`` or a
     ``?`` never crossing a ``/``. One regex a path, not one test a name: find runs the tests
     on names before ``-type d`` whatever their order, and 113 ``-iname``/``-ipath`` tests took
-    ``find /usr -name '*.py'`` from 0.3 s of CPU to 21 s."""
-    return "\\(" + "\\|".join(_glob_regex(g) for g in globs) + "\\)"
+    ``find /usr -name '*.py'`` from 0.3 s of CPU to 21 s. ``regexes``: alternatives written
+    as regular expressions already."""
+    return "\\(" + "\\|".join((*map(_glob_regex, globs), *regexes)) + "\\)"
 
 
 def _glob_regex(glob: str) -> str:

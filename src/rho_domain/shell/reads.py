@@ -36,7 +36,7 @@ from rho_domain.secret_guard import guard_script
 from rho_domain.secrets import LOCATIONS, SecretPolicy, case_insensitive
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_objects import git_subcommand
-from rho_domain.shell.git_revs import revision_sides, split_rev_path
+from rho_domain.shell.git_revs import names_pathspec, revision_sides, split_rev_path
 from rho_domain.shell.implied import implied_paths
 from rho_domain.shell.listing_walks import listing_safe_argv, lists_below
 from rho_domain.shell.options import OptionSpec
@@ -187,7 +187,14 @@ def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[
 # What reads files' content or lists their names as git walks trees or the index: each takes
 # the exclusion pathspecs (ls-files and status list the names inside .ssh, status -uall the
 # untracked ones too; ls-tree takes no pathspec magic: git.py refuses its -r).
-_GIT_READERS = frozenset({"grep", "diff", "show", "log", "ls-files", "status"})
+_GIT_READERS = frozenset(
+    {"grep", "diff", "show", "log", "ls-files", "status", "rev-list", "shortlog"}
+)
+# The walkers that list commits: with no pathspec they list every commit as it is; a pathspec
+# filters the commits by the files they touched, so without the exclusions
+# ``git log --format=%h -- '*/gh/a*'`` answered, letter by letter, the names of the files
+# inside a committed secret directory (``rev-list``, ``shortlog`` likewise).
+_COMMIT_LISTERS = frozenset({"log", "rev-list", "shortlog"})
 # git log options that never look at a file's content (revisions, messages, formatting): a log
 # with only these lists commits as they are. Any other option (-p, --stat, -G, -S, -M...)
 # reads or compares blobs, so the exclusion pathspecs are appended: pickaxe and diffs then
@@ -217,7 +224,9 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
         return args
     sub, rest = args[index], args[index + 1 :]
     options = _git_options(rest)
-    if sub == "log":
+    if sub in _COMMIT_LISTERS and not names_pathspec(rest):
+        if sub != "log":
+            return args
         shorts, longs, _ = _scan(options, SUBCOMMANDS["log"])
         if set(shorts) <= _LOG_CONTENT_FREE_SHORT and set(longs) <= _LOG_CONTENT_FREE_LONG:
             return args  # names and messages only: no file content to keep secrets out of

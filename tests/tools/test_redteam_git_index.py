@@ -1,0 +1,89 @@
+"""git's own files show no secret and no name inside a secret directory (redshell21).
+
+``.git/index`` holds every tracked path. Before redshell21, on every backend (bubblewrap,
+without it, Daytona), ``strings .git/index``, ``grep -a`` on it, ``grep -ra .git`` and the
+``read`` tool printed ``.config/gh/in-gh-hosts.yml``, a name ``git ls-files`` and the listing
+walks leave out (a secret directory's names are secrets). The index is now a secret location
+(``secret_patterns.GIT_INDEXES``) to every tool and walker; git itself still reads it, and the
+sandbox shows it, as it shows ``.git/config``. Likewise ``.git/COMMIT_EDITMSG`` after
+``git commit -v`` kept the staged names and the whole diff, a committed ``.env``'s line too:
+it and git's other scratch files (``GIT_SCRATCH``: merge and squash messages, ``add -e``'s
+patch, an interrupted rebase's patches, rerere's images) are secret locations now.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, run_restricted
+
+from rho_adapters.local import LocalExecutor
+from rho_domain.tools.grep import GrepHandler
+from rho_domain.tools.read import ReadHandler
+
+MARK = "in-gh-hosts"
+ENV_MARK = "K-ENV-MARK"
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
+ATTACKS = [
+    "strings .git/index",
+    "grep -a -o 'gh/in-[a-z-]*' .git/index",
+    "cd .git && cat -v index",
+    "grep -ra -o 'gh/in-[a-z-]*' .git",
+    "rg -a -uuu -o 'gh/in-[a-z-]*' .git",
+    "echo .git/index | xargs grep -a -o 'gh/in-[a-z-]*'",
+    "cat .git/COMMIT_EDITMSG",
+    "grep -r K-ENV .git",
+    "cd .git && grep -e K-ENV -e in-gh -- COMMIT_EDITMSG",
+]
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("gitindex") / "ws"
+    (root / ".config/gh").mkdir(parents=True)
+    (root / f".config/gh/{MARK}.yml").write_text("oauth_token: K\n")
+    (root / "a.txt").write_text("plain\n")
+    (root / ".env").write_text(f"TOKEN={ENV_MARK}\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    editor = {**ENV, "GIT_EDITOR": "sed -i 1s/^/one/"}  # the user's editor, after commit -v
+    for args in (["init", "-q"], ["add", "-f", "."], ["commit", "-q", "-v"]):
+        subprocess.run([*git, *args], cwd=root, env=editor, check=True, capture_output=True)
+    return root
+
+
+pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
+    done = subprocess.run(["strings", ".git/index"], cwd=ws, capture_output=True, text=True)
+    assert MARK in done.stdout, done.stdout  # the attack reaches the name
+    message = (ws / ".git/COMMIT_EDITMSG").read_text()
+    assert MARK in message, message  # the staged names
+    assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool) -> None:
+    for command in ATTACKS:
+        out = await run_restricted(str(ws), command, backend, pool)
+        assert MARK not in out, (command, out)
+        assert ENV_MARK not in out, (command, out)
+    out = await run_restricted(str(ws), "strings .git/index", backend, pool)
+    assert "is a secret location (*/.git/index)" in out, out
+    out = await run_restricted(str(ws), "cat .git/COMMIT_EDITMSG", backend, pool)
+    assert "is a secret location (*/.git/commit_editmsg)" in out, out
+    # git reads it as before (in the sandbox too): status sees no file deleted.
+    out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
+    assert out.startswith("[exit code 0"), out
+    out = await run_restricted(str(ws), "git ls-files", backend, pool)
+    assert out.startswith("a.txt\n"), out
+    executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
+    for path in (".git/index", ".git/COMMIT_EDITMSG"):
+        out = await call_tool(ReadHandler(), {"path": path}, executor)
+        assert "is a secret location" in out, (path, out)
+    out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)
+    assert MARK not in out, out
