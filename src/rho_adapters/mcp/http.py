@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.jsonrpc import Message, said
+from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
