@@ -172,11 +172,19 @@ NEVER_WRITTEN_BELOW = {
     # shows a change; the project's own .husky/pre-commit stays writable
     ".husky": frozenset({"_"}),
 }  # fmt: skip
-# A git hook manager's local configuration, merged over the project's at every commit by the
-# hook it installed, and ignored by git by convention (lefthook's docs say so), so no review
-# shows it: lefthook-local's commands, in any name lefthook reads; lefthook.yml stays the
-# project's.
-LOCAL_HOOK_CONFIG = re.compile(r"\.?lefthook-local\.(yml|yaml|json|jsonc|toml)")
+# A tool's local configuration, which it merges over the project's by itself at its next run
+# and which git ignores by convention, so no review shows it: lefthook-local's commands (run
+# at every commit by the hook lefthook installed; lefthook's docs say to ignore it), MSBuild's
+# <project>.csproj.user (imported by every build of the project: its targets' Exec tasks
+# run; VisualStudio.gitignore leaves out *.user), CMake's CMakeUserPresets.json (cmake
+# --preset: a compiler launcher is any command; CMake's docs say not to commit it), Android's
+# local.properties (sdk.dir: the SDK whose build tools gradle runs) and Compose's override
+# file (merged at every docker compose up: a service's command, privileged, a host mount).
+# The project's own lefthook.yml, .csproj, CMakePresets.json and compose.yaml stay writable.
+LOCAL_OVERRIDES = re.compile(
+    r"\.?lefthook-local\.(yml|yaml|json|jsonc|toml)|.+proj\.user|cmakeuserpresets\.json"
+    r"|local\.properties|(docker-)?compose\.override\.ya?ml"
+)
 
 
 # mise's project configuration, direnv's twin (.envrc is never written either): with mise
