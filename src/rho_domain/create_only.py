@@ -96,15 +96,24 @@ _LOADED_BY_NAME = frozenset(
      "zbpack.json", "lerna.json", "testem.json", "lighthouserc.json", "cz.json",
      "detox.config.json", "renovate.json", "rust-project.json", "buildserver.json",
      "compile_commands.json", "omnisharp.json", "global.json", "launchsettings.json",
-     "dotnet-tools.json"}
+     "dotnet-tools.json",
+     # Rushstack Heft's config/heft.json (run-script-plugin's scriptPath: a module node loads)
+     "heft.json"}
 )  # fmt: skip
 # Kinds of file a tool loads every one of from the directory it runs in: Terraform and
 # OpenTofu every *.tf.json and *.tofu.json (a data "external" source runs its program at plan),
 # Packer every *.pkr.json of a directory it builds (a shell-local provisioner runs here).
 _LOADED_SUFFIXES = (".tf.json", ".tofu.json", ".pkr.json")
 # Files tools find by their name in a directory of a given name: Buildkite's pipeline upload,
-# given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/).
-_LOADED_IN = {"buildkite": frozenset({"pipeline.json"})}
+# given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/);
+# Rush common/config/rush/command-line.json (a custom command's shellCommand) and
+# rush-plugins.json (plugins: code); Unity's Packages/manifest.json (a package by git URL,
+# whose editor scripts run when the project is opened).
+_LOADED_IN = {
+    "buildkite": frozenset({"pipeline.json"}),
+    "rush": frozenset({"command-line.json", "rush-plugins.json"}),
+    "packages": frozenset({"manifest.json"}),
+}
 # Tauri's configuration, merged with its platform's (tauri.linux.conf.json...): its
 # build.beforeDevCommand and beforeBuildCommand are shell commands tauri dev and build run.
 _TAURI_CONFIG = re.compile(r"tauri(\.[a-z]+)?\.conf\.json")

@@ -92,12 +92,15 @@ def test_one_rule_refuses_the_configs_tools_take_code_or_commands_from() -> None
              "detox.config.json", "renovate.json", "rust-project.json", "buildServer.json",
              "build/compile_commands.json", "omnisharp.json", "global.json",
              "src/App/Properties/launchSettings.json", "dotnet-tools.json",
-             "tsconfig.base.json", "packages/web/TSCONFIG.node.json"]  # fmt: skip
+             "tsconfig.base.json", "packages/web/TSCONFIG.node.json", "config/heft.json",
+             "common/config/rush/command-line.json", "common/config/rush/rush-plugins.json",
+             "Packages/manifest.json"]  # fmt: skip
     for path in named:
         assert "tools find by its name and act on" in str(create_only_refusal(path)), path
     already = [".envrc", "flake.nix", "devenv.nix", ".devcontainer.json", ".tool-versions",
                "mise.toml", ".pre-commit-config.yaml", "GNUmakefile", "rules.mk", "justfile",
                "Taskfile.yml", ".luarc.json", ".oxlintrc.json", "biome.jsonc"]  # fmt: skip
     assert [path for path in already if create_only_refusal(path) is None] == []
-    kept = ["typedoc-notes.md", "tsconfig-review.md", "lerna-report.json", "global-plan.json"]
+    kept = ["typedoc-notes.md", "tsconfig-review.md", "lerna-report.json", "global-plan.json",
+            "rush/notes.md", "packages/report.json"]  # fmt: skip
     assert [create_only_refusal(path) for path in kept] == [None] * len(kept)
