@@ -177,13 +177,14 @@ NEVER_WRITTEN_BELOW = {
 # at every commit by the hook lefthook installed; lefthook's docs say to ignore it), MSBuild's
 # <project>.csproj.user (imported by every build of the project: its targets' Exec tasks
 # run; VisualStudio.gitignore leaves out *.user), CMake's CMakeUserPresets.json (cmake
-# --preset: a compiler launcher is any command; CMake's docs say not to commit it), Android's
-# local.properties (sdk.dir: the SDK whose build tools gradle runs) and Compose's override
-# file (merged at every docker compose up: a service's command, privileged, a host mount).
-# The project's own lefthook.yml, .csproj, CMakePresets.json and compose.yaml stay writable.
+# --preset: a compiler launcher is any command; CMake's docs say not to commit it) and
+# Android's local.properties (sdk.dir: the SDK whose build tools gradle runs; Android
+# Studio's .gitignore leaves it out). The project's own lefthook.yml, .csproj and
+# CMakePresets.json stay writable, and so does Compose's override file, which projects
+# commit as often as not (a review shows it).
 LOCAL_OVERRIDES = re.compile(
     r"\.?lefthook-local\.(yml|yaml|json|jsonc|toml)|.+proj\.user|cmakeuserpresets\.json"
-    r"|local\.properties|(docker-)?compose\.override\.ya?ml"
+    r"|local\.properties"
 )
 
 
