@@ -74,18 +74,53 @@ _LOADED_BY_NAME = frozenset(
      "webpack.config.json", "nest-cli.json", "electron-builder.json", "cucumber.json",
      "nightwatch.json", "jasmine.json", "cypress.json", "serverless.json", "codegen.json",
      "cdk.json", "cdktf.json", "tsup.config.json", "stryker.conf.json",
-     "stryker.config.json", "rescript.json", "bsconfig.json", "terragrunt.hcl.json"}
+     "stryker.config.json", "rescript.json", "bsconfig.json", "terragrunt.hcl.json",
+     # one rule for the rest (redmcp21): a file a tool the user runs finds by its name and
+     # takes code, a command or a path to either from. Modules node loads: TypeDoc's
+     # typedoc.json (plugin), Metro's metro.config.json (transformer and resolver paths, at
+     # every react-native start), TSLint's tslint.json (rulesDirectory), Snowpack's
+     # snowpack.config.json (plugins); commands: Zeabur's zbpack.json (build_command,
+     # start_command), lerna.json (npmClient, the program lerna installs with), Testem's
+     # testem.json (launchers, before_tests), Lighthouse CI's lighthouserc.json
+     # (startServerCommand), Commitizen's cz.json (pre_bump_hooks), Detox's
+     # detox.config.json (build), Renovate's renovate.json (postUpgradeTasks, where the
+     # operator's allowedCommands let them run); language servers: rust-analyzer's
+     # rust-project.json (runnables: its check program), sourcekit-lsp's buildServer.json
+     # (argv: the build server it starts), compile_commands.json (the compiler commands
+     # clangd, clang-tidy and ccls take, and clangd's --query-driver runs), OmniSharp's
+     # omnisharp.json (LocationPaths: assemblies it loads); .NET: global.json
+     # (msbuild-sdks: packages whose targets every dotnet build runs), a launchSettings.json
+     # (environmentVariables dotnet run sets: DOTNET_STARTUP_HOOKS loads an assembly) and a
+     # tool manifest, dotnet-tools.json (the tools dotnet tool restore installs and runs)
+     "typedoc.json", "metro.config.json", "tslint.json", "snowpack.config.json",
+     "zbpack.json", "lerna.json", "testem.json", "lighthouserc.json", "cz.json",
+     "detox.config.json", "renovate.json", "rust-project.json", "buildserver.json",
+     "compile_commands.json", "omnisharp.json", "global.json", "launchsettings.json",
+     "dotnet-tools.json",
+     # Rushstack Heft's config/heft.json (run-script-plugin's scriptPath: a module node loads)
+     "heft.json"}
 )  # fmt: skip
 # Kinds of file a tool loads every one of from the directory it runs in: Terraform and
 # OpenTofu every *.tf.json and *.tofu.json (a data "external" source runs its program at plan),
 # Packer every *.pkr.json of a directory it builds (a shell-local provisioner runs here).
 _LOADED_SUFFIXES = (".tf.json", ".tofu.json", ".pkr.json")
 # Files tools find by their name in a directory of a given name: Buildkite's pipeline upload,
-# given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/).
-_LOADED_IN = {"buildkite": frozenset({"pipeline.json"})}
+# given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/);
+# Rush common/config/rush/command-line.json (a custom command's shellCommand) and
+# rush-plugins.json (plugins: code); Unity's Packages/manifest.json (a package by git URL,
+# whose editor scripts run when the project is opened).
+_LOADED_IN = {
+    "buildkite": frozenset({"pipeline.json"}),
+    "rush": frozenset({"command-line.json", "rush-plugins.json"}),
+    "packages": frozenset({"manifest.json"}),
+}
 # Tauri's configuration, merged with its platform's (tauri.linux.conf.json...): its
 # build.beforeDevCommand and beforeBuildCommand are shell commands tauri dev and build run.
 _TAURI_CONFIG = re.compile(r"tauri(\.[a-z]+)?\.conf\.json")
+# tsconfig.json's twins by convention (tsconfig.base.json, tsconfig.node.json): ts-node reads
+# the "ts-node" key (require) of the file a tsconfig.json extends, so a missing base it names
+# is a tsconfig.json to create.
+_TSCONFIG_TWIN = re.compile(r"tsconfig\..+\.json")
 # pip installs what a requirements file names, and obeys its options (--index-url, -e
 # git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
 # requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
@@ -121,9 +156,9 @@ def create_only_refusal(relative: str) -> str | None:
             f"{kinds} files, which no tool runs by itself"
         )
     loaded_in = len(parts) > 1 and name in _LOADED_IN.get(folded(parts[-2]), ())
-    tauri = _TAURI_CONFIG.fullmatch(name) is not None
+    patterned = any(rule.fullmatch(name) for rule in (_TAURI_CONFIG, _TSCONFIG_TWIN))
     by_kind = name.endswith(_LOADED_SUFFIXES)
-    if name in _LOADED_BY_NAME or tauri or loaded_in or by_kind or _requirements(parts, name):
+    if name in _LOADED_BY_NAME or patterned or loaded_in or by_kind or _requirements(parts, name):
         return (
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"

@@ -36,7 +36,7 @@ NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
      ".pijul", ".repo", ".mise", ".devcontainer", ".theia", ".vs", ".fleet", ".nova", ".idx",
-     ".codesandbox", ".helix",
+     ".codesandbox", ".helix", ".lefthook-local",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d", ".factory", ".codebuddy", ".iflow", ".amp", ".tabnine", ".qoder"}
@@ -112,6 +112,9 @@ NEVER_WRITTEN_FILES = frozenset(
      # from the current directory too: GHCi's .ghci (:! runs a command), Octave's .octaverc,
      # R's .Renviron (R_PROFILE_USER names the R code run at start)
      ".xonshrc", ".gdbearlyinit", ".ghci", ".octaverc", ".renviron",
+     # lua-language-server's project configuration: its runtime.plugin is Lua code the
+     # server runs when an editor opens the project (.helix's language servers' twin)
+     ".luarc.json", ".luarc.jsonc",
      # and more read from the current directory: pdb's .pdbrc (its lines are debugger
      # commands, ! a Python statement; pytest --pdb, breakpoint()), the perl debugger's
      # .perldb, IEx's .iex.exs and OCaml's .ocamlinit (code run at start); RVM sources a
@@ -160,8 +163,29 @@ NEVER_WRITTEN_BELOW = {
     # GitHub Copilot CLI's hooks (.github/hooks/*.json): shell commands it runs at a session's
     # start and around each tool, loaded from the directory it runs in (.claude's hooks'
     # twin); .github's workflows are the project's declared CI and stay writable
-    ".github": frozenset({"hooks"}),
+    # twin); .github's workflows are the project's declared CI and stay writable. Copilot's
+    # custom agents (.github/agents/*.agent.md: their mcp-servers are commands it starts) and
+    # its instructions (copilot-instructions.md, instructions/: .cursorrules' twins) too
+    ".github": frozenset({"hooks", "agents", "instructions", "copilot-instructions.md"}),
+    # husky's generated hooks (core.hooksPath is .husky/_, each hook sourcing .husky/_/h):
+    # git hooks run at every commit, in a directory husky makes git ignore, so no review
+    # shows a change; the project's own .husky/pre-commit stays writable
+    ".husky": frozenset({"_"}),
 }  # fmt: skip
+# A tool's local configuration, which it merges over the project's by itself at its next run
+# and which git ignores by convention, so no review shows it: lefthook-local's commands (run
+# at every commit by the hook lefthook installed; lefthook's docs say to ignore it), MSBuild's
+# <project>.csproj.user (imported by every build of the project: its targets' Exec tasks
+# run; VisualStudio.gitignore leaves out *.user), CMake's CMakeUserPresets.json (cmake
+# --preset: a compiler launcher is any command; CMake's docs say not to commit it) and
+# Android's local.properties (sdk.dir: the SDK whose build tools gradle runs; Android
+# Studio's .gitignore leaves it out). The project's own lefthook.yml, .csproj and
+# CMakePresets.json stay writable, and so does Compose's override file, which projects
+# commit as often as not (a review shows it).
+LOCAL_OVERRIDES = re.compile(
+    r"\.?lefthook-local\.(yml|yaml|json|jsonc|toml)|.+proj\.user|cmakeuserpresets\.json"
+    r"|local\.properties"
+)
 
 
 # mise's project configuration, direnv's twin (.envrc is never written either): with mise

@@ -12,7 +12,9 @@ canonical path.
   ``.idea``, ``.devcontainer``, ``.zed``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``,
   ``.kiro``, ``.windsurf``, ``.mcp.json`` and its twins (``opencode.json``, ``crush.json``,
   ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``, ``.amp``, ``.qoder``...,
-  Copilot's ``.github/hooks``), ``.cursorrules`` and its
+  Copilot's ``.github/hooks``, ``.github/agents`` and instructions), git hooks outside
+  ``.git`` and tools' local overrides that git ignores (husky's ``.husky/_``,
+  ``lefthook-local.yml``, ``*.csproj.user``...), ``.cursorrules`` and its
   twins (``.windsurfrules``, ``.goosehints``...), Python's start-up code (``sitecustomize``,
   ``usercustomize`` as a module, package, ``.pyc`` or extension; ``*.pth``), installed code
   (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``
@@ -86,6 +88,11 @@ def write_refusal(path: str) -> str | None:
     name = folded(parts[-1]) if parts else ""
     if name in never.NEVER_WRITTEN_FILES or never.MISE_CONFIG.fullmatch(name):
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if never.LOCAL_OVERRIDES.fullmatch(name):
+        return (
+            f"{path!r} is a tool's local configuration (git hooks, build settings), merged at "
+            "its next run and ignored by git, so no review shows it; agents never write it"
+        )
     if name in never.INSTALLED_FILES:
         return (
             f"{path!r} is Yarn's Plug'n'Play loader, installed code that node runs first; "

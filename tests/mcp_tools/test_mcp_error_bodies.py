@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -168,3 +168,47 @@ async def test_an_url_login_is_not_in_a_refused_connections_error() -> None:
     message = await _login_error(port)
     assert "ConnectError" in message
     assert "pw-mcp-3e8d" not in message
+
+
+def test_the_body_of_the_answer_to_our_answer_is_never_read() -> None:
+    # redmcp21: the POST carrying our answer to a server's request (or a notification of
+    # ours) had its body read as an answer's, up to max_body (256 MiB) each, for each of the
+    # 64 answers a server's requests may keep waiting, and the messages in it delivered. The
+    # specification's answer there is 202 with no body: a 2xx is taken as accepted, unread.
+    import httpx
+
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    pulled: list[int] = []
+    notified: list[str] = []
+    posted: list[bytes] = []
+
+    class Counted(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b'[{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}'
+            for _ in range(16):
+                pulled.append(len(CHUNK))
+                yield b', "' + CHUNK + b'"'
+            yield b"]"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method != "POST":
+            return httpx.Response(405)  # no stream of its own notifications
+        posted.append(request.content)
+        return httpx.Response(200, headers={"content-type": "application/json"}, stream=Counted())
+
+    async def main() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport("h", "http://mcp.invalid/mcp", headers={}, http_client=client)
+        peer = RpcPeer("h", http, on_notification=lambda method, _: notified.append(method))
+        await peer.start()
+        peer.receive('{"jsonrpc": "2.0", "id": "p1", "method": "ping"}')
+        await http.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for _ in range(20):  # the answer's task, and its POST, run
+            await asyncio.sleep(0)
+        await client.aclose()
+
+    asyncio.run(main())
+    assert sorted(b'"id": "p1"' in body for body in posted) == [False, True]  # both posted
+    assert pulled == []
+    assert notified == []

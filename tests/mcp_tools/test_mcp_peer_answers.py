@@ -238,3 +238,41 @@ def test_a_model_name_stands_for_one_tool_and_vouches_only_for_it() -> None:
         "'get_item' in this session (approvals given to the name were given to that tool); "
         "'get.item' is left out",
     )
+
+
+def test_a_servers_request_is_answered_small_or_not_at_all() -> None:
+    # redmcp21: an answer echoed the request's id and method whole and waited to be sent;
+    # ten requests with 20 MB ids from a server that then read nothing grew the agent by
+    # 2.4 GB (the same bytes in params: 170 MB). An id JSON-RPC does not give (too long, an
+    # object, a float, true) is skipped as malformed; the method an answer names is cut.
+    sent: list[Message] = []
+
+    class Recording(ScriptedTransport):
+        async def send(self, message: Message) -> None:
+            sent.append(message)
+
+    requests: list[Message] = [
+        {"id": "i" * 257, "method": "ping"},
+        {"id": {"a": ["i" * 1000]}, "method": "ping"},
+        {"id": 1.5, "method": "ping"},
+        {"id": True, "method": "ping"},
+        {"id": "s" * 256, "method": "ping"},
+        {"id": 7, "method": "sampling/createMessage" + "m" * 100_000},
+    ]
+
+    async def main() -> RpcPeer:
+        peer = RpcPeer("h", Recording(lambda _: None), on_notification=lambda m, p: None)
+        await peer.start()
+        for request in requests:
+            peer.receive(json.dumps({"jsonrpc": "2.0", **request}))
+        await asyncio.sleep(0)  # the answers' tasks run
+        await peer.aclose()
+        return peer
+
+    peer = asyncio.run(main())
+    assert peer.malformed == 4
+    assert [answer["id"] for answer in sent] == ["s" * 256, 7]
+    refused = sent[1]["error"]["message"]
+    assert refused.startswith("sampling/createMessage")
+    assert "(100,022 characters)" in refused
+    assert max(len(json.dumps(answer)) for answer in sent) < 400

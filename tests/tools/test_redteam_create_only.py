@@ -44,7 +44,9 @@ ATTACKS = [
     (".pre-commit-config.yaml", NOT_DATA),
     (".gitattributes", NOT_DATA),
     (".github/workflows/ci.json", HIDDEN),
-    (".github/copilot-instructions.md", HIDDEN),
+    # .github/copilot-instructions.md: never written in any mode since redmcp21
+    # (test_redteam_write_local_hooks.py)
+    (".github/ISSUE_TEMPLATE/bug.md", HIDDEN),
     (".cargo/config.toml", HIDDEN),
     (".circleci/config.json", HIDDEN),  # .helix/ is never written (redwrite17)
     ("package.json", BY_NAME),
@@ -92,8 +94,10 @@ async def test_create_only_judges_the_path_a_link_leads_to(tmp_path: Path) -> No
     for build in (FACTORIES["local"], FACTORIES["daytona"]):
         executor = build(tmp_path)
         try:
-            with pytest.raises(PermissionDenied, match=HIDDEN):
+            with pytest.raises(PermissionDenied, match=f"{HIDDEN}|which agents never write"):
                 await executor.write("reports/copilot-instructions.md", b"x", overwrite=False)
+            with pytest.raises(PermissionDenied, match=HIDDEN):
+                await executor.write("reports/findings.md", b"x", overwrite=False)
         finally:
             await executor.aclose()
     assert not (tmp_path / ".github" / "copilot-instructions.md").exists()

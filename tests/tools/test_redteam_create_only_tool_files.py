@@ -32,6 +32,9 @@ COMMANDS = {
     "webpack.config.json": b'{"module": {"rules": [{"loader": "./notes.txt"}]}}\n',
     "cdk.json": b'{"app": "sh notes.txt"}\n',
     "infra/main.tf.json": b'{"data": {"external": {"x": {"program": ["sh", "notes.txt"]}}}}\n',
+    # one rule, the rest of its class (redmcp21): a plugin module, a command
+    "typedoc.json": b'{"plugin": ["./notes.txt"]}\n',
+    "zbpack.json": b'{"build_command": "sh notes.txt"}\n',
 }
 
 
@@ -74,4 +77,30 @@ def test_every_config_a_later_run_loads_from_the_workspace_is_refused() -> None:
     for path in named:
         assert "tools find by its name and act on" in str(create_only_refusal(path)), path
     kept = ["webpack-notes.json", "cdk-report.md", "terraform-plan.json", "main.tf.md"]
+    assert [create_only_refusal(path) for path in kept] == [None] * len(kept)
+
+
+def test_one_rule_refuses_the_configs_tools_take_code_or_commands_from() -> None:
+    # redmcp21: the rule is "a tool the user runs finds the file by its name and takes code,
+    # a command or a path to either from it"; these were created before. Those of another
+    # kind, or hidden (direnv, nix, devcontainers, mise/asdf, pre-commit, make, just, task),
+    # were refused already and stay so. *.tfvars.json is a secret, refused to every write.
+    from rho_domain.create_only import create_only_refusal
+
+    named = ["typedoc.json", "app/metro.config.json", "tslint.json", "snowpack.config.json",
+             "zbpack.json", "lerna.json", "testem.json", "lighthouserc.json", "cz.json",
+             "detox.config.json", "renovate.json", "rust-project.json", "buildServer.json",
+             "build/compile_commands.json", "omnisharp.json", "global.json",
+             "src/App/Properties/launchSettings.json", "dotnet-tools.json",
+             "tsconfig.base.json", "packages/web/TSCONFIG.node.json", "config/heft.json",
+             "common/config/rush/command-line.json", "common/config/rush/rush-plugins.json",
+             "Packages/manifest.json"]  # fmt: skip
+    for path in named:
+        assert "tools find by its name and act on" in str(create_only_refusal(path)), path
+    already = [".envrc", "flake.nix", "devenv.nix", ".devcontainer.json", ".tool-versions",
+               "mise.toml", ".pre-commit-config.yaml", "GNUmakefile", "rules.mk", "justfile",
+               "Taskfile.yml", ".luarc.json", ".oxlintrc.json", "biome.jsonc"]  # fmt: skip
+    assert [path for path in already if create_only_refusal(path) is None] == []
+    kept = ["typedoc-notes.md", "tsconfig-review.md", "lerna-report.json", "global-plan.json",
+            "rush/notes.md", "packages/report.json"]  # fmt: skip
     assert [create_only_refusal(path) for path in kept] == [None] * len(kept)

@@ -1,6 +1,7 @@
 """The Streamable HTTP transport: each message is a POST; answers come back as JSON or SSE.
 
-A POST carries one message; the server answers 202 (a notification or a response), a JSON
+A POST carries one message; the server answers 202 (a notification or a response of ours:
+any 2xx is taken so, its body never read), a JSON
 body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
 messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
 ``initialize`` (visible ASCII, as the specification requires) is sent back on every later
@@ -21,7 +22,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.jsonrpc import Message, said
+from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
@@ -94,7 +96,11 @@ class HttpTransport:
             ) as response:
                 if sid := response.headers.get("mcp-session-id"):
                     self.session_id = self._session_id(sid)
-                await self._read(response, what=str(message.get("method", "a response")))
+                what = str(message.get("method", "a response"))
+                if "method" in message and "id" in message:
+                    await self._read(response, what=what)
+                else:  # our answer or notification: the server accepts it (202), no body
+                    await self._accepted(response, what=what)
         if message.get("method") == "notifications/initialized" and self._listener is None:
             self._listener = asyncio.ensure_future(self._listen())
 
@@ -120,11 +126,40 @@ class HttpTransport:
             await client.aclose()
         self._client = None
 
+    async def _accepted(self, response: httpx.Response, *, what: str) -> None:
+        """A POST of our answer or notification: a 2xx is taken as accepted and its body is
+        never read (the specification's 202 has none): read, it was one more answer of up
+        to ``max_body`` for each of the 64 answers a server's requests may keep waiting."""
+        if response.status_code >= 300:
+            head = await self._head(response) if response.status_code >= 400 else b""
+            self._refused(response, what=what, head=head)
+
     async def _read(self, response: httpx.Response, *, what: str) -> None:
         if response.status_code == 202:
             return
+        await self._accepted(response, what=what)  # raises for 300 and more
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind and kind != "text/event-stream" and not kind.endswith("json"):
+            raise McpProtocolError(
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
+                f"{response.status_code} {said(kind)}, not JSON or an event stream (is the url "
+                "the server's MCP endpoint?)",
+                server=self.server,
+            )
+        if kind == "text/event-stream":
+            async for event in aiter_sse(self._short_events(self._bounded(response))):
+                if event.data.strip():
+                    self._deliver(event.data)
+        else:
+            data = b"".join([chunk async for chunk in self._bounded(response)])
+            if data.strip():
+                self._deliver(data.decode("utf-8", errors="replace"))
+
+    def _refused(self, response: httpx.Response, *, what: str, head: bytes) -> None:
+        """Raise for an answer of HTTP 300 or more: an error (``head``, its first bytes, shown;
+        a 404 to our session is ``McpSessionExpired``) or a redirect, which is not followed."""
         if response.status_code >= 400:
-            body = said((await self._head(response)).decode("utf-8", "replace")[:300])
+            body = said(head.decode("utf-8", "replace")[:300])
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -142,22 +177,6 @@ class HttpTransport:
                 f"mcp_servers.{self.server}.url as where it leads, if you trust it",
                 server=self.server,
             )
-        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind and kind != "text/event-stream" and not kind.endswith("json"):
-            raise McpProtocolError(
-                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
-                f"{response.status_code} {said(kind)}, not JSON or an event stream (is the url "
-                "the server's MCP endpoint?)",
-                server=self.server,
-            )
-        if kind == "text/event-stream":
-            async for event in aiter_sse(self._short_events(self._bounded(response))):
-                if event.data.strip():
-                    self._deliver(event.data)
-        else:
-            data = b"".join([chunk async for chunk in self._bounded(response)])
-            if data.strip():
-                self._deliver(data.decode("utf-8", errors="replace"))
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server

@@ -9,7 +9,9 @@ out), and a response to no request is skipped. A
 server's requests are answered (``ping``; anything else "method not found": this client
 offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent;
 past that the request goes unanswered (counted in ``unanswered``): a server that floods
-requests and reads nothing would otherwise have each answer wait in memory. Every request
+requests and reads nothing would otherwise have each answer wait in memory. So an answer
+is small: its id is at most ``MAX_REQUEST_ID`` characters (a request with another id is
+not JSON-RPC, counted and skipped) and the method it names is cut. Every request
 has a deadline: past it, or when the caller is cancelled, the server is told
 (``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the setting, or its
 cancellation.
@@ -24,6 +26,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from rho_adapters.mcp.server_text import answerable_id, our_id, preview, said, values_at_most
 from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
 Message = dict[str, Any]
@@ -32,7 +35,6 @@ _METHOD_NOT_FOUND = -32601
 # brackets (an upper bound): decoded, a value costs 30 to 60 bytes where its text took 2 or
 # 3 ('{},'), so the bytes a message may take bounded memory 20 times over
 MAX_VALUES = 4_000_000
-MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 
 
@@ -157,7 +159,7 @@ class RpcPeer:
         """Handle one received message (or a JSON array of them)."""
         # a text of n characters holds at most n / 2 values ('0,0,...'): only a longer one
         # is counted (some 3 ms a MB, more than json takes on a plain text result)
-        if len(text) > 2 * MAX_VALUES and (values := _values_at_most(text)) > MAX_VALUES:
+        if len(text) > 2 * MAX_VALUES and (values := values_at_most(text)) > MAX_VALUES:
             self._malformed(f"a message of up to {values:,} values (at most {MAX_VALUES:,})")
             return
         try:
@@ -196,12 +198,14 @@ class RpcPeer:
             method = item["method"]
             params = item.get("params")
             params = params if isinstance(params, dict) else {}
-            if "id" in item:
+            if "id" in item and not answerable_id(item["id"]):
+                self._malformed(text)  # an id we could not echo back at a bounded cost
+            elif "id" in item:
                 self._answer(item["id"], method)
             elif isinstance(method, str):
                 self._on_notification(method, params)
             return
-        future = self._pending.get(item["id"]) if _our_id(item.get("id")) else None
+        future = self._pending.get(item["id"]) if our_id(item.get("id")) else None
         if future is None or future.done():
             self._malformed(text)  # an answer to nothing we asked
         elif isinstance(item.get("error"), dict):
@@ -219,12 +223,14 @@ class RpcPeer:
             future.set_exception(
                 McpProtocolError(
                     f"MCP server {self.server!r} sent a malformed JSON-RPC response (neither "
-                    f"a result object nor an error): {_preview(text)}",
+                    f"a result object nor an error): {preview(text)}",
                     server=self.server,
                 )
             )
 
     def _answer(self, request_id: object, method: object) -> None:
+        """Answer a server's request (``ping``, else method not found), unless too many
+        answers wait; the answer is small (``answerable_id``, the method said cut)."""
         if len(self._answering) >= MAX_ANSWERS_WAITING:
             self.unanswered += 1
             return
@@ -234,7 +240,7 @@ class RpcPeer:
             reply = {
                 "jsonrpc": "2.0",
                 "id": request_id,
-                "error": {"code": _METHOD_NOT_FOUND, "message": f"{method} is not supported"},
+                "error": {"code": _METHOD_NOT_FOUND, "message": f"{said(method, 100)} unsupported"},
             }
         self._later(lambda: self.transport.send(reply), answering=True)
 
@@ -262,34 +268,4 @@ class RpcPeer:
 
     def _malformed(self, text: str) -> None:
         self.malformed += 1
-        self.last_malformed = _preview(text)
-
-
-def _our_id(value: object) -> bool:
-    """Whether ``value`` may be the id of one of our requests: an int, never a bool. JSON's
-    ``true`` decodes to ``True``, which Python's dict finds as the key ``1``: a response
-    with ``"id": true`` answered our first request (``initialize``)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _values_at_most(text: str) -> int:
-    """An upper bound of the values ``text`` holds as JSON (every value but a lone one is
-    led by a bracket, a comma or a colon; those inside strings count too): C-speed passes
-    over the text, before ``json.loads`` spends memory on them."""
-    return text.count(",") + text.count(":") + text.count("[") + text.count("{")
-
-
-def said(value: object, limit: int = MAX_SAID) -> str:
-    r"""What a server sent, as a message of ours quotes it: ``str``, on one line (each line
-    break shown as ``\n``), cut to ``limit`` characters with how long it was. The server
-    chooses both: our messages go into the trace, the model's context and the terminal,
-    which prints an error event's lines at the margin, where the server's own lines would
-    be drawn as rho-agent's (a tool call, an approval)."""
-    text = "\\n".join(str(value).splitlines())
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text):,} characters)"
-
-
-def _preview(text: str) -> str:
-    return said(text.strip(), 200)
+        self.last_malformed = preview(text)
