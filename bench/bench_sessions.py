@@ -41,6 +41,7 @@ import asyncio
 import asyncio.base_events
 import gc
 import inspect
+import itertools
 import os
 import resource
 import statistics
@@ -186,7 +187,7 @@ class TurnTimes:
             for label, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
                 value = ordered[round(q * (len(ordered) - 1))] if ordered else 0.0
                 out[f"turn_{name}_{label}_ms"] = value * 1e3
-            pairs = [a + b for a, b in zip(values, values[1:], strict=False)]
+            pairs = [a + b for a, b in itertools.pairwise(values)]
             out[f"pair_{name}_max_ms"] = max(pairs, default=0.0) * 1e3
         return out
 
