@@ -317,6 +317,7 @@ def test_bench_sessions() -> None:
         "2 sessions at once, in memory: 2 completed",
         "2 sessions at once, file-backed: 2 completed",
         r"  the collector, file-backed: longest pause \d+ ms, \d+ full passes",
+        r"  two adjacent turns at most, file-backed \(.*\): wall \d+\.\d, CPU \d+\.\d",
     )
 
 
