@@ -8,7 +8,8 @@ The reference side uses ``fnmatch.translate``, the expression ``fnmatchcase`` co
 matches, compiled once per pattern here: ``fnmatchcase`` itself looks each pattern up in its
 cache on every call, and the edge tests make some four million such calls (about 10 s of CPU
 a run, against 3 s now). A group's expressions joined by ``|`` say whether any matches, which
-is what ``any(fnmatchcase(...))`` says."""
+is what ``any(fnmatchcase(...))`` says (a block's union, then its patterns one by one, name
+the first pattern that matches)."""
 
 from __future__ import annotations
 
@@ -152,6 +153,25 @@ def _fnmatch_any(patterns: Iterable[str]) -> Matcher:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
 
 
+def _fnmatch_first(patterns: Iterable[str]) -> Callable[[str], str | None]:
+    """The first of ``patterns``, in order, that fnmatches the text (None when none does).
+    The patterns in blocks of 16, each block's expressions joined as ``_fnmatch_any`` joins
+    them: only the first block whose union matches is tried pattern by pattern. The edge
+    tests name some 90,000 rules among up to 320 patterns, which a loop over every pattern
+    made about 3.4 million matches (about 3 s of CPU a run)."""
+    ordered = tuple(patterns)
+    blocks = [ordered[i : i + 16] for i in range(0, len(ordered), 16)]
+    tried = tuple((_fnmatch_any(block), _fnmatchers(block)) for block in blocks)
+
+    def first(text: str) -> str | None:
+        for union, matchers in tried:
+            if union(text):
+                return next(p for p, matcher in matchers if matcher(text))
+        return None
+
+    return first
+
+
 def _near(pattern: str) -> list[str]:
     """Texts at a pattern's edges: its own text (a star standing for itself), the stars
     taken as nothing, as a slash or a newline, one character more or fewer at either end."""
@@ -188,9 +208,11 @@ def test_each_pattern_at_its_edges(group: str) -> None:
 
 # The policy before GlobSet, written out with fnmatch's expressions: the verdict and the rule named.
 _ALLOWED = _fnmatch_any(ALLOWED)
-_LOCATIONS, _ANY_LOCATION = _fnmatchers(LOCATIONS), _fnmatch_any(LOCATIONS)
+# a relative path is named only by a location that starts with a star
+_LOCATION = _fnmatch_first(LOCATIONS)
+_RELATIVE_LOCATION = _fnmatch_first(p for p in LOCATIONS if p.startswith("*"))
 _TEMPLATES = _fnmatch_any(TEMPLATES)
-_NAMES, _ANY_NAME = _fnmatchers(NAMES), _fnmatch_any(NAMES)
+_NAME = _fnmatch_first(NAMES)
 _KEY, _KEY_NOT = _fnmatch_any((SSH_KEY,)), _fnmatch_any((SSH_KEY_NOT,))
 
 
@@ -238,9 +260,8 @@ def reference_judge(policy: SecretPolicy, path: str) -> str | None:
             return f"{path!r} is inside {location}, a secret location the agent never reads"
     folded = ("/" if absolute else "") + "/".join(map(_fold, parts))
     low = folded if absolute else "/*/" + folded
-    for pattern, matcher in _LOCATIONS if _ANY_LOCATION(low) else ():
-        if matcher(low) and (absolute or pattern.startswith("*")):
-            return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
+    if pattern := (_LOCATION if absolute else _RELATIVE_LOCATION)(low):
+        return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
     for home in policy.homes:
         base = _parts(home)
         entry = len(parts) > len(base) and _inside(parts, home) and parts[len(base)][:1] == "."
@@ -251,9 +272,8 @@ def reference_judge(policy: SecretPolicy, path: str) -> str | None:
             )
     name = "/" + _fold(parts[-1]) if parts else "/"
     if not _TEMPLATES(name):
-        for pattern, matcher in _NAMES if _ANY_NAME(name) else ():
-            if matcher(name):
-                return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+        if pattern := _NAME(name):
+            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
         if _KEY(name) and not _KEY_NOT(name):
             return f"{path!r} is a secret (an SSH private key)"
     for part in _parts(path):
