@@ -14,6 +14,7 @@ the first pattern that matches)."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -245,6 +246,7 @@ _STREAM_TYPE = re.compile(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
 _SHORT_SHAPE = re.compile(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure; the edge paths repeat their parts
 def _fold(part: str) -> str:
     low = _STREAM_TYPE.sub("", part.casefold().translate(_DROP_HFS_IGNORED))
     return low.rstrip(". ") or low
