@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
+from rho_domain.loop.guarded_ports import GuardedExecutor
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
 from rho_domain.messages import ToolCall
@@ -48,7 +49,8 @@ class ToolBatch:
         self.agent = context.agent
         self.journal = context.journal
         self.control = context.control
-        self.executor = context.ports.executor
+        # its unasked CancelledError is its failure, named (``guarded_ports``)
+        self.executor = GuardedExecutor(context.ports.executor)
         # the one port that changes: ``Session.set_approver`` replaces it between calls
         self.approver: Approver | None = context.ports.approver
         self.databases = context.ports.databases
