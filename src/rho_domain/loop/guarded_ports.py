@@ -19,11 +19,11 @@ the tool source's (``tool_refresh``), the approver's (``tool_approval``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
-from rho_domain.errors import ExecutorError, StoreError
-from rho_domain.plugged import contained, plugged_name
+from rho_domain.errors import ExecutorError, RhoError, StoreError
+from rho_domain.plugged import failure_of, plugged_name
 from rho_domain.ports.executor import Executor, FileInfo
 from rho_domain.ports.signals import SignalSource
 
@@ -31,13 +31,29 @@ if TYPE_CHECKING:
     from rho_domain.ports.commands import Command, CommandResult, FileUpload
     from rho_domain.ports.directive import Directive
 
+_T = TypeVar("_T")
+
+
+async def _through(awaitable: Awaitable[_T], port: object, error: type[RhoError]) -> _T:
+    """``plugged.contained``, the port named only when it failed: a guard holds nothing
+    more than its port (the runtime's handles are counted by the collector)."""
+    try:
+        return await awaitable
+    except BaseException as exc:
+        kind = "executor" if error is ExecutorError else "signal source"
+        failure = failure_of(exc, f"the {kind} {plugged_name(port)}", error)
+        if failure is exc:
+            raise
+        raise failure from exc
+
 
 class GuardedExecutor(Executor):
     """``executor``, each call's unasked ``CancelledError`` made an ``ExecutorError``."""
 
+    __slots__ = ("executor",)
+
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
-        self._by = f"the executor {plugged_name(executor)}"
 
     def __getattr__(self, name: str) -> object:
         # what an adapter adds beyond the port (a user's tool may read it) is the adapter's
@@ -50,79 +66,80 @@ class GuardedExecutor(Executor):
 
     async def run(self, command: Command) -> CommandResult:
         """``Executor.run``."""
-        return await contained(self.executor.run(command), self._by, ExecutorError)
+        return await _through(self.executor.run(command), self.executor, ExecutorError)
 
     async def stat(self, path: str) -> FileInfo:
         """``Executor.stat``."""
-        return await contained(self.executor.stat(path), self._by, ExecutorError)
+        return await _through(self.executor.stat(path), self.executor, ExecutorError)
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """``Executor.read``."""
         reading = self.executor.read(path, offset=offset, length=length)
-        return await contained(reading, self._by, ExecutorError)
+        return await _through(reading, self.executor, ExecutorError)
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
         """``Executor.list_dir``."""
-        return await contained(self.executor.list_dir(path), self._by, ExecutorError)
+        return await _through(self.executor.list_dir(path), self.executor, ExecutorError)
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """``Executor.write``."""
         writing = self.executor.write(path, data, overwrite=overwrite)
-        return await contained(writing, self._by, ExecutorError)
+        return await _through(writing, self.executor, ExecutorError)
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """``Executor.glob``."""
-        return await contained(self.executor.glob(pattern, cwd=cwd), self._by, ExecutorError)
+        return await _through(self.executor.glob(pattern, cwd=cwd), self.executor, ExecutorError)
 
     async def upload(self, files: Sequence[FileUpload]) -> None:
         """``Executor.upload``."""
-        await contained(self.executor.upload(files), self._by, ExecutorError)
+        await _through(self.executor.upload(files), self.executor, ExecutorError)
 
     async def which(self, program: str) -> str | None:
         """``Executor.which``."""
-        return await contained(self.executor.which(program), self._by, ExecutorError)
+        return await _through(self.executor.which(program), self.executor, ExecutorError)
 
     async def aclose(self) -> None:
         """``Executor.aclose``."""
-        await contained(self.executor.aclose(), self._by, ExecutorError)
+        await _through(self.executor.aclose(), self.executor, ExecutorError)
 
 
 class GuardedSignals(SignalSource):
     """``signals``, each call's unasked ``CancelledError`` made a ``StoreError``."""
 
+    __slots__ = ("signals",)
+
     def __init__(self, signals: SignalSource) -> None:
         self.signals = signals
-        self._by = f"the signal source {plugged_name(signals)}"
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.signals, name)  # an adapter's own members (``cancel_requested``)
 
     async def clear_cancel(self, session_id: str) -> None:
         """``SignalSource.clear_cancel``."""
-        await contained(self.signals.clear_cancel(session_id), self._by, StoreError)
+        await _through(self.signals.clear_cancel(session_id), self.signals, StoreError)
 
     async def clear_pause(self, session_id: str) -> None:
         """``SignalSource.clear_pause``."""
-        await contained(self.signals.clear_pause(session_id), self._by, StoreError)
+        await _through(self.signals.clear_pause(session_id), self.signals, StoreError)
 
     async def wait_for_cancel(self, session_id: str) -> None:
         """``SignalSource.wait_for_cancel``."""
-        await contained(self.signals.wait_for_cancel(session_id), self._by, StoreError)
+        await _through(self.signals.wait_for_cancel(session_id), self.signals, StoreError)
 
     async def is_paused(self, session_id: str) -> bool:
         """``SignalSource.is_paused``."""
-        return await contained(self.signals.is_paused(session_id), self._by, StoreError)
+        return await _through(self.signals.is_paused(session_id), self.signals, StoreError)
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """``SignalSource.directives``."""
         listed = self.signals.directives(session_id, after=after)
-        return await contained(listed, self._by, StoreError)
+        return await _through(listed, self.signals, StoreError)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """``SignalSource.export_requests``."""
-        return await contained(self.signals.export_requests(session_id), self._by, StoreError)
+        return await _through(self.signals.export_requests(session_id), self.signals, StoreError)
 
     async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
         """``SignalSource.answer_export``."""
         answering = self.signals.answer_export(session_id, request_id, text)
-        await contained(answering, self._by, StoreError)
+        await _through(answering, self.signals, StoreError)

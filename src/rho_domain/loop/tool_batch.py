@@ -49,8 +49,7 @@ class ToolBatch:
         self.agent = context.agent
         self.journal = context.journal
         self.control = context.control
-        # its unasked CancelledError is its failure, named (``guarded_ports``)
-        self.executor = GuardedExecutor(context.ports.executor)
+        self.executor = context.ports.executor
         # the one port that changes: ``Session.set_approver`` replaces it between calls
         self.approver: Approver | None = context.ports.approver
         self.databases = context.ports.databases
@@ -276,7 +275,9 @@ class ToolBatch:
         return ToolContext(
             session_id=self.session_id,
             call_id=call.id,
-            executor=self.executor,
+            # its unasked CancelledError is its failure, named (``guarded_ports``); made per
+            # call, not held: a waiting runtime handle holds no more objects
+            executor=GuardedExecutor(self.executor),
             profile=self.agent.profile,
             clock=self.clock,
             databases=self.databases,

@@ -149,7 +149,9 @@ def resolve_settings(
         with _naming_the_origin("model", sources):
             check_model_name(changes["model"], "model")
     checked = (
-        INT_FIELDS | FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
+        INT_FIELDS
+        | FLOAT_FIELDS
+        | {"base_url", "output_schema", "backend", "reasoning_effort", "api_key_env"}
     ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
