@@ -45,3 +45,22 @@ def test_an_api_key_env_that_is_no_variable_name_is_refused_naming_its_origin(
         assert done.returncode == exit_codes.USAGE
         assert done.stderr.startswith(f"rho-agent: {origin}"), done.stderr
         assert said in done.stderr
+
+
+def test_a_database_file_named_by_its_variable_names_it_and_yaml_places_name_no_string(
+    tmp_path: Path,
+) -> None:
+    """Before: ``RHO_AGENT_DB_CONFIG=/gone.yaml`` said '/gone.yaml: database config file not
+    found', the variable that named it unsaid; and every YAML refusal placed its fault 'in
+    "<unicode string>", line 2, column 1', a name that is no file's."""
+    (tmp_path / "twice.yaml").write_text("model: demo\nmodel: demo\n")
+    for args, env, said in (
+        ((), {"RHO_AGENT_DB_CONFIG": "gone.yaml"}, "RHO_AGENT_DB_CONFIG: gone.yaml: database"),
+        ((), {"RHO_AGENT_DB_CONFIG": "twice.yaml"}, "RHO_AGENT_DB_CONFIG: twice.yaml: not valid"),
+        (("--config", "twice.yaml"), {}, "twice.yaml: invalid YAML: found the key 'model' again"),
+    ):
+        done = rho("-m", "demo", *args, "hi", cwd=tmp_path, home=tmp_path, **env)
+        assert done.returncode == exit_codes.USAGE
+        assert done.stderr.startswith(f"rho-agent: {said}"), done.stderr
+        assert "unicode string" not in done.stderr
+        assert "twice" not in said or done.stderr.endswith("\n  at line 2, column 1\n")
