@@ -92,3 +92,10 @@ def _children(node: Any) -> list[Any]:
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     return []
+
+
+def yaml_problem(exc: BaseException) -> str:
+    """PyYAML's words for ``exc``, its place said as ``at line L, column C``: a document read
+    from text is named ``"<unicode string>"`` there (``in "<unicode string>", line 2,
+    column 1``), a name that is no file's; the caller names the file."""
+    return str(exc).replace('in "<unicode string>", ', "at ")

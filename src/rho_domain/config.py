@@ -26,6 +26,7 @@ from rho_domain.config_checks import (
     seconds,
     seconds_or_zero,
     text,
+    variable_name,
 )
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
@@ -234,7 +235,7 @@ class AgentConfig:
     model: str = attrs.field(default=DEFAULT_MODEL, validator=text)
     provider: str | None = attrs.field(default=None, validator=optional_text)
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
-    api_key_env: str | None = attrs.field(default=None, validator=optional_text)
+    api_key_env: str | None = attrs.field(default=None, validator=variable_name)
     profile: str | PermissionProfile = attrs.field(
         default="readonly", converter=_profile_text, validator=_profile
     )

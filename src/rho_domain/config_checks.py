@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -103,6 +104,22 @@ def optional_text(_: object, attribute: attrs.Attribute[Any], value: object) -> 
     """A field holding a text, or None."""
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"{attribute.name} must be a text (str) or None, not {_shown(value)}")
+
+
+def variable_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A field naming an environment variable, or None: letters, digits and ``_``, not
+    starting with a digit. ``api_key_env: A B`` was taken, and the CLI then said to
+    ``export A B=<your key>``, which no shell does."""
+    optional_text(_, attribute, value)
+    if isinstance(value, str) and not _VARIABLE.fullmatch(value):
+        raise ConfigError(
+            f"{attribute.name} {value[:60]!r} is not an environment variable's name (letters, "
+            "digits and _, not starting with a digit): name the variable that holds the key, "
+            "as OPENAI_API_KEY"
+        )
+
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def path_text(value: str | os.PathLike[str] | None) -> str | None:

@@ -20,11 +20,11 @@ inside the handler meant to contain it, and the run ended ``error`` with that se
 from __future__ import annotations
 
 from asyncio import CancelledError, current_task
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TypeVar
 
-from rho_domain.errors import ExitRaised
+from rho_domain.errors import ExitRaised, RhoError
 
 _T = TypeVar("_T")
 
@@ -90,24 +90,27 @@ def described(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
-def failure_of(exc: BaseException, by: str) -> BaseException:
+def failure_of(
+    exc: BaseException, by: str, error: Callable[[str], RhoError] = ExitRaised
+) -> BaseException:
     """What ``exc``, raised by the plugged-in code ``by`` names, is to the loop: an
     ``Exception``, ``KeyboardInterrupt`` and a ``CancelledError`` while the task running it is
-    being cancelled stay themselves; anything else becomes ``ExitRaised`` (raise it ``from
-    exc``). A ``CancelledError`` nothing asked for (the code awaited a task or future that
-    something else cancelled, or raised one itself) left ``Session.run`` as if its caller had
-    been cancelled: ``asyncio.run`` ended there, with no result and no error."""
+    being cancelled stay themselves; anything else becomes ``error`` (``ExitRaised``; a port's
+    own failure for a port: ``StoreError`` for the store; raise it ``from exc``). A
+    ``CancelledError`` nothing asked for (the code awaited a task or future that something
+    else cancelled, or raised one itself) left ``Session.run`` as if its caller had been
+    cancelled: ``asyncio.run`` ended there, with no result and no error."""
     if isinstance(exc, Exception | KeyboardInterrupt):
         return exc
     if isinstance(exc, CancelledError):
         if _cancelling():
             return exc
-        return ExitRaised(
+        return error(
             f"{by} raised CancelledError({message_of(exc)}) although nothing cancelled it (it "
             "awaited a task or future that was cancelled elsewhere, or raised it itself); "
             "raise an Exception to fail"
         )
-    return ExitRaised(
+    return error(
         f"{by} raised {type(exc).__name__}({message_of(exc)}), which would have ended the process; "
         "raise an Exception to fail (argparse and click raise SystemExit on bad arguments)"
     )
@@ -122,12 +125,14 @@ def _cancelling() -> bool:
     return task is None or task.cancelling() > 0
 
 
-async def contained(awaitable: Awaitable[_T], by: str) -> _T:
+async def contained(
+    awaitable: Awaitable[_T], by: str, error: Callable[[str], RhoError] = ExitRaised
+) -> _T:
     """``await awaitable``, with what it raises passed through ``failure_of``."""
     try:
         return await awaitable
     except BaseException as exc:
-        failure = failure_of(exc, by)
+        failure = failure_of(exc, by, error)
         if failure is exc:
             raise
         raise failure from exc

@@ -23,6 +23,7 @@ from store_support import build_session
 from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
+from rho_domain.errors import StoreError
 from rho_domain.messages import UserMessage
 
 
@@ -77,10 +78,15 @@ async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: 
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, hard))  # room for part of a line
     try:
-        with pytest.raises(Exception, match="cannot write the trace"):
+        with pytest.raises(StoreError) as refused:
             await store.append("s2", batch)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    # where the disk is full is said: the session's id alone did not say which filesystem
+    assert str(refused.value) == (
+        f"cannot write the trace of session s2 ({trace}): File too large; none of its 3 events "
+        "was written"
+    )
     await store.append("s2", batch)  # the journal's next attempt
     await store.append("s2", [ev.MessageAdded(at=2.0, message=UserMessage("after"))])
     await store.release("s2")

@@ -258,11 +258,14 @@ class FileSessionStore(SessionStore, SignalingStore):
             return
         try:  # inline rather than _store_errors: this runs for every event
             start = held.write(b"".join([encode_event_line(e) for e in persistent]))
-        except OSError as exc:
-            raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc
+        except OSError as exc:  # the path: a full disk is fixed where the file is
+            raise StoreError(
+                f"cannot write the trace of session {session_id} ({held.paths.trace}): "
+                f"{exc.strerror or exc}; none of its {len(persistent)} events was written"
+            ) from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             try:
-                with _store_errors(f"cannot sync session {session_id}"):
+                with _store_errors(f"cannot sync session {session_id} ({held.paths.trace})"):
                     # cancelled meanwhile (a worker stopping at a run's end), the lines are
                     # taken all the same (the port's contract): their sync is waited for
                     await finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))

@@ -87,7 +87,9 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
         # listing that reads every session's config (``FileSessionStore.list``) multiplies
         raw = yaml.load(text, Loader=bounded_loader())  # noqa: S506
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{paths.config}: invalid YAML: {exc}") from exc
+        from rho_adapters.yaml_aliases import yaml_problem
+
+        raise ConfigError(f"{paths.config}: invalid YAML: {yaml_problem(exc)}") from exc
     try:
         config = config_from_dict(raw, source=str(paths.config))
     except ConfigError as exc:

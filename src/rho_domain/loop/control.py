@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from rho_domain import events as ev
 from rho_domain.errors import RhoError
+from rho_domain.loop.guarded_ports import GuardedSignals
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
 from rho_domain.not_run import (
@@ -37,7 +38,8 @@ class RunControl:
 
     def __init__(self, session_id: str, signals: SignalSource | None, journal: Journal) -> None:
         self.session_id = session_id
-        self.signals = signals
+        # their unasked CancelledError is their failure, named (``guarded_ports``)
+        self.signals = GuardedSignals(signals) if signals is not None else None
         self.journal = journal
         self._cancel = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the current run's

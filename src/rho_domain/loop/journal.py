@@ -34,13 +34,13 @@ from collections import deque
 from collections.abc import Awaitable, Sequence
 
 from rho_domain import events as ev
-from rho_domain.errors import ReplayDiverged
+from rho_domain.errors import ReplayDiverged, StoreError
 from rho_domain.loop.listeners import LISTENER_SECONDS, tell_closed
 from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
 from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
 from rho_domain.loop.listeners import Listener as Listener
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import failure_of, message_of, plugged_name
+from rho_domain.plugged import contained, failure_of, message_of, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
@@ -84,8 +84,13 @@ class Journal:
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
         if not self.created and self.store is not None:
-            await self.store.create(record)
+            await contained(self.store.create(record), self._store_name, StoreError)
             self.created = True
+
+    @property
+    def _store_name(self) -> str:
+        """How a failure of the store port is named: ``the store module.Class``."""
+        return f"the store {plugged_name(self.store)}"
 
     @property
     def replaying(self) -> bool:
@@ -232,10 +237,10 @@ class Journal:
             return
         batch, self._unpersisted = self._unpersisted, []
         try:
-            await self.store.append(self.session_id, batch)
+            await contained(self.store.append(self.session_id, batch), self._store_name, StoreError)
         except asyncio.CancelledError:
             raise  # taken (see the module docstring): queued again, they would be written twice
-        except BaseException:
+        except BaseException:  # an unasked CancelledError too: a failure, none taken
             self._unpersisted[:0] = batch  # keep them for the next attempt
             raise
 
@@ -248,13 +253,14 @@ class Journal:
         to be told is logged, never raised (``_tell_closed``)."""
         try:
             if self.store is not None and self.created:
+                release = self.store.release
                 try:
                     await self.flush()
                 except BaseException:
                     with contextlib.suppress(Exception):
-                        await self.store.release(self.session_id)
+                        await contained(release(self.session_id), self._store_name, StoreError)
                     raise
-                await self.store.release(self.session_id)
+                await contained(release(self.session_id), self._store_name, StoreError)
         finally:
             for listener in tuple(self.listeners):
                 if isinstance(listener, EndsWithSession):

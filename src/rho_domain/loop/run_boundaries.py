@@ -151,7 +151,13 @@ async def end_run(
             )
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
-        message = message or described(exc)
+        # a completed run's result said only the store's exception (its message perhaps
+        # unreadable), its error_type None: not what failed, nor that nothing is lost
+        message = message or (
+            f"the run ended {status.value} but its run_end was not stored: {described(exc)}; "
+            "it stays queued and is written by the next write or the session's close"
+        )
+        error = error or exc
     await control.stop()
     pending = state.waiting_approvals()
     return RunResult(

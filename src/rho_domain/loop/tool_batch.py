@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
+from rho_domain.loop.guarded_ports import GuardedExecutor
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
 from rho_domain.messages import ToolCall
@@ -274,7 +275,9 @@ class ToolBatch:
         return ToolContext(
             session_id=self.session_id,
             call_id=call.id,
-            executor=self.executor,
+            # its unasked CancelledError is its failure, named (``guarded_ports``); made per
+            # call, not held: a waiting runtime handle holds no more objects
+            executor=GuardedExecutor(self.executor),
             profile=self.agent.profile,
             clock=self.clock,
             databases=self.databases,

@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.permissions import PermissionProfile
@@ -19,7 +20,7 @@ from rho_domain.secrets import SecretPolicy
 from rho_entry.cli import exit_codes
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.config.settings import environment
+from rho_entry.config.settings import Settings, environment, origin_of
 
 if TYPE_CHECKING:
     from rho_entry.cli.approval import TerminalApprover
@@ -55,16 +56,17 @@ async def open_session(
 
     built = _sandbox(launch)  # --dockerfile/--snapshot: the executor, built here
     ports: dict[str, Any] = {} if built is None else {"executor": built}
-    session = await open_session(
-        None if launch.resume else Agent(launch.settings.config),
-        resume=launch.resume or None,
-        store=store,
-        authority=resume_authority(launch) if launch.resume else None,
-        approver=approver,
-        on_event=renderer,
-        interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
-        **ports,
-    )
+    with _naming_tool_choice(launch.settings):
+        session = await open_session(
+            None if launch.resume else Agent(launch.settings.config),
+            resume=launch.resume or None,
+            store=store,
+            authority=resume_authority(launch) if launch.resume else None,
+            approver=approver,
+            on_event=renderer,
+            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
+            **ports,
+        )
     # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
     # given again, and nothing was withheld to report
     if approver is None or not approver.auto:
@@ -91,6 +93,20 @@ async def open_session(
 
         instrument_if_configured(session)
     return session
+
+
+@contextlib.contextmanager
+def _naming_tool_choice(settings: Settings) -> Iterator[None]:
+    """A tool_choice the agent's tools refuse (known only once they are built) named by where
+    it came from: 'tool_choice 'x': expected ...' named neither --tool-choice,
+    RHO_AGENT_TOOL_CHOICE nor the --config file that gave it."""
+    try:
+        yield
+    except ConfigError as exc:
+        origin = origin_of("tool_choice", settings.sources)
+        if origin is None or not str(exc).startswith("tool_choice "):
+            raise
+        raise ConfigError(f"{origin}: {exc}") from None
 
 
 def _sandbox(launch: Launch) -> Executor | None:

@@ -69,7 +69,14 @@ def load_databases(
     path, required = databases_config_path(env, explicit=explicit)
     if path is None or (not required and not path.exists()):
         return from_env
-    return {**from_env, **load_databases_file(path, env)}
+    try:
+        return {**from_env, **load_databases_file(path, env)}
+    except ConfigError as exc:
+        if explicit or not env.get(ENV_VAR):
+            raise
+        # the file named the variable's value only: 'x.yaml: database config file not
+        # found' from a shell profile's export, the variable that set it unsaid
+        raise ConfigError(f"{ENV_VAR}: {exc}") from None
 
 
 def check_variables(data: Any, env: Mapping[str, str], *, source: str, at: str = "") -> Any:
@@ -107,6 +114,8 @@ def load_databases_file(
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        from rho_adapters.yaml_aliases import yaml_problem
+
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
     environ = os.environ if env is None else env
     return parse_databases(check_variables(data, environ, source=str(path)), source=str(path))

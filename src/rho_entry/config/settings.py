@@ -120,7 +120,9 @@ def resolve_settings(
     changes: dict[str, Any] = {}
     sources: dict[str, str] = {}
     if base_origin is not None:  # checked below: a bad one names the file and the key
-        sources.update(profile=f"file {base_origin}", working_dir=f"file {base_origin}")
+        # tool_choice too: checked against the tools when the agent is built (origin_of)
+        named = ("profile", "working_dir", "tool_choice")
+        sources.update(dict.fromkeys(named, f"file {base_origin}"))
     for name, value in (suggested or {}).items():
         if value is not None:
             changes[name], sources[name] = value, "template"
@@ -147,7 +149,9 @@ def resolve_settings(
         with _naming_the_origin("model", sources):
             check_model_name(changes["model"], "model")
     checked = (
-        INT_FIELDS | FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
+        INT_FIELDS
+        | FLOAT_FIELDS
+        | {"base_url", "output_schema", "backend", "reasoning_effort", "api_key_env"}
     ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
@@ -275,18 +279,26 @@ def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        source = sources.get(name, "")
-        if source == "flag":
-            origin = _FLAGS.get(name, f"--{name.replace('_', '-')}")
-        elif source.startswith("env "):
-            origin = source.removeprefix("env ")
-        elif source == "template":
-            origin = f"the template's {name}"
-        elif source.startswith("file "):
-            origin = f"{source.removeprefix('file ')}: {name}"
-        else:
+        origin = origin_of(name, sources)
+        if origin is None:
             raise
         raise ConfigError(f"{origin}: {exc}") from None
+
+
+def origin_of(name: str, sources: Mapping[str, str]) -> str | None:
+    """Where setting ``name``'s value came from, as a refusal names it (``--tool-choice``,
+    ``RHO_AGENT_TOOL_CHOICE``, ``the template's model``, ``FILE: key``); None when it is
+    the default's or a stored session's."""
+    source = sources.get(name, "")
+    if source == "flag":
+        return _FLAGS.get(name, f"--{name.replace('_', '-')}")
+    if source.startswith("env "):
+        return source.removeprefix("env ")
+    if source == "template":
+        return f"the template's {name}"
+    if source.startswith("file "):
+        return f"{source.removeprefix('file ')}: {name}"
+    return None
 
 
 def _working_dir(config: AgentConfig) -> str | None:

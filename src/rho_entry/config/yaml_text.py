@@ -75,7 +75,7 @@ def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
     try:
         return load_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+        raise ConfigError(f"{where}: invalid YAML: {_problem(exc)}") from exc
 
 
 def parse_yaml(text: str, *, invalid: str) -> Any:
@@ -89,7 +89,13 @@ def parse_yaml(text: str, *, invalid: str) -> Any:
     try:
         return _parse(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{invalid}: {exc}") from exc
+        raise ConfigError(f"{invalid}: {_problem(exc)}") from exc
+
+
+def _problem(exc: BaseException) -> str:
+    from rho_adapters.yaml_aliases import yaml_problem
+
+    return yaml_problem(exc)
 
 
 def _parse(text: str) -> Any:

@@ -1,0 +1,119 @@
+"""A port that lets out a ``CancelledError`` nobody asked for: the port's failure, named.
+
+Before: the model's was converted (``model_turn``), the store's, the executor's and the signal
+source's were not. A store whose ``append`` raised one left ``Session.run`` as a cancel of its
+caller (``asyncio.run`` ended there, no result) and the batch it was given was dropped (taken
+as a cancelled append's is): the trace lost ``run_start`` and the prompt. An executor's was
+answered as the tool's own failure ("the tool 'write' raised CancelledError..."), and a signal
+source's ``clear_cancel`` at the run's start ended the run ``cancelled``, raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from domain_support import WriteNoteTool, make_session
+
+from rho_adapters.fakes import ManualSignals, MemoryExecutor, MemorySessionStore, call, text, tools
+from rho_domain import events as ev
+from rho_domain.messages import ToolResultMessage
+from rho_domain.ports.commands import Command, CommandResult
+from rho_domain.run import RunStatus
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolOutput, ToolPolicy
+
+_SAID = "raised CancelledError(elsewhere) although nothing cancelled it"
+
+
+class _Store(MemorySessionStore):
+    """Its ``append`` number ``failing`` raises an unasked CancelledError."""
+
+    def __init__(self, failing: int) -> None:
+        super().__init__()
+        self.failing, self.appends = failing, 0
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        self.appends += 1
+        if self.appends == self.failing:
+            raise asyncio.CancelledError("elsewhere")
+        await super().append(session_id, events)
+
+
+class _Executor(MemoryExecutor):
+    """Its ``write`` raises an unasked CancelledError; its ``run`` waits until cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = asyncio.Event()
+
+    async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        raise asyncio.CancelledError("elsewhere")
+
+    async def run(self, command: Command) -> CommandResult:
+        self.running.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never")
+
+
+class _Signals(ManualSignals):
+    async def clear_cancel(self, session_id: str) -> None:
+        raise asyncio.CancelledError("elsewhere")
+
+
+class _Write(WriteNoteTool):
+    """Writes through the executor (given a path), or runs a command."""
+
+    parameters: Mapping[str, Any] = {"type": "object"}
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        if "path" in arguments:
+            return await super().handle(arguments, ctx)
+        await ctx.executor.run(Command(shell="true"))
+        return ToolOutput(content="ran")
+
+
+async def test_an_unasked_cancel_from_the_store_ends_the_run_in_error_losing_nothing() -> None:
+    turns = [tools(call("echo", {"text": "x"})), text("done")]
+    for failing, before in ((1, ["run_start"]), (3, ["run_start", "message", "llm_start"])):
+        store = _Store(failing)  # run_start's append, or a later one
+        session = make_session(turns, store=store)
+        result = await session.run("go")
+        assert (result.status, result.error_type) == (RunStatus.ERROR, "StoreError")
+        assert f"the store test_domain_port_cancels._Store {_SAID}" in (result.error or "")
+        assert [e.kind for e in store.events(session.id)] == [*before, "error", "run_end"]
+        ended = store.events(session.id)[-1]
+        assert isinstance(ended, ev.RunEnded)
+        assert ended.status is RunStatus.ERROR
+
+
+async def test_an_unasked_cancel_from_the_executor_is_its_failure_an_asked_one_cancels() -> None:
+    executor = _Executor()
+    turns = [tools(call("write", {"path": "a", "content": "x"})), text("done")]
+    session = make_session(turns, tools=[_Write()], executor=executor)
+    result = await session.run("go")
+    assert result.status is RunStatus.COMPLETED
+    said = [m.content for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert said[0].startswith(
+        f"Tool 'write' failed: ExecutorError: the executor test_domain_port_cancels._Executor "
+        f"{_SAID}"
+    )
+    session = make_session(
+        [tools(call("write", {"command": "true"})), text("done")],
+        tools=[_Write()],
+        executor=executor,
+    )
+    running = asyncio.ensure_future(session.run("go"))
+    await executor.running.wait()
+    session.cancel()
+    assert (await running).status is RunStatus.CANCELLED
+
+
+async def test_an_unasked_cancel_from_the_signal_source_ends_the_run_in_error() -> None:
+    session = make_session([text("done")], signals=_Signals())
+    result = await session.run("go")
+    assert (result.status, result.error_type) == (RunStatus.ERROR, "StoreError")
+    assert f"the signal source test_domain_port_cancels._Signals {_SAID}" in (result.error or "")
