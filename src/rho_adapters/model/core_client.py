@@ -201,7 +201,7 @@ class CoreClient:
         sent = httpcore.Request(
             request.method,
             request.url,
-            headers=[(n.encode("latin-1"), v.encode("latin-1")) for n, v in headers],
+            headers=[(n.encode("ascii"), v.encode("ascii")) for n, v in headers],  # as httpx
             content=request.body,
             extensions=extensions,
         )
