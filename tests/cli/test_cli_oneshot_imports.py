@@ -4,7 +4,8 @@ The one-shot ``rho-agent -y "list the files"`` against the loopback server lists
 workspace; the modules it has no use for stay unimported: httpx's command line (click,
 pygments), the SQL checker and the database tools without databases, the shell planner and
 the argv rules without a program started, the destructive-command rules without a bash call,
-git's shadow directory and rules without a git command,
+git's shadow directory and rules without a git command, httpx (the model client is
+httpcore's pool; ``core_client``) with the cookie jar, urllib's opener, email and IDNA,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
 the server and the drivers, cattrs (events and the config are written by the codec's plain
 walk; cattrs reads them back), the database and durable ports and durable steps (the ports
@@ -38,6 +39,15 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
 NOT_IN_A_ONE_SHOT = (
+    # the model client is httpcore's pool without httpx's client (core_client), and with
+    # httpx go the modules only it wanted: cookies, urllib's opener, email, IDNA
+    "httpx",
+    "http.cookiejar",
+    "http.client",
+    "urllib.request",
+    "email",
+    "idna",
+    "mimetypes",
     "cattrs",
     "click",
     "pygments",
@@ -240,7 +250,7 @@ def test_a_one_shot_lists_the_files_without_the_modules_it_does_not_use(
     assert run["out"] == "Here: notes.txt.\n"
     assert "notes.txt" in requests[1]["messages"][-1]["content"]  # the real listing
     modules = run["modules"]
-    assert _loaded(modules, ("httpx", "rho_domain.loop.session")), "the run itself was imported"
+    assert _loaded(modules, ("httpcore", "rho_domain.loop.session")), "the run was imported"
     assert _loaded(modules, NOT_IN_A_ONE_SHOT) == []
 
 

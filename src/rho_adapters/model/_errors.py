@@ -1,4 +1,5 @@
-"""The one place where httpx exceptions and server error bodies become rho_domain errors.
+"""The one place where transport exceptions (httpx's, httpcore's) and server error bodies
+become rho_domain errors.
 
 ``map_httpx_errors()`` translates transport failures; ``error_from_response`` turns an HTTP error
 status and body into the typed error the loop can act on (compact on context overflow, stop on
@@ -12,10 +13,9 @@ variable the key came from, ``--model`` and the ``/v1`` path.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
-
-import httpx
 
 from rho_domain.errors import (
     AuthenticationError,
@@ -56,36 +56,74 @@ __getattr__ = lazy_names(
 _SECRET_KEY_LENGTH = 12  # shorter keys are placeholders, not hidden
 
 
+def _kinds(name: str) -> tuple[type[Exception], ...]:
+    """The class ``name`` of httpcore (what a ``CoreClient`` raises) and httpx's (its clients),
+    httpx's only once httpx is imported: before that, no httpx client exists to raise it."""
+    import httpcore
+
+    found: tuple[type[Exception], ...] = (getattr(httpcore, name),)
+    httpx = sys.modules.get("httpx")
+    return found if httpx is None else (*found, getattr(httpx, name))
+
+
+def http_errors() -> tuple[type[Exception], ...]:
+    """Every transport error a model client raises: httpcore's (``CoreClient``) and, once
+    imported, httpx's (``httpx.HTTPError``)."""
+    import httpcore
+
+    found: tuple[type[Exception], ...] = (
+        httpcore.NetworkError,
+        httpcore.TimeoutException,
+        httpcore.ProtocolError,
+        httpcore.ProxyError,
+        httpcore.UnsupportedProtocol,
+    )
+    httpx = sys.modules.get("httpx")
+    return found if httpx is None else (*found, httpx.HTTPError)
+
+
 @contextlib.contextmanager
 def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
-    """Re-raise httpx transport exceptions as ModelTimeout / ModelConnectionError."""
+    """Re-raise httpx's and httpcore's transport exceptions as ModelTimeout /
+    ModelConnectionError / ModelProtocolError."""
     try:
         yield
-    except httpx.ConnectTimeout as exc:
-        raise ModelTimeout(f"could not connect to the model server in time: {exc}") from exc
-    except httpx.TimeoutException as exc:
-        wait = f" for {idle_timeout:g} s" if idle_timeout else ""
-        raise ModelTimeout(f"the model server sent nothing{wait} (idle timeout)") from exc
-    except httpx.HTTPError as exc:
-        detail = str(exc) or type(exc).__name__
-        if isinstance(exc, httpx.RemoteProtocolError) and detail == _FRAMING_TOO_LONG:
-            # h11's bound on one piece of HTTP framing (the response's head, a chunk's size
-            # line): the server's answer, not a broken connection; not worth another attempt.
-            raise ModelProtocolError(
-                "the model server sent a response head (or a chunk size line) longer than "
-                "the 100 KiB the client reads: not an answer"
-            ) from exc
-        if isinstance(exc, httpx.RemoteProtocolError) and _broke_http(exc):
-            raise ModelProtocolError(
-                f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
-                "check the server or the proxy in front of it"
-            ) from exc
-        raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
     except ExceptionGroup as group:
         # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
         # port, OSError) in a group that httpcore lets through: say what the leaves said.
         leaves = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(group))
         raise ModelConnectionError(f"connection to the model server failed: {leaves}") from group
+    except Exception as exc:
+        mapped = _mapped(exc, idle_timeout)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+def _mapped(exc: Exception, idle_timeout: float | None) -> ModelError | None:
+    """The domain's error for transport error ``exc``; None for any other exception."""
+    if not isinstance(exc, http_errors()):
+        return None
+    if isinstance(exc, _kinds("ConnectTimeout")):
+        return ModelTimeout(f"could not connect to the model server in time: {exc}")
+    if isinstance(exc, _kinds("TimeoutException")):
+        wait = f" for {idle_timeout:g} s" if idle_timeout else ""
+        return ModelTimeout(f"the model server sent nothing{wait} (idle timeout)")
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, _kinds("RemoteProtocolError")):
+        if detail == _FRAMING_TOO_LONG:
+            # h11's bound on one piece of HTTP framing (the response's head, a chunk's size
+            # line): the server's answer, not a broken connection; not worth another attempt.
+            return ModelProtocolError(
+                "the model server sent a response head (or a chunk size line) longer than "
+                "the 100 KiB the client reads: not an answer"
+            )
+        if _broke_http(exc):
+            return ModelProtocolError(
+                f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
+                "check the server or the proxy in front of it"
+            )
+    return ModelConnectionError(f"connection to the model server failed: {detail}")
 
 
 _FRAMING_TOO_LONG = "Receive buffer too long"  # h11's words, past httpcore's 100 KiB
@@ -188,5 +226,5 @@ def _never_answered(exc: ModelError) -> bool:
     """True when the call failed before the server answered anything: no connection (refused,
     unknown host, bad port, connect timeout), as opposed to a connection that broke later."""
     cause = exc.__cause__
-    before = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
+    before = (*_kinds("ConnectError"), *_kinds("ConnectTimeout"), *_kinds("UnsupportedProtocol"))
     return isinstance(cause, (*before, ExceptionGroup)) and not exc.partial_text

@@ -14,10 +14,9 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import httpx
 
 from rho_adapters.model._errors import add_hint, map_httpx_errors
 from rho_adapters.model.pool import SHARED_POOL, ClientPool, Lease
@@ -37,11 +36,13 @@ from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
+    import httpx
+
+    from rho_adapters.model.core_client import AnyClient, AnyResponse, RequestTimeout
     from rho_domain.model import StreamEvent
 
 log = logging.getLogger("rho_adapters.model")
 T = TypeVar("T")
-_CLOSED = httpx.ByteStream(b"")  # what a closed response keeps as its body stream
 
 
 @attrs.frozen(kw_only=True)
@@ -57,9 +58,13 @@ class Timeouts:
     idle: float = 120.0
     flex_idle: float = 900.0
 
-    def for_tier(self, service_tier: str | None) -> httpx.Timeout:
+    def for_tier(self, service_tier: str | None) -> RequestTimeout:
+        """A request's timeouts: ``idle`` (or ``flex_idle``) to read, write and wait for a
+        connection, ``connect`` to connect; httpx's clients take them too."""
+        from rho_adapters.model.core_client import RequestTimeout
+
         idle = self.flex_idle if service_tier == "flex" else self.idle
-        return httpx.Timeout(idle, connect=self.connect)
+        return RequestTimeout(idle, connect=self.connect)
 
 
 class Endpoint:
@@ -83,7 +88,7 @@ class Endpoint:
         self._proxy = proxy  # a pooled client's (a caller's client is routed by its owner)
         self._pool = http if isinstance(http, ClientPool) else SHARED_POOL
         self._pool_key = pool_key
-        self._client = http if isinstance(http, httpx.AsyncClient) else None
+        self._client = None if http is None or isinstance(http, ClientPool) else http
         self._lease: Lease | None = None
         self.closed = False
         self.last_wait = 0.0  # seconds the latest request queued for a slot
@@ -94,7 +99,7 @@ class Endpoint:
         client; none on a pooled one, which carries them (the pool keys clients by them)."""
         return self.headers if self._client is not None else {}
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> AnyClient:
         """The client to use on the running loop (leased again after ``aclose``)."""
         self.closed = False
         if self._client is not None:
@@ -102,7 +107,7 @@ class Endpoint:
         return self._leased().client
 
     @asynccontextmanager
-    async def slot(self, attempt: Attempt | None = None) -> AsyncIterator[httpx.AsyncClient]:
+    async def slot(self, attempt: Attempt | None = None) -> AsyncIterator[AnyClient]:
         """The client, holding an in-flight slot for the body of the ``async with`` (queued
         FIFO behind other requests to the endpoint; the wait is kept in ``last_wait``, added
         to ``attempt.queue_wait`` and counted in the pool's ``stats()``)."""
@@ -124,11 +129,11 @@ class Endpoint:
         self,
         url: str,
         body: object,
-        timeout: httpx.Timeout,
+        timeout: RequestTimeout,
         attempt: Attempt,
         *,
         head_seconds: float | None = None,
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[AnyResponse]:
         """POST ``body`` to ``url`` in a slot (``slot``) and give the open response, its
         body not read yet; ``attempt.headers`` are its headers, ``attempt.started`` when it
         was sent. httpx's errors, raised here or while the caller reads the body, become
@@ -138,13 +143,10 @@ class Endpoint:
         reset by every byte, and a head sent a byte at a time held the call for days."""
         with map_httpx_errors(idle_timeout=timeout.read):
             async with self.slot(attempt) as client:
-                request = client.build_request(
-                    "POST", _parsed(url), json=body, headers=self.request_headers, timeout=timeout
-                )
                 attempt.started = time.monotonic()
                 try:
                     async with asyncio.timeout(head_seconds):
-                        response = await client.send(request, stream=True)
+                        response = await _send(client, url, body, self.request_headers, timeout)
                 except TimeoutError:
                     raise AnswerTooLong(
                         f"the model server at {url} sent no whole response head in "
@@ -155,10 +157,10 @@ class Endpoint:
                     yield response
                 finally:
                     await response.aclose()
-                    # httpx's response and its body stream refer to each other: cut once
-                    # closed, so the request's objects are freed by their reference count
-                    # instead of waiting for the garbage collector's passes.
-                    response.stream = _CLOSED
+                    # a response and its body stream refer to each other: cut once closed,
+                    # so the request's objects are freed by their reference count instead
+                    # of waiting for the garbage collector's passes.
+                    response.stream = _closed_stream(response)
 
     async def remembered(
         self, name: str, ask: Callable[[], Awaitable[T]], *, keep: Callable[[T], bool]
@@ -195,11 +197,43 @@ class Endpoint:
             self._lease = None
 
 
+async def _send(
+    client: AnyClient,
+    url: str,
+    body: object,
+    headers: Mapping[str, str],
+    timeout: RequestTimeout,
+) -> AnyResponse:
+    """POST ``body`` as JSON to ``url``, the response's body left to read: a ``CoreClient``
+    takes the URL as it is, httpx's client a parsed one (``_parsed``)."""
+    from rho_adapters.model.core_client import CoreClient
+
+    if isinstance(client, CoreClient):
+        sent = client.build_request("POST", url, json=body, headers=headers, timeout=timeout)
+        return await client.send(sent, stream=True)
+    parsed = _parsed(url)
+    request = client.build_request("POST", parsed, json=body, headers=headers, timeout=timeout)
+    return await client.send(request, stream=True)
+
+
+def _closed_stream(response: AnyResponse) -> Any:
+    """What a closed response keeps as its body stream: an empty one of its kind."""
+    from rho_adapters.model.core_client import CoreResponse
+
+    if isinstance(response, CoreResponse):
+        return None
+    import httpx
+
+    return httpx.ByteStream(b"")
+
+
 @functools.lru_cache(maxsize=64)
 def _parsed(url: str) -> httpx.URL:
     """``httpx.URL(url)``, once per URL: httpx parses a string URL again for every request
     (its host through ``ipaddress`` too), and takes a parsed one as it is. Raises what
     ``httpx.URL`` raises, and caches only what it returns."""
+    import httpx
+
     return httpx.URL(url)
 
 

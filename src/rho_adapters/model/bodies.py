@@ -11,21 +11,22 @@ import asyncio
 import contextlib
 import zlib
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
 from rho_domain.errors import ModelProtocolError
 
+if TYPE_CHECKING:
+    from rho_adapters.model.core_client import AnyClient, AnyResponse
+
 BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte order mark, dropped from the start of every body read here: JSON's RFC 8259
 lets a reader ignore it, and ``json.loads`` refused such an answer as not JSON."""
 
 
-def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+def body_chunks(response: AnyResponse) -> AsyncIterator[bytes]:
     """A streamed response's body as it arrives: httpx's ``aiter_raw`` when the server did
     not compress it (no ``content-encoding``, or ``identity``: what every known server sends
     for a stream), whose chunks are already the content (no generator added for each network
@@ -48,7 +49,7 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     return _decoded(response, encoding)
 
 
-async def _decoded(response: httpx.Response, encoding: str) -> AsyncIterator[bytes]:
+async def _decoded(response: AnyResponse, encoding: str) -> AsyncIterator[bytes]:
     try:
         async for piece in decoded(response.aiter_raw(), encoding):
             yield piece
@@ -66,7 +67,7 @@ def _refused(encoding: str, exc: RefusedEncoding) -> ModelProtocolError:
     )
 
 
-async def whole_body(response: httpx.Response, watch: AnswerWatch) -> bytes:
+async def whole_body(response: AnyResponse, watch: AnswerWatch) -> bytes:
     """A non-streamed answer's whole body, within ``watch``'s limits (the body's decoded
     bytes, the answer's duration). Whitespace alone (what some servers send as a keep-alive
     before the JSON of a slow answer, and legal JSON) for its idle seconds is a
@@ -87,7 +88,7 @@ ERROR_BODY_BYTES = 65_536
 
 
 async def error_body(
-    response: httpx.Response, *, idle: float | None, limit: int = ERROR_BODY_BYTES
+    response: AnyResponse, *, idle: float | None, limit: int = ERROR_BODY_BYTES
 ) -> str:
     """The text of an error answer (a 4xx or 5xx), as much of it as comes within ``idle``
     seconds (None: the caller's own deadline bounds it) and ``limit`` bytes; the rest is never
@@ -115,7 +116,7 @@ KB), its model list, a token count (of a prompt that fits the context)."""
 
 
 async def small_json(
-    client: httpx.AsyncClient, method: str, url: str, *, limit: int = SMALL_JSON_BYTES, **kw: Any
+    client: AnyClient, method: str, url: str, *, limit: int = SMALL_JSON_BYTES, **kw: Any
 ) -> tuple[Any, Mapping[str, str]]:
     """The JSON of a 200 answer to ``method url`` and the answer's headers; the JSON is None
     for another status, a body that is not JSON (or nests past the parser), more than

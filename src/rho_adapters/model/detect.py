@@ -20,16 +20,19 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
-import httpx
 
+from rho_adapters.model._errors import http_errors
 from rho_adapters.model.bodies import small_json
 from rho_adapters.model.counts import token_count
 from rho_adapters.model.providers import provider_owning
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+
+if TYPE_CHECKING:
+    from rho_adapters.model.core_client import AnyClient
 
 PROBE_SECONDS = 5.0
 """The longest one question of a probe may take, connecting included."""
@@ -61,7 +64,7 @@ def server_root(base_url: str) -> str:
 
 
 async def probe(
-    client: httpx.AsyncClient,
+    client: AnyClient,
     base_url: str,
     *,
     headers: Mapping[str, str] | None = None,
@@ -103,10 +106,13 @@ async def probe(
 
 
 async def _get_json(
-    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str] | None, timeout: float
+    client: AnyClient, url: str, *, headers: Mapping[str, str] | None, timeout: float
 ) -> tuple[Any, Mapping[str, str]]:
     """The JSON at ``url`` (None if none) and the answer's headers (empty: no answer, or
     none whole within ``timeout`` seconds)."""
+    from rho_adapters.model.core_client import RequestTimeout  # with the first request
+
+    failures: tuple[type[BaseException], ...] = (*http_errors(), TimeoutError)
     try:
         async with asyncio.timeout(timeout):
             return await small_json(
@@ -114,9 +120,9 @@ async def _get_json(
                 "GET",
                 url,
                 headers=headers,
-                timeout=httpx.Timeout(timeout, connect=min(3.0, timeout)),
+                timeout=RequestTimeout(timeout, connect=min(3.0, timeout)),
             )
-    except (httpx.HTTPError, TimeoutError):
+    except failures:
         return None, {}
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
-import httpx
 
 from rho_adapters.model._http import Timeouts
 from rho_adapters.model.answer_limits import AnswerLimits
@@ -23,7 +22,10 @@ from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
-Http: TypeAlias = ClientPool | httpx.AsyncClient
+if TYPE_CHECKING:
+    import httpx
+
+Http: TypeAlias = "ClientPool | httpx.AsyncClient"
 """The one way HTTP is brought to an adapter (None: ``SHARED_POOL``)."""
 
 

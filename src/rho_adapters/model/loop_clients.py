@@ -4,7 +4,9 @@
 guard generator that closes them when the loop shuts its async generators down; ``Lease`` is
 what a model holds while it uses one. ``new_client`` builds a client whose connections are
 bounded by the pool's in-flight limit (so httpcore never queues), sending through the pool's
-given transport, never closed by the client (``Unclosed``), or through ``tls.transport_for``.
+given transport, never closed by the client (``Unclosed``), or through ``tls.transport_for``
+(``httpx_clients``); on the network, to a plain URL without a proxy, it is a ``CoreClient``
+(``core_client``: no ``import httpx`` for it).
 """
 
 from __future__ import annotations
@@ -12,13 +14,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING, overload
 
 import attrs
-import httpx
 
 from rho_adapters.model.gate import InFlightGate
-from rho_adapters.model.tls import transport_for
+from rho_domain.lazy_names import lazy_names
 from rho_domain.value_methods import value_repr
+
+if TYPE_CHECKING:
+    import httpx
+
+    from rho_adapters.model.core_client import AnyClient
+    from rho_adapters.model.httpx_clients import SetCookiesOnly as SetCookiesOnly
+    from rho_adapters.model.httpx_clients import Unclosed as Unclosed
+
+__getattr__ = lazy_names(
+    __name__, dict.fromkeys(("SetCookiesOnly", "Unclosed"), "rho_adapters.model.httpx_clients")
+)
 
 PoolKey = tuple[str, tuple[tuple[str, str], ...], str | None]
 """A client's key on its loop: base URL, sorted headers (they carry credentials), proxy."""
@@ -31,7 +44,7 @@ class Lease:
 
     __repr__ = value_repr
 
-    client: httpx.AsyncClient
+    client: AnyClient
     gate: InFlightGate
     loop: asyncio.AbstractEventLoop
     key: PoolKey
@@ -43,7 +56,7 @@ class Pooled:
 
     __repr__ = value_repr
 
-    client: httpx.AsyncClient
+    client: AnyClient
     gate: InFlightGate
     leases: int = 0
     idle: asyncio.TimerHandle | None = None
@@ -79,6 +92,30 @@ class LoopClients:
                 await pooled.client.aclose()
 
 
+@overload
+def new_client(
+    base_url: str,
+    headers: Mapping[str, str],
+    *,
+    proxy: str | None,
+    max_in_flight: int,
+    keepalive_seconds: float,
+    transport: httpx.AsyncBaseTransport,
+) -> httpx.AsyncClient: ...
+
+
+@overload
+def new_client(
+    base_url: str,
+    headers: Mapping[str, str],
+    *,
+    proxy: str | None,
+    max_in_flight: int,
+    keepalive_seconds: float,
+    transport: None,
+) -> AnyClient: ...
+
+
 def new_client(
     base_url: str,
     headers: Mapping[str, str],
@@ -87,49 +124,34 @@ def new_client(
     max_in_flight: int,
     keepalive_seconds: float,
     transport: httpx.AsyncBaseTransport | None,
-) -> httpx.AsyncClient:
+) -> AnyClient:
     """A client for ``base_url`` with ``max_in_flight`` connections at most, kept alive
     ``keepalive_seconds``: through ``transport`` when given (left open when the client
-    closes), else the network's (``proxy`` when given)."""
-    limits = httpx.Limits(
-        max_connections=max_in_flight,
-        max_keepalive_connections=max_in_flight,
-        keepalive_expiry=keepalive_seconds,
+    closes), else the network's (``proxy`` when given). A plain http(s) URL on the network,
+    without a proxy, gets a ``CoreClient`` (``core_client``); the rest httpx's
+    (``httpx_clients.new_httpx_client``)."""
+    from rho_adapters.model.core_client import CoreClient, is_plain_url, lean_pool
+
+    if transport is None and proxy is None and is_plain_url(base_url):
+        ssl_context = None
+        if base_url.startswith("https:"):
+            from rho_adapters.model.tls import shared_ssl_context  # httpx's CA bundle choice
+
+            ssl_context = shared_ssl_context()
+        pool = lean_pool(
+            ssl_context=ssl_context,
+            max_connections=max_in_flight,
+            max_keepalive_connections=max_in_flight,
+            keepalive_expiry=keepalive_seconds,
+        )
+        return CoreClient(headers, pool)
+    from rho_adapters.model.httpx_clients import new_httpx_client
+
+    return new_httpx_client(
+        base_url,
+        headers,
+        proxy=proxy,
+        max_in_flight=max_in_flight,
+        keepalive_seconds=keepalive_seconds,
+        transport=transport,
     )
-    sent_through: httpx.AsyncBaseTransport
-    if transport is not None:
-        sent_through = Unclosed(transport)
-    else:
-        sent_through = transport_for(base_url, limits, proxy=proxy)
-    # Timeouts are set per request (the idle timeout depends on the service tier). With a
-    # transport given, httpx makes no SSL context and mounts no proxy of its own.
-    client = httpx.AsyncClient(headers=dict(headers), transport=sent_through, timeout=None)  # noqa: S113
-    jar = getattr(client, "_cookies", None)
-    if type(jar) is httpx.Cookies:  # httpx 0.2x's own jar; another one is left as it is
-        client._cookies = SetCookiesOnly(jar.jar)
-    return client
-
-
-class SetCookiesOnly(httpx.Cookies):
-    """A model client's cookies (a load balancer's affinity cookie, say), read from a response
-    only when it sets some. httpx reads every response into its jar, and for that builds
-    urllib's views of the response and of its request (the URL parsed again): ~4 % of the
-    event loop's CPU per streamed call, for answers that set none. Without a ``Set-Cookie``
-    or ``Set-Cookie2`` header, ``http.cookiejar`` takes nothing from a response."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        """Take the cookies ``response`` sets, if its headers set any (httpx's own reading)."""
-        headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
-
-
-class Unclosed(httpx.AsyncBaseTransport):
-    """A pool's given transport, shared by its clients: closing one client leaves it open."""
-
-    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
-        self.transport = transport
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """The given transport's response to ``request``."""
-        return await self.transport.handle_async_request(request)

@@ -29,9 +29,8 @@ from rho_domain.messages import Usage
 from rho_domain.model import StreamFinished, UsageReport
 
 if TYPE_CHECKING:
-    import httpx
-
     from rho_adapters.model._http import Attempt, Endpoint, Timeouts
+    from rho_adapters.model.core_client import RequestTimeout
     from rho_adapters.model.providers import Provider
     from rho_adapters.model.tokens import TokenMeter
     from rho_domain.model import ModelRequest, StreamEvent
@@ -45,7 +44,7 @@ async def attempt_events(
     state: Attempt,
     *,
     streaming: bool,
-    timeout: httpx.Timeout,
+    timeout: RequestTimeout,
     limits: AnswerLimits,
     clock: Clock,
     model: str,

@@ -21,9 +21,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from rho_adapters.model._errors import hide_secrets
+from rho_adapters.model._errors import hide_secrets, http_errors
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
@@ -32,6 +30,7 @@ from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import TextChunk
 
 if TYPE_CHECKING:
+    from rho_adapters.model.core_client import AnyResponse
     from rho_adapters.model.sse_event import SSEEvent
     from rho_domain.model import StreamEvent, StreamWarning, TraceName
 
@@ -75,7 +74,7 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response,
+    response: AnyResponse,
     assembler: ChunkAssembler,
     url: str,
     watch: AnswerWatch,
@@ -185,7 +184,7 @@ def _joined(events: list[StreamEvent]) -> list[StreamEvent]:
 
 
 async def read_whole(
-    response: httpx.Response,
+    response: AnyResponse,
     assembler: ChunkAssembler,
     url: str,
     model: str,
@@ -228,7 +227,7 @@ def parse(data: str, assembler: ChunkAssembler) -> Any:
 async def _drain(body: AsyncIterator[bytes]) -> None:
     """Read what follows [DONE] (the chunked-encoding terminator) so the connection goes back
     to the pool; a server that keeps the body open gets a short grace, then is dropped."""
-    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+    with contextlib.suppress(*http_errors(), TimeoutError):
         async with asyncio.timeout(DRAIN_SECONDS):
             async for _ in body:
                 pass

@@ -1,6 +1,6 @@
 """ClientPool: the process's model HTTP clients, which outlive the sessions that use them.
 
-One ``httpx.AsyncClient`` per endpoint (base URL + headers, which carry the credentials) and
+One client per endpoint (base URL + headers, which carry the credentials) and
 event loop. Models lease a client and give it back when they close; a client nobody leases is
 kept for ``idle_seconds`` (the next session of a service reuses its warm keep-alive
 connections) and then closed. Each client carries an ``InFlightGate`` bounding its requests in
@@ -32,12 +32,13 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-import httpx
-
 from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.loop_clients import Lease, LoopClients, Pooled, PoolKey, new_client
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
+    import httpx
+
+    from rho_adapters.model.core_client import AnyClient
     from rho_adapters.model.pool_stats import EndpointStats
 
 __all__ = [
@@ -234,7 +235,7 @@ class ClientPool:
 
     def _new_client(
         self, base_url: str, headers: Mapping[str, str], proxy: str | None
-    ) -> httpx.AsyncClient:
+    ) -> AnyClient:
         if not self._exit_hook:
             atexit.register(self._close_at_exit)
             self._exit_hook = True

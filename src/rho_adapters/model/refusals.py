@@ -11,19 +11,22 @@ wherever the server says.
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.retry import server_delay
 from rho_domain.errors import BadRequest, ModelError, ModelProtocolError
 
+if TYPE_CHECKING:
+    from rho_adapters.model.core_client import AnyResponse
+
 _HTML = ("text/html", "application/xhtml+xml")
 _QUOTED = 300  # characters of a Location or a page quoted in the message
 
 
 async def not_an_answer(
-    response: httpx.Response, watch: AnswerWatch, *, now: float
+    response: AnyResponse, watch: AnswerWatch, *, now: float
 ) -> ModelError | None:
     """The error to raise for ``response`` (to a request to ``watch.url``) when it is not an
     answer, else None. An error's body is read for the watch's idle seconds or what is left

@@ -1,0 +1,118 @@
+"""The pooled model client without httpx's client (``core_client.CoreClient``): what it sends
+and keeps is what httpx's client sent and kept, and only plain URLs on the network get it.
+
+The errors, timeouts, pooling and reading of the default path are held by the rest of
+tests/model, which runs on it whenever no transport is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from rho_adapters.model.core_client import CoreClient, RequestTimeout, is_plain_url
+from rho_adapters.model.loop_clients import new_client
+
+
+class _Recorder:
+    """A loopback HTTP/1.1 server that keeps each request's head and body; its first answer
+    sets a cookie, every answer repeats a header."""
+
+    def __init__(self) -> None:
+        self.heads: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
+        self.closed = asyncio.Event()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                self.closed.set()  # the client closed its connection
+                return
+            lines = head.decode("latin-1").split("\r\n")[1:]
+            pairs = [line.split(": ", 1) for line in lines if line]
+            fields = {name.lower(): value for name, value in pairs}
+            self.heads.append(fields)
+            self.bodies.append(await reader.readexactly(int(fields.get("content-length", "0"))))
+            cookie = "Set-Cookie: affinity=b7; Path=/\r\n" if len(self.heads) == 1 else ""
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Part: 1\r\nx-part: 2\r\n"
+                + cookie.encode()
+                + b"\r\nok"
+            )
+            await writer.drain()
+
+
+def test_only_a_plain_url_on_the_network_gets_the_core_client() -> None:
+    assert is_plain_url("http://127.0.0.1:8080/v1")
+    assert is_plain_url("https://api.example.com/v1")
+    for other in (
+        "http://user:pw@127.0.0.1/v1",  # httpx sends the login as Basic auth
+        "http://bücher.example/v1",  # an IDNA host
+        "http://[::1]:8080/v1",
+        "http://127.0.0.1:99999/v1",
+        "http://h/v 1",  # a path httpx quotes
+        "http://h/v1?x=1",
+        "ftp://h/v1",
+    ):
+        assert not is_plain_url(other), other
+
+    def made(
+        url: str, proxy: str | None = None, transport: httpx.AsyncBaseTransport | None = None
+    ) -> object:
+        return new_client(
+            url, {}, proxy=proxy, max_in_flight=2, keepalive_seconds=5.0, transport=transport
+        )
+
+    assert isinstance(made("http://127.0.0.1:1/v1"), CoreClient)
+    assert isinstance(made("http://user:pw@127.0.0.1:1/v1"), httpx.AsyncClient)
+    assert isinstance(made("http://model.test/v1", proxy="http://127.0.0.1:3"), httpx.AsyncClient)
+    mock = httpx.MockTransport(lambda request: httpx.Response(200))
+    assert isinstance(made("http://127.0.0.1:1/v1", transport=mock), httpx.AsyncClient)
+
+
+def test_the_core_client_sends_what_httpx_sent_and_keeps_a_cookie() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "stream": True}
+
+    async def exchange() -> tuple[_Recorder, list[tuple[str, str, bool]]]:
+        recorder = _Recorder()
+        server = await asyncio.start_server(recorder.serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        client = new_client(
+            url,
+            {"Authorization": "Bearer k"},
+            proxy=None,
+            max_in_flight=2,
+            keepalive_seconds=5,
+            transport=None,
+        )
+        assert isinstance(client, CoreClient)
+        seen = []
+        async with server:
+            for extra in ({}, {"authorization": "Bearer given"}):
+                timeout = RequestTimeout(5.0, connect=1.0)
+                sent = client.build_request("POST", url, json=body, headers=extra, timeout=timeout)
+                response = await client.send(sent, stream=True)
+                text = b"".join([part async for part in response.aiter_raw()])
+                await response.aclose()
+                headers = response.headers
+                seen.append((text.decode(), headers["X-PART"], "x-part" in headers))
+            await client.aclose()
+            await recorder.closed.wait()
+        return recorder, seen
+
+    recorder, seen = asyncio.run(exchange())
+    assert seen == [("ok", "1, 2", True)] * 2  # names in any case, repeated ones joined
+    first, second = recorder.heads
+    port = first["host"].rpartition(":")[2]
+    assert first["host"] == f"127.0.0.1:{port}"
+    assert first["content-type"] == "application/json"
+    assert first["accept-encoding"] == "gzip, deflate"
+    assert first["authorization"] == "Bearer k"
+    assert second["authorization"] == "Bearer given"  # a request's header replaces the client's
+    assert "cookie" not in first
+    assert second["cookie"] == "affinity=b7"  # the server's affinity cookie goes back
+    assert recorder.bodies == [httpx.Request("POST", "http://h", json=body).content] * 2
