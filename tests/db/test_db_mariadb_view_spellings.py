@@ -10,7 +10,9 @@ measured against a definer's view calling a stored function's ``SET GLOBAL``, or
 - a case the server tells apart (``lower_case_table_names=0``, Linux's default): the names
   were compared lower-cased, so ``RHO_SEEN.tune`` passed as the visible ``rho_seen.tune``,
   ``rho_hid.SEQ_1_TO_3`` as the SEQUENCE engine's ``seq_1_to_3``, and ``Sys.version`` as the
-  server's own ``sys`` schema, whose views were not read either.
+  server's own ``sys`` schema, whose views were not read either; and a view whose definer
+  was ``'RHO_SPELLER'@'%'`` (every privilege) passed as the login ``'rho_speller'@'%'``'s
+  own, judged by its query alone.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SETUP = [
     "BEGIN SET GLOBAL max_connections = @@GLOBAL.max_connections + 7; RETURN 1; END",
     "CREATE USER 'rho_speller'@'%' IDENTIFIED BY 'pw-speller'",
     "GRANT SELECT, SHOW VIEW ON rho.* TO 'rho_speller'@'%'",
+    # another user whose name differs from the login's by case alone
+    "CREATE USER 'RHO_SPELLER'@'%' IDENTIFIED BY 'pw-other'",
+    "GRANT ALL ON *.* TO 'RHO_SPELLER'@'%'",
     "CREATE DATABASE rho_hid",
     "CREATE DATABASE rho_seen",
     "CREATE DATABASE RHO_SEEN",
@@ -62,12 +67,16 @@ SETUP = [
         )
     ),
 ]
+SETUP.append(
+    "CREATE DEFINER='RHO_SPELLER'@'%' SQL SECURITY DEFINER VIEW rho_sp_definer AS "
+    "SELECT a FROM rho_hid.tune"
+)
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_trim",
+    "rho_sp_sys, rho_sp_trim, rho_sp_definer",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
-    "DROP USER IF EXISTS 'rho_speller'@'%'",
+    "DROP USER IF EXISTS 'rho_speller'@'%', 'RHO_SPELLER'@'%'",
 ]
 # Each statement and the relation its refusal names: the view reads it as its definer.
 CALLING = [
@@ -77,6 +86,7 @@ CALLING = [
     ("SELECT * FROM rho_sp_case", "reads RHO_SEEN.tune as its definer"),
     ("SELECT * FROM rho_sp_sys", "the view version reads rho.rho_spell_tune"),
     ("SELECT * FROM Sys.version", "the view version reads rho.rho_spell_tune"),
+    ("SELECT * FROM rho_sp_definer", "reads rho_hid.tune as its definer"),
 ]
 HASHES = ("SELECT p FROM rho_sp_seq", "reads rho_hid.SEQ_1_TO_3 as its definer")
 

@@ -39,9 +39,12 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # schemas' views (sys.session, sys.version) are its installer's, named by their exact
 # spelling: information_schema compares names regardless of case, and under
 # lower_case_table_names=0 a database ``Sys`` is anyone's (its view calling SET GLOBAL ran).
+# A definer is compared to this login exactly too: user names tell cases apart, so a view
+# whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
 _VIEWS = (
     "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
-    "IF(SECURITY_TYPE = 'DEFINER' AND DEFINER <> CURRENT_USER(), 'definer', 'view')) "
+    "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
+    "'definer', 'view')) "
     "FROM information_schema.VIEWS WHERE CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
     "WHERE ENGINE IN (%s, %s, %s)"
