@@ -208,6 +208,12 @@ MY_READS = [
     # The query cache's plugin view: every cached SELECT's text, its literals included
     ("SELECT statement_text FROM information_schema.QUERY_CACHE_INFO", "query_cache_info shows"),
 ]
+# The primary key values of the rows other sessions lock, of any table (a reset token
+# keying its row too), to a login with PROCESS: MariaDB's innodb_locks, MySQL 8's data_locks.
+LOCKED_KEYS = [
+    "SELECT lock_data FROM information_schema.INNODB_LOCKS",
+    "SELECT lock_data FROM information_schema.`\u0130nnodb_locks`",
+]
 RELAYLOG_OF_CONNECTION = "SHOW RELAYLOG '' EVENTS"
 # Refused by the same rule; not shown reaching here: SHOW EXPLAIN/ANALYZE FOR waits for a
 # thread that is working (one waiting on a lock never answers), and the binary log is off.
@@ -297,6 +303,11 @@ async def test_mariadb_statement_texts_are_refused(
         for sql, refusal in MY_REFUSED_ONLY:
             with pytest.raises(StatementRefused, match=refusal):
                 await checked.query(sql, max_rows=5, timeout=10)
+        # the key of the row the holder locks (users.id = 1), shown while it is waited on
+        for sql in LOCKED_KEYS:
+            with pytest.raises(StatementRefused, match="the key values of the rows they lock"):
+                await checked.query(sql, max_rows=5, timeout=10)
+            assert ("1",) in (await unchecked.query(sql, max_rows=5, timeout=10)).rows, sql
         # the server runs it (a replica lists its relay log; this server has none)
         assert (await unchecked.query(RELAYLOG_OF_CONNECTION, max_rows=5, timeout=10)).rows == ()
     finally:
@@ -319,6 +330,7 @@ def test_mysql_8_relations_are_refused_by_the_check() -> None:
             "SELECT QUERY_SAMPLE_TEXT FROM performance_schema.events_statements_summary_by_digest",
             "statement texts",
         ),
+        ("SELECT LOCK_DATA FROM performance_schema.data_locks", "the rows they lock"),
     ]:
         verdict = classify(sql, "mysql")
         assert not verdict.read_only, sql

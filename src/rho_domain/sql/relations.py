@@ -78,9 +78,12 @@ MYSQL_SECRET_RELATIONS = names(
 # MariaDB plugin's view of every cached SELECT, as its session wrote it.
 # user_variables_by_thread: every session's user variables and their values (an
 # application's SET @password = ...), where information_schema.USER_VARIABLES shows the
-# login its own.
+# login its own. innodb_locks' and MySQL 8's data_locks' LOCK_DATA: the primary key values
+# of the rows other sessions lock, of tables this login may not read (measured: a PROCESS
+# login read a reset token keying a row of a database it had no privilege on).
 MYSQL_STATEMENT_RELATIONS = names(
     """
+    innodb_locks performance_schema.data_locks
     processlist innodb_trx general_log slow_log events_statements_current
     events_statements_history events_statements_history_long prepared_statements_instances
     events_statements_summary_by_digest performance_schema.threads sys.session

@@ -151,7 +151,7 @@ _INTERNAL = (
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
-    "among them: the agent does not read them"
+    "among them, or the key values of the rows they lock: the agent does not read them"
 )
 
 
