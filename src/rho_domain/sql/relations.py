@@ -151,7 +151,16 @@ ORACLE_STATEMENT_RELATIONS = (
 # CRYPTOGRAPHIC_KEYS shows a key's text (a TLS private key, PEM) to its owner and to a
 # login granted USAGE on it (a superuser sees only that it exists).
 VERTICA_PATH_SCHEMAS = names("v_catalog v_monitor v_internal")
-VERTICA_SECRET_RELATIONS = names("v_catalog.passwords v_catalog.cryptographic_keys")
+# CONFIGURATION_PARAMETERS (and CONFIGURATION_CHANGES, each change with its value) show a
+# superuser every parameter's value: DataSSLParams and SSLPrivateKey hold the server's TLS
+# private key, AWSAuth an S3 secret key, LDAPLinkBindPswd the LDAP bind password.
+# CLIENT_AUTH_PARAMS shows the authentication records' parameters (an LDAP bind password).
+VERTICA_SECRET_RELATIONS = names(
+    """
+    v_catalog.passwords v_catalog.cryptographic_keys v_monitor.configuration_parameters
+    v_monitor.configuration_changes v_catalog.client_auth_params
+    """
+)
 # A session's current and last statement, every request's text, the profiled queries'; a
 # transaction's description (the statement that began it: LOCKS' TRANSACTION_DESCRIPTION,
 # TRANSACTIONS' DESCRIPTION), a plan's lines with the statement's constants
