@@ -12,7 +12,8 @@ measured against a definer's view calling a stored function's ``SET GLOBAL``, or
   ``rho_hid.SEQ_1_TO_3`` as the SEQUENCE engine's ``seq_1_to_3``, and ``Sys.version`` as the
   server's own ``sys`` schema, whose views were not read either; and a view whose definer
   was ``'RHO_SPELLER'@'%'`` (every privilege) passed as the login ``'rho_speller'@'%'``'s
-  own, judged by its query alone.
+  own, judged by its query alone; and an administrator's view in ``mysql`` (calling the
+  function) was taken for the installer's, never judged, named or read through another.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ SETUP = [
             ("RHO_SEEN.tune", "SELECT rho.rho_spell_tune() AS a"),
             ("Sys.version", "SELECT rho.rho_spell_tune() AS a"),
             ("rho_hid.SEQ_1_TO_3", "SELECT User AS seq, Password AS p FROM mysql.user"),
+            # an administrator's views in the server's own schema, no installer's
+            ("mysql.rho_sp_tune", "SELECT rho.rho_spell_tune() AS a"),
+            ("mysql.rho_sp_seen", "SELECT rho.rho_spell_tune() AS a"),
+            ("rho_sp_mysql", "SELECT a FROM mysql.rho_sp_tune"),
             ("rho_sp_alias", "SELECT rho_hid.a FROM rho_hid.tune AS rho_hid"),
             ("rho_sp_column", "SELECT a AS rho_hid FROM rho_hid.tune"),
             (
@@ -67,13 +72,15 @@ SETUP = [
         )
     ),
 ]
+SETUP.append("GRANT SELECT ON mysql.rho_sp_seen TO 'rho_speller'@'%'")
 SETUP.append(
     "CREATE DEFINER='RHO_SPELLER'@'%' SQL SECURITY DEFINER VIEW rho_sp_definer AS "
     "SELECT a FROM rho_hid.tune"
 )
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_trim, rho_sp_definer",
+    "rho_sp_sys, rho_sp_trim, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
+    "mysql.rho_sp_seen",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
     "DROP USER IF EXISTS 'rho_speller'@'%', 'RHO_SPELLER'@'%'",
@@ -87,6 +94,8 @@ CALLING = [
     ("SELECT * FROM rho_sp_sys", "the view version reads rho.rho_spell_tune"),
     ("SELECT * FROM Sys.version", "the view version reads rho.rho_spell_tune"),
     ("SELECT * FROM rho_sp_definer", "reads rho_hid.tune as its definer"),
+    ("SELECT * FROM rho_sp_mysql", "reads mysql.rho_sp_tune as its definer"),
+    ("SELECT * FROM mysql.rho_sp_seen", "the view rho_sp_seen"),
 ]
 HASHES = ("SELECT p FROM rho_sp_seq", "reads rho_hid.SEQ_1_TO_3 as its definer")
 

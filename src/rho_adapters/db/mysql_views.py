@@ -36,7 +36,9 @@ from rho_domain.sql import CatalogCalls
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # Each view with its query and what the harness knows of it: 'hidden' (its query shows
 # empty to this login), 'definer' (it reads as another login), or 'view'. The server's own
-# schemas' views (sys.session, sys.version) are its installer's, named by their exact
+# schemas' views (sys.session, sys.version, MariaDB's mysql.user) are its installer's
+# (definer mariadb.sys or mysql.sys; an administrator's view there, one calling SET GLOBAL,
+# is judged like any other), named by their exact
 # spelling: information_schema compares names regardless of case, and under
 # lower_case_table_names=0 a database ``Sys`` is anyone's (its view calling SET GLOBAL ran).
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
@@ -45,7 +47,8 @@ _VIEWS = (
     "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
     "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
     "'definer', 'view')) "
-    "FROM information_schema.VIEWS WHERE CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
+    "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
+    "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
     "WHERE ENGINE IN (%s, %s, %s)"
 )
@@ -176,16 +179,15 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
 
 def _may_be_unseen(pair: tuple[str, str]) -> bool:
     """Whether a relation a view names (spelled as written) may be one the login cannot
-    see: not the server's own schemas' (the check judges their names itself), nor the
+    see: not information_schema's, which every login sees (whatever its case), nor the
     SEQUENCE engine's ``seq_1_to_3``, which every login reads and information_schema does
-    not list. Both by their exact spelling: under ``lower_case_table_names=0`` (Linux's
-    default) ``Sys`` and ``SEQ_1_TO_3`` are any database's and view's names (measured: a
-    view over ``Sys.version`` ran a stored function's ``SET GLOBAL``, one over
-    ``hid.SEQ_1_TO_3`` read ``mysql.user``), and only ``information_schema`` is one
-    whatever its case."""
+    not list (by its exact spelling: under ``lower_case_table_names=0``, Linux's default,
+    ``SEQ_1_TO_3`` is any view's name; one over ``hid.SEQ_1_TO_3`` read ``mysql.user``).
+    The server's other schemas count as any database: an administrator's view in ``mysql``
+    or ``sys`` is no installer's (one in ``mysql`` calling ``SET GLOBAL`` ran), and
+    ``Sys`` is anyone's (one over ``Sys.version`` ran it too)."""
     database, name = pair
-    system = database in SYSTEM_SCHEMAS or database.lower() == "information_schema"
-    return not system and not _SEQUENCE_TABLE.fullmatch(name)
+    return database.lower() != "information_schema" and not _SEQUENCE_TABLE.fullmatch(name)
 
 
 def _names(pairs: Iterable[tuple[str, str]]) -> str:
