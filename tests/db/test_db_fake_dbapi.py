@@ -378,6 +378,8 @@ VERTICA_ALIASES = {
         ("Feed", "", "COPY FROM '/etc/shadow' DELIMITER ':'"),
         # over hid.secret_v, which the login cannot see (it reads v_catalog.passwords)
         ("Over_Hid", "SELECT * FROM hid.secret_v", ""),
+        # a letter whose lower case Python and the check write otherwise
+        ("Pw_V\u0130ew", "SELECT user_name, password, salt FROM v_catalog.passwords", ""),
     ],
     VERTICA_UNSEEN: [("Over_Hid", "hid", "secret_v")],
 }
@@ -386,6 +388,7 @@ VERTICA_REFUSED = [
     ("SELECT request FROM public.requests", "dc_requests_issued is the server's internal"),
     ("SELECT * FROM feed", "Feed is an external table (COPY FROM '/etc/shadow'"),
     ("SELECT * FROM public.over_hid", "the view Over_Hid reads hid.secret_v as its owner"),
+    ("SELECT * FROM pw_v\u0130ew", "passwords holds password hashes"),
 ]
 
 

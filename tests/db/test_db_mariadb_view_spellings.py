@@ -13,7 +13,9 @@ measured against a definer's view calling a stored function's ``SET GLOBAL``, or
   server's own ``sys`` schema, whose views were not read either; and a view whose definer
   was ``'RHO_SPELLER'@'%'`` (every privilege) passed as the login ``'rho_speller'@'%'``'s
   own, judged by its query alone; and an administrator's view in ``mysql`` (calling the
-  function) was taken for the installer's, never judged, named or read through another.
+  function) was taken for the installer's, never judged, named or read through another;
+  and a view named ``rho_sp_Vİew`` or ``rho_sp_ẞig`` was keyed by Python's lower case, which
+  the check, folding as the server does, never looked up.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ SETUP = [
             ("mysql.rho_sp_tune", "SELECT rho.rho_spell_tune() AS a"),
             ("mysql.rho_sp_seen", "SELECT rho.rho_spell_tune() AS a"),
             ("rho_sp_mysql", "SELECT a FROM mysql.rho_sp_tune"),
+            # letters whose lower case Python and the check write otherwise
+            ("`rho_sp_V\u0130ew`", "SELECT rho.rho_spell_tune() AS a"),
+            ("`rho_sp_\u1e9eig`", "SELECT rho.rho_spell_tune() AS a"),
             ("rho_sp_alias", "SELECT rho_hid.a FROM rho_hid.tune AS rho_hid"),
             ("rho_sp_column", "SELECT a AS rho_hid FROM rho_hid.tune"),
             (
@@ -80,7 +85,7 @@ SETUP.append(
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
     "rho_sp_sys, rho_sp_trim, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
-    "mysql.rho_sp_seen",
+    "mysql.rho_sp_seen, `rho_sp_V\u0130ew`, `rho_sp_\u1e9eig`",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
     "DROP USER IF EXISTS 'rho_speller'@'%', 'RHO_SPELLER'@'%'",
@@ -96,6 +101,8 @@ CALLING = [
     ("SELECT * FROM rho_sp_definer", "reads rho_hid.tune as its definer"),
     ("SELECT * FROM rho_sp_mysql", "reads mysql.rho_sp_tune as its definer"),
     ("SELECT * FROM mysql.rho_sp_seen", "the view rho_sp_seen"),
+    ("SELECT * FROM `rho_sp_V\u0130ew`", "rho_spell_tune"),
+    ("SELECT * FROM rho_sp_\u1e9eig", "rho_spell_tune"),
 ]
 HASHES = ("SELECT p FROM rho_sp_seq", "reads rho_hid.SEQ_1_TO_3 as its definer")
 

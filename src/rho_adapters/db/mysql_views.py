@@ -31,7 +31,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal
-from rho_domain.sql import CatalogCalls
+from rho_domain.sql import CatalogCalls, dialect
+from rho_domain.sql.name_folding import lookup_names
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # Each view with its query and what the harness knows of it: 'hidden' (its query shows
@@ -138,17 +139,19 @@ def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> Catalo
         (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
         (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
     )
+    mysql = dialect("mysql")
     for name, query, kind in cursor.fetchall():
-        key = str(name).lower()
-        if kind in ("view", "definer", "column"):
-            text = judged_text(str(query)) if mariadb else str(query)
-            found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
-            if kind == "definer":
-                definers.setdefault(key, set()).update(relations_named(text))
-        elif kind == "hidden":
-            refused[key] = hidden_view_refusal(str(name))
-        else:
-            refused[key] = remote_refusal(str(name), str(kind))
+        keys = lookup_names(str(name), mysql)
+        for key in keys:
+            if kind in ("view", "definer", "column"):
+                text = judged_text(str(query)) if mariadb else str(query)
+                found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
+                if kind == "definer":
+                    definers.setdefault(key, set()).update(relations_named(text))
+            elif kind == "hidden":
+                refused[key] = hidden_view_refusal(str(name))
+            else:
+                refused[key] = remote_refusal(str(name), str(kind))
     for key, why in _unseen(cursor, definers).items():
         refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)

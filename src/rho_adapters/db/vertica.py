@@ -27,8 +27,8 @@ from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import CatalogCalls, Verdict
-from rho_domain.sql.name_folding import ascii_lower
+from rho_domain.sql import CatalogCalls, Verdict, dialect
+from rho_domain.sql.name_folding import lookup_names
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
 # The views that are not the system's, with their queries, and the external tables, with
@@ -106,6 +106,7 @@ class VerticaDatabase(ThreadedDatabase):
     def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
         """Read the views and external tables into ``conn.rho_catalog``, as of ``version``
         (read before them: a change in between is read again next time)."""
+        vertica = dialect("vertica")
         cursor = conn.cursor()
         try:
             cursor.execute(CATALOG_RELATIONS)
@@ -113,8 +114,8 @@ class VerticaDatabase(ThreadedDatabase):
             refused: dict[str, str] = {}
             while batch := cursor.fetchmany(1_000):
                 for name, query, copy in batch:
-                    # Vertica compares names without case: each way of lowering it
-                    for key in {str(name).lower(), ascii_lower(str(name))}:
+                    # Vertica compares names without case: each name the check looks up
+                    for key in lookup_names(str(name), vertica):
                         if copy:
                             refused[key] = (
                                 f"{name} is an external table ({copy}): a read reads server "
@@ -126,7 +127,7 @@ class VerticaDatabase(ThreadedDatabase):
             cursor.execute(CATALOG_UNSEEN)
             while batch := cursor.fetchmany(1_000):
                 for name, schema, table in batch:
-                    for key in {str(name).lower(), ascii_lower(str(name))}:
+                    for key in lookup_names(str(name), vertica):
                         refused[key] = unseen_refusal(str(name), f"{schema}.{table}")
         finally:
             cursor.close()
