@@ -71,6 +71,8 @@ _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 _NAME = r"`(?:[^`]|``)*`"
 _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 _SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
+# What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
+_CALLED = re.compile(r"\s*\(")
 # A view's query as a run of names, words, parentheses and other marks (literals emptied).
 _SCAN = re.compile(rf"(?P<chain>{_CHAIN.pattern})|(?P<word>\w+)|(?P<mark>[^\s\w])")
 # The functions whose parentheses hold a ``from`` that reads no relation.
@@ -95,6 +97,7 @@ def relations_named(query: str) -> frozenset[tuple[str, str]]:
     chains = [
         tuple(part[1:-1].replace("``", "`") for part in re.findall(_NAME, found[0]))
         for found in _CHAIN.finditer(text)
+        if not _CALLED.match(text, found.end())  # a stored function: the check judges calls
     ]
     qualifiers = {c[0] for c in chains if len(c) == 1} | {c[1] for c in chains if len(c) == 2}
     unqualified = {(c[0], c[1]) for c in chains if len(c) == 2 and c[0] not in qualifiers}
