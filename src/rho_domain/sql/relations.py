@@ -80,10 +80,12 @@ MYSQL_SECRET_RELATIONS = names(
 # application's SET @password = ...), where information_schema.USER_VARIABLES shows the
 # login its own. innodb_locks' and MySQL 8's data_locks' LOCK_DATA: the primary key values
 # of the rows other sessions lock, of tables this login may not read (measured: a PROCESS
-# login read a reset token keying a row of a database it had no privilege on).
+# login read a reset token keying a row of a database it had no privilege on). The InnoDB
+# full-text index tables show the words indexed in the table innodb_ft_aux_table names,
+# any table's, to the same login (measured: a note's words, read without SELECT on it).
 MYSQL_STATEMENT_RELATIONS = names(
     """
-    innodb_locks performance_schema.data_locks
+    innodb_locks performance_schema.data_locks innodb_ft_index_cache innodb_ft_index_table
     processlist innodb_trx general_log slow_log events_statements_current
     events_statements_history events_statements_history_long prepared_statements_instances
     events_statements_summary_by_digest performance_schema.threads sys.session
