@@ -29,6 +29,7 @@ from rho_adapters.db.oracle import CATALOG_VIEWS as ORACLE_VIEWS
 from rho_adapters.db.oracle import CATALOG_VIEWS_11G as ORACLE_VIEWS_11G
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.vertica import CATALOG_RELATIONS as VERTICA_RELATIONS
+from rho_adapters.db.vertica import CATALOG_UNSEEN as VERTICA_UNSEEN
 from rho_adapters.db.vertica import CATALOG_VERSION as VERTICA_VERSION
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
 from rho_domain.config import DatabaseConfig
@@ -144,6 +145,7 @@ class FakeDriver:
             ORACLE_VERSION: [(0, None, None)],
             ORACLE_VERSION_11G: [(0, None, None)],
             VERTICA_RELATIONS: [],
+            VERTICA_UNSEEN: [],
             VERTICA_VERSION: [(0, None, None)],
         }
 
@@ -251,6 +253,7 @@ async def test_vertica_sets_the_session_read_only_after_connect() -> None:
         READ_ONLY_SESSION,
         VERTICA_VERSION,
         VERTICA_RELATIONS,
+        VERTICA_UNSEEN,
         VERTICA_VERSION,  # before each statement: unchanged, so not read again
         "SET SESSION RUNTIMECAP '3 seconds'",
         "SELECT x FROM t",
@@ -308,6 +311,7 @@ async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutation
     assert driver.log[seen:] == [
         VERTICA_VERSION,
         VERTICA_RELATIONS,
+        VERTICA_UNSEEN,
         VERTICA_VERSION,
         "SET SESSION RUNTIMECAP '1 seconds'",
         "DELETE FROM t",
@@ -372,12 +376,19 @@ VERTICA_ALIASES = {
         ("requests", "SELECT request FROM v_internal.dc_requests_issued", ""),
         ("ok_v", "SELECT a FROM public.t", ""),
         ("Feed", "", "COPY FROM '/etc/shadow' DELIMITER ':'"),
-    ]
+        # over hid.secret_v, which the login cannot see (it reads v_catalog.passwords)
+        ("Over_Hid", "SELECT * FROM hid.secret_v", ""),
+        # a letter whose lower case Python and the check write otherwise
+        ("Pw_V\u0130ew", "SELECT user_name, password, salt FROM v_catalog.passwords", ""),
+    ],
+    VERTICA_UNSEEN: [("Over_Hid", "hid", "secret_v")],
 }
 VERTICA_REFUSED = [
     ("SELECT * FROM pw_copy", "passwords holds password hashes"),
     ("SELECT request FROM public.requests", "dc_requests_issued is the server's internal"),
     ("SELECT * FROM feed", "Feed is an external table (COPY FROM '/etc/shadow'"),
+    ("SELECT * FROM public.over_hid", "the view Over_Hid reads hid.secret_v as its owner"),
+    ("SELECT * FROM pw_v\u0130ew", "passwords holds password hashes"),
 ]
 
 
@@ -410,6 +421,75 @@ async def test_synonyms_and_views_over_refused_catalogs_are_judged_by_what_they_
             assert f"SELECT * FROM {name}" in driver.log
     finally:
         await db.aclose()
+
+
+# Vertica's catalog tables as documented (SQL Reference Manual, V_CATALOG schema): the
+# columns CATALOG_UNSEEN names, by the alias it gives each table.
+VERTICA_DOCUMENTED = {
+    "view_tables": {
+        "table_id",
+        "table_schema",
+        "table_name",
+        "reference_table_id",
+        "reference_table_schema",
+        "reference_table_name",
+        "reference_table_owner_id",
+    },
+    "all_tables": {"schema_name", "table_id", "table_name", "table_type", "remarks"},
+}
+
+
+# ALL_DEPENDENCIES and ALL_OBJECTS as Oracle's Database Reference documents them (11g-23ai;
+# ORACLE_MAINTAINED from 12c, read on 12c and later only).
+ORACLE_DOCUMENTED = {
+    "all_dependencies": {
+        "owner",
+        "name",
+        "type",
+        "referenced_owner",
+        "referenced_name",
+        "referenced_type",
+        "referenced_link_name",
+        "dependency_type",
+    },
+    "all_objects": {
+        "owner",
+        "object_name",
+        "object_type",
+        "status",
+        "oracle_maintained",
+    },
+}
+
+
+def test_oracle_reads_views_over_what_it_cannot_see_by_documented_columns() -> None:
+    """The fake answers whatever the adapter asks, so the query is held to the documented
+    columns here; and what the login sees is matched by kind too: an index or a trigger
+    named as the hidden view (their own namespaces) made the view count as seen."""
+    for sql in (ORACLE_UNSEEN, ORACLE_UNSEEN_11G):
+        aliases = {a: table for table, a in re.findall(r"\b(all_\w+) (\w)\b", sql)}
+        assert set(aliases.values()) == set(ORACLE_DOCUMENTED), sql
+        for alias, column in re.findall(r"\b(\w)\.(\w+)\b", sql):
+            assert column in ORACLE_DOCUMENTED[aliases[alias]], (alias, column)
+        assert "o.object_type = d.referenced_type" in sql
+
+
+async def test_vertica_reads_views_over_what_it_cannot_see_by_documented_columns() -> None:
+    """No Vertica server runs here, so the fake answers whatever the adapter asks: the
+    columns the adapter names are held to the documented ones, and a server that refuses
+    the query (a column it lacks) fails the connect, rather than leave such views unread."""
+    aliases = {a: table for table, a in re.findall(r"v_catalog\.(\w+) (\w+)\b", VERTICA_UNSEEN)}
+    assert set(aliases.values()) == set(VERTICA_DOCUMENTED)
+    named = re.findall(r"\b(\w+)\.(\w+)\b", VERTICA_UNSEEN)
+    for alias, column in named:
+        if alias != "v_catalog":
+            assert column in VERTICA_DOCUMENTED[aliases[alias]], (alias, column)
+    driver = FakeDriver()
+    driver.fail_on, driver.fail_message = "v_catalog.view_tables", 'Column "x" does not exist'
+    db = VerticaDatabase("vx", VERTICA, driver=driver)
+    with pytest.raises(DatabaseError, match="does not exist"):
+        await db.query("SELECT * FROM t", max_rows=1, timeout=1)
+    assert "SELECT * FROM t" not in driver.log
 
 
 async def test_a_database_link_is_refused_by_the_check_alone() -> None:

@@ -342,6 +342,16 @@ CHECK_ONLY = [
     # a key's text (a TLS private key), shown to its owner and to a login with USAGE on it
     ("vertica", "SELECT name, key FROM v_catalog.cryptographic_keys", "cryptographic_keys"),
     ("vertica", "SELECT * FROM Cryptographic_Keys", "cryptographic_keys holds"),
+    # every configuration parameter's value, to a superuser: DataSSLParams and SSLPrivateKey
+    # the TLS private key, AWSAuth an S3 secret key; an LDAP bind password in the
+    # authentication records' parameters
+    ("vertica", "SELECT current_value FROM configuration_parameters", "configuration_param"),
+    ("vertica", "SELECT value FROM v_monitor.configuration_changes", "configuration_changes"),
+    ("vertica", "SELECT * FROM client_auth_params", "client_auth_params holds"),
+    ("vertica", "SHOW CURRENT ALL", "SHOW ... ALL shows every configuration parameter"),
+    ("vertica", "SHOW DATABASE DEFAULT DataSSLParams", "DATASSLPARAMS shows a parameter"),
+    ("vertica", "show current SSLPrivateKey", "SSLPRIVATEKEY shows a parameter holding"),
+    ("vertica", 'SHOW NODE v_dw_node0001 "AWSAuth"', "AWSAuth shows a parameter holding"),
     ("oracle", "SELECT spare4 FROM sys . user$", "USER$ holds"),  # spaces around the dot
 ]
 
@@ -354,6 +364,8 @@ def test_oracle_and_vertica_catalogs_of_credentials_are_refused_by_the_check() -
     # an application's own tables of those names, named with their schema, still read
     for name, sql in [
         ("vertica", "SELECT * FROM public.passwords"),
+        ("vertica", "SHOW CURRENT MaxClientSessions"),
+        ("vertica", "SHOW SEARCH_PATH"),
         ("vertica", "SELECT * FROM app.sessions"),
         ("vertica", "SELECT * FROM public.dc_orders"),
         ("vertica", "SELECT t.dc_total FROM t"),

@@ -20,6 +20,7 @@ its literals included, to the agent's login, and is refused with them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 
@@ -208,6 +209,14 @@ MY_READS = [
     # The query cache's plugin view: every cached SELECT's text, its literals included
     ("SELECT statement_text FROM information_schema.QUERY_CACHE_INFO", "query_cache_info shows"),
 ]
+# The primary key values of the rows other sessions lock, of any table (a reset token
+# keying its row too), to a login with PROCESS: MariaDB's innodb_locks, MySQL 8's data_locks.
+# The words of the full-text index of the table innodb_ft_aux_table names, to the same login.
+FULLTEXT_WORDS = "SELECT word FROM information_schema.INNODB_FT_INDEX_CACHE"
+LOCKED_KEYS = [
+    "SELECT lock_data FROM information_schema.INNODB_LOCKS",
+    "SELECT lock_data FROM information_schema.`\u0130nnodb_locks`",
+]
 RELAYLOG_OF_CONNECTION = "SHOW RELAYLOG '' EVENTS"
 # Refused by the same rule; not shown reaching here: SHOW EXPLAIN/ANALYZE FOR waits for a
 # thread that is working (one waiting on a lock never answers), and the binary log is off.
@@ -225,6 +234,23 @@ MY_REFUSED_ONLY = [
     ("SELECT waiting_query FROM sys.schema_table_lock_waits", "schema_table_lock_waits shows"),
     ("select * from SYS.`X$SCHEMA_TABLE_LOCK_WAITS`", r"x\$schema_table_lock_waits shows"),
 ]
+
+
+@contextlib.contextmanager
+def fulltext_indexed(server: Server, word: str) -> Iterator[None]:
+    """A table whose full-text index holds ``word``, named by ``innodb_ft_aux_table``."""
+    conn = server.admin()
+    cursor = conn.cursor()
+    cursor.execute("CREATE TABLE rho_ft_notes (id INT PRIMARY KEY, body TEXT, FULLTEXT(body))")
+    try:
+        cursor.execute("INSERT INTO rho_ft_notes VALUES (1, %s)", (word,))
+        conn.commit()
+        cursor.execute("SET GLOBAL innodb_ft_aux_table = 'rho/rho_ft_notes'")
+        yield
+    finally:
+        cursor.execute("SET GLOBAL innodb_ft_aux_table = NULL")
+        cursor.execute("DROP TABLE rho_ft_notes")
+        conn.close()
 
 
 @pytest.fixture
@@ -297,6 +323,16 @@ async def test_mariadb_statement_texts_are_refused(
         for sql, refusal in MY_REFUSED_ONLY:
             with pytest.raises(StatementRefused, match=refusal):
                 await checked.query(sql, max_rows=5, timeout=10)
+        # the key of the row the holder locks (users.id = 1), shown while it is waited on
+        for sql in LOCKED_KEYS:
+            with pytest.raises(StatementRefused, match="the keys of the rows other sessions lock"):
+                await checked.query(sql, max_rows=5, timeout=10)
+            assert ("1",) in (await unchecked.query(sql, max_rows=5, timeout=10)).rows, sql
+        with pytest.raises(StatementRefused, match="the words of a full-text index"):
+            await checked.query(FULLTEXT_WORDS, max_rows=5, timeout=10)
+        with fulltext_indexed(mariadb_server, "hunter2secret"):
+            words = await unchecked.query(FULLTEXT_WORDS, max_rows=5, timeout=10)
+        assert ("hunter2secret",) in words.rows
         # the server runs it (a replica lists its relay log; this server has none)
         assert (await unchecked.query(RELAYLOG_OF_CONNECTION, max_rows=5, timeout=10)).rows == ()
     finally:
@@ -319,6 +355,7 @@ def test_mysql_8_relations_are_refused_by_the_check() -> None:
             "SELECT QUERY_SAMPLE_TEXT FROM performance_schema.events_statements_summary_by_digest",
             "statement texts",
         ),
+        ("SELECT LOCK_DATA FROM performance_schema.data_locks", "the rows other sessions lock"),
     ]:
         verdict = classify(sql, "mysql")
         assert not verdict.read_only, sql

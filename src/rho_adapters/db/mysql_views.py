@@ -31,16 +31,25 @@ from collections.abc import Iterable
 from typing import Any
 
 from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal
-from rho_domain.sql import CatalogCalls
+from rho_domain.sql import CatalogCalls, dialect
+from rho_domain.sql.name_folding import lookup_names
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # Each view with its query and what the harness knows of it: 'hidden' (its query shows
 # empty to this login), 'definer' (it reads as another login), or 'view'. The server's own
-# schemas' views (sys.session, sys.version) are its installer's.
+# schemas' views (sys.session, sys.version, MariaDB's mysql.user) are its installer's
+# (definer mariadb.sys or mysql.sys; an administrator's view there, one calling SET GLOBAL,
+# is judged like any other), named by their exact
+# spelling: information_schema compares names regardless of case, and under
+# lower_case_table_names=0 a database ``Sys`` is anyone's (its view calling SET GLOBAL ran).
+# A definer is compared to this login exactly too: user names tell cases apart, so a view
+# whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
 _VIEWS = (
     "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
-    "IF(SECURITY_TYPE = 'DEFINER' AND DEFINER <> CURRENT_USER(), 'definer', 'view')) "
-    "FROM information_schema.VIEWS WHERE TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+    "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
+    "'definer', 'view')) "
+    "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
+    "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
     "WHERE ENGINE IN (%s, %s, %s)"
 )
@@ -49,7 +58,7 @@ _VIEWS = (
 _COLUMNS = (
     " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
     "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
-    "AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)"
+    "AND CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s)"
 )
 # A string literal as MariaDB's information_schema writes a view's query or a column's
 # expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
@@ -62,6 +71,12 @@ _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 _NAME = r"`(?:[^`]|``)*`"
 _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 _SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
+# What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
+_CALLED = re.compile(r"\s*\(")
+# A view's query as a run of names, words, parentheses and other marks (literals emptied).
+_SCAN = re.compile(rf"(?P<chain>{_CHAIN.pattern})|(?P<word>\w+)|(?P<mark>[^\s\w])")
+# The functions whose parentheses hold a ``from`` that reads no relation.
+_FROM_INSIDE = frozenset({"extract", "trim"})
 
 
 def judged_text(text: str) -> str:
@@ -73,16 +88,49 @@ def judged_text(text: str) -> str:
 
 def relations_named(query: str) -> frozenset[tuple[str, str]]:
     """The ``(database, name)`` pairs ``query`` (a view's, as the server writes it: every
-    name in backticks, a relation as `` `db`.`name` ``, a column as `` `t`.`c` `` or
-    `` `db`.`t`.`c` ``; its literals emptied) may read, lower case: each two-part name whose
-    first part qualifies no column (is neither a lone name, an alias, nor the second part
-    of another two-part name)."""
+    name in backticks, a relation as `` `db`.`name` `` right after ``from`` or ``join``, a
+    column as `` `t`.`c` `` or `` `db`.`t`.`c` ``) may read, spelled as written: each
+    two-part name in a relation's place (an alias or a column spelled like a database no
+    longer hides one: `` from `hid`.`tune` `hid` ``), and each whose first part qualifies no
+    column (is neither a lone name, an alias, nor the second part of another two-part name)."""
+    text = judged_text(query)
     chains = [
-        tuple(part[1:-1].replace("``", "`").lower() for part in re.findall(_NAME, found[0]))
-        for found in _CHAIN.finditer(query)
+        tuple(part[1:-1].replace("``", "`") for part in re.findall(_NAME, found[0]))
+        for found in _CHAIN.finditer(text)
+        if not _CALLED.match(text, found.end())  # a stored function: the check judges calls
     ]
     qualifiers = {c[0] for c in chains if len(c) == 1} | {c[1] for c in chains if len(c) == 2}
-    return frozenset((c[0], c[1]) for c in chains if len(c) == 2 and c[0] not in qualifiers)
+    unqualified = {(c[0], c[1]) for c in chains if len(c) == 2 and c[0] not in qualifiers}
+    return frozenset(unqualified | _in_relation_place(text))
+
+
+def _in_relation_place(text: str) -> set[tuple[str, str]]:
+    """The two-part names of ``text`` (literals emptied) standing where a relation stands:
+    after ``from`` or ``join`` (``straight_join``, ``left join``), past the parentheses
+    that group joins, but not the ``from`` of ``extract(year from `t`.`c`)`` or ``trim``."""
+    found: set[tuple[str, str]] = set()
+    opened: list[str] = []  # the word right before each open parenthesis, innermost last
+    relation_next, word = False, ""
+    for token in _SCAN.finditer(text):
+        if token["chain"]:
+            parts = tuple(p[1:-1].replace("``", "`") for p in re.findall(_NAME, token[0]))
+            if relation_next and len(parts) == 2:
+                found.add((parts[0], parts[1]))
+            relation_next, word = False, ""
+        elif token["word"]:
+            word = token[0].lower()
+            if word == "from":
+                relation_next = not opened or opened[-1] not in _FROM_INSIDE
+            else:
+                relation_next = word.endswith("join")
+        elif token[0] == "(":
+            opened.append(word)
+            word = ""
+        else:
+            if token[0] == ")" and opened:
+                opened.pop()
+            relation_next, word = False, ""
+    return found
 
 
 def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> CatalogCalls:
@@ -94,17 +142,19 @@ def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> Catalo
         (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
         (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
     )
+    mysql = dialect("mysql")
     for name, query, kind in cursor.fetchall():
-        key = str(name).lower()
-        if kind in ("view", "definer", "column"):
-            text = judged_text(str(query)) if mariadb else str(query)
-            found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
-            if kind == "definer":
-                definers.setdefault(key, set()).update(relations_named(text))
-        elif kind == "hidden":
-            refused[key] = hidden_view_refusal(str(name))
-        else:
-            refused[key] = remote_refusal(str(name), str(kind))
+        keys = lookup_names(str(name), mysql)
+        for key in keys:
+            if kind in ("view", "definer", "column"):
+                text = judged_text(str(query)) if mariadb else str(query)
+                found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
+                if kind == "definer":
+                    definers.setdefault(key, set()).update(relations_named(text))
+            elif kind == "hidden":
+                refused[key] = hidden_view_refusal(str(name))
+            else:
+                refused[key] = remote_refusal(str(name), str(kind))
     for key, why in _unseen(cursor, definers).items():
         refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
@@ -119,7 +169,7 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
         return {}
     schemas = sorted({database for database, _ in named})
     cursor.execute(
-        "SELECT LOWER(TABLE_SCHEMA), LOWER(TABLE_NAME) FROM information_schema.TABLES "  # noqa: S608
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608
         f"WHERE TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})",
         schemas,
     )
@@ -134,10 +184,16 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
 
 
 def _may_be_unseen(pair: tuple[str, str]) -> bool:
-    """Whether a relation a view names may be one the login cannot see: not the server's
-    own schemas' (the check judges their names itself), nor the SEQUENCE engine's
-    ``seq_1_to_3``, which every login reads and information_schema does not list."""
-    return pair[0] not in SYSTEM_SCHEMAS and not _SEQUENCE_TABLE.fullmatch(pair[1])
+    """Whether a relation a view names (spelled as written) may be one the login cannot
+    see: not information_schema's, which every login sees (whatever its case), nor the
+    SEQUENCE engine's ``seq_1_to_3``, which every login reads and information_schema does
+    not list (by its exact spelling: under ``lower_case_table_names=0``, Linux's default,
+    ``SEQ_1_TO_3`` is any view's name; one over ``hid.SEQ_1_TO_3`` read ``mysql.user``).
+    The server's other schemas count as any database: an administrator's view in ``mysql``
+    or ``sys`` is no installer's (one in ``mysql`` calling ``SET GLOBAL`` ran), and
+    ``Sys`` is anyone's (one over ``Sys.version`` ran it too)."""
+    database, name = pair
+    return database.lower() != "information_schema" and not _SEQUENCE_TABLE.fullmatch(name)
 
 
 def _names(pairs: Iterable[tuple[str, str]]) -> str:

@@ -73,13 +73,15 @@ CATALOG_SYNONYMS_11G = (
 # The views above whose queries read a table, view or synonym this login cannot see (a view
 # reads as its owner): the check judges a view by its query, and the views inside it by
 # theirs, and one the login cannot see is one it never reads, which may read SYS.USER$.
+# Seen means seen as that kind of object: an index, a trigger or a cluster has a namespace
+# of its own, so HR's index SECRET_V, listed to a login that may read its table, is no view.
 _UNSEEN = (
     "SELECT d.name, d.referenced_owner, d.referenced_name FROM all_dependencies d "
     "JOIN all_objects m ON m.owner = d.owner AND m.object_name = d.name "
     "AND m.object_type = 'VIEW' WHERE d.type = 'VIEW' AND d.referenced_link_name IS NULL "
     "AND d.referenced_type IN ('TABLE', 'VIEW', 'SYNONYM', 'MATERIALIZED VIEW') "
     "AND NOT EXISTS (SELECT 1 FROM all_objects o WHERE o.owner = d.referenced_owner "
-    "AND o.object_name = d.referenced_name) AND "
+    "AND o.object_name = d.referenced_name AND o.object_type = d.referenced_type) AND "
 )
 CATALOG_UNSEEN = f"{_UNSEEN}m.oracle_maintained = 'N'"
 CATALOG_UNSEEN_11G = f"{_UNSEEN}m.owner NOT IN ({_ORACLE_OWNED})"

@@ -10,7 +10,8 @@ than drained. Tested against a fake DB-API connection only: no Vertica server ru
 The catalogs the check refuses by name (``v_catalog.passwords``, ``v_monitor.sessions``,
 ``v_internal``'s tables) can be read through a view an administrator made over them; so on
 connect the adapter reads the views that are not the system's (``v_catalog.views``), and
-the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are.
+the check judges each by its query where it is named, as PostgreSQL's and MariaDB's are,
+and refuses one reading a table or view this login cannot see (``CATALOG_UNSEEN``).
 An external table (its ``COPY`` reads server files, or HDFS's, S3's) is refused where named.
 Before each statement a version of them is read (``CATALOG_VERSION``), and they again
 when it changed: one made while the connection is open is judged at once.
@@ -26,8 +27,8 @@ from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import CatalogCalls, Verdict
-from rho_domain.sql.name_folding import ascii_lower
+from rho_domain.sql import CatalogCalls, Verdict, dialect
+from rho_domain.sql.name_folding import lookup_names
 
 READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
 # The views that are not the system's, with their queries, and the external tables, with
@@ -36,6 +37,19 @@ CATALOG_RELATIONS = (
     "SELECT table_name, view_definition, '' FROM v_catalog.views WHERE NOT is_system_view "
     "UNION ALL SELECT table_name, '', table_definition FROM v_catalog.tables "
     "WHERE table_definition <> ''"
+)
+# The views (not the system's) whose query reads a table or view this login cannot see:
+# a view reads as its owner (Vertica asks the owner, not the reader, for SELECT on what it
+# reads), and a login sees the catalog entries of the objects it has a privilege on only,
+# so the query of a view inside such a view is never read, and the check judged the outer
+# view by its own query: one over another schema's view over v_catalog.passwords passed.
+# The columns are VIEW_TABLES' and ALL_TABLES' as documented (a server that lacks one
+# fails the connect, never reads less).
+CATALOG_UNSEEN = (
+    "SELECT t.table_name, t.reference_table_schema, t.reference_table_name "
+    "FROM v_catalog.view_tables t WHERE t.table_schema NOT IN "
+    "('v_catalog', 'v_monitor', 'v_internal', 'v_func', 'v_txtindex') AND NOT EXISTS "
+    "(SELECT 1 FROM v_catalog.all_tables a WHERE a.table_id = t.reference_table_id)"
 )
 # What changes when such a view or table is made, replaced, renamed or dropped (a replaced
 # view's definition hashes otherwise, whatever its create_time; each hashed with its name,
@@ -92,6 +106,7 @@ class VerticaDatabase(ThreadedDatabase):
     def _read_catalog(self, conn: Any, version: list[tuple[Any, ...]]) -> None:
         """Read the views and external tables into ``conn.rho_catalog``, as of ``version``
         (read before them: a change in between is read again next time)."""
+        vertica = dialect("vertica")
         cursor = conn.cursor()
         try:
             cursor.execute(CATALOG_RELATIONS)
@@ -99,8 +114,8 @@ class VerticaDatabase(ThreadedDatabase):
             refused: dict[str, str] = {}
             while batch := cursor.fetchmany(1_000):
                 for name, query, copy in batch:
-                    # Vertica compares names without case: each way of lowering it
-                    for key in {str(name).lower(), ascii_lower(str(name))}:
+                    # Vertica compares names without case: each name the check looks up
+                    for key in lookup_names(str(name), vertica):
                         if copy:
                             refused[key] = (
                                 f"{name} is an external table ({copy}): a read reads server "
@@ -109,6 +124,11 @@ class VerticaDatabase(ThreadedDatabase):
                             )
                         else:
                             views.setdefault(key, set()).add(str(query))
+            cursor.execute(CATALOG_UNSEEN)
+            while batch := cursor.fetchmany(1_000):
+                for name, schema, table in batch:
+                    for key in lookup_names(str(name), vertica):
+                        refused[key] = unseen_refusal(str(name), f"{schema}.{table}")
         finally:
             cursor.close()
         conn.rho_catalog = CatalogCalls(
@@ -202,6 +222,15 @@ class VerticaDatabase(ThreadedDatabase):
             (f"projection {n}", bool(s), "SUPER" if s else "STANDARD") for n, s, _ in proj.rows
         ]
         return format_description(table, cols.rows, [str(r[0]) for r in pk.rows], indexes)
+
+
+def unseen_refusal(name: str, relation: str) -> str:
+    """Why the view ``name``, which reads ``relation`` this login cannot see, is refused."""
+    return (
+        f"the view {name} reads {relation} as its owner, which this login cannot see, so the "
+        "check cannot judge what that reads (a view over v_catalog.passwords); grant the "
+        "login USAGE on its schema and SELECT on it, or give the agent a view of its own"
+    )
 
 
 def _version(conn: Any) -> list[tuple[Any, ...]]:

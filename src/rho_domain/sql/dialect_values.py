@@ -55,9 +55,9 @@ class Dialect:
     # schema (alone too, for a schema of path_schemas). The lists: ``relations.py``.
     secret_relations: frozenset[str] = frozenset()
     # Matched as secret_relations are: relations showing other sessions' statement texts
-    # (passwords in ALTER USER ... IDENTIFIED BY among them), and those listing the options
-    # of foreign-data wrappers, servers, tables, columns or user mappings (a password among
-    # them).
+    # (passwords in ALTER USER ... IDENTIFIED BY among them) or rows' values of any table, and
+    # those listing the options of foreign-data wrappers, servers, tables, columns or user
+    # mappings (a password among them).
     statement_relations: frozenset[str] = frozenset()
     option_relations: frozenset[str] = frozenset()
     # Matched the same way: the settings stored for other roles and databases (PostgreSQL's

@@ -42,6 +42,15 @@ def relation_name(token: Token, d: Dialect) -> str:
     return name
 
 
+def lookup_names(name: str, d: Dialect) -> frozenset[str]:
+    """Every name the check may look the catalog object ``name`` (as the server lists it)
+    up by, for an adapter to key what it read by (``CatalogCalls``): ``relation_name`` of it
+    written quoted or bare, and Python's lower case. A view ``Vİew`` keyed by Python's
+    ``vi̇ew`` alone was never found under the check's ``view``, and ran unjudged."""
+    quoted, bare = Token(Kind.QUOTED, name), Token(Kind.WORD, name.upper(), raw=name)
+    return frozenset({relation_name(quoted, d), relation_name(bare, d), name.lower()})
+
+
 # U+0130 (dotted capital I) and U+212A (Kelvin sign): the only letters of the Basic
 # Multilingual Plane that MariaDB 10.11's LOWER() makes ASCII (all 65,408 asked); U+0131
 # (dotless i) and U+017F (long s), the only ones whose Unicode upper case is ASCII.

@@ -78,9 +78,14 @@ MYSQL_SECRET_RELATIONS = names(
 # MariaDB plugin's view of every cached SELECT, as its session wrote it.
 # user_variables_by_thread: every session's user variables and their values (an
 # application's SET @password = ...), where information_schema.USER_VARIABLES shows the
-# login its own.
+# login its own. innodb_locks' and MySQL 8's data_locks' LOCK_DATA: the primary key values
+# of the rows other sessions lock, of tables this login may not read (measured: a PROCESS
+# login read a reset token keying a row of a database it had no privilege on). The InnoDB
+# full-text index tables show the words indexed in the table innodb_ft_aux_table names,
+# any table's, to the same login (measured: a note's words, read without SELECT on it).
 MYSQL_STATEMENT_RELATIONS = names(
     """
+    innodb_locks performance_schema.data_locks innodb_ft_index_cache innodb_ft_index_table
     processlist innodb_trx general_log slow_log events_statements_current
     events_statements_history events_statements_history_long prepared_statements_instances
     events_statements_summary_by_digest performance_schema.threads sys.session
@@ -148,7 +153,16 @@ ORACLE_STATEMENT_RELATIONS = (
 # CRYPTOGRAPHIC_KEYS shows a key's text (a TLS private key, PEM) to its owner and to a
 # login granted USAGE on it (a superuser sees only that it exists).
 VERTICA_PATH_SCHEMAS = names("v_catalog v_monitor v_internal")
-VERTICA_SECRET_RELATIONS = names("v_catalog.passwords v_catalog.cryptographic_keys")
+# CONFIGURATION_PARAMETERS (and CONFIGURATION_CHANGES, each change with its value) show a
+# superuser every parameter's value: DataSSLParams and SSLPrivateKey hold the server's TLS
+# private key, AWSAuth an S3 secret key, LDAPLinkBindPswd the LDAP bind password.
+# CLIENT_AUTH_PARAMS shows the authentication records' parameters (an LDAP bind password).
+VERTICA_SECRET_RELATIONS = names(
+    """
+    v_catalog.passwords v_catalog.cryptographic_keys v_monitor.configuration_parameters
+    v_monitor.configuration_changes v_catalog.client_auth_params
+    """
+)
 # A session's current and last statement, every request's text, the profiled queries'; a
 # transaction's description (the statement that began it: LOCKS' TRANSACTION_DESCRIPTION,
 # TRANSACTIONS' DESCRIPTION), a plan's lines with the statement's constants

@@ -11,13 +11,15 @@ to refuse it, or "":
 * ``DESCRIBE``/``DESC`` take a table name, then at most one column name or wildcard;
 * MySQL's ``SHOW`` refuses what prints secrets or other sessions' statements
   (``SHOW GRANTS``, ``SHOW CREATE USER``, ``SHOW ENGINE``, ``SHOW EXPLAIN``, ``SHOW ANALYZE``,
-  ``SHOW CREATE SERVER``, ``SHOW BINLOG/RELAYLOG EVENTS``).
+  ``SHOW CREATE SERVER``, ``SHOW BINLOG/RELAYLOG EVENTS``); Vertica's ``SHOW`` of configuration
+  parameters refuses ``ALL`` and those holding a key or a credential.
 
 Pure: tokens in, a reason out; it never raises for bad SQL.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rho_domain.sql.dialect_values import Dialect
@@ -50,10 +52,41 @@ def check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
     if d.name == "mysql" and kind == "SHOW" and shown == "CREATE SERVER":
         # MariaDB 11.7+: the CREATE SERVER statement, its OPTIONS (PASSWORD '...') included
         return "SHOW CREATE SERVER shows the server's login and password, as mysql.servers does"
+    if d.name == "vertica" and kind == "SHOW":
+        return _vertica_show(rest)
     log = words[:1] == ["BINLOG"] or words[:1] == ["RELAYLOG"]
     if d.name == "mysql" and kind == "SHOW" and log and any(t.is_word("EVENTS") for t in rest):
         # MariaDB names a replica's connection between the words: SHOW RELAYLOG '' EVENTS
         return f"SHOW {words[0]} EVENTS shows the logged statements, ALTER USER ... among them"
+    return ""
+
+
+# A Vertica configuration parameter whose value is a key, a password or a credential
+# (DataSSLParams, SSLPrivateKey, AWSAuth, GCSAuth, AzureStorageCredentials,
+# LDAPLinkBindPswd, a session's kafka_SSL_PrivateKey_secret), by a part of its name.
+_VERTICA_SECRET_PARAMETER = re.compile(
+    r"sslparams|privatekey|auth|credential|pswd|passw|secret|token|key", re.IGNORECASE
+)
+
+
+def _vertica_show(rest: Sequence[Token]) -> str:
+    """Why a Vertica ``SHOW`` (``CURRENT``, ``DATABASE``, ``NODE``, ``USER``, ``SESSION``:
+    configuration parameters' values) is refused: ``ALL`` of them, or one holding a secret
+    (``SHOW CURRENT DataSSLParams`` printed the server's TLS private key)."""
+    for token in rest:
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        if token.is_word("ALL"):
+            return (
+                "SHOW ... ALL shows every configuration parameter's value, the TLS private "
+                "key (DataSSLParams, SSLPrivateKey) and stored credentials (AWSAuth, "
+                "LDAPLinkBindPswd) among them: name the parameters to show"
+            )
+        if _VERTICA_SECRET_PARAMETER.search(token.text):
+            return (
+                f"SHOW {token.text} shows a parameter holding a key or a credential: the "
+                "agent does not read it"
+            )
     return ""
 
 

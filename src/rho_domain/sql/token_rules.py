@@ -151,7 +151,8 @@ _INTERNAL = (
 )
 _TEXTS = (
     "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
-    "among them: the agent does not read them"
+    "among them, or the values in rows of tables it may not read (the keys of the rows "
+    "other sessions lock, the words of a full-text index): the agent does not read them"
 )
 
 
