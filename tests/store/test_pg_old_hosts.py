@@ -83,3 +83,27 @@ async def test_an_old_hosts_claim_from_before_the_migration_beats_with_a_lease(
         assert old.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
         old.execute("UPDATE rho_sessions SET beat = now() - interval '5 s'")
     assert (await of_backend(backend).sessions.info("old1")).liveness == "running"
+
+
+@pytest.mark.parametrize("reset", ["DISCARD ALL", "RESET ALL"])
+async def test_a_pooler_resetting_the_connection_leaves_a_new_hosts_claims_alone(
+    backend: PgBackend, reset: str
+) -> None:
+    """A pooler between host and server (PgBouncer) resets a server connection's settings
+    between its clients, or runs each transaction on another one: the setting a connection
+    made when it opened is gone, and the new host's create and open were refused as an old
+    host's ('upgrade rho-agent'). Each claim says its schema in its own transaction."""
+    pg = of_backend(backend)
+    await pg.store.create(SessionRecord(id="a1", created_at=1000.0, config=AgentConfig(model="m")))
+    await pg.store.release("a1")
+
+    def pooler_reset() -> None:
+        for conn in list(backend.pool._idle.queue):  # every connection the next claim may use
+            conn.execute(reset)
+
+    pooler_reset()
+    await pg.store.create(SessionRecord(id="a2", created_at=1001.0, config=AgentConfig(model="m")))
+    pooler_reset()
+    await pg.store.open("a1")
+    await pg.store.release("a1")
+    await pg.store.release("a2")

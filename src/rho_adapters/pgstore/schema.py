@@ -161,8 +161,19 @@ earlier version made has no lease (NULL, which GREATEST skips)."""
 
 def declare(conn: Any) -> None:
     """Say on ``conn`` (in autocommit) which schema this build writes: the store's trigger
-    refuses a claim from a connection that says less than the store's version (schema 3)."""
+    refuses a claim from a connection that says less than the store's version (schema 3).
+    Hand edits through the pool's connections rely on it; claims do not (``declare_here``)."""
     conn.execute("SELECT set_config(%s, %s, false)", (DECLARED, str(SCHEMA_VERSION)))
+
+
+def declare_here(conn: Any) -> None:
+    """Say which schema this build writes for the rest of ``conn``'s transaction alone; each
+    claim (``create``, ``open``) does, in its own transaction. A session's setting does not
+    last as long as the connection object: a pooler's reset of the server connection
+    (PgBouncer's ``DISCARD ALL``, ``RESET ALL``) dropped it, or a transaction-mode pooler ran
+    the claim on a server connection that never had it, and the trigger refused the new
+    host's own claims, telling it to upgrade the rho-agent it already ran."""
+    conn.execute("SELECT set_config(%s, %s, true)", (DECLARED, str(SCHEMA_VERSION)))
 
 
 def holder_name(conn: Any) -> str:
