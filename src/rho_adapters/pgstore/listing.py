@@ -83,9 +83,17 @@ def resolve_id(conn: Any, ref: str) -> str:
     if "\x00" in ref:  # no id holds one, and a text parameter cannot: the query failed
         raise SessionNotFound(f"no session matches {ref[:300]!r} in the store")
     if ref == "latest":
-        row = conn.execute(
-            "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
-        ).fetchone()
+        # a time, not NaN or an infinity (a hand edit; a library caller's created_at), which
+        # PostgreSQL sorts above every time: such a row was the latest session whatever its
+        # age. The listing shows it with no time (``info_of``), so it is latest only when no
+        # other row has one. Still the index's order: the bounds are a range on it.
+        row = (
+            conn.execute(
+                "SELECT id FROM rho_sessions WHERE created_at > '-Infinity'"
+                " AND created_at < 'Infinity' ORDER BY created_at DESC, id DESC LIMIT 1"
+            ).fetchone()
+            or conn.execute("SELECT id FROM rho_sessions ORDER BY id DESC LIMIT 1").fetchone()
+        )
         if row is None:
             raise SessionNotFound("no sessions in the store")
         return str(row[0])
