@@ -14,6 +14,7 @@ from rho_domain.errors import (
     SessionLocked,
     SessionNotFound,
     SessionStateError,
+    TraceFormatError,
 )
 from rho_domain.plugged import described
 
@@ -108,6 +109,14 @@ class WrongHost(ApiError):
     code = "wrong_host"
 
 
+class UnreadableTrace(ApiError):
+    """The session's stored trace holds a line this server cannot read (malformed, or of a
+    newer format): the message names the file (or rows) and the line, and what to do."""
+
+    status = 409
+    code = "unreadable_trace"
+
+
 class Invalid(ApiError):
     """The request body is not what the route takes; ``field`` names the culprit."""
 
@@ -143,4 +152,6 @@ def as_api_error(exc: RhoError) -> ApiError:
         return Conflict(str(exc))
     if isinstance(exc, ConfigError):
         return Invalid(str(exc))
+    if isinstance(exc, TraceFormatError):  # stored data, not a fault of the server's
+        return UnreadableTrace(str(exc))
     return Internal(described(exc))
