@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.shown_numbers import cost_or_none
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -210,27 +211,12 @@ class ToolResultMessage(ChatView):
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 
 
-COST_BOUND = 1e300
-"""A cost at or past this (or NaN) is no cost a reader can show: ``Usage`` keeps None."""
-
-
-def _shown_cost(value: float | None) -> float | None:
-    """``value``, or None (no price known) for NaN, an infinity or a cost past
-    ``COST_BOUND``: a trace line holds what its writer wrote (``"cost_usd": NaN``, which
-    Python's json reads), and such a cost went on into every total after it and out as
-    ``NaN`` in ``stats --json`` and both exports, which no JSON parser reads, and as
-    ``~$nan`` in ``stats``. Compared, not converted: ``float()`` of a huge int overflows."""
-    if value is None or not -COST_BOUND < value < COST_BOUND:  # NaN fails both
-        return None
-    return float(value)
-
-
 @attrs.frozen(kw_only=True)
 class Usage:
     """Token usage of one or more model calls.
 
-    ``cost_usd`` is None when no price is known (or the cost is NaN, an infinity or past
-    ``COST_BOUND``: ``_shown_cost``). ``estimated`` is True when the server did not
+    ``cost_usd`` is None when no price is known (or no reader could show the cost:
+    NaN, an infinity, past ``shown_numbers.BOUND``). ``estimated`` is True when the server did not
     report usage and the numbers were estimated (~4 characters per token).
     """
 
@@ -242,7 +228,7 @@ class Usage:
     output_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
-    cost_usd: float | None = attrs.field(default=None, converter=_shown_cost)
+    cost_usd: float | None = attrs.field(default=None, converter=cost_or_none)
     estimated: bool = False
 
     @property
