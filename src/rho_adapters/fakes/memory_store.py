@@ -26,8 +26,8 @@ class _Stored:
 
 
 def _created(stored: _Stored) -> float:
-    """The session's time for ``latest``: none (0) for NaN or an infinity, as the stores
-    list it, which no max() can order."""
+    """The session's time for ``latest`` and the listing's order: none (0) for NaN or an
+    infinity, as the stores list it, which no max() or sort can order."""
     return created if is_number(created := stored.record.created_at) else 0.0
 
 
@@ -127,7 +127,7 @@ class MemorySessionStore(SessionStore):
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``."""
-        stored = sorted(self._sessions.values(), key=lambda s: s.record.created_at, reverse=True)
+        stored = sorted(self._sessions.values(), key=_created, reverse=True)
         return tuple(
             summarize(s.record, s.events, live=s.record.id in self._locked) for s in stored[:limit]
         )
