@@ -96,12 +96,12 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     assert child.returncode == 0, child.stderr[-2000:]
     lines = child.stdout.splitlines()
     assert lines[0] == (
-        "list [('config1', '? (StoreError)'), ('directives1', 'readonly'),"
+        "list [('config1', '? (StoredPastBound)'), ('directives1', 'readonly'),"
         " ('export1', 'readonly'), ('fine1', 'readonly'), ('tail1', 'readonly'),"
         " ('trace1', 'readonly')]"
     )
     assert lines[1:] == [
-        f"{what} StoreError ROOT/{file}: more than {limit} bytes, far more than rho-agent"
+        f"{what} StoredPastBound ROOT/{file}: more than {limit} bytes, far more than rho-agent"
         f" writes there; not read (remove it, or restore the file {whose} wrote)"
         for what, file, limit, whose in (
             ("open", "config1/config.yaml", CONFIG_BYTES, "the session"),

@@ -33,7 +33,7 @@ import socket
 from typing import Any
 
 from rho_adapters.pgstore.connection import StoreAddress
-from rho_domain.errors import StoreError
+from rho_domain.errors import StoredPastBound, StoreError
 
 SCHEMA_VERSION = 3
 CHANNEL = "rho"
@@ -209,9 +209,9 @@ def check_trace_size(conn: Any, session_id: str, after: int, limit: int) -> None
         raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
 
 
-def too_large(what: str, limit: int) -> StoreError:
+def too_large(what: str, limit: int) -> StoredPastBound:
     """The error for a value ``bounded`` left out: ``what`` names the row and its column."""
-    return StoreError(
+    return StoredPastBound(
         f"{what} holds more than {limit} bytes, far more than rho-agent writes there; not "
         "read (restore or delete that row)"
     )

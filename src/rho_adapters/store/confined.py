@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from rho_domain.errors import StoreError
+from rho_domain.errors import StoredPastBound, StoreError
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -145,9 +145,9 @@ def read_at_most(
     return bytes(grown)
 
 
-def too_large(path: Path, limit: int, writer: str = "the session") -> StoreError:
+def too_large(path: Path, limit: int, writer: str = "the session") -> StoredPastBound:
     """The refusal of the file ``path``, past ``limit`` bytes (``read_at_most``'s)."""
-    return StoreError(
+    return StoredPastBound(
         f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
         f"(remove it, or restore the file {writer} wrote)"
     )

@@ -14,6 +14,7 @@ from rho_domain.errors import (
     SessionLocked,
     SessionNotFound,
     SessionStateError,
+    StoredPastBound,
     TraceFormatError,
 )
 from rho_domain.plugged import described
@@ -109,12 +110,13 @@ class WrongHost(ApiError):
     code = "wrong_host"
 
 
-class UnreadableTrace(ApiError):
-    """The session's stored trace holds a line this server cannot read (malformed, or of a
-    newer format): the message names the file (or rows) and the line, and what to do."""
+class UnreadableSession(ApiError):
+    """The session's stored data cannot be read: a trace line malformed or of a newer format,
+    or a file or row past its bound. The message names the file (or rows), the line, and
+    what to do; the server did not fail."""
 
     status = 409
-    code = "unreadable_trace"
+    code = "unreadable_session"
 
 
 class Invalid(ApiError):
@@ -152,6 +154,6 @@ def as_api_error(exc: RhoError) -> ApiError:
         return Conflict(str(exc))
     if isinstance(exc, ConfigError):
         return Invalid(str(exc))
-    if isinstance(exc, TraceFormatError):  # stored data, not a fault of the server's
-        return UnreadableTrace(str(exc))
+    if isinstance(exc, TraceFormatError | StoredPastBound):  # stored data, not the server
+        return UnreadableSession(str(exc))
     return Internal(described(exc))
