@@ -109,7 +109,6 @@ _V2 = ("ALTER TABLE rho_sessions ADD COLUMN lease double precision",)
 # but not claim (refused, naming what to do), and a beat of a claim it made before the
 # migration gets the lease earlier versions kept by default (``STALE_AFTER_SECONDS``: 8).
 _V3 = (
-    "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
     """CREATE FUNCTION rho_claim_check() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
         declared text := current_setting('rho.schema', true);
@@ -140,6 +139,10 @@ _V3 = (
     END $$""",
     "CREATE TRIGGER rho_claims BEFORE INSERT OR UPDATE ON rho_sessions"
     " FOR EACH ROW EXECUTE FUNCTION rho_claim_check()",
+    # after the trigger, whose lock waits for every claim still being written and holds off
+    # any later one until the migration commits: run first, the update missed an old host's
+    # claim committed between the two, which kept no lease until its next beat
+    "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
 )
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3}
