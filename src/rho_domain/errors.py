@@ -44,7 +44,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
-    │   ├── TraceFormatError         a trace line of an unknown format version
+    │   ├── TraceFormatError         a trace line of an unknown format version, or malformed
+    │   ├── StoredPastBound          a stored file or row past its bound: not read
     │   ├── ReplayDiverged           a durable run executed again did not retrace its trace
     │   └── RunSuperseded            another execution of a durable run owns it now
     └── SessionStateError            an operation that the session's state does not allow
@@ -285,6 +286,12 @@ class SessionNotFound(StoreError):
 
 class SessionLocked(StoreError):
     """Another live process is driving this session."""
+
+
+class StoredPastBound(StoreError):
+    """A session's stored file or row holds more than rho-agent writes there (a trace past
+    ``TRACE_BYTES``, a config, a directive log...): not read; the message names it and says
+    to remove or restore it."""
 
 
 class ReplayDiverged(StoreError):

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.shown_numbers import cost_or_none
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -214,7 +215,8 @@ Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 class Usage:
     """Token usage of one or more model calls.
 
-    ``cost_usd`` is None when no price is known. ``estimated`` is True when the server did not
+    ``cost_usd`` is None when no price is known (or no reader could show the cost:
+    NaN, an infinity, past ``shown_numbers.BOUND``). ``estimated`` is True when the server did not
     report usage and the numbers were estimated (~4 characters per token).
     """
 
@@ -226,7 +228,7 @@ class Usage:
     output_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = attrs.field(default=None, converter=cost_or_none)
     estimated: bool = False
 
     @property

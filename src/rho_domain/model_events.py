@@ -16,6 +16,7 @@ import attrs
 from rho_domain.event_view import SeedEventView
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
+from rho_domain.shown_numbers import seconds, seconds_or_none
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
@@ -77,10 +78,10 @@ class LLMEnded(SeedEventView):
     call_index: int
     usage: Usage
     finish_reason: str | None
-    duration: float
-    first_output_after: float | None = None
+    duration: float = attrs.field(converter=seconds)  # shown_numbers: what a reader can show
+    first_output_after: float | None = attrs.field(default=None, converter=seconds_or_none)
     retries: int = 0
-    queue_wait: float | None = None
+    queue_wait: float | None = attrs.field(default=None, converter=seconds_or_none)
 
 
 @attrs.frozen(kw_only=True)

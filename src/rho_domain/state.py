@@ -23,6 +23,7 @@ from rho_domain.messages import (
     estimate_tokens,
     message_chars,
 )
+from rho_domain.shown_numbers import shown
 from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
@@ -164,9 +165,8 @@ class State:
         number, in a trace written by hand, counts nothing)."""
 
         def number(key: str) -> float:
-            value = metadata.get(key)
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-            return float(value) if ok and value == value else 0.0  # type: ignore[arg-type]
+            value = metadata.get(key)  # Infinity failed int() below: every fold of the state
+            return float(value) if shown(value) and value >= 0 else 0.0  # type: ignore[arg-type,operator]
 
         self.child_calls += int(number("child_model_calls"))
         self.child_tools += int(number("child_tool_calls"))

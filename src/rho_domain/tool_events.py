@@ -12,6 +12,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
+from rho_domain.shown_numbers import seconds
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -57,5 +58,5 @@ class ToolEnded(SeedEventView):
     tool_name: str
     content: str
     is_error: bool
-    duration: float
+    duration: float = attrs.field(converter=seconds)  # shown_numbers: what a reader can show
     metadata: Mapping[str, Any] = attrs.field(factory=dict)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from server_support import app_for, client_for, place, wait_idle
 
 from rho_adapters.codec import decode_event_line
 from rho_adapters.fakes import FunctionModel, text
+from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import TraceFormatError
 from rho_entry.cli.monitor_format import format_event
 from rho_entry.server.json_answer import JsonAnswer
@@ -53,11 +55,27 @@ async def test_a_trace_line_with_numbers_no_reader_can_show_leaves_the_listing_w
         assert listed.status_code == 200, listed.text
         assert sorted(row["id"] for row in listed.json()["sessions"]) == sorted(ids)
         detail = await client.get(f"/api/sessions/{ids[0]}")
-        assert detail.status_code == 500, detail.text  # the line is named, not shown
-        assert "line 8: malformed 'run_end' event: its time 'at' is nan" in detail.text
+        for answer in (  # the stored data, not the server: 500 'internal' before
+            detail,
+            await client.post(f"/api/sessions/{ids[0]}/resume", json={}),
+            await client.post(f"/api/sessions/{ids[0]}/chat", json={"prompt": "again"}),
+        ):
+            assert answer.status_code == 409, answer.text  # the line is named, not shown
+            error = answer.json()["error"]
+            assert error["code"] == "unreadable_session", error
+            assert "line 8: malformed 'run_end' event: its time 'at' is nan" in error["message"]
         streamed = await client.get(f"/api/sessions/{ids[0]}/stream", params={"until": "idle"})
         assert 'id: 8\nevent: unreadable\ndata: {"seq": 8, "kind": "unreadable"}' in streamed.text
         assert "NaN" not in streamed.text  # a browser's JSON.parse refuses it
+        os.truncate(odd_count, TRACE_BYTES + 1)  # past its bound (sparse): not read either
+        for answer in (
+            await client.get(f"/api/sessions/{ids[1]}"),
+            await client.post(f"/api/sessions/{ids[1]}/chat", json={"prompt": "again"}),
+        ):
+            assert answer.status_code == 409, answer.text  # 500 'internal' before
+            error = answer.json()["error"]
+            assert error["code"] == "unreadable_session", error
+            assert f"trace.jsonl: more than {TRACE_BYTES} bytes" in error["message"]
 
 
 def test_each_reader_refuses_or_shows_such_a_time_without_failing() -> None:

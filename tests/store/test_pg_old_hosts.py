@@ -8,13 +8,14 @@ PostgreSQL server.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
 from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
-from rho_adapters.pgstore.schema import DECLARED
+from rho_adapters.pgstore.schema import DECLARED, MIGRATIONS
 from rho_domain.config import AgentConfig
 from rho_domain.ports.store import SessionRecord
 
@@ -83,3 +84,59 @@ async def test_an_old_hosts_claim_from_before_the_migration_beats_with_a_lease(
         assert old.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
         old.execute("UPDATE rho_sessions SET beat = now() - interval '5 s'")
     assert (await of_backend(backend).sessions.info("old1")).liveness == "running"
+
+
+@pytest.mark.parametrize("reset", ["DISCARD ALL", "RESET ALL"])
+async def test_a_pooler_resetting_the_connection_leaves_a_new_hosts_claims_alone(
+    backend: PgBackend, reset: str
+) -> None:
+    """A pooler between host and server (PgBouncer) resets a server connection's settings
+    between its clients, or runs each transaction on another one: the setting a connection
+    made when it opened is gone, and the new host's create and open were refused as an old
+    host's ('upgrade rho-agent'). Each claim says its schema in its own transaction."""
+    pg = of_backend(backend)
+    await pg.store.create(SessionRecord(id="a1", created_at=1000.0, config=AgentConfig(model="m")))
+    await pg.store.release("a1")
+
+    def pooler_reset() -> None:
+        for conn in list(backend.pool._idle.queue):  # every connection the next claim may use
+            conn.execute(reset)
+
+    pooler_reset()
+    await pg.store.create(SessionRecord(id="a2", created_at=1001.0, config=AgentConfig(model="m")))
+    pooler_reset()
+    await pg.store.open("a1")
+    await pg.store.release("a1")
+    await pg.store.release("a2")
+
+
+async def test_an_old_hosts_claim_written_during_the_migration_gets_its_lease(
+    backend: PgBackend,
+) -> None:
+    """An old host's claim written while a new host migrates the store (committed after the
+    migration's update of leases, before its trigger): it kept no lease until its next beat,
+    and a reader with a shorter bound could take the live session over meanwhile."""
+    import psycopg
+
+    url = backend.address.url
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("CREATE TABLE rho_schema (one boolean PRIMARY KEY DEFAULT true, version int)")
+        admin.execute("INSERT INTO rho_schema (version) VALUES (2)")
+        for statement in MIGRATIONS[1] + MIGRATIONS[2]:
+            admin.execute(statement)
+        with psycopg.connect(url) as old:  # a schema-2 host: its claim not yet committed
+            old.execute(
+                "INSERT INTO rho_sessions (id, created_at, config, meta, holder, beat)"
+                " VALUES ('old1', 1000, '{}', '{}', 'an old host', now())"
+            )
+            migrating = threading.Thread(target=backend.ready)
+            migrating.start()
+            while not admin.execute(  # the migration waits for the old host's lock
+                "SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'rho_sessions'::regclass"
+            ).fetchone():
+                migrating.join(0.01)
+                assert migrating.is_alive(), "the migration did not wait for the claim"
+            old.commit()
+        migrating.join()
+        assert admin.execute("SELECT lease FROM rho_sessions").fetchall() == [(8.0,)]
+        assert admin.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -217,3 +219,17 @@ async def test_a_session_run_replays_to_the_same_state(store: SessionStore) -> N
     assert replayed.usage == session.state.usage
     assert replayed.status == session.state.status == "completed"
     assert replayed.run_count == 1
+
+
+async def test_latest_is_never_a_session_whose_time_is_no_time(store: SessionStore) -> None:
+    """A created time of NaN or an infinity (a hand edit of the row or meta.json, a library
+    caller's record) is listed as no time; PostgreSQL sorts NaN and Infinity above every
+    time, so such a session was ``latest`` however old (a resume of 'latest' continued it)
+    and first in a listing (a hundred such rows pushed every real one out)."""
+    for session_id, at in (("aa11", time.time() + 3600), ("zz1", math.nan), ("zz2", math.inf)):
+        await store.create(record(session_id, at=at))
+        await store.release(session_id)
+    assert (await store.open("latest"))[0].id == "aa11"
+    await store.release("aa11")
+    assert (await store.list(limit=1))[0].id == "aa11"  # nor first in a listing
+    assert len(await store.list(limit=3)) == 3

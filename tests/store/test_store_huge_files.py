@@ -22,12 +22,14 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 TRACED = ("resume", "watch", "approvals", "recording")  # each reads the trace from its start
 
 _UNDER_1_GIB = """
-import asyncio, resource, sys
+import asyncio, os, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 from pathlib import Path
 from rho_adapters.store import FileSessionStore
 from rho_adapters.store import FileSessions, load_recording
+from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.signals import add_directive, read_directives, read_export
+from rho_adapters.store.trace_marks import TraceMarks
 
 root = Path(sys.argv[1])
 store = FileSessionStore(root)
@@ -51,6 +53,10 @@ outcome("resume", lambda: asyncio.run(store.open("trace1")))
 outcome("watch", lambda: asyncio.run(sessions.trace("trace1")))
 outcome("approvals", lambda: asyncio.run(sessions.approvals("trace1")))
 outcome("recording", lambda: load_recording(root / "trace1"))
+marks, tail = TraceMarks(), SessionPaths(root / "tail1")  # a server's tally and streams
+marks.lines_after(tail, 0)  # read once: a mark at its second line, read again next time
+os.truncate(tail.trace, (1 << 30) + 1)  # then grown past the bound in one unfinished line
+outcome("tail", lambda: marks.lines_after(tail, 2))
 """
 
 
@@ -61,10 +67,13 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     adding a directive (each step of the running session, ``monitor directive``) and reading
     the export each raised MemoryError. Now each file is read up to its bound: the listing
     shows that session's profile unknown and the others as they are, and each read past the
-    bound is a StoreError naming the file."""
+    bound is a StoreError naming the file. A trace read once and then grown past the bound
+    is refused too: read from its mark (the server's tally and streams), only what followed
+    the mark was bounded, and the whole gigabyte of one unfinished line was read (MemoryError
+    here) at every listing."""
     root = tmp_path / "sessions"
     store = FileSessionStore(root)
-    for session_id in ("config1", "directives1", "export1", "fine1", "trace1"):
+    for session_id in ("config1", "directives1", "export1", "fine1", "tail1", "trace1"):
         await store.create(
             SessionRecord(id=session_id, created_at=time.time(), config=AgentConfig())
         )
@@ -73,6 +82,7 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     (root / "directives1" / "directives.jsonl").write_bytes(b"")
     os.truncate(root / "directives1" / "directives.jsonl", 4 << 30)
     os.truncate(root / "trace1" / "trace.jsonl", 4 << 30)
+    (root / "tail1" / "trace.jsonl").write_bytes(b'{"v":1}\n{"v":2}\n')
     (root / "export1" / "exports").mkdir()
     (root / "export1" / "exports" / "x1.md").write_bytes(b"")
     os.truncate(root / "export1" / "exports" / "x1.md", 4 << 30)
@@ -86,11 +96,12 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
     assert child.returncode == 0, child.stderr[-2000:]
     lines = child.stdout.splitlines()
     assert lines[0] == (
-        "list [('config1', '? (StoreError)'), ('directives1', 'readonly'),"
-        " ('export1', 'readonly'), ('fine1', 'readonly'), ('trace1', 'readonly')]"
+        "list [('config1', '? (StoredPastBound)'), ('directives1', 'readonly'),"
+        " ('export1', 'readonly'), ('fine1', 'readonly'), ('tail1', 'readonly'),"
+        " ('trace1', 'readonly')]"
     )
     assert lines[1:] == [
-        f"{what} StoreError ROOT/{file}: more than {limit} bytes, far more than rho-agent"
+        f"{what} StoredPastBound ROOT/{file}: more than {limit} bytes, far more than rho-agent"
         f" writes there; not read (remove it, or restore the file {whose} wrote)"
         for what, file, limit, whose in (
             ("open", "config1/config.yaml", CONFIG_BYTES, "the session"),
@@ -98,5 +109,7 @@ async def test_huge_session_files_are_refused_not_read_whole(tmp_path: Path) -> 
             ("directive", "directives1/directives.jsonl", DIRECTIVES_BYTES, "the operators"),
             ("export", "export1/exports/x1.md", EXPORT_BYTES, "the session"),
             *((what, "trace1/trace.jsonl", TRACE_BYTES, "the session") for what in TRACED),
+            # read after its mark, only what followed was bounded: MemoryError before
+            ("tail", "tail1/trace.jsonl", TRACE_BYTES, "the session"),
         )
     ]

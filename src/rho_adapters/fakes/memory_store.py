@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from rho_adapters.store.meta_fields import is_number
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage
@@ -22,6 +23,12 @@ class _Stored:
 
     record: SessionRecord
     events: list[ev.Event] = attrs.field(factory=list)
+
+
+def _created(stored: _Stored) -> float:
+    """The session's time for ``latest`` and the listing's order: none (0) for NaN or an
+    infinity, as the stores list it, which no max() or sort can order."""
+    return created if is_number(created := stored.record.created_at) else 0.0
 
 
 def summarize(
@@ -86,7 +93,7 @@ class MemorySessionStore(SessionStore):
         if session_id in self._sessions:
             return session_id
         if session_id == "latest" and self._sessions:
-            return max(self._sessions.values(), key=lambda s: s.record.created_at).record.id
+            return max(self._sessions.values(), key=_created).record.id
         matches = [i for i in self._sessions if i.startswith(session_id)]
         if len(matches) == 1:
             return matches[0]
@@ -120,7 +127,7 @@ class MemorySessionStore(SessionStore):
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``."""
-        stored = sorted(self._sessions.values(), key=lambda s: s.record.created_at, reverse=True)
+        stored = sorted(self._sessions.values(), key=_created, reverse=True)
         return tuple(
             summarize(s.record, s.events, live=s.record.id in self._locked) for s in stored[:limit]
         )

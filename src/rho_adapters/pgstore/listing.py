@@ -83,12 +83,10 @@ def resolve_id(conn: Any, ref: str) -> str:
     if "\x00" in ref:  # no id holds one, and a text parameter cannot: the query failed
         raise SessionNotFound(f"no session matches {ref[:300]!r} in the store")
     if ref == "latest":
-        row = conn.execute(
-            "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
-        ).fetchone()
-        if row is None:
+        row = newest_first(conn, "SELECT id FROM rho_sessions", (), 1)
+        if not row:
             raise SessionNotFound("no sessions in the store")
-        return str(row[0])
+        return str(row[0][0])
     if conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone():
         return ref
     pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -135,9 +133,28 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
 
 async def list_sessions(backend: PgBackend, *, limit: int = 50) -> tuple[SessionInfo, ...]:
     """The store's sessions, newest first (``SessionStore.list``)."""
-    rows = await backend.call(
-        lambda conn: conn.execute(
-            ROW + " ORDER BY created_at DESC, id DESC LIMIT %s", (backend.stale_after, limit)
-        ).fetchall()
-    )
+    rows = await backend.call(newest_first, ROW, (backend.stale_after,), limit)
     return tuple(info_of(tuple(r)) for r in rows)
+
+
+_A_TIME = "created_at > '-Infinity' AND created_at < 'Infinity'"  # NaN fails both
+_NO_TIME = "created_at IN ('NaN', 'Infinity', '-Infinity')"
+
+
+def newest_first(conn: Any, select: str, params: tuple[Any, ...], limit: int) -> list[Any]:
+    """The first ``limit`` rows of ``select`` (a SELECT over rho_sessions alone, no WHERE),
+    newest first: the rows with a time by it, then those without one by id. PostgreSQL
+    sorts NaN and Infinity above every time, so a row whose created_at was edited to one
+    (or a library caller's record with one) was ``latest`` however old, and a hundred such
+    rows pushed every real session out of a listing, which shows them with no time
+    (``info_of``). Both queries are ranges on the index ``rho_sessions_newest``."""
+    rows = conn.execute(
+        f"{select} WHERE {_A_TIME} ORDER BY created_at DESC, id DESC LIMIT %s",
+        (*params, limit),
+    ).fetchall()
+    if len(rows) < limit:
+        rows += conn.execute(
+            f"{select} WHERE {_NO_TIME} ORDER BY id DESC LIMIT %s",
+            (*params, limit - len(rows)),
+        ).fetchall()
+    return list(rows)

@@ -33,7 +33,7 @@ import socket
 from typing import Any
 
 from rho_adapters.pgstore.connection import StoreAddress
-from rho_domain.errors import StoreError
+from rho_domain.errors import StoredPastBound, StoreError
 
 SCHEMA_VERSION = 3
 CHANNEL = "rho"
@@ -109,7 +109,6 @@ _V2 = ("ALTER TABLE rho_sessions ADD COLUMN lease double precision",)
 # but not claim (refused, naming what to do), and a beat of a claim it made before the
 # migration gets the lease earlier versions kept by default (``STALE_AFTER_SECONDS``: 8).
 _V3 = (
-    "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
     """CREATE FUNCTION rho_claim_check() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
         declared text := current_setting('rho.schema', true);
@@ -140,6 +139,10 @@ _V3 = (
     END $$""",
     "CREATE TRIGGER rho_claims BEFORE INSERT OR UPDATE ON rho_sessions"
     " FOR EACH ROW EXECUTE FUNCTION rho_claim_check()",
+    # after the trigger, whose lock waits for every claim still being written and holds off
+    # any later one until the migration commits: run first, the update missed an old host's
+    # claim committed between the two, which kept no lease until its next beat
+    "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
 )
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3}
@@ -161,8 +164,19 @@ earlier version made has no lease (NULL, which GREATEST skips)."""
 
 def declare(conn: Any) -> None:
     """Say on ``conn`` (in autocommit) which schema this build writes: the store's trigger
-    refuses a claim from a connection that says less than the store's version (schema 3)."""
+    refuses a claim from a connection that says less than the store's version (schema 3).
+    Hand edits through the pool's connections rely on it; claims do not (``declare_here``)."""
     conn.execute("SELECT set_config(%s, %s, false)", (DECLARED, str(SCHEMA_VERSION)))
+
+
+def declare_here(conn: Any) -> None:
+    """Say which schema this build writes for the rest of ``conn``'s transaction alone; each
+    claim (``create``, ``open``) does, in its own transaction. A session's setting does not
+    last as long as the connection object: a pooler's reset of the server connection
+    (PgBouncer's ``DISCARD ALL``, ``RESET ALL``) dropped it, or a transaction-mode pooler ran
+    the claim on a server connection that never had it, and the trigger refused the new
+    host's own claims, telling it to upgrade the rho-agent it already ran."""
+    conn.execute("SELECT set_config(%s, %s, true)", (DECLARED, str(SCHEMA_VERSION)))
 
 
 def holder_name(conn: Any) -> str:
@@ -198,9 +212,9 @@ def check_trace_size(conn: Any, session_id: str, after: int, limit: int) -> None
         raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
 
 
-def too_large(what: str, limit: int) -> StoreError:
+def too_large(what: str, limit: int) -> StoredPastBound:
     """The error for a value ``bounded`` left out: ``what`` names the row and its column."""
-    return StoreError(
+    return StoredPastBound(
         f"{what} holds more than {limit} bytes, far more than rho-agent writes there; not "
         "read (restore or delete that row)"
     )

@@ -24,7 +24,7 @@ from typing import Any
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import list_sessions, record_columns, record_of, resolve_id
-from rho_adapters.pgstore.schema import ALIVE, CHANNEL, check_trace_size
+from rho_adapters.pgstore.schema import ALIVE, CHANNEL, check_trace_size, declare_here
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
@@ -62,6 +62,7 @@ class PgSessionStore(SessionStore, SignalingStore):
 
     def _create(self, conn: Any, record: SessionRecord, meta: dict[str, Any]) -> None:
         config = stored_config(config_to_dict(record.config))
+        declare_here(conn)
         inserted = conn.execute(
             "INSERT INTO rho_sessions (id, created_at, parent_id, config, labels, meta, holder,"
             " beat, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, now(), %s)"
@@ -107,6 +108,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         one that had taken the session over since."""
         session_id = resolve_id(conn, ref)
         stale = self.backend.stale_after  # the claim's lease, and the bound this side keeps
+        declare_here(conn)
         row = conn.execute(
             "UPDATE rho_sessions s SET holder = %s, beat = now(), lease = %s"  # noqa: S608
             " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from rho_domain.errors import StoreError
+from rho_domain.errors import StoredPastBound, StoreError
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -133,7 +133,7 @@ def read_at_most(
     info = os.fstat(handle.fileno())
     left = info.st_size - handle.tell() if stat.S_ISREG(info.st_mode) else 0
     if left > limit:
-        raise _too_large(path, limit, writer)
+        raise too_large(path, limit, writer)
     data = handle.read(max(left, 0) + 1)  # its last byte: the file grew since, or not
     if len(data) <= left:
         return data
@@ -141,12 +141,13 @@ def read_at_most(
     while len(grown) <= limit and (more := handle.read(min(1 << 20, limit + 1 - len(grown)))):
         grown += more
     if len(grown) > limit:
-        raise _too_large(path, limit, writer)
+        raise too_large(path, limit, writer)
     return bytes(grown)
 
 
-def _too_large(path: Path, limit: int, writer: str) -> StoreError:
-    return StoreError(
+def too_large(path: Path, limit: int, writer: str = "the session") -> StoredPastBound:
+    """The refusal of the file ``path``, past ``limit`` bytes (``read_at_most``'s)."""
+    return StoredPastBound(
         f"{path}: more than {limit} bytes, far more than rho-agent writes there; not read "
         f"(remove it, or restore the file {writer} wrote)"
     )

@@ -19,7 +19,7 @@ import threading
 
 import attrs
 
-from rho_adapters.store.confined import open_file, read_at_most
+from rho_adapters.store.confined import open_file, read_at_most, too_large
 from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
@@ -75,6 +75,12 @@ class TraceMarks:
         try:
             with open_file(paths.trace, "rb") as handle:  # never through a link
                 info = os.fstat(handle.fileno())
+                if info.st_size > TRACE_BYTES:
+                    # the whole trace's bound, not the mark's: read from a mark, only what
+                    # followed it was bounded, and a trace grown past the bound in one
+                    # unfinished line (a sparse file of zeros) was read again, up to a
+                    # gigabyte into memory, at every listing and poll of the stream
+                    raise too_large(paths.trace, TRACE_BYTES)
                 identity = (info.st_dev, info.st_ino)
                 with self._lock:
                     mark = self._marks.get(str(paths.dir))

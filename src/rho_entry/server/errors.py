@@ -14,6 +14,8 @@ from rho_domain.errors import (
     SessionLocked,
     SessionNotFound,
     SessionStateError,
+    StoredPastBound,
+    TraceFormatError,
 )
 from rho_domain.plugged import described
 
@@ -108,6 +110,15 @@ class WrongHost(ApiError):
     code = "wrong_host"
 
 
+class UnreadableSession(ApiError):
+    """The session's stored data cannot be read: a trace line malformed or of a newer format,
+    or a file or row past its bound. The message names the file (or rows), the line, and
+    what to do; the server did not fail."""
+
+    status = 409
+    code = "unreadable_session"
+
+
 class Invalid(ApiError):
     """The request body is not what the route takes; ``field`` names the culprit."""
 
@@ -143,4 +154,6 @@ def as_api_error(exc: RhoError) -> ApiError:
         return Conflict(str(exc))
     if isinstance(exc, ConfigError):
         return Invalid(str(exc))
+    if isinstance(exc, TraceFormatError | StoredPastBound):  # stored data, not the server
+        return UnreadableSession(str(exc))
     return Internal(described(exc))

@@ -1,0 +1,42 @@
+"""The numbers a trace line carries beyond its time, held to what a reader can show.
+
+A trace line holds what its writer wrote: ``NaN``, ``Infinity`` and ``1e999`` read as floats
+(Python's json takes them), as does ``"1e999"`` once structured as a float. Kept, such a
+number went into every total after it and out as ``NaN`` or ``Infinity`` in ``stats --json``
+and both exports, which no JSON parser reads, and as ``nan`` in ``stats``; a child's call
+count of ``Infinity`` failed every fold of the session's state (``int(inf)``). The events'
+converters here keep instead what rho-agent writes when it knows nothing: no cost (None), no
+measured seconds (None, or 0 where the field is required). A line's time (``at``) is refused
+by the codec instead (``rho_adapters.codec``): every reader orders and shows it.
+
+Compared, never converted first: ``float()`` of an int past a float's range overflows.
+"""
+
+from __future__ import annotations
+
+BOUND = 1e300
+"""A number at or past this (either sign), or NaN, is none a reader can show."""
+
+
+def shown(value: object) -> bool:
+    """Whether ``value`` is a number within ``BOUND`` (not a bool, NaN or an infinity)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and -BOUND < value < BOUND  # NaN fails both
+    )
+
+
+def cost_or_none(value: float | None) -> float | None:
+    """``Usage.cost_usd``'s converter: a cost, or None (no price known)."""
+    return float(value) if value is not None and shown(value) else None
+
+
+def seconds_or_none(value: float | None) -> float | None:
+    """An optional measured time's converter (``first_output_after``, ``queue_wait``)."""
+    return float(value) if value is not None and shown(value) else None
+
+
+def seconds(value: float) -> float:
+    """A required measured time's converter (``duration``): 0 for one no reader can show."""
+    return float(value) if shown(value) else 0.0

@@ -1,0 +1,62 @@
+"""A trace line's number no reader can show, beyond its time: ``NaN``, ``Infinity``,
+``1e999`` (Python's json reads them as floats) or ``"1e999"`` (a float's structuring reads it
+as one) as a cost, a call's or a tool's duration, or a delegate's child counts. Before,
+``rho-agent stats`` said ``cost ~$nan`` and ``model time nan s``, ``stats --json`` and both
+exports wrote ``NaN`` or ``Infinity``, which no JSON parser reads, and a child count of
+``Infinity`` failed every fold of the session's state (``OverflowError``). Such a number is
+now what rho-agent writes when it knows nothing (``rho_domain.shown_numbers``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+from cli_support import rho
+
+from rho_adapters.codec import decode_event_line
+from rho_domain.messages import Usage
+from rho_domain.state import State
+
+_UNSHOWABLE = ("NaN", "Infinity", "-Infinity", "1e999", '"1e999"')
+_FIELDS = r'"(cost_usd|duration|first_output_after)": ?[^,}]+'
+
+
+def _strict(text: str) -> object:
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} in the output, which JSON.parse refuses")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_number_no_reader_can_show_is_none_known(tmp_path: Path) -> None:
+    assert rho("-m", "demo", "hi", cwd=tmp_path, home=tmp_path).returncode == 0
+    (trace,) = tmp_path.rglob("trace.jsonl")
+    odd = itertools.cycle(_UNSHOWABLE)
+    text = re.sub(_FIELDS, lambda m: f'"{m[1]}": {next(odd)}', trace.read_text())
+    assert len(re.findall(_FIELDS, text)) >= 2 * len(_UNSHOWABLE), text
+    trace.write_text(text)
+    stats = rho("stats", "latest", cwd=tmp_path, home=tmp_path)
+    assert stats.returncode == 0, stats.stderr
+    assert not re.search(r"nan|inf", stats.stdout, re.IGNORECASE), stats.stdout
+    for args in (("stats", "latest", "--json"), ("export", "latest", "--format", "atif")):
+        done = rho(*args, cwd=tmp_path, home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        _strict(done.stdout)
+    exported = rho("export", "latest", cwd=tmp_path, home=tmp_path)
+    for line in exported.stdout.splitlines():
+        _strict(line)
+
+
+def test_sums_and_child_counts_stay_showable() -> None:
+    assert Usage(cost_usd=1e299) + Usage(cost_usd=1e299) == Usage(cost_usd=2e299)
+    assert (Usage(cost_usd=9e299) + Usage(cost_usd=9e299)).cost_usd is None  # past the bound
+    for odd in _UNSHOWABLE[:4]:
+        line = (
+            '{"v":1,"kind":"tool_end","at":1,"call_id":"c","tool_name":"delegate","content":"",'
+            f'"is_error":false,"duration":{odd},"metadata":{{"child_model_calls":{odd},'
+            f'"child_tool_calls":{odd},"child_cost_usd":{odd}}}}}'
+        )
+        state = State.from_events([decode_event_line(line.encode())])
+        assert (state.child_calls, state.child_tools, state.child_cost) == (0, 0, 0.0), odd
