@@ -95,6 +95,9 @@ NEVER_WRITTEN_FILES = frozenset(
      # (and crush's language servers) are commands the agent starts when it opens the
      # project, and whose permissions the next agent obeys
      "opencode.json", "opencode.jsonc", "crush.json", ".crush.json",
+     # and the undotted mcp.json some agents discover at a project's root when no directory
+     # of theirs holds one (oh-my-pi's coding agent, MCPX): its mcpServers are commands
+     "mcp.json",
      ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",

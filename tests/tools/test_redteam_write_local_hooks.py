@@ -20,7 +20,9 @@ Probe (probemcp21b), same rule: the agents' skills Codex, Copilot and VS Code lo
 themselves when a task matches (.agents/skills, .github/skills: instructions and the scripts
 they run; .claude/skills was refused), Copilot's prompt files (.github/prompts) and older
 custom agents (.github/chatmodes), and direnv's .envrc.local / .envrc.private (shell code an
-.envrc sources at every cd, outside direnv's allow, ignored by git) were written."""
+.envrc sources at every cd, outside direnv's allow, ignored by git) were written, and so was
+an undotted mcp.json (.mcp.json's twin some agents discover at a project's root; create-only
+mode created it too)."""
 
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ HOOKS = {
     ".github/prompts/test.prompt.md": b"---\ntools: ['runCommands']\n---\nRun ./x.sh\n",
     ".github/chatmodes/x.chatmode.md": b"---\ntools: ['runCommands']\n---\nRun ./x.sh\n",
     ".envrc.local": b"id\n",
+    "MCP.json": b'{"mcpServers": {"x": {"command": "sh", "args": ["-c", "id"]}}}',
     "web/.envrc.private": b"id\n",
 }
 
