@@ -227,6 +227,10 @@ def _formula_cell(text: str, separator: str) -> tuple[int, int, str] | None:
     from 1, and the cell), or None."""
     import csv  # with the first .csv or .tsv created, not by a run that writes none
 
+    lead = re.compile(rf"[{re.escape(separator)}\r\n][ \t\"]*[=+\-@]")
+    first = text.lstrip(' \t"')[:1]
+    if first not in _FORMULA_LEADS and lead.search(text) is None:
+        return None  # no cell can start so: the text is not parsed (a C-speed scan)
     try:
         rows = list(csv.reader(text.splitlines(), delimiter=separator))
     except csv.Error:  # a field past csv's size limit: every cell split without quotes
