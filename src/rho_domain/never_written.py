@@ -42,8 +42,11 @@ NEVER_WRITTEN_DIRS = frozenset(
      ".emacs.d", ".factory", ".codebuddy", ".iflow", ".amp", ".tabnine", ".qoder",
      # the agents' shared directory (probemcp21b): Codex, GitHub Copilot and VS Code load
      # the skills of .agents/skills (.claude/skills' twin) by themselves, a skill's
-     # instructions and the scripts they run, when a task matches its description
-     ".agents"}
+     # instructions and the scripts they run, when a task matches its description, and
+     # Antigravity its rules, workflows (a "// turbo" step runs without asking), MCP
+     # servers (mcp_config.json) and hooks (hooks.json); Antigravity's first .agent
+     # (rules, workflows) and JetBrains AI Assistant's .aiassistant (rules always applied)
+     ".agents", ".agent", ".aiassistant"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
