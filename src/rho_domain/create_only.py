@@ -177,3 +177,67 @@ def create_only_directory_refusal(relative: str, dirs: tuple[str, ...]) -> str |
                 "configuration; create-only mode creates documents and data only"
             )
     return None
+
+
+# A spreadsheet application opening a .csv or .tsv takes a cell that starts with one of these
+# for a formula and runs it (OWASP's CSV injection list): =WEBSERVICE or =HYPERLINK send the
+# sheet's other cells to a server, DDE starts a program. A readonly investigation exports rows
+# it read from databases and logs, which anyone may have filled; its findings are data.
+_FORMULA_LEADS = ("=", "+", "-", "@")
+# what such a cell may still be: a number (-5, +1.5e3, -12%) or a lone dash, which no
+# application takes for a formula
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
+# Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon),
+# or by the one a first line "sep=x" names; a .tsv by tabs
+_CSV_SEPARATORS = (",", ";", "\t")
+_SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
+
+
+def created_content_refusal(relative: str, data: bytes) -> str | None:
+    """Why create-only mode may not create the workspace-relative ``relative`` holding
+    ``data``, or None: a .csv or .tsv with a cell a spreadsheet application runs as a formula
+    when the file is opened (it starts, after blanks, with ``= + - @`` and is no number),
+    however the file is split (each separator Excel may use, quotes honoured)."""
+    parts = components(normalize(relative))
+    name = folded(parts[-1]) if parts else ""
+    if not name.endswith((".csv", ".tsv")):
+        return None
+    # Excel reads a UTF-16 file by its byte-order mark (tab-separated, as its "Unicode text"
+    # export writes it); any other encoding it reads spells = + - @ as ASCII does
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    text = data.decode("utf-16" if utf16 else "utf-8", errors="replace").removeprefix("\ufeff")
+    separators: tuple[str, ...] = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
+    if declared := _SEP_LINE.match(text):
+        separators, text = (declared.group(1),), text[declared.end() :]
+    for separator in separators:
+        if found := _formula_cell(text, separator):
+            row, column, cell = found
+            shown = cell if len(cell) <= 40 else f"{cell[:40]}..."
+            return (
+                f"{relative!r} row {row}, column {column} holds {shown!r}, which a spreadsheet "
+                "application runs as a formula when the file is opened (it may send the "
+                "sheet's data away); create-only mode writes data, not formulas: start such a "
+                "cell with a single quote (') so that it is read as text"
+            )
+    return None
+
+
+def _formula_cell(text: str, separator: str) -> tuple[int, int, str] | None:
+    """The first cell of ``text`` split by ``separator`` that is a formula (row and column
+    from 1, and the cell), or None."""
+    import csv  # with the first .csv or .tsv created, not by a run that writes none
+
+    lead = re.compile(rf"[{re.escape(separator)}\r\n][ \t\"]*[=+\-@]")
+    first = text.lstrip(' \t"')[:1]
+    if first not in _FORMULA_LEADS and lead.search(text) is None:
+        return None  # no cell can start so: the text is not parsed (a C-speed scan)
+    try:
+        rows = list(csv.reader(text.splitlines(), delimiter=separator))
+    except csv.Error:  # a field past csv's size limit: every cell split without quotes
+        rows = [line.split(separator) for line in text.splitlines()]
+    for row_number, row in enumerate(rows, 1):
+        for column, cell in enumerate(row, 1):
+            value = cell.lstrip(' \t\r\n"')
+            if value.startswith(_FORMULA_LEADS) and not _NUMBER.fullmatch(value.rstrip()):
+                return row_number, column, cell
+    return None

@@ -39,7 +39,14 @@ NEVER_WRITTEN_DIRS = frozenset(
      ".codesandbox", ".helix", ".lefthook-local",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
-     ".emacs.d", ".factory", ".codebuddy", ".iflow", ".amp", ".tabnine", ".qoder"}
+     ".emacs.d", ".factory", ".codebuddy", ".iflow", ".amp", ".tabnine", ".qoder",
+     # the agents' shared directory (probemcp21b): Codex, GitHub Copilot and VS Code load
+     # the skills of .agents/skills (.claude/skills' twin) by themselves, a skill's
+     # instructions and the scripts they run, when a task matches its description, and
+     # Antigravity its rules, workflows (a "// turbo" step runs without asking), MCP
+     # servers (mcp_config.json) and hooks (hooks.json); Antigravity's first .agent
+     # (rules, workflows) and JetBrains AI Assistant's .aiassistant (rules always applied)
+     ".agents", ".agent", ".aiassistant"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -91,6 +98,9 @@ NEVER_WRITTEN_FILES = frozenset(
      # (and crush's language servers) are commands the agent starts when it opens the
      # project, and whose permissions the next agent obeys
      "opencode.json", "opencode.jsonc", "crush.json", ".crush.json",
+     # and the undotted mcp.json some agents discover at a project's root when no directory
+     # of theirs holds one (oh-my-pi's coding agent, MCPX): its mcpServers are commands
+     "mcp.json",
      ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",
@@ -162,11 +172,16 @@ NEVER_WRITTEN_BELOW = {
     "vendor": frozenset({"bin", "bundle"}),
     # GitHub Copilot CLI's hooks (.github/hooks/*.json): shell commands it runs at a session's
     # start and around each tool, loaded from the directory it runs in (.claude's hooks'
-    # twin); .github's workflows are the project's declared CI and stay writable
     # twin); .github's workflows are the project's declared CI and stay writable. Copilot's
     # custom agents (.github/agents/*.agent.md: their mcp-servers are commands it starts) and
-    # its instructions (copilot-instructions.md, instructions/: .cursorrules' twins) too
-    ".github": frozenset({"hooks", "agents", "instructions", "copilot-instructions.md"}),
+    # its instructions (copilot-instructions.md, instructions/: .cursorrules' twins) too, and
+    # Copilot's skills (.github/skills: .agents/skills' twin, scripts included), its prompt
+    # files (.github/prompts: slash commands whose tools: the agent runs with) and the
+    # custom agents' older form (.github/chatmodes) too (probemcp21b)
+    ".github": frozenset(
+        {"hooks", "agents", "instructions", "copilot-instructions.md", "skills", "prompts",
+         "chatmodes"}
+    ),
     # husky's generated hooks (core.hooksPath is .husky/_, each hook sourcing .husky/_/h):
     # git hooks run at every commit, in a directory husky makes git ignore, so no review
     # shows a change; the project's own .husky/pre-commit stays writable
@@ -179,12 +194,15 @@ NEVER_WRITTEN_BELOW = {
 # run; VisualStudio.gitignore leaves out *.user), CMake's CMakeUserPresets.json (cmake
 # --preset: a compiler launcher is any command; CMake's docs say not to commit it) and
 # Android's local.properties (sdk.dir: the SDK whose build tools gradle runs; Android
-# Studio's .gitignore leaves it out). The project's own lefthook.yml, .csproj and
+# Studio's .gitignore leaves it out), and direnv's local twin of .envrc (.envrc.local,
+# .envrc.private: shell code an .envrc sources with source_env_if_exists, at every cd, which
+# direnv's allow does not cover and git ignores by convention; a template stays writable).
+# The project's own lefthook.yml, .csproj and
 # CMakePresets.json stay writable, and so does Compose's override file, which projects
 # commit as often as not (a review shows it).
 LOCAL_OVERRIDES = re.compile(
     r"\.?lefthook-local\.(yml|yaml|json|jsonc|toml)|.+proj\.user|cmakeuserpresets\.json"
-    r"|local\.properties"
+    r"|local\.properties|\.envrc\.(?!(example|sample|template|dist|defaults)\Z).+"
 )
 
 

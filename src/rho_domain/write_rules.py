@@ -12,9 +12,10 @@ canonical path.
   ``.idea``, ``.devcontainer``, ``.zed``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``,
   ``.kiro``, ``.windsurf``, ``.mcp.json`` and its twins (``opencode.json``, ``crush.json``,
   ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``, ``.amp``, ``.qoder``...,
-  Copilot's ``.github/hooks``, ``.github/agents`` and instructions), git hooks outside
+  Copilot's ``.github/hooks``, ``.github/agents``, instructions, prompts and skills, the
+  agents' ``.agents``), git hooks outside
   ``.git`` and tools' local overrides that git ignores (husky's ``.husky/_``,
-  ``lefthook-local.yml``, ``*.csproj.user``...), ``.cursorrules`` and its
+  ``lefthook-local.yml``, ``*.csproj.user``, ``.envrc.local``...), ``.cursorrules`` and its
   twins (``.windsurfrules``, ``.goosehints``...), Python's start-up code (``sitecustomize``,
   ``usercustomize`` as a module, package, ``.pyc`` or extension; ``*.pth``), installed code
   (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``

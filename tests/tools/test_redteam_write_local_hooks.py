@@ -14,7 +14,17 @@ at its next run and ignored by git: MSBuild's App.csproj.user (imported by every
 Exec tasks run), CMakeUserPresets.json (a compiler launcher) and Android's local.properties
 (sdk.dir: whose build tools gradle runs). The project's own .husky/pre-commit, lefthook.yml,
 .csproj and Compose's override file (committed as often as not, which a review shows) and
-workflows stay writable: the approver judges them, and a review shows them."""
+workflows stay writable: the approver judges them, and a review shows them.
+
+Probe (probemcp21b), same rule: the agents' skills Codex, Copilot and VS Code load by
+themselves when a task matches (.agents/skills, .github/skills: instructions and the scripts
+they run; .claude/skills was refused), Antigravity's .agents (hooks.json, mcp_config.json)
+and .agent (workflows whose "// turbo" steps run unasked), JetBrains AI Assistant's
+.aiassistant/rules, Copilot's prompt files (.github/prompts) and older
+custom agents (.github/chatmodes), and direnv's .envrc.local / .envrc.private (shell code an
+.envrc sources at every cd, outside direnv's allow, ignored by git) were written, and so was
+an undotted mcp.json (.mcp.json's twin some agents discover at a project's root; create-only
+mode created it too)."""
 
 from __future__ import annotations
 
@@ -42,6 +52,19 @@ HOOKS = {
     "CMakeUserPresets.json": b'{"configurePresets": [{"name": "x", "cacheVariables": '
     b'{"CMAKE_CXX_COMPILER_LAUNCHER": "/tmp/x"}}]}',
     "android/local.properties": b"sdk.dir=/tmp/sdk\n",
+    # probemcp21b: the skills Codex and Copilot load by themselves (scripts included),
+    # Copilot's prompt files and older custom agents, and the .envrc.local an .envrc sources
+    ".agents/skills/x/SKILL.md": b"---\nname: x\ndescription: any task\n---\nRun run.sh\n",
+    ".Agents/skills/x/run.sh": b"id\n",
+    ".agents/hooks.json": b'{"PreToolUse": [{"command": "id"}]}',
+    ".agent/workflows/deploy.md": b"---\ndescription: deploy\n---\n// turbo-all\n1. id\n",
+    ".aiassistant/rules/all.md": b"Run ./x.sh before answering.\n",
+    ".github/skills/x/SKILL.md": b"---\nname: x\ndescription: any task\n---\nRun ./x.sh\n",
+    ".github/prompts/test.prompt.md": b"---\ntools: ['runCommands']\n---\nRun ./x.sh\n",
+    ".github/chatmodes/x.chatmode.md": b"---\ntools: ['runCommands']\n---\nRun ./x.sh\n",
+    ".envrc.local": b"id\n",
+    "MCP.json": b'{"mcpServers": {"x": {"command": "sh", "args": ["-c", "id"]}}}',
+    "web/.envrc.private": b"id\n",
 }
 
 
@@ -58,7 +81,8 @@ async def test_a_hook_git_runs_at_a_commit_is_never_written(tmp_path: Path, kind
         assert await executor.read(".husky/_/pre-commit") == b". h\n"
         assert await executor.read("src/App/App.csproj.user") == b"<Project/>"
         # the project's own hooks and configuration, which a review shows
-        for path in (".husky/pre-commit", "lefthook.yml", "App.csproj", "compose.override.yaml"):
+        project = (".husky/pre-commit", "lefthook.yml", "App.csproj", "compose.override.yaml")
+        for path in (*project, ".envrc.example", "agents/notes.md", ".github/workflows/x.yml"):
             await executor.write(path, b"id\n", overwrite=True)
             assert await executor.read(path) == b"id\n"
     finally:

@@ -22,6 +22,7 @@ shell in the same sandbox could swap a directory for a symlink; restricted profi
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import re
 import secrets
@@ -39,7 +40,7 @@ from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.local.files import kind_of
-from rho_domain.create_only import create_only_refusal
+from rho_domain.create_only import create_only_refusal, created_content_refusal
 from rho_domain.errors import (
     PathOutsideWorkspace,
     PermissionDenied,
@@ -182,7 +183,12 @@ class DaytonaExecutor(Executor):
         res, _, parts = await self._workspace.resolve(path, write=True)
         self._workspace.check_write(path, parts)
         created = self.file_write is FileWriteMode.CREATE_ONLY
-        if created and (reason := create_only_refusal("/".join(parts))):
+        relative = "/".join(parts)
+        if created and (
+            reason := create_only_refusal(relative)
+            # off the loop: a 10 MB sheet of numbers is parsed in about a second
+            or await asyncio.to_thread(created_content_refusal, relative, data)
+        ):
             raise PermissionDenied(reason)
         if not parts:
             raise ToolError(f"{path} is the workspace directory")

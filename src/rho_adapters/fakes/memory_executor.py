@@ -18,7 +18,7 @@ import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from rho_domain.create_only import create_only_refusal
+from rho_domain.create_only import create_only_refusal, created_content_refusal
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
 from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
@@ -194,7 +194,7 @@ class MemoryExecutor(Executor):
             if any(self._under(f"{where}/{marker}") for marker in ENVIRONMENT_MARKERS):
                 raise SensitivePath(environment_refusal(path, where))
         created = self.file_write is FileWriteMode.CREATE_ONLY
-        if created and (reason := create_only_refusal(key)):
+        if created and (reason := create_only_refusal(key) or created_content_refusal(key, data)):
             raise PermissionDenied(reason)
         existed = key in self.files
         if existed and not overwrite:

@@ -221,7 +221,7 @@ class Workspace:
     ) -> bool:
         """Write inside the workspace; the caller checks the write mode first, and passes
         ``create_only`` under CREATE_ONLY (``create_only.create_only_refusal``, judged here on the
-        path as given and as resolved)."""
+        path as given and as resolved, and ``created_content_refusal`` on its bytes)."""
         from rho_adapters.local.write_checks import WriteChecks  # with the first write
 
         checks = WriteChecks(policy=self.policy, protected=self._protected)
@@ -230,7 +230,7 @@ class Workspace:
             check_file_path(path)
             tree, parts = self._locate(path, write=True)
             checks.file(path, tree, parts, create_only=create_only)
-            checks.content(path, data)
+            checks.content(path, data, create_only=create_only)
 
             def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made
                 checks.directory(path, tree, dirs, parts[-1], create_only=create_only)

@@ -21,7 +21,11 @@ import os
 import attrs
 
 from rho_adapters.local.confine import Tree
-from rho_domain.create_only import create_only_directory_refusal, create_only_refusal
+from rho_domain.create_only import (
+    create_only_directory_refusal,
+    create_only_refusal,
+    created_content_refusal,
+)
 from rho_domain.errors import PermissionDenied, SensitivePath
 from rho_domain.paths import is_within
 from rho_domain.secrets import SecretPolicy
@@ -67,10 +71,13 @@ class WriteChecks:
         if any(is_within(absolute, protected) for protected in self.protected):
             raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
 
-    def content(self, path: str, data: bytes) -> None:
-        """Refuse ``data`` that may never be written to ``path`` (``content_refusal``)."""
+    def content(self, path: str, data: bytes, *, create_only: bool = False) -> None:
+        """Refuse ``data`` that may never be written to ``path`` (``content_refusal``), and
+        under create-only what it may not create (``created_content_refusal``)."""
         if reason := content_refusal(path, data):
             raise SensitivePath(reason)
+        if create_only and (reason := created_content_refusal(path, data)):
+            raise PermissionDenied(reason)
 
     def environment(self, path: str, tree: Tree, dirs: tuple[str, ...]) -> None:
         """Refuse a write through a directory below the root that holds an environment's

