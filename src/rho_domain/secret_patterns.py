@@ -53,12 +53,25 @@ GIT_SCRATCH: tuple[str, ...] = tuple(
         "rebase-apply/[0-9][0-9][0-9][0-9]", "rr-cache",
     )
 )  # fmt: skip
+# A repository's object store: every committed file's content, zlib-deflated (a committed
+# ``.env``'s lines, a secret directory's files and, in its tree objects, their names). Any tool
+# that reads bytes reads them: a gzip header put before a loose object (``printf
+# '\x1f\x8b\x08\0\0\0\0\0' | cat - .git/objects/2a/16a5... | zcat``) printed
+# the ``.env``; git LFS keeps its files' content as they are. git reads them itself, so the
+# sandbox shows them as it shows the config; the listing walks may list their names (ids).
+GIT_OBJECTS: tuple[str, ...] = (
+    "*/.git/objects",
+    "*/.git/modules/*/objects",
+    "*/.git/lfs/objects",
+)
+# The secrets in git's directory whose names a listing walk may show (not inside a directory).
+GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)
 LOCATIONS: tuple[str, ...] = _tree(
     "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
     "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
     "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
     "*/.terraform.d/credentials.tfrc.json",
-    *GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH,
+    *GIT_FILES, *GIT_OBJECTS,
     "/proc", "/dev", "/sys/firmware",
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
