@@ -11,9 +11,9 @@ it and git's other scratch files (``GIT_SCRATCH``: merge and squash messages, ``
 patch, an interrupted rebase's patches, rerere's images) are secret locations now.
 
 A loose object in ``.git/objects`` is a committed file's content, zlib-deflated: before
-probeshell21b, with bubblewrap and without, ``printf`` of a gzip header, then ``cat -`` of the
-``.env``'s blob (``.git/objects/2a/16a5...``) into ``zcat`` printed the committed ``.env``; on Daytona ``cat``, ``xxd`` and ``xargs cat`` read the same bytes. The
-object store (``GIT_OBJECTS``) is a secret location to every tool but git now.
+probeshell21b, on every backend, ``printf`` of a gzip header, then ``cat -`` of the ``.env``'s
+blob (``.git/objects/2a/16a5...``) into ``zcat`` printed the committed ``.env``. The object
+store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 """
 
 from __future__ import annotations
