@@ -8,7 +8,8 @@ walks leave out (a secret directory's names are secrets). The index is now a sec
 sandbox shows it, as it shows ``.git/config``. Likewise ``.git/COMMIT_EDITMSG`` after
 ``git commit -v`` kept the staged names and the whole diff, a committed ``.env``'s line too:
 it and git's other scratch files (``GIT_SCRATCH``: merge and squash messages, ``add -e``'s
-patch, an interrupted rebase's patches, rerere's images) are secret locations now.
+patch, an interrupted rebase's patches, rerere's images; ``git fsck --lost-found``'s blobs,
+probeshell21b) are secret locations now.
 
 A loose object in ``.git/objects`` is a committed file's content, zlib-deflated: before
 probeshell21b, on every backend, ``printf`` of a gzip header, then ``cat -`` of the ``.env``'s
@@ -49,6 +50,8 @@ ATTACKS = [
     f"cd .git/objects && printf '{GZIP}' | cat - ./OBJECT_IN_STORE | zcat",
     "find .git/objects -type f | xargs cat | strings",
     "echo OBJECT | xargs xxd -p",
+    "cat .git/lost-found/other/*",
+    "cd .git && grep -r K- lost-found",
 ]
 
 
@@ -63,6 +66,11 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     editor = {**ENV, "GIT_EDITOR": "sed -i 1s/^/one/"}  # the user's editor, after commit -v
     for args in (["init", "-q"], ["add", "-f", "."], ["commit", "-q", "-v"]):
         subprocess.run([*git, *args], cwd=root, env=editor, check=True, capture_output=True)
+    # a .env staged once and replaced: fsck --lost-found writes its blob as it was
+    lost = ["hash-object", "-w", "--stdin"], ["fsck", "--lost-found"]
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", None), strict=True):
+        subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
+                       capture_output=True, text=True)  # fmt: skip
     return root
 
 
@@ -90,6 +98,8 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     zcat = subprocess.run(_attack(INFLATE, ws), shell=True, cwd=ws, capture_output=True,
                           text=True).stdout  # fmt: skip
     assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object store holds the .env
+    (lost,) = (ws / ".git/lost-found/other").iterdir()
+    assert lost.read_text() == f"TOKEN={ENV_MARK}-lost\n"  # and so does lost-found
 
 
 @pytest.mark.asyncio(loop_scope="module")
