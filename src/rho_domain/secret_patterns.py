@@ -62,6 +62,7 @@ GIT_SCRATCH: tuple[str, ...] = tuple(
 # sandbox shows them as it shows the config; the listing walks may list their names (ids).
 GIT_OBJECTS: tuple[str, ...] = (
     "*/.git/objects",
+    "*.git/objects",  # a bare repository's, named as git clone --bare names it (x.git)
     "*/.git/modules/*/objects",
     "*/.git/lfs/objects",
 )

@@ -50,6 +50,7 @@ ATTACKS = [
     f"cd .git/objects && printf '{GZIP}' | cat - ./OBJECT_IN_STORE | zcat",
     "find .git/objects -type f | xargs cat | strings",
     "echo OBJECT | xargs xxd -p",
+    f"printf '{GZIP}' | cat - mirror.OBJECT_IN_GIT | zcat",
     "cat .git/lost-found/other/*",
     "cd .git && grep -r K- lost-found",
 ]
@@ -67,8 +68,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for args in (["init", "-q"], ["add", "-f", "."], ["commit", "-q", "-v"]):
         subprocess.run([*git, *args], cwd=root, env=editor, check=True, capture_output=True)
     # a .env staged once and replaced: fsck --lost-found writes its blob as it was
-    lost = ["hash-object", "-w", "--stdin"], ["fsck", "--lost-found"]
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", None), strict=True):
+    # and a bare mirror (x.git) the history was pushed to: loose objects there too
+    lost = (
+        ["hash-object", "-w", "--stdin"],
+        ["fsck", "--lost-found"],
+        ["init", "-q", "--bare", "mirror.git"],
+        ["push", "-q", "mirror.git", "HEAD:main"],
+    )
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", None, None, None), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
     return root
@@ -86,7 +93,8 @@ def _object(ws: Path) -> str:
 
 def _attack(command: str, ws: Path) -> str:
     obj = _object(ws)
-    return command.replace("OBJECT_IN_STORE", obj[13:]).replace("OBJECT", obj)
+    command = command.replace("OBJECT_IN_STORE", obj[13:]).replace("OBJECT_IN_GIT", obj[1:])
+    return command.replace("OBJECT", obj)
 
 
 def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
@@ -95,9 +103,10 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     message = (ws / ".git/COMMIT_EDITMSG").read_text()
     assert MARK in message, message  # the staged names
     assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
-    zcat = subprocess.run(_attack(INFLATE, ws), shell=True, cwd=ws, capture_output=True,
-                          text=True).stdout  # fmt: skip
-    assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object store holds the .env
+    for attack in (INFLATE, INFLATE.replace("- OBJECT", "- mirror.OBJECT_IN_GIT")):
+        zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
+                              text=True).stdout  # fmt: skip
+        assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object stores hold the .env
     (lost,) = (ws / ".git/lost-found/other").iterdir()
     assert lost.read_text() == f"TOKEN={ENV_MARK}-lost\n"  # and so does lost-found
 
@@ -117,7 +126,7 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*/.git/objects)" in out, out
     # git reads it as before (in the sandbox too): status sees no file deleted.
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("[exit code 0"), out
+    assert out.startswith("?? mirror.git/\n[exit code 0"), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
