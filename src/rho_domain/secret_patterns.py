@@ -42,23 +42,38 @@ GIT_INDEXES: tuple[str, ...] = (
 # user to edit: a commit's message file keeps the comment listing every staged name and, after
 # ``git commit -v``, the whole diff (``cat .git/COMMIT_EDITMSG`` printed a committed ``.env``),
 # ``git add -e``/``-p``'s patch, an interrupted rebase's or am's patches, rerere's images of
-# a conflicted file. Copies of a secret's content or of a secret directory's names, under
-# names no rule recognises; git's read-only commands never read them.
+# a conflicted file, ``git fsck --lost-found``'s dangling blobs (a ``.env`` staged, then
+# staged again, kept as it was). Copies of a secret's content or of a secret directory's
+# names, under names no rule recognises; git's read-only commands never read them.
 GIT_SCRATCH: tuple[str, ...] = tuple(
     f"*/.git/{where}{name}".lower()
     for where in ("", "worktrees/*/", "modules/*/")
     for name in (
         "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG",
         "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply/patch",
-        "rebase-apply/[0-9][0-9][0-9][0-9]", "rr-cache",
+        "rebase-apply/[0-9][0-9][0-9][0-9]", "rr-cache", "lost-found",
     )
 )  # fmt: skip
+# A repository's object store: every committed file's content, zlib-deflated (a committed
+# ``.env``'s lines, a secret directory's files and, in its tree objects, their names). Any tool
+# that reads bytes reads them: a gzip header put before a loose object (``printf
+# '\x1f\x8b\x08\0\0\0\0\0' | cat - .git/objects/2a/16a5... | zcat``) printed
+# the ``.env``; git LFS keeps its files' content as they are. git reads them itself, so the
+# sandbox shows them as it shows the config; the listing walks may list their names (ids).
+GIT_OBJECTS: tuple[str, ...] = (
+    "*/.git/objects",
+    "*.git/objects",  # a bare repository's, named as git clone --bare names it (x.git)
+    "*/.git/modules/*/objects",
+    "*/.git/lfs/objects",
+)
+# The secrets in git's directory whose names a listing walk may show (not inside a directory).
+GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)
 LOCATIONS: tuple[str, ...] = _tree(
     "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
     "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
     "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
     "*/.terraform.d/credentials.tfrc.json",
-    *GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH,
+    *GIT_FILES, *GIT_OBJECTS,
     "/proc", "/dev", "/sys/firmware",
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",

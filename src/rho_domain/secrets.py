@@ -50,7 +50,9 @@ from rho_domain.secret_patterns import (
     ALLOWED,
     EXCLUDED_NAMES,
     GIT_CONFIGS,
+    GIT_FILES,
     GIT_INDEXES,
+    GIT_OBJECTS,
     GIT_SCRATCH,
     HOME_SECRETS,
     LOCATIONS,
@@ -68,7 +70,9 @@ __all__ = [
     "DEFAULT_POLICY",
     "EXCLUDED_NAMES",
     "GIT_CONFIGS",
+    "GIT_FILES",
     "GIT_INDEXES",
+    "GIT_OBJECTS",
     "GIT_SCRATCH",
     "HOME_SECRETS",
     "LOCATIONS",
@@ -79,6 +83,7 @@ __all__ = [
     "TEMPLATES",
     "SecretPolicy",
     "case_insensitive",
+    "in_git_store",
 ]
 
 
@@ -99,6 +104,8 @@ _LOCATIONS = GlobSet(LOCATIONS)
 _TEMPLATES = GlobSet(TEMPLATES)
 _NAMES = GlobSet(NAMES)
 _NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
+_STORE = GlobSet(GIT_OBJECTS)
+_STORES = GlobSet((*GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS)))
 
 
 def _name_refusal(path: str) -> str | None:
@@ -143,6 +150,11 @@ def _as_copy(path: str, stem: str, reason: str) -> str:
     return reason if stem == path else f"{path!r} is a copy of a secret: {reason}"
 
 
+def in_git_store(path: str) -> bool:
+    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one."""
+    return _STORES.matches(_absolute(folded_text(path)))
+
+
 def _absolute(path: str) -> str:
     """``path`` as matched: absolute paths as they are, relative ones below some directory."""
     return path if path.startswith("/") else "/*/" + path
@@ -182,6 +194,23 @@ class SecretPolicy:
         if not path:
             return None
         return _judged(self, path)
+
+    def git_refusal(self, path: str) -> str | None:
+        """``refusal(path)`` as git's own checks see it: a repository's object store
+        (``GIT_OBJECTS``) is a secret to every tool but git, which reads it itself, so a path
+        in one is judged by the directory holding the store and by ``locations`` alone (the
+        hard links of secrets found there: an ``objects/info/alternates`` linked to ``.env``)."""
+        holder = path
+        while in_git_store(holder) and "/" in holder.strip("/"):
+            holder = holder.rstrip("/").rsplit("/", 1)[0] or "/"
+        if holder == path:
+            return self.refusal(path)
+        parts = _components(path)
+        for location in self.locations:  # a store the scan found is no hard link's name
+            base = _components(location)
+            if parts[: len(base)] == base and not _STORE.matches(folded_text(location)):
+                return f"{path!r} is {location}, another name of a secret the agent never reads"
+        return self.refusal(holder)
 
     def judge(self, path: str) -> str | None:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""

@@ -8,7 +8,13 @@ walks leave out (a secret directory's names are secrets). The index is now a sec
 sandbox shows it, as it shows ``.git/config``. Likewise ``.git/COMMIT_EDITMSG`` after
 ``git commit -v`` kept the staged names and the whole diff, a committed ``.env``'s line too:
 it and git's other scratch files (``GIT_SCRATCH``: merge and squash messages, ``add -e``'s
-patch, an interrupted rebase's patches, rerere's images) are secret locations now.
+patch, an interrupted rebase's patches, rerere's images; ``git fsck --lost-found``'s blobs,
+probeshell21b) are secret locations now.
+
+A loose object in ``.git/objects`` is a committed file's content, zlib-deflated: before
+probeshell21b, on every backend, ``printf`` of a gzip header, then ``cat -`` of the ``.env``'s
+blob (``.git/objects/2a/16a5...``) into ``zcat`` printed the committed ``.env``. The object
+store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from rho_domain.tools.read import ReadHandler
 
 MARK = "in-gh-hosts"
 ENV_MARK = "K-ENV-MARK"
+GZIP = "\\037\\213\\010\\000\\000\\000\\000\\000"  # a gzip header, flags and time zero
+INFLATE = f"printf '{GZIP}' | cat - OBJECT | zcat"
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
 ATTACKS = [
     "strings .git/index",
@@ -37,6 +45,14 @@ ATTACKS = [
     "cat .git/COMMIT_EDITMSG",
     "grep -r K-ENV .git",
     "cd .git && grep -e K-ENV -e in-gh -- COMMIT_EDITMSG",
+    # the .env's blob, inflated by zcat behind a gzip header; the same bytes named otherwise
+    INFLATE,
+    f"cd .git/objects && printf '{GZIP}' | cat - ./OBJECT_IN_STORE | zcat",
+    "find .git/objects -type f | xargs cat | strings",
+    "echo OBJECT | xargs xxd -p",
+    f"printf '{GZIP}' | cat - mirror.OBJECT_IN_GIT | zcat",
+    "cat .git/lost-found/other/*",
+    "cd .git && grep -r K- lost-found",
 ]
 
 
@@ -51,10 +67,34 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     editor = {**ENV, "GIT_EDITOR": "sed -i 1s/^/one/"}  # the user's editor, after commit -v
     for args in (["init", "-q"], ["add", "-f", "."], ["commit", "-q", "-v"]):
         subprocess.run([*git, *args], cwd=root, env=editor, check=True, capture_output=True)
+    # a .env staged once and replaced: fsck --lost-found writes its blob as it was
+    # and a bare mirror (x.git) the history was pushed to: loose objects there too
+    lost = (
+        ["hash-object", "-w", "--stdin"],
+        ["fsck", "--lost-found"],
+        ["init", "-q", "--bare", "mirror.git"],
+        ["push", "-q", "mirror.git", "HEAD:main"],
+    )
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", None, None, None), strict=True):
+        subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
+                       capture_output=True, text=True)  # fmt: skip
     return root
 
 
 pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+def _object(ws: Path) -> str:
+    """The path of the committed ``.env``'s loose object, from the repository's root."""
+    blob = subprocess.run(["git", "rev-parse", "HEAD:.env"], cwd=ws, env=ENV, check=True,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return f".git/objects/{blob[:2]}/{blob[2:]}"
+
+
+def _attack(command: str, ws: Path) -> str:
+    obj = _object(ws)
+    command = command.replace("OBJECT_IN_STORE", obj[13:]).replace("OBJECT_IN_GIT", obj[1:])
+    return command.replace("OBJECT", obj)
 
 
 def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
@@ -63,26 +103,36 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     message = (ws / ".git/COMMIT_EDITMSG").read_text()
     assert MARK in message, message  # the staged names
     assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
+    for attack in (INFLATE, INFLATE.replace("- OBJECT", "- mirror.OBJECT_IN_GIT")):
+        zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
+                              text=True).stdout  # fmt: skip
+        assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object stores hold the .env
+    (lost,) = (ws / ".git/lost-found/other").iterdir()
+    assert lost.read_text() == f"TOKEN={ENV_MARK}-lost\n"  # and so does lost-found
 
 
 @pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool) -> None:
     for command in ATTACKS:
-        out = await run_restricted(str(ws), command, backend, pool)
+        out = await run_restricted(str(ws), _attack(command, ws), backend, pool)
         assert MARK not in out, (command, out)
         assert ENV_MARK not in out, (command, out)
     out = await run_restricted(str(ws), "strings .git/index", backend, pool)
     assert "is a secret location (*/.git/index)" in out, out
     out = await run_restricted(str(ws), "cat .git/COMMIT_EDITMSG", backend, pool)
     assert "is a secret location (*/.git/commit_editmsg)" in out, out
+    out = await run_restricted(str(ws), _attack(INFLATE, ws), backend, pool)
+    assert "is a secret location (*/.git/objects)" in out, out
     # git reads it as before (in the sandbox too): status sees no file deleted.
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("[exit code 0"), out
+    assert out.startswith("?? mirror.git/\n[exit code 0"), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
+    out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
+    assert out.startswith("plain\n"), out  # git reads its objects
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
-    for path in (".git/index", ".git/COMMIT_EDITMSG"):
+    for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws)):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert "is a secret location" in out, (path, out)
     out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)

@@ -208,6 +208,9 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
     for paths in groups.values():
         if len(paths) > 1 and any(policy.refusal(p) for p in paths):
             found.update(p for p in paths if policy.refusal(p) is None)
+            # a file in git's object store is git's to read, unless it is a secret's other name
+            if any(policy.git_refusal(p) for p in paths):
+                found.update(p for p in paths if policy.git_refusal(p) is None)
     return Aliases(
         paths=frozenset(found),
         complete=len(records) <= MAX_LINKED,

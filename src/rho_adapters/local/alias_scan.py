@@ -89,6 +89,9 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
         for identity, paths in groups.items():
             if identity in outside or any(policy.refusal(p) for p in paths):
                 found.update(p for p in paths if policy.refusal(p) is None)
+                # a file in git's object store is git's to read, unless it is a secret's other name
+                if any(policy.git_refusal(p) for p in paths):
+                    found.update(p for p in paths if policy.git_refusal(p) is None)
     return Aliases(paths=tuple(sorted(found)), complete=complete)
 
 

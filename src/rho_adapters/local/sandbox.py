@@ -44,6 +44,7 @@ from rho_domain.glob_set import GlobSet
 from rho_domain.secrets import (
     GIT_CONFIGS,
     GIT_INDEXES,
+    GIT_OBJECTS,
     HOME_SECRETS,
     SYSTEM_SECRETS,
     SecretPolicy,
@@ -156,7 +157,9 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     )
 
 
-GIT_CONFIG_SET = GlobSet((*GIT_CONFIGS, *GIT_INDEXES))
+GIT_CONFIG_SET = GlobSet(
+    (*GIT_CONFIGS, *GIT_INDEXES, *GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS))
+)
 
 
 def scan(
@@ -177,13 +180,17 @@ def scan(
             dirs.append(location)
         elif stat.S_ISREG(mode):
             files.append(location)
-    # A repository's config and index stay readable: git reads them (a mask made every git
-    # command fail, or see every file deleted); the argv checks, the file tools and the
-    # walkers refuse them.
+    # A repository's config, index and objects stay readable: git reads them (a mask made
+    # every git command fail, or see every file deleted); the argv checks, the file tools
+    # and the walkers refuse them.
     shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
         files=tuple(p for p in shown if not GIT_CONFIG_SET.matches(p.casefold())),
-        dirs=tuple(p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p)),
+        dirs=tuple(
+            p
+            for p in dict.fromkeys((*dirs, *found.dirs))
+            if view.shows(p) and not GIT_CONFIG_SET.matches(p.casefold())
+        ),
     )
 
 

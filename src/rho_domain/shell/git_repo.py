@@ -143,7 +143,7 @@ def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadR
     """Refuse a repository whose directories (``repository_places``, canonical) are a secret
     location (``SensitivePath``) or out of ``reach`` (``PathOutsideWorkspace``)."""
     for place in places:
-        if reason := policy.refusal(place):
+        if reason := policy.git_refusal(place):  # its object store is git's to read
             raise SensitivePath(
                 f"git: the repository git would read is at {place}: {reason}; its history may "
                 "not be read"
@@ -222,13 +222,13 @@ def check_repository_files(
             "for links to secrets; pack it (git gc) or run git on a smaller clone"
         )
     for path, real in found.links:
-        if reason := policy.refusal(real):
+        if reason := policy.git_refusal(real):
             raise SensitivePath(
                 f"git: the repository's file {path} is a link to {real}: {reason}; git opens "
                 "it by itself (grafts, a rebase's lists, packs) and may print it"
             )
     for path in found.linked:
-        if policy.refusal(path) or not aliases_complete:
+        if policy.git_refusal(path) or not aliases_complete:
             maybe = "" if aliases_complete else " (or may be: too many files to check)"
             raise SensitivePath(
                 f"git: the repository's file {path} is another name (a hard link) of a "

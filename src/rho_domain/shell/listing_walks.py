@@ -28,10 +28,9 @@ model's: tree before 2.0 keeps only the last ``-I`` and has no directory-only pa
 ``ls -R`` ignores their names (``--ignore``: ls has no directory-only pattern either), so a
 plain file of such a name is left out of a recursive listing too; neither can say a path, so
 both leave out the directories that hold a secret tree (``.config``, ``.local``: ``_HOLDERS``)
-unless the walk starts inside one. Where the
-line is: a secret directory's entries; its own name, and every file's name, size and times
-in a directory that is not secret, list as ``ls -la`` shows them. Pure:
-``reads.secret_safe_argv`` applies it.
+unless the walk starts inside one. Where the line is: a secret directory's entries; its own
+name, and every file's name, size and times in a directory that is not secret (and git's
+object store), list as ``ls -la`` shows them. Pure: ``reads.secret_safe_argv`` applies it.
 """
 
 from __future__ import annotations
@@ -39,17 +38,20 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from rho_domain.secrets import GIT_CONFIGS, GIT_INDEXES, GIT_SCRATCH, LOCATIONS, SecretPolicy
+import attrs
+
+from rho_domain.secrets import GIT_FILES, GIT_OBJECTS, LOCATIONS, SecretPolicy, in_git_store
 from rho_domain.shell.embedded import find_parts, find_takes_value
 from rho_domain.shell.walk_exclusions import EXCLUDED_GLOBS, HIDDEN, concrete_exclusions
 
 LISTERS = frozenset({"find", "du", "tree", "ls"})
 # The policy's secret trees wherever they are (``*/.ssh`` with ``*/.ssh/*``): one name, or a
 # path below another directory (``.config/gcloud``, ``.git/config``: a file, which the
-# directory-only forms below never match).
+# directory-only forms below never match); not git's object stores: ids (``du -sh .git``).
 _TREES = tuple(
-    p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and f"{p}/*" in LOCATIONS
-)
+    p.removeprefix("*/") for p in LOCATIONS
+    if p.startswith("*/") and f"{p}/*" in LOCATIONS and p not in GIT_OBJECTS
+)  # fmt: skip
 SECRET_DIRECTORY_NAMES = tuple(t for t in _TREES if "/" not in t)
 SECRET_TREE_PATHS = tuple(t for t in _TREES if "/" in t)
 # The last names of those trees that are a secret file's name too (``uv/credentials``): the
@@ -75,7 +77,7 @@ _FILE_TREES = frozenset(
      ".config/hub", ".config/linode-cli", ".config/helm/repositories.yaml",
      ".supabase/access-token", ".circleci/cli.yml", ".travis/config.yml",
      ".netlify/config.json", "huggingface/token", ".huggingface/token",
-     *(p.removeprefix("*/") for p in (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH))}
+     *(p.removeprefix("*/") for p in GIT_FILES)}
 )  # fmt: skip
 _DIRECTORY_TREES = tuple(t for t in SECRET_TREE_PATHS if t not in _FILE_TREES)
 _HOLDERS = tuple(dict.fromkeys(t.split("/", 1)[0] for t in _DIRECTORY_TREES))
@@ -204,7 +206,8 @@ def listing_safe_argv(
     argv, or ``ls`` without ``-R``, unchanged. See the module docstring."""
     if not lists_below(argv):
         return tuple(argv)
-    names = _names(policy, walked)
+    kept = tuple(p for p in policy.locations if not in_git_store(p))  # a scan found: ids
+    names = _names(policy := attrs.evolve(policy, locations=kept), walked)
     name, args = argv[0], list(argv[1:])
     if name == "find":
         return ("find", *_find(args, (*names, *inner_tails(walked))))
