@@ -44,14 +44,16 @@ GIT_INDEXES: tuple[str, ...] = (
 # ``git add -e``/``-p``'s patch, an interrupted rebase's or am's patches, rerere's images of
 # a conflicted file, ``git fsck --lost-found``'s dangling blobs (a ``.env`` staged, then
 # staged again, kept as it was). Copies of a secret's content or of a secret directory's
-# names, under names no rule recognises; git's read-only commands never read them.
+# names, under names no rule recognises; git's read-only commands never read them. (am's
+# whole ``rebase-apply`` is named, not its ``patch`` and ``0001``...: a character class would
+# make the policy compile an expression at its first judgement, tests/domain's compile test.)
 GIT_SCRATCH: tuple[str, ...] = tuple(
     f"*/.git/{where}{name}".lower()
     for where in ("", "worktrees/*/", "modules/*/")
     for name in (
         "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG",
-        "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply/patch",
-        "rebase-apply/[0-9][0-9][0-9][0-9]", "rr-cache", "lost-found",
+        "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply",
+        "rr-cache", "lost-found",
     )
 )  # fmt: skip
 # A repository's object store: every committed file's content, zlib-deflated (a committed
