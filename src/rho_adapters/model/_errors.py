@@ -80,6 +80,10 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
                 f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
                 "check the server or the proxy in front of it"
             ) from exc
+        from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http
+
+        if isinstance(exc, httpx.ConnectError) and answered_plain_http(exc):
+            raise ModelProtocolError(PLAIN_HTTP_ANSWER) from exc  # the URL: explain() adds it
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
     except ExceptionGroup as group:
         # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
