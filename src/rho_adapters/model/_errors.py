@@ -140,6 +140,10 @@ def explain(
     """
     if not isinstance(exc, ContextLengthExceeded):
         _add_endpoint_hint(exc, model, url, key_variable, has_key, provider)
+    if isinstance(exc, AuthenticationError) and key is not None:
+        mismatch = _other_providers_key(key, provider)
+        if mismatch:
+            add_hint(exc, mismatch)
     # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
     # words may quote that URL: the message goes to the trace, --json and the terminal.
     if exc.args:
@@ -186,6 +190,25 @@ def _add_endpoint_hint(
     else:
         hint = where
     add_hint(exc, hint)
+
+
+def _other_providers_key(key: str, provider: str) -> str:
+    """What to say when the refused ``key`` is plainly another provider's: an Anthropic key
+    (``sk-ant-``) sent to an OpenAI-compatible server, or an OpenAI one (``sk-proj-``, any
+    other ``sk-``) to Anthropic; "" otherwise. Before, the hint said only that the key "was
+    refused", and the user checked a key that was right, for another service."""
+    anthropic = key.startswith("sk-ant-")
+    if anthropic and provider != "anthropic":
+        return (
+            "the key is an Anthropic key (sk-ant-...): for Anthropic's API set "
+            "ANTHROPIC_API_KEY and give no OpenAI base URL, or pass --provider anthropic"
+        )
+    if provider == "anthropic" and key.startswith("sk-") and not anthropic:
+        return (
+            "the key looks like an OpenAI key (sk-...), not an Anthropic one (sk-ant-...): "
+            "check ANTHROPIC_API_KEY"
+        )
+    return ""
 
 
 def _never_answered(exc: ModelError) -> bool:
