@@ -12,8 +12,10 @@ variable the key came from, ``--model`` and the ``/v1`` path.
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -177,8 +179,12 @@ def _add_endpoint_hint(
         hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
     elif isinstance(exc, (ModelConnectionError, ModelTimeout)) and _never_answered(exc):
         # the adapter serves the CLI and the library: name both spellings of the setting
-        hint = f"{where}: is the server running there? check the base URL (--base-url, "
-        hint += "OPENAI_BASE_URL or AgentConfig.base_url)"
+        setting = "the base URL (--base-url, OPENAI_BASE_URL or AgentConfig.base_url)"
+        hint = f"{where}: is the server running there? check {setting}"
+        if _unresolved(exc):  # a typo'd host, or no DNS: "running there" misleads
+            host = urlsplit(url).hostname
+            hint = f"{where}: the host name {host!r} could not be resolved (DNS): check its "
+            hint += f"spelling in {setting}, and that this machine reaches a name server"
     elif isinstance(exc, ModelTimeout):
         hint = f"{where}: the server took the call, then went quiet; a slow model may need a "
         hint += "longer timeout (--timeout, AgentConfig.model_timeout)"
@@ -209,6 +215,19 @@ def _other_providers_key(key: str, provider: str) -> str:
             "check ANTHROPIC_API_KEY"
         )
     return ""
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """True when a ``socket.gaierror`` is in ``exc``'s cause chain: the URL's host name has no
+    address (``Name or service not known``, ``Temporary failure in name resolution``)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a short chain; a cycle through __context__ must end
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _never_answered(exc: ModelError) -> bool:
