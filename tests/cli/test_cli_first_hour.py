@@ -254,6 +254,44 @@ def test_the_library_refuses_a_hosted_model_without_key_or_url(tmp_path: Path) -
         assert build_model(config, env, FakeClock()) is not None
 
 
+def test_a_hosted_apis_own_url_without_its_key_is_refused_before_the_run(
+    workspace: Path, home: Path
+) -> None:
+    """``--base-url https://api.openai.com/v1`` with ``ANTHROPIC_API_KEY`` set and no
+    ``OPENAI_API_KEY``. Before: the run started, a session was made and the call went out
+    without a key (the header named the URL; OpenAI's 401 came after the retries)."""
+    cases = [
+        (("--base-url", "https://api.openai.com/v1"), {"ANTHROPIC_API_KEY": "sk-ant-api03-x"}),
+        ((), {"OPENAI_BASE_URL": "https://api.openai.com/v1/"}),
+        (("--base-url", "https://api.anthropic.com", "-m", "claude-sonnet-4"), {}),
+    ]
+    for flags, env in cases:
+        result = rho(*flags, "x", cwd=workspace, home=home, **env)
+        assert result.returncode == 1, result.stderr
+        assert "rho-agent: no API key for https://api." in result.stderr
+        assert "is not set" in result.stderr
+        assert "session" not in result.stderr
+    assert (
+        "ANTHROPIC_API_KEY is set, but it is not read for this URL"
+        in rho(*cases[0][0], "x", cwd=workspace, home=home, **cases[0][1]).stderr
+    )
+    assert not (home / "rho" / "sessions").exists()
+
+    from rho_adapters.fakes import FakeClock
+    from rho_entry.wiring import build_model
+
+    hosted = AgentConfig(model="gpt-5-mini", base_url="https://api.openai.com/v1")
+    with pytest.raises(ConfigError) as caught:
+        build_model(hosted, {}, FakeClock())
+    assert "no API key for https://api.openai.com/v1, the openai API" in str(caught.value)
+    # a key, or a server that is no provider's own API (a gateway, a local one), is built
+    for config, env in (
+        (hosted, {"OPENAI_API_KEY": "k"}),
+        (AgentConfig(model="m", base_url="https://gateway.example/v1"), {}),
+    ):
+        assert build_model(config, env, FakeClock()) is not None
+
+
 def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) -> None:
     (workspace / "agent.yaml").write_text("modle: x\nbudget: {max_cost: 2}\n")
     typo = rho("-m", "demo", "-c", "agent.yaml", "x", cwd=workspace, home=home)

@@ -19,7 +19,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from docs_blocks import Block, blocks, command_lines
+from docs_blocks import ROOT, Block, blocks, command_lines
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -100,6 +100,15 @@ def check_imports(block: Block, *, is_test: bool) -> None:
     distribution the reader installed (``installs``)."""
     wanted = installs(block.doc)
     if is_test:
+        told = {name for name, _ in (*wanted, *installs(ROOT / "README.md"))}
+        untold = [name for name in TEST_RUNNER if name not in told]
+        where = " or ".join(dict.fromkeys((block.doc.name, "README.md")))
+        # A reader who typed `pytest` got another Python's: "No module named 'rho_adapters'".
+        assert not untold, (
+            f"{block.where}: a test file, run with {untold[0]}, which no `pip install` in "
+            f"{where} installs: say how to run it "
+            f"(`pip install {untold[0]} && python -m {untold[0]} -q FILE`)"
+        )
         wanted += tuple((name, frozenset()) for name in TEST_RUNNER)
     allowed = files_of(wanted)
     for name, module in sorted(imported_modules(block.text).items()):

@@ -75,6 +75,44 @@ def test_the_readme_puts_rho_agent_on_path_for_a_fresh_shell(env: DocsEnv) -> No
 USER_FILES = {"default.md", "review.md", "task.md"}
 
 
+# Where a document or an error names an extra: `pip install 'rho-agent[postgres]'`,
+# `'.[dbos]'`, "the `otel` extra", "extra `dbos`", "`[mysql]` (PyMySQL)", and
+# MissingExtra("psycopg", "postgres", ...).
+_EXTRA_NAMED = re.compile(
+    r"rho-agent\[([\w,-]+)\]|'\.\[([\w,-]+)\]'|the `([\w-]+)` extra|\bextra `([\w-]+)`"
+    r"|`\[([\w-]+)\]` \(|MissingExtra\(\s*\"[^\"]+\",\s*\"([\w-]+)\""
+)
+
+
+def extras_named(text: str) -> set[str]:
+    """Every extra ``text`` names in one of the ways of ``_EXTRA_NAMED``."""
+    marks = ("xtra", "rho-agent[", ".[", "`[")  # lines without one cannot match: skipped
+    lines = "\n".join(line for line in text.splitlines() if any(m in line for m in marks))
+    groups = (g for match in _EXTRA_NAMED.findall(lines) for g in match if g)
+    return {name for group in groups for name in group.split(",")}
+
+
+def test_every_extra_the_documents_and_the_errors_name_is_declared() -> None:
+    """A newcomer types the extra a document or a missing driver's error names: each is one
+    pyproject.toml declares (a renamed extra would make `pip install` warn and install
+    nothing, and the error repeat)."""
+    import tomllib
+
+    declared = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    sources = [*doc_files(), *(ROOT / "src").rglob("*.py")]
+    named = {path: extras_named(path.read_text(encoding="utf-8")) for path in sources}
+    assert {"postgres", "server", "excel", "dbos"} <= set().union(*named.values())  # it reads them
+    for path, names in named.items():
+        assert names <= declared, (
+            f"{path.relative_to(ROOT)} names extras {sorted(names - declared)}"
+        )
+    assert extras_named("pip install 'rho-agent[postgress]'") == {
+        "postgress"
+    }  # what it would catch
+
+
 def test_the_documents_cite_only_what_the_repository_holds() -> None:
     """No "see protocols.md §7": a cited document exists here, and nothing cites sections.
     The docstrings and comments of the code and the tests are held to the same rule."""

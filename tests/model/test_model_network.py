@@ -292,6 +292,8 @@ class _TwoAddressLoop(asyncio.SelectorEventLoop):
     machine's hosts file has no name with two)."""
 
     async def getaddrinfo(self, host: Any, port: Any, **kwargs: Any) -> Any:
+        if host == "lcoalhost.test":  # as a resolver answers a typo, without asking one
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         if host != "several.test":
             return await super().getaddrinfo(host, port, **kwargs)
         return [
@@ -400,3 +402,13 @@ async def test_https_untrusted_or_for_another_name_is_our_error_naming_the_url(
             assert "IP address mismatch" in str(info.value)
             assert f"at {other_name}" in str(info.value)
         assert server.requests == []
+
+
+def test_a_host_name_that_does_not_resolve_is_named_as_such() -> None:
+    """``--base-url http://lcoalhost:11434/v1``. Before: "Name or service not known ... is the
+    server running there?", which sends the user to start a server that is running."""
+    with asyncio.Runner(loop_factory=_TwoAddressLoop) as runner:
+        message = runner.run(_connection_error_at("http://lcoalhost.test:11434/v1"))
+    assert "the host name 'lcoalhost.test' could not be resolved (DNS)" in message
+    assert "check its spelling in the base URL (--base-url, OPENAI_BASE_URL" in message
+    assert "is the server running there?" not in message

@@ -27,7 +27,13 @@ from rho_adapters.model import (
     Timeouts,
 )
 from rho_adapters.model.retry import RetryPolicy
-from rho_domain.errors import AnswerTooLong, BadRequest, ModelError, ModelProtocolError
+from rho_domain.errors import (
+    AnswerTooLong,
+    BadRequest,
+    ModelError,
+    ModelProtocolError,
+    ServerError,
+)
 
 KEY = "sk-secret-0123456789abcdef"
 
@@ -84,6 +90,40 @@ async def test_an_html_page_with_status_200_is_no_answer() -> None:
         assert "answered 200 with an HTML page" in str(error)
         assert "Please log in" in str(error)
         assert len(urls) == 1  # no resend without streaming
+
+
+# Python's http.server, POSTed to: what `--base-url` pointed at a plain web server gets
+_HTTP_SERVER_501 = b"""<!DOCTYPE HTML>
+<html lang="en">
+    <head>
+        <meta charset="utf-8">
+        <title>Error response</title>
+        <style type="text/css">body { font: 12px sans-serif }</style>
+    </head>
+    <body>
+        <h1>Error response</h1>
+        <p>Error code: 501</p>
+        <p>Message: Unsupported method (&#x27;POST&#x27;).</p>
+    </body>
+</html>
+"""
+
+
+async def test_an_html_error_page_is_said_as_a_page_and_a_501_is_not_retried() -> None:
+    """Before: the page's markup was the message (``HTTP 501: <!DOCTYPE HTML> <html ...``,
+    13 lines on the terminal), with no word on what to fix, after three attempts."""
+    page = httpx.Response(
+        501, headers={"content-type": "text/html;charset=utf-8"}, content=_HTTP_SERVER_501
+    )
+    for error, urls in await _refused(page):
+        said = str(error)
+        assert isinstance(error, ServerError)
+        assert "HTTP 501: the server answered with an HTML page, not an API's error" in said
+        assert "is the base URL an OpenAI-compatible or Anthropic API?" in said
+        assert "Error code: 501 Message: Unsupported method ('POST')." in said
+        assert "<" not in said
+        assert "font:" not in said
+        assert len(urls) == 1  # 501: the server does not do POST; waiting will not change it
 
 
 async def test_a_response_head_past_what_the_client_reads_is_no_answer_and_not_retried() -> None:

@@ -378,3 +378,41 @@ async def test_an_error_body_echoing_the_api_key_does_not_show_it(status: int, s
     await model.aclose()
     assert key not in str(caught.value)
     assert "***" in str(caught.value)
+
+
+async def test_a_refused_key_of_another_provider_says_whose_it_is() -> None:
+    """An Anthropic key in OPENAI_API_KEY (or an OpenAI key in ANTHROPIC_API_KEY). Before:
+    "the API key from OPENAI_API_KEY was refused", and the user checked a key that was right,
+    for another service."""
+    import httpx
+
+    from rho_adapters.fakes import FakeClock
+    from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint
+
+    key = "sk-ant-api03-0123456789abcdef"
+    model, _, _ = make_model(http_error(401, "bad key"), api_key=key, key_variable="OPENAI_API_KEY")
+    with pytest.raises(AuthenticationError) as refused:
+        await collect(model)
+    assert "the key is an Anthropic key (sk-ant-...)" in str(refused.value)
+    assert "--provider anthropic" in str(refused.value)
+    assert key not in str(refused.value)
+
+    answer = {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+    said = []
+    for sent in ("sk-proj-0123456789abcdef", key):
+        anthropic = AnthropicModel(
+            model="claude-x",
+            endpoint=ModelEndpoint(
+                base_url="http://fake.test", api_key=sent, key_variable="ANTHROPIC_API_KEY"
+            ),
+            http=ClientPool(
+                transport=httpx.MockTransport(lambda _: httpx.Response(401, json=answer))
+            ),
+            clock=FakeClock(),
+        )
+        with pytest.raises(AuthenticationError) as refused:
+            await collect(anthropic)
+        said.append(str(refused.value))
+    assert "looks like an OpenAI key (sk-...), not an Anthropic one" in said[0]
+    assert "key is" not in said[1]  # Anthropic's own kind of key: nothing to add
+    assert "looks like" not in said[1]

@@ -27,7 +27,7 @@ from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
-from rho_adapters.model.tls import transport_for
+from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http, transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 from rho_domain.url_logins import hide_url_logins
 
@@ -277,6 +277,8 @@ class HttpTransport:
             yield
         except httpx.HTTPError as exc:
             said = str(exc).replace(self.url, self.shown_url)  # httpx may quote the URL
+            if answered_plain_http(exc):
+                said = PLAIN_HTTP_ANSWER
             raise McpError(
                 f"MCP server {self.server!r} at {self.shown_url}: {type(exc).__name__}: {said}",
                 server=self.server,

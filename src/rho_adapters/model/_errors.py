@@ -13,9 +13,11 @@ variable the key came from, ``--model`` and the ``/v1`` path.
 from __future__ import annotations
 
 import contextlib
+import socket
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from rho_domain.errors import (
     AuthenticationError,
@@ -123,6 +125,10 @@ def _mapped(exc: Exception, idle_timeout: float | None) -> ModelError | None:
                 f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
                 "check the server or the proxy in front of it"
             )
+    from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http
+
+    if isinstance(exc, _kinds("ConnectError")) and answered_plain_http(exc):
+        return ModelProtocolError(PLAIN_HTTP_ANSWER)  # the URL: explain() adds it
     return ModelConnectionError(f"connection to the model server failed: {detail}")
 
 
@@ -174,6 +180,10 @@ def explain(
     """
     if not isinstance(exc, ContextLengthExceeded):
         _add_endpoint_hint(exc, model, url, key_variable, has_key, provider)
+    if isinstance(exc, AuthenticationError) and key is not None:
+        mismatch = _other_providers_key(key, provider)
+        if mismatch:
+            add_hint(exc, mismatch)
     # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
     # words may quote that URL: the message goes to the trace, --json and the terminal.
     if exc.args:
@@ -207,8 +217,12 @@ def _add_endpoint_hint(
         hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
     elif isinstance(exc, (ModelConnectionError, ModelTimeout)) and _never_answered(exc):
         # the adapter serves the CLI and the library: name both spellings of the setting
-        hint = f"{where}: is the server running there? check the base URL (--base-url, "
-        hint += "OPENAI_BASE_URL or AgentConfig.base_url)"
+        setting = "the base URL (--base-url, OPENAI_BASE_URL or AgentConfig.base_url)"
+        hint = f"{where}: is the server running there? check {setting}"
+        if _unresolved(exc):  # a typo'd host, or no DNS: "running there" misleads
+            host = urlsplit(url).hostname
+            hint = f"{where}: the host name {host!r} could not be resolved (DNS): check its "
+            hint += f"spelling in {setting}, and that this machine reaches a name server"
     elif isinstance(exc, ModelTimeout):
         hint = f"{where}: the server took the call, then went quiet; a slow model may need a "
         hint += "longer timeout (--timeout, AgentConfig.model_timeout)"
@@ -220,6 +234,38 @@ def _add_endpoint_hint(
     else:
         hint = where
     add_hint(exc, hint)
+
+
+def _other_providers_key(key: str, provider: str) -> str:
+    """What to say when the refused ``key`` is plainly another provider's: an Anthropic key
+    (``sk-ant-``) sent to an OpenAI-compatible server, or an OpenAI one (``sk-proj-``, any
+    other ``sk-``) to Anthropic; "" otherwise. Before, the hint said only that the key "was
+    refused", and the user checked a key that was right, for another service."""
+    anthropic = key.startswith("sk-ant-")
+    if anthropic and provider != "anthropic":
+        return (
+            "the key is an Anthropic key (sk-ant-...): for Anthropic's API set "
+            "ANTHROPIC_API_KEY and give no OpenAI base URL, or pass --provider anthropic"
+        )
+    if provider == "anthropic" and key.startswith("sk-") and not anthropic:
+        return (
+            "the key looks like an OpenAI key (sk-...), not an Anthropic one (sk-ant-...): "
+            "check ANTHROPIC_API_KEY"
+        )
+    return ""
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """True when a ``socket.gaierror`` is in ``exc``'s cause chain: the URL's host name has no
+    address (``Name or service not known``, ``Temporary failure in name resolution``)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a short chain; a cycle through __context__ must end
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _never_answered(exc: ModelError) -> bool:

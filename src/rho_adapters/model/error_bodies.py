@@ -11,6 +11,7 @@ import them where they raise).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping
@@ -61,8 +62,38 @@ def error_payload(body: str) -> tuple[str, str]:
     try:
         data: Any = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser: as text
+        if _is_html(body):
+            return html_page(body), ""
         return said(body.strip()), ""
     return _describe(data)
+
+
+HTML_PAGE_CHARS = 300
+"""Characters of an HTML page's text quoted in the error."""
+
+
+def html_page(body: str) -> str:
+    """What an HTML error page says, for an error's message: its text without markup, cut to
+    ``HTML_PAGE_CHARS``, named as a page that is no API's error. A web server or a proxy on
+    the base URL (Python's ``http.server`` answers a POST with 501) sent it, and its markup
+    was quoted whole, up to 1,000 characters of tags, with no word on what to fix."""
+    text = re.sub(r"<[^>]*>", " ", re.sub(_HIDDEN, " ", body, flags=re.IGNORECASE))
+    text = " ".join(html.unescape(text).split())
+    return (
+        "the server answered with an HTML page, not an API's error (is the base URL an "
+        "OpenAI-compatible or Anthropic API? it usually ends in /v1): "
+        f"{said(text, HTML_PAGE_CHARS)!r}"
+    )
+
+
+# A style sheet or a script is no text. One holding a `<` is left as text: `[^<]*` and `[^>]*`
+# cannot backtrack over the page (64 KiB at most, ERROR_BODY_BYTES) as `.*?` could.
+_HIDDEN = r"<(script|style)\b[^>]*>[^<]*</\1\s*>"
+
+
+def _is_html(body: str) -> bool:
+    start = body.lstrip()[:15].lower()
+    return start.startswith(("<!doctype html", "<html"))
 
 
 SAID_CHARS = 1_000

@@ -1,12 +1,12 @@
 """When to retry a model call, and how long to wait.
 
 Retried: 408, 409, 429, 498 (Groq flex), 5xx including 529, and connection failures — but only
-before any output reached the caller. Not retried: other 4xx, ``insufficient_quota``, and a
-server delay above ``max_server_delay`` (the server says "much later": fail now, let the user
-decide). The wait honours ``retry-after-ms``, ``retry-after`` (seconds or HTTP date) and the
-``x-ratelimit-reset-*`` headers (``1s``, ``6m0s``, ``2m59.56s``, ``11.38``), else (none, or
-a negative one: a date past) a jittered exponential backoff
-``min(base * 2**n, cap) * U(0.75, 1)``.
+before any output reached the caller. Not retried: other 4xx, 501 and 505,
+``insufficient_quota``, and a server delay above ``max_server_delay`` (the server says "much
+later": fail now, let the user decide). The wait honours ``retry-after-ms``, ``retry-after``
+(seconds or HTTP date) and the ``x-ratelimit-reset-*`` headers (``1s``, ``6m0s``,
+``2m59.56s``, ``11.38``), else (none, or a negative one: a date past) a jittered exponential
+backoff ``min(base * 2**n, cap) * U(0.75, 1)``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ import attrs
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 498})
+NEVER_TRANSIENT = frozenset({501, 505})
+"""5xx statuses that say the server does not implement the request (a plain web server asked to
+POST: Python's ``http.server`` answers 501) or its HTTP version: retrying only delayed the
+error."""
 # compiled by re (and kept in its cache) with the first duration read, not at import
 _DURATION = r"(\d+(?:\.\d+)?)(ms|h|m|s)"
 
@@ -45,6 +49,8 @@ class RetryPolicy:
             return False  # billing, not load: waiting will not help
         if "validation error" in body:
             return False  # a request the server cannot parse (llama-cpp-python's 500, capture 17)
+        if status in NEVER_TRANSIENT:
+            return False  # the server cannot do this request at all, now or later
         return status in RETRYABLE_STATUSES or status >= 500
 
     def backoff(self, retries_taken: int, rng: random.Random) -> float:

@@ -124,3 +124,30 @@ class RoutedTransport(httpx.AsyncBaseTransport):
         routes, self._by_route, self._by_origin = list(self._by_route.values()), {}, {}
         for transport in routes:
             await transport.aclose()
+
+
+_PLAIN_HTTP_REASONS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE"})
+"""OpenSSL's reasons when the peer's first bytes are no TLS record (``HTTP/1.1 400``...): 1.1
+and 3.0 say the first, 3.2 and later the second."""
+
+
+PLAIN_HTTP_ANSWER = (
+    "the server answered in plain HTTP, not TLS: the URL should start with http://, not https://"
+)
+"""What the model clients, the MCP client and ``rho-agent --server`` say for that failure."""
+
+
+def answered_plain_http(exc: BaseException) -> bool:
+    """True when ``exc`` (an httpx ``ConnectError``) or one of its causes is the TLS handshake
+    failing because the server answered in plain HTTP: an ``https://`` URL for an ``http://``
+    server, the usual local model server. Said as what to fix (the scheme), not as OpenSSL's
+    ``[SSL: WRONG_VERSION_NUMBER] wrong version number``, and not retried: the next handshake
+    meets the same server."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; a cycle through __context__ must end
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError) and seen.reason in _PLAIN_HTTP_REASONS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

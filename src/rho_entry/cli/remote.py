@@ -43,8 +43,14 @@ def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         _say(f"rho-agent: {args.server}: {exc}")
         return exit_codes.USAGE
     except OSError as exc:  # httpx's connection errors are OSErrors' cousins; name the URL
-        _say(f"rho-agent: cannot reach {args.server}: {exc}")
+        _say(f"rho-agent: cannot reach {args.server}: {_unreachable(exc)}")
         return exit_codes.USAGE
+
+
+def _unreachable(exc: BaseException) -> str:
+    from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http
+
+    return PLAIN_HTTP_ANSWER if answered_plain_http(exc) else str(exc)
 
 
 async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -60,7 +66,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         session_id, after = await _start(client, args)
         return await _follow(client, session_id, after, args)
     except httpx.TransportError as exc:
-        _say(f"rho-agent: cannot reach {args.server}: {exc}")
+        _say(f"rho-agent: cannot reach {args.server}: {_unreachable(exc)}")
         return exit_codes.USAGE
     finally:
         await client.aclose()

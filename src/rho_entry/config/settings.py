@@ -19,7 +19,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -32,11 +32,14 @@ from rho_domain.url_logins import hide_url_logins
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config import env_settings
 from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.endpoint_checks import (
+    api_key_variable,
+    hosted_key_missing,
+    missing_endpoint,
+    provider_of,
+)
 from rho_entry.config.env_settings import ENV_VARS, FLOAT_FIELDS, INT_FIELDS, parse_env
 from rho_entry.config.home import absolute, config_dir
-
-if TYPE_CHECKING:
-    from rho_adapters.model.providers import Provider
 
 __all__ = [
     "ENV_VARS",
@@ -72,31 +75,6 @@ class Settings:
 def environment() -> Mapping[str, str]:
     """The process environment (the one sanctioned read of os.environ in the CLI)."""
     return os.environ
-
-
-def provider_of(config: AgentConfig, env: Mapping[str, str] | None = None) -> Provider:
-    """The provider row for ``config``: the named one, else guessed from the base URL, else
-    (no base URL) from the model name or from which provider key alone is set in ``env``.
-
-    Raises ConfigError for an unknown provider.
-    """
-    from rho_adapters.model.providers import resolve_provider
-
-    keys: set[str] = set()
-    if not (config.provider or config.base_url):  # only then do the keys set decide
-        keys = {name for name, value in (env or {}).items() if value and name.endswith("_API_KEY")}
-    return resolve_provider(config.provider, config.base_url, model=config.model, keys_set=keys)
-
-
-def api_key_variable(config: AgentConfig, env: Mapping[str, str] | None = None) -> str:
-    """The environment variable the API key is read from: ``api_key_env``, else the
-    provider's ``key_variable`` (``provider_of``; ``rho_adapters.model.providers``).
-
-    Raises ConfigError for an unknown provider.
-    """
-    if config.api_key_env:
-        return config.api_key_env
-    return provider_of(config, env).key_variable
 
 
 def resolve_settings(
@@ -185,30 +163,12 @@ def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
     return f"{name} at {shown or row.default_base_url or '?'}"
 
 
-def missing_endpoint(config: AgentConfig, env: Mapping[str, str]) -> str | None:
-    """Why no model call of ``config`` could work, or None: no base URL (in the config or
-    ``env``) and no API key for a hosted provider. The demo model and a provider whose default
-    server is local (ollama, llama.cpp, vLLM) need neither. Raises ConfigError for an unknown
-    provider. The library and ``rho-agent serve`` refuse to start on it; the CLI says more
-    (``check_endpoint``)."""
-    if config.model == DEMO_MODEL:
-        return None
-    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
-    if url:
-        return None
-    variable = api_key_variable(config, env)
-    provider = provider_of(config, env)
-    if env.get(variable) or not provider.default_base_url.startswith("https://"):
-        return None
-    return (
-        f"no model endpoint configured: {variable} is not set and no base URL is given "
-        f"(the {provider.name} API needs a key)"
-    )
-
-
 def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
     """Fail early, with instructions, when no endpoint and no API key are configured."""
     config = settings.config
+    hosted = hosted_key_missing(config, env)  # https://api.openai.com/v1 without its key
+    if hosted is not None:
+        raise ConfigError(hosted)
     variable = api_key_variable(config, env)
     if settings.is_demo or config.base_url or env.get(variable):
         return
