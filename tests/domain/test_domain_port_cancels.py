@@ -18,6 +18,7 @@ from domain_support import WriteNoteTool, make_session
 
 from rho_adapters.fakes import ManualSignals, MemoryExecutor, MemorySessionStore, call, text, tools
 from rho_domain import events as ev
+from rho_domain.errors import StoreError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.ports.commands import Command, CommandResult
 from rho_domain.run import RunStatus
@@ -117,3 +118,39 @@ async def test_an_unasked_cancel_from_the_signal_source_ends_the_run_in_error() 
     result = await session.run("go")
     assert (result.status, result.error_type) == (RunStatus.ERROR, "StoreError")
     assert f"the signal source test_domain_port_cancels._Signals {_SAID}" in (result.error or "")
+
+
+class _DeafSignals(ManualSignals):
+    """Its ``wait_for_cancel`` fails: a LISTEN connection lost, a control file unreadable."""
+
+    def __init__(self, failure: Exception) -> None:
+        super().__init__()
+        self.failure = failure
+
+    async def wait_for_cancel(self, session_id: str) -> None:
+        raise self.failure
+
+    async def export_requests(self, session_id: str) -> tuple[str, ...]:
+        await asyncio.sleep(0)  # a store's I/O: the watcher runs (the fakes never yield)
+        return ()
+
+
+async def test_a_signal_source_that_stops_listening_says_so_and_the_run_goes_on() -> None:
+    """Before: ``_watch`` dropped a ``RhoError`` in silence (an outside cancel, ``rho-agent
+    cancel``, a server's cancel, was not heard for the rest of the run, and nothing said so);
+    any other exception ended the watcher task unretrieved ("Task exception was never
+    retrieved" at the collector's whim), nothing in the trace."""
+    for failure in (StoreError("the LISTEN connection was lost"), OSError("control unreadable")):
+        store = MemorySessionStore()
+        turns = [tools(call("echo", {"text": "x"})), text("done")]
+        session = make_session(turns, signals=_DeafSignals(failure), store=store)
+        result = await session.run("go")
+        assert result.status is RunStatus.COMPLETED
+        said = [e for e in store.events(session.id) if isinstance(e, ev.ErrorOccurred)]
+        assert [e.error_type for e in said] == ["SignalSourceError"]
+        assert said[0].message == (
+            "the signal source test_domain_port_cancels._DeafSignals stopped listening for "
+            f"cancels ({type(failure).__name__}: {failure}): a cancel from outside this "
+            "process (rho-agent cancel, the server's) is not heard for the rest of this run; "
+            "one in this process (Ctrl+C, Session.cancel) still is"
+        )
