@@ -51,6 +51,9 @@ class _Executor(MemoryExecutor):
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         raise asyncio.CancelledError("elsewhere")
 
+    async def snapshot(self) -> str:  # the adapter's own, beyond the port
+        raise asyncio.CancelledError("elsewhere")
+
     async def run(self, command: Command) -> CommandResult:
         self.running.set()
         await asyncio.Event().wait()
@@ -73,6 +76,8 @@ class _Write(WriteNoteTool):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         if "path" in arguments:
             return await super().handle(arguments, ctx)
+        if "snapshot" in arguments:
+            return ToolOutput(content=await ctx.executor.snapshot())  # type: ignore[attr-defined]
         await ctx.executor.run(Command(shell="true"))
         return ToolOutput(content="ran")
 
@@ -97,6 +102,15 @@ async def test_an_unasked_cancel_from_the_executor_is_its_failure_an_asked_one_c
     session = make_session(turns, tools=[_Write()], executor=executor)
     result = await session.run("go")
     assert result.status is RunStatus.COMPLETED
+    said = [m.content for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert said[0].startswith(
+        f"Tool 'write' failed: ExecutorError: the executor test_domain_port_cancels._Executor "
+        f"{_SAID}"
+    )
+    # the executor's own coroutine function, beyond the port, is guarded alike
+    turns = [tools(call("write", {"snapshot": 1})), text("done")]
+    session = make_session(turns, tools=[_Write()], executor=executor)
+    assert (await session.run("go")).status is RunStatus.COMPLETED
     said = [m.content for m in session.state.messages if isinstance(m, ToolResultMessage)]
     assert said[0].startswith(
         f"Tool 'write' failed: ExecutorError: the executor test_domain_port_cancels._Executor "
