@@ -58,7 +58,7 @@ from rho_domain.config import AgentConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.value_methods import value_eq, value_hash, value_repr
-from rho_entry.config.home import absolute
+from rho_entry.config.home import absolute, expanded
 from rho_entry.resume_authority import ResumeAuthority, default_authority, resolve_profiles
 from rho_entry.resume_endpoint import held_endpoint
 from rho_entry.resume_hints import StoredWord
@@ -246,7 +246,7 @@ def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:
     if stored is None:
         return
     mine = Path(authority.workspace).resolve()
-    theirs = Path(stored).expanduser().resolve()
+    theirs = expanded(stored).resolve()
     if theirs == mine or mine in theirs.parents:
         return
     raise ConfigError(

@@ -18,6 +18,7 @@ from domain_support import WriteNoteTool, make_session
 
 from rho_adapters.fakes import ManualSignals, MemoryExecutor, MemorySessionStore, call, text, tools
 from rho_domain import events as ev
+from rho_domain.errors import StoreError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.ports.commands import Command, CommandResult
 from rho_domain.run import RunStatus
@@ -50,6 +51,9 @@ class _Executor(MemoryExecutor):
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         raise asyncio.CancelledError("elsewhere")
 
+    async def snapshot(self) -> str:  # the adapter's own, beyond the port
+        raise asyncio.CancelledError("elsewhere")
+
     async def run(self, command: Command) -> CommandResult:
         self.running.set()
         await asyncio.Event().wait()
@@ -72,6 +76,8 @@ class _Write(WriteNoteTool):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         if "path" in arguments:
             return await super().handle(arguments, ctx)
+        if "snapshot" in arguments:
+            return ToolOutput(content=await ctx.executor.snapshot())  # type: ignore[attr-defined]
         await ctx.executor.run(Command(shell="true"))
         return ToolOutput(content="ran")
 
@@ -101,6 +107,15 @@ async def test_an_unasked_cancel_from_the_executor_is_its_failure_an_asked_one_c
         f"Tool 'write' failed: ExecutorError: the executor test_domain_port_cancels._Executor "
         f"{_SAID}"
     )
+    # the executor's own coroutine function, beyond the port, is guarded alike
+    turns = [tools(call("write", {"snapshot": 1})), text("done")]
+    session = make_session(turns, tools=[_Write()], executor=executor)
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    said = [m.content for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert said[0].startswith(
+        f"Tool 'write' failed: ExecutorError: the executor test_domain_port_cancels._Executor "
+        f"{_SAID}"
+    )
     session = make_session(
         [tools(call("write", {"command": "true"})), text("done")],
         tools=[_Write()],
@@ -117,3 +132,39 @@ async def test_an_unasked_cancel_from_the_signal_source_ends_the_run_in_error() 
     result = await session.run("go")
     assert (result.status, result.error_type) == (RunStatus.ERROR, "StoreError")
     assert f"the signal source test_domain_port_cancels._Signals {_SAID}" in (result.error or "")
+
+
+class _DeafSignals(ManualSignals):
+    """Its ``wait_for_cancel`` fails: a LISTEN connection lost, a control file unreadable."""
+
+    def __init__(self, failure: Exception) -> None:
+        super().__init__()
+        self.failure = failure
+
+    async def wait_for_cancel(self, session_id: str) -> None:
+        raise self.failure
+
+    async def export_requests(self, session_id: str) -> tuple[str, ...]:
+        await asyncio.sleep(0)  # a store's I/O: the watcher runs (the fakes never yield)
+        return ()
+
+
+async def test_a_signal_source_that_stops_listening_says_so_and_the_run_goes_on() -> None:
+    """Before: ``_watch`` dropped a ``RhoError`` in silence (an outside cancel, ``rho-agent
+    cancel``, a server's cancel, was not heard for the rest of the run, and nothing said so);
+    any other exception ended the watcher task unretrieved ("Task exception was never
+    retrieved" at the collector's whim), nothing in the trace."""
+    for failure in (StoreError("the LISTEN connection was lost"), OSError("control unreadable")):
+        store = MemorySessionStore()
+        turns = [tools(call("echo", {"text": "x"})), text("done")]
+        session = make_session(turns, signals=_DeafSignals(failure), store=store)
+        result = await session.run("go")
+        assert result.status is RunStatus.COMPLETED
+        said = [e for e in store.events(session.id) if isinstance(e, ev.ErrorOccurred)]
+        assert [e.error_type for e in said] == ["SignalSourceError"]
+        assert said[0].message == (
+            "the signal source test_domain_port_cancels._DeafSignals stopped listening for "
+            f"cancels ({type(failure).__name__}: {failure}): a cancel from outside this "
+            "process (rho-agent cancel, the server's) is not heard for the rest of this run; "
+            "one in this process (Ctrl+C, Session.cancel) still is"
+        )

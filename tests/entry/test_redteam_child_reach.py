@@ -3,6 +3,7 @@ session of the store, so a rewritten trace could name any session waiting for an
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -80,3 +81,51 @@ async def test_a_trace_naming_another_session_as_its_child_continues_nothing(
     assert f"session {victim.id} is not a sub-agent of session {parent.id}" in answer
     assert "victim.txt" not in executor.files
     assert (root / victim.id / "trace.jsonl").read_bytes() == victim_trace
+
+
+class _Store(FileSessionStore):
+    """Its ``open`` of the session ``failing`` names raises an unasked CancelledError."""
+
+    failing = ""
+
+    async def open(self, session_id: str) -> Any:
+        if session_id == self.failing:
+            raise asyncio.CancelledError("elsewhere")
+        return await super().open(session_id)
+
+
+async def test_an_unasked_cancel_from_the_store_reopening_a_child_is_the_store_s_failure(
+    tmp_path: Path,
+) -> None:
+    """Before: ``SubAgents.resume`` awaited the store's ``open`` (and ``release``) bare: a
+    CancelledError nothing asked for left the parent's run as a cancel of its caller (out of
+    ``Session.run``, no result). Now the delegate call's error, naming the store."""
+    store = _Store(tmp_path / "sessions")
+    executor = MemoryExecutor()
+    parent = await _waiting(
+        store, tmp_path, executor,
+        [tools(call("delegate", {"instruction": "write"}, id="d1")),
+         tools(call("write", {"path": "n.txt", "content": "x"}, id="w1"))],
+    )  # fmt: skip
+    resumed = await Session.resume(
+        parent.id,
+        store=store,
+        overrides={"profile": "developer"},
+        model=ScriptedModel([text("parent: done")]),
+        executor=executor,
+    )
+    child = next(p.name for p in store.root.iterdir() if p.name != parent.id)
+    store.failing = child
+    resumed.resolve_approval("d1", True)
+    try:
+        result = await resumed.run()
+    finally:
+        await resumed.close()
+    assert result.status is RunStatus.COMPLETED  # the delegate call failed, the run went on
+    (answer,) = [
+        m.content
+        for m in resumed.state.messages
+        if isinstance(m, ToolResultMessage) and m.call_id == "d1"
+    ]
+    said = "the sub-agent could not continue: the store test_redteam_child_reach._Store raised"
+    assert answer.startswith(f"{said} CancelledError(elsewhere) although nothing cancelled it")

@@ -22,6 +22,7 @@ handler stops a statement whose temporary files (a sort that spills) pass
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import urllib.parse
@@ -101,7 +102,7 @@ class SqliteDatabase(ThreadedDatabase):
             path
             and not path.startswith("file:")
             and path != ":memory:"
-            and not Path(path).expanduser().is_file()
+            and not Path(os.path.expanduser(path)).is_file()
         ):
             found.append(f"database {self.alias!r}: no SQLite file at {path}")
         return found

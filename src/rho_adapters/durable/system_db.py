@@ -7,6 +7,7 @@ every message and log line.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ def system_db_url(given: str) -> str:
     if not text:
         raise ConfigError("the durable runs' database is empty: pass a SQLite path or a URL")
     if "://" not in text:
-        return f"sqlite:///{Path(text).expanduser().resolve()}"
+        return f"sqlite:///{Path(os.path.expanduser(text)).resolve()}"
     if text.startswith("postgres://"):
         text = "postgresql://" + text.removeprefix("postgres://")
     if not text.startswith(_SCHEMES):

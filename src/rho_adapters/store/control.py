@@ -62,7 +62,7 @@ class FileSessions(SessionCatalog, SessionControl):
     """The sessions under ``root`` (``<home>/sessions``), read and signalled through files."""
 
     def __init__(self, root: Path | str, *, poll: float = FOLLOW_POLL_SECONDS) -> None:
-        self.root = Path(root).expanduser()
+        self.root = Path(os.path.expanduser(root))
         self._poll = poll
         self._marks = TraceMarks()
 

@@ -90,7 +90,7 @@ class FileSessionStore(SessionStore, SignalingStore):
     """
 
     def __init__(self, root: Path | str, *, heartbeat: float = HEARTBEAT_SECONDS) -> None:
-        self.root = Path(root).expanduser()
+        self.root = Path(os.path.expanduser(root))
         self._heartbeat = heartbeat
         self._open: dict[str, HeldSession] = {}
         self._last_config: tuple[str, bytes] | None = None  # see _config_text

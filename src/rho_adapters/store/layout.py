@@ -227,7 +227,7 @@ def resolve(root: Path, ref: str) -> SessionPaths:
     if not ref.strip():  # ``"$ID"`` with ID unset: "no session matches ''" said no more
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if os.sep in ref or ref.startswith("."):
-        path = Path(ref).expanduser()
+        path = Path(os.path.expanduser(ref))
         # os.path.exists: a name past NAME_MAX raised OSError out of Path.exists
         if os.path.exists(path / "trace.jsonl") or os.path.exists(path / "meta.json"):
             return SessionPaths(path.resolve())

@@ -6,6 +6,7 @@ process may be running, or that finished long ago.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -45,7 +46,7 @@ def load_recording(path: str | Path) -> Recording:
     Raises StoreError naming the path when it is not a session directory, or when a file of it
     is a link (``confined``).
     """
-    where = Path(path).expanduser()
+    where = Path(os.path.expanduser(path))
     directory = where.parent if where.name == "trace.jsonl" else where
     paths = SessionPaths(directory)
     if not paths.config.is_file() or not paths.trace.is_file():

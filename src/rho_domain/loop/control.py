@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from rho_domain import events as ev
 from rho_domain.errors import RhoError
+from rho_domain.loop.cancel_watch import DEAF, watch_for_cancel
 from rho_domain.loop.guarded_ports import GuardedSignals
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
@@ -43,7 +44,7 @@ class RunControl:
         self.journal = journal
         self._cancel = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the current run's
-        self._watcher: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[str | None] | None = None  # ``cancel_watch``
         # What wakes each ``race`` in progress: one callback per race instead of a task
         # waiting on the event (a race runs for every model call and tool call).
         self._wakers: set[Callable[[], None]] = set()
@@ -105,7 +106,8 @@ class RunControl:
         self.deadline, self.out_of_time = None, False
         if self.signals is not None:
             await self.signals.clear_cancel(self.session_id)
-            self._watcher = asyncio.ensure_future(self._watch())
+            watching = watch_for_cancel(self.signals, self.session_id, self.cancel)
+            self._watcher = asyncio.ensure_future(watching)
 
     async def stop(self) -> None:
         """Stop listening and clear what was signalled to this run, whatever ended it: a
@@ -124,17 +126,22 @@ class RunControl:
         with contextlib.suppress(RhoError):
             await self.signals.clear_pause(self.session_id)
 
-    async def _watch(self) -> None:
-        assert self.signals is not None
-        with contextlib.suppress(RhoError):
-            await self.signals.wait_for_cancel(self.session_id)
-            self.cancel()
+    async def _say_deaf(self) -> None:
+        """Record, once, that the signal source stopped listening (``cancel_watch``)."""
+        watcher = self._watcher
+        if watcher is None or not watcher.done() or watcher.cancelled():
+            return
+        self._watcher = None
+        if (said := watcher.result()) is not None:
+            at = self.journal.clock.now()
+            await self.journal.emit(ev.ErrorOccurred(at=at, error_type=DEAF, message=said))
 
     async def checkpoint(self, where: str) -> bool:
         """Answer export requests, wait while paused; return True if the run must stop
         (cancelled)."""
         clock = self.journal.clock
         await self.answer_exports()
+        await self._say_deaf()  # after the signal source was asked (its I/O let the watcher run)
         paused = self.signals is not None and not self.cancelled
         if paused and self.signals is not None and await self.signals.is_paused(self.session_id):
             await self.journal.emit(ev.Interrupted(at=clock.now(), reason="paused", detail=where))

@@ -19,8 +19,10 @@ the tool source's (``tool_refresh``), the approver's (``tool_approval``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rho_domain.errors import ExecutorError, RhoError, StoreError
 from rho_domain.plugged import failure_of, plugged_name
@@ -47,6 +49,22 @@ async def _through(awaitable: Awaitable[_T], port: object, error: type[RhoError]
         raise failure from exc
 
 
+def _passed_on(member: object, port: object, error: type[RhoError]) -> object:
+    """``member``, an adapter's own (beyond the port), as the guard gives it: a coroutine
+    function guarded as the port's members are. Passed through bare, an executor's own
+    ``async def`` (a snapshot, a sandbox's extra call) that let out an unasked
+    ``CancelledError`` was answered as the calling tool's own failure."""
+    if not inspect.iscoroutinefunction(member):
+        return member
+    call: Callable[..., Awaitable[Any]] = member
+
+    @functools.wraps(call)
+    async def guarded(*args: Any, **kwargs: Any) -> Any:
+        return await _through(call(*args, **kwargs), port, error)
+
+    return guarded
+
+
 class GuardedExecutor(Executor):
     """``executor``, each call's unasked ``CancelledError`` made an ``ExecutorError``."""
 
@@ -57,7 +75,7 @@ class GuardedExecutor(Executor):
 
     def __getattr__(self, name: str) -> object:
         # what an adapter adds beyond the port (a user's tool may read it) is the adapter's
-        return getattr(self.executor, name)
+        return _passed_on(getattr(self.executor, name), self.executor, ExecutorError)
 
     @property
     def working_dir(self) -> str:
@@ -112,7 +130,8 @@ class GuardedSignals(SignalSource):
         self.signals = signals
 
     def __getattr__(self, name: str) -> object:
-        return getattr(self.signals, name)  # an adapter's own members (``cancel_requested``)
+        # an adapter's own members (``cancel_requested``)
+        return _passed_on(getattr(self.signals, name), self.signals, StoreError)
 
     async def clear_cancel(self, session_id: str) -> None:
         """``SignalSource.clear_cancel``."""

@@ -18,11 +18,12 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import Budget
-from rho_domain.errors import SessionStateError
+from rho_domain.errors import SessionStateError, StoreError
 from rho_domain.loop.journal import Journal, Listener
 from rho_domain.loop.listeners import child_listener
 from rho_domain.loop.tally import RunTally, child_budget
 from rho_domain.messages import Usage
+from rho_domain.plugged import contained, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus, is_plain_id
@@ -155,21 +156,24 @@ class SubAgents:
                     f"sub-agent {answer.session_id!r} is not a session id; the trace that "
                     "names it was not written by rho-agent"
                 )
-            record, events = await store.open(answer.session_id)
+            # through ``contained``: the store's unasked CancelledError is its failure, named,
+            # not a cancel of the parent's run (``plugged.failure_of``)
+            by = f"the store {plugged_name(store)}"
+            record, events = await contained(store.open(answer.session_id), by, StoreError)
             if not is_sub_agent(record.parent_id, record.labels) or (
                 record.parent_id != self._parent.id
             ):
                 # the trace names any session of the store: continuing another's waiting call
                 # would run it under this parent's agent, approved by this parent's human (a
                 # fork of this parent names it as parent too, but is no sub-agent of it)
-                await store.release(record.id)
+                await contained(store.release(record.id), by, StoreError)
                 raise SessionStateError(
                     f"session {record.id} is not a sub-agent of session {self._parent.id}; "
                     "the trace that names it as one was changed"
                 )
             budget, spent = self._budget()
             if spent is not None:
-                await store.release(record.id)
+                await contained(store.release(record.id), by, StoreError)
                 raise SessionStateError(f"sub-agent {record.id} was not continued: {spent}")
             state = State.from_events(events)
             state.forget_recorded_approvals()  # the trace is data, as a resumed parent's

@@ -32,7 +32,7 @@ from rho_entry.cli.launch_files import (
 )
 from rho_entry.cli.presentation import animated, color, preview_lines
 from rho_entry.cli.stdin_task import task_from_stdin
-from rho_entry.config.home import config_dir
+from rho_entry.config.home import config_dir, expanded
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
     load_template,
@@ -146,7 +146,7 @@ def _base_config(args: argparse.Namespace, config_path: str | None) -> AgentConf
     if getattr(args, "mcp_config", None):
         from rho_entry.config.mcp_servers import with_mcp_file
 
-        base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
+        base = with_mcp_file(base or AgentConfig(), expanded(args.mcp_config))
     return base
 
 
@@ -169,12 +169,12 @@ def prepare(
         suggested = template_suggestions(template)
     system = args.system_prompt
     if system is not None and is_template_path(system):
-        template = load_template(Path(system).expanduser())
+        template = load_template(expanded(system))
         rendered = render_template(template, values)  # fail now on a missing variable
         if task is None and rendered.initial_prompt and not args.resume:
             task = rendered.initial_prompt
         suggested = {**template_suggestions(template), **suggested}
-        system = str(Path(system).expanduser().resolve())
+        system = str(expanded(system).resolve())
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
     transfers = _transfers(args, flags)
     flags["system_prompt"], flags["vars"] = system, values
@@ -201,7 +201,7 @@ def prepare(
         raise ConfigError("--json needs a task (an argument, --prompt, or stdin)")
     if not args.resume:
         check_endpoint(settings, env)
-    output = Path(args.output).expanduser() if args.output else None
+    output = expanded(args.output) if args.output else None
     downloads = transfers.downloads if transfers is not None else ()
     if args.force and output is None and not downloads:
         # silently ignored, it would promise what it cannot do
@@ -262,4 +262,4 @@ def _resume_ref(value: str | None) -> str | None:
     # os.path.isdir: an id past a file name's length raised OSError out of Path.is_dir
     if value is None or value == "latest" or not os.path.isdir(os.path.expanduser(value)):
         return value
-    return str(Path(value).expanduser().resolve())
+    return str(expanded(value).resolve())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:
     from rho_entry.config.template_values import PromptTemplate
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 def find_template(name: str, home: Path) -> Path:
     """The template file ``--prompt NAME`` names: a path, else ``NAME`` or ``NAME.md`` in
     the home's ``prompts/``; ``ConfigError`` naming where it looked."""
-    path = Path(name).expanduser()
+    path = expanded(name)
     if path.is_file():
         return path
     for candidate in (home / "prompts" / name, home / "prompts" / f"{name}.md"):
@@ -41,8 +42,8 @@ def is_template_path(value: str) -> bool:
     if "\n" in text:
         return False
     try:
-        return text.endswith(".md") or Path(text).expanduser().is_file()
-    except OSError:  # literal prompt text too long to be a file name
+        return text.endswith(".md") or expanded(text).is_file()
+    except (OSError, ConfigError):  # literal prompt text: too long, or "~word ..." no path
         return False
 
 
@@ -63,7 +64,7 @@ def load_schema(path: str) -> Any:
     from rho_entry.config.yaml_text import read_config_text
 
     text = read_config_text(
-        Path(path).expanduser(), where=f"--output-schema {path}", what="the answer's schema"
+        expanded(path), where=f"--output-schema {path}", what="the answer's schema"
     )
     try:
         return json.loads(text)
@@ -80,7 +81,7 @@ def load_config(path: str) -> AgentConfig:
     """The agent config file of ``--config`` or ``RHO_AGENT_CONFIG``."""
     from rho_entry.config.config_files import load_agent_config
 
-    return load_agent_config(Path(path).expanduser())
+    return load_agent_config(expanded(path))
 
 
 def check_output(path: Path, *, force: bool, interactive: bool) -> None:
@@ -98,15 +99,15 @@ def check_output(path: Path, *, force: bool, interactive: bool) -> None:
 
 def input_files(args: argparse.Namespace, home: Path, config_path: str | None) -> list[Path]:
     """The files this invocation reads its task, prompts, variables and config from."""
-    files = [Path(config_path).expanduser()] if config_path else []
+    files = [expanded(config_path)] if config_path else []
     if args.prompt is not None:
         files.append(find_template(args.prompt, home))
     if args.system_prompt is not None and is_template_path(args.system_prompt):
-        files.append(Path(args.system_prompt).expanduser())
+        files.append(expanded(args.system_prompt))
     if args.vars_file:
-        files.append(Path(args.vars_file).expanduser())
+        files.append(expanded(args.vars_file))
     if args.output_schema:
-        files.append(Path(args.output_schema).expanduser())
+        files.append(expanded(args.output_schema))
     return files
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from rho_domain.errors import RhoError
 from rho_domain.mcp_config import McpServerConfig
 from rho_entry.cli.terminal_text import visible
+from rho_entry.config.home import expanded
 from rho_entry.usage import UsageParser
 
 
@@ -48,8 +49,6 @@ def _servers(
     config_path: str | None, mcp_path: str | None, profile_name: str | None
 ) -> tuple[dict[str, McpServerConfig], dict[str, McpServerConfig], str]:
     """Every configured server, those a session would start, and the profile's name."""
-    from pathlib import Path
-
     import attrs
 
     from rho_domain.config import AgentConfig
@@ -60,9 +59,9 @@ def _servers(
     from rho_entry.wiring import profile_of
 
     path = config_path or environment().get("RHO_AGENT_CONFIG")
-    config = load_agent_config(Path(path).expanduser()) if path else AgentConfig()
+    config = load_agent_config(expanded(path)) if path else AgentConfig()
     if mcp_path:
-        config = with_mcp_file(config, Path(mcp_path).expanduser())
+        config = with_mcp_file(config, expanded(mcp_path))
     if profile_name:
         config = attrs.evolve(config, profile=profile_name)
     profile = profile_of(config)

@@ -24,6 +24,7 @@ from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.session_json import active_seconds, info_dict
 from rho_entry.cli.terminal_text import json_visible, shell_word, visible
+from rho_entry.config.home import expanded
 from rho_entry.config.stores import (
     Operator,
     choose_operator,
@@ -126,7 +127,7 @@ def sessions_root(directory: str | None) -> Path:
         from rho_entry.config.settings import environment
 
         return sessions_dir(environment())
-    path = Path(directory).expanduser()
+    path = expanded(directory)
     return path / "sessions" if (path / "sessions").is_dir() else path
 
 

@@ -28,6 +28,7 @@ from rho_domain.errors import ConfigError, RhoError
 from rho_domain.ports.executor import Executor
 from rho_domain.secrets import SecretPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:  # built with the first --upload
     from rho_domain.ports.commands import FileUpload
@@ -77,21 +78,21 @@ def parse_transfers(
         raise ConfigError("--dockerfile and --snapshot exclude each other: give one")
     text = None
     if dockerfile is not None:
-        path = Path(dockerfile).expanduser()
+        path = expanded(dockerfile)
         if not path.is_file():
             raise ConfigError(f"--dockerfile {dockerfile}: no such file")
         text = path.read_text(encoding="utf-8", errors="replace")
     ups = []
     for spec in uploads:
         local, remote = _split(spec, "--upload", "LOCAL:REMOTE (./data:/home/daytona/data)")
-        source = Path(local).expanduser()
+        source = expanded(local)
         if not source.exists():
             raise ConfigError(f"--upload {spec!r}: {local} does not exist")
         ups.append((source, remote))
     downs = []
     for spec in downloads:
         remote, local = _split(spec, "--download", "REMOTE:LOCAL (report.md:./report.md)")
-        downs.append((remote, Path(local).expanduser()))
+        downs.append((remote, expanded(local)))
     return Transfers(
         uploads=tuple(ups),
         downloads=tuple(downs),

@@ -25,7 +25,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.config.databases_env import databases_from_env
-from rho_entry.config.home import config_dir
+from rho_entry.config.home import config_dir, expanded
 from rho_entry.config.yaml_text import load_yaml, read_config_text
 
 if TYPE_CHECKING:  # built with the first database configured
@@ -42,9 +42,9 @@ def databases_config_path(
 ) -> tuple[Path | None, bool]:
     """The file to load and whether it was asked for by name (then it must exist)."""
     if explicit:
-        return Path(explicit).expanduser(), True
+        return expanded(explicit), True
     if env.get(ENV_VAR):
-        return Path(env[ENV_VAR]).expanduser(), True
+        return expanded(env[ENV_VAR], by=ENV_VAR), True
     return config_dir(env) / FILE_NAME, False
 
 

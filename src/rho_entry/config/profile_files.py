@@ -20,6 +20,7 @@ from rho_domain.permissions import (
     ShellMode,
     builtin_profile,
 )
+from rho_entry.config.home import expanded
 from rho_entry.config.mcp_servers import refuse_cut_denies
 from rho_entry.config.yaml_mappings import anchor_servers, converter, read_yaml_mapping, structure
 
@@ -133,7 +134,7 @@ def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -
         return spec
     if spec in BUILTIN_PROFILES:
         return builtin_profile(spec)
-    candidate = Path(spec).expanduser()
+    candidate = expanded(spec)
     if candidate.suffix in {".yaml", ".yml"} or candidate.is_file():
         if not candidate.is_file():
             raise ConfigError(f"profile file {spec!r} does not exist")

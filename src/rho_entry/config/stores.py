@@ -28,6 +28,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.lazy_names import lazy_names
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore, SignalingStore
+from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:  # the store's faces: built with the first choose_store or choose_operator
     from rho_entry.config.store_faces import Operator as Operator
@@ -120,7 +121,7 @@ def _file_root(value: str | Path | None, env: Mapping[str, str], origin: str) ->
 
         return sessions_dir(env)
     if isinstance(value, Path):
-        return _a_directory(value.expanduser(), origin)
+        return _a_directory(expanded(value, by=origin), origin)
     text = value.strip()
     if text.startswith("file://"):
         parts = urlsplit(text)
@@ -131,7 +132,7 @@ def _file_root(value: str | Path | None, env: Mapping[str, str], origin: str) ->
         raise _bad(text, origin, "the scheme is not one rho-agent knows")
     if not text:
         raise _bad(text, origin, "it is empty")
-    return _a_directory(Path(text).expanduser(), origin)
+    return _a_directory(expanded(text, by=origin), origin)
 
 
 def _a_directory(root: Path, origin: str) -> Path:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rho_entry.config.home import expanded
 from rho_entry.config.templates import (
     BUILTIN_DIR,
     load_template,
@@ -107,5 +108,5 @@ def template_path(system_prompt: str) -> Path | None:
     is read only when the resumer names the same file (``rho_entry.resume_policy``)."""
     text = system_prompt.strip()
     if text.endswith(".md") and "\n" not in text:
-        return Path(text).expanduser()
+        return expanded(text)
     return None

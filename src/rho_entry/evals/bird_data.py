@@ -21,6 +21,7 @@ import attrs
 from rho_domain.errors import ConfigError
 from rho_domain.evals.bird import BirdQuestion, LoadProblem, parse_question_lines, parse_questions
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.config.home import expanded
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +61,7 @@ def database_file(root: Path, split: str, db_id: str) -> Path:
 
 def load_bird(root: Path | str, *, split: str = "dev") -> BirdDataset:
     """Read the questions of ``split`` under ``root`` and find their databases."""
-    root = Path(root).expanduser()
+    root = expanded(root)
     if not root.is_dir():
         raise ConfigError(f"--data {root}: not a directory")
     path = questions_file(root, split)

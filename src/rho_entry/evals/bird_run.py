@@ -39,6 +39,7 @@ from rho_domain.run import RunResult, RunStatus
 from rho_domain.tools.factory import build_registry
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry import wiring
+from rho_entry.config.home import expanded
 from rho_entry.evals.bird_data import BirdDataset
 from rho_entry.evals.bird_results import ResultsFile, read_results
 from rho_entry.facade import Agent, Session
@@ -105,7 +106,7 @@ async def run_bird(
     todo = [q for q in selected if q.question_id not in earlier]
     if workspace is None:
         workspace = out.parent / f"{out.name}.workspace"
-    workspace = workspace.expanduser().resolve()
+    workspace = expanded(workspace).resolve()
     workspace.mkdir(parents=True, exist_ok=True)
     grader = Grader(dataset, config, workspace, timeout, model_factory, store, clock)
     results_file = ResultsFile(out)

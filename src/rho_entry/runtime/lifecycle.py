@@ -19,7 +19,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.agent import definition_of
-from rho_entry.config.home import config_dir
+from rho_entry.config.home import config_dir, expanded
 from rho_entry.durable.handle import DurableHandle
 from rho_entry.facade import Agent
 from rho_entry.resume_policy import resolve_profiles
@@ -97,7 +97,7 @@ def create_runtime(
         ports=ports,
         trace=trace,
         allowed_profiles=profiles,
-        allowed_roots=tuple(Path(r).expanduser().resolve() for r in allowed_roots),
+        allowed_roots=tuple(expanded(r).resolve() for r in allowed_roots),
     )
     if opened is not None:
         runtime.own_store(opened)

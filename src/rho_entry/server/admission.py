@@ -23,6 +23,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.config.home import expanded
 from rho_entry.resume_endpoint import Endpoint, other_provider
 from rho_entry.resume_policy import ResumeAuthority, authorise
 from rho_entry.server.bodies import CreateSession
@@ -86,7 +87,7 @@ class Admission:
     def working_dir(self, given: str | None) -> str:
         """A client's working directory, resolved, inside the roots and existing."""
         roots = self.settings.roots
-        path = roots[0] if given is None else roots[0] / Path(given).expanduser()
+        path = roots[0] if given is None else roots[0] / expanded(given)
         resolved = path.resolve()  # symlinks followed: a link out of a root is outside it
         if not self.inside_roots(resolved):
             shown = ", ".join(str(r) for r in roots)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_domain.errors import ConfigError, RhoError
+from rho_entry.config.home import expanded
 from rho_entry.server.authority import LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import (
     DEFAULT_HOST,
@@ -198,7 +199,7 @@ def main(argv: Sequence[str]) -> int:
         if ns.mcp_config:
             from rho_entry.config.mcp_servers import with_mcp_file
 
-            config = with_mcp_file(config, Path(ns.mcp_config).expanduser())
+            config = with_mcp_file(config, expanded(ns.mcp_config))
         check_endpoint(config, env)
         from rho_entry.wiring import database_warnings
 
@@ -274,7 +275,7 @@ def check_token_home(home: Path, roots: tuple[Path, ...]) -> None:
     directory), unless the secrets policy already hides it (``~/.config/rho-agent``)."""
     from rho_domain.secrets import DEFAULT_POLICY
 
-    folder = home.expanduser().resolve() / "server"
+    folder = expanded(home).resolve() / "server"
     if DEFAULT_POLICY.is_secret(str(folder / "x.token")):
         return
     for root in roots:

@@ -30,7 +30,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
-from rho_entry.config.home import current_dir
+from rho_entry.config.home import current_dir, expanded
 from rho_entry.server.authority import host_name
 
 TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, not a secret
@@ -173,7 +173,7 @@ def check_roots(roots: tuple[str | Path, ...], origin: str) -> tuple[Path, ...]:
     relative root with the current directory removed is a ConfigError naming ``origin``."""
     resolved = []
     for root in roots:
-        path = Path(root).expanduser()
+        path = expanded(root)
         if not path.is_absolute():
             path = Path(current_dir(f"give {origin} absolute paths")) / path
         path = path.resolve()
