@@ -74,6 +74,12 @@ SETUP = [
                 "SELECT trim(both 'x' from u.name) AS n, extract(year from now()) AS y "
                 "FROM users u WHERE u.id = 1",
             ),
+            # the server writes a JSON_TABLE column's type with its length, int(11): no call
+            (
+                "rho_sp_json",
+                "SELECT jt.x FROM users u JOIN JSON_TABLE('[7]', '$[*]' COLUMNS (x INT PATH '$')) "
+                "jt WHERE u.id = 1",
+            ),
         )
     ),
 ]
@@ -84,7 +90,7 @@ SETUP.append(
 )
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_trim, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
+    "rho_sp_sys, rho_sp_trim, rho_sp_json, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
     "mysql.rho_sp_seen, `rho_sp_V\u0130ew`, `rho_sp_\u1e9eig`",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
@@ -149,6 +155,8 @@ async def test_a_definers_view_over_the_unseen_is_refused_however_it_is_spelled(
             assert refusal in str(info.value), (sql, info.value)
         trimmed = await checked.query("SELECT n FROM rho_sp_trim", max_rows=5, timeout=5)
         assert trimmed.rows == (("user1",),)
+        json = await checked.query("SELECT x FROM rho_sp_json", max_rows=5, timeout=5)
+        assert json.rows == ((7,),)
         assert _max_connections(cursor) == before
         for sql, _ in CALLING:
             await unchecked.query(sql, max_rows=5, timeout=5)

@@ -539,6 +539,22 @@ CLASSIFIER_RULES = [
     ("postgres", "WITH x AS MATERIALIZED (TABLE t) SELECT * FROM x", ""),
     ("postgres", "SELECT materialized (1)", _NOT_LISTED.format("materialized")),
     ("postgres", "SELECT '1'::numeric(10, 2)", ""),
+    # a table function's column types (MariaDB writes JSON_TABLE's as int(11)); no call
+    # stands there, and anywhere else in it one is still judged
+    (
+        "mysql",
+        "SELECT jt.x FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x int(11) PATH '$', "
+        "`y` decimal(10,2) PATH '$', n FOR ORDINALITY, NESTED PATH '$.a' COLUMNS "
+        "(z varchar(3) PATH '$', e enum('a') PATH '$'))) jt",
+        "",
+    ),
+    (
+        "mysql",
+        "SELECT 1 FROM JSON_TABLE('[1]', '$' COLUMNS (x int PATH '$' DEFAULT f(1) ON EMPTY)) j",
+        "the function f() is not on the mysql list",
+    ),
+    ("mysql", "SELECT columns(a, b f(1)) FROM t", "the function columns() is not on the mysql"),
+    ("mysql", "SELECT x FROM t WHERE a IN (b, c f(1))", "the function f() is not on the mysql"),
     ("postgres", "SELECT '1'::character varying(3)", ""),
     ("postgres", "SELECT CAST('1' AS varchar(3))", ""),
     ("postgres", "SELECT varying(3)", _NOT_LISTED.format("varying")),
