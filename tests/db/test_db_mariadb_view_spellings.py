@@ -15,7 +15,9 @@ measured against a definer's view calling a stored function's ``SET GLOBAL``, or
   own, judged by its query alone; and an administrator's view in ``mysql`` (calling the
   function) was taken for the installer's, never judged, named or read through another;
   and a view named ``rho_sp_Vİew`` or ``rho_sp_ẞig`` was keyed by Python's lower case, which
-  the check, folding as the server does, never looked up.
+  the check, folding as the server does, never looked up; and ``rho_hid.seq_٣_to_5`` (an
+  Arabic-Indic three, which Python's ``\\d`` reads as a digit and the SEQUENCE engine does not)
+  passed as the engine's.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ SETUP = [
             ("rho_sp_case", "SELECT a FROM RHO_SEEN.tune"),
             ("rho_sp_seq", "SELECT p FROM rho_hid.SEQ_1_TO_3"),
             ("rho_sp_sys", "SELECT a FROM Sys.version"),
+            # not the SEQUENCE engine's: it reads ASCII digits only (an Arabic-Indic three)
+            ("`rho_hid`.`seq_\u0663_to_5`", "SELECT rho.rho_spell_tune() AS a"),
+            ("rho_sp_digit", "SELECT a FROM `rho_hid`.`seq_\u0663_to_5`"),
             # a `from` inside extract() and trim() reads no relation: still read
             (
                 "rho_sp_trim",
@@ -90,7 +95,7 @@ SETUP.append(
 )
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_trim, rho_sp_json, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
+    "rho_sp_sys, rho_sp_digit, rho_sp_trim, rho_sp_json, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
     "mysql.rho_sp_seen, `rho_sp_V\u0130ew`, `rho_sp_\u1e9eig`",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
@@ -106,6 +111,7 @@ CALLING = [
     ("SELECT * FROM Sys.version", "the function rho.rho_spell_tune() is not on"),
     ("SELECT * FROM rho_sp_definer", "reads rho_hid.tune as its definer"),
     ("SELECT * FROM rho_sp_mysql", "reads mysql.rho_sp_tune as its definer"),
+    ("SELECT * FROM rho_sp_digit", "reads rho_hid.seq_\u0663_to_5 as its definer"),
     ("SELECT * FROM mysql.rho_sp_seen", "the view rho_sp_seen"),
     ("SELECT * FROM `rho_sp_V\u0130ew`", "rho_spell_tune"),
     ("SELECT * FROM rho_sp_\u1e9eig", "rho_spell_tune"),

@@ -70,7 +70,9 @@ _LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
 _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 _NAME = r"`(?:[^`]|``)*`"
 _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
-_SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
+# The SEQUENCE engine reads ASCII digits only: Python's \d took seq_\u0663_to_5 (an Arabic-Indic
+# three), any view's name, for the engine's, and one over a stored function's SET GLOBAL ran.
+_SEQUENCE_TABLE = re.compile(r"seq_[0-9]+_to_[0-9]+(?:_step_[0-9]+)?")
 # What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
 _CALLED = re.compile(r"\s*\(")
 # A view's query as a run of names, words, parentheses and other marks (literals emptied).
