@@ -665,12 +665,17 @@ def test_a_reading_that_fails_keeps_the_kind_an_earlier_reading_found() -> None:
 
 
 def test_allowed_functions_fold_as_the_dialect_folds_names() -> None:
-    """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``;
-    PostgreSQL keeps the catalog's spelling: ``"MyFunc"()`` is allowed, ``myfunc()`` is not."""
+    """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``,
+    and its database names are not; PostgreSQL keeps the catalog's spelling: ``"MyFunc"()`` is allowed, ``myfunc()`` is not."""
     mine = frozenset({"MyFunc"})
     assert classify("SELECT MYFUNC(1)", "mysql", allowed_functions=mine).read_only
     assert classify('SELECT "MyFunc"(1)', "postgres", allowed_functions=mine).read_only
     assert not classify("SELECT myfunc(1)", "postgres", allowed_functions=mine).read_only
+    # a database's name is told apart by case (lower_case_table_names=0): RHO is not rho
+    vetted = frozenset({"rho.Safe"})
+    assert classify("SELECT rho.SAFE(1)", "mysql", allowed_functions=vetted).read_only
+    refused = classify("SELECT RHO.safe(1)", "mysql", allowed_functions=vetted)
+    assert refused.reason.startswith("the function RHO.safe() is not on the mysql list")
 
 
 def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:
