@@ -20,7 +20,8 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
   shows the login that database's tables and views, none of their rows: a view over its
   tables then reads, and one over its views is judged by theirs (refused while their
   queries stay hidden, as above);
-- a ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table (``mysql_settings.remote_refusal``).
+- a ``FEDERATED``, ``CONNECT``, ``SPIDER`` or ``SPHINX`` table
+  (``mysql_settings.remote_refusal``).
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -51,7 +52,7 @@ _VIEWS = (
     "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
     "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
-    "WHERE ENGINE IN (%s, %s, %s)"
+    f"WHERE ENGINE IN ({', '.join(['%s'] * len(REMOTE_ENGINES))})"
 )
 # MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
 # only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
