@@ -101,7 +101,8 @@ SETUP.append(
 )
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_sysfn, rho_sp_digit, rho_sp_trim, rho_sp_json, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
+    "rho_sp_sys, rho_sp_sysfn, rho_sp_digit, rho_sp_trim, rho_sp_json, rho_sp_definer, "
+    "rho_sp_mysql, mysql.rho_sp_tune, "
     "mysql.rho_sp_seen, `rho_sp_V\u0130ew`, `rho_sp_\u1e9eig`",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",

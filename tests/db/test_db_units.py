@@ -666,7 +666,8 @@ def test_a_reading_that_fails_keeps_the_kind_an_earlier_reading_found() -> None:
 
 def test_allowed_functions_fold_as_the_dialect_folds_names() -> None:
     """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``,
-    and its database names are not; PostgreSQL keeps the catalog's spelling: ``"MyFunc"()`` is allowed, ``myfunc()`` is not."""
+    and its database names are not; PostgreSQL keeps the catalog's spelling: ``"MyFunc"()``
+    is allowed, ``myfunc()`` is not."""
     mine = frozenset({"MyFunc"})
     assert classify("SELECT MYFUNC(1)", "mysql", allowed_functions=mine).read_only
     assert classify('SELECT "MyFunc"(1)', "postgres", allowed_functions=mine).read_only

@@ -46,7 +46,7 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
 # whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
 _VIEWS = (
-    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
+    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "  # noqa: S608
     "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
     "'definer', 'view')) "
     "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
