@@ -15,7 +15,10 @@ measured against a definer's view calling a stored function's ``SET GLOBAL``, or
   own, judged by its query alone; and an administrator's view in ``mysql`` (calling the
   function) was taken for the installer's, never judged, named or read through another;
   and a view named ``rho_sp_Vİew`` or ``rho_sp_ẞig`` was keyed by Python's lower case, which
-  the check, folding as the server does, never looked up.
+  the check, folding as the server does, never looked up; and ``rho_hid.seq_٣_to_5`` (an
+  Arabic-Indic three, which Python's ``\\d`` reads as a digit and the SEQUENCE engine does not)
+  passed as the engine's; and a stored function ``Sys.format_bytes()`` passed as the ``sys``
+  schema's the check allows (a call's schema was folded to lower case).
 """
 
 from __future__ import annotations
@@ -42,7 +45,11 @@ SETUP = [
     "CREATE DATABASE RHO_SEEN",
     "CREATE DATABASE Sys",
     "GRANT SELECT, SHOW VIEW ON rho_seen.* TO 'rho_speller'@'%'",
-    "GRANT SELECT, SHOW VIEW ON `Sys`.* TO 'rho_speller'@'%'",
+    "GRANT SELECT, SHOW VIEW, EXECUTE ON `Sys`.* TO 'rho_speller'@'%'",
+    # a function of that database named like one of sys's the check allows
+    "CREATE DEFINER=root@localhost FUNCTION `Sys`.format_bytes(x BIGINT) RETURNS text "
+    "SQL SECURITY DEFINER BEGIN SET GLOBAL max_connections = @@GLOBAL.max_connections + 7; "
+    "RETURN 'x'; END",
     "CREATE TABLE rho_seen.tune (a INT)",
     *(
         f"CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW {view} AS {query}"
@@ -68,11 +75,21 @@ SETUP = [
             ("rho_sp_case", "SELECT a FROM RHO_SEEN.tune"),
             ("rho_sp_seq", "SELECT p FROM rho_hid.SEQ_1_TO_3"),
             ("rho_sp_sys", "SELECT a FROM Sys.version"),
+            ("rho_sp_sysfn", "SELECT Sys.format_bytes(1) AS a"),
+            # not the SEQUENCE engine's: it reads ASCII digits only (an Arabic-Indic three)
+            ("`rho_hid`.`seq_\u0663_to_5`", "SELECT rho.rho_spell_tune() AS a"),
+            ("rho_sp_digit", "SELECT a FROM `rho_hid`.`seq_\u0663_to_5`"),
             # a `from` inside extract() and trim() reads no relation: still read
             (
                 "rho_sp_trim",
                 "SELECT trim(both 'x' from u.name) AS n, extract(year from now()) AS y "
                 "FROM users u WHERE u.id = 1",
+            ),
+            # the server writes a JSON_TABLE column's type with its length, int(11): no call
+            (
+                "rho_sp_json",
+                "SELECT jt.x FROM users u JOIN JSON_TABLE('[7]', '$[*]' COLUMNS (x INT PATH '$')) "
+                "jt WHERE u.id = 1",
             ),
         )
     ),
@@ -84,7 +101,8 @@ SETUP.append(
 )
 TEARDOWN = [
     "DROP VIEW IF EXISTS rho_sp_alias, rho_sp_column, rho_sp_join, rho_sp_case, rho_sp_seq, "
-    "rho_sp_sys, rho_sp_trim, rho_sp_definer, rho_sp_mysql, mysql.rho_sp_tune, "
+    "rho_sp_sys, rho_sp_sysfn, rho_sp_digit, rho_sp_trim, rho_sp_json, rho_sp_definer, "
+    "rho_sp_mysql, mysql.rho_sp_tune, "
     "mysql.rho_sp_seen, `rho_sp_V\u0130ew`, `rho_sp_\u1e9eig`",
     *(f"DROP DATABASE IF EXISTS {name}" for name in ("rho_hid", "rho_seen", "RHO_SEEN", "Sys")),
     "DROP FUNCTION IF EXISTS rho_spell_tune",
@@ -98,8 +116,11 @@ CALLING = [
     ("SELECT * FROM rho_sp_case", "reads RHO_SEEN.tune as its definer"),
     ("SELECT * FROM rho_sp_sys", "the function rho.rho_spell_tune() is not on"),
     ("SELECT * FROM Sys.version", "the function rho.rho_spell_tune() is not on"),
+    ("SELECT Sys.format_bytes(1)", "the function Sys.format_bytes() is not on"),
+    ("SELECT * FROM rho_sp_sysfn", "the function Sys.format_bytes() is not on"),
     ("SELECT * FROM rho_sp_definer", "reads rho_hid.tune as its definer"),
     ("SELECT * FROM rho_sp_mysql", "reads mysql.rho_sp_tune as its definer"),
+    ("SELECT * FROM rho_sp_digit", "reads rho_hid.seq_\u0663_to_5 as its definer"),
     ("SELECT * FROM mysql.rho_sp_seen", "the view rho_sp_seen"),
     ("SELECT * FROM `rho_sp_V\u0130ew`", "rho_spell_tune"),
     ("SELECT * FROM rho_sp_\u1e9eig", "rho_spell_tune"),
@@ -149,6 +170,8 @@ async def test_a_definers_view_over_the_unseen_is_refused_however_it_is_spelled(
             assert refusal in str(info.value), (sql, info.value)
         trimmed = await checked.query("SELECT n FROM rho_sp_trim", max_rows=5, timeout=5)
         assert trimmed.rows == (("user1",),)
+        json = await checked.query("SELECT x FROM rho_sp_json", max_rows=5, timeout=5)
+        assert json.rows == ((7,),)
         assert _max_connections(cursor) == before
         for sql, _ in CALLING:
             await unchecked.query(sql, max_rows=5, timeout=5)

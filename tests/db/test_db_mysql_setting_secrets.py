@@ -9,7 +9,9 @@ suite's shared server, keeps ``SHOW VARIABLES``.
 
 A FEDERATED table is another server's: a read logs in there as the login its
 ``CONNECTION`` names, and ``SHOW CREATE TABLE`` printed that login's password. Refused
-where named, as PostgreSQL's foreign tables are.
+where named, as PostgreSQL's foreign tables are. So is a SPHINX table (MariaDB's ha_sphinx),
+whose read connects to the searchd its ``CONNECTION`` names, any host, and sends it the
+search: it passed the check.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from pathlib import Path
 
 import pytest
 from db_servers import running_mariadb
-from db_support import Server, adapter
+from db_support import Server, adapter, free_port
 
-from rho_domain.errors import StatementRefused
+from rho_domain.errors import DatabaseError, StatementRefused
 
 PASSPHRASE = "hunter2-filekey"
 READS = [
@@ -126,3 +128,32 @@ async def test_a_federated_table_is_refused(mariadb_server: Server, federated_ta
     finally:
         for db in (checked, unchecked):
             await db.aclose()
+
+
+async def test_a_sphinx_table_is_refused(mariadb_server: Server) -> None:
+    """The unchecked read shows the server connecting where the table says (nothing listens
+    there, so it fails at once); the checked one is refused."""
+    admin = mariadb_server.admin()
+    admin.autocommit(True)
+    cursor = admin.cursor()
+    cursor.execute("SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'SPHINX'")
+    if not cursor.fetchall():  # kept installed: UNINSTALL waits for every reader's end
+        cursor.execute("INSTALL SONAME 'ha_sphinx'")
+    port = free_port()
+    cursor.execute(
+        "CREATE TABLE rho_sx (id BIGINT UNSIGNED NOT NULL, weight INT NOT NULL, "
+        "query VARCHAR(255) NOT NULL, INDEX(query)) ENGINE=SPHINX "
+        f"CONNECTION='sphinx://127.0.0.1:{port}/idx'"
+    )
+    checked, unchecked = adapter(mariadb_server), adapter(mariadb_server, check=False)
+    try:
+        with pytest.raises(DatabaseError, match=r"connect to searchd \(host=127.0.0.1, errno=111"):
+            await unchecked.query("SELECT id FROM rho_sx WHERE query = 'x'", max_rows=1, timeout=10)
+        for sql in ("SELECT id FROM rho_sx WHERE query = 'x'", "SELECT id FROM rho.`RHO_SX`"):
+            with pytest.raises(StatementRefused, match="rho_sx is a SPHINX table: a read connects"):
+                await checked.query(sql, max_rows=1, timeout=10)
+    finally:
+        for db in (checked, unchecked):
+            await db.aclose()
+        cursor.execute("DROP TABLE IF EXISTS rho_sx")
+        admin.close()

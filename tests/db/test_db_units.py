@@ -539,6 +539,22 @@ CLASSIFIER_RULES = [
     ("postgres", "WITH x AS MATERIALIZED (TABLE t) SELECT * FROM x", ""),
     ("postgres", "SELECT materialized (1)", _NOT_LISTED.format("materialized")),
     ("postgres", "SELECT '1'::numeric(10, 2)", ""),
+    # a table function's column types (MariaDB writes JSON_TABLE's as int(11)); no call
+    # stands there, and anywhere else in it one is still judged
+    (
+        "mysql",
+        "SELECT jt.x FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x int(11) PATH '$', "
+        "`y` decimal(10,2) PATH '$', n FOR ORDINALITY, NESTED PATH '$.a' COLUMNS "
+        "(z varchar(3) PATH '$', e enum('a') PATH '$'))) jt",
+        "",
+    ),
+    (
+        "mysql",
+        "SELECT 1 FROM JSON_TABLE('[1]', '$' COLUMNS (x int PATH '$' DEFAULT f(1) ON EMPTY)) j",
+        "the function f() is not on the mysql list",
+    ),
+    ("mysql", "SELECT columns(a, b f(1)) FROM t", "the function columns() is not on the mysql"),
+    ("mysql", "SELECT x FROM t WHERE a IN (b, c f(1))", "the function f() is not on the mysql"),
     ("postgres", "SELECT '1'::character varying(3)", ""),
     ("postgres", "SELECT CAST('1' AS varchar(3))", ""),
     ("postgres", "SELECT varying(3)", _NOT_LISTED.format("varying")),
@@ -649,12 +665,18 @@ def test_a_reading_that_fails_keeps_the_kind_an_earlier_reading_found() -> None:
 
 
 def test_allowed_functions_fold_as_the_dialect_folds_names() -> None:
-    """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``;
-    PostgreSQL keeps the catalog's spelling: ``"MyFunc"()`` is allowed, ``myfunc()`` is not."""
+    """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``,
+    and its database names are not; PostgreSQL keeps the catalog's spelling: ``"MyFunc"()``
+    is allowed, ``myfunc()`` is not."""
     mine = frozenset({"MyFunc"})
     assert classify("SELECT MYFUNC(1)", "mysql", allowed_functions=mine).read_only
     assert classify('SELECT "MyFunc"(1)', "postgres", allowed_functions=mine).read_only
     assert not classify("SELECT myfunc(1)", "postgres", allowed_functions=mine).read_only
+    # a database's name is told apart by case (lower_case_table_names=0): RHO is not rho
+    vetted = frozenset({"rho.Safe"})
+    assert classify("SELECT rho.SAFE(1)", "mysql", allowed_functions=vetted).read_only
+    refused = classify("SELECT RHO.safe(1)", "mysql", allowed_functions=vetted)
+    assert refused.reason.startswith("the function RHO.safe() is not on the mysql list")
 
 
 def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:

@@ -61,12 +61,20 @@ def secret_settings(cursor: Any) -> dict[str, str]:
     return dict.fromkeys((*found, *ALL_SETTINGS), why)
 
 
-# Engines whose tables are another server's (information_schema.TABLES.ENGINE).
-REMOTE_ENGINES = ("FEDERATED", "CONNECT", "SPIDER")
+# Engines whose tables are another server's (information_schema.TABLES.ENGINE). SphinxSE
+# (MariaDB's ha_sphinx) sends each read's search to the searchd its CONNECTION names, any
+# host and port (measured: the server connected to the test's listener).
+REMOTE_ENGINES = ("FEDERATED", "CONNECT", "SPIDER", "SPHINX")
 
 
 def remote_refusal(name: str, engine: str) -> str:
     """Why the table ``name`` of the remote ``engine`` is refused."""
+    if engine == "SPHINX":
+        return (
+            f"the table {name} is a SPHINX table: a read connects to the searchd server its "
+            "connection names, any host, and sends it the read's search; query that "
+            "server directly"
+        )
     return (
         f"the table {name} is a {engine} table: a read logs in to another server as the "
         "login its connection names, and SHOW CREATE TABLE prints that login's password; "

@@ -20,7 +20,8 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
   shows the login that database's tables and views, none of their rows: a view over its
   tables then reads, and one over its views is judged by theirs (refused while their
   queries stay hidden, as above);
-- a ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table (``mysql_settings.remote_refusal``).
+- a ``FEDERATED``, ``CONNECT``, ``SPIDER`` or ``SPHINX`` table
+  (``mysql_settings.remote_refusal``).
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -45,13 +46,13 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
 # whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
 _VIEWS = (
-    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "
+    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "  # noqa: S608
     "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
     "'definer', 'view')) "
     "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
     "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
-    "WHERE ENGINE IN (%s, %s, %s)"
+    f"WHERE ENGINE IN ({', '.join(['%s'] * len(REMOTE_ENGINES))})"
 )
 # MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
 # only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
@@ -70,7 +71,9 @@ _LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
 _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 _NAME = r"`(?:[^`]|``)*`"
 _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
-_SEQUENCE_TABLE = re.compile(r"seq_\d+_to_\d+(?:_step_\d+)?")
+# The SEQUENCE engine reads ASCII digits only: Python's \d took seq_\u0663_to_5 (an Arabic-Indic
+# three), any view's name, for the engine's, and one over a stored function's SET GLOBAL ran.
+_SEQUENCE_TABLE = re.compile(r"seq_[0-9]+_to_[0-9]+(?:_step_[0-9]+)?")
 # What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
 _CALLED = re.compile(r"\s*\(")
 # A view's query as a run of names, words, parentheses and other marks (literals emptied).

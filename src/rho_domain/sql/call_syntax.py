@@ -4,7 +4,8 @@ The read-only check (``classify.py``) judges every call by its name; a parenthes
 grammar, not a call, must not be judged as one. ``not_a_call(stmt, i, d, shape)`` is True
 when ``stmt[i] (`` is syntax: grouping after an operator, a comma or another parenthesis, a
 keyword that takes a parenthesis (``EXISTS (SELECT``, ``GROUP BY ROLLUP(``), a type with a
-length (``a::numeric(10, 2)``), an alias or CTE column list (``AS t(a, b)``, ``WITH a(x) AS``).
+length (``a::numeric(10, 2)``, a table function's column ``x int(11) PATH '$'``), an alias or
+CTE column list (``AS t(a, b)``, ``WITH a(x) AS``).
 ``statement_shape(stmt)`` is what these rules ask of the whole statement, found once per
 statement. Pure functions over the lexer's tokens; nothing here raises.
 """
@@ -42,6 +43,7 @@ class StatementShape:
 
     ctes: frozenset[int]  # positions of CTE names followed by a column list
     in_case: tuple[bool, ...]  # per position: inside CASE ... END
+    column_types: frozenset[int] = frozenset()  # positions of the types in COLUMNS (...)
 
 
 def statement_shape(stmt: Sequence[Token]) -> StatementShape:
@@ -54,7 +56,34 @@ def statement_shape(stmt: Sequence[Token]) -> StatementShape:
             depth += 1
         elif token.is_word("END") and depth:
             depth -= 1  # in a query, END closes only CASE
-    return StatementShape(ctes=_cte_names(stmt), in_case=tuple(inside))
+    return StatementShape(
+        ctes=_cte_names(stmt), in_case=tuple(inside), column_types=_column_types(stmt)
+    )
+
+
+def _column_types(stmt: Sequence[Token]) -> frozenset[int]:
+    """Positions of the type of each column defined in a table function's ``COLUMNS (...)``
+    list (``JSON_TABLE(doc, '$[*]' COLUMNS (x int(11) PATH '$', NESTED PATH '$.a' COLUMNS
+    (y decimal(10,2) PATH '$')))``): a definition is a name, then its type, where no call
+    can stand. MariaDB writes every JSON_TABLE column's type with its length, so each
+    view over one was refused as calling ``int()``."""
+    found: set[int] = set()
+    lists: list[bool] = []  # per open parenthesis: whether it opens a COLUMNS list
+    for i, token in enumerate(stmt):
+        if token.is_punct("("):
+            lists.append(i >= 2 and stmt[i - 1].is_word("COLUMNS") and _ends_operand(stmt[i - 2]))
+        elif token.is_punct(")"):
+            if lists:
+                lists.pop()
+        elif (
+            lists
+            and lists[-1]
+            and token.kind is Kind.WORD
+            and stmt[i - 1].kind in (Kind.WORD, Kind.QUOTED)
+            and (stmt[i - 2].is_punct("(") or stmt[i - 2].is_punct(","))
+        ):
+            found.add(i)
+    return frozenset(found)
 
 
 def not_a_call(stmt: Sequence[Token], i: int, d: Dialect, shape: StatementShape) -> bool:
@@ -85,7 +114,7 @@ def not_a_call(stmt: Sequence[Token], i: int, d: Dialect, shape: StatementShape)
             return True
         if prev is not None and _syntax_after(word, prev, stmt, i, shape):
             return True
-    return i in shape.ctes
+    return i in shape.ctes or i in shape.column_types
 
 
 _BEFORE_BY = ("ORDER", "GROUP", "PARTITION", "CONNECT", "SIBLINGS")

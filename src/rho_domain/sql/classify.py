@@ -168,7 +168,16 @@ def allowed_functions(options: Mapping[str, Any], *, alias: str) -> frozenset[st
 
 
 def _fold_allowed(names: frozenset[str], d: Dialect) -> frozenset[str]:
-    return frozenset(n.lower() for n in names) if d.folding == "insensitive" else names
+    """The allowlist as calls are compared with it: where a schema is told apart by case
+    (``d.schema_case``), ``RHO.f`` allows the database ``RHO``'s function, not ``rho``'s."""
+    if d.folding != "insensitive":
+        return names
+    if d.schema_case:
+        return frozenset(
+            f"{schema}{dot}{name.lower()}"
+            for schema, dot, name in (n.rpartition(".") for n in names)
+        )
+    return frozenset(n.lower() for n in names)
 
 
 def _classify(

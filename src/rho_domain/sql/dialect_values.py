@@ -42,6 +42,10 @@ class Dialect:
     explain_options: frozenset[str] = frozenset()
     pragmas: frozenset[str] = frozenset()  # SQLite introspection pragmas
     folding: Folding = "insensitive"
+    # A schema's name is told apart by case where a routine is looked up (MariaDB/MySQL under
+    # lower_case_table_names=0, Linux's default: `Sys`.`format_bytes` is anyone's database's
+    # function, not sys's), so a call is allowed by its schema as written.
+    schema_case: bool = False
     functions: frozenset[str] = frozenset()  # callable without a qualifier (catalog case)
     qualified_functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"

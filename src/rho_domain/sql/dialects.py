@@ -163,6 +163,7 @@ MYSQL = Dialect(
     side_effect_prefixes=("nextval",),
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
+    schema_case=True,
     reserved_parens=call_words.RESERVED_MYSQL,
     secret_relations=MYSQL_SECRET_RELATIONS,
     statement_relations=MYSQL_STATEMENT_RELATIONS,

@@ -225,7 +225,7 @@ def _check_call(stmt: Sequence[Token], i: int, d: Dialect, allowed: frozenset[st
     qualifiers: list[str] = []
     j = i
     while j >= 2 and stmt[j - 1].is_punct(".") and stmt[j - 2].kind in (Kind.WORD, Kind.QUOTED):
-        qualifiers.insert(0, catalog_name(stmt[j - 2], d))
+        qualifiers.insert(0, _schema_name(stmt[j - 2], d))
         j -= 2
     name = catalog_name(token, d)
     full = ".".join([*qualifiers, name])
@@ -244,6 +244,14 @@ def _check_call(stmt: Sequence[Token], i: int, d: Dialect, allowed: frozenset[st
         "function can write; an administrator can allow a vetted one with the alias's "
         "options.allowed_functions)"
     )
+
+
+def _schema_name(token: Token, d: Dialect) -> str:
+    """A call's qualifier as the allowlist compares it: as written where the server tells a
+    schema's case apart (``d.schema_case``), else as the engine folds it."""
+    if d.schema_case:
+        return token.text if token.kind is Kind.QUOTED else token.raw or token.text
+    return catalog_name(token, d)
 
 
 def _check_operator(stmt: Sequence[Token], open_at: int, d: Dialect) -> str:
