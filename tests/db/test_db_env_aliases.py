@@ -54,7 +54,8 @@ def test_an_unset_variable_names_the_file_the_key_and_the_variable(
     with pytest.raises(ConfigError) as info:
         load_databases({"RHO_AGENT_DB_CONFIG": str(file)})
     message = str(info.value)
-    assert message.startswith(f"{file}: databases.prod.{key}: ")
+    # the file came from the variable: named first, so a shell profile's export is found too
+    assert message.startswith(f"RHO_AGENT_DB_CONFIG: {file}: databases.prod.{key}: ")
     assert "NOPE_1 is not set" in message
 
 
