@@ -6,6 +6,7 @@ died inside ``create`` needs; one with a trace, or one a live process holds, is 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,17 @@ def test_a_creation_that_fails_part_way_leaves_no_half_session(tmp_path: Path) -
     assert "cannot create session full" in done.stdout  # the attack reached the create
     assert "File too large" in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_root_is_made_with_the_first_session_and_again_once_removed(tmp_path: Path) -> None:
+    # the root is made only when a session directory cannot be (not before each creation)
+    store = FileSessionStore(tmp_path / "home" / "sessions")
+
+    async def create(session_id: str) -> None:
+        await store.create(record(session_id))
+        await store.release(session_id)
+
+    asyncio.run(create("s1"))
+    shutil.rmtree(tmp_path / "home" / "sessions")
+    asyncio.run(create("s2"))
+    assert (tmp_path / "home" / "sessions" / "s2" / "trace.jsonl").is_file()

@@ -66,17 +66,31 @@ def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
         os.close(fd)
 
 
-def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> int:
+@contextlib.contextmanager
+def parent_fd(path: Path, levels: int = 1, parent: int | None = None) -> Iterator[int]:
+    """``parent`` when given (``path.parent`` as ``directory_fd(path.parent, levels)``
+    already opened it, left open), else ``directory_fd(path.parent, levels)``: several files
+    of one directory are opened with one walk of its path (a session's creation opens four)."""
+    if parent is not None:
+        yield parent
+        return
+    with directory_fd(path.parent, levels) as opened:
+        yield opened
+
+
+def open_fd(
+    path: Path, flags: int, mode: int = 0o600, *, levels: int = 1, parent: int | None = None
+) -> int:
     """``os.open`` of the session file ``path`` (see the module docstring); the caller
     closes the descriptor. ``O_NONBLOCK`` is added so that a FIFO planted under a session
     file's name cannot block the open; it is refused right after. ``O_TRUNC`` is applied
     only once the file passed the checks: truncating at the open would empty a hard-linked
-    file outside the directory before its refusal."""
+    file outside the directory before its refusal. ``parent``: see ``parent_fd``."""
     truncate = bool(flags & os.O_TRUNC)
     flags &= ~os.O_TRUNC
-    with directory_fd(path.parent, levels) as parent:
+    with parent_fd(path, levels, parent) as opened:
         try:
-            fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=parent)
+            fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=opened)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _refused(path, "is a symbolic link") from None
@@ -96,22 +110,27 @@ def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> in
     return fd
 
 
-def open_file(path: Path, mode: str, *, levels: int = 1, buffering: int = -1) -> IO[bytes]:
+_MODES = {  # open_file's mode: the flags, and the mode os.fdopen takes for them
+    "rb": (os.O_RDONLY, "rb"),
+    "ab": (os.O_WRONLY | os.O_APPEND | os.O_CREAT, "ab"),
+    "a+b": (os.O_RDWR | os.O_APPEND | os.O_CREAT, "a+b"),
+    "r+b": (os.O_RDWR, "rb+"),
+    "wb": (os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "wb"),
+    "xb": (os.O_WRONLY | os.O_CREAT | os.O_EXCL, "wb"),
+    "xab": (os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, "ab"),
+}
+
+
+def open_file(
+    path: Path, mode: str, *, levels: int = 1, buffering: int = -1, parent: int | None = None
+) -> IO[bytes]:
     """A binary file object for a session file: ``rb``, ``ab``, ``a+b``, ``r+b``, ``wb``
-    (truncate or create) or ``xb`` (create, refusing any existing name, link included);
-    ``buffering`` as ``open``'s (0: the raw file, each write a system call)."""
-    flags = {
-        "rb": os.O_RDONLY,
-        "ab": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-        "a+b": os.O_RDWR | os.O_APPEND | os.O_CREAT,
-        "r+b": os.O_RDWR,
-        "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-        "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-    }[mode]
-    fd = open_fd(path, flags, levels=levels)
-    handle: IO[bytes] = os.fdopen(
-        fd, "rb+" if mode == "r+b" else mode.replace("x", "w"), buffering=buffering
-    )
+    (truncate or create), ``xb`` (create, refusing any existing name, link included) or
+    ``xab`` (as ``xb``, then appended to); ``buffering`` as ``open``'s (0: the raw file, each
+    write a system call); ``parent``: see ``parent_fd``."""
+    flags, fdopen_mode = _MODES[mode]
+    fd = open_fd(path, flags, levels=levels, parent=parent)
+    handle: IO[bytes] = os.fdopen(fd, fdopen_mode, buffering=buffering)
     return handle
 
 

@@ -15,27 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.finish import finished
-from rho_adapters.store.confined import open_file, read_bytes
+from rho_adapters.store.confined import directory_fd, open_file
 from rho_adapters.store.held_session import HeldSession
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
     named_in,
-    read_meta,
     remove_created,
     remove_left_temps,
     resolve,
-    write_atomic,
 )
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import (
@@ -43,7 +39,6 @@ from rho_adapters.store.meta import (
     initial_meta,
     profile_label,
     stored_config,
-    summarize_trace,
 )
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
@@ -117,29 +112,53 @@ class FileSessionStore(SessionStore, SignalingStore):
         paths = SessionPaths(named_in(self.root, record.id))
         config = self._config_text(config_to_dict(record.config))  # refused: nothing written
         with _store_errors(f"cannot create session {record.id} in {self.root}"):
-            self.root.mkdir(parents=True, exist_ok=True)
             lock = SessionLock(paths.lock)
             try:
-                paths.dir.mkdir(mode=0o700)
+                self._make_dir(paths.dir)
+                left_half = False
             except FileExistsError:
                 if paths.trace.exists():
                     raise StoreError(f"session {record.id} already exists in {self.root}") from None
                 # A creation a dead process left half done (no trace: nothing was recorded),
                 # as a durable run's worker killed inside `create` leaves it: taken over under
                 # its lock (SessionLocked while a live process still holds it).
-                lock.acquire(record.id)
-                paths.config.unlink(missing_ok=True)
-            else:
-                lock.acquire(record.id)
-            try:
-                with open_file(paths.config, "xb") as handle:
-                    handle.write(config)
-                open_file(paths.trace, "xb").close()
-                self._hold(paths, lock, initial_meta(record))
-            except BaseException:
-                remove_created(paths)  # a half session would be listed for good
-                lock.release()
-                raise
+                left_half = True
+            with directory_fd(paths.dir) as parent:
+                lock.acquire(record.id, parent=parent)
+                if left_half:
+                    paths.config.unlink(missing_ok=True)
+                self._fill(paths, lock, record, config, parent)
+
+    def _make_dir(self, directory: Path) -> None:
+        """Make a new session's directory (``FileExistsError`` when the name is taken), and
+        the root with the first one: tried after, not before each (a ``mkdir`` and a
+        ``stat`` a session), and again when the root was removed meanwhile."""
+        try:
+            directory.mkdir(mode=0o700)
+        except FileNotFoundError:
+            self.root.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700)
+
+    def _fill(
+        self,
+        paths: SessionPaths,
+        lock: SessionLock,
+        record: SessionRecord,
+        config: bytes,
+        parent: int,
+    ) -> None:
+        """Write a new session's files, holding its lock, through its directory opened once
+        (``parent``: four files, one walk of the path, each opened never through a link)."""
+        try:
+            with open_file(paths.config, "xb", parent=parent) as handle:
+                handle.write(config)
+            # created and kept open for appending at once (see HeldSession.write)
+            trace = open_file(paths.trace, "xab", buffering=0, parent=parent)
+            self._hold(paths, lock, initial_meta(record), trace=trace, parent=parent)
+        except BaseException:
+            remove_created(paths)  # a half session would be listed for good
+            lock.release()
+            raise
 
     def _config_text(self, config: dict[str, Any]) -> bytes:
         """config.yaml's bytes for ``config`` (``config_to_dict``'s form): the last ones
@@ -159,12 +178,25 @@ class FileSessionStore(SessionStore, SignalingStore):
         self._last_config = (key, text)
         return text
 
-    def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
+    def _hold(
+        self,
+        paths: SessionPaths,
+        lock: SessionLock,
+        meta: dict[str, Any],
+        *,
+        trace: IO[bytes] | None = None,
+        parent: int | None = None,
+    ) -> None:
+        """Hold the session open: its trace (``trace``, or opened for appending now), its
+        meta.json started; the lock released (and the trace closed) if that fails."""
         try:
-            trace = open_file(paths.trace, "ab", buffering=0)  # see HeldSession.write
+            if trace is None:
+                trace = open_file(paths.trace, "ab", buffering=0)  # see HeldSession.write
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
-            holder.start()
+            holder.start(parent=parent)
         except BaseException:
+            if trace is not None:
+                trace.close()
             lock.release()
             raise
         self._open[paths.id] = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace)
@@ -174,79 +206,21 @@ class FileSessionStore(SessionStore, SignalingStore):
         return await asyncio.to_thread(self._open_sync, session_id)
 
     def _open_sync(self, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        # loaded with the first session opened: a run of a new one (a one-shot) reads none
+        from rho_adapters.store.reopen import load, refreshed_meta
+
         paths = resolve(self.root, ref)
         with _store_errors(f"cannot open session {paths.id}"):
             lock = SessionLock(paths.lock)
             lock.acquire(paths.id)
             remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
             try:
-                record, events = self._load(paths)
+                record, events = load(paths)
             except BaseException:
                 lock.release()
                 raise
-            self._hold(paths, lock, self._refreshed_meta(paths, record, events))
+            self._hold(paths, lock, refreshed_meta(paths, record, events))
         return record, events
-
-    def _load(self, paths: SessionPaths) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
-        # What reads a stored session loads with the first one opened: a run of a new
-        # session (a one-shot) reads none back.
-        from rho_adapters.store.recording import read_record
-        from rho_adapters.store.trace import read_trace
-
-        read = read_trace(paths.trace)
-        record = read_record(paths, first_at=read.events[0].at if read.events else time.time())
-        valid_bytes = self._set_aside(paths, read.skipped, read.valid_bytes)
-        self._repair_tail(paths, valid_bytes, read.torn)
-        return record, read.events
-
-    @staticmethod
-    def _set_aside(paths: SessionPaths, skipped: Sequence[bytes], valid_bytes: int) -> int:
-        """Move undecodable complete lines to the torn file: the trace is rewritten without
-        them (a new file renamed over the old, so a crash leaves one or the other). Returns
-        the length of the trace's clean prefix afterwards."""
-        if not skipped:
-            return valid_bytes
-        with open_file(paths.torn, "ab") as keep:  # kept for forensics, never replayed
-            keep.write(b"".join(skipped))
-            keep.flush()
-            os.fsync(keep.fileno())
-        data = read_bytes(paths.trace)
-        bad = {line.rstrip(b"\n") for line in skipped}
-        lines = data[:valid_bytes].split(b"\n")[:-1]  # complete lines, each ended by \n
-        clean = b"".join(line + b"\n" for line in lines if line not in bad)
-        write_atomic(paths.trace, clean + data[valid_bytes:])
-        return len(clean)
-
-    @staticmethod
-    def _repair_tail(paths: SessionPaths, valid_bytes: int, torn: bytes) -> None:
-        """Make the trace end on a clean line before appending to it (we hold the lock)."""
-        if torn:
-            with open_file(paths.torn, "ab") as keep:  # kept for forensics, never replayed
-                keep.write(torn + b"\n")
-            with open_file(paths.trace, "r+b") as handle:
-                handle.truncate(valid_bytes)
-        try:
-            handle = open_file(paths.trace, "r+b")
-        except FileNotFoundError:
-            return
-        with handle:
-            size = handle.seek(0, os.SEEK_END)
-            if size:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")
-
-    @staticmethod
-    def _refreshed_meta(
-        paths: SessionPaths, record: SessionRecord, events: Sequence[ev.Event]
-    ) -> dict[str, Any]:
-        # meta.json may lag the trace after a crash: rebuild it from the trace.
-        meta = initial_meta(record)
-        summarize_trace(meta, events)
-        if meta["status"] == "running":
-            meta["status"] = "interrupted"  # the process that drove that run is gone
-        meta["updated_at"] = max(meta["updated_at"], read_meta(paths).get("updated_at") or 0)
-        return meta
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
         """See ``SessionStore.append``."""

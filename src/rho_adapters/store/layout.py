@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from rho_adapters import unnamed
-from rho_adapters.store.confined import directory_fd, read_bytes
+from rho_adapters.store.confined import directory_fd, parent_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.store import EMPTY_ID
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -104,13 +104,16 @@ def host_name() -> str:
     return socket.gethostname()
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int = 1) -> None:
+def write_atomic(
+    path: Path, data: bytes, *, durable: bool = True, levels: int = 1, parent: int | None = None
+) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half:
     an unnamed file in the same directory (``rho_adapters.unnamed``: a process killed while
     writing leaves no temp file behind), fsync (unless not ``durable``), then linked to a temp
     name renamed over ``path``, inside the directory opened without following links
     (``confined``); a link at ``path`` is replaced, not followed. Without ``O_TMPFILE``, the
-    temp file is named from the start (created new: ``O_EXCL``, never through a link)."""
+    temp file is named from the start (created new: ``O_EXCL``, never through a link).
+    ``parent``: that directory already open (``confined.parent_fd``)."""
     # unpredictable: a name planted in advance (O_EXCL, linkat refuse it) cannot block the
     # write (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
     tmp = f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
@@ -120,8 +123,8 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
         if durable:
             os.fsync(fd)
 
-    with directory_fd(path.parent, levels) as parent:
-        unnamed.replace_whole(parent, path.name, tmp, 0o600, fill)
+    with parent_fd(path, levels, parent) as opened:
+        unnamed.replace_whole(opened, path.name, tmp, 0o600, fill)
 
 
 def remove_left_temps(paths: SessionPaths) -> None:

@@ -28,11 +28,12 @@ class SessionLock:
         """True while this object holds the lock."""
         return self._fd is not None
 
-    def acquire(self, session_id: str) -> None:
-        """Take the lock or raise ``SessionLocked`` naming the process that holds it."""
+    def acquire(self, session_id: str, *, parent: int | None = None) -> None:
+        """Take the lock or raise ``SessionLocked`` naming the process that holds it.
+        ``parent``: the session directory already open (``confined.parent_fd``)."""
         try:
             # never through a link: a lock linked to another file would be truncated below
-            fd = open_fd(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = open_fd(self._path, os.O_RDWR | os.O_CREAT, 0o600, parent=parent)
         except OSError as exc:
             raise StoreError(f"cannot open lock file {self._path}: {exc}") from exc
         try:

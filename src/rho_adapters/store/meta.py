@@ -208,13 +208,14 @@ class MetaFile:
         with self._lock:
             return fold_events(self.data, events)
 
-    def write(self, *, durable: bool = True) -> None:
-        """Write meta.json atomically (``write_atomic``; ``durable=False`` skips the fsync)."""
+    def write(self, *, durable: bool = True, parent: int | None = None) -> None:
+        """Write meta.json atomically (``write_atomic``; ``durable=False`` skips the fsync;
+        ``parent``: the session directory already open)."""
         with self._lock:
             if self.data.get("pid") is not None:
                 self.data["heartbeat"] = time.time()
             payload = meta_text(self.data).encode()
-            write_atomic(self.paths.meta, payload, durable=durable)
+            write_atomic(self.paths.meta, payload, durable=durable, parent=parent)
             self._written = time.monotonic()
 
     def beat(self) -> None:
@@ -223,13 +224,13 @@ class MetaFile:
         if time.monotonic() - self._written >= self._interval / 2:
             self.write(durable=False)
 
-    def start(self) -> None:
+    def start(self, *, parent: int | None = None) -> None:
         """Mark the session as held by this process and start beating. Not fsynced: the
         holder it names is what a heartbeat keeps fresh (a crash makes it stale anyway), and
         what the summary says is the trace's, which the run's start syncs together with
         meta.json (a session is created at its first run, so that sync follows at once)."""
         self.data.update(pid=os.getpid(), host=host_name())
-        self.write(durable=False)
+        self.write(durable=False, parent=parent)
         self._beats.add(self, self._interval)
         self._beating = True
 
@@ -253,10 +254,7 @@ def meta_text(data: Mapping[str, Any]) -> str:
     closures), which the garbage collector then had to find while the loop waited."""
     if not data:
         return "{}"
-    lines = [
-        f"  {json.dumps(key)}: {json.dumps(data[key], sort_keys=True, default=_plain)}"
-        for key in sorted(data)
-    ]
+    lines = [f"  {_key(key)}: {_value(data[key])}" for key in sorted(data)]
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
@@ -264,3 +262,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Usage):
         return attrs.asdict(value)
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# One encoder for every value: ``json.dumps`` with any argument builds a new JSONEncoder per
+# call, two calls a key and ~16 keys a write, 4 writes a session (a third of a write's CPU,
+# in the store's worker threads, which hold the GIL the loop waits for). A key is a str,
+# which ``json.dumps`` encodes with this same function.
+_value = json.JSONEncoder(sort_keys=True, default=_plain).encode
+_key = json.encoder.encode_basestring_ascii
