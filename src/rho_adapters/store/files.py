@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -29,8 +30,6 @@ from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
     named_in,
-    remove_created,
-    remove_left_temps,
     resolve,
 )
 from rho_adapters.store.lock import SessionLock
@@ -156,7 +155,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             trace = open_file(paths.trace, "xab", buffering=0, parent=parent)
             self._hold(paths, lock, initial_meta(record), trace=trace, parent=parent)
         except BaseException:
-            remove_created(paths)  # a half session would be listed for good
+            _remove_created(paths)  # a half session would be listed for good
             lock.release()
             raise
 
@@ -213,7 +212,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         with _store_errors(f"cannot open session {paths.id}"):
             lock = SessionLock(paths.lock)
             lock.acquire(paths.id)
-            remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
+            _remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
             try:
                 record, events = load(paths)
             except BaseException:
@@ -272,3 +271,27 @@ class FileSessionStore(SessionStore, SignalingStore):
         if held is not None:
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
+
+
+def _remove_left_temps(paths: SessionPaths) -> None:
+    """Remove the temp files of ``write_atomic`` that a process killed while writing left in
+    the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
+    filesystem without ``O_TMPFILE``). Only the lock's holder writes them: call it holding
+    the lock, when any there is left over. Never follows a link; a failure is no error."""
+    with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
+        for name in os.listdir(fd):
+            if name.endswith(".tmp") and name.startswith((".meta.json.", ".trace.jsonl.")):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+
+
+def _remove_created(paths: SessionPaths) -> None:
+    """Remove the directory of a session whose creation failed part-way (a full disk, a file
+    size limit: config.yaml cut short, no meta.json) with what the creation wrote, so that no
+    half session is listed for good under an id nobody was given. Call it holding the lock,
+    which goes with the directory; a failure is no error (the creation's is raised)."""
+    for path in (paths.meta, paths.trace, paths.config, paths.lock):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        paths.dir.rmdir()

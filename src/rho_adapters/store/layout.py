@@ -8,7 +8,6 @@ layer decides ``home`` ($RHO_AGENT_HOME, else $XDG_CONFIG_HOME/rho-agent, else
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import socket
@@ -19,7 +18,7 @@ from typing import Any
 import attrs
 
 from rho_adapters import unnamed
-from rho_adapters.store.confined import directory_fd, parent_fd, read_bytes
+from rho_adapters.store.confined import parent_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.store import EMPTY_ID
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -125,30 +124,6 @@ def write_atomic(
 
     with parent_fd(path, levels, parent) as opened:
         unnamed.replace_whole(opened, path.name, tmp, 0o600, fill)
-
-
-def remove_left_temps(paths: SessionPaths) -> None:
-    """Remove the temp files of ``write_atomic`` that a process killed while writing left in
-    the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
-    filesystem without ``O_TMPFILE``). Only the lock's holder writes them: call it holding
-    the lock, when any there is left over. Never follows a link; a failure is no error."""
-    with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
-        for name in os.listdir(fd):
-            if name.endswith(".tmp") and name.startswith((".meta.json.", ".trace.jsonl.")):
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=fd)
-
-
-def remove_created(paths: SessionPaths) -> None:
-    """Remove the directory of a session whose creation failed part-way (a full disk, a file
-    size limit: config.yaml cut short, no meta.json) with what the creation wrote, so that no
-    half session is listed for good under an id nobody was given. Call it holding the lock,
-    which goes with the directory; a failure is no error (the creation's is raised)."""
-    for path in (paths.meta, paths.trace, paths.config, paths.lock):
-        with contextlib.suppress(OSError):
-            path.unlink()
-    with contextlib.suppress(OSError):
-        paths.dir.rmdir()
 
 
 META_BYTES = 1 << 20
