@@ -21,7 +21,6 @@ from rho_adapters.fakes import FunctionModel, text
 from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import TraceFormatError
 from rho_entry.cli.monitor_format import format_event
-from rho_entry.server.json_answer import JsonAnswer
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cached_tokens": 0, "reasoning_tokens": 0}
 
@@ -84,5 +83,7 @@ def test_each_reader_refuses_or_shows_such_a_time_without_failing() -> None:
             decode_event_line(_run_end(at))
         assert format_event(_run_end(at)).startswith("?  run ended"), at
     assert decode_event_line(_run_end("1795825291.5")).at == 1795825291.5
+    from rho_entry.server.json_answer import JsonAnswer  # Starlette: not at collection
+
     answer = JsonAnswer({"a": [math.nan, 1.5, {"b": math.inf}], "c": -math.inf})
     assert answer.body == b'{"a":[null,1.5,{"b":null}],"c":null}'
