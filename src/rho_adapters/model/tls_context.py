@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import ssl
 import threading
-from collections.abc import Mapping
 
 from rho_domain.errors import ConfigError
 
@@ -29,11 +28,11 @@ _ssl_context: ssl.SSLContext | None = None
 _ssl_created = 0
 
 
-def verifying_context(environ: Mapping[str, str] = os.environ) -> ssl.SSLContext:
+def verifying_context() -> ssl.SSLContext:
     """A new verifying client context whose CA certificates are chosen as httpx chooses them
-    (module docstring), from ``environ``'s ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``. Raises
-    ConfigError when ``SSL_CERT_FILE`` names no readable file of PEM certificates."""
-    cafile = environ.get("SSL_CERT_FILE")
+    (module docstring), from the process's ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``, read now.
+    Raises ConfigError when ``SSL_CERT_FILE`` names no readable file of PEM certificates."""
+    cafile = os.environ.get("SSL_CERT_FILE")
     if cafile:
         try:
             return ssl.create_default_context(cafile=cafile)
@@ -42,7 +41,7 @@ def verifying_context(environ: Mapping[str, str] = os.environ) -> ssl.SSLContext
                 f"SSL_CERT_FILE={cafile} cannot be loaded as CA certificates: {exc}; "
                 "set it to a file of PEM certificates, or unset it for certifi's bundle"
             ) from None
-    capath = environ.get("SSL_CERT_DIR")
+    capath = os.environ.get("SSL_CERT_DIR")
     if capath:  # read lazily by OpenSSL, at each handshake, as httpx's context reads it
         return ssl.create_default_context(capath=capath)
     import certifi
