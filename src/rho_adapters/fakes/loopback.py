@@ -20,7 +20,7 @@ import json
 import threading
 from collections.abc import Iterable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rho_adapters.fakes.wire import Exchange, Reply, Rule, WireScriptExhausted, answer
 from rho_adapters.fakes.wire_render import (
@@ -30,6 +30,9 @@ from rho_adapters.fakes.wire_render import (
     render_json,
     render_stream,
 )
+
+if TYPE_CHECKING:
+    import ssl
 
 _REASONS = {
     200: "OK",
@@ -49,10 +52,18 @@ class LoopbackServer:
     body; ``connections`` counts accepted TCP connections (to observe connection reuse).
     ``rules`` answer by the request first, as in ``WireTransport``; anything else that is
     not a POST to ``.../chat/completions`` gets a 404 (recorded in ``other_requests``).
+    ``ssl_context`` (a server context with its certificate loaded) serves https instead:
+    ``base_url`` is then ``https://127.0.0.1:<port>/v1``, and ``alpn`` records the protocol
+    each TLS connection's client chose (None when it offered none).
     """
 
     def __init__(
-        self, replies: Iterable[Reply], *, repeat: bool = False, rules: Sequence[Rule] = ()
+        self,
+        replies: Iterable[Reply],
+        *,
+        repeat: bool = False,
+        rules: Sequence[Rule] = (),
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.replies = list(replies)
         self.rules = list(rules)
@@ -60,6 +71,8 @@ class LoopbackServer:
         self.requests: list[dict[str, Any]] = []
         self.other_requests: list[str] = []
         self.connections = 0
+        self.ssl_context = ssl_context
+        self.alpn: list[str | None] = []
         self.port = 0
         self._next = 0
         self._lock = threading.Lock()
@@ -70,8 +83,9 @@ class LoopbackServer:
 
     @property
     def base_url(self) -> str:
-        """The server's ``http://127.0.0.1:PORT/v1``, for a model's ``base_url``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The server's ``http(s)://127.0.0.1:PORT/v1``, for a model's ``base_url``."""
+        scheme = "http" if self.ssl_context is None else "https"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     def start(self) -> LoopbackServer:
         """Start serving in a background thread; returns once the port is bound."""
@@ -105,7 +119,7 @@ class LoopbackServer:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+        server = await asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self.ssl_context)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         async with server:
@@ -126,6 +140,9 @@ class LoopbackServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        tls = writer.get_extra_info("ssl_object")
+        if tls is not None:
+            self.alpn.append(tls.selected_alpn_protocol())
         try:
             while await self._exchange(reader, writer):
                 pass

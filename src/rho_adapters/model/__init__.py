@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from rho_adapters.model.pool import SHARED_POOL, ClientPool
     from rho_adapters.model.pool_stats import EndpointStats
     from rho_adapters.model.proxies import ProxyRoutes
-    from rho_adapters.model.tls import ssl_contexts_created
+    from rho_adapters.model.tls_context import ssl_contexts_created
 
 __all__ = [
     "MODEL_QUIRKS",
@@ -78,7 +78,7 @@ _LAZY = {
     "ModelEndpoint": "rho_adapters.model.endpoint",
     "ProxyRoutes": "rho_adapters.model.proxies",
     "Timeouts": "rho_adapters.model._http",
-    "ssl_contexts_created": "rho_adapters.model.tls",
+    "ssl_contexts_created": "rho_adapters.model.tls_context",
 }
 
 

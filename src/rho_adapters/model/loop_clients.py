@@ -135,7 +135,7 @@ def new_client(
     if transport is None and proxy is None and is_plain_url(base_url):
         ssl_context = None
         if base_url.startswith("https:"):
-            from rho_adapters.model.tls import shared_ssl_context  # httpx's CA bundle choice
+            from rho_adapters.model.tls_context import shared_ssl_context  # no httpx
 
             ssl_context = shared_ssl_context()
         pool = lean_pool(

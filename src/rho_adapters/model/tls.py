@@ -1,6 +1,7 @@
 """TLS for rho-agent's HTTP clients (the model clients, the MCP client over HTTP, the Daytona
 API, the remote ``rho-agent --server`` client): one verifying ``ssl.SSLContext`` per process,
-made lazily on the first https endpoint, and a transport that makes none of its own.
+made lazily on the first https endpoint (``tls_context``, without httpx; its names are
+re-exported here), and a transport that makes none of its own.
 
 httpx builds a context (loading the CA bundle: 50-80 ms of CPU here) for every client and
 transport it creates, whatever the URL's scheme: each ``rho-agent --server`` command, each MCP
@@ -10,32 +11,15 @@ server over HTTP and each Daytona sandbox paid it, for an http:// URL too.
 from __future__ import annotations
 
 import ssl
-import threading
 from typing import TYPE_CHECKING
 
 import httpx
 
+from rho_adapters.model.tls_context import shared_ssl_context as shared_ssl_context
+from rho_adapters.model.tls_context import ssl_contexts_created as ssl_contexts_created
+
 if TYPE_CHECKING:
     from rho_adapters.model.proxies import ProxyRoutes
-
-_ssl_lock = threading.Lock()
-_ssl_context: ssl.SSLContext | None = None
-_ssl_created = 0
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """The process's verifying SSL context (CA bundle as httpx chooses it), made once."""
-    global _ssl_context, _ssl_created
-    with _ssl_lock:
-        if _ssl_context is None:
-            _ssl_context = httpx.create_ssl_context()
-            _ssl_created += 1
-        return _ssl_context
-
-
-def ssl_contexts_created() -> int:
-    """How many SSL contexts ``shared_ssl_context`` has made in this process (0 or 1)."""
-    return _ssl_created
 
 
 class PlainTransport(httpx.AsyncHTTPTransport):

@@ -1,0 +1,160 @@
+"""The https endpoints' SSL context is built without httpx (``tls_context``), as httpx builds
+it: compared with ``httpx.create_ssl_context()`` setting by setting, used by the pooled
+``CoreClient`` against a real TLS server on loopback, and refusing a certificate it does not
+trust with our error naming the URL. A ``SSL_CERT_FILE`` that is not a file of certificates
+is a ConfigError naming the variable and the file (httpx raised ``FileNotFoundError``,
+naming neither)."""
+
+from __future__ import annotations
+
+import ssl
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from _model_support import collect, text_of
+
+from rho_adapters.fakes import FakeClock
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import text_reply
+from rho_adapters.model import ClientPool, ModelEndpoint, OpenAIChatModel, RetryPolicy, tls_context
+from rho_adapters.model.core_client import CoreClient
+from rho_adapters.model.tls import shared_ssl_context
+from rho_domain.errors import ConfigError, ModelConnectionError
+from rho_domain.messages import UserMessage
+from rho_domain.model import ModelRequest
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed CA certificate for 127.0.0.1, made by the openssl binary."""
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=loop",
+         "-addext", "subjectAltName=IP:127.0.0.1",
+         "-addext", "basicConstraints=critical,CA:TRUE",
+         "-addext", "keyUsage=critical,digitalSignature,keyCertSign"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def _seen(context: ssl.SSLContext) -> dict[str, Any]:
+    """What can be read of a client context's settings."""
+    return {
+        "protocol": context.protocol,
+        "verify_mode": context.verify_mode,
+        "check_hostname": context.check_hostname,
+        "options": context.options,
+        "verify_flags": context.verify_flags,
+        "minimum_version": context.minimum_version,
+        "maximum_version": context.maximum_version,
+        "post_handshake_auth": context.post_handshake_auth,
+        "security_level": context.security_level,
+        "store": context.cert_store_stats(),
+        "cas": sorted(str(ca["subject"]) for ca in context.get_ca_certs()),
+    }
+
+
+def test_the_context_is_httpx_s_for_each_environment(
+    certificate: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, _ = certificate
+    hashed = tmp_path / "certs"  # a directory is read at each handshake: nothing loaded now
+    hashed.mkdir()
+    settings: dict[str, dict[str, str]] = {
+        "certifi's bundle": {},
+        "SSL_CERT_FILE": {"SSL_CERT_FILE": str(cert)},
+        "SSL_CERT_DIR": {"SSL_CERT_DIR": str(hashed)},
+        "both: the file wins": {"SSL_CERT_FILE": str(cert), "SSL_CERT_DIR": str(hashed)},
+        "an empty file is unset": {"SSL_CERT_FILE": "", "SSL_CERT_DIR": str(hashed)},
+        "both empty: certifi's": {"SSL_CERT_FILE": "", "SSL_CERT_DIR": ""},
+    }
+    loaded = {}
+    for name, environ in settings.items():
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        for variable, value in environ.items():
+            monkeypatch.setenv(variable, value)
+        ours = _seen(tls_context.verifying_context())
+        assert ours == _seen(httpx.create_ssl_context()), name
+        assert ours["verify_mode"] == ssl.CERT_REQUIRED, name
+        assert ours["check_hostname"], name
+        assert ours["minimum_version"] == ssl.TLSVersion.TLSv1_2, name
+        loaded[name] = ours["store"]["x509_ca"]
+    assert loaded["SSL_CERT_FILE"] == loaded["both: the file wins"] == 1
+    assert loaded["SSL_CERT_DIR"] == loaded["an empty file is unset"] == 0
+    assert loaded["certifi's bundle"] == loaded["both empty: certifi's"] > 100
+
+
+@pytest.fixture
+def fresh_shared_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's shared context not made yet (another test of this worker may have made
+    it), so the one this test makes reads this test's environment; restored after."""
+    monkeypatch.setattr(tls_context, "_ssl_context", None)
+
+
+@pytest.mark.usefixtures("fresh_shared_context")
+def test_a_cert_file_that_is_not_one_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_pem = tmp_path / "notes.txt"
+    not_pem.write_text("not a certificate\n")
+    for path, why in ((tmp_path / "missing.pem", "No such file"), (not_pem, "NO_CERTIFICATE")):
+        monkeypatch.setenv("SSL_CERT_FILE", str(path))
+        with pytest.raises(ConfigError) as info:
+            shared_ssl_context()
+        message = str(info.value)
+        assert message.startswith(f"SSL_CERT_FILE={path} cannot be loaded as CA certificates")
+        assert why in message
+        assert "set it to a file of PEM certificates" in message
+
+
+def _request() -> ModelRequest:
+    return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
+
+
+async def _call(url: str, pool: ClientPool) -> str:
+    endpoint = ModelEndpoint(base_url=url, retry=RetryPolicy(max_retries=0))
+    model = OpenAIChatModel(model="m", endpoint=endpoint, http=pool, clock=FakeClock())
+    try:
+        return text_of(await collect(model, _request()))
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.usefixtures("fresh_shared_context")
+async def test_https_through_the_core_client_trusts_as_httpx_and_names_the_url(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = certificate
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    serving.load_cert_chain(cert, key)
+    serving.set_alpn_protocols(["http/1.1"])
+    replies = [text_reply("over TLS", deltas=2)]
+    with LoopbackServer(replies, ssl_context=serving) as server:
+        url = server.base_url
+        assert url.startswith("https://127.0.0.1:")
+        # certifi's bundle does not hold the loopback certificate: refused, naming the URL
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        with pytest.raises(ModelConnectionError) as info:
+            await _call(url, ClientPool())
+        assert "CERTIFICATE_VERIFY_FAILED" in str(info.value)
+        assert f"at {url}" in str(info.value)
+        assert server.requests == []
+        # trusted through SSL_CERT_FILE, as httpx reads it
+        monkeypatch.setattr(tls_context, "_ssl_context", None)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        pool = ClientPool()
+        lease = pool.acquire(url, {})
+        assert type(lease.client) is CoreClient
+        pool.release(lease)
+        assert await _call(url, pool) == "over TLS"
+        await pool.aclose()
+    assert len(server.requests) == 1
+    assert server.alpn[-1] == "http/1.1"  # offered by httpcore, as through httpx's client
