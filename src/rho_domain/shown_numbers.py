@@ -6,8 +6,9 @@ number went into every total after it and out as ``NaN`` or ``Infinity`` in ``st
 and both exports, which no JSON parser reads, and as ``nan`` in ``stats``; a child's call
 count of ``Infinity`` failed every fold of the session's state (``int(inf)``). The events'
 converters here keep instead what rho-agent writes when it knows nothing: no cost (None), no
-measured seconds (None, or 0 where the field is required). A line's time (``at``) is refused
-by the codec instead (``rho_adapters.codec``): every reader orders and shows it.
+measured seconds (None, or 0 where the field is required), no count (0, for a negative one
+too). A line's time (``at``) is refused by the codec instead (``rho_adapters.codec``): every
+reader orders and shows it.
 
 Compared, never converted first: ``float()`` of an int past a float's range overflows.
 """
@@ -35,6 +36,14 @@ def cost_or_none(value: float | None) -> float | None:
 def seconds_or_none(value: float | None) -> float | None:
     """An optional measured time's converter (``first_output_after``, ``queue_wait``)."""
     return float(value) if value is not None and shown(value) else None
+
+
+def count(value: int) -> int:
+    """A count's converter (tokens, call numbers, attempts, offsets): 0 for a negative one or
+    one past ``BOUND``. A count of 4,301 digits or more fails ``str()`` and ``json.dumps``
+    (Python's limit on converting an int to text): ``stats``, ``stats --json`` and the ATIF
+    export failed with a traceback on a trace line's ``input_tokens`` of 10**4300."""
+    return int(value) if shown(value) and value >= 0 else 0
 
 
 def seconds(value: float) -> float:
