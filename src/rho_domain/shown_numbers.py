@@ -15,6 +15,9 @@ Compared, never converted first: ``float()`` of an int past a float's range over
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 BOUND = 1e300
 """A number at or past this (either sign), or NaN, is none a reader can show."""
 
@@ -49,3 +52,28 @@ def count(value: int) -> int:
 def seconds(value: float) -> float:
     """A required measured time's converter (``duration``): 0 for one no reader can show."""
     return float(value) if shown(value) else 0.0
+
+
+def _unshowable_float_in(value: object) -> bool:
+    stack = [value]  # a walk without recursion: a trace line may nest as deep as json reads
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not shown(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def plain_numbers(value: Any) -> Any:
+    """A free-form value's converter (a tool's ``metadata``, a run's ``output``): every float
+    within it no reader can show becomes None (``NaN``, ``Infinity``: the rho export wrote
+    them back, which no JSON parser reads). A value with none is returned as it is."""
+    if not _unshowable_float_in(value):
+        return value
+    try:  # json writes NaN and the infinities as constants, read back here as None
+        return json.loads(json.dumps(value), parse_constant=lambda _constant: None)
+    except (TypeError, ValueError, RecursionError):  # a key json cannot write; nested too deep
+        return {} if isinstance(value, dict) else None

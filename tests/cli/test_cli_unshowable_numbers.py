@@ -43,6 +43,8 @@ def test_a_number_no_reader_can_show_is_none_known(tmp_path: Path) -> None:
     text = re.sub(_COUNTS, lambda m: f'"{m[1]}": {next(counts)}', text)
     assert text.count("9" * 4300) >= 4, text
     assert text.count("-7") >= 4, text
+    text = text.replace('"metadata":{"count":1}', '"metadata":{"count":NaN,"n":[Infinity]}', 1)
+    assert "[Infinity]" in text, text  # the rho export wrote them back
     trace.write_text(text)
     stats = rho("stats", "latest", cwd=tmp_path, home=tmp_path)
     assert stats.returncode == 0, stats.stderr
@@ -77,3 +79,6 @@ def test_sums_and_child_counts_stay_showable() -> None:
         assert isinstance(retry, ModelRetrying)
         assert (retry.delay, retry.attempt, retry.attempts) == (0.0, 0, 0), retry
         assert Usage(input_tokens=int(big_or_negative)).input_tokens == 0
+    line = '{"v":1,"kind":"run_end","at":1,"run_id":"r","status":"completed",'
+    line += '"output":[NaN,{"a":1e999}]}'
+    assert decode_event_line(line.encode()).output == [None, {"a": None}]  # type: ignore[union-attr]
