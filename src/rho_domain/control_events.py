@@ -17,6 +17,7 @@ from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
 from rho_domain.model_extras import TraceName
+from rho_domain.shown_numbers import count, seconds
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 InterruptReason = Literal["paused", "resumed", "cancelled"]
@@ -42,7 +43,7 @@ class CompactStarted(SeedEventView):
     kind: ClassVar[str] = "compact_start"
     at: float
     trigger: CompactTrigger
-    tokens_before: int
+    tokens_before: int = attrs.field(converter=count)
 
 
 @attrs.frozen(kw_only=True)
@@ -68,9 +69,9 @@ class Compacted(SeedEventView):
     at: float
     trigger: CompactTrigger
     summary: str
-    tokens_before: int
-    tokens_after: int
-    replaced_count: int
+    tokens_before: int = attrs.field(converter=count)
+    tokens_after: int = attrs.field(converter=count)
+    replaced_count: int = attrs.field(converter=count)
     messages: tuple[Message, ...]
 
 
@@ -110,7 +111,7 @@ class DirectiveApplied(SeedEventView):
 
     kind: ClassVar[str] = "directive"
     at: float
-    offset: int
+    offset: int = attrs.field(converter=count)
     text: str
 
 
@@ -178,10 +179,10 @@ class ModelRetrying(SeedEventView):
 
     kind: ClassVar[str] = "retry"
     at: float
-    delay: float
+    delay: float = attrs.field(converter=seconds)
     reason: str
-    attempt: int
-    attempts: int
+    attempt: int = attrs.field(converter=count)
+    attempts: int = attrs.field(converter=count)
     note: str = ""
 
     @property

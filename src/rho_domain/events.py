@@ -35,6 +35,7 @@ from rho_domain.model_events import TextDelta as TextDelta
 from rho_domain.model_events import ToolCallDelta as ToolCallDelta
 from rho_domain.model_events import UsageRecorded as UsageRecorded
 from rho_domain.run_status import RunStatus
+from rho_domain.shown_numbers import plain_numbers
 from rho_domain.tool_events import ToolEnded as ToolEnded
 from rho_domain.tool_events import ToolStarted as ToolStarted
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -103,7 +104,7 @@ class RunEnded(SeedEventView):
     usage: Usage = Usage()
     session_usage: Usage = Usage()
     error: str | None = None
-    output: Any = None
+    output: Any = attrs.field(default=None, converter=plain_numbers)
 
 
 @attrs.frozen(kw_only=True)

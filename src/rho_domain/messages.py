@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_domain.shown_numbers import cost_or_none
+from rho_domain.shown_numbers import cost_or_none, count
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -109,7 +109,7 @@ class ThinkingBlock:
     thinking: str = ""
     signature: str = ""
     data: str = ""
-    after_calls: int = 0
+    after_calls: int = attrs.field(default=0, converter=count)
 
 
 @attrs.frozen
@@ -224,10 +224,10 @@ class Usage:
     __eq__ = value_eq
     __hash__ = value_hash
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
+    input_tokens: int = attrs.field(default=0, converter=count)
+    output_tokens: int = attrs.field(default=0, converter=count)
+    cached_tokens: int = attrs.field(default=0, converter=count)
+    reasoning_tokens: int = attrs.field(default=0, converter=count)
     cost_usd: float | None = attrs.field(default=None, converter=cost_or_none)
     estimated: bool = False
 

@@ -16,7 +16,7 @@ import attrs
 from rho_domain.event_view import SeedEventView
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
-from rho_domain.shown_numbers import seconds, seconds_or_none
+from rho_domain.shown_numbers import count, seconds, seconds_or_none
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
@@ -44,8 +44,8 @@ class LLMStarted(SeedEventView):
     kind: ClassVar[str] = "llm_start"
     at: float
     model: str
-    call_index: int
-    context_tokens: int
+    call_index: int = attrs.field(converter=count)
+    context_tokens: int = attrs.field(converter=count)
 
 
 @attrs.frozen(kw_only=True)
@@ -75,12 +75,12 @@ class LLMEnded(SeedEventView):
     kind: ClassVar[str] = "llm_end"
     at: float
     model: str
-    call_index: int
+    call_index: int = attrs.field(converter=count)
     usage: Usage
     finish_reason: str | None
     duration: float = attrs.field(converter=seconds)  # shown_numbers: what a reader can show
     first_output_after: float | None = attrs.field(default=None, converter=seconds_or_none)
-    retries: int = 0
+    retries: int = attrs.field(default=0, converter=count)
     queue_wait: float | None = attrs.field(default=None, converter=seconds_or_none)
 
 
@@ -120,7 +120,7 @@ class ToolCallDelta(SeedEventView):
 
     kind: ClassVar[str] = "tool_call_delta"
     at: float
-    index: int
+    index: int = attrs.field(converter=count)
     call_id: str
     name: str
     arguments_delta: str
@@ -143,4 +143,4 @@ class UsageRecorded(SeedEventView):
     kind: ClassVar[str] = "usage"
     at: float
     usage: Usage
-    prompt_tokens: int
+    prompt_tokens: int = attrs.field(converter=count)

@@ -12,7 +12,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
-from rho_domain.shown_numbers import seconds
+from rho_domain.shown_numbers import plain_numbers, seconds
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -59,4 +59,4 @@ class ToolEnded(SeedEventView):
     content: str
     is_error: bool
     duration: float = attrs.field(converter=seconds)  # shown_numbers: what a reader can show
-    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=plain_numbers)

@@ -16,11 +16,14 @@ from pathlib import Path
 from cli_support import rho
 
 from rho_adapters.codec import decode_event_line
+from rho_domain.control_events import ModelRetrying
 from rho_domain.messages import Usage
 from rho_domain.state import State
 
 _UNSHOWABLE = ("NaN", "Infinity", "-Infinity", "1e999", '"1e999"')
 _FIELDS = r'"(cost_usd|duration|first_output_after)": ?[^,}]+'
+_COUNTS = r'"(input_tokens|output_tokens|prompt_tokens|context_tokens|call_index)": ?\d+'
+_ODD_COUNTS = ("9" * 4300, "-7")  # json reads 4,300 digits; str() of a sum of two refuses
 
 
 def _strict(text: str) -> object:
@@ -36,6 +39,12 @@ def test_a_number_no_reader_can_show_is_none_known(tmp_path: Path) -> None:
     odd = itertools.cycle(_UNSHOWABLE)
     text = re.sub(_FIELDS, lambda m: f'"{m[1]}": {next(odd)}', trace.read_text())
     assert len(re.findall(_FIELDS, text)) >= 2 * len(_UNSHOWABLE), text
+    counts = itertools.cycle(_ODD_COUNTS)
+    text = re.sub(_COUNTS, lambda m: f'"{m[1]}": {next(counts)}', text)
+    assert text.count("9" * 4300) >= 4, text
+    assert text.count("-7") >= 4, text
+    text = text.replace('"metadata":{"count":1}', '"metadata":{"count":NaN,"n":[Infinity]}', 1)
+    assert "[Infinity]" in text, text  # the rho export wrote them back
     trace.write_text(text)
     stats = rho("stats", "latest", cwd=tmp_path, home=tmp_path)
     assert stats.returncode == 0, stats.stderr
@@ -44,6 +53,7 @@ def test_a_number_no_reader_can_show_is_none_known(tmp_path: Path) -> None:
         done = rho(*args, cwd=tmp_path, home=tmp_path)
         assert done.returncode == 0, done.stderr
         _strict(done.stdout)
+        assert not re.search(r"-7\b|9{301}", done.stdout), done.stdout  # a count is 0 then
     exported = rho("export", "latest", cwd=tmp_path, home=tmp_path)
     for line in exported.stdout.splitlines():
         _strict(line)
@@ -60,3 +70,15 @@ def test_sums_and_child_counts_stay_showable() -> None:
         )
         state = State.from_events([decode_event_line(line.encode())])
         assert (state.child_calls, state.child_tools, state.child_cost) == (0, 0, 0.0), odd
+    for big_or_negative in (*_ODD_COUNTS, "1" + "0" * 301):
+        line = (
+            f'{{"v":1,"kind":"retry","at":1,"delay":NaN,"reason":"429",'
+            f'"attempt":{big_or_negative},"attempts":{big_or_negative}}}'
+        )
+        retry = decode_event_line(line.encode())
+        assert isinstance(retry, ModelRetrying)
+        assert (retry.delay, retry.attempt, retry.attempts) == (0.0, 0, 0), retry
+        assert Usage(input_tokens=int(big_or_negative)).input_tokens == 0
+    line = '{"v":1,"kind":"run_end","at":1,"run_id":"r","status":"completed",'
+    line += '"output":[NaN,{"a":1e999}]}'
+    assert decode_event_line(line.encode()).output == [None, {"a": None}]  # type: ignore[union-attr]
