@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model._errors import explain
-from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model._http import Endpoint
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
@@ -47,6 +47,7 @@ from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective
 from rho_adapters.model.refusals import not_an_answer
 from rho_adapters.model.retry import jitter_rng
+from rho_adapters.model.retrying import Attempt, with_retries
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import ModelRequest, StreamEvent

@@ -5,7 +5,7 @@ events (one request and its reading is ``openai_exchanges``, reading one respons
 ``openai_read``; this module decides what is sent, and what is resent). A stream ends
 with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the server's, or an estimate
 marked ``estimated``) and one ``StreamFinished``. Errors are raised as
-``ModelError`` subclasses carrying the partial text; retries (``_http.with_retries``) happen only
+``ModelError`` subclasses carrying the partial text; retries (``retrying.with_retries``) happen only
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
 provider that cannot stream tools, or a server that rejected streaming with tools) yields the
 same events from one JSON response.
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_adapters.model._errors import explain
-from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model._http import Endpoint
 from rho_adapters.model.detect import ServerFacts
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_exchanges import attempt_events, server_facts, tokenizer_count
@@ -45,6 +45,7 @@ from rho_adapters.model.openai_request import (
 )
 from rho_adapters.model.providers import PROVIDERS, Provider, for_model, resolve_provider
 from rho_adapters.model.retry import jitter_rng
+from rho_adapters.model.retrying import Attempt, with_retries
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import BadRequest, ContextLengthExceeded, ModelError
 from rho_domain.model import ModelRequest

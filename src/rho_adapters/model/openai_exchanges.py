@@ -29,9 +29,10 @@ from rho_domain.messages import Usage
 from rho_domain.model import StreamFinished, UsageReport
 
 if TYPE_CHECKING:
-    from rho_adapters.model._http import Attempt, Endpoint, Timeouts
+    from rho_adapters.model._http import Endpoint, Timeouts
     from rho_adapters.model.core_client import RequestTimeout
     from rho_adapters.model.providers import Provider
+    from rho_adapters.model.retrying import Attempt
     from rho_adapters.model.tokens import TokenMeter
     from rho_domain.model import ModelRequest, StreamEvent
     from rho_domain.ports.clock import Clock
