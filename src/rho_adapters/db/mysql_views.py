@@ -228,7 +228,8 @@ def _catalog_readers(
 def _catalog_tables(texts: Iterable[str]) -> tuple[set[str], set[str]]:
     """The information_schema tables the view queries ``texts`` name (but its static lists)
     and the names (as the check keys views) of the other relations they name."""
-    tables, others = set(), set()
+    tables: set[str] = set()
+    others: set[str] = set()
     mysql = dialect("mysql")
     for text in texts:
         for database, name in relations_named(text):
