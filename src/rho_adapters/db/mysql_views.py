@@ -25,7 +25,7 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
   reader is its definer (measured: root's view over ``ROUTINES``, ``VIEWS``, ``TRIGGERS``,
   ``EVENTS``, ``COLUMNS`` showed a login the bodies, queries and defaults of a database it
   has no privilege on); its static lists (``COLLATIONS``...) read;
-- a ``FEDERATED``, ``CONNECT``, ``SPIDER``, ``SPHINX`` or ``S3`` table
+- a ``FEDERATED``, ``CONNECT``, ``SPIDER`` or ``SPHINX`` table
   (``mysql_settings.remote_refusal``).
 """
 
