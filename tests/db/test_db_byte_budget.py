@@ -295,6 +295,9 @@ def test_only_mariadb_11_5_and_later_bound_a_session_s_sort_files() -> None:
     assert not caps_temp_space("11.4.5-MariaDB")
     assert caps_temp_space("11.5.2-MariaDB-ubu2404")
     assert caps_temp_space("12.0.1-MariaDB")
+    # the greeting PyMySQL reports keeps MariaDB's 5.5.5- prefix: read as 5.5, never capped
+    assert caps_temp_space("5.5.5-11.5.2-MariaDB-ubu2404")
+    assert not caps_temp_space("5.5.5-10.11.19-MariaDB-0+deb12u1")
 
 
 @pytest.mark.parametrize("value", [0, -5, "8", True, 1.5])

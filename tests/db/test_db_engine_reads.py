@@ -41,6 +41,22 @@ async def test_postgres_xml_never_loads_an_external_entity(
     assert HOSTNAME not in repr(result.rows)
 
 
+async def test_postgres_xmltable_columns_with_a_length_read(postgres_server: Server) -> None:
+    """XMLTABLE's COLUMNS list has no parentheses of its own, so a column's ``char(2)``,
+    ``decimal(5,2)`` or ``bit(3)`` was refused as a call of ``char()``, ``decimal()``..."""
+    db = adapter(postgres_server)
+    try:
+        result = await db.query(
+            "SELECT a, b, c FROM xmltable('/r' PASSING '<r><a>xy</a><b>1.5</b></r>' "
+            "COLUMNS a char(2) PATH 'a', b decimal(5,2) PATH 'b', c bit(3) DEFAULT '101')",
+            max_rows=5,
+            timeout=5,
+        )
+    finally:
+        await db.aclose()
+    assert [str(v) for v in result.rows[0]] == ["xy", "1.50", "101"]
+
+
 @pytest.fixture
 def gbk_clients(mariadb_server: Server) -> Iterator[Server]:
     conn = mariadb_server.admin()

@@ -554,6 +554,27 @@ CLASSIFIER_RULES = [
         "the function f() is not on the mysql list",
     ),
     ("mysql", "SELECT columns(a, b f(1)) FROM t", "the function columns() is not on the mysql"),
+    # XMLTABLE's COLUMNS list has no parentheses of its own: it runs to the call's end
+    (
+        "postgres",
+        "SELECT * FROM XMLTABLE('/r' PASSING d COLUMNS a char(2) PATH 'a', b decimal(5,2), "
+        "n FOR ORDINALITY, c bit(3) DEFAULT '1') x",
+        "",
+    ),
+    (
+        "postgres",
+        "SELECT * FROM XMLTABLE('/r' PASSING d COLUMNS a text PATH f(1), b char(1)) x",
+        _NOT_LISTED.format("f"),
+    ),
+    ("postgres", "SELECT * FROM XMLTABLE('/r' PASSING d COLUMNS a int), b f(1)",
+     _NOT_LISTED.format("f")),
+    ("postgres", "SELECT * FROM (SELECT 1 FROM columns, LATERAL f(1)) s", _NOT_LISTED.format("f")),
+    (
+        "oracle",
+        "SELECT x.a FROM d, XMLTABLE('/r' PASSING d.doc COLUMNS a VARCHAR2(10) PATH 'a', "
+        "b NUMBER(5,2) PATH 'b') x",
+        "",
+    ),
     ("mysql", "SELECT x FROM t WHERE a IN (b, c f(1))", "the function f() is not on the mysql"),
     ("postgres", "SELECT '1'::character varying(3)", ""),
     ("postgres", "SELECT CAST('1' AS varchar(3))", ""),

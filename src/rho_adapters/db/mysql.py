@@ -19,10 +19,10 @@ After every call the session is reset (``COM_RESET_CONNECTION``: user variables,
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
 sets survives into the next. The server's ``sql_mode`` is read once per connection, and the
 statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``) and allows only
-the functions built into the server's flavour (MariaDB or MySQL). Every call sets that mode
-again with its time limit: the reset gives the session the server's global settings, and a
-``SET GLOBAL sql_mode`` since the connection was made would have the server read the text
-otherwise than the check did.
+the functions built into the server's flavour (MariaDB or MySQL) and version
+(``mysql_versions``). Every call sets that mode again with its time limit: the reset gives
+the session the server's global settings, and a ``SET GLOBAL sql_mode`` since the
+connection was made would have the server read the text otherwise than the check did.
 
 TLS (``options.tls``) is ``mysql_tls.py``'s; the views, virtual columns and other servers'
 tables the check judges or refuses, read before each statement, ``mysql_views.py``'s.
@@ -31,7 +31,6 @@ tables the check judges or refuses, read before each statement, ``mysql_views.py
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
-import re
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -45,7 +44,7 @@ from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
-from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
+from rho_domain.sql.mysql_versions import mysql_builtins, server_version
 from rho_domain.sql.token_rules import default_schema_refusals
 
 _COM_RESET_CONNECTION = 0x1F
@@ -53,10 +52,9 @@ _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
 
 
 def caps_temp_space(version: str) -> bool:
-    """Whether a MariaDB server of ``version`` (``10.11.19-MariaDB-0+deb12u1``) has
+    """Whether a MariaDB server of ``version`` (``5.5.5-11.5.2-MariaDB``) has
     ``max_tmp_session_space_usage`` (11.5+), which bounds a session's sort files too."""
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return found is not None and (int(found[1]), int(found[2])) >= (11, 5)
+    return server_version(version) >= (11, 5, 0)
 
 
 def load_pymysql() -> Any:
@@ -103,6 +101,8 @@ class MysqlDatabase(ThreadedDatabase):
         pymysql = self._module()
         conn.rho_mariadb = "mariadb" in conn.get_server_info().lower()
         conn.rho_tmp_space = conn.rho_mariadb and caps_temp_space(conn.get_server_info())
+        version = server_version(conn.get_server_info())
+        conn.rho_functions = mysql_builtins(mariadb=conn.rho_mariadb, version=version)
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode, DATABASE()")
             (sql_mode, schema) = cursor.fetchone()
@@ -128,8 +128,10 @@ class MysqlDatabase(ThreadedDatabase):
         return settings
 
     def _available_functions(self, conn: Any) -> frozenset[str] | None:
-        # A name built into only the other server would call a stored function here.
-        return MYSQL_FUNCTIONS - (MYSQL_ONLY if conn.rho_mariadb else MARIADB_ONLY)
+        # A name built into only the other server, or only into a later version of this
+        # one, would call a stored function here (mysql_versions).
+        functions: frozenset[str] = conn.rho_functions
+        return functions
 
     def _reset(self, conn: Any) -> None:
         conn._execute_command(_COM_RESET_CONNECTION, b"")

@@ -64,6 +64,10 @@ def secret_settings(cursor: Any) -> dict[str, str]:
 # Engines whose tables are another server's (information_schema.TABLES.ENGINE). SphinxSE
 # (MariaDB's ha_sphinx) sends each read's search to the searchd its CONNECTION names, any
 # host and port (measured: the server connected to the test's listener).
+# An S3 table is not among them: it reads the table's own archived pages from the one
+# bucket the administrator set at startup (s3_host_name, s3_bucket, s3_access_key are
+# global and not dynamic; a table names no host), as a local table reads its files;
+# s3_secret_key is refused as a setting above.
 REMOTE_ENGINES = ("FEDERATED", "CONNECT", "SPIDER", "SPHINX")
 
 

@@ -20,6 +20,11 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
   shows the login that database's tables and views, none of their rows: a view over its
   tables then reads, and one over its views is judged by theirs (refused while their
   queries stay hidden, as above);
+- a definer's view that reads information_schema (directly or through the views it reads):
+  the server fills information_schema as the reader may see it, and inside such a view the
+  reader is its definer (measured: root's view over ``ROUTINES``, ``VIEWS``, ``TRIGGERS``,
+  ``EVENTS``, ``COLUMNS`` showed a login the bodies, queries and defaults of a database it
+  has no privilege on); its static lists (``COLLATIONS``...) read;
 - a ``FEDERATED``, ``CONNECT``, ``SPIDER`` or ``SPHINX`` table
   (``mysql_settings.remote_refusal``).
 """
@@ -74,6 +79,17 @@ _CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 # The SEQUENCE engine reads ASCII digits only: Python's \d took seq_\u0663_to_5 (an Arabic-Indic
 # three), any view's name, for the engine's, and one over a stored function's SET GLOBAL ran.
 _SEQUENCE_TABLE = re.compile(r"seq_[0-9]+_to_[0-9]+(?:_step_[0-9]+)?")
+# information_schema's tables whose rows are the same for every reader (no database's).
+_STATIC_CATALOG = frozenset(
+    {
+        "CHARACTER_SETS",
+        "COLLATIONS",
+        "COLLATION_CHARACTER_SET_APPLICABILITY",
+        "ENGINES",
+        "KEYWORDS",
+        "SQL_FUNCTIONS",
+    }
+)
 # What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
 _CALLED = re.compile(r"\s*\(")
 # A view's query as a run of names, words, parentheses and other marks (literals emptied).
@@ -160,6 +176,8 @@ def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> Catalo
                 refused[key] = remote_refusal(str(name), str(kind))
     for key, why in _unseen(cursor, definers).items():
         refused[key] = why
+    for key, why in _catalog_readers(found["view"], definers).items():
+        refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
     return CatalogCalls(views=views, computed=computed, refused_names=refused)
 
@@ -184,6 +202,42 @@ def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str,
             databases = ", ".join(sorted({f"{database}.*" for database, _ in unseen}))
             refusals[key] = unseen_refusal(key, _names(unseen), databases)
     return refusals
+
+
+def _catalog_readers(
+    views: dict[str, set[str]], definers: dict[str, set[tuple[str, str]]]
+) -> dict[str, str]:
+    """The refusals of the definers' views that read information_schema's tables as their
+    definer, themselves or through the views they read (an invoker's view inside a
+    definer's runs as that definer too)."""
+    reads = {key: _catalog_tables(texts) for key, texts in views.items()}
+    refusals = {}
+    for key in definers:
+        tables, seen, todo = set(), {key}, [key]
+        while todo:
+            view = todo.pop()
+            tables |= reads[view][0]
+            for inner in (reads[view][1] & reads.keys()) - seen:
+                seen.add(inner)
+                todo.append(inner)
+        if tables:
+            refusals[key] = catalog_refusal(key, ", ".join(sorted(tables)))
+    return refusals
+
+
+def _catalog_tables(texts: Iterable[str]) -> tuple[set[str], set[str]]:
+    """The information_schema tables the view queries ``texts`` name (but its static lists)
+    and the names (as the check keys views) of the other relations they name."""
+    tables: set[str] = set()
+    others: set[str] = set()
+    mysql = dialect("mysql")
+    for text in texts:
+        for database, name in relations_named(text):
+            if database.lower() != "information_schema":
+                others |= lookup_names(name, mysql)
+            elif name.upper() not in _STATIC_CATALOG:
+                tables.add(f"information_schema.{name.upper()}")
+    return tables, others
 
 
 def _may_be_unseen(pair: tuple[str, str]) -> bool:
@@ -222,4 +276,16 @@ def unseen_refusal(name: str, relations: str, databases: str) -> str:
         "the check cannot tell whether that is a table or a view that runs or reads more (a "
         f"view over mysql.user, a stored function's SET GLOBAL); GRANT SHOW VIEW ON "
         f"{databases} to the agent's login, which lets it see them and read none of their rows"
+    )
+
+
+def catalog_refusal(name: str, tables: str) -> str:
+    """Why the definer's view ``name``, which reads information_schema's ``tables`` (itself
+    or through the views it reads), is refused."""
+    return (
+        f"the view {name} reads {tables} as its definer: the server fills information_schema "
+        "as its reader may see it, here the definer, so the view shows other databases' "
+        "routine bodies, view queries, triggers and columns this login may not read; make "
+        "it SQL SECURITY INVOKER, or read information_schema directly (it shows what this "
+        "login may see)"
     )

@@ -62,25 +62,38 @@ def statement_shape(stmt: Sequence[Token]) -> StatementShape:
 
 
 def _column_types(stmt: Sequence[Token]) -> frozenset[int]:
-    """Positions of the type of each column defined in a table function's ``COLUMNS (...)``
-    list (``JSON_TABLE(doc, '$[*]' COLUMNS (x int(11) PATH '$', NESTED PATH '$.a' COLUMNS
-    (y decimal(10,2) PATH '$')))``): a definition is a name, then its type, where no call
-    can stand. MariaDB writes every JSON_TABLE column's type with its length, so each
-    view over one was refused as calling ``int()``."""
+    """Positions of the type of each column defined in a table function's ``COLUMNS``
+    list: ``JSON_TABLE(doc, '$[*]' COLUMNS (x int(11) PATH '$', NESTED PATH '$.a' COLUMNS
+    (y decimal(10,2) PATH '$')))``, and XMLTABLE's, unparenthesized, to the call's end
+    (``XMLTABLE('/r' PASSING doc COLUMNS a char(2) PATH 'a', b decimal(5,2))``): a
+    definition is a name, then its type, where no call can stand. MariaDB writes every
+    JSON_TABLE column's type with its length, so each view over one was refused as calling
+    ``int()``; PostgreSQL's XMLTABLE with a ``char(2)`` column as calling ``char()``."""
     found: set[int] = set()
-    lists: list[bool] = []  # per open parenthesis: whether it opens a COLUMNS list
+    # per open parenthesis: whether it holds a COLUMNS list (JSON_TABLE's opens one; in
+    # XMLTABLE's the word COLUMNS starts one that runs to the call's end)
+    lists: list[bool] = []
+    xml: list[bool] = []  # per open parenthesis: whether it is XMLTABLE's
     for i, token in enumerate(stmt):
         if token.is_punct("("):
             lists.append(i >= 2 and stmt[i - 1].is_word("COLUMNS") and _ends_operand(stmt[i - 2]))
+            xml.append(i >= 1 and stmt[i - 1].is_word("XMLTABLE"))
         elif token.is_punct(")"):
             if lists:
                 lists.pop()
+                xml.pop()
+        elif token.is_word("COLUMNS") and xml and xml[-1]:
+            lists[-1] = True
         elif (
             lists
             and lists[-1]
             and token.kind is Kind.WORD
             and stmt[i - 1].kind in (Kind.WORD, Kind.QUOTED)
-            and (stmt[i - 2].is_punct("(") or stmt[i - 2].is_punct(","))
+            and (
+                stmt[i - 2].is_punct("(")
+                or stmt[i - 2].is_punct(",")
+                or (xml[-1] and stmt[i - 2].is_word("COLUMNS"))
+            )
         ):
             found.add(i)
     return frozenset(found)

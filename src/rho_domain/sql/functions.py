@@ -202,7 +202,7 @@ ORACLE_FUNCTIONS = frozenset(
         validate_conversion vsize width_bucket ratio_to_report collect
         json_array json_arrayagg json_object json_objectagg json_query json_serialize
         json_table json_value json_exists json_mergepatch json_transform
-        xmlagg xmlelement xmlforest xmlattributes xmlserialize
+        xmlagg xmlelement xmlforest xmlattributes xmlserialize xmltable
         approx_count_distinct approx_median approx_percentile
         """
     )

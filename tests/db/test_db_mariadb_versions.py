@@ -1,0 +1,67 @@
+"""A function built into MariaDB only from some version is anyone's on an older server.
+
+The allowlist held MariaDB's names whatever the server's version: ``sformat``,
+``natural_sort_key`` and ``json_normalize`` are built in from 10.7, ``to_char`` from
+10.6.1, ``random_bytes`` from 10.10. On an older server an unqualified ``sformat(...)``
+calls the stored function ``sformat`` of the current database (anyone's, ``SET GLOBAL``
+with its definer's rights), and the check let it through. Now the adapter reads the
+server's version at connect and drops the names built in only later (``mysql_versions``).
+The test server is 10.11, so the older one is a faked greeting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from db_support import Server
+
+from rho_adapters.db.mysql import MysqlDatabase
+from rho_domain.errors import StatementRefused
+from rho_domain.sql.mysql_versions import mysql_builtins, server_version
+
+LATER = ("sformat('{}', 1)", "natural_sort_key('a10')", "json_normalize('{}')", "to_char(now())")
+
+
+class _OlderServer(MysqlDatabase):
+    """The real server, greeting as MariaDB 10.5 (no name built in from 10.6 on)."""
+
+    def _open(self) -> Any:
+        conn = super()._open()
+        conn.get_server_info = lambda: "10.5.27-MariaDB-log"
+        return conn
+
+
+async def test_a_name_built_in_only_later_is_refused_on_an_older_server(
+    mariadb_server: Server,
+) -> None:
+    older = _OlderServer("t", mariadb_server.config)
+    newer = MysqlDatabase("t", mariadb_server.config)
+    try:
+        for call in LATER:
+            with pytest.raises(StatementRefused) as info:
+                await older.query(f"SELECT {call}", max_rows=1, timeout=5)
+            assert info.value.by == "check"
+            assert f"the function {call.split('(')[0]}() is not on" in str(info.value)
+        read = await older.query("SELECT json_value('{\"a\": 7}', '$.a')", max_rows=1, timeout=5)
+        assert read.rows == (("7",),)
+        read = await newer.query(f"SELECT {', '.join(LATER[:3])}", max_rows=1, timeout=5)
+        assert read.rows[0][0] == "1"
+    finally:
+        await older.aclose()
+        await newer.aclose()
+
+
+def test_the_builtins_follow_the_flavour_and_version() -> None:
+    assert server_version("5.5.5-10.11.19-MariaDB-0+deb12u1") == (10, 11, 19)  # PyMySQL's
+    assert server_version("8.0.36") == (8, 0, 36)
+    assert server_version("unknown") == (0, 0, 0)
+    old, new = (mysql_builtins(mariadb=True, version=v) for v in ((10, 6, 9), (10, 7, 0)))
+    assert "sformat" not in old
+    assert {"sformat", "natural_sort_key", "to_char"} <= new
+    assert "format_bytes" not in new  # MySQL's
+    mysql = mysql_builtins(mariadb=False, version=(8, 0, 15))
+    assert {"format_bytes", "sformat"}.isdisjoint(mysql)
+    assert "regexp_like" in mysql
+    assert "format_bytes" in mysql_builtins(mariadb=False, version=(8, 0, 16))
+    assert "sformat" not in mysql_builtins(mariadb=True, version=server_version("unknown"))
