@@ -13,8 +13,9 @@ import math
 import os
 from pathlib import Path
 
+import httpx
 import pytest
-from server_support import app_for, client_for, place, wait_idle
+from server_support import UvicornThread, app_for, client_for, place, sse_blocks, wait_idle
 
 from rho_adapters.codec import decode_event_line
 from rho_adapters.fakes import FunctionModel, text
@@ -70,6 +71,8 @@ async def test_a_trace_line_with_numbers_no_reader_can_show_leaves_the_listing_w
         for answer in (
             await client.get(f"/api/sessions/{ids[1]}"),
             await client.post(f"/api/sessions/{ids[1]}/chat", json={"prompt": "again"}),
+            # the stream's feed met the bound in its body, after the 200: the connection cut
+            await client.get(f"/api/sessions/{ids[1]}/stream", params={"until": "idle"}),
         ):
             assert answer.status_code == 409, answer.text  # 500 'internal' before
             error = answer.json()["error"]
@@ -87,3 +90,31 @@ def test_each_reader_refuses_or_shows_such_a_time_without_failing() -> None:
 
     answer = JsonAnswer({"a": [math.nan, 1.5, {"b": math.inf}], "c": -math.inf})
     assert answer.body == b'{"a":[null,1.5,{"b":null}],"c":null}'
+
+
+async def test_a_trace_grown_past_its_bound_while_streamed_ends_the_stream_saying_so(
+    tmp_path: Path,
+) -> None:
+    """On a live server: the stream's 200 was sent, then its poll met the trace past its
+    bound. Before, the response was cut mid-chunk (the client: 'peer closed connection
+    without sending complete message body') and uvicorn logged a traceback."""
+    where = place(tmp_path)
+    app = app_for(where, FunctionModel(lambda request: text("done")))
+    async with client_for(app) as client:
+        sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+        await wait_idle(client, sid)
+    trace = where.sessions / sid / "trace.jsonl"
+    with UvicornThread(app_for(where, FunctionModel(lambda r: text("x")))) as server:
+        async with (
+            httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=30) as http,
+            http.stream("GET", f"/api/sessions/{sid}/stream") as response,
+        ):
+            blocks = []
+            async for block in sse_blocks(response):
+                blocks.append(block)
+                if block.get("event") == "run_end":
+                    os.truncate(trace, TRACE_BYTES + 1)  # sparse: past the bound
+    error = json.loads(blocks[-1]["data"])
+    assert (blocks[-1]["event"], "id" in blocks[-1]) == ("error", False), blocks[-1]
+    assert error["error_type"] == "StoredPastBound", error
+    assert f"trace.jsonl: more than {TRACE_BYTES} bytes" in error["message"], error

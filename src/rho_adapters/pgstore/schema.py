@@ -114,6 +114,13 @@ _V3 = (
         declared text := current_setting('rho.schema', true);
         stored integer;
     BEGIN
+        -- an update that keeps the holder, and a lease or no claim, is let through whatever
+        -- the versions (as below): every append and beat, without the dynamic read of
+        -- rho_schema, which took 50-150 us of an append's 120-170 (server-side, 1,000)
+        IF TG_OP = 'UPDATE' AND NEW.holder IS NOT DISTINCT FROM OLD.holder
+                AND (NEW.holder IS NULL OR NEW.lease IS NOT NULL) THEN
+            RETURN NEW;
+        END IF;
         -- the table's own schema: an edit from a session with another search_path
         EXECUTE format('SELECT version FROM %I.rho_schema', TG_TABLE_SCHEMA) INTO stored;
         IF declared ~ '^[0-9]{1,6}$' THEN

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rho_domain.errors import RhoError
+from rho_domain.errors import RhoError, SessionNotFound, StoredPastBound, TraceFormatError
 from rho_domain.messages import Usage
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.telemetry import SessionStats, session_telemetry
@@ -41,13 +41,22 @@ def session_stats(
 
 def all_session_stats(
     directory: str | Path | None = None, *, store: str | None = None
-) -> tuple[SessionStats, ...]:
-    """The telemetry of every stored session, newest first."""
+) -> tuple[tuple[SessionStats, ...], tuple[str, ...]]:
+    """The telemetry of every stored session, newest first, and why each session left out
+    was: its stored data unreadable (a malformed trace line, a trace past its bound) or the
+    session gone since the listing. One such session failed the whole command before, so
+    no other session's stats were shown."""
     catalog = _catalog(directory, store)
 
-    async def every() -> tuple[SessionStats, ...]:
-        infos = await catalog.sessions(limit=1_000_000)
-        return tuple([await _stats_of(catalog, info.id) for info in infos])
+    async def every() -> tuple[tuple[SessionStats, ...], tuple[str, ...]]:
+        shown: list[SessionStats] = []
+        left_out: list[str] = []
+        for info in await catalog.sessions(limit=1_000_000):
+            try:
+                shown.append(await _stats_of(catalog, info.id))
+            except (TraceFormatError, StoredPastBound, SessionNotFound) as exc:
+                left_out.append(f"session {info.id} left out: {exc}")
+        return tuple(shown), tuple(left_out)
 
     try:
         return run_sync(every())
@@ -85,7 +94,9 @@ def main(argv: Sequence[str]) -> int:
 
     try:
         if ns.all:
-            many = all_session_stats(ns.dir, store=ns.store)
+            many, left_out = all_session_stats(ns.dir, store=ns.store)
+            for why in left_out:  # the others' stats are still shown; the total is theirs
+                print(visible(f"rho-agent stats: {why}"), file=sys.stderr)
             out = (
                 json.dumps([stats_to_dict(s) for s in many])
                 if ns.json

@@ -119,6 +119,7 @@ async def stream(request: Request) -> Response:
     host = _host(request)
     session_id = request.path_params["id"]
     await host.find(session_id)
+    await host.feeds.readable(session_id)  # a 409 before the 200, not a cut stream
     options = _stream_options(
         request, after=stream_start(request), until_idle=request.query_params.get("until") == "idle"
     )
@@ -234,7 +235,13 @@ API: tuple[ApiRoute, ...] = (
         path=f"{_SESSION}/stream",
         handler=stream,
         summary="Server-Sent Events: id = trace line; Last-Event-ID resumes; ?until=idle",
-        responses={200: "text/event-stream", **_ERRORS, 422: _BAD_AFTER, 429: _STREAMS},
+        responses={
+            200: "text/event-stream",
+            **_ERRORS,
+            409: "its trace past its bound (unreadable_session)",
+            422: _BAD_AFTER,
+            429: _STREAMS,
+        },
         stream=True,
     ),
     ApiRoute(

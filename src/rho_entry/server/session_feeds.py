@@ -72,6 +72,15 @@ class SessionFeeds:
             feed = self.kept.setdefault(session_id, started)  # first one wins a race
         return feed
 
+    async def readable(self, session_id: str) -> None:
+        """Raise what the session's feed would meet as it starts (``StoredPastBound``: a
+        trace past its bound), before a stream's response is begun: met in its body, the
+        200 was already sent, so the client saw its connection cut and the server logged a
+        traceback instead of a 409 naming the file. A kept feed started already; otherwise
+        this reads the trace once, and the feed's own start reads on from the mark left."""
+        if session_id not in self.kept:
+            await self.sessions.last_seq(session_id)
+
     def release(self, session_id: str) -> None:
         """Forget a feed nobody uses (no subscriber, no run): memory stays bounded."""
         feed = self.kept.get(session_id)

@@ -9,14 +9,20 @@ never runs its ``finally`` (the slot would stay taken for the server's life).
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 
 import attrs
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from rho_adapters.codec import event_to_dict
+from rho_domain.control_events import ErrorOccurred
+from rho_domain.errors import StoreError
+from rho_entry.server.feed import FeedItem
 from rho_entry.server.host import SessionHost
-from rho_entry.server.sse import StreamOptions, event_stream
+from rho_entry.server.sse import StreamOptions, event_stream, frame
 
 
 class HeldStream(StreamingResponse):
@@ -53,13 +59,25 @@ def stream_response(
     async def body() -> AsyncIterator[bytes]:
         # The feed is taken here, when the response starts, and subscribed to at once: taken
         # earlier, a feed without subscribers could be released (and replaced) in between.
-        feed = await host.feeds.feed(session_id)
-        start = options if options.after >= 0 else attrs.evolve(options, after=feed.seq)
         try:
+            feed = await host.feeds.feed(session_id)
+            start = options if options.after >= 0 else attrs.evolve(options, after=feed.seq)
             async for chunk in event_stream(feed, start, lambda: host.running(session_id)):
                 yield chunk
+        except StoreError as exc:
+            yield failed(exc)
         finally:
             host.feeds.release(session_id)
 
     shown = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})}
     return HeldStream(body(), end, shown)
+
+
+def failed(exc: StoreError) -> bytes:
+    """The last event of a stream whose read of the store failed after its 200 was sent (a
+    trace grown past its bound, the database gone): an ``error`` event without an ``id``
+    naming what failed, and the stream ends. Before, the response was cut mid-chunk and the
+    server logged 'response already started' with a traceback."""
+    error = ErrorOccurred(at=time.time(), error_type=type(exc).__name__, message=str(exc))
+    data = json.dumps(event_to_dict(error), ensure_ascii=False, separators=(",", ":"))
+    return frame(FeedItem(None, error.kind, data))
