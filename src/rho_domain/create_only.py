@@ -188,37 +188,52 @@ _FORMULA_LEADS = ("=", "+", "-", "@")
 # application takes for a formula
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
 # Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon),
-# or by the one a first line "sep=x" names; a .tsv by tabs
+# or by the one a first line "sep=x" names; a .tsv by tabs (its import wizard's default).
+# The sep= line chooses nothing for the other applications (LibreOffice, Google Sheets and
+# Numbers guess the separator, and ignore it): its separator is tried besides, not instead
 _CSV_SEPARATORS = (",", ";", "\t")
 _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
+# The encodings an application may read a file in by its byte-order mark, or guess from its
+# NUL bytes when it has none (UTF-16 without a mark, as Notepad and LibreOffice detect it;
+# UTF-32): any other encoding spells = + - @ as ASCII does, so UTF-8 covers it
+_WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+def _readings(data: bytes) -> list[str]:
+    """The texts an application may read ``data`` as: UTF-8 (with or without its mark),
+    and when it holds a NUL byte (a wide encoding's), each of ``_WIDE`` too."""
+    texts = [data.decode("utf-8", errors="replace")]
+    if b"\0" in data:
+        texts += [data.decode(encoding, errors="replace") for encoding in _WIDE]
+    return [text.removeprefix("\ufeff") for text in texts]
 
 
 def created_content_refusal(relative: str, data: bytes) -> str | None:
     """Why create-only mode may not create the workspace-relative ``relative`` holding
     ``data``, or None: a .csv or .tsv with a cell a spreadsheet application runs as a formula
     when the file is opened (it starts, after blanks, with ``= + - @`` and is no number),
-    however the file is split (each separator Excel may use, quotes honoured)."""
+    however the file is read (UTF-8, or a wide encoding when it holds NUL bytes) and split
+    (each separator Excel may use for its name, and a sep= line's besides; quotes honoured)."""
     parts = components(normalize(relative))
     name = folded(parts[-1]) if parts else ""
     if not name.endswith((".csv", ".tsv")):
         return None
-    # Excel reads a UTF-16 file by its byte-order mark (tab-separated, as its "Unicode text"
-    # export writes it); any other encoding it reads spells = + - @ as ASCII does
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    text = data.decode("utf-16" if utf16 else "utf-8", errors="replace").removeprefix("\ufeff")
-    separators: tuple[str, ...] = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
-    if declared := _SEP_LINE.match(text):
-        separators, text = (declared.group(1),), text[declared.end() :]
-    for separator in separators:
-        if found := _formula_cell(text, separator):
-            row, column, cell = found
-            shown = cell if len(cell) <= 40 else f"{cell[:40]}..."
-            return (
-                f"{relative!r} row {row}, column {column} holds {shown!r}, which a spreadsheet "
-                "application runs as a formula when the file is opened (it may send the "
-                "sheet's data away); create-only mode writes data, not formulas: start such a "
-                "cell with a single quote (') so that it is read as text"
-            )
+    usual = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
+    for text in _readings(data):
+        separators = usual
+        if declared := _SEP_LINE.match(text):
+            separators, text = (declared.group(1), *separators), text[declared.end() :]
+        for separator in dict.fromkeys(separators):
+            if found := _formula_cell(text, separator):
+                row, column, cell = found
+                shown = cell if len(cell) <= 40 else f"{cell[:40]}..."
+                return (
+                    f"{relative!r} row {row}, column {column} holds {shown!r}, which a "
+                    "spreadsheet application runs as a formula when the file is opened (it "
+                    "may send the sheet's data away); create-only mode writes data, not "
+                    "formulas: start such a cell with a single quote (') so that it is read "
+                    "as text"
+                )
     return None
 
 

@@ -6,7 +6,13 @@ write asked) created findings.csv whose cells were copied from rows anyone may h
 cells away when the user opens the file in Excel or LibreOffice, ``=cmd|'/c calc'!A0`` is DDE.
 The same cell quoted, after blanks, led by ``+ - @``, split by the semicolon of a European
 locale or by the separator a ``sep=`` line declares, in UTF-16, and in a .tsv. Numbers, a
-lone dash and a cell marked as text (``'=1+1``) are still created."""
+lone dash and a cell marked as text (``'=1+1``) are still created.
+
+Probe (probemcp21c): a ``sep=|`` line made the check split by ``|`` only, so
+``sep=|`` then ``a,=1+1`` was created, though LibreOffice, Google Sheets and Numbers ignore
+the line and split by the comma; and a sheet in UTF-16 without a byte-order mark (which
+Notepad and LibreOffice detect by its NUL bytes) or in UTF-32 was read as UTF-8, its
+``=`` cells being ``\0=``: all three were created."""
 
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ FORMULAS = {
     "f.tsv": b"name\ttotal\nbob\t=1+1\n",
     "g.csv": b"\xef\xbb\xbf=1+1\n",
     "h.csv": "name\ttotal\nbob\t=1+1\n".encode("utf-16"),  # Excel's "Unicode text"
+    "i.csv": b"sep=|\nname,total\nbob,=1+1\n",  # sep= ignored by all but Excel
+    "j.csv": "name,total\nbob,=1+1\n".encode("utf-16-be"),  # no byte-order mark
+    "k.tsv": "name\ttotal\nbob\t=1+1\n".encode("utf-32"),
 }
 DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
 
@@ -43,6 +52,8 @@ async def test_a_created_sheet_holds_no_formula(tmp_path: Path, kind: str) -> No
             refused[path] = str(caught.value)
         await executor.write("report/totals.csv", DATA, overwrite=False)
         assert await executor.read("report/totals.csv") == DATA
+        unicode_text = "name\ttotal\nbob\t-5\n-1\t2\n".encode("utf-16")  # NUL bytes, no formula
+        await executor.write("report/unicode.tsv", unicode_text, overwrite=False)
         await executor.write("notes.md", b"=1+1\n", overwrite=False)  # no spreadsheet's
     finally:
         await executor.aclose()
