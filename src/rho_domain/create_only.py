@@ -197,6 +197,11 @@ _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
 # NUL bytes when it has none (UTF-16 without a mark, as Notepad and LibreOffice detect it;
 # UTF-32): any other encoding spells = + - @ as ASCII does, so UTF-8 covers it
 _WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+# Excel opens a .csv whose text starts with "ID" as SYLK, whatever its name (the known
+# "SYLK: file format is not valid" of a sheet whose first header is ID), and a SYLK cell
+# record's E field is a formula it runs: C;X1;Y1;K0;ECMD|' /C calc'!A0 has no cell that
+# starts with = + - @ however it is split
+_SYLK_FORMULA = re.compile(r"^C;(?:[^;\r\n]*;)*E", re.IGNORECASE | re.MULTILINE)
 
 
 def _readings(data: bytes) -> list[str]:
@@ -220,6 +225,14 @@ def created_content_refusal(relative: str, data: bytes) -> str | None:
         return None
     usual = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
     for text in _readings(data):
+        if text.startswith("ID") and (record := _SYLK_FORMULA.search(text)):
+            line = text[record.start() :].partition("\n")[0][:40]
+            return (
+                f"{relative!r} starts with ID, so Excel opens it as a SYLK sheet, whose "
+                f"record {line!r} it runs as a formula when the file is opened (the E "
+                "field); create-only mode writes data, not formulas: name the first column "
+                "otherwise than ID (Id, id) or drop the record"
+            )
         separators = usual
         if declared := _SEP_LINE.match(text):
             separators, text = (declared.group(1), *separators), text[declared.end() :]

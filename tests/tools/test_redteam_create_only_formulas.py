@@ -12,7 +12,9 @@ Probe (probemcp21c): a ``sep=|`` line made the check split by ``|`` only, so
 ``sep=|`` then ``a,=1+1`` was created, though LibreOffice, Google Sheets and Numbers ignore
 the line and split by the comma; and a sheet in UTF-16 without a byte-order mark (which
 Notepad and LibreOffice detect by its NUL bytes) or in UTF-32 was read as UTF-8, its
-``=`` cells being ``\0=``: all three were created."""
+``=`` cells being ``\0=``: all three were created. So was a .csv whose text starts with ``ID``,
+which Excel opens as SYLK whatever its name, its cell record ``C;Y1;X1;K0;ECMD|...`` a
+formula (the E field) though no cell starts with ``= + - @`` however it is split."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ FORMULAS = {
     "i.csv": b"sep=|\nname,total\nbob,=1+1\n",  # sep= ignored by all but Excel
     "j.csv": "name,total\nbob,=1+1\n".encode("utf-16-be"),  # no byte-order mark
     "k.tsv": "name\ttotal\nbob\t=1+1\n".encode("utf-32"),
+    "l.csv": b"ID;P\nC;Y1;X1;K0;ECMD|' /C calc'!A0\nE\n",  # SYLK, as Excel sniffs it
 }
 DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
 
@@ -54,6 +57,7 @@ async def test_a_created_sheet_holds_no_formula(tmp_path: Path, kind: str) -> No
         assert await executor.read("report/totals.csv") == DATA
         unicode_text = "name\ttotal\nbob\t-5\n-1\t2\n".encode("utf-16")  # NUL bytes, no formula
         await executor.write("report/unicode.tsv", unicode_text, overwrite=False)
+        await executor.write("report/ids.csv", b"ID;name\nC;west\n", overwrite=False)
         await executor.write("notes.md", b"=1+1\n", overwrite=False)  # no spreadsheet's
     finally:
         await executor.aclose()
