@@ -192,6 +192,7 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
 # The sep= line chooses nothing for the other applications (LibreOffice, Google Sheets and
 # Numbers guess the separator, and ignore it): its separator is tried besides, not instead
 _CSV_SEPARATORS = (",", ";", "\t")
+_ROW_END = re.compile(r"\r\n|\r|\n")
 _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
 # The encodings an application may read a file in by its byte-order mark, or guess from its
 # NUL bytes when it has none (UTF-16 without a mark, as Notepad and LibreOffice detect it;
@@ -259,10 +260,15 @@ def _formula_cell(text: str, separator: str) -> tuple[int, int, str] | None:
     first = text.lstrip(' \t"')[:1]
     if first not in _FORMULA_LEADS and lead.search(text) is None:
         return None  # no cell can start so: the text is not parsed (a C-speed scan)
+    import io
+
+    # rows end where a spreadsheet ends them, at \r, \n or \r\n only: str.splitlines also
+    # splits at \v, \f, \x1c-\x1e, NEL and U+2028/9, which would open a quoted field that
+    # Excel, reading 'x\v"a' as one unquoted cell, never opens (newline="": no translation)
     try:
-        rows = list(csv.reader(text.splitlines(), delimiter=separator))
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=separator))
     except csv.Error:  # a field past csv's size limit: every cell split without quotes
-        rows = [line.split(separator) for line in text.splitlines()]
+        rows = [line.split(separator) for line in _ROW_END.split(text)]
     for row_number, row in enumerate(rows, 1):
         for column, cell in enumerate(row, 1):
             value = cell.lstrip(' \t\r\n"')

@@ -14,7 +14,11 @@ the line and split by the comma; and a sheet in UTF-16 without a byte-order mark
 Notepad and LibreOffice detect by its NUL bytes) or in UTF-32 was read as UTF-8, its
 ``=`` cells being ``\0=``: all three were created. So was a .csv whose text starts with ``ID``,
 which Excel opens as SYLK whatever its name, its cell record ``C;Y1;X1;K0;ECMD|...`` a
-formula (the E field) though no cell starts with ``= + - @`` however it is split."""
+formula (the E field) though no cell starts with ``= + - @`` however it is split. And the
+rows were cut by str.splitlines, which also ends a line at \\v, \\f, \\x1c-\\x1e, NEL and
+U+2028/9: ``x<VT>"a,=HYPERLINK(1),"`` is one row to Excel, whose second cell is a formula
+(the quote is mid-cell, literal), but the check saw the quote open a field holding
+``a,=HYPERLINK(1),``: created."""
 
 from __future__ import annotations
 
@@ -40,6 +44,8 @@ FORMULAS = {
     "j.csv": "name,total\nbob,=1+1\n".encode("utf-16-be"),  # no byte-order mark
     "k.tsv": "name\ttotal\nbob\t=1+1\n".encode("utf-32"),
     "l.csv": b"ID;P\nC;Y1;X1;K0;ECMD|' /C calc'!A0\nE\n",  # SYLK, as Excel sniffs it
+    "m.csv": b'x\x0b"a,=HYPERLINK(1),"\n',  # \v ends no row: the quote is mid-cell
+    "n.csv": 'x\u2028"a,=HYPERLINK(1),"\n'.encode(),
 }
 DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
 
