@@ -7,6 +7,7 @@ every executor to the workspace-relative path as given and as resolved, after
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from rho_domain.paths import components, folded, normalize
 
@@ -188,37 +189,69 @@ _FORMULA_LEADS = ("=", "+", "-", "@")
 # application takes for a formula
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
 # Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon),
-# or by the one a first line "sep=x" names; a .tsv by tabs
+# or by the one a first line "sep=x" names; a .tsv by tabs (its import wizard's default).
+# The sep= line chooses nothing for the other applications (LibreOffice, Google Sheets and
+# Numbers guess the separator, and ignore it): its separator is tried besides, not instead
 _CSV_SEPARATORS = (",", ";", "\t")
+_ROW_END = re.compile(r"\r\n|\r|\n")
 _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
+# The encodings an application may read a file in by its byte-order mark, or guess from its
+# NUL bytes when it has none (UTF-16 without a mark, as Notepad and LibreOffice detect it;
+# UTF-32): any other encoding spells = + - @ as ASCII does, so UTF-8 covers it
+_WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+# Excel opens a .csv whose text starts with "ID" as SYLK, whatever its name (the known
+# "SYLK: file format is not valid" of a sheet whose first header is ID), and a SYLK cell
+# record's E field is a formula it runs: C;X1;Y1;K0;ECMD|' /C calc'!A0 has no cell that
+# starts with = + - @ however it is split
+_SYLK_FORMULA = re.compile(r"^C;(?:[^;\r\n]*;)*E", re.IGNORECASE | re.MULTILINE)
+
+
+def _readings(data: bytes) -> Iterator[str]:
+    """The texts an application may read ``data`` as, one by one: UTF-8 (with or without
+    its mark), and when it holds a NUL byte (a wide encoding's), UTF-16 of each byte order,
+    and UTF-32 when two NULs meet (as an ASCII character's three zero bytes do; decoding a
+    UTF-16 file as UTF-32, every character an error, would triple the check's time)."""
+    encodings = ["utf-8"]
+    if b"\0" in data:
+        encodings += _WIDE if b"\0\0" in data else _WIDE[:2]
+    for encoding in encodings:
+        yield data.decode(encoding, errors="replace").removeprefix("\ufeff")
 
 
 def created_content_refusal(relative: str, data: bytes) -> str | None:
     """Why create-only mode may not create the workspace-relative ``relative`` holding
     ``data``, or None: a .csv or .tsv with a cell a spreadsheet application runs as a formula
     when the file is opened (it starts, after blanks, with ``= + - @`` and is no number),
-    however the file is split (each separator Excel may use, quotes honoured)."""
+    however the file is read (UTF-8, or a wide encoding when it holds NUL bytes) and split
+    (each separator Excel may use for its name, and a sep= line's besides; quotes honoured)."""
     parts = components(normalize(relative))
     name = folded(parts[-1]) if parts else ""
     if not name.endswith((".csv", ".tsv")):
         return None
-    # Excel reads a UTF-16 file by its byte-order mark (tab-separated, as its "Unicode text"
-    # export writes it); any other encoding it reads spells = + - @ as ASCII does
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    text = data.decode("utf-16" if utf16 else "utf-8", errors="replace").removeprefix("\ufeff")
-    separators: tuple[str, ...] = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
-    if declared := _SEP_LINE.match(text):
-        separators, text = (declared.group(1),), text[declared.end() :]
-    for separator in separators:
-        if found := _formula_cell(text, separator):
-            row, column, cell = found
-            shown = cell if len(cell) <= 40 else f"{cell[:40]}..."
+    usual = ("\t",) if name.endswith(".tsv") else _CSV_SEPARATORS
+    for text in _readings(data):
+        if text.startswith("ID") and (record := _SYLK_FORMULA.search(text)):
+            line = text[record.start() :].partition("\n")[0][:40]
             return (
-                f"{relative!r} row {row}, column {column} holds {shown!r}, which a spreadsheet "
-                "application runs as a formula when the file is opened (it may send the "
-                "sheet's data away); create-only mode writes data, not formulas: start such a "
-                "cell with a single quote (') so that it is read as text"
+                f"{relative!r} starts with ID, so Excel opens it as a SYLK sheet, whose "
+                f"record {line!r} it runs as a formula when the file is opened (the E "
+                "field); create-only mode writes data, not formulas: name the first column "
+                "otherwise than ID (Id, id) or drop the record"
             )
+        separators = usual
+        if declared := _SEP_LINE.match(text):
+            separators, text = (declared.group(1), *separators), text[declared.end() :]
+        for separator in dict.fromkeys(separators):
+            if found := _formula_cell(text, separator):
+                row, column, cell = found
+                shown = cell if len(cell) <= 40 else f"{cell[:40]}..."
+                return (
+                    f"{relative!r} row {row}, column {column} holds {shown!r}, which a "
+                    "spreadsheet application runs as a formula when the file is opened (it "
+                    "may send the sheet's data away); create-only mode writes data, not "
+                    "formulas: start such a cell with a single quote (') so that it is read "
+                    "as text"
+                )
     return None
 
 
@@ -231,10 +264,15 @@ def _formula_cell(text: str, separator: str) -> tuple[int, int, str] | None:
     first = text.lstrip(' \t"')[:1]
     if first not in _FORMULA_LEADS and lead.search(text) is None:
         return None  # no cell can start so: the text is not parsed (a C-speed scan)
+    import io
+
+    # rows end where a spreadsheet ends them, at \r, \n or \r\n only: str.splitlines also
+    # splits at \v, \f, \x1c-\x1e, NEL and U+2028/9, which would open a quoted field that
+    # Excel, reading 'x\v"a' as one unquoted cell, never opens (newline="": no translation)
     try:
-        rows = list(csv.reader(text.splitlines(), delimiter=separator))
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=separator))
     except csv.Error:  # a field past csv's size limit: every cell split without quotes
-        rows = [line.split(separator) for line in text.splitlines()]
+        rows = [line.split(separator) for line in _ROW_END.split(text)]
     for row_number, row in enumerate(rows, 1):
         for column, cell in enumerate(row, 1):
             value = cell.lstrip(' \t\r\n"')
