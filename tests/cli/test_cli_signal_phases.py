@@ -124,11 +124,21 @@ def test_a_signal_at_each_phase_ends_the_run_said_and_resumable(tmp_path: Path) 
             kinds = [json.loads(line) for line in trace.read_text().splitlines()]
             said = [(e["kind"], e.get("reason") or e.get("status")) for e in kinds[-2:]]
             if name == "final write":  # the run was over: completed, the write stopped
-                assert (proc.returncode, said[-1], err) == (
+                # before: the result line said exit_code 0 (it was printed before the write),
+                # the process exited 130 with only 'rho-agent: cancelled'
+                notices = [json.loads(line) for line in out.splitlines()[-2:-1]]
+                assert (proc.returncode, said[-1], result["exit_code"], notices) == (
                     130,
                     ("run_end", "completed"),
-                    "rho-agent: cancelled\n",
-                ), name
+                    130,
+                    [
+                        {
+                            "kind": "notice",
+                            "text": "--output out not written: cancelled (the session has "
+                            "the answer)",
+                        }
+                    ],
+                ), (name, err)
             else:
                 assert (proc.returncode, result["status"], said) == (
                     130,
