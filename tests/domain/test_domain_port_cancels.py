@@ -11,13 +11,23 @@ source's ``clear_cancel`` at the run's start ended the run ``cancelled``, raised
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from domain_support import WriteNoteTool, make_session
 
-from rho_adapters.fakes import ManualSignals, MemoryExecutor, MemorySessionStore, call, text, tools
+from rho_adapters.fakes import (
+    FakeClock,
+    ManualSignals,
+    MemoryExecutor,
+    MemorySessionStore,
+    call,
+    text,
+    tools,
+)
 from rho_domain import events as ev
+from rho_domain.config import Budget
 from rho_domain.errors import StoreError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.ports.commands import Command, CommandResult
@@ -168,3 +178,50 @@ async def test_a_signal_source_that_stops_listening_says_so_and_the_run_goes_on(
             "process (rho-agent cancel, the server's) is not heard for the rest of this run; "
             "one in this process (Ctrl+C, Session.cancel) still is"
         )
+
+
+class _LostClock(FakeClock):
+    """Its ``sleep`` lets out an unasked CancelledError (it awaited a timer cancelled
+    elsewhere); ``real`` keeps the real monotonic time, for a wall-time budget."""
+
+    def __init__(self, *, real: bool = False) -> None:
+        super().__init__()
+        self.real = real
+
+    def monotonic(self) -> float:
+        return time.monotonic() if self.real else super().monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        raise asyncio.CancelledError("elsewhere")
+
+
+class _PausedOnce(ManualSignals):
+    """Paused at the first checkpoint, resumed at the next look."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looks = 0
+
+    async def is_paused(self, session_id: str) -> bool:
+        self.looks += 1
+        return self.looks <= 2  # the checkpoint's look and the pause loop's first
+
+
+async def test_a_clock_whose_sleep_lets_out_an_unasked_cancel_still_ends_the_run() -> None:
+    """Before: the pause loop's ``clock.sleep`` let the CancelledError out of ``Session.run``
+    (as if its caller had been cancelled: no result), and the deadline timer (``_expire``)
+    died with it in silence: a tool that never ends ran on past the wall-time budget."""
+    session = make_session([text("done")], signals=_PausedOnce(), clock=_LostClock())
+    result = await asyncio.wait_for(session.run("go"), 30)
+    assert result.status is RunStatus.COMPLETED
+    executor = _Executor()
+    session = make_session(
+        [tools(call("write", {"command": "true"})), text("done")],
+        tools=[_Write()],
+        executor=executor,
+        clock=_LostClock(real=True),
+        budget=Budget(max_wall_seconds=0.05),
+    )
+    result = await asyncio.wait_for(session.run("go"), 30)
+    assert result.status is RunStatus.BUDGET_EXCEEDED
+    assert session.control.out_of_time

@@ -246,6 +246,9 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     rejected = rejected_last(session, result)
     if rejected is not None:
         code = exit_codes.REJECTED
+    # not on a rejection (no answer); before the result, whose exit_code is then the process's
+    if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
+        code = _write_output(launch.output, result.text, renderer) or code
     if not isinstance(renderer, TerminalRenderer):  # --json
         renderer.finish(result, exit_code=code)
     else:
@@ -261,10 +264,6 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 f'{session.id} "..."`.',
                 "yellow",
             )
-    # a rejection ends a completed run with no answer: an empty file would pass for one (and
-    # refuse the next run's -o without --force)
-    if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
-        code = _write_output(launch.output, result.text, renderer) or code
     return code
 
 
@@ -276,6 +275,9 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
     except OSError as exc:
         renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
         return exit_codes.USAGE
+    except KeyboardInterrupt:  # Ctrl+C or SIGTERM while it waits (a FIFO, a full NFS mount)
+        renderer.notice(f"--output {path} not written: cancelled (the session has the answer)")
+        return exit_codes.CANCELLED
     if isinstance(renderer, TerminalRenderer) and not renderer.quiet:
         renderer.notice(f"answer written to {path}", "dim")
     return 0

@@ -38,7 +38,7 @@ from rho_entry.config.endpoint_checks import (
     missing_endpoint,
     provider_of,
 )
-from rho_entry.config.env_settings import ENV_VARS, FLOAT_FIELDS, INT_FIELDS, parse_env
+from rho_entry.config.env_settings import ENV_VARS, parse_env
 from rho_entry.config.home import absolute, config_dir
 
 __all__ = [
@@ -126,12 +126,11 @@ def resolve_settings(
     if isinstance(changes.get("model"), str):
         with _naming_the_origin("model", sources):
             check_model_name(changes["model"], "model")
-    checked = (
-        INT_FIELDS
-        | FLOAT_FIELDS
-        | {"base_url", "output_schema", "backend", "reasoning_effort", "api_key_env"}
-    ) & changes.keys()
-    for name in sorted(checked):  # checked one by one to name the origin
+    # Every setting a flag or a variable gives is checked one by one, to name its origin: a
+    # hand-kept list left --service-tier Flex (RHO_AGENT_SERVICE_TIER) refused naming neither.
+    # The profile and the working directory are resolved below, each naming its own.
+    checked = ({*ENV_VARS, "output_schema"} - {"profile", "working_dir"}) & changes.keys()
+    for name in sorted(checked):
         with _naming_the_origin(name, sources):
             config = attrs.evolve(config, **{name: changes.pop(name)})
     config = attrs.evolve(config, **changes)
