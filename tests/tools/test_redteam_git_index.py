@@ -131,6 +131,15 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
     assert out.startswith("plain\n"), out  # git reads its objects
+    # blame's revisions are revisions: HEAD~0 has a Windows short name's shape, no path's
+    for blame in ("git blame HEAD~0 -- a.txt", "git blame HEAD~0 a.txt", "git blame a.txt HEAD~0"):
+        out = await run_restricted(str(ws), blame, backend, pool)
+        assert ") plain\n[exit code 0" in out, (blame, out)
+    for blame in ("git blame HEAD~0 -- .env", "git blame .env HEAD~0", "git blame HEAD~0 .env"):
+        out = await run_restricted(str(ws), blame, backend, pool)
+        assert "is a secrets file (.env)" in out, (blame, out)
+    out = await run_restricted(str(ws), "cd .config && git blame HEAD~0 gh/x", backend, pool)
+    assert "is a secret location" in out or "is inside" in out, out  # joined to .config
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
     for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws)):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
