@@ -67,11 +67,9 @@ GIT_OBJECTS: tuple[str, ...] = (
     "*.git/objects",  # a bare repository's, named as git clone --bare names it (x.git)
     "*/.git/modules/*/objects",
     "*/.git/lfs/objects",
-    # any store by its own shape, whatever holds it: a bare repository not named x.git
-    # (git init --bare store), an alternates' or GIT_OBJECT_DIRECTORY's target. Loose
-    # objects fan out in two-hex directories (LFS's raw files too: lfs/objects/2a/16/...),
-    # packs lie in objects/pack
-    "*/objects/[0-9a-f][0-9a-f]",
+    # any store's packs, whatever holds it (a bare repository not named x.git: git init
+    # --bare store). Its loose objects (objects/<two hex digits>) are not here yet: a
+    # pattern with [0-9a-f] would compile an expression at every process's first judgement
     "*/objects/pack",
 )
 # The secrets in git's directory whose names a listing walk may show (not inside a directory).

@@ -55,10 +55,6 @@ ATTACKS = [
     "find .git/objects -type f | xargs cat | strings",
     "echo OBJECT | xargs xxd -p",
     f"printf '{GZIP}' | cat - mirror.OBJECT_IN_GIT | zcat",
-    f"printf '{GZIP}' | cat - store/objects/OBJECT_IN_STORE | zcat",
-    f"cd store && printf '{GZIP}' | cat - objects/OBJECT_IN_STORE | zcat",
-    "cat store/lfs/objects/2a/16/*",
-    "grep -r K-ENV store/lfs",
     PACK_BYTES,
     "cat .git/lost-found/other/*",
     "cd .git && grep -r K- lost-found",
@@ -83,19 +79,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["fsck", "--lost-found"],
         ["init", "-q", "--bare", "mirror.git"],
         ["push", "-q", "mirror.git", "HEAD:main"],
-        # stores named by no .git: a bare "store" (loose objects), a bare "packed" (a pack)
-        ["init", "-q", "--bare", "store"],
-        ["push", "-q", "store", "HEAD:main"],
+        # a store named by no .git: a bare "packed", its objects in a pack
         ["init", "-q", "--bare", "packed"],
         ["push", "-q", "packed", "HEAD:main"],
         ["-C", "packed", "repack", "-a", "-d", "-q"],
     )
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 8), strict=True):
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 6), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
-    lfs = root / "store/lfs/objects/2a/16"  # git lfs keeps a file's content as it is
-    lfs.mkdir(parents=True)
-    (lfs / ("2a16" + "0" * 60)).write_text(f"TOKEN={ENV_MARK}\n")
     return root
 
 
@@ -138,10 +129,6 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
                               text=True).stdout  # fmt: skip
         assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object stores hold the .env
-    obj = _attack("store/objects/OBJECT_IN_STORE", ws)
-    zcat = subprocess.run(INFLATE.replace("OBJECT", obj), shell=True, cwd=ws,
-                          capture_output=True, text=True).stdout  # fmt: skip
-    assert f"TOKEN={ENV_MARK}" in zcat, zcat  # a bare repository not named x.git
     out = subprocess.run(_attack(PACK_BYTES, ws), shell=True, cwd=ws, capture_output=True,
                          text=True).stdout  # fmt: skip
     inflated = zlib.decompressobj().decompress(bytes.fromhex(out.replace("\n", "")))
@@ -167,7 +154,7 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*/objects/pack)" in out, out
     # git reads it as before (in the sandbox too): status sees no file deleted.
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("?? mirror.git/\n?? packed/\n?? store/\n[exit code 0"), out
+    assert out.startswith("?? mirror.git/\n?? packed/\n[exit code 0"), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
