@@ -67,6 +67,10 @@ GIT_OBJECTS: tuple[str, ...] = (
     "*.git/objects",  # a bare repository's, named as git clone --bare names it (x.git)
     "*/.git/modules/*/objects",
     "*/.git/lfs/objects",
+    # any store's packs, whatever holds it (a bare repository not named x.git: git init
+    # --bare store). Its loose objects (objects/<two hex digits>) are not here yet: a
+    # pattern with [0-9a-f] would compile an expression at every process's first judgement
+    "*/objects/pack",
 )
 # The secrets in git's directory whose names a listing walk may show (not inside a directory).
 GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)

@@ -19,7 +19,9 @@ store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,8 @@ MARK = "in-gh-hosts"
 ENV_MARK = "K-ENV-MARK"
 GZIP = "\\037\\213\\010\\000\\000\\000\\000\\000"  # a gzip header, flags and time zero
 INFLATE = f"printf '{GZIP}' | cat - OBJECT | zcat"
+# a pack's bytes from the .env's deflated content on (the model inflates them as it likes)
+PACK_BYTES = "tail -c +PACK_AT packed/objects/pack/*.pack | xxd -p"
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
 ATTACKS = [
     "strings .git/index",
@@ -51,6 +55,7 @@ ATTACKS = [
     "find .git/objects -type f | xargs cat | strings",
     "echo OBJECT | xargs xxd -p",
     f"printf '{GZIP}' | cat - mirror.OBJECT_IN_GIT | zcat",
+    PACK_BYTES,
     "cat .git/lost-found/other/*",
     "cd .git && grep -r K- lost-found",
 ]
@@ -74,8 +79,12 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["fsck", "--lost-found"],
         ["init", "-q", "--bare", "mirror.git"],
         ["push", "-q", "mirror.git", "HEAD:main"],
+        # a store named by no .git: a bare "packed", its objects in a pack
+        ["init", "-q", "--bare", "packed"],
+        ["push", "-q", "packed", "HEAD:main"],
+        ["-C", "packed", "repack", "-a", "-d", "-q"],
     )
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", None, None, None), strict=True):
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 6), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
     return root
@@ -91,7 +100,20 @@ def _object(ws: Path) -> str:
     return f".git/objects/{blob[:2]}/{blob[2:]}"
 
 
+def _pack_offset(ws: Path) -> int:
+    """Where the ``.env``'s deflated content starts in the pack of ``packed`` (1-based)."""
+    (pack,) = (ws / "packed/objects/pack").glob("*.pack")
+    data = pack.read_bytes()
+    for at in range(12, len(data)):
+        with contextlib.suppress(zlib.error):
+            if zlib.decompressobj().decompress(data[at:]).startswith(b"TOKEN="):
+                return at + 1
+    raise AssertionError("no .env blob in the pack")
+
+
 def _attack(command: str, ws: Path) -> str:
+    if "PACK_AT" in command:
+        command = command.replace("PACK_AT", str(_pack_offset(ws)))
     obj = _object(ws)
     command = command.replace("OBJECT_IN_STORE", obj[13:]).replace("OBJECT_IN_GIT", obj[1:])
     return command.replace("OBJECT", obj)
@@ -107,6 +129,10 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
                               text=True).stdout  # fmt: skip
         assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object stores hold the .env
+    out = subprocess.run(_attack(PACK_BYTES, ws), shell=True, cwd=ws, capture_output=True,
+                         text=True).stdout  # fmt: skip
+    inflated = zlib.decompressobj().decompress(bytes.fromhex(out.replace("\n", "")))
+    assert inflated == f"TOKEN={ENV_MARK}\n".encode(), out  # a pack (a bare one's) holds it
     (lost,) = (ws / ".git/lost-found/other").iterdir()
     assert lost.read_text() == f"TOKEN={ENV_MARK}-lost\n"  # and so does lost-found
 
@@ -124,13 +150,24 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*/.git/commit_editmsg)" in out, out
     out = await run_restricted(str(ws), _attack(INFLATE, ws), backend, pool)
     assert "is a secret location (*/.git/objects)" in out, out
+    out = await run_restricted(str(ws), _attack(PACK_BYTES, ws), backend, pool)
+    assert "is a secret location (*/objects/pack)" in out, out
     # git reads it as before (in the sandbox too): status sees no file deleted.
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("?? mirror.git/\n[exit code 0"), out
+    assert out.startswith("?? mirror.git/\n?? packed/\n[exit code 0"), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
     assert out.startswith("plain\n"), out  # git reads its objects
+    # blame's revisions are revisions: HEAD~0 has a Windows short name's shape, no path's
+    for blame in ("git blame HEAD~0 -- a.txt", "git blame HEAD~0 a.txt", "git blame a.txt HEAD~0"):
+        out = await run_restricted(str(ws), blame, backend, pool)
+        assert ") plain\n[exit code 0" in out, (blame, out)
+    for blame in ("git blame HEAD~0 -- .env", "git blame .env HEAD~0", "git blame HEAD~0 .env"):
+        out = await run_restricted(str(ws), blame, backend, pool)
+        assert "is a secrets file (.env)" in out, (blame, out)
+    out = await run_restricted(str(ws), "cd .config && git blame HEAD~0 gh/x", backend, pool)
+    assert "is a secret location" in out or "is inside" in out, out  # joined to .config
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
     for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws)):
         out = await call_tool(ReadHandler(), {"path": path}, executor)

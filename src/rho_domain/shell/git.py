@@ -15,7 +15,12 @@ from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import DEFAULT_POLICY
-from rho_domain.shell.git_revs import history_paths, split_rev_path
+from rho_domain.shell.git_revs import (
+    blame_paths,
+    history_paths,
+    split_rev_path,
+    tree_path_refusal,
+)
 from rho_domain.shell.git_tree_list import recursive_listing_refusal, tree_list_words
 from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
 from rho_domain.shell.rebuild import rebuild_in_order
@@ -255,11 +260,13 @@ def _check_history(sub: str, rest: Sequence[str], parsed: Parsed) -> None:
     if sub == "grep" and not parsed.has("e", "f") and operands:
         operands = operands[1:]  # the pattern, not a revision
     after = list(rest[rest.index("--") + 1 :]) if "--" in rest else []
-    for path in history_paths(sub, operands, after):
-        if reason := DEFAULT_POLICY.refusal(path):
-            raise CommandRefused(
-                f"git {sub}: {reason}; its content may not be read from any revision"
-            )
+    paths = history_paths(sub, operands, after, parsed.separator)
+    reasons = [DEFAULT_POLICY.refusal(path) for path in paths]
+    if sub == "blame":  # the file git may read from a revision's tree only
+        tree_paths = blame_paths(operands, parsed.separator)[1]
+        reasons += [tree_path_refusal(DEFAULT_POLICY, path) for path in tree_paths]
+    if reason := next(filter(None, reasons), None):
+        raise CommandRefused(f"git {sub}: {reason}; its content may not be read from any revision")
 
 
 def harden_git(args: Sequence[str]) -> tuple[str, ...]:

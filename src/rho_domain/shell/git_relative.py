@@ -25,29 +25,32 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
+from functools import partial
 
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_objects import git_subcommand, revisions_and_paths
-from rho_domain.shell.git_revs import pathspec_body, revision_sides, split_rev_path
-from rho_domain.shell.options import split_options
+from rho_domain.shell.git_revs import (
+    blame_paths,
+    pathspec_body,
+    revision_sides,
+    split_rev_path,
+    tree_path_refusal,
+)
+from rho_domain.shell.options import Parsed, split_options
 
 
 def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
     """The paths into history of the git stage ``argv`` that git reads relative to the
     stage's directory, or names from there in its errors (every revision's path; see the
-    module docstring); () for any other stage."""
-    if not argv or argv[0] != "git":
+    module docstring); () for any other stage. ``git blame``'s file when git reads it from
+    a tree only is not here but in ``blamed_in_tree``."""
+    if (stage := _parsed(argv)) is None:
         return ()
-    args = list(argv[1:])
-    index = git_subcommand(args)
-    if index is None or args[index] not in SUBCOMMANDS:
-        return ()
-    sub = args[index]
-    parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
+    sub, parsed = stage
     before, paths = revisions_and_paths(sub, parsed)
-    if sub == "blame":
-        paths += before
+    if sub == "blame":  # its file, as git picks it, not its revisions (HEAD~1)
+        paths = blame_paths(parsed.operands, parsed.separator)[0]
     for word in before:
         for side in revision_sides(word):
             path = split_rev_path(side)[1]
@@ -57,14 +60,38 @@ def relative_history_paths(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def blamed_in_tree(argv: Sequence[str]) -> tuple[str, ...]:
+    """The operands of the stage ``argv`` that are ``git blame``'s file only when git reads
+    it from a revision's tree (``git_revs.blame_paths``); () for any other stage."""
+    stage = _parsed(argv)
+    if stage is None or stage[0] != "blame":
+        return ()
+    return tuple(blame_paths(stage[1].operands, stage[1].separator)[1])
+
+
 def cwd_history_refusal(argv: Sequence[str], cwd: str, policy: SecretPolicy) -> str | None:
     """Why the git stage ``argv`` run in ``cwd`` (canonical) may not run: one of its
-    ``relative_history_paths``, joined to ``cwd``, is a secret by ``policy``; None when none
-    is. A word naming an existing file is judged by its real path besides (``reads``)."""
-    for path in relative_history_paths(argv):
-        if reason := policy.refusal(posixpath.normpath(posixpath.join(cwd, path))):
+    ``relative_history_paths`` or ``blamed_in_tree``, joined to ``cwd``, is a secret by
+    ``policy`` (the latter by ``tree_path_refusal``); None when none is. A word naming an
+    existing file is judged by its real path besides (``reads``)."""
+    judged = [(path, policy.refusal) for path in relative_history_paths(argv)]
+    judged += [(path, partial(tree_path_refusal, policy)) for path in blamed_in_tree(argv)]
+    for path, judge in judged:
+        if reason := judge(posixpath.normpath(posixpath.join(cwd, path))):
             return (
                 f"git: {path!r} from {cwd}: {reason}; its content and its name may not be read"
                 " (git names a revision's path from there in its errors)"
             )
     return None
+
+
+def _parsed(argv: Sequence[str]) -> tuple[str, Parsed] | None:
+    """The git subcommand of the stage ``argv`` and its parsed words; None for another stage."""
+    if not argv or argv[0] != "git":
+        return None
+    args = list(argv[1:])
+    index = git_subcommand(args)
+    if index is None or args[index] not in SUBCOMMANDS:
+        return None
+    sub = args[index]
+    return sub, split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])

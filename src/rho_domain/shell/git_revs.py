@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rho_domain.names import short_name_refusal
+from rho_domain.secrets import SecretPolicy
+
 # Revision suffixes that do not change which object a word names.
 _SUFFIXES = ("^@", "^!")
 
@@ -92,13 +95,40 @@ def pathspec_body(word: str, *, from_cwd: bool = False) -> str | None:
     return None if from_cwd and top else body
 
 
-def history_paths(sub: str, operands: Sequence[str], after_dashes: Sequence[str]) -> list[str]:
+def blame_paths(operands: Sequence[str], separator: int | None) -> tuple[list[str], list[str]]:
+    """``(paths, tree_paths)``: the operands of ``git blame`` that may name the blamed file, as
+    git's builtin/blame.c picks it; the others are revisions (``HEAD~1``), judged as such.
+    With ``--``: the words after it (of ``blame -- <path> <rev>``, the first). Without: the
+    last operand or, of exactly two, the first when the last is a revision (``blame <path>
+    <rev>``), which git alone can tell. Either of those two is in ``tree_paths``: the other
+    is a revision, so git reads the file from its tree only (``tree_path_refusal``)."""
+    if separator is not None:
+        after = list(operands[separator:])
+        return (after[:1] if separator == 0 and len(after) == 2 else after), []
+    if len(operands) == 2:
+        return [], list(operands)
+    return list(operands[-1:]), []
+
+
+def tree_path_refusal(policy: SecretPolicy, path: str) -> str | None:
+    """``policy.refusal(path)`` for a path git only looks up in a tree, name by name as the
+    bytes stand: NTFS never opens it, so the shape of a Windows short name (rule 4, judged
+    last) is no other name there. ``HEAD~1``, blamed as ``git blame HEAD~1 FILE``, has it."""
+    reason = policy.refusal(path)
+    return None if reason == short_name_refusal(path) else reason
+
+
+def history_paths(
+    sub: str, operands: Sequence[str], after_dashes: Sequence[str], separator: int | None = None
+) -> list[str]:
     """Every path the git subcommand ``sub`` may read from history: the path part of each
-    operand that is a revision word, every operand after ``--``, all of ``git blame``'s
-    operands (blame reads a path from the named revision even when it is not on disk) and
-    ``git ls-tree``'s after its tree (``:(top).config/gh/`` lists ``gh`` from anywhere); a
-    pathspec's magic taken off. They are relative to the repository's root or, some, to
-    the stage's directory, where ``git_relative`` judges them again."""
+    operand that is a revision word, every operand after ``--``, ``git blame``'s file
+    (``blame_paths``: blame reads it from the named revision even when it is not on disk)
+    and ``git ls-tree``'s after its tree (``:(top).config/gh/`` lists ``gh`` from anywhere);
+    a pathspec's magic taken off. They are relative to the repository's root or, some, to
+    the stage's directory, where ``git_relative`` judges them again. ``separator`` is the
+    number of operands before the model's ``--``, if any. Blame's ``tree_paths`` are not
+    among them: their judge is ``tree_path_refusal``."""
     paths: list[str] = []
     for word in operands:
         for side in revision_sides(word):
@@ -107,7 +137,7 @@ def history_paths(sub: str, operands: Sequence[str], after_dashes: Sequence[str]
                 paths.append(path)
     tail = list(after_dashes)
     if sub == "blame":
-        tail.extend(operands)
+        tail = blame_paths(operands, separator)[0]
     elif sub == "ls-tree":
         tail.extend(operands[1:])
     return [*paths, *(body for word in tail if (body := pathspec_body(word)) is not None)]
