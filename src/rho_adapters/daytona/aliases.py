@@ -75,7 +75,8 @@ def _secret_regex() -> str:
     ``.<U+017F>sh``, the Kelvin sign that fnmatch folded in a UTF-8 locale), a ``:``
     (``.env::$DATA``), a trailing dot or space."""
     basenames = [p.removeprefix("*/") for p in (*NAMES, SSH_KEY)]
-    files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    # ``*.git/objects`` (a bare repository's store) keeps its star: ``.*`` before ``\.git/``
+    files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*") and not p.endswith("/*")]
     alternatives = [_copied(name, "[^/]*") for name in basenames]
     alternatives += [_copied(path, ".*") for path in files]
     alternatives += [_glob(copy, ".*") for path in files for copy in _parent_copies(path)]
