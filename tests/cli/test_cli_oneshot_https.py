@@ -13,27 +13,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))  # tls_support
+
 from test_cli_oneshot_imports import _RUN, NOT_IN_A_ONE_SHOT, _loaded
+from tls_support import self_signed
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
 
-def _certificate(where: Path) -> tuple[Path, Path]:
-    cert, key = where / "cert.pem", where / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=loop",
-         "-addext", "subjectAltName=IP:127.0.0.1",
-         "-addext", "basicConstraints=critical,CA:TRUE",
-         "-addext", "keyUsage=critical,digitalSignature,keyCertSign"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
 def test_an_https_one_shot_lists_the_files_without_httpx(tmp_path: Path) -> None:
-    cert, key = _certificate(tmp_path)
+    cert, key = self_signed(tmp_path)
     serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     serving.load_cert_chain(cert, key)
     serving.set_alpn_protocols(["http/1.1"])

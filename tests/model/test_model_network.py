@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ import httpcore
 import httpx
 import pytest
 from _model_support import collect, text_of
+from tls_support import self_signed
 
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -320,18 +320,8 @@ def test_a_host_whose_every_address_refuses_names_each_in_our_error() -> None:
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for ``localhost`` (only), made by the openssl binary."""
-    where = tmp_path_factory.mktemp("tls")
-    cert, key = where / "cert.pem", where / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost",
-         "-addext", "basicConstraints=critical,CA:TRUE",
-         "-addext", "keyUsage=critical,digitalSignature,keyCertSign"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    """A self-signed certificate for ``localhost`` (only)."""
+    return self_signed(tmp_path_factory.mktemp("tls"), name="localhost", alt="DNS:localhost")
 
 
 @asynccontextmanager

@@ -8,13 +8,13 @@ naming neither)."""
 from __future__ import annotations
 
 import ssl
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from _model_support import collect, text_of
+from tls_support import self_signed
 
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -29,18 +29,8 @@ from rho_domain.model import ModelRequest
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed CA certificate for 127.0.0.1, made by the openssl binary."""
-    where = tmp_path_factory.mktemp("tls")
-    cert, key = where / "cert.pem", where / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=loop",
-         "-addext", "subjectAltName=IP:127.0.0.1",
-         "-addext", "basicConstraints=critical,CA:TRUE",
-         "-addext", "keyUsage=critical,digitalSignature,keyCertSign"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    """A self-signed CA certificate for 127.0.0.1."""
+    return self_signed(tmp_path_factory.mktemp("tls"))
 
 
 def _seen(context: ssl.SSLContext) -> dict[str, Any]:
