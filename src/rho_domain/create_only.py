@@ -188,11 +188,14 @@ _FORMULA_LEADS = ("=", "+", "-", "@")
 # what such a cell may still be: a number (-5, +1.5e3, -12%) or a lone dash, which no
 # application takes for a formula
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
-# Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon),
-# or by the one a first line "sep=x" names; a .tsv by tabs (its import wizard's default).
-# The sep= line chooses nothing for the other applications (LibreOffice, Google Sheets and
-# Numbers guess the separator, and ignore it): its separator is tried besides, not instead
-_CSV_SEPARATORS = (",", ";", "\t")
+# Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon;
+# for Arabic and Persian, whose decimal mark is neither, the Arabic semicolon U+061B or
+# comma U+060C that CLDR gives them), or by the one a first line "sep=x" names; a .tsv by
+# tabs (its import wizard's default). The sep= line chooses nothing for the other
+# applications (LibreOffice, Google Sheets and Numbers guess the separator, and ignore it):
+# its separator is tried besides, not instead. A full-width comma (U+FF0C) is no locale's
+# list separator (Chinese and Japanese give ","): text that holds one is data, as written.
+_CSV_SEPARATORS = (",", ";", "\t", "\u061b", "\u060c")
 _ROW_END = re.compile(r"\r\n|\r|\n")
 _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
 # The encodings an application may read a file in by its byte-order mark, or guess from its
