@@ -99,7 +99,17 @@ _LOADED_BY_NAME = frozenset(
      "compile_commands.json", "omnisharp.json", "global.json", "launchsettings.json",
      "dotnet-tools.json",
      # Rushstack Heft's config/heft.json (run-script-plugin's scriptPath: a module node loads)
-     "heft.json"}
+     "heft.json",
+     # the same rule (redmcp22): Azure Functions' local.settings.json (its Values are the
+     # environment func start gives the host and its workers: NODE_OPTIONS=--require
+     # notes.txt; git-ignored by the template, as launchSettings.json is), the Static Web
+     # Apps CLI's swa-cli.config.json (run, appBuildCommand: commands swa start and swa
+     # build run), Ionic's ionic.config.json (hooks: scripts the CLI requires at build),
+     # nbdime's nbdime_config.json, read from the current directory (a browser given as
+     # "cmd %s" is a command nbdiff-web and git nbdifftool run), and Replit Agent's
+     # instructions, replit.md (AGENTS.md's twin)
+     "local.settings.json", "swa-cli.config.json", "ionic.config.json", "nbdime_config.json",
+     "replit.md"}
 )  # fmt: skip
 # Kinds of file a tool loads every one of from the directory it runs in: Terraform and
 # OpenTofu every *.tf.json and *.tofu.json (a data "external" source runs its program at plan),
