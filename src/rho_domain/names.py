@@ -23,15 +23,16 @@ _NTFS_STREAM_TYPE = re.compile(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
 
 
 # NTFS compares names by its upcase table, each character's simple uppercase: the dotless
-# ``ı`` (U+0131) is ``I`` there, so ``.gıt`` opens ``.git`` (a WSL workspace under /mnt/c),
-# where casefold keeps it apart. The dotted ``İ`` (U+0130) is its own uppercase, another
-# letter on NTFS (casefold makes it ``i`` and a combining dot, apart from ``i`` too).
+# i (U+0131) is ``I`` there, so ``.g\u0131t`` opens ``.git`` (a WSL workspace under
+# /mnt/c), where casefold keeps it apart. The dotted capital I (U+0130) is its own
+# uppercase, another letter on NTFS (casefold makes it ``i`` and a combining dot, apart
+# from ``i`` too).
 _FOLDS = {**_IGNORED_BY_HFS, 0x131: "i"}
 
 
 def folded(name: str) -> str:
-    """``name`` as a case-insensitive disk compares it: casefolded (and the dotless ``ı`` as
-    ``i``, which NTFS takes for ``I``), without the code points HFS+ ignores, without an NTFS
+    """``name`` as a case-insensitive disk compares it: casefolded (and the dotless i, U+0131,
+    as ``i``: NTFS takes it for ``I``), without the code points HFS+ ignores, without an NTFS
     stream's type (``.env::$DATA`` is ``.env``), and without the trailing dots and spaces
     Windows drops (``.git.`` and ``.git `` are ``.git`` on NTFS, a WSL workspace under
     /mnt/c among them)."""

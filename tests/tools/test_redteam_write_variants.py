@@ -44,7 +44,7 @@ CASES = [
     (".mcp.json::$DATA", "agent, editor"),
     ("ENV~1.", "Windows short"),
     ("GIT~1::$DATA/config", "Windows short"),
-    # NTFS's upcase table: the dotless i is I, so .gıt is .git (redmcp22: written before)
+    # NTFS's upcase table: the dotless i (U+0131) is I, .g\u0131t is .git (redmcp22)
     (".g\u0131t/hooks/pre-commit", "agents never write"),
     (".\u0131dea/workspace.xml", "agents never write"),
     ("old/bin/pip", "Python or conda environment"),
