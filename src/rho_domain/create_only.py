@@ -99,7 +99,17 @@ _LOADED_BY_NAME = frozenset(
      "compile_commands.json", "omnisharp.json", "global.json", "launchsettings.json",
      "dotnet-tools.json",
      # Rushstack Heft's config/heft.json (run-script-plugin's scriptPath: a module node loads)
-     "heft.json"}
+     "heft.json",
+     # the same rule (redmcp22): Azure Functions' local.settings.json (its Values are the
+     # environment func start gives the host and its workers: NODE_OPTIONS=--require
+     # notes.txt; git-ignored by the template, as launchSettings.json is), the Static Web
+     # Apps CLI's swa-cli.config.json (run, appBuildCommand: commands swa start and swa
+     # build run), Ionic's ionic.config.json (hooks: scripts the CLI requires at build),
+     # nbdime's nbdime_config.json, read from the current directory (a browser given as
+     # "cmd %s" is a command nbdiff-web and git nbdifftool run), and Replit Agent's
+     # instructions, replit.md (AGENTS.md's twin)
+     "local.settings.json", "swa-cli.config.json", "ionic.config.json", "nbdime_config.json",
+     "replit.md"}
 )  # fmt: skip
 # Kinds of file a tool loads every one of from the directory it runs in: Terraform and
 # OpenTofu every *.tf.json and *.tofu.json (a data "external" source runs its program at plan),
@@ -188,11 +198,14 @@ _FORMULA_LEADS = ("=", "+", "-", "@")
 # what such a cell may still be: a number (-5, +1.5e3, -12%) or a lone dash, which no
 # application takes for a formula
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?|-+")
-# Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon),
-# or by the one a first line "sep=x" names; a .tsv by tabs (its import wizard's default).
-# The sep= line chooses nothing for the other applications (LibreOffice, Google Sheets and
-# Numbers guess the separator, and ignore it): its separator is tried besides, not instead
-_CSV_SEPARATORS = (",", ";", "\t")
+# Excel splits a .csv by the list separator of the user's locale (a comma or a semicolon;
+# for Arabic and Persian, whose decimal mark is neither, the Arabic semicolon U+061B or
+# comma U+060C that CLDR gives them), or by the one a first line "sep=x" names; a .tsv by
+# tabs (its import wizard's default). The sep= line chooses nothing for the other
+# applications (LibreOffice, Google Sheets and Numbers guess the separator, and ignore it):
+# its separator is tried besides, not instead. A full-width comma (U+FF0C) is no locale's
+# list separator (Chinese and Japanese give ","): text that holds one is data, as written.
+_CSV_SEPARATORS = (",", ";", "\t", "\u061b", "\u060c")
 _ROW_END = re.compile(r"\r\n|\r|\n")
 _SEP_LINE = re.compile(r"\Asep=(.)\r?\n", re.IGNORECASE)
 # The encodings an application may read a file in by its byte-order mark, or guess from its

@@ -22,14 +22,23 @@ _IGNORED_BY_HFS = dict.fromkeys(
 _NTFS_STREAM_TYPE = re.compile(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
 
 
+# NTFS compares names by its upcase table, each character's simple uppercase: the dotless
+# i (U+0131) is ``I`` there, so ``.g\u0131t`` opens ``.git`` (a WSL workspace under
+# /mnt/c), where casefold keeps it apart. The dotted capital I (U+0130) is its own
+# uppercase, another letter on NTFS (casefold makes it ``i`` and a combining dot, apart
+# from ``i`` too).
+_FOLDS = {**_IGNORED_BY_HFS, 0x131: "i"}
+
+
 def folded(name: str) -> str:
-    """``name`` as a case-insensitive disk compares it: casefolded, without the code points
-    HFS+ ignores, without an NTFS stream's type (``.env::$DATA`` is ``.env``), and without
-    the trailing dots and spaces Windows drops (``.git.`` and ``.git `` are ``.git`` on NTFS,
-    a WSL workspace under /mnt/c among them)."""
+    """``name`` as a case-insensitive disk compares it: casefolded (and the dotless i, U+0131,
+    as ``i``: NTFS takes it for ``I``), without the code points HFS+ ignores, without an NTFS
+    stream's type (``.env::$DATA`` is ``.env``), and without the trailing dots and spaces
+    Windows drops (``.git.`` and ``.git `` are ``.git`` on NTFS, a WSL workspace under
+    /mnt/c among them)."""
     if name.isascii() and ":" not in name and not name.endswith((".", " ")):
         return name.lower()  # the usual name, ~4x faster (the secrets policy folds each)
-    low = name.casefold().translate(_IGNORED_BY_HFS)
+    low = name.casefold().translate(_FOLDS)
     low = _NTFS_STREAM_TYPE.sub("", low)
     return low.rstrip(". ") or low
 

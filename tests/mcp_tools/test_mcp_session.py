@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from rho_adapters.atif import trajectory
 from rho_adapters.fakes import LoopbackServer, text_reply, tool_reply, wire_call
+from rho_adapters.mcp.stdio import INHERITED
 from rho_adapters.store import FileSessionStore
 from rho_adapters.store.trace import read_trace
 from rho_domain.loop.session import Session as DomainSession
@@ -50,7 +51,11 @@ def trace(store_root: Path, session: DomainSession | Session) -> list[dict[str, 
 async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-agent-secret")
+    # the harness's own secrets, none of them the server's (redmcp22 checked: a real stdio
+    # server lists its environment, the config's env and stdio.INHERITED only)
+    harness = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RHO_AGENT_API_KEY", "DATABASE_URL")
+    for name in (*harness, "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"):
+        monkeypatch.setenv(name, "sk-agent-secret")
     replies = [
         tool_reply(wire_call("mcp__ref__add", {"a": 2, "b": 3})),
         tool_reply(wire_call("mcp__ref__env", {}, "call_env")),
@@ -78,7 +83,7 @@ async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and
     )
     added, env, big = results(session)
     assert json.loads(added.content) == {"total": 5}
-    assert "OPENAI_API_KEY" not in json.loads(env.content)
+    assert set(json.loads(env.content)) <= {*INHERITED, "A"}
     # 5 MB: capped, the whole saved beside the trace, the run went on
     saved = tmp_path / "sessions" / session.id / "mcp-output" / "ref__big__call_big.txt"
     limit = agent.config.tool_output_limit

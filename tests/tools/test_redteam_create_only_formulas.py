@@ -18,7 +18,11 @@ formula (the E field) though no cell starts with ``= + - @`` however it is split
 rows were cut by str.splitlines, which also ends a line at \\v, \\f, \\x1c-\\x1e, NEL and
 U+2028/9: ``x<VT>"a,=HYPERLINK(1),"`` is one row to Excel, whose second cell is a formula
 (the quote is mid-cell, literal), but the check saw the quote open a field holding
-``a,=HYPERLINK(1),``: created."""
+``a,=HYPERLINK(1),``: created.
+
+Probe (redmcp22): the list separators of Arabic and Persian locales, the Arabic semicolon
+(U+061B) and comma (U+060C), were not tried: ``bob؛=HYPERLINK(1)`` was created. A full-width
+comma (U+FF0C) is no locale's list separator: a cell after one is data."""
 
 from __future__ import annotations
 
@@ -46,6 +50,9 @@ FORMULAS = {
     "l.csv": b"ID;P\nC;Y1;X1;K0;ECMD|' /C calc'!A0\nE\n",  # SYLK, as Excel sniffs it
     "m.csv": b'x\x0b"a,=HYPERLINK(1),"\n',  # \v ends no row: the quote is mid-cell
     "n.csv": 'x\u2028"a,=HYPERLINK(1),"\n'.encode(),
+    # the list separators of Arabic and Persian locales (redmcp22: created before)
+    "o.csv": "name\u061btotal\nbob\u061b=HYPERLINK(1)\n".encode(),
+    "p.csv": "name\u060ctotal\nbob\u060c=HYPERLINK(1)\n".encode(),
 }
 DATA = b"name,total,delta,note\nbob,12,-5,-\nann,+1.5e3,-12%,'=1+1\n"
 
@@ -65,6 +72,8 @@ async def test_a_created_sheet_holds_no_formula(tmp_path: Path, kind: str) -> No
         await executor.write("report/unicode.tsv", unicode_text, overwrite=False)
         await executor.write("report/ids.csv", b"ID;name\nC;west\n", overwrite=False)
         await executor.write("notes.md", b"=1+1\n", overwrite=False)  # no spreadsheet's
+        wide = "名前\uff0c合計\n太郎\uff0c=1\n".encode()  # no locale splits at U+FF0C
+        await executor.write("report/wide.csv", wide, overwrite=False)
     finally:
         await executor.aclose()
     for path, message in refused.items():

@@ -104,3 +104,17 @@ def test_one_rule_refuses_the_configs_tools_take_code_or_commands_from() -> None
     kept = ["typedoc-notes.md", "tsconfig-review.md", "lerna-report.json", "global-plan.json",
             "rush/notes.md", "packages/report.json"]  # fmt: skip
     assert [create_only_refusal(path) for path in kept] == [None] * len(kept)
+
+
+def test_the_rule_holds_the_configs_found_by_name_in_round_22() -> None:
+    # redmcp22: created before, each a file a tool finds by its name and takes a command,
+    # code or an environment from: Azure Functions' Values (NODE_OPTIONS), the SWA CLI's
+    # run command, Ionic's hooks, nbdime's browser command, Replit Agent's instructions
+    from rho_domain.create_only import create_only_refusal
+
+    named = ["api/local.settings.json", "swa-cli.config.json", "app/ionic.config.json",
+             "nbdime_config.json", "replit.md", "Local.Settings.JSON"]  # fmt: skip
+    refused = {path: str(create_only_refusal(path)) for path in named}
+    assert [p for p, why in refused.items() if "tools find by its name" not in why] == []
+    kept = ["settings.json", "local-settings.md", "ionic-notes.md", "replit-notes.md"]
+    assert [create_only_refusal(path) for path in kept] == [None] * len(kept)

@@ -44,6 +44,9 @@ CASES = [
     (".mcp.json::$DATA", "agent, editor"),
     ("ENV~1.", "Windows short"),
     ("GIT~1::$DATA/config", "Windows short"),
+    # NTFS's upcase table: the dotless i (U+0131) is I, .g\u0131t is .git (redmcp22)
+    (".g\u0131t/hooks/pre-commit", "agents never write"),
+    (".\u0131dea/workspace.xml", "agents never write"),
     ("old/bin/pip", "Python or conda environment"),
     ("old/lib/python2.7/site.py", "Python or conda environment"),
     (".tox/py39/bin/pytest", "installed code"),
@@ -86,6 +89,7 @@ READ_SPELLINGS = [
     (".env::$DATA", "secrets file (.env)"),  # NTFS: .env's own data stream
     (".SSH::$INDEX_ALLOCATION/config", "secret location (*/.ssh)"),  # NTFS: the directory
     ("ENV~1", "Windows short (8.3) name"),  # NTFS: .env or .envrc, its text cannot say
+    ("keys/\u0131d_rsa", "an SSH private key"),  # NTFS: the dotless i is I (redmcp22)
 ]
 
 
