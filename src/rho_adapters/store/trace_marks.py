@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import IO
 
 import attrs
 
@@ -39,6 +40,24 @@ class _Mark:
     offset: int  # bytes up to the end of line ``seq``
     seq: int
     last: int  # where line ``seq`` starts (``offset`` when seq is 0)
+    scanned: int  # the bytes from ``offset`` up to here hold no newline (an unfinished line)
+
+
+_SCAN = 1 << 20  # bytes looked at at once for a newline in an unfinished tail
+
+
+def _newline_between(handle: IO[bytes], start: int, end: int) -> bool:
+    """Whether the open file's bytes ``start .. end`` hold a newline, read a chunk at a time
+    (the tail may be most of a gigabyte: never held whole)."""
+    handle.seek(start)
+    while start < end:
+        chunk = handle.read(min(_SCAN, end - start))
+        if not chunk:
+            return False
+        if b"\n" in chunk:
+            return True
+        start += len(chunk)
+    return False
 
 
 class TraceMarks:
@@ -90,8 +109,16 @@ class TraceMarks:
                     or info.st_size < mark.offset
                     or after < mark.seq - 1
                 ):
-                    mark = _Mark(identity, 0, 0, 0)
+                    mark = _Mark(identity, 0, 0, 0, 0)
                 start, first = (mark.last, mark.seq) if mark.seq else (0, 1)
+                scanned = mark.scanned if mark.scanned <= info.st_size else mark.offset
+                if not _newline_between(handle, scanned, info.st_size):
+                    # no line ended since: only the new bytes were looked at
+                    self._keep(paths, attrs.evolve(mark, scanned=info.st_size))
+                    if after >= mark.seq:
+                        return mark.seq + 1, b""
+                    handle.seek(start)
+                    return first, handle.read(mark.offset - start)
                 handle.seek(start)
                 data = read_at_most(handle, paths.trace, TRACE_BYTES)
         except FileNotFoundError:
@@ -102,9 +129,13 @@ class TraceMarks:
         count = data.count(b"\n", 0, end)
         if count:
             last = start + data.rfind(b"\n", 0, end - 1) + 1
-            moved = _Mark(identity, start + end, first - 1 + count, last)
-            with self._lock:
-                if len(self._marks) >= self._limit:
-                    self._marks.clear()  # a fresh start costs one whole read per trace
-                self._marks[str(paths.dir)] = moved
+            self._keep(
+                paths, _Mark(identity, start + end, first - 1 + count, last, start + len(data))
+            )
         return first, data[:end]
+
+    def _keep(self, paths: SessionPaths, mark: _Mark) -> None:
+        with self._lock:
+            if len(self._marks) >= self._limit:
+                self._marks.clear()  # a fresh start costs one whole read per trace
+            self._marks[str(paths.dir)] = mark
