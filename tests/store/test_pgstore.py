@@ -343,9 +343,10 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
     """``rho_events`` rows hold what their writer wrote: a gigabyte line (or many) was read
     whole by the open (``string_agg`` of every line), a watch or a stream from the start and
     the approvals' listing; the count a server's stream asks for before its 200 let it
-    start, to end on an error event (a file-backed session's stream is a 409). Now a trace past the backend's bound (``TRACE_BYTES``, 1 GiB; 300
-    bytes here) is a StoreError naming the session, its claim left untaken; what comes after
-    a line already read is judged alone."""
+    start, to end on an error event (a file-backed session's stream is a 409). Now a trace
+    past the backend's bound (``TRACE_BYTES``, 1 GiB; 300 bytes here) is a StoreError naming
+    the session, its claim left untaken; what comes after a line already read is judged
+    alone."""
     pg = of_backend(host(hosts, url))
     await pg.store.create(record("long1"))
     await pg.store.append("long1", run_events("x" * 400))

@@ -67,7 +67,6 @@ def test_no_trace_is_no_lines_and_a_link_is_refused(tmp_path: Path) -> None:
         marks.last_seq(paths)
 
 
-
 def test_an_unfinished_last_line_is_looked_at_once_not_at_every_poll(tmp_path: Path) -> None:
     """A trace whose last line never ends (900 MB of it cost 0.8 s of CPU per poll, five polls
     a second for a watch): each poll looks only at what was appended since. The proof, as
