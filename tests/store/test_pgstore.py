@@ -733,3 +733,17 @@ async def test_an_append_cancelled_while_its_statement_waits_raises_the_statemen
     with pytest.raises(SessionLocked, match="its events were not written"):
         await appending
     assert await a.sessions.trace("held1") == ()
+
+
+def test_a_store_connection_prepares_no_statement_a_pooler_would_lose(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """psycopg prepares a statement on the server after its fifth run; behind a
+    transaction-mode pooler (PgBouncer ``pool_mode=transaction``) the next run may reach
+    another server connection, which has no such statement: 'prepared statement "_pg3_0"
+    does not exist' in a claim or an append. The store's connections prepare none."""
+    backend = host(hosts, url)
+    with backend.pool.connection() as conn:
+        for _ in range(8):
+            conn.execute("SELECT %s::text = 'x'", ("none",))
+        assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] == 0
