@@ -90,3 +90,19 @@ def test_an_unfinished_last_line_is_looked_at_once_not_at_every_poll(tmp_path: P
         seqs = [line.seq for line in marks.lines_after(paths, len(complete))]
         assert seqs == [len(complete) + 1, len(complete) + 2]  # the newline in place, now read
         assert marks.last_seq(paths) == len(complete) + 2
+
+
+def test_a_read_after_the_last_line_does_not_read_it_again(tmp_path: Path) -> None:
+    """A poll asks from its last line (a watch, a stream): that line is not read again, only
+    what follows it; a read from just before it still gives it."""
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}')
+    marks = TraceMarks()
+    assert marks.last_seq(paths) == 2
+    with paths.trace.open("r+b") as handle:  # inside line 2, same size
+        handle.seek(10)
+        handle.write(b"\n")
+    with paths.trace.open("ab") as handle:
+        handle.write(b'{"a":3}\n')
+    assert [(line.seq, line.data) for line in marks.lines_after(paths, 2)] == [(3, b'{"a":3}')]
+    assert marks.last_seq(paths) == 3
+    assert [line.seq for line in marks.lines_after(paths, 2)] == [3]
