@@ -747,3 +747,24 @@ def test_a_store_connection_prepares_no_statement_a_pooler_would_lose(
         for _ in range(8):
             conn.execute("SELECT %s::text = 'x'", ("none",))
         assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] == 0
+
+
+async def test_a_beat_edited_into_the_future_holds_no_session(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A beat is the server's ``now()``: one edited to 'infinity' (or a year ahead) by a peer
+    with the store's password was alive for ever, so the session listed 'running' and no
+    other host could take it over. One more than ``LEASE_MAX_SECONDS`` ahead counts as
+    stale."""
+    import psycopg
+
+    first = of_backend(host(hosts, url))
+    await first.store.create(record("fut1"))
+    await first.store.append("fut1", run_events())
+    second = of_backend(host(hosts, url))
+    for beat in ("'infinity'", "now() + interval '1 year'"):
+        with psycopg.connect(as_a_host(url)) as conn:
+            conn.execute(f"UPDATE rho_sessions SET beat = {beat} WHERE id = 'fut1'")
+        assert (await second.sessions.info("fut1")).liveness == "stale", beat
+    await second.store.open("fut1")  # taken over, as a stale claim is
+    await second.store.release("fut1")
