@@ -145,6 +145,27 @@ async def test_a_rewritten_shorter_trace_is_counted_again(tmp_path: Path) -> Non
     assert [i.seq for i in await _drain(sub.queue)] == [2]
 
 
+async def test_a_poll_never_reads_the_last_line_it_published_again(tmp_path: Path) -> None:
+    """A poll read from the line it had published last, to check it was still there: a last
+    line of 300 MB (a hostile trace, under its bound) was read again at every poll, 0.86 s of
+    CPU each on the server's event loop. The proof it is not read: a newline put in place
+    inside it (same size) makes no line of its own."""
+    trace = _trace(tmp_path)
+    _append(trace, 1, 2)
+    feed = await TraceFeed(FileSessions(tmp_path), "s").start()
+    sub = feed.subscribe()
+    await feed.refresh()
+    with trace.open("r+b") as handle:  # inside line 2, which the feed has seen
+        handle.seek(trace.stat().st_size - 10)
+        handle.write(b"\n")
+    for _ in range(2):
+        await feed.refresh()
+    assert (feed.seq, sub.queue.qsize()) == (2, 0)
+    _append(trace, 3)
+    await feed.refresh()
+    assert [i.seq for i in await _drain(sub.queue)] == [3]
+
+
 async def test_an_unreadable_line_keeps_its_number(tmp_path: Path) -> None:
     feed, trace = await _feed(tmp_path)
     sub = feed.subscribe()

@@ -342,9 +342,11 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
 ) -> None:
     """``rho_events`` rows hold what their writer wrote: a gigabyte line (or many) was read
     whole by the open (``string_agg`` of every line), a watch or a stream from the start and
-    the approvals' listing. Now a trace past the backend's bound (``TRACE_BYTES``, 1 GiB; 300
-    bytes here) is a StoreError naming the session, its claim left untaken; what comes after
-    a line already read is judged alone."""
+    the approvals' listing; the count a server's stream asks for before its 200 let it
+    start, to end on an error event (a file-backed session's stream is a 409). Now a trace
+    past the backend's bound (``TRACE_BYTES``, 1 GiB; 300 bytes here) is a StoreError naming
+    the session, its claim left untaken; what comes after a line already read is judged
+    alone."""
     pg = of_backend(host(hosts, url))
     await pg.store.create(record("long1"))
     await pg.store.append("long1", run_events("x" * 400))
@@ -355,6 +357,7 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
         lambda: small.store.open("long1"),
         lambda: small.sessions.trace("long1"),
         lambda: small.sessions.approvals("long1"),
+        lambda: small.sessions.last_seq("long1"),  # a server's stream asks before its 200
     ):
         with pytest.raises(StoreError, match=refused):
             await read()
@@ -730,3 +733,38 @@ async def test_an_append_cancelled_while_its_statement_waits_raises_the_statemen
     with pytest.raises(SessionLocked, match="its events were not written"):
         await appending
     assert await a.sessions.trace("held1") == ()
+
+
+def test_a_store_connection_prepares_no_statement_a_pooler_would_lose(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """psycopg prepares a statement on the server after its fifth run; behind a
+    transaction-mode pooler (PgBouncer ``pool_mode=transaction``) the next run may reach
+    another server connection, which has no such statement: 'prepared statement "_pg3_0"
+    does not exist' in a claim or an append. The store's connections prepare none."""
+    backend = host(hosts, url)
+    with backend.pool.connection() as conn:
+        for _ in range(8):
+            conn.execute("SELECT %s::text = 'x'", ("none",))
+        assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] == 0
+
+
+async def test_a_beat_edited_into_the_future_holds_no_session(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A beat is the server's ``now()``: one edited to 'infinity' (or a year ahead) by a peer
+    with the store's password was alive for ever, so the session listed 'running' and no
+    other host could take it over. One more than ``LEASE_MAX_SECONDS`` ahead counts as
+    stale."""
+    import psycopg
+
+    first = of_backend(host(hosts, url))
+    await first.store.create(record("fut1"))
+    await first.store.append("fut1", run_events())
+    second = of_backend(host(hosts, url))
+    for beat in ("'infinity'", "now() + interval '1 year'"):
+        with psycopg.connect(as_a_host(url)) as conn:
+            conn.execute(f"UPDATE rho_sessions SET beat = {beat} WHERE id = 'fut1'")
+        assert (await second.sessions.info("fut1")).liveness == "stale", beat
+    await second.store.open("fut1")  # taken over, as a stale claim is
+    await second.store.release("fut1")

@@ -142,3 +142,23 @@ def test_importing_the_monitor_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+async def test_a_heartbeat_from_the_future_holds_no_session(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """meta.json is anyone's who writes the session directory: a heartbeat written as 1e18,
+    with pid 1 on this host (alive) or any pid on another host (not asked), held the session
+    for ever: ``watch`` followed it without end, and a server refused to drive it (another
+    process drives it). A beat that far ahead is as stale as one that far behind."""
+    from rho_adapters.store import FileSessions
+    from rho_adapters.store.layout import host_name
+
+    meta = home / "sessions" / "ab2222" / "meta.json"
+    sessions = FileSessions(home / "sessions")
+    for host in (host_name(), "elsewhere"):
+        data = {**json.loads(meta.read_text()), "status": "running", "pid": 1, "host": host}
+        meta.write_text(json.dumps({**data, "heartbeat": 1e18}))
+        assert (await sessions.info("ab2222")).liveness == "stale", host
+    code, out, _ = run([str(home), "watch", "ab2", "--json"], capsys)  # ends on its own
+    assert (code, json.loads(out.splitlines()[-1])["kind"]) == (0, "run_end")

@@ -131,8 +131,15 @@ class Pool:
         store as empty and failed creating its tables ('relation already exists')."""
         psycopg = load_psycopg(self.address)
         with pg_errors(self.address, "cannot connect"):
+            # prepare_threshold=None: psycopg prepares a statement on the server after its
+            # fifth run, which a transaction-mode pooler (PgBouncer's pool_mode=transaction)
+            # sends to another server connection: 'prepared statement "_pg3_0" does not
+            # exist' in the middle of a claim or an append
             conn = psycopg.connect(
-                self.address.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                self.address.url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT,
+                prepare_threshold=None,
             )
             try:
                 if self.prepare is not None:

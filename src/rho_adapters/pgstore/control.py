@@ -120,14 +120,24 @@ class PgSessions(SessionCatalog, SessionControl):
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
 
     async def last_seq(self, session_id: str) -> int:
-        """See ``SessionCatalog.last_seq``: one ``max(seq)``, no line read."""
+        """See ``SessionCatalog.last_seq``: one ``max(seq)``, no line read. A trace past
+        the backend's bound is refused (``too_large``), as the file store's count refuses
+        its trace.jsonl: a server asks before a stream's 200 (``SessionFeeds.readable``),
+        and without it a PostgreSQL session's stream began, then ended on an error event,
+        where a file-backed one was answered 409 ``unreadable_session``."""
 
         def read(conn: Any) -> int:
             exact = resolve_id(conn, session_id)
-            row = conn.execute(
-                "SELECT coalesce(max(seq), 0) FROM rho_events WHERE session_id = %s", (exact,)
+            last, size = conn.execute(
+                "SELECT coalesce(max(seq), 0), coalesce(sum(octet_length(line)), 0)"
+                " FROM rho_events WHERE session_id = %s",
+                (exact,),
             ).fetchone()
-            return int(row[0])
+            if int(size) > self.backend.trace_bytes:
+                raise too_large(
+                    f"session {exact}'s trace (its rho_events rows)", self.backend.trace_bytes
+                )
+            return int(last)
 
         found: int = await self.backend.call(read)
         return found

@@ -161,12 +161,17 @@ LEASE_MAX_SECONDS = 3600
 whatever its holder wrote (a library user's ``stale_after`` of ``inf`` or NaN, a hand edit),
 and one past what an interval holds failed every reader's query ('interval out of range')."""
 
-ALIVE = f"beat >= now() - make_interval(secs => LEAST(GREATEST(lease, %s), {LEASE_MAX_SECONDS}))"
+ALIVE = (
+    f"(beat >= now() - make_interval(secs => LEAST(GREATEST(lease, %s), {LEASE_MAX_SECONDS}))"
+    f" AND beat <= now() + make_interval(secs => {LEASE_MAX_SECONDS}))"
+)
 """SQL: the row's holder still holds it. Its beat is younger than the holder's own lease or
 than the reader's stale bound (the parameter), whichever is longer, and at most
 ``LEASE_MAX_SECONDS`` (NaN counts as that): whose bound counts is the holder's, who knows how
 often it beats, and a reader never judges a claim sooner than it would its own. A claim an
-earlier version made has no lease (NULL, which GREATEST skips)."""
+earlier version made has no lease (NULL, which GREATEST skips). A beat is the server's
+``now()``, so one ahead of it by more than ``LEASE_MAX_SECONDS`` is a hand edit
+('infinity'): counted alive, it held the session for ever, never stale nor taken over."""
 
 
 def declare(conn: Any) -> None:

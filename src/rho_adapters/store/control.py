@@ -116,8 +116,12 @@ class FileSessions(SessionCatalog, SessionControl):
         return found
 
     async def last_seq(self, session_id: str) -> int:
-        """See ``SessionCatalog.last_seq``: counted from the last read's mark."""
-        return await asyncio.to_thread(self._marks.last_seq, self._paths(session_id))
+        """See ``SessionCatalog.last_seq``: counted from the last read's mark (here, as
+        ``trace`` reads, when that is a stat: a stream's idle poll asks)."""
+        paths = self._paths(session_id)
+        if self._marks.resumes(paths, 1 << 62) or _small(paths.trace):
+            return self._marks.last_seq(paths)
+        return await asyncio.to_thread(self._marks.last_seq, paths)
 
     async def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
         """See ``SessionCatalog.follow``. Polled every ``poll`` seconds."""

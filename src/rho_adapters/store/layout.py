@@ -269,7 +269,10 @@ def liveness(meta: Mapping[str, Any], *, paused: bool, now: float) -> str:
     held = isinstance(pid, int) and isinstance(beat, int | float)
     if held and host == host_name():
         held = pid_alive(int(pid))  # type: ignore[arg-type]
-    if held and now - float(beat) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
+    # a beat from the future as stale as an old one: one written as 1e18 (meta.json is
+    # anyone's who writes the directory; pid 1, or another host, whose pid is not asked)
+    # held the session forever: a watch followed it for ever, a server refused its chat
+    if held and abs(now - float(beat)) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
         held = False
     # Imported here: a run writes sessions and never lists them (the operator's ports stay
     # out of a one-shot, tests/cli/test_cli_oneshot_imports.py).

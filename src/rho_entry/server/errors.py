@@ -118,6 +118,16 @@ class UnreadableSession(ApiError):
     status = 409
     code = "unreadable_session"
 
+    @classmethod
+    def of_summary(cls, session_id: str) -> UnreadableSession:
+        """The session's summary (meta.json, or its row's meta) cannot be read: before, the
+        server answered 404 as if the session did not exist."""
+        return cls(
+            f"session {session_id}'s summary cannot be read (its meta.json, or its row's meta "
+            "in a shared store: missing, not JSON, or past its bound); "
+            f"`rho-agent --resume {session_id}` rebuilds it from the trace"
+        )
+
 
 class Invalid(ApiError):
     """The request body is not what the route takes; ``field`` names the culprit."""

@@ -155,11 +155,13 @@ class TraceFeed:
     async def refresh(self, *, until: bytes | None = None) -> None:
         """Publish the lines stored after ``seq`` (up to the line ``until``, when given). A
         trace that no longer has line ``seq`` (a repair set unreadable lines aside) is counted
-        again: the feed goes on from its end."""
+        again: the feed goes on from its end. Read from after line ``seq``, and counted only
+        when nothing follows it: read from line ``seq`` itself, a last line of 300 MB was
+        read again at every poll (0.86 s of CPU each, on the event loop)."""
         seen = self.seq
-        lines = await self._catalog.trace(self._id, after=max(seen - 1, 0))
-        if seen and (not lines or lines[0].seq != seen):
-            self.seq = await self._catalog.last_seq(self._id)
+        lines = await self._catalog.trace(self._id, after=seen)
+        if seen and not lines:
+            self.seq = min(seen, await self._catalog.last_seq(self._id))
             return
         for line in lines:
             if line.seq > self.seq:  # a concurrent refresh may have published it

@@ -44,6 +44,7 @@ from rho_entry.server.answers import Answer, answer_here, answer_on_queue
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
+from rho_entry.server.lookup import find_shown
 from rho_entry.server.runs import Runs
 from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
@@ -51,7 +52,6 @@ from rho_entry.server.tally import Tallies
 from rho_entry.server.views import (
     pending_approvals,
     summary_of,
-    valid_id,
 )
 
 log = logging.getLogger("rho_entry.server")
@@ -112,14 +112,9 @@ class SessionHost:
 
     async def find(self, session_id: str) -> SessionInfo:
         """The listing line of a session this server may show (exact id, working directory
-        within the roots). Raises ``NotFound``."""
-        try:
-            info = await self.sessions.info(session_id) if valid_id(session_id) else None
-        except SessionNotFound:
-            info = None
-        if info is None or info.id != session_id or not self.admission.visible(info.working_dir):
-            raise NotFound(f"no session {session_id!r}; GET /api/sessions lists them")
-        return info
+        within the roots). Raises ``NotFound`` (``UnreadableSession``: its summary cannot
+        be read; ``lookup``)."""
+        return await find_shown(self.sessions, self.admission, session_id)
 
     async def list(self, *, limit: int = 100) -> list[Any]:
         """Sessions under the allowed roots, newest first, with their trace's counts (each

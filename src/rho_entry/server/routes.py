@@ -108,8 +108,10 @@ async def resume(request: Request) -> Response:
 
 
 async def close(request: Request) -> Response:
-    """``DELETE /api/sessions/{id}``: stop its run and end its streams; files stay."""
+    """``DELETE /api/sessions/{id}``: stop its run and end its streams; files stay. Its
+    stored data unreadable, a 409 before anything closes (``cancel`` reads no trace)."""
     host = _host(request)
+    await host.detail(request.path_params["id"])  # closed first, a refusal changed it
     await host.close(request.path_params["id"])
     return _json(await host.detail(request.path_params["id"]))
 
@@ -220,7 +222,7 @@ API: tuple[ApiRoute, ...] = (
         path=_SESSION,
         handler=close,
         summary="Close: cancel its run, end its streams (its files stay)",
-        responses={200: "closed", **_ERRORS},
+        responses={200: "closed", **_ERRORS, 409: "unreadable_session: nothing closed"},
     ),
     ApiRoute(
         method="POST",

@@ -1,0 +1,58 @@
+"""A session whose stored data cannot be read, on every route that names it.
+
+A ``DELETE`` of a session whose trace is past its bound cancelled its run and ended its
+streams, then answered 409 ``unreadable_session``: a refusal that had changed everything.
+A meta.json past its bound (or not JSON) placed the session nowhere, so every route answered
+404 'no session', as if it were not there; now 409 naming what is wrong (``lookup``), while
+a session whose config places it outside the roots stays a 404."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from server_support import app_for, by_prompt, client_for, place, wait_idle
+
+from rho_adapters.store.layout import META_BYTES
+from rho_adapters.store.trace import TRACE_BYTES
+
+
+async def test_a_refused_delete_changes_nothing_and_an_unreadable_summary_is_no_404(
+    tmp_path: Path,
+) -> None:
+    where = place(tmp_path)
+    model = by_prompt({"hi": "done"})
+    app = app_for(where, model)
+    host = app.state.host
+    async with client_for(app) as client:
+        ids = []
+        for _ in range(4):
+            sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+            await wait_idle(client, sid)
+            ids.append(sid)
+        busy, summary, broken, elsewhere = ids
+        assert (await client.post(f"/api/sessions/{busy}/chat", json={"prompt": "x"})).is_success
+        await model.hanging.wait()  # its run is in progress
+        os.truncate(where.sessions / busy / "trace.jsonl", TRACE_BYTES + 1)  # sparse
+        refused = await client.delete(f"/api/sessions/{busy}")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "unreadable_session"
+        assert host.runs.active(busy)  # the refusal closed nothing: before, the run was gone
+        cancelled = await client.post(f"/api/sessions/{busy}/cancel")
+        assert cancelled.json()["outcome"] == "cancelling"  # what stops it reads no trace
+
+        config = where.sessions / elsewhere / "config.yaml"
+        config.write_text(config.read_text().replace(str(where.work.resolve()), "/elsewhere"))
+        for sid in (summary, elsewhere):
+            os.truncate(where.sessions / sid / "meta.json", META_BYTES + 1)
+        (where.sessions / broken / "meta.json").write_text("{not json")
+        for sid, status in ((summary, 409), (broken, 409), (elsewhere, 404)):
+            for method, tail in (("GET", ""), ("DELETE", ""), ("GET", "/stream")):
+                answer = await client.request(method, f"/api/sessions/{sid}{tail}")
+                assert answer.status_code == status, (sid, method, tail, answer.text)
+        message = (await client.get(f"/api/sessions/{summary}")).json()["error"]["message"]
+        assert message == (
+            f"session {summary}'s summary cannot be read (its meta.json, or its row's meta in a "
+            "shared store: missing, not JSON, or past its bound); "
+            f"`rho-agent --resume {summary}` rebuilds it from the trace"
+        )
