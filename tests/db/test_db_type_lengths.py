@@ -3,12 +3,12 @@
 Before, the check read ``word (`` as a call wherever the type was not one word right after
 ``::`` or ``AS``: ``'1'::interval second(3)``, ``CAST(x AS interval minute to second(3))``,
 ``national character(3)``, ``pg_catalog.bit(3)``, a column ``a float(10)`` of a definition
-list (``json_to_record(...) AS t(...)``), XMLTABLE's ``PASSING (doc)``, MySQL's
-``CONVERT(x, decimal(5,2))``, ``RETURNING NUMBER(5,2)`` of the SQL/JSON functions and
-Oracle's ``INTERVAL DAY(3) TO SECOND(2)`` were each refused as calling ``second()``,
-``character()``, ``bit()``, ``float()``, ``passing()``, ``decimal()``, ``NUMBER()``,
-``DAY()``. (``pg_catalog.numeric(5,2)`` passed only because ``numeric`` is an allowed
-function's name.)
+list (``json_to_record(...) AS t(...)``), XMLTABLE's ``PASSING (doc)``, XMLEXISTS's
+``PASSING BY VALUE (doc)``, MySQL's ``CONVERT(x, decimal(5,2))``, the SQL/JSON functions'
+``RETURNING NUMBER(5,2)`` and Oracle's ``INTERVAL DAY(3) TO SECOND(2)`` were each refused as
+calling ``second()``, ``character()``, ``bit()``, ``float()``, ``passing()``, ``value()``,
+``decimal()``, ``NUMBER()``, ``DAY()``. (``pg_catalog.numeric(5,2)`` passed only because
+``numeric`` is an allowed function's name.)
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ READ = [
     ("postgres", "SELECT * FROM json_to_record('{}') AS (a pg_catalog.bit(3), b bit varying(2))"),
     ("postgres", "SELECT * FROM XMLTABLE('/r' PASSING (d) COLUMNS a pg_catalog.bit(3) PATH 'a')"),
     ("postgres", "SELECT JSON_VALUE(d, '$' RETURNING numeric(5,2)) FROM t"),
+    ("postgres", "SELECT xmlexists('/a' PASSING BY VALUE (d)), xmlexists('/a' PASSING BY REF (d))"),
     ("mysql", "SELECT CONVERT(1, decimal(5,2)), CONVERT(now(), datetime(3))"),
     ("mysql", "SELECT JSON_VALUE('1', '$' RETURNING decimal(5,2))"),
     ("oracle", "SELECT CAST(x AS INTERVAL DAY(3) TO SECOND(2)) FROM t"),
@@ -47,6 +48,7 @@ REFUSED = [
     ("postgres", "SELECT 1::interval, second(3)", "second()"),
     ("postgres", "SELECT '1'::interval second(f(3))", "f()"),
     ("postgres", "SELECT passing(1)", "passing()"),
+    ("postgres", "SELECT 1 FROM t ORDER BY value(1)", "value()"),
     ("postgres", "SELECT JSON_VALUE(d, '$' RETURNING f(3)) FROM t", "f()"),
     ("mysql", "SELECT CONVERT(1, f(3))", "f()"),
     ("mysql", "SELECT * FROM t FOR SYSTEM_TIME AS OF (f(1))", "f()"),

@@ -148,6 +148,8 @@ def _syntax_after(
         prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in call_words.TYPE_WORDS)
     ):
         return True  # a::numeric(10, 2), DOUBLE PRECISION(5)
+    if word in ("REF", "VALUE") and prev.is_word("BY"):
+        return i >= 2 and stmt[i - 2].is_word("PASSING")  # XMLEXISTS('/a' PASSING BY VALUE (d))
     if word in ("ROLLUP", "CUBE") and prev.is_word("BY"):
         return i >= 2 and stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
     if word == "WHEN" and (prev.is_word("CASE") or _ends_operand(prev)):
