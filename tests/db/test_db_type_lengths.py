@@ -25,7 +25,7 @@ READ = [
     ("postgres", "SELECT * FROM json_to_record('{}') AS t(a float(10), b interval second(3))"),
     ("postgres", "SELECT * FROM json_to_record('{}') AS (a pg_catalog.bit(3), b bit varying(2))"),
     ("postgres", "SELECT * FROM XMLTABLE('/r' PASSING (d) COLUMNS a pg_catalog.bit(3) PATH 'a')"),
-    ("postgres", "SELECT JSON_VALUE(d, '$' RETURNING numeric(5,2)) FROM t"),
+    ("postgres", "SELECT JSON_VALUE(d, '$' RETURNING bit(3)) FROM t"),
     ("postgres", "SELECT xmlexists('/a' PASSING BY VALUE (d)), xmlexists('/a' PASSING BY REF (d))"),
     ("mysql", "SELECT CONVERT(1, decimal(5,2)), CONVERT(now(), datetime(3))"),
     ("mysql", "SELECT JSON_VALUE('1', '$' RETURNING decimal(5,2))"),
