@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from db_support import Server, adapter
 
+from rho_domain.errors import StatementRefused
+
 HOSTNAME = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else ""
 DTD = '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/hostname">]><x>&e;</x>'
 XML_READS = [
@@ -84,3 +86,25 @@ async def test_mariadb_keeps_utf8mb4_after_the_reset_under_a_gbk_global(
             assert len(result.columns) == 1  # one string literal: nothing after it ran
     finally:
         await db.aclose()
+
+
+async def test_postgres_large_objects_are_application_data(postgres_server: Server) -> None:
+    """``pg_largeobject`` reads as a table does (docs/security.md says why: application
+    data, not the server's secrets), while the ``lo_*`` functions, ``lo_export`` writing a
+    server file among them, stay refused."""
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    (oid,) = admin.execute("SELECT lo_from_bytea(0, 'blob-bytes')").fetchone()
+    db = adapter(postgres_server)
+    try:
+        read = await db.query(
+            f"SELECT data FROM pg_largeobject WHERE loid = {oid}", max_rows=1, timeout=5
+        )
+        assert bytes(read.rows[0][0]) == b"blob-bytes"
+        for call in (f"lo_get({oid})", f"lo_export({oid}, '/tmp/rho-lo')"):
+            with pytest.raises(StatementRefused, match=r"the function lo_\w+\(\) is not on"):
+                await db.query(f"SELECT {call}", max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+        admin.execute(f"SELECT lo_unlink({oid})")
+        admin.close()

@@ -65,3 +65,52 @@ def test_the_builtins_follow_the_flavour_and_version() -> None:
     assert "regexp_like" in mysql
     assert "format_bytes" in mysql_builtins(mariadb=False, version=(8, 0, 16))
     assert "sformat" not in mysql_builtins(mariadb=True, version=server_version("unknown"))
+
+
+def test_names_backported_to_several_series_follow_each_series() -> None:
+    """JSON_PRETTY came to MariaDB in 10.4.28, 10.5.19, 10.6.12 ... 10.10.3: a 10.6.11 or a
+    10.3 server has none, and its stored function of that name ran; the window functions
+    (10.2.0; MySQL 8.0.2) and JSON functions (10.2.3; MySQL 5.7.8) are anyone's before."""
+    has = {v: mysql_builtins(mariadb=True, version=v) for v in VERSIONS}
+    assert "json_pretty" not in has[(10, 6, 11)] | has[(10, 3, 39)] | has[(10, 4, 27)]
+    assert {"json_pretty", "json_merge_patch"} <= has[(10, 6, 12)] & has[(10, 11, 2)]
+    assert "json_pretty" in has[(11, 4, 0)]
+    assert "json_merge_patch" in has[(10, 3, 16)]
+    assert "json_merge_patch" not in has[(10, 3, 15)] | has[(10, 2, 24)]
+    assert {"row_number", "json_extract", "json_detailed"}.isdisjoint(has[(10, 1, 48)])
+    assert {"row_number", "json_extract", "json_detailed"} <= has[(10, 2, 4)]
+    mysql_57 = mysql_builtins(mariadb=False, version=(5, 7, 21))
+    assert {"row_number", "json_pretty", "json_merge_patch"}.isdisjoint(mysql_57)
+    assert "json_extract" in mysql_57
+    assert {"row_number", "json_pretty"} <= mysql_builtins(mariadb=False, version=(8, 0, 2))
+
+
+VERSIONS = [
+    (10, 1, 48), (10, 2, 4), (10, 2, 24), (10, 3, 15), (10, 3, 16), (10, 3, 39), (10, 4, 27),
+    (10, 6, 11), (10, 6, 12), (10, 11, 2), (11, 4, 0),
+]  # fmt: skip
+
+
+class _Greeting(MysqlDatabase):
+    """The real server (10.11, which builds JSON_PRETTY in), greeting as 10.6.11."""
+
+    def _open(self) -> Any:
+        conn = super()._open()
+        conn.get_server_info = lambda: "5.5.5-10.6.11-MariaDB"
+        return conn
+
+
+async def test_json_pretty_is_refused_on_a_series_release_without_it(
+    mariadb_server: Server,
+) -> None:
+    older = _Greeting("t", mariadb_server.config)
+    newer = MysqlDatabase("t", mariadb_server.config)
+    try:
+        with pytest.raises(StatementRefused) as info:
+            await older.query("SELECT json_pretty('[1]')", max_rows=1, timeout=5)
+        assert "the function json_pretty() is not on" in str(info.value)
+        read = await newer.query("SELECT json_pretty('[1]') IS NOT NULL", max_rows=1, timeout=5)
+        assert read.rows == ((1,),)
+    finally:
+        await older.aclose()
+        await newer.aclose()

@@ -41,7 +41,14 @@ from rho_domain.sql.functions import SQLITE_FUNCTIONS
 
 # Authorizer action codes, compared by value: in Python 3.11 some of the names collide with
 # result-code constants of the sqlite3 module.
-_PRAGMA, _READ, _SELECT, _UPDATE, _ATTACH, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 24, 31, 33
+_DELETE, _INSERT, _PRAGMA, _READ, _SELECT, _UPDATE, _ATTACH = 9, 18, 19, 20, 21, 23, 24
+_FUNCTION, _RECURSIVE = 31, 33
+# What a full-text (FTS3/4/5) or R-Tree table asks when a query opens it: FTS reads two
+# pragmas, an R-Tree prepares (never runs, in a SELECT) its writes to its shadow tables.
+# Without them every such table in the file failed to open ("vtable constructor failed").
+# Granted in main only, which mode=ro opened read-only: a write there still fails.
+_TABLE_PRAGMAS = frozenset({"data_version", "page_size"})
+_RTREE_SHADOWS = ("_node", "_parent", "_rowid")
 _OK, _DENY = 0, 1
 _DENIED = ("not authorized", "authorization denied")  # an authorizer denial, in SQLite's words
 _PROGRESS_STEPS = 100  # VM instructions between deadline checks
@@ -65,12 +72,22 @@ def read_only_authorizer(
         return _OK if (arg2 or "").lower() in SQLITE_FUNCTIONS else _DENY
     if action == _PRAGMA and (arg1 or "").lower() in SQLITE_PRAGMAS:
         return _OK
+    if _db == "main" and _opened_table_asks(action, arg1 or "", arg2):
+        return _OK
     if action == _UPDATE and arg1 == "sqlite_master" and _db == "main":
         # Building an eponymous table-valued pragma (pragma_table_info) re-reads the schema,
         # which SQLite authorizes as an UPDATE of sqlite_master. A real UPDATE of it needs
         # PRAGMA writable_schema (denied) and a writable file (mode=ro).
         return _OK
     return _DENY
+
+
+def _opened_table_asks(action: int, arg1: str, arg2: str | None) -> bool:
+    """Whether ``action`` on main is what a full-text or R-Tree table asks as it opens: a
+    pragma read without a value, an R-Tree shadow table's prepared insert or delete."""
+    if action == _PRAGMA:
+        return arg2 is None and arg1.lower() in _TABLE_PRAGMAS
+    return action in (_INSERT, _DELETE) and arg1.lower().endswith(_RTREE_SHADOWS)
 
 
 def mutations_authorizer(

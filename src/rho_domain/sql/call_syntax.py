@@ -6,7 +6,7 @@ when ``stmt[i] (`` is syntax: grouping after an operator, a comma or another par
 keyword that takes a parenthesis (``EXISTS (SELECT``, ``GROUP BY ROLLUP(``), a type with a
 length (``a::numeric(10, 2)``, a table function's column ``x int(11) PATH '$'``), an alias or
 CTE column list (``AS t(a, b)``, ``WITH a(x) AS``).
-``statement_shape(stmt)`` is what these rules ask of the whole statement, found once per
+``statement_shape(stmt, d)`` is what these rules ask of the whole statement, found once per
 statement. Pure functions over the lexer's tokens; nothing here raises.
 """
 
@@ -19,6 +19,7 @@ import attrs
 from rho_domain.sql import call_words
 from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.tokens import Kind, Token
+from rho_domain.sql.type_names import type_lengths
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -44,10 +45,11 @@ class StatementShape:
     ctes: frozenset[int]  # positions of CTE names followed by a column list
     in_case: tuple[bool, ...]  # per position: inside CASE ... END
     column_types: frozenset[int] = frozenset()  # positions of the types in COLUMNS (...)
+    type_lengths: frozenset[int] = frozenset()  # type words whose "(" holds a length
 
 
-def statement_shape(stmt: Sequence[Token]) -> StatementShape:
-    """The CTE column lists and CASE nesting of ``stmt``, for ``not_a_call``."""
+def statement_shape(stmt: Sequence[Token], d: Dialect) -> StatementShape:
+    """The CTE column lists, CASE nesting and type names of ``stmt``, for ``not_a_call``."""
     inside: list[bool] = []
     depth = 0
     for token in stmt:
@@ -56,8 +58,12 @@ def statement_shape(stmt: Sequence[Token]) -> StatementShape:
             depth += 1
         elif token.is_word("END") and depth:
             depth -= 1  # in a query, END closes only CASE
+    ctes, columns = _cte_names(stmt), _column_types(stmt)
     return StatementShape(
-        ctes=_cte_names(stmt), in_case=tuple(inside), column_types=_column_types(stmt)
+        ctes=ctes,
+        in_case=tuple(inside),
+        column_types=columns,
+        type_lengths=type_lengths(stmt, d, lists=columns, ctes=ctes),
     )
 
 
@@ -127,7 +133,7 @@ def not_a_call(stmt: Sequence[Token], i: int, d: Dialect, shape: StatementShape)
             return True
         if prev is not None and _syntax_after(word, prev, stmt, i, shape):
             return True
-    return i in shape.ctes or i in shape.column_types
+    return i in shape.ctes or i in shape.column_types or i in shape.type_lengths
 
 
 _BEFORE_BY = ("ORDER", "GROUP", "PARTITION", "CONNECT", "SIBLINGS")
@@ -142,6 +148,8 @@ def _syntax_after(
         prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in call_words.TYPE_WORDS)
     ):
         return True  # a::numeric(10, 2), DOUBLE PRECISION(5)
+    if word in ("REF", "VALUE") and prev.is_word("BY"):
+        return i >= 2 and stmt[i - 2].is_word("PASSING")  # XMLEXISTS('/a' PASSING BY VALUE (d))
     if word in ("ROLLUP", "CUBE") and prev.is_word("BY"):
         return i >= 2 and stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
     if word == "WHEN" and (prev.is_word("CASE") or _ends_operand(prev)):

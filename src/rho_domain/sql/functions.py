@@ -64,7 +64,9 @@ POSTGRES_GRAMMAR_16 = names(
 )
 POSTGRES_GRAMMAR_17 = names("json_query json_value json_exists json_table")
 # SQLite 3.40+: core, date/time, aggregate, window, math and JSON functions, and the
-# introspection table-valued pragmas. Not listed: load_extension, fts3_tokenizer,
+# introspection table-valued pragmas, and the full-text tables' MATCH and auxiliary functions
+# (FTS5's bm25, highlight, snippet; FTS3/4's offsets, snippet, matchinfo: outside a full-text
+# query they only fail). Not listed: load_extension, fts3_tokenizer,
 # readfile, writefile, edit, zipfile (shell/extension functions).
 SQLITE_FUNCTIONS = names(
     STANDARD
@@ -85,6 +87,7 @@ SQLITE_FUNCTIONS = names(
     jsonb_replace jsonb_set jsonb_group_array jsonb_group_object
     pragma_table_info pragma_table_xinfo pragma_index_list pragma_index_info
     pragma_index_xinfo pragma_foreign_key_list generate_series -> ->>
+    match bm25 highlight snippet offsets matchinfo
     """
 )
 

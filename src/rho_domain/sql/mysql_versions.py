@@ -16,8 +16,21 @@ from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY, 
 
 Version = tuple[int, int, int]
 
-# The names on the allowlist built in only from the version given (older ones: always).
+_WINDOW = "row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value"
+_WINDOW += " last_value nth_value"
+_JSON = """
+    json_array json_array_append json_array_insert json_contains json_contains_path
+    json_depth json_extract json_insert json_keys json_length json_merge json_object
+    json_quote json_remove json_replace json_search json_set json_type json_unquote
+    json_valid
+"""
+
+# The names on the allowlist built in only from the version given (older ones: always),
+# from the function references' "introduced in" (MariaDB's knowledge base, MySQL's manual).
 MARIADB_SINCE: dict[Version, frozenset[str]] = {
+    (10, 2, 0): names(_WINDOW),
+    (10, 2, 3): names(_JSON + " json_exists json_query json_value"),
+    (10, 2, 4): names("json_compact json_detailed json_loose"),
     (10, 3, 1): names("chr"),
     (10, 3, 3): names("median percentile_cont percentile_disc"),
     (10, 5, 0): names("json_arrayagg json_objectagg"),
@@ -27,11 +40,30 @@ MARIADB_SINCE: dict[Version, frozenset[str]] = {
     (10, 9, 0): names("json_overlaps"),
     (10, 10, 0): names("random_bytes"),
 }
+# Names MariaDB added to several series at once, in a patch release of each: built in from
+# the version listed for the server's series, in every later series, in no earlier or
+# unlisted one (JSON_PRETTY: 10.4.28 has it, 10.4.27 and every 10.3 do not). 10.11's first
+# releases were previews, listed from the first stable one.
+MARIADB_BACKPORTED: dict[str, tuple[Version, ...]] = {
+    "json_merge_patch": ((10, 2, 25), (10, 3, 16), (10, 4, 5)),
+    "json_merge_preserve": ((10, 2, 25), (10, 3, 16), (10, 4, 5)),
+    "json_pretty": (
+        (10, 4, 28), (10, 5, 19), (10, 6, 12), (10, 7, 8), (10, 8, 7), (10, 9, 5), (10, 10, 3),
+        (10, 11, 2),
+    ),
+}  # fmt: skip
 MYSQL_SINCE: dict[Version, frozenset[str]] = {
-    (5, 7, 22): names("json_arrayagg json_objectagg json_storage_size"),
-    (8, 0, 0): names("bin_to_uuid uuid_to_bin is_uuid"),
-    (8, 0, 2): names("json_storage_free"),
-    (8, 0, 4): names("regexp_instr regexp_like regexp_replace regexp_substr json_table"),
+    (5, 7, 5): names("any_value"),
+    (5, 7, 8): names(_JSON),
+    (5, 7, 22): names(
+        "json_arrayagg json_objectagg json_storage_size json_pretty json_merge_patch "
+        "json_merge_preserve"
+    ),
+    (8, 0, 0): names("bin_to_uuid uuid_to_bin is_uuid current_role"),
+    (8, 0, 2): names("json_storage_free " + _WINDOW),
+    (8, 0, 4): names(
+        "regexp_instr regexp_like regexp_replace regexp_substr json_table icu_version"
+    ),
     (8, 0, 16): names("format_bytes format_pico_time"),
     (8, 0, 17): names("json_overlaps json_schema_valid"),
     (8, 0, 21): names("json_value"),
@@ -56,4 +88,15 @@ def mysql_builtins(*, mariadb: bool, version: Version) -> frozenset[str]:
     in: the other flavour's names and those built in only from a later version dropped."""
     since = MARIADB_SINCE if mariadb else MYSQL_SINCE
     later = {name for first, added in since.items() if first > version for name in added}
+    if mariadb:
+        later |= {
+            name for name, firsts in MARIADB_BACKPORTED.items() if not _backported(firsts, version)
+        }
     return MYSQL_FUNCTIONS - (MYSQL_ONLY if mariadb else MARIADB_ONLY) - later
+
+
+def _backported(firsts: tuple[Version, ...], version: Version) -> bool:
+    """Whether a server of ``version`` has a name first released in each series' ``firsts``."""
+    if version[:2] > max(firsts)[:2]:
+        return True
+    return any(first[:2] == version[:2] and version >= first for first in firsts)

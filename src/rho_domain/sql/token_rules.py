@@ -32,7 +32,7 @@ def check_tokens(
 ) -> str:
     """Keywords that write or lock, function calls, side-effect names, anywhere."""
     words = REFUSED_WORDS | d.refused_words
-    shape = statement_shape(stmt)
+    shape = statement_shape(stmt, d)
     for i, token in enumerate(stmt):
         prev = stmt[i - 1] if i else None
         nxt = stmt[i + 1] if i + 1 < len(stmt) else None
