@@ -34,6 +34,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -326,8 +327,9 @@ def popen(
     """``subprocess.Popen(argv, **options)`` for ``argv`` = ``[python, -m, MODULE, ...]`` or
     ``[python, SCRIPT, ...]``, the program forked from the ``kind`` zygote. Falls back to a
     plain ``Popen`` where a fork would not run what the argv says: another interpreter, an
-    option before the module or script, or an ``env`` whose ``PYTHONPATH`` is not this
-    process's (the zygote's imports came from this one); and under ``RHO_TEST_NO_ZYGOTE=1``.
+    option before the module or script, or an ``env`` whose ``PYTHONPATH`` names a directory
+    this process's does not, other than the sources it imported ``rho_entry`` from (the
+    zygote's imports came from these); and under ``RHO_TEST_NO_ZYGOTE=1``.
     ``terminal``: stdin is a terminal the program takes as its controlling terminal, in a
     session of its own (the client stays out of it: ^C on the terminal is the program's)."""
     env: Mapping[str, str] = options.get("env") or os.environ
@@ -336,7 +338,7 @@ def popen(
         or len(argv) < 2
         or argv[0] != sys.executable
         or (argv[1].startswith("-") and argv[1] != "-m")
-        or env.get("PYTHONPATH") != os.environ.get("PYTHONPATH")
+        or not _imports_as_the_zygote(env.get("PYTHONPATH"))
     )
     if plain:
         if terminal:
@@ -349,6 +351,23 @@ def popen(
     process = ForkedPopen([*client, *argv[1:]], **options)
     process.pid_path = pid_path
     return process
+
+
+def _imports_as_the_zygote(pythonpath: str | None) -> bool:
+    """Whether a Python started with ``pythonpath`` imports what the zygote did: the same
+    as this process's, or only directories it holds (the sources this process imported
+    ``rho_entry`` from: a test passes them on so that a cold process runs them, and in CI,
+    where the editable install puts them on the path instead, the two differed and every
+    such program was started cold)."""
+    if pythonpath == os.environ.get("PYTHONPATH"):
+        return True
+    if not pythonpath:
+        return False
+    held = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    spec = importlib.util.find_spec("rho_entry")
+    if spec is not None and spec.origin is not None:
+        held.add(str(Path(spec.origin).resolve().parents[1]))
+    return all(p and os.path.realpath(p) in held for p in pythonpath.split(os.pathsep))
 
 
 def run(

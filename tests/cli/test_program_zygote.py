@@ -14,7 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from program_zygote import PRELOAD, ForkedPopen, popen, run
+
+import rho_entry
 
 PROGRAM = """
 import json, os, signal, sys, time
@@ -127,6 +130,24 @@ def test_another_pythonpath_or_interpreter_is_started_plainly(tmp_path: Path) ->
     program = _program(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     other = popen("plain", [sys.executable, str(program), "exit", "0"], env=env)
+    assert type(other) is subprocess.Popen
+    assert other.wait(60) == 0
+
+
+def test_the_sources_of_this_process_passed_on_are_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``PYTHONPATH`` naming the sources this process imported ``rho_entry`` from (a test
+    passes them on so that a cold process runs them) imports what the zygote did: forked,
+    also where this process has no ``PYTHONPATH`` (CI: the editable install's path)."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    sources = str(Path(rho_entry.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": sources}
+    argv = [sys.executable, str(_program(tmp_path)), "exit", "0"]
+    forked = popen("plain", argv, env=env)
+    assert type(forked) is ForkedPopen
+    assert forked.wait(60) == 0
+    other = popen("plain", argv, env={**env, "PYTHONPATH": f"{sources}{os.pathsep}{tmp_path}"})
     assert type(other) is subprocess.Popen
     assert other.wait(60) == 0
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -26,6 +28,9 @@ from rho_adapters.store import FileSessionStore
 from rho_domain.model import ModelRequest
 from rho_domain.run import RunResult
 from rho_entry import Agent, AgentConfig, Session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+import program_zygote  # found through the path just above
 
 ANSWER = "The workspace holds README.md, app.py and notes.txt."
 WORKSPACE_FILES = {
@@ -63,6 +68,7 @@ class DocsEnv:
         # the README's first command installs into `.venv`: this interpreter's venv
         (self.workspace / ".venv").symlink_to(Path(sys.prefix))
         self.shell = self._after_setup()
+        self.bin = self._python_forked_from_the_sdk()
         self.server = LoopbackServer(
             [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
         ).start()
@@ -105,6 +111,28 @@ class DocsEnv:
         path, virtual_env = done.stdout.split("\0")
         return {"PATH": path, "VIRTUAL_ENV": virtual_env}
 
+    def _python_forked_from_the_sdk(self) -> Path | None:
+        """A directory whose ``python`` stands for the reader's (``shell``'s: this venv's)
+        and runs ``python SCRIPT ...`` forked from the zygote that has imported the MCP SDK
+        (``program_zygote``'s ``mcp``; the SDK's import is about 1.8 s of CPU, and a run of
+        the docs started docs/mcp.md's server four times). Anything else (an option first,
+        no argument) is the interpreter itself. None when the reader's ``python`` is not
+        this venv's: the blocks then meet whatever the reader's shell has."""
+        found = shutil.which("python", path=self.shell["PATH"])
+        if found is None or Path(found).parent.resolve() != Path(sys.executable).parent.resolve():
+            return None
+        client = program_zygote.command("mcp", [sys.executable, "SCRIPT"])[:-1]
+        shim = self.root / "bin" / "python"
+        shim.parent.mkdir()
+        shim.write_text(
+            "#!/bin/bash\n"
+            f'case "${{1:--}}" in -*) exec {shlex.quote(sys.executable)} "$@";; esac\n'
+            f'exec {shlex.join(client)} "$@"\n',
+            encoding="utf-8",
+        )
+        shim.chmod(0o755)
+        return shim.parent
+
     @property
     def environ(self) -> dict[str, str]:
         """A reader's environment: their shell after the README's setup (``shell``), an
@@ -114,6 +142,7 @@ class DocsEnv:
         return {
             **kept,
             **self.shell,
+            **({"PATH": f"{self.bin}{os.pathsep}{self.shell['PATH']}"} if self.bin else {}),
             "HOME": str(self.home),
             "RHO_AGENT_HOME": str(self.config_home),
             "OPENAI_BASE_URL": self.server.base_url,
@@ -163,10 +192,21 @@ class DocsEnv:
         )
 
     def run_python(
-        self, argv: list[str], *, stdin: str = "", timeout: float = 60
+        self, argv: list[str], *, stdin: str = "", timeout: float = 60, sdk: bool = False
     ) -> subprocess.CompletedProcess[str]:
         """Run ``[python, ...]`` as ``run`` would, in a process forked from one that has
-        imported the library already (``docs_zygote``), started on first use."""
+        imported the library already (``docs_zygote``), started on first use; with ``sdk``
+        (a program written with the MCP SDK), from the one that has imported the SDK."""
+        if sdk:
+            return program_zygote.run(
+                "mcp",
+                argv,
+                timeout=timeout,
+                input=stdin,
+                cwd=self.workspace,
+                env=self.environ,
+                text=True,
+            )
         if self._zygote is None:
             self._zygote = Zygote(self.workspace, self.environ)
         return self._zygote.run(

@@ -120,7 +120,9 @@ def run_python(block: Block, env: DocsEnv) -> None:
     argv = [sys.executable, str(script)]
     if is_test:
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
-    done = env.run_python(argv)
+    # a server written with the MCP SDK (docs/mcp.md's) forks from the Python that imported it
+    sdk = re.search(r"^(from|import) mcp\b", block.text, re.MULTILINE) is not None
+    done = env.run_python(argv, sdk=sdk)
     assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{_output(done)}"
     expected = EXPECTED_OUTPUT.get((block.doc.name, block.heading))
     if expected is not None:

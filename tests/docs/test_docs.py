@@ -2,8 +2,9 @@
 
 Python runs in a process of its own, bash commands run the ``rho-agent`` this venv puts on
 PATH (each in a process forked from one that imported the library or the CLI: ``docs_zygote``,
-``docs_cli_zygote``), both against one loopback OpenAI-compatible server, in a temporary
-workspace and config home; YAML goes through the loader it documents, Markdown through the
+``docs_cli_zygote``; a program written with the MCP SDK, and the shell's ``python SCRIPT``,
+from ``program_zygote``'s ``mcp``), both against one loopback OpenAI-compatible server, in a
+temporary workspace and config home; YAML goes through the loader it documents, Markdown through the
 template renderer, SQL through the dialect's lexer and classifier, text diagrams are checked
 against src/. A block in a language with no runner fails, and so does a NOT_RUN entry that no
 document contains.
@@ -69,6 +70,25 @@ def test_the_readme_puts_rho_agent_on_path_for_a_fresh_shell(env: DocsEnv) -> No
     assert Path(after.stdout.strip()).resolve() == (Path(sys.prefix) / "bin/rho-agent").resolve()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "in a new shell" in readme  # and it says what to do when the reader comes back
+
+
+def test_the_readers_python_runs_a_script_as_the_venvs_does(env: DocsEnv) -> None:
+    """docs/mcp.md's server is ``python tickets_server.py`` on the reader's PATH; the docs'
+    shell forks it from the Python that has imported the MCP SDK (``DocsEnv.bin``). That
+    ``python`` runs a script as the venv's interpreter does (argv, directory, stdin, output,
+    status) and anything else as the interpreter itself."""
+    assert env.bin is not None, "the docs' shell has no python of this venv"
+    script = "import os, sys\nprint(sys.argv, os.getcwd(), sys.stdin.read(), sys.path[0])\n"
+    (env.workspace / "shows.py").write_text(script + "sys.exit(3)\n", encoding="utf-8")
+    shim = env.run(["bash", "-c", "command -v python && python shows.py a 'b c'"], stdin="in")
+    real = env.run([sys.executable, "shows.py", "a", "b c"], stdin="in")
+    found, _, shown = shim.stdout.partition("\n")
+    assert found == str(env.bin / "python")
+    said = f"['shows.py', 'a', 'b c'] {env.workspace} in {env.workspace}\n"
+    assert (real.returncode, real.stdout, real.stderr) == (3, said, "")
+    assert (shim.returncode, shown, shim.stderr) == (3, said, "")
+    itself = env.run(["bash", "-c", "python -c 'import sys; print(sys.executable)'"])
+    assert itself.stdout.strip() == sys.executable
 
 
 # Markdown files the docs name as examples of a user's own files, not as documents to read.

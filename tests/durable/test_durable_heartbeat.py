@@ -218,7 +218,10 @@ def test_a_worker_recovers_others_only_once_it_watches(tmp_path: Path) -> None:
         recovered.append(executor_id)
         return 0
 
-    dead = _heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover)
+    # stale at once (its own bound counts, not the asker's): recovered by the first beat
+    # that watches, and by none before (with the default 10 s, the three beats below were
+    # too early to recover it anyway, and the test waited 10 s for it to go stale)
+    dead = _heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover, dead_after=0.001)
     dead.beat()
     dead.engine.dispose()
     beat = _heartbeat(
