@@ -68,10 +68,16 @@ GIT_OBJECTS: tuple[str, ...] = (
     "*/.git/modules/*/objects",
     "*/.git/lfs/objects",
     # any store's packs, whatever holds it (a bare repository not named x.git: git init
-    # --bare store). Its loose objects (objects/<two hex digits>) are not here yet: a
+    # --bare store). Its loose objects are judged by their shape (``LOOSE_FANOUT``): a
     # pattern with [0-9a-f] would compile an expression at every process's first judgement
     "*/objects/pack",
 )
+# Any store's loose objects, whatever holds it (a bare repository not named x.git, ``git
+# init --separate-git-dir gd``, ``GIT_DIR=x``, ``GIT_OBJECT_DIRECTORY``): git fans them out
+# into directories named by two hex digits of their id, below its ``objects``. A directory
+# named ``objects/<two hex digits>`` is a secret location (``secrets.in_loose_fanout`` judges
+# the shape by string methods; the xargs guard and the Daytona scan write it as a class).
+LOOSE_FANOUT = "objects"
 # The secrets in git's directory whose names a listing walk may show (not inside a directory).
 GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)
 LOCATIONS: tuple[str, ...] = _tree(

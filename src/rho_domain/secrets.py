@@ -56,6 +56,7 @@ from rho_domain.secret_patterns import (
     GIT_SCRATCH,
     HOME_SECRETS,
     LOCATIONS,
+    LOOSE_FANOUT,
     NAMES,
     SSH_KEY,
     SSH_KEY_NOT,
@@ -76,6 +77,7 @@ __all__ = [
     "GIT_SCRATCH",
     "HOME_SECRETS",
     "LOCATIONS",
+    "LOOSE_FANOUT",
     "NAMES",
     "SSH_KEY",
     "SSH_KEY_NOT",
@@ -84,6 +86,7 @@ __all__ = [
     "SecretPolicy",
     "case_insensitive",
     "in_git_store",
+    "in_loose_fanout",
 ]
 
 
@@ -151,8 +154,34 @@ def _as_copy(path: str, stem: str, reason: str) -> str:
 
 
 def in_git_store(path: str) -> bool:
-    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one."""
-    return _STORES.matches(_absolute(folded_text(path)))
+    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one, or
+    a store's loose objects (``in_loose_fanout``)."""
+    return _STORES.matches(_absolute(folded_text(path))) or in_loose_fanout(path)
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _a_store(location: str) -> bool:
+    """Whether ``location`` (one the scan found) is a store itself, or a store's fan-out
+    directory of loose objects: no hard link's name, git reads inside it."""
+    if _STORE.matches(folded_text(location)):
+        return True
+    head, _, last = location.rstrip("/").rpartition("/")
+    return in_loose_fanout(location) and not in_loose_fanout(head) and len(last) == 2
+
+
+def in_loose_fanout(path: str) -> bool:
+    """Whether ``path`` is, or is inside, a directory named by two hex digits right below a
+    directory named ``objects`` (``LOOSE_FANOUT``): where git keeps a store's loose objects,
+    whatever the store's own name (a bare ``store``, a ``--separate-git-dir``). String
+    methods, no expression: judged for every path a tool touches."""
+    parts = _components(path)
+    return any(
+        len(part) == 2 and _HEX.issuperset(part.lower()) and folded(parts[at - 1]) == LOOSE_FANOUT
+        for at, part in enumerate(parts)
+        if at
+    )
 
 
 def _absolute(path: str) -> str:
@@ -208,7 +237,7 @@ class SecretPolicy:
         parts = _components(path)
         for location in self.locations:  # a store the scan found is no hard link's name
             base = _components(location)
-            if parts[: len(base)] == base and not _STORE.matches(folded_text(location)):
+            if parts[: len(base)] == base and not _a_store(location):
                 return f"{path!r} is {location}, another name of a secret the agent never reads"
         return self.refusal(holder)
 
@@ -245,6 +274,9 @@ class SecretPolicy:
         return self._home_refusal(path, parts)
 
     def _home_refusal(self, path: str, parts: tuple[str, ...]) -> str | None:
+        """Rule 2's last checks: a store's loose objects by their shape, a home's entry."""
+        if in_loose_fanout(path):
+            return f"{path!r} is a secret location (*/{LOOSE_FANOUT}/<two hex digits>)"
         if path.startswith("/") and (home := self._hidden_home_entry(parts)):
             return (
                 f"{path!r} is a hidden entry of the home directory {home}, a secret location "

@@ -48,6 +48,7 @@ from rho_domain.secrets import (
     HOME_SECRETS,
     SYSTEM_SECRETS,
     SecretPolicy,
+    in_loose_fanout,
 )
 from rho_domain.service_secrets import MASKED_GLOBS
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -162,6 +163,11 @@ GIT_CONFIG_SET = GlobSet(
 )
 
 
+def _git_reads(path: str) -> bool:
+    """Whether git reads ``path`` itself (``GIT_CONFIG_SET``, or a store's loose objects)."""
+    return GIT_CONFIG_SET.matches(path.casefold()) or in_loose_fanout(path)
+
+
 def scan(
     scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
 ) -> Masks:
@@ -185,11 +191,9 @@ def scan(
     # and the walkers refuse them.
     shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
-        files=tuple(p for p in shown if not GIT_CONFIG_SET.matches(p.casefold())),
+        files=tuple(p for p in shown if not _git_reads(p)),
         dirs=tuple(
-            p
-            for p in dict.fromkeys((*dirs, *found.dirs))
-            if view.shows(p) and not GIT_CONFIG_SET.matches(p.casefold())
+            p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p) and not _git_reads(p)
         ),
     )
 
