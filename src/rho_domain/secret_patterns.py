@@ -25,6 +25,10 @@ ALLOWED: tuple[str, ...] = (
 # sandbox alone does not keep it (``rho_adapters/local/sandbox.scan``).
 GIT_CONFIGS: tuple[str, ...] = (
     "*/.git/config",
+    # a bare repository's, named as git clone --bare and --mirror name it (x.git): a mirror
+    # keeps the URL it was cloned from, user:token@ included (a bare repository by any other
+    # name is the known edge of docs/security.md: no name says where its config is)
+    "*.git/config",
     "*/.git/config.worktree",
     "*/.git/modules/*/config",
 )

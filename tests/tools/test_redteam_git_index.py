@@ -58,6 +58,9 @@ ATTACKS = [
     PACK_BYTES,
     "cat .git/lost-found/other/*",
     "cd .git && grep -r K- lost-found",
+    # a bare mirror's config (redshell22): its remote URL's token
+    "cat mirror.git/config",
+    "grep -r K-ENV-MARK-url .",
     # a bare store named by no .git, its loose objects (redshell22): by their shape
     f"printf '{GZIP}' | cat - store/objects/OBJECT_IN_STORE | zcat",
     f"cd store/objects && printf '{GZIP}' | cat - OBJECT_IN_STORE | zcat",
@@ -89,8 +92,10 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         # and a bare "store", its objects loose
         ["init", "-q", "--bare", "store"],
         ["push", "-q", "store", "HEAD:main"],
+        # a mirror keeps its remote's URL, a token in it (git clone --mirror https://x:T@...)
+        ["-C", "mirror.git", "remote", "add", "origin", f"https://x:{ENV_MARK}-url@h/r.git"],
     )
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 8), strict=True):
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 9), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
     return root
@@ -131,6 +136,7 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     message = (ws / ".git/COMMIT_EDITMSG").read_text()
     assert MARK in message, message  # the staged names
     assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
+    assert f"x:{ENV_MARK}-url@" in (ws / "mirror.git/config").read_text()  # a mirror's token
     stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE")
     for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
@@ -159,6 +165,10 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*/.git/objects)" in out, out
     out = await run_restricted(str(ws), _attack(PACK_BYTES, ws), backend, pool)
     assert "is a secret location (*/objects/pack)" in out, out
+    out = await run_restricted(str(ws), "cat mirror.git/config", backend, pool)
+    assert "is a secret location (*.git/config)" in out, out
+    out = await run_restricted(str(ws), "cd mirror.git && git remote -v", backend, pool)
+    assert out.startswith("origin\thttps://h/r.git (fetch)\n"), out  # git reads it, shadowed
     bare = _attack(ATTACKS[-2], ws)
     out = await run_restricted(str(ws), bare, backend, pool)
     assert "is a secret location (*/objects/<two hex digits>)" in out, out
