@@ -31,6 +31,8 @@ GIT_CONFIGS: tuple[str, ...] = (
     "*.git/config",
     "*/.git/config.worktree",
     "*/.git/modules/*/config",
+    # a linked worktree's own, in the git directory of any repository, bare ones by any name
+    "*/worktrees/*/config.worktree",
 )
 # A repository's index: every tracked path, those inside a committed secret directory too
 # (``strings .git/index`` printed ``.config/gh/hosts.yml``, which ``git ls-files`` leaves
@@ -40,7 +42,10 @@ GIT_INDEXES: tuple[str, ...] = (
     "*/.git/index",
     "*/.git/sharedindex.*",
     "*/.git/modules/*/index",
-    "*/.git/worktrees/*/index",
+    # a linked worktree's index, in any repository's git directory: a bare one's by any name
+    # (git clone --bare url proj.git, git -C proj.git worktree add ../main: strings
+    # proj.git/worktrees/main/index printed .config/gh's names, redshell22)
+    "*/worktrees/*/index",
 )
 # What git leaves in its directory from a command that showed a diff or a conflict for the
 # user to edit: a commit's message file keeps the comment listing every staged name and, after
@@ -52,8 +57,8 @@ GIT_INDEXES: tuple[str, ...] = (
 # whole ``rebase-apply`` is named, not its ``patch`` and ``0001``...: a character class would
 # make the policy compile an expression at its first judgement, tests/domain's compile test.)
 GIT_SCRATCH: tuple[str, ...] = tuple(
-    f"*/.git/{where}{name}".lower()
-    for where in ("", "worktrees/*/", "modules/*/")
+    f"*/{where}{name}".lower()
+    for where in (".git/", "worktrees/*/", ".git/modules/*/")
     for name in (
         "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG",
         "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply",
