@@ -1,11 +1,14 @@
 """The secrets policy's data: the patterns ``secrets.SecretPolicy.refusal`` and
 ``secret_guard.guard_script`` interpret (see ``secrets`` for the rules and their order), and the
 lists the sandbox hides and recursive readers skip. Patterns are lowercase globs on an
-absolute path, a name rule as ``*/name``.
+absolute path, a name rule as ``*/name``; the one shape no such glob says without compiling an
+expression (a store's loose objects) is a predicate, ``in_loose_fanout``.
 """
 
 from __future__ import annotations
 
+from rho_domain.glob_set import GlobSet
+from rho_domain.names import components_of, folded
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
@@ -84,9 +87,35 @@ GIT_OBJECTS: tuple[str, ...] = (
 # Any store's loose objects, whatever holds it (a bare repository not named x.git, ``git
 # init --separate-git-dir gd``, ``GIT_DIR=x``, ``GIT_OBJECT_DIRECTORY``): git fans them out
 # into directories named by two hex digits of their id, below its ``objects``. A directory
-# named ``objects/<two hex digits>`` is a secret location (``secrets.in_loose_fanout`` judges
+# named ``objects/<two hex digits>`` is a secret location (``in_loose_fanout`` below judges
 # the shape by string methods; the xargs guard and the Daytona scan write it as a class).
 LOOSE_FANOUT = "objects"
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def in_loose_fanout(path: str) -> bool:
+    """Whether ``path`` is, or is inside, a directory named by two hex digits right below a
+    directory named ``objects`` (``LOOSE_FANOUT``): where git keeps a store's loose objects,
+    whatever the store's own name (a bare ``store``, a ``--separate-git-dir``). String
+    methods, no expression: judged for every path a tool touches."""
+    parts = components_of(path)
+    return any(
+        len(part) == 2 and _HEX.issuperset(part.lower()) and folded(parts[at - 1]) == LOOSE_FANOUT
+        for at, part in enumerate(parts)
+        if at
+    )
+
+
+_GIT_READS = GlobSet((*GIT_CONFIGS, *GIT_INDEXES, *GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS)))
+
+
+def git_reads(path: str) -> bool:
+    """Whether git reads ``path`` itself (a config, an index, a store or inside one, a store's
+    loose objects): what the sandbox shows although the policy refuses it to other tools."""
+    return _GIT_READS.matches(path.casefold()) or in_loose_fanout(path)
+
+
 # The secrets in git's directory whose names a listing walk may show (not inside a directory).
 GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)
 LOCATIONS: tuple[str, ...] = _tree(

@@ -62,6 +62,7 @@ from rho_domain.secret_patterns import (
     SSH_KEY_NOT,
     SYSTEM_SECRETS,
     TEMPLATES,
+    in_loose_fanout,
 )
 from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -159,29 +160,12 @@ def in_git_store(path: str) -> bool:
     return _STORES.matches(_absolute(folded_text(path))) or in_loose_fanout(path)
 
 
-_HEX = frozenset("0123456789abcdef")
-
-
 def _a_store(location: str) -> bool:
     """Whether ``location`` (one the scan found) is a store itself, or a store's fan-out
     directory of loose objects: no hard link's name, git reads inside it."""
-    if _STORE.matches(folded_text(location)):
-        return True
     head, _, last = location.rstrip("/").rpartition("/")
-    return in_loose_fanout(location) and not in_loose_fanout(head) and len(last) == 2
-
-
-def in_loose_fanout(path: str) -> bool:
-    """Whether ``path`` is, or is inside, a directory named by two hex digits right below a
-    directory named ``objects`` (``LOOSE_FANOUT``): where git keeps a store's loose objects,
-    whatever the store's own name (a bare ``store``, a ``--separate-git-dir``). String
-    methods, no expression: judged for every path a tool touches."""
-    parts = _components(path)
-    return any(
-        len(part) == 2 and _HEX.issuperset(part.lower()) and folded(parts[at - 1]) == LOOSE_FANOUT
-        for at, part in enumerate(parts)
-        if at
-    )
+    fanout = len(last) == 2 and in_loose_fanout(location) and not in_loose_fanout(head)
+    return fanout or _STORE.matches(folded_text(location))
 
 
 def _absolute(path: str) -> str:

@@ -40,15 +40,11 @@ import attrs
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.errors import ExecutorError
-from rho_domain.glob_set import GlobSet
+from rho_domain.secret_patterns import git_reads
 from rho_domain.secrets import (
-    GIT_CONFIGS,
-    GIT_INDEXES,
-    GIT_OBJECTS,
     HOME_SECRETS,
     SYSTEM_SECRETS,
     SecretPolicy,
-    in_loose_fanout,
 )
 from rho_domain.service_secrets import MASKED_GLOBS
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -158,16 +154,6 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     )
 
 
-GIT_CONFIG_SET = GlobSet(
-    (*GIT_CONFIGS, *GIT_INDEXES, *GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS))
-)
-
-
-def _git_reads(path: str) -> bool:
-    """Whether git reads ``path`` itself (``GIT_CONFIG_SET``, or a store's loose objects)."""
-    return GIT_CONFIG_SET.matches(path.casefold()) or in_loose_fanout(path)
-
-
 def scan(
     scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
 ) -> Masks:
@@ -191,9 +177,9 @@ def scan(
     # and the walkers refuse them.
     shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
-        files=tuple(p for p in shown if not _git_reads(p)),
+        files=tuple(p for p in shown if not git_reads(p)),
         dirs=tuple(
-            p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p) and not _git_reads(p)
+            p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p) and not git_reads(p)
         ),
     )
 
