@@ -10,6 +10,7 @@ from rho_domain.secret_twins import COPY_OF, GLUED, TWIN_SUFFIXES
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
+    LOOSE_FANOUT,
     NAMES,
     SSH_KEY,
     SSH_KEY_NOT,
@@ -17,6 +18,8 @@ from rho_domain.secrets import (
     SecretPolicy,
     case_insensitive,
 )
+
+_HEX_DIGIT = "[0-9a-fA-F]"  # secrets.in_loose_fanout's two digits, as a case class
 
 
 def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
@@ -34,7 +37,8 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
     hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
     home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
-    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
+    fanout = f"*/{case_insensitive(LOOSE_FANOUT)}/{_HEX_DIGIT}{_HEX_DIGIT}"
+    trees = "|".join((*map(case_insensitive, LOCATIONS), fanout, f"{fanout}/*"))
     templates = "|".join(case_insensitive(p) for p in TEMPLATES)
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)

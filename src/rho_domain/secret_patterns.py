@@ -1,11 +1,14 @@
 """The secrets policy's data: the patterns ``secrets.SecretPolicy.refusal`` and
 ``secret_guard.guard_script`` interpret (see ``secrets`` for the rules and their order), and the
 lists the sandbox hides and recursive readers skip. Patterns are lowercase globs on an
-absolute path, a name rule as ``*/name``.
+absolute path, a name rule as ``*/name``; the one shape no such glob says without compiling an
+expression (a store's loose objects) is a predicate, ``in_loose_fanout``.
 """
 
 from __future__ import annotations
 
+from rho_domain.glob_set import GlobSet
+from rho_domain.names import components_of, folded
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
@@ -25,8 +28,14 @@ ALLOWED: tuple[str, ...] = (
 # sandbox alone does not keep it (``rho_adapters/local/sandbox.scan``).
 GIT_CONFIGS: tuple[str, ...] = (
     "*/.git/config",
+    # a bare repository's, named as git clone --bare and --mirror name it (x.git): a mirror
+    # keeps the URL it was cloned from, user:token@ included (a bare repository by any other
+    # name is the known edge of docs/security.md: no name says where its config is)
+    "*.git/config",
     "*/.git/config.worktree",
     "*/.git/modules/*/config",
+    # a linked worktree's own, in the git directory of any repository, bare ones by any name
+    "*/worktrees/*/config.worktree",
 )
 # A repository's index: every tracked path, those inside a committed secret directory too
 # (``strings .git/index`` printed ``.config/gh/hosts.yml``, which ``git ls-files`` leaves
@@ -36,7 +45,10 @@ GIT_INDEXES: tuple[str, ...] = (
     "*/.git/index",
     "*/.git/sharedindex.*",
     "*/.git/modules/*/index",
-    "*/.git/worktrees/*/index",
+    # a linked worktree's index, in any repository's git directory: a bare one's by any name
+    # (git clone --bare url proj.git, git -C proj.git worktree add ../main: strings
+    # proj.git/worktrees/main/index printed .config/gh's names, redshell22)
+    "*/worktrees/*/index",
 )
 # What git leaves in its directory from a command that showed a diff or a conflict for the
 # user to edit: a commit's message file keeps the comment listing every staged name and, after
@@ -48,8 +60,8 @@ GIT_INDEXES: tuple[str, ...] = (
 # whole ``rebase-apply`` is named, not its ``patch`` and ``0001``...: a character class would
 # make the policy compile an expression at its first judgement, tests/domain's compile test.)
 GIT_SCRATCH: tuple[str, ...] = tuple(
-    f"*/.git/{where}{name}".lower()
-    for where in ("", "worktrees/*/", "modules/*/")
+    f"*/{where}{name}".lower()
+    for where in (".git/", "worktrees/*/", ".git/modules/*/")
     for name in (
         "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG",
         "ADD_EDIT.patch", "addp-hunk-edit.diff", "rebase-merge/patch", "rebase-apply",
@@ -68,10 +80,42 @@ GIT_OBJECTS: tuple[str, ...] = (
     "*/.git/modules/*/objects",
     "*/.git/lfs/objects",
     # any store's packs, whatever holds it (a bare repository not named x.git: git init
-    # --bare store). Its loose objects (objects/<two hex digits>) are not here yet: a
+    # --bare store). Its loose objects are judged by their shape (``LOOSE_FANOUT``): a
     # pattern with [0-9a-f] would compile an expression at every process's first judgement
     "*/objects/pack",
 )
+# Any store's loose objects, whatever holds it (a bare repository not named x.git, ``git
+# init --separate-git-dir gd``, ``GIT_DIR=x``, ``GIT_OBJECT_DIRECTORY``): git fans them out
+# into directories named by two hex digits of their id, below its ``objects``. A directory
+# named ``objects/<two hex digits>`` is a secret location (``in_loose_fanout`` below judges
+# the shape by string methods; the xargs guard and the Daytona scan write it as a class).
+LOOSE_FANOUT = "objects"
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def in_loose_fanout(path: str) -> bool:
+    """Whether ``path`` is, or is inside, a directory named by two hex digits right below a
+    directory named ``objects`` (``LOOSE_FANOUT``): where git keeps a store's loose objects,
+    whatever the store's own name (a bare ``store``, a ``--separate-git-dir``). String
+    methods, no expression: judged for every path a tool touches."""
+    parts = components_of(path)
+    return any(
+        len(part) == 2 and _HEX.issuperset(part.lower()) and folded(parts[at - 1]) == LOOSE_FANOUT
+        for at, part in enumerate(parts)
+        if at
+    )
+
+
+_GIT_READS = GlobSet((*GIT_CONFIGS, *GIT_INDEXES, *GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS)))
+
+
+def git_reads(path: str) -> bool:
+    """Whether git reads ``path`` itself (a config, an index, a store or inside one, a store's
+    loose objects): what the sandbox shows although the policy refuses it to other tools."""
+    return _GIT_READS.matches(path.casefold()) or in_loose_fanout(path)
+
+
 # The secrets in git's directory whose names a listing walk may show (not inside a directory).
 GIT_FILES: tuple[str, ...] = (*GIT_CONFIGS, *GIT_INDEXES, *GIT_SCRATCH)
 LOCATIONS: tuple[str, ...] = _tree(

@@ -56,11 +56,13 @@ from rho_domain.secret_patterns import (
     GIT_SCRATCH,
     HOME_SECRETS,
     LOCATIONS,
+    LOOSE_FANOUT,
     NAMES,
     SSH_KEY,
     SSH_KEY_NOT,
     SYSTEM_SECRETS,
     TEMPLATES,
+    in_loose_fanout,
 )
 from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -76,6 +78,7 @@ __all__ = [
     "GIT_SCRATCH",
     "HOME_SECRETS",
     "LOCATIONS",
+    "LOOSE_FANOUT",
     "NAMES",
     "SSH_KEY",
     "SSH_KEY_NOT",
@@ -84,6 +87,7 @@ __all__ = [
     "SecretPolicy",
     "case_insensitive",
     "in_git_store",
+    "in_loose_fanout",
 ]
 
 
@@ -151,8 +155,17 @@ def _as_copy(path: str, stem: str, reason: str) -> str:
 
 
 def in_git_store(path: str) -> bool:
-    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one."""
-    return _STORES.matches(_absolute(folded_text(path)))
+    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one, or
+    a store's loose objects (``in_loose_fanout``)."""
+    return _STORES.matches(_absolute(folded_text(path))) or in_loose_fanout(path)
+
+
+def _a_store(location: str) -> bool:
+    """Whether ``location`` (one the scan found) is a store itself, or a store's fan-out
+    directory of loose objects: no hard link's name, git reads inside it."""
+    head, _, last = location.rstrip("/").rpartition("/")
+    fanout = len(last) == 2 and in_loose_fanout(location) and not in_loose_fanout(head)
+    return fanout or _STORE.matches(folded_text(location))
 
 
 def _absolute(path: str) -> str:
@@ -208,7 +221,7 @@ class SecretPolicy:
         parts = _components(path)
         for location in self.locations:  # a store the scan found is no hard link's name
             base = _components(location)
-            if parts[: len(base)] == base and not _STORE.matches(folded_text(location)):
+            if parts[: len(base)] == base and not _a_store(location):
                 return f"{path!r} is {location}, another name of a secret the agent never reads"
         return self.refusal(holder)
 
@@ -245,6 +258,9 @@ class SecretPolicy:
         return self._home_refusal(path, parts)
 
     def _home_refusal(self, path: str, parts: tuple[str, ...]) -> str | None:
+        """Rule 2's last checks: a store's loose objects by their shape, a home's entry."""
+        if in_loose_fanout(path):
+            return f"{path!r} is a secret location (*/{LOOSE_FANOUT}/<two hex digits>)"
         if path.startswith("/") and (home := self._hidden_home_entry(parts)):
             return (
                 f"{path!r} is a hidden entry of the home directory {home}, a secret location "

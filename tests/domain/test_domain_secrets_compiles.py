@@ -31,7 +31,7 @@ for path in (
     "/home/u/work/src/app.py", "notes.txt", "/dev/null", "/proc/self/environ", "/home/u/.ssh",
     "/etc/ssh/ssh_host_rsa_key", "a/.env.local", "x.env", "/w/.env.example", "id_rsa",
     "id_rsa.pub", "/srv/agent/sessions/s1", "/home/u/.bashrc", "/home/u/.config/nvim/init.lua",
-    "keys/id_github.pub", "/w/cert.PEM",
+    "keys/id_github.pub", "/w/cert.PEM", "/w/store/objects/5a/ea61", "/w/objects/5g",
 ):
     verdicts[path] = [DEFAULT_POLICY.refusal(path), policy.refusal(path)]
 print(json.dumps({"compiled": compiled, "verdicts": verdicts}))
@@ -46,7 +46,7 @@ def test_judging_paths_compiles_no_expression() -> None:
     refused = {path for path, (plain, _) in report["verdicts"].items() if plain}
     assert refused == {
         "/proc/self/environ", "/home/u/.ssh", "/etc/ssh/ssh_host_rsa_key", "a/.env.local",
-        "x.env", "id_rsa", "/w/cert.PEM",
+        "x.env", "id_rsa", "/w/cert.PEM", "/w/store/objects/5a/ea61",
     }  # fmt: skip
     assert report["verdicts"]["/srv/agent/sessions/s1"][1] is not None
     assert report["verdicts"]["/home/u/.bashrc"][1] is not None

@@ -58,6 +58,14 @@ ATTACKS = [
     PACK_BYTES,
     "cat .git/lost-found/other/*",
     "cd .git && grep -r K- lost-found",
+    # a bare repository's worktree's index (redshell22), and a bare mirror's config
+    "strings mirror.git/worktrees/wtree/index",
+    "grep -ra -o 'gh/in-[a-z-]*' mirror.git",
+    "cat mirror.git/config",
+    "grep -r K-ENV-MARK-url .",
+    # a bare store named by no .git, its loose objects (redshell22): by their shape
+    f"printf '{GZIP}' | cat - store/objects/OBJECT_IN_STORE | zcat",
+    f"cd store/objects && printf '{GZIP}' | cat - OBJECT_IN_STORE | zcat",
 ]
 
 
@@ -83,8 +91,15 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["init", "-q", "--bare", "packed"],
         ["push", "-q", "packed", "HEAD:main"],
         ["-C", "packed", "repack", "-a", "-d", "-q"],
+        # and a bare "store", its objects loose
+        ["init", "-q", "--bare", "store"],
+        ["push", "-q", "store", "HEAD:main"],
+        # a mirror keeps its remote's URL, a token in it (git clone --mirror https://x:T@...)
+        ["-C", "mirror.git", "remote", "add", "origin", f"https://x:{ENV_MARK}-url@h/r.git"],
+        # a worktree of the bare mirror: its index lies in mirror.git/worktrees/wtree
+        ["-C", "mirror.git", "worktree", "add", "-q", "../wtree", "main"],
     )
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 6), strict=True):
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 10), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
     return root
@@ -125,7 +140,10 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     message = (ws / ".git/COMMIT_EDITMSG").read_text()
     assert MARK in message, message  # the staged names
     assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
-    for attack in (INFLATE, INFLATE.replace("- OBJECT", "- mirror.OBJECT_IN_GIT")):
+    assert f"x:{ENV_MARK}-url@" in (ws / "mirror.git/config").read_text()  # a mirror's token
+    assert MARK.encode() in (ws / "mirror.git/worktrees/wtree/index").read_bytes()
+    stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE")
+    for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
                               text=True).stdout  # fmt: skip
         assert f"TOKEN={ENV_MARK}" in zcat, zcat  # the object stores hold the .env
@@ -152,9 +170,26 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*/.git/objects)" in out, out
     out = await run_restricted(str(ws), _attack(PACK_BYTES, ws), backend, pool)
     assert "is a secret location (*/objects/pack)" in out, out
+    out = await run_restricted(str(ws), "strings mirror.git/worktrees/wtree/index", backend, pool)
+    assert "is a secret location (*/worktrees/*/index)" in out, out
+    out = await run_restricted(str(ws), "cd wtree && git status --porcelain", backend, pool)
+    assert out.startswith("[exit code 0"), out  # git reads the worktree's index
+    out = await run_restricted(str(ws), "cat mirror.git/config", backend, pool)
+    assert "is a secret location (*.git/config)" in out, out
+    out = await run_restricted(str(ws), "cd mirror.git && git remote -v", backend, pool)
+    assert out.startswith("origin\thttps://h/r.git (fetch)\n"), out  # git reads it, shadowed
+    bare = _attack(ATTACKS[-2], ws)
+    out = await run_restricted(str(ws), bare, backend, pool)
+    assert "is a secret location (*/objects/<two hex digits>)" in out, out
+    out = await run_restricted(
+        str(ws), _attack("echo store/objects/OBJECT_IN_STORE | xargs cat", ws), backend, pool
+    )
+    assert "a secret file is never read" in out, out  # the xargs guard judges the shape
+    out = await run_restricted(str(ws), "cd store && git show main:a.txt", backend, pool)
+    assert out.startswith("plain\n[exit code 0"), out  # git reads the bare store's objects
     # git reads it as before (in the sandbox too): status sees no file deleted.
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("?? mirror.git/\n?? packed/\n[exit code 0"), out
+    assert out.startswith("?? mirror.git/\n?? packed/\n?? store/\n?? wtree/\n[exit code 0"), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)

@@ -64,6 +64,8 @@ SECRET = [
     "/etc/redis/redis.conf", "/var/lib/waagent/ovf-env.xml", "/tmp/krb5cc_1000",
     "ws/ceph.client.admin.keyring", "actions-runner/.credentials", "/etc/nginx/htpasswd",
     "/etc/letsencrypt/accounts/a/directory/b/private_key.json", "traefik/acme.json",
+    # any git store's loose objects, whatever holds it (redshell22: a bare "store")
+    "/w/store/objects/5a/ea6156e08fba448f976ee13bd7105197b764c4", "/w/gd/Objects/5A",
 ]  # fmt: skip
 NOT_SECRET = [
     ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
@@ -81,6 +83,7 @@ NOT_SECRET = [
     "infra/terraform.tfvars.example", "infra/Pulumi.prod.yaml", "config/credentials.yml.enc",
     "gradle.properties", "nuget.config", ".terraform/providers/x/terraform-provider-aws",
     "src/kubeconfig.go", "src/secrets.py", "docs/service-account.md", ".netlify/state.json",
+    "/w/store/objects/info/packs", "/w/objects/5g/x", "/w/objects/abc/x", "/w/5a/objects/x",
 ]  # fmt: skip
 
 
@@ -178,6 +181,8 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         # numbered backups, package managers', downloads', Kate's and RCS's copies (redshell19)
         "id_rsa.~1~", "notes.~2~", "x.~a~", ".netrc.NEW", "notes.new", ".pgpass.ucf-old",
         "srv.pem.crdownload", ".id_rsa.kate-swp", ".notes.kate-swp", ".netrc,v", "notes,v",
+        # a store's loose objects by their shape (redshell22), and names beside that shape
+        "store/objects/5a/ea61", "gd/OBJECTS/0F/x", "store/objects/5g/x", "store/objects/abc",
     ]  # fmt: skip
     paths = []
     for name in names:

@@ -37,7 +37,7 @@ import attrs
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
 from rho_domain.paths import components, is_within
-from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SecretPolicy
+from rho_domain.secrets import LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -82,6 +82,7 @@ def _secret_regex() -> str:
     alternatives += [_glob(copy, ".*") for path in files for copy in _parent_copies(path)]
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
+    alternatives.append(f"{LOOSE_FANOUT}/[0-9a-f][0-9a-f]")  # any store's loose objects
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
     alternatives.append("[^/]*([^/ -~]|:)[^/]*|[^/]*[. ]")  # what ``folded`` may change

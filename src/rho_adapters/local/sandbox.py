@@ -40,11 +40,8 @@ import attrs
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.errors import ExecutorError
-from rho_domain.glob_set import GlobSet
+from rho_domain.secret_patterns import git_reads
 from rho_domain.secrets import (
-    GIT_CONFIGS,
-    GIT_INDEXES,
-    GIT_OBJECTS,
     HOME_SECRETS,
     SYSTEM_SECRETS,
     SecretPolicy,
@@ -157,11 +154,6 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     )
 
 
-GIT_CONFIG_SET = GlobSet(
-    (*GIT_CONFIGS, *GIT_INDEXES, *GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS))
-)
-
-
 def scan(
     scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
 ) -> Masks:
@@ -185,11 +177,9 @@ def scan(
     # and the walkers refuse them.
     shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
-        files=tuple(p for p in shown if not GIT_CONFIG_SET.matches(p.casefold())),
+        files=tuple(p for p in shown if not git_reads(p)),
         dirs=tuple(
-            p
-            for p in dict.fromkeys((*dirs, *found.dirs))
-            if view.shows(p) and not GIT_CONFIG_SET.matches(p.casefold())
+            p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p) and not git_reads(p)
         ),
     )
 
