@@ -49,7 +49,7 @@ def bounded_connection(pymysql: Any) -> Any:
                     _CR_CONN_HOST_ERROR,
                     f"{self.host}:{self.port} accepted the connection but sent no MySQL/MariaDB "
                     f"greeting within {self.connect_timeout:g} s (options.connect_timeout): "
-                    "check the alias's host and port, something else may listen there",
+                    "something else may listen there",
                 ) from exc
             finally:
                 self._read_timeout = read_timeout  # the next read sets it on the socket
