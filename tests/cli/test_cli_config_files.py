@@ -98,6 +98,12 @@ def test_a_tool_name_a_slip_away_from_a_built_in_one_is_refused(tmp_path: Path) 
         ),
         ("denied_tools: [Bash]\n", "did you mean 'bash'?"),
         ("denied_tools: [read-excel]\n", "did you mean 'read_excel'?"),
+        # the profile's key, or another agent's name, for a built-in tool: `[shell]` left
+        # the shell running
+        ("denied_tools: [shell]\n", "no tool is named 'shell': the shell tool is 'bash'"),
+        ("denied_tools: [run_command]\n", "no tool is named 'run_command': the shell tool"),
+        ("denied_tools: [write_file]\n", "no tool is named 'write_file': did you mean 'write'"),
+        ("denied_tools: [sql]\n", "the database tools are named after their engine: sqlite"),
         (
             "approval: {mode: granular, required_tools: [raed]}\n",
             "profile.approval_required_tools: no tool is named 'raed' (did you mean 'read'?)",

@@ -3,6 +3,7 @@ databases.yaml parsing and loading, open_databases, missing drivers."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,10 @@ import pytest
 from db_attacks import ALLOWED, ATTACKS
 
 from rho_adapters.db import open_databases, parse_databases
+from rho_adapters.db.errors import StatementTimeout
 from rho_adapters.db.mysql import MysqlDatabase
 from rho_domain.config import DatabaseConfig
-from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
+from rho_domain.errors import ConfigError, DatabaseError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Kind, Verdict, call_syntax, check_read_only, classify, dialect, tokenize
@@ -1002,3 +1004,35 @@ def test_postgres_functions_that_run_a_type_named_in_a_string_are_refused() -> N
         verdict = classify(f"SELECT {name}('/etc/passwd', 'public.rho_dom')", "postgres")
         assert not verdict.read_only
         assert f"function {name}()" in verdict.reason
+
+
+async def test_a_mysql_alias_on_a_port_that_never_greets_says_so_within_connect_timeout() -> None:
+    # A mistyped port where something else listens that waits for the client to speak
+    # first (PostgreSQL's 5432, an HTTP server): PyMySQL waited for the greeting without a
+    # limit, so the call ran to the statement timeout and was reported as "the statement
+    # timed out after 30 s", which sent the user to look at the SQL.
+    pytest.importorskip("pymysql")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # the kernel accepts; nobody ever speaks
+        port = silent.getsockname()[1]
+        config = DatabaseConfig(
+            engine="mysql",
+            host="127.0.0.1",
+            port=port,
+            database="app",
+            options={"connect_timeout": 1, "statement_timeout": 4, "tls": "off"},
+        )
+        db = MysqlDatabase("maria", config)
+        try:
+            with pytest.raises(DatabaseError) as raised:
+                await db.list_tables()
+        finally:
+            await db.aclose()
+    said = str(raised.value)
+    assert not isinstance(raised.value, StatementTimeout)
+    assert f"maria: OperationalError: 127.0.0.1:{port} accepted the connection but sent no" in said
+    assert said.endswith(
+        "within 1 s (options.connect_timeout): something else may listen there; "
+        "check databases.maria: host, port"
+    )

@@ -97,7 +97,7 @@ EXPECTED_LAST_LINE: dict[str, str] = {
     "rho-agent mcp list --mcp-config mcp.yaml --profile ops.yaml": (
         "mcp__tickets__close_ticket  dangerous"
     ),
-    'curl -sfN localhost:8765/api/sessions -H "Authorization: Bearer $(cat '
+    'curl -sN --fail-with-body localhost:8765/api/sessions -H "Authorization: Bearer $(cat '
     '"${RHO_AGENT_HOME:-$HOME/.config/rho-agent}/server/127.0.0.1-8765.token")" '
     "-H 'Content-Type: application/json' -H 'Accept: text/event-stream' "
     """-d '{"prompt": "What is in this directory?"}'""": '"kind":"run_end"',

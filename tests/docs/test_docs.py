@@ -55,6 +55,20 @@ def test_every_command_named_in_the_runners_is_in_a_document() -> None:
         assert set(table) <= lines, set(table) - lines
 
 
+# curl's -f/--fail: an HTTP error ends it silently (exit 22), without the body
+_CURL_FAIL = re.compile(r"(?<!\S)(?:-[a-zA-Z]*f[a-zA-Z]*|--fail)(?!\S)")
+
+
+def test_a_documented_curl_shows_the_servers_error() -> None:
+    """The README's curl was ``curl -sfN``: with the token missing or wrong (another
+    ``RHO_AGENT_HOME``, a server started again) it printed nothing and exited 22, and the
+    401's message saying where the token is was never shown. ``--fail-with-body`` shows it."""
+    lines = [line for b in BLOCKS if b.lang == "bash" for line in command_lines(b)]
+    curls = [line for line in lines if re.search(r"(?<!\S)curl\s", line)]
+    assert curls
+    assert [line for line in curls if _CURL_FAIL.search(line.split(" -H ")[0])] == []
+
+
 def test_the_readme_puts_rho_agent_on_path_for_a_fresh_shell(env: DocsEnv) -> None:
     """Every block after the first types ``rho-agent``: the first command must leave the
     reader's shell able to (the blocks run with the PATH it leaves, nothing more)."""

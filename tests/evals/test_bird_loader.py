@@ -69,6 +69,28 @@ def test_bad_records_are_named_and_skipped(sample: Path) -> None:
     assert dataset.problems[0].question_id == 1
 
 
+def test_a_misspelt_field_is_named_with_the_field_meant(sample: Path) -> None:
+    # A hand-edited or converted dev.json: a required field misspelt said only that the
+    # field was missing ("question: expected a non-empty string, got nothing"), and an
+    # optional one was silently dropped: no evidence in the prompt, or every question of
+    # the file counted "simple" under a misspelt difficulty.
+    records = json.loads((sample / "dev.json").read_text())
+    records[0]["questoin"] = records[0].pop("question")
+    records[1]["sql"] = records[1].pop("SQL")
+    records[2]["dificulty"] = records[2].pop("difficulty")
+    records[3]["evidance"] = records[3].pop("evidence")
+    records[4]["source"] = "bird-mini"  # another key, close to no field: allowed
+    (sample / "dev.json").write_text(json.dumps(records))
+    dataset = load_bird(sample)
+    assert [str(p) for p in dataset.problems] == [
+        "dev.json: item 0: questoin: no field of a BIRD record; did you mean 'question'?",
+        "dev.json: item 1: sql: no field of a BIRD record; did you mean 'SQL'?",
+        "dev.json: item 2: dificulty: no field of a BIRD record; did you mean 'difficulty'?",
+        "dev.json: item 3: evidance: no field of a BIRD record; did you mean 'evidence'?",
+    ]
+    assert 4 in [q.question_id for q in dataset.questions]
+
+
 def test_a_bad_json_line_in_jsonl_skips_that_line(sample: Path) -> None:
     records = json.loads((sample / "dev.json").read_text())
     lines = [json.dumps(r) for r in records[:4]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.http import HttpTransport
 from rho_adapters.mcp.jsonrpc import Transport
+from rho_adapters.mcp.stdio import StdioTransport
 from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter
 from rho_domain.permissions import readonly_profile
@@ -144,6 +146,25 @@ async def test_a_missing_program_is_a_problem_not_a_crash() -> None:
     await tools.aclose()
     assert "cannot start '/nonexistent/mcp-server'" in sourced.problems[0]
     assert "mcp_servers.gone.command" in sourced.problems[0]
+
+
+async def test_a_server_that_exits_at_once_is_named_by_its_exit_and_stderr() -> None:
+    # `command: [python, tickets_serve.py]`, the script's name mistyped: python exits at once
+    # (code 2) saying which file it could not open. When our first line met the closed pipe
+    # (as `rho-agent mcp list` does), the problem said only that the server "closed its input
+    # (stdin)", and not why. Here the write comes after the exit, always.
+    gone = "import sys; sys.exit(\"can't open file 'tickets_serve.py'\")"
+    transport = StdioTransport("typo", (sys.executable, "-c", gone), env=ENV)
+    await transport.start(lambda line: None, lambda why: None)
+    try:
+        assert transport.process is not None
+        await transport.process.wait()
+        with pytest.raises(McpError) as raised:
+            await transport.send({"jsonrpc": "2.0", "id": 1, "method": "initialize"})
+    finally:
+        await transport.aclose()
+    said = "'typo' exited (code 1); its last stderr lines: can't open file 'tickets_serve.py'"
+    assert said in str(raised.value)
 
 
 async def test_a_server_that_hangs_at_start_ends_within_its_startup_timeout() -> None:

@@ -16,6 +16,7 @@ from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, RetryP
 from rho_adapters.model.anthropic_request import messages_body
 from rho_domain.errors import (
     AuthenticationError,
+    ModelNotFoundError,
     ServerError,
     StreamError,
     TruncatedStream,
@@ -269,3 +270,14 @@ def test_reasoning_effort_enables_thinking_with_room_under_max_tokens() -> None:
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
     assert body["max_tokens"] > 8192
     assert "temperature" not in body
+
+
+async def test_a_404_on_anthropic_says_which_api_the_server_must_speak() -> None:
+    # --provider anthropic pointed at an OpenAI-compatible server (llama.cpp, vLLM): its
+    # 404 at .../v1/messages said to check that the base URL includes "/v1", which it did.
+    with pytest.raises(ModelNotFoundError) as raised:
+        await run(model_for(httpx.Response(404, text="Not Found")))
+    said = str(raised.value)
+    assert "usually /v1" not in said
+    assert "the server speaks Anthropic's Messages API (POST /v1/messages" in said
+    assert said.endswith("an OpenAI-compatible server takes --provider openai)")

@@ -36,6 +36,12 @@ async def test_401_without_the_token_and_200_with_it(tmp_path: Path) -> None:
         assert _error(response, 401)["code"] == "unauthorized"
         assert response.headers["www-authenticate"] == "Bearer"
         assert "RHO_AGENT_SERVER_TOKEN" in response.json()["error"]["message"]
+    # each says its own fix: a curl with a token of an earlier start (or of another config
+    # directory) and one without the word Bearer were told only to send one
+    said = [_error(response, 401)["message"] for response in (missing, wrong, basic)]
+    assert said[0].startswith("this server needs its token: send 'Authorization: Bearer")
+    assert said[1].startswith("the token sent is not this server's (rho-agent serve makes a")
+    assert said[2].startswith("send the token as 'Authorization: Bearer <token>' (the word")
     async with client_for(app, token="s3cret-token") as client:
         assert (await client.get("/api/sessions")).status_code == 200
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rho_adapters.db.connection_slot import ConnectionSlot, close_quietly
-from rho_adapters.db.errors import dsn_passwords
+from rho_adapters.db.errors import connect_failure, dsn_passwords
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
@@ -238,7 +238,12 @@ class ThreadedDatabase(Database):
         """A new connection, opened (``_open``) and prepared (``_prepare``); one whose
         preparation fails is closed, not dropped: nothing else holds it, and the driver's
         connection would stay open until garbage-collected (psycopg's ResourceWarning)."""
-        conn = self._open()
+        failures: tuple[type[BaseException], ...] = (*self._error_types(), OSError)
+        try:
+            conn = self._open()
+        except failures as exc:
+            secrets = self._secrets()
+            raise connect_failure(self.alias, exc, secrets, self.config.password_env) from exc
         try:
             self._prepare(conn)
         except BaseException:

@@ -136,3 +136,53 @@ def _first_lines(exc: BaseException, secrets: Iterable[str]) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()][:3]
     joined = " ".join(line.strip() for line in lines)
     return joined if len(joined) <= 500 else joined[:500] + "..."
+
+
+# What a failed connect says, and the alias's keys that fix it (lower-cased fragments of
+# libpq's, PyMySQL's, python-oracledb's and vertica-python's messages).
+_CONNECT_KEYS = (
+    (
+        (
+            "password authentication failed",
+            "access denied for user",
+            'role "',
+            "ora-01017",
+            "invalid username or password",
+            "no password supplied",
+        ),
+        "user, password_env",
+    ),
+    (('database "', "unknown database", "ora-12514"), "database"),
+    (
+        (
+            "failed to resolve host",
+            "name or service not known",
+            "nodename nor servname",
+            "connection refused",
+            "no route to host",
+            "can't connect to",
+            "greeting within",
+        ),
+        "host, port",
+    ),
+)
+
+
+def connect_failure(
+    alias: str, exc: BaseException, secrets: Iterable[str], password_env: str | None
+) -> RhoError:
+    """The error of a connection that could not be opened: ``translate``'s, then the alias's
+    keys that fix it (``databases.ALIAS: host, port``), naming the variable the password is
+    read from, since a typo'd host, database or password is the usual cause."""
+    error = translate(alias, exc, secrets)
+    lowered = str(error).lower()
+    for fragments, keys in _CONNECT_KEYS:
+        if any(fragment in lowered for fragment in fragments):
+            if keys.endswith("password_env"):
+                keys += (
+                    f" (the password is ${password_env}'s value)"
+                    if password_env
+                    else (" (none is set: the login sends no password)")
+                )
+            return DatabaseError(f"{error}; check databases.{alias}: {keys}")
+    return error

@@ -30,10 +30,13 @@ import math
 import threading
 from collections.abc import Callable
 
-import sqlalchemy as sa
-
+from rho_adapters.durable import load_dbos
 from rho_adapters.durable.system_db import engine_url
 from rho_domain.errors import ConfigError
+
+load_dbos()  # MissingExtra naming the extra, before the import below fails
+
+import sqlalchemy as sa  # noqa: E402 - DBOS's dependency: after the check above
 
 LOG = logging.getLogger("rho_adapters.durable")
 

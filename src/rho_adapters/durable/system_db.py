@@ -12,10 +12,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
+from rho_adapters.durable import load_dbos
 from rho_domain.errors import ConfigError
 from rho_domain.url_logins import hide_url_logins
+
+load_dbos()  # MissingExtra naming the extra, before the import below fails
+
+import sqlalchemy as sa  # noqa: E402 - DBOS's dependency: after the check above
 
 _SCHEMES = ("sqlite://", "postgresql://", "postgres://", "postgresql+psycopg://")
 

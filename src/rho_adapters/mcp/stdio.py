@@ -123,9 +123,15 @@ class StdioTransport:
             process.stdin.write(json.dumps(message).encode() + b"\n")
             await process.stdin.drain()
         except (ConnectionError, OSError) as exc:
+            # Most often the program is exiting (a mistyped script: `python tickets_serve.py`
+            # exits at once, its stdin closed before our first line): say its exit code and
+            # its stderr, which say what to fix, rather than the closed pipe.
+            code = await self._exit_code()
             why = "closed its input (stdin): it can read nothing more"
-            if process.returncode is None:
+            if code is None:
                 self._closed(why)  # it runs on, but can serve nothing: gone all the same
+            else:
+                why = self.why_gone(code)
             raise McpError(f"MCP server {self.server!r} {why}", server=self.server) from exc
 
     def negotiated(self, version: str) -> None:
@@ -178,6 +184,20 @@ class StdioTransport:
         if code is None:
             return f"closed its output (stdout): it can answer nothing more{said}"
         return f"exited (code {code}){said}"
+
+    async def _exit_code(self) -> int | None:
+        """The program's exit code once it has exited (waited ``_EXIT_WAIT`` at most), its
+        stderr read to the end (``_GRACE`` at most); None while it runs on."""
+        process = self.process
+        assert process is not None
+        try:
+            code = await asyncio.wait_for(asyncio.shield(process.wait()), _EXIT_WAIT)
+        except TimeoutError:
+            return None
+        stderr = self._tasks[1:2]  # started with the reader; absent before start
+        if stderr:
+            await asyncio.wait(stderr, timeout=_GRACE)
+        return code
 
     async def _read(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
         process = self.process

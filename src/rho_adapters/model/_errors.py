@@ -205,7 +205,15 @@ def _add_endpoint_hint(
     exc: ModelError, model: str, url: str, key_variable: str, has_key: bool, provider: str
 ) -> None:
     where = f"model {model!r} at {url}, provider {provider}"
-    if isinstance(exc, ModelNotFoundError):
+    if isinstance(exc, ModelNotFoundError) and provider == "anthropic":
+        # the URL already ends /v1/messages: a 404 there is mostly a server that does not
+        # speak Anthropic's API (llama.cpp, vLLM...), the /v1 advice pointed the wrong way
+        hint = (
+            f"{where}: check --model, and that the server speaks Anthropic's Messages API "
+            "(POST /v1/messages; the base URL is given without /v1); an OpenAI-compatible "
+            "server takes --provider openai"
+        )
+    elif isinstance(exc, ModelNotFoundError):
         hint = (
             f"{where}: check --model (the server lists its models at GET .../models) and that "
             "the base URL includes the API path, usually /v1"

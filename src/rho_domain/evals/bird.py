@@ -13,6 +13,7 @@ benchmark's standard setting, never a hint to withhold.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 Difficulty = Literal["simple", "moderate", "challenging"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("simple", "moderate", "challenging")
 _STRING_FIELDS = ("db_id", "question", "SQL")
+_FIELDS = ("question_id", "db_id", "question", "evidence", "SQL", "difficulty")
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +113,7 @@ def question_from(item: Any) -> BirdQuestion:
     """One record as a BirdQuestion; ValueError names the field at fault."""
     if not isinstance(item, Mapping):
         raise ValueError(f"expected an object with question_id, db_id, ..., got {_kind(item)}")
+    _check_spelling(item)
     qid = item.get("question_id")
     if not isinstance(qid, int) or isinstance(qid, bool):
         raise ValueError(f"question_id: expected an integer, got {_kind(qid)}")
@@ -131,6 +134,21 @@ def question_from(item: Any) -> BirdQuestion:
         gold_sql=item["SQL"],
         difficulty=difficulty,
     )
+
+
+def _check_spelling(item: Mapping[Any, Any]) -> None:
+    """ValueError for a key that is a field's name misspelt (``questoin``, ``sql``,
+    ``dificulty``) while that field is absent: an optional one would otherwise be silently
+    left out (no evidence in the prompt, every question counted ``simple``). Other unknown
+    keys are left alone: a dataset may carry more than BIRD's fields."""
+    lowered = {name.lower(): name for name in _FIELDS}
+    for key in item:
+        if not isinstance(key, str) or key in _FIELDS:
+            continue
+        close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.75)
+        if close and lowered[close[0]] not in item:
+            meant = lowered[close[0]]
+            raise ValueError(f"{key}: no field of a BIRD record; did you mean {meant!r}?")
 
 
 def _unique(

@@ -101,6 +101,25 @@ def profile_from_dict(
     return profile
 
 
+# The names other agents and the profile's own keys give the built-in tools: `denied_tools:
+# [shell]` (the key is `shell:`, the tool `bash`) denied nothing and left the shell running.
+_SHELL = "the shell tool is 'bash' (shell: restricted narrows it; deny 'bash' to remove it)"
+_OTHER_NAMES = {
+    **dict.fromkeys(
+        ("shell", "sh", "terminal", "run_command", "execute_command", "run_shell_command"),
+        _SHELL,
+    ),
+    "read_file": "did you mean 'read'?",
+    "write_file": "did you mean 'write'?",
+    "edit_file": "did you mean 'edit'?",
+    **dict.fromkeys(("list_dir", "list_directory", "list_files"), "did you mean 'list'?"),
+    **dict.fromkeys(
+        ("sql", "database", "db"),
+        "the database tools are named after their engine: sqlite, postgres, mysql, oracle, vertica",
+    ),
+}
+
+
 def _refuse_misspelt_tools(profile: PermissionProfile, source: str) -> None:
     """``ConfigError`` for a tool name one slip away from a built-in tool's (``bsh``,
     ``Bash``, ``raed``): it named no tool, so ``denied_tools: [bsh]`` denied nothing and
@@ -114,6 +133,12 @@ def _refuse_misspelt_tools(profile: PermissionProfile, source: str) -> None:
         for name in sorted(getattr(profile, field)):
             if name in KNOWN or name.startswith("mcp__"):
                 continue
+            meant = _OTHER_NAMES.get(name.lower().replace("-", "_"))
+            if meant is not None:
+                raise ConfigError(
+                    f"{source}: profile.{field}: no tool is named {name!r}: {meant}; a name "
+                    "that is no tool's applies to nothing"
+                )
             near = difflib.get_close_matches(name, KNOWN, n=3, cutoff=0.7)
             near = [k for k in near if abs(len(k) - len(name)) <= 1]
             same = [k for k in KNOWN if k == name.lower().replace("-", "_")]

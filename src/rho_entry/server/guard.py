@@ -55,10 +55,21 @@ _READ = frozenset(
     {b"host", b"authorization", b"origin", b"sec-fetch-site", b"content-type",
      b"content-length", b"transfer-encoding"}
 )  # fmt: skip
-UNAUTHORIZED = (
-    "this server needs its token: send 'Authorization: Bearer <token>'. rho-agent serve "
-    "printed the dashboard URL with it and wrote it to <config dir>/server/<host>-<port>.token "
-    "(rho-agent --server and AgentClient read that file), unless RHO_AGENT_SERVER_TOKEN set it"
+_FOUND_AT = (
+    "rho-agent serve printed the dashboard URL with it and wrote it to <config dir>/server/"
+    "<host>-<port>.token (rho-agent --server and AgentClient read that file), unless "
+    "RHO_AGENT_SERVER_TOKEN set it"
+)
+UNAUTHORIZED = f"this server needs its token: send 'Authorization: Bearer <token>'. {_FOUND_AT}"
+# A header that is there but not taken: said apart, since each has another fix (a token from
+# an earlier start, or from another config directory; the word Bearer left out).
+WRONG_TOKEN = (
+    "the token sent is not this server's (rho-agent serve makes a new one at each start, and "
+    f"each config directory has its own): send the current one. {_FOUND_AT}"
+)
+WRONG_SCHEME = (
+    "send the token as 'Authorization: Bearer <token>' (the word Bearer, a space, the token). "
+    f"{_FOUND_AT}"
 )
 
 
@@ -144,8 +155,11 @@ class RequestGuard(_Wall):
         headers = headers_of(scope)
         if not (method in SAFE_METHODS and scope["path"] in self.public):
             given = headers.get(b"authorization", [])
-            if len(given) != 1 or not self._token_matches(given[0]):
+            if len(given) != 1:
                 return Unauthorized(UNAUTHORIZED)
+            if not self._token_matches(given[0]):
+                bearer = given[0].partition(" ")[0].lower() == "bearer"
+                return Unauthorized(WRONG_TOKEN if bearer else WRONG_SCHEME)
         target = path_refusal(scope, self.tails) or query_refusal(scope)
         if target is not None:
             return target
