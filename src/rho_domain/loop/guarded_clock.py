@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from rho_domain.plugged import described, failure_of, plugged_name
 from rho_domain.ports.clock import Clock
@@ -54,7 +55,7 @@ class GuardedClock(Clock):
         """``clock`` guarded once (a child session is handed its parent's guard)."""
         return clock if isinstance(clock, GuardedClock) else cls(clock)
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         # a fake's own members (``advance``, ``sleeps``) stay reachable to its tests
         return getattr(self.clock, name)
 

@@ -79,7 +79,7 @@ class SessionCore:
         self._shapes: ToolShapes | None = None
         self.model = model
         self.executor = executor
-        self.clock = GuardedClock.of(clock)  # a failing clock said once, times kept
+        self.clock: Clock = GuardedClock.of(clock)  # a failing clock said once, times kept
         self.store = store
         self.signals = signals
         self.approver = approver
