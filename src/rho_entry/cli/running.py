@@ -199,6 +199,7 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
 
     def _handle(self, signum: signal.Signals) -> None:
         self.count += 1
+        exit_codes.heard(signum)  # a cancelled run exits 128 + the first one's number
         if signum in _ENDING:
             self.ending = signum
         if self.count == 1:
