@@ -10,15 +10,20 @@ with nothing in the trace or the log, so a run's timings silently stopped being 
 ``GuardedClock`` takes the first failure of any member as the clock's end for this session:
 from then on every member answers from the running event loop's time (``loop.time()``,
 monotonic), continued from the clock's last good readings so that durations never go
-backwards and timestamps keep moving; and ``Journal.emit`` records the failure once, as an
-``ErrorOccurred`` with ``error_type`` ``ClockError``, before the next event. A cancel of the
-sleeper still cancels; ``KeyboardInterrupt`` still stops.
+backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
+failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
+event. A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
+
+One guard per clock, shared by the sessions that use it (a runtime's thousand sessions share
+one clock: a guard each would be a thousand more objects for every collection to walk).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import weakref
 from typing import Any
 
 from rho_domain.plugged import described, failure_of, plugged_name
@@ -26,6 +31,7 @@ from rho_domain.ports.clock import Clock
 
 CLOCK_FAILED = "ClockError"  # the ``error_type`` of the trace's event saying so
 _log = logging.getLogger(__name__)
+_GUARDS: weakref.WeakKeyDictionary[Clock, GuardedClock] = weakref.WeakKeyDictionary()
 
 
 def _loop_time() -> float | None:
@@ -38,22 +44,32 @@ def _loop_time() -> float | None:
 
 class GuardedClock(Clock):
     """``clock``, or, once one of its members failed, the event loop's time (module
-    docstring). ``unsaid`` holds what to record of the failure until the journal took it."""
+    docstring). ``failure`` says what failed (None while none did), for each journal to
+    record once."""
 
-    __slots__ = ("_base", "_last_monotonic", "_last_now", "clock", "failed", "unsaid")
+    __slots__ = ("_base", "_last_monotonic", "_last_now", "clock", "failed", "failure")
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.failed = False
-        self.unsaid: str | None = None
+        self.failure: str | None = None
         self._last_now = 0.0
         self._last_monotonic = 0.0
         self._base: float | None = None  # the loop time the fallback counts from
 
     @classmethod
     def of(cls, clock: Clock) -> GuardedClock:
-        """``clock`` guarded once (a child session is handed its parent's guard)."""
-        return clock if isinstance(clock, GuardedClock) else cls(clock)
+        """``clock``'s guard, made once per clock (a clock that cannot be a weak key, unhashable
+        or without ``__weakref__``, gets one each time)."""
+        if isinstance(clock, GuardedClock):
+            return clock
+        try:
+            return _GUARDS[clock]
+        except (KeyError, TypeError):
+            guard = cls(clock)
+        with contextlib.suppress(TypeError):
+            _GUARDS[clock] = guard
+        return guard
 
     def __getattr__(self, name: str) -> Any:
         # a fake's own members (``advance``, ``sleeps``) stay reachable to its tests
@@ -64,13 +80,13 @@ class GuardedClock(Clock):
             return
         self.failed = True
         self._base = _loop_time()
-        self.unsaid = (
+        self.failure = (
             f"the clock {plugged_name(self.clock)} raised {described(exc)} in {member}(): "
             "from here on this session's times come from the event loop's clock, counted "
             "from the clock's last good reading; fix the clock (the Clock port's now, "
             "monotonic and sleep must not raise)"
         )
-        _log.warning("%s", self.unsaid)
+        _log.warning("%s", self.failure)
 
     def _elapsed(self) -> float:
         now = _loop_time()

@@ -66,6 +66,7 @@ class Journal:
         self.state = state
         # a failing clock keeps the run's times and is said once (``guarded_clock``)
         self.clock = GuardedClock.of(clock)
+        self.clock_said = False  # its failure, once in this session's trace
         self.store = store
         self.created = created or store is None
         self.listeners: list[Listener] = []
@@ -150,9 +151,10 @@ class Journal:
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error).
         A clock that failed since the last event is said first (``guarded_clock``)."""
-        if self.clock.unsaid is not None:
-            said, self.clock.unsaid = self.clock.unsaid, None
-            await self.emit(ev.ErrorOccurred(at=event.at, error_type=CLOCK_FAILED, message=said))
+        if self.clock.failure is not None and not self.clock_said:
+            self.clock_said = True
+            failure = self.clock.failure
+            await self.emit(ev.ErrorOccurred(at=event.at, error_type=CLOCK_FAILED, message=failure))
         event = self.record(event)
         # Checked here, not only inside: a model stream emits an event per delta, and a
         # coroutine call that has nothing to do is most of such an event's cost.
