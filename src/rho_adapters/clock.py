@@ -22,3 +22,9 @@ class SystemClock(Clock):
     async def sleep(self, seconds: float) -> None:
         """See ``Clock.sleep``."""
         await asyncio.sleep(seconds)
+
+
+SYSTEM_CLOCK = SystemClock()
+"""The process's one real clock (it holds nothing): each session the wiring built made its own,
+and with it the guard a session keeps of its clock (``loop.guarded_clock``), one more object
+per session for every collection to walk."""

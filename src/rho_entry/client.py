@@ -27,6 +27,7 @@ import httpx
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
+from rho_adapters.model.tls_context import CaTrust
 from rho_domain.endpoint_url import path_segment
 from rho_entry import client_bodies
 from rho_entry.client_events import EVENT_BYTES, Heard, ServerEvent, bounded_lines, parse_events
@@ -77,13 +78,14 @@ class AgentClient:
         # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
         # so the proxy variables are read here, as httpx would read them
         proxy = proxy_for(base_url, environ)
+        trust = CaTrust.from_environ(environ)  # SSL_CERT_FILE, SSL_CERT_DIR
         self._answer_timeout = httpx.Timeout(timeout)  # an answer's silence, not a stream's
         # a whole answer's time: a trickle is never silent for ``timeout``
         self._answer_deadline = 2 * timeout if answer_deadline is None else answer_deadline
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
-            transport=transport or transport_for(base_url, proxy=proxy),
+            transport=transport or transport_for(base_url, proxy=proxy, trust=trust),
             timeout=httpx.Timeout(timeout, read=None),  # streams may be quiet for long
         )
 

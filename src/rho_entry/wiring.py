@@ -152,9 +152,9 @@ def build_ports(
         owned.append(cast(Closeable, opened))  # a store opened here closes with the session
     config = agent.config
     if clock is None:
-        from rho_adapters.clock import SystemClock
+        from rho_adapters.clock import SYSTEM_CLOCK
 
-        clock = SystemClock()
+        clock = SYSTEM_CLOCK  # one per process: it and its guard are shared by the sessions
     if model is None:
         model = build_model(config, env, clock)
         owned.append(model)

@@ -201,9 +201,10 @@ def _running(cmdline: bytes) -> list[int]:
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
 )
-def test_ctrl_c_sigterm_or_a_hang_up_cancels_with_130(
+def test_ctrl_c_sigterm_or_a_hang_up_cancels_with_128_plus_the_signal(
     workspace: Path, home: Path, signum: signal.Signals
 ) -> None:
+    """Exit 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (before: 130 for each)."""
     # A duration no other test (or parallel worker, or other suite on the machine) sleeps for,
     # so the leftover check below can only find this run's tool.
     seconds = f"37.{random.randrange(10**6):06d}"
@@ -234,7 +235,7 @@ def test_ctrl_c_sigterm_or_a_hang_up_cancels_with_130(
             break
     proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 128 + signum
     final = json.loads(rest.splitlines()[-1])
     assert final["status"] == "cancelled"
     (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
@@ -257,10 +258,12 @@ def test_list_and_resume(workspace: Path, home: Path) -> None:
     assert missing.returncode == 1
 
 
-def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> subprocess.Popen[str]:
-    """rho-agent ARGS with ``cfg`` a FIFO nobody writes (``--config <(slow command)``): the
-    process waits in its start-up, opening it, until a signal comes."""
+def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> tuple[subprocess.Popen[str], int]:
+    """rho-agent ARGS with ``cfg`` a FIFO whose writer has not written yet (``--config <(slow
+    command)``): the process waits in its start-up, reading it, until a signal comes. (A
+    FIFO that nothing writes to is refused at once: test_cli_file_flags.)"""
     os.mkfifo(cwd / "cfg")
+    writer = os.open(cwd / "cfg", os.O_RDWR | os.O_NONBLOCK)  # the slow command, never writing
     proc = subprocess.Popen(
         [sys.executable, "-m", "rho_entry", *args],
         cwd=cwd,
@@ -274,11 +277,11 @@ def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> subprocess.Pop
         preexec_fn=_as_on_a_terminal,
     )
     deadline = time.monotonic() + 60
-    while not _opening_a_fifo(proc.pid):
+    while not _reading_a_fifo(proc.pid):
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the FIFO was never opened"
+        assert time.monotonic() < deadline, "the FIFO was never read"
         time.sleep(0.02)
-    return proc
+    return proc, writer  # the writer's descriptor: close it once the process ended
 
 
 def _as_on_a_terminal() -> None:
@@ -286,10 +289,11 @@ def _as_on_a_terminal() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
-def _opening_a_fifo(pid: int) -> bool:
-    """Whether process ``pid`` waits in ``open`` of a FIFO for the other end (Linux)."""
+def _reading_a_fifo(pid: int) -> bool:
+    """Whether process ``pid`` waits in a read of a pipe for its data (Linux: ``pipe_read``,
+    ``anon_pipe_read`` on newer kernels)."""
     try:
-        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+        return Path(f"/proc/{pid}/wchan").read_text().endswith("pipe_read")
     except OSError:
         return False
 
@@ -297,17 +301,20 @@ def _opening_a_fifo(pid: int) -> bool:
 @pytest.mark.parametrize(
     ("args", "signum"),
     [
-        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGTERM),  # exited by the signal: 143
-        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGHUP),  # exited by the signal: 129
+        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGTERM),  # killed by it, then 130: 143
+        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGHUP),  # killed by it, then 130: 129
         (["mcp", "list", "--mcp-config", "cfg"], signal.SIGINT),  # a KeyboardInterrupt traceback
     ],
     ids=["one-shot-SIGTERM", "one-shot-SIGHUP", "subcommand-Ctrl+C"],
 )
-def test_a_signal_during_start_up_is_cancelled_with_130(
+def test_a_signal_during_start_up_is_cancelled_with_128_plus_the_signal(
     workspace: Path, home: Path, args: list[str], signum: signal.Signals
 ) -> None:
-    proc = _blocked_on_a_fifo(args, workspace, home)
+    proc, writer = _blocked_on_a_fifo(args, workspace, home)
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=60)
-    assert (proc.returncode, err) == (130, "rho-agent: cancelled\n")
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert (proc.returncode, err) == (128 + signum, "rho-agent: cancelled\n")
     assert out == ""

@@ -39,7 +39,7 @@ def test_an_api_key_env_that_is_no_variable_name_is_refused_naming_its_origin(
     for args, env, origin in (
         (("-m", "gpt-x", "--api-key-env", "1X"), {}, "--api-key-env: api_key_env '1X'"),
         (("-m", "gpt-x"), {"RHO_AGENT_API_KEY_ENV": "A B"}, "RHO_AGENT_API_KEY_ENV: api_key_env"),
-        (("--config", "agent.yaml"), {}, "agent.yaml: config.api_key_env 'MY KEY'"),
+        (("--config", "agent.yaml"), {}, "--config agent.yaml: config.api_key_env 'MY KEY'"),
     ):
         done = rho(*args, "hi", cwd=tmp_path, home=tmp_path, **env)
         assert done.returncode == exit_codes.USAGE
@@ -57,7 +57,11 @@ def test_a_database_file_named_by_its_variable_names_it_and_yaml_places_name_no_
     for args, env, said in (
         ((), {"RHO_AGENT_DB_CONFIG": "gone.yaml"}, "RHO_AGENT_DB_CONFIG: gone.yaml: database"),
         ((), {"RHO_AGENT_DB_CONFIG": "twice.yaml"}, "RHO_AGENT_DB_CONFIG: twice.yaml: not valid"),
-        (("--config", "twice.yaml"), {}, "twice.yaml: invalid YAML: found the key 'model' again"),
+        (
+            ("--config", "twice.yaml"),
+            {},
+            "--config twice.yaml: invalid YAML: found the key 'model' again",
+        ),
     ):
         done = rho("-m", "demo", *args, "hi", cwd=tmp_path, home=tmp_path, **env)
         assert done.returncode == exit_codes.USAGE

@@ -1,6 +1,7 @@
 """Ctrl+C (SIGINT) and SIGTERM at each phase of a real one-shot run against the loopback
 fake model: the run ends on its own, says why (the trace's ``interruption`` and ``run_end``,
-exit 130), leaves no process behind, and ``--resume`` continues the session.
+exit 128 + the signal: 130 for SIGINT, 143 for SIGTERM), leaves no process behind, and
+``--resume`` continues the session.
 
 The start-up (before the run) is ``test_cli_oneshot``'s FIFO test; a tool under the eval
 profile and the demo model, its signal test. These are the phases in between and after, in
@@ -119,6 +120,7 @@ def test_a_signal_at_each_phase_ends_the_run_said_and_resumable(tmp_path: Path) 
         assert _running(f"sleep\0{seconds}\0".encode()) == []  # the tool died with the run
         for name, (proc, work, base_url) in started.items():
             out, err = ended[name]
+            code = 128 + phases[name][2]  # the shells' convention; every signal was 130
             result = json.loads(out.splitlines()[-1])
             (trace,) = (work / "rho" / "sessions").glob("*/trace.jsonl")
             kinds = [json.loads(line) for line in trace.read_text().splitlines()]
@@ -128,9 +130,9 @@ def test_a_signal_at_each_phase_ends_the_run_said_and_resumable(tmp_path: Path) 
                 # the process exited 130 with only 'rho-agent: cancelled'
                 notices = [json.loads(line) for line in out.splitlines()[-2:-1]]
                 assert (proc.returncode, said[-1], result["exit_code"], notices) == (
-                    130,
+                    code,
                     ("run_end", "completed"),
-                    130,
+                    code,
                     [
                         {
                             "kind": "notice",
@@ -141,7 +143,7 @@ def test_a_signal_at_each_phase_ends_the_run_said_and_resumable(tmp_path: Path) 
                 ), (name, err)
             else:
                 assert (proc.returncode, result["status"], said) == (
-                    130,
+                    code,
                     "cancelled",
                     [("interruption", "cancelled"), ("run_end", "cancelled")],
                 ), (name, err)

@@ -25,10 +25,10 @@ def test_an_unknown_user_s_home_or_a_relative_config_dir_is_refused_naming_it(
     work = tmp_path / "work"
     work.mkdir()
     for args, env, said in (
-        (("--config", "~nouser_rho/x"), {}, _NO_USER),
-        (("--output", "~nouser_rho/x"), {}, _NO_USER),
-        (("--output-schema", "~nouser_rho/x"), {}, _NO_USER),
-        (("--mcp-config", "~nouser_rho/x"), {}, _NO_USER),
+        (("--config", "~nouser_rho/x"), {}, f"--config {_NO_USER}"),
+        (("--output", "~nouser_rho/x"), {}, f"--output {_NO_USER}"),
+        (("--output-schema", "~nouser_rho/x"), {}, f"--output-schema {_NO_USER}"),
+        (("--mcp-config", "~nouser_rho/x"), {}, f"--mcp-config {_NO_USER}"),
         (("--resume", "~nouser_rho/x"), {}, "~nouser_rho/x is not a session directory"),
         ((), {"RHO_AGENT_CONFIG": "~nouser_rho/x"}, f"RHO_AGENT_CONFIG: {_NO_USER}"),
         ((), {"RHO_AGENT_WORKING_DIR": "~nouser_rho/x"}, f"RHO_AGENT_WORKING_DIR: {_NO_USER}"),

@@ -225,3 +225,55 @@ async def test_a_clock_whose_sleep_lets_out_an_unasked_cancel_still_ends_the_run
     result = await asyncio.wait_for(session.run("go"), 30)
     assert result.status is RunStatus.BUDGET_EXCEEDED
     assert session.control.out_of_time
+
+
+class _BrokenClock(FakeClock):
+    """Its member ``broken`` raises OSError from its ``after``-th call on."""
+
+    def __init__(self, broken: str, after: int) -> None:
+        super().__init__()
+        self.broken, self.after, self.calls = broken, after, 0
+
+    def _call(self, member: str) -> None:
+        if member == self.broken:
+            self.calls += 1
+            if self.calls > self.after:
+                raise OSError(f"{member} lost its time source")
+
+    def now(self) -> float:
+        self._call("now")
+        return super().now()
+
+    def monotonic(self) -> float:
+        self._call("monotonic")
+        return super().monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        self._call("sleep")
+        await super().sleep(seconds)
+
+
+async def test_a_clock_that_fails_is_said_once_in_the_trace_and_the_run_keeps_its_times() -> None:
+    """Before: ``now()`` raising ended the run ``error`` with a bare "OSError: ..." naming no
+    clock; ``monotonic()`` raising let the OSError out of ``Session.run``; ``sleep()`` failing
+    was slept on the loop's time with nothing in the trace. Now each is one ``ClockError``
+    event naming the clock and the member, and the run completes on the loop's time."""
+    for member, after in (("now", 0), ("now", 3), ("monotonic", 0), ("sleep", 0)):
+        store = MemorySessionStore()
+        clock = _BrokenClock(member, after)
+        session = make_session(
+            [text("done")], store=store, clock=clock, budget=Budget(max_wall_seconds=60)
+        )
+        result = await asyncio.wait_for(session.run("go"), 30)
+        assert result.status is RunStatus.COMPLETED, (member, result.error)
+        events = store.events(session.id)
+        said = [e for e in events if isinstance(e, ev.ErrorOccurred)]
+        assert [e.error_type for e in said] == ["ClockError"], member
+        assert said[0].message.startswith(
+            f"the clock {__name__}._BrokenClock raised OSError: {member} lost its time "
+            f"source in {member}(): from here on this session's times come from the event "
+            "loop's clock"
+        )
+        times = [e.at for e in events]
+        assert times == sorted(times), member
+        assert events[-1].kind == "run_end"

@@ -28,13 +28,11 @@ from rho_entry import wiring
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 # A fake of a remote machine: its commands get the environment that machine would have.
-# tls_context reads SSL_CERT_FILE/SSL_CERT_DIR from the process for its one shared context,
-# where httpx.create_ssl_context read them before (oneshot21b): the same behaviour, now in our
-# code; carrying them in the wiring's environ (beside ProxyRoutes) is left for a later round.
+# (tls_context read SSL_CERT_FILE/SSL_CERT_DIR from the process until corners22: they are
+# carried in ProxyRoutes.trust, from the wiring's environ.)
 MAY_READ_OS_ENVIRON = {
     "rho_adapters/fakes/daytona.py",
     "rho_adapters/fakes/daytona_process.py",
-    "rho_adapters/model/tls_context.py",
 }
 
 

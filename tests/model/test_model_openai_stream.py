@@ -4,11 +4,14 @@ send them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from _model_support import (
     DONE,
     calls_of,
     chunk,
+    collect,
     data,
     finish_of,
     make_model,
@@ -21,7 +24,8 @@ from _model_support import (
 )
 
 from rho_adapters.fakes.wire import raw_reply
-from rho_domain.errors import StreamError
+from rho_adapters.model import RetryPolicy
+from rho_domain.errors import StreamError, TruncatedStream
 from rho_domain.model import StreamEvent, TextChunk, ToolCallChunk
 
 
@@ -437,3 +441,49 @@ async def test_an_error_in_a_network_chunk_comes_after_the_text_that_chunk_held_
     await model.aclose()
     assert text_of(seen) == "one two "
     assert info.value.partial_text == "one two "
+
+
+async def test_a_stream_cut_at_any_byte_of_its_chunks_is_a_truncated_stream_keeping_the_text() -> (
+    None
+):
+    """llama.cpp's shape (id, created, logprobs, a finish chunk, ``[DONE]``), the body cut at
+    each byte from the first chunk's end to ``[DONE]``. Before: a cut inside a chunk said "the
+    model server sent a chunk that is not JSON", a server bug to look for where the connection
+    or a proxy had ended the body early. Now each is ``TruncatedStream`` saying so, with the
+    text before it kept (the session keeps it as the partial answer), or, once the finish
+    chunk is whole, the complete answer."""
+    top: dict[str, Any] = {"created": 1795352869, "system_fingerprint": None}
+    pieces = [
+        chunk({"role": "assistant", "content": "Hel"}, **top).replace(
+            b'"delta"', b'"logprobs": null, "delta"'
+        ),
+        chunk({"content": "lo"}, **top),
+        chunk({}, "stop", **top),
+        DONE,
+    ]
+    body = b"".join(pieces)
+    whole = len(pieces[0])
+    finish_end = len(b"".join(pieces[:3])) - 2  # the finish chunk's JSON, whole
+    cut_short = ("the model stream ended without a finish_reason", "the model stream was cut")
+    cuts = range(whole, len(body))
+    # one model answering each cut in turn (a model per cut cost ~1.6x the time)
+    model, _, _ = make_model(
+        *(raw_reply(body[:cut]) for cut in cuts), retry=RetryPolicy(max_retries=0)
+    )
+    for cut in cuts:
+        try:
+            events = await collect(model)
+        except TruncatedStream as exc:
+            failure: TruncatedStream | None = exc
+        else:
+            failure = None
+        if cut < finish_end:
+            assert failure is not None, cut
+            said = str(failure)
+            assert said.startswith(cut_short), (cut, said)
+            assert "at http://fake.test/v1/chat/completions" in said
+            assert failure.partial_text in ("Hel", "Hello"), cut
+        else:
+            assert failure is None, (cut, failure)
+            assert (text_of(events), finish_of(events)) == ("Hello", "stop")
+    await model.aclose()

@@ -3,7 +3,8 @@ it: compared with ``httpx.create_ssl_context()`` setting by setting, used by the
 ``CoreClient`` against a real TLS server on loopback, and refusing a certificate it does not
 trust with our error naming the URL. A ``SSL_CERT_FILE`` that is not a file of certificates
 is a ConfigError naming the variable and the file (httpx raised ``FileNotFoundError``,
-naming neither)."""
+naming neither). The two variables are read from the environment the wiring is given, never
+from the process's (``CaTrust``, carried in ``ProxyRoutes.trust``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
 from rho_adapters.model import ClientPool, ModelEndpoint, OpenAIChatModel, RetryPolicy, tls_context
 from rho_adapters.model.core_client import CoreClient
+from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import shared_ssl_context
+from rho_adapters.model.tls_context import CaTrust
 from rho_domain.errors import ConfigError, ModelConnectionError
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
@@ -70,7 +73,7 @@ def test_the_context_is_httpx_s_for_each_environment(
         monkeypatch.delenv("SSL_CERT_DIR", raising=False)
         for variable, value in environ.items():
             monkeypatch.setenv(variable, value)
-        ours = _seen(tls_context.verifying_context())
+        ours = _seen(tls_context.verifying_context(CaTrust.from_environ(environ)))
         assert ours == _seen(httpx.create_ssl_context()), name
         assert ours["verify_mode"] == ssl.CERT_REQUIRED, name
         assert ours["check_hostname"], name
@@ -83,9 +86,9 @@ def test_the_context_is_httpx_s_for_each_environment(
 
 @pytest.fixture
 def fresh_shared_context(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The process's shared context not made yet (another test of this worker may have made
-    it), so the one this test makes reads this test's environment; restored after."""
-    monkeypatch.setattr(tls_context, "_ssl_context", None)
+    """The process's shared contexts not made yet (another test of this worker may have made
+    them), so the ones this test makes are made again; restored after."""
+    monkeypatch.setattr(tls_context, "_ssl_contexts", {})
 
 
 @pytest.mark.usefixtures("fresh_shared_context")
@@ -95,9 +98,8 @@ def test_a_cert_file_that_is_not_one_names_the_variable(
     not_pem = tmp_path / "notes.txt"
     not_pem.write_text("not a certificate\n")
     for path, why in ((tmp_path / "missing.pem", "No such file"), (not_pem, "NO_CERTIFICATE")):
-        monkeypatch.setenv("SSL_CERT_FILE", str(path))
         with pytest.raises(ConfigError) as info:
-            shared_ssl_context()
+            shared_ssl_context(CaTrust.from_environ({"SSL_CERT_FILE": str(path)}))
         message = str(info.value)
         assert message.startswith(f"SSL_CERT_FILE={path} cannot be loaded as CA certificates")
         assert why in message
@@ -108,8 +110,9 @@ def _request() -> ModelRequest:
     return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
 
 
-async def _call(url: str, pool: ClientPool) -> str:
-    endpoint = ModelEndpoint(base_url=url, retry=RetryPolicy(max_retries=0))
+async def _call(url: str, pool: ClientPool, environ: dict[str, str] | None = None) -> str:
+    proxies = ProxyRoutes.from_environ(environ or {})  # as the wiring builds them
+    endpoint = ModelEndpoint(base_url=url, retry=RetryPolicy(max_retries=0), proxies=proxies)
     model = OpenAIChatModel(model="m", endpoint=endpoint, http=pool, clock=FakeClock())
     try:
         return text_of(await collect(model, _request()))
@@ -129,22 +132,22 @@ async def test_https_through_the_core_client_trusts_as_httpx_and_names_the_url(
     with LoopbackServer(replies, ssl_context=serving) as server:
         url = server.base_url
         assert url.startswith("https://127.0.0.1:")
-        # certifi's bundle does not hold the loopback certificate: refused, naming the URL
-        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        # certifi's bundle does not hold the loopback certificate: refused, naming the URL,
+        # although the process's SSL_CERT_FILE names it: the wiring's environment decides
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
         with pytest.raises(ModelConnectionError) as info:
             await _call(url, ClientPool())
         assert "CERTIFICATE_VERIFY_FAILED" in str(info.value)
         assert f"at {url}" in str(info.value)
         assert server.requests == []
-        # trusted through SSL_CERT_FILE, as httpx reads it
-        monkeypatch.setattr(tls_context, "_ssl_context", None)
-        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        # trusted through the SSL_CERT_FILE of the environment given, as httpx reads it
+        monkeypatch.delenv("SSL_CERT_FILE")
+        trusted = {"SSL_CERT_FILE": str(cert)}
         pool = ClientPool()
-        lease = pool.acquire(url, {})
+        lease = pool.acquire(url, {}, trust=CaTrust.from_environ(trusted))
         assert type(lease.client) is CoreClient
         pool.release(lease)
-        assert await _call(url, pool) == "over TLS"
+        assert await _call(url, pool, trusted) == "over TLS"
         await pool.aclose()
     assert len(server.requests) == 1
     assert server.alpn[-1] == "http/1.1"  # offered by httpcore, as through httpx's client

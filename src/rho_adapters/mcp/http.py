@@ -28,6 +28,7 @@ from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http, transport_for
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 from rho_domain.url_logins import hide_url_logins
 
@@ -54,6 +55,7 @@ class HttpTransport:
         http_client: httpx.AsyncClient | None = None,
         max_body: int = MAX_BODY,
         proxy: str | None = None,
+        trust: CaTrust = CERTIFI,
     ) -> None:
         self.server = server
         self.url = url
@@ -65,7 +67,9 @@ class HttpTransport:
         self.max_body = max_body
         self.protocol_version: str | None = None
         self._client = http_client
-        self._proxy = proxy  # for the client made here (``proxies.ProxyRoutes.for_url``)
+        # for the client made here (``proxies.ProxyRoutes.for_url`` and ``.trust``)
+        self._proxy = proxy
+        self._trust = trust
         self._owns_client = http_client is None
         self._deliver: Callable[[str], None] = lambda _: None
         self._listener: asyncio.Task[None] | None = None
@@ -77,7 +81,7 @@ class HttpTransport:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 # our transport: httpx's own makes an SSL context for an http:// server too
-                transport=transport_for(self.url, proxy=self._proxy),
+                transport=transport_for(self.url, proxy=self._proxy, trust=self._trust),
                 timeout=httpx.Timeout(None, connect=_CONNECT_TIMEOUT),
                 follow_redirects=False,
             )

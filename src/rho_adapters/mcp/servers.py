@@ -33,9 +33,10 @@ def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> T
     from rho_adapters.model.proxies import ProxyRoutes
 
     assert server.url is not None
-    proxy = ProxyRoutes.from_environ(environ).for_url(server.url)  # as httpx would route it
+    routes = ProxyRoutes.from_environ(environ)  # as httpx would route it, and whom to trust
     headers = resolved_headers(name, server, environ)
-    return HttpTransport(name, server.url, headers=headers, proxy=proxy)
+    proxy = routes.for_url(server.url)
+    return HttpTransport(name, server.url, headers=headers, proxy=proxy, trust=routes.trust)
 
 
 @attrs.define

@@ -20,6 +20,7 @@ import attrs
 
 from rho_adapters.model._errors import map_httpx_errors
 from rho_adapters.model.pool import SHARED_POOL, ClientPool, Lease
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_domain.errors import (
     AnswerTooLong,
 )
@@ -73,9 +74,12 @@ class Endpoint:
         http: ClientPool | httpx.AsyncClient | None = None,
         pool_key: str = "",
         proxy: str | None = None,
+        trust: CaTrust = CERTIFI,
     ) -> None:
         self.headers = dict(headers)
-        self._proxy = proxy  # a pooled client's (a caller's client is routed by its owner)
+        # a pooled client's route and trust (a caller's client is routed by its owner)
+        self._proxy = proxy
+        self._trust = trust
         self._pool = http if isinstance(http, ClientPool) else SHARED_POOL
         self._pool_key = pool_key
         self._client = None if http is None or isinstance(http, ClientPool) else http
@@ -171,7 +175,9 @@ class Endpoint:
             self._pool.release(self._lease)
             self._lease = None
         if self._lease is None:
-            self._lease = self._pool.acquire(self._pool_key, self.headers, proxy=self._proxy)
+            self._lease = self._pool.acquire(
+                self._pool_key, self.headers, proxy=self._proxy, trust=self._trust
+            )
         return self._lease
 
     async def aclose(self) -> None:

@@ -99,7 +99,9 @@ class AnthropicModel(ChatModel):
             headers["x-api-key"] = endpoint.api_key
         headers.update(endpoint.headers)
         proxy = endpoint.proxies.for_url(base)
-        self._endpoint = Endpoint(headers, http=http, pool_key=base, proxy=proxy)
+        self._endpoint = Endpoint(
+            headers, http=http, pool_key=base, proxy=proxy, trust=endpoint.proxies.trust
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """See ``ChatModel.stream``."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import httpx
 
 from rho_adapters.model.tls import transport_for
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 
 
 def new_httpx_client(
@@ -21,13 +22,14 @@ def new_httpx_client(
     headers: Mapping[str, str],
     *,
     proxy: str | None,
+    trust: CaTrust = CERTIFI,
     max_in_flight: int,
     keepalive_seconds: float,
     transport: httpx.AsyncBaseTransport | None,
 ) -> httpx.AsyncClient:
     """A client for ``base_url`` with ``max_in_flight`` connections at most, kept alive
     ``keepalive_seconds``: through ``transport`` when given (left open when the client
-    closes), else the network's (``proxy`` when given)."""
+    closes), else the network's (``proxy`` when given; https trusting ``trust``)."""
     limits = httpx.Limits(
         max_connections=max_in_flight,
         max_keepalive_connections=max_in_flight,
@@ -37,7 +39,7 @@ def new_httpx_client(
     if transport is not None:
         sent_through = Unclosed(transport)
     else:
-        sent_through = transport_for(base_url, limits, proxy=proxy)
+        sent_through = transport_for(base_url, limits, proxy=proxy, trust=trust)
     # Timeouts are set per request (the idle timeout depends on the service tier). With a
     # transport given, httpx makes no SSL context and mounts no proxy of its own.
     client = httpx.AsyncClient(headers=dict(headers), transport=sent_through, timeout=None)  # noqa: S113

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, overload
 import attrs
 
 from rho_adapters.model.gate import InFlightGate
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_domain.lazy_names import lazy_names
 from rho_domain.value_methods import value_repr
 
@@ -33,8 +34,9 @@ __getattr__ = lazy_names(
     __name__, dict.fromkeys(("SetCookiesOnly", "Unclosed"), "rho_adapters.model.httpx_clients")
 )
 
-PoolKey = tuple[str, tuple[tuple[str, str], ...], str | None]
-"""A client's key on its loop: base URL, sorted headers (they carry credentials), proxy."""
+PoolKey = tuple[str, tuple[tuple[str, str], ...], str | None, CaTrust]
+"""A client's key on its loop: base URL, sorted headers (they carry credentials), proxy,
+the CA certificates trusted."""
 
 
 @attrs.define(eq=False)
@@ -98,6 +100,7 @@ def new_client(
     headers: Mapping[str, str],
     *,
     proxy: str | None,
+    trust: CaTrust = CERTIFI,
     max_in_flight: int,
     keepalive_seconds: float,
     transport: httpx.AsyncBaseTransport,
@@ -110,6 +113,7 @@ def new_client(
     headers: Mapping[str, str],
     *,
     proxy: str | None,
+    trust: CaTrust = CERTIFI,
     max_in_flight: int,
     keepalive_seconds: float,
     transport: None,
@@ -121,15 +125,16 @@ def new_client(
     headers: Mapping[str, str],
     *,
     proxy: str | None,
+    trust: CaTrust = CERTIFI,
     max_in_flight: int,
     keepalive_seconds: float,
     transport: httpx.AsyncBaseTransport | None,
 ) -> AnyClient:
     """A client for ``base_url`` with ``max_in_flight`` connections at most, kept alive
     ``keepalive_seconds``: through ``transport`` when given (left open when the client
-    closes), else the network's (``proxy`` when given). A plain http(s) URL on the network,
-    without a proxy, gets a ``CoreClient`` (``core_client``); the rest httpx's
-    (``httpx_clients.new_httpx_client``)."""
+    closes), else the network's (``proxy`` when given; https trusting ``trust``). A plain
+    http(s) URL on the network, without a proxy, gets a ``CoreClient`` (``core_client``);
+    the rest httpx's (``httpx_clients.new_httpx_client``)."""
     from rho_adapters.model.core_client import CoreClient, is_plain_url, lean_pool
 
     if transport is None and proxy is None and is_plain_url(base_url):
@@ -137,7 +142,7 @@ def new_client(
         if base_url.startswith("https:"):
             from rho_adapters.model.tls_context import shared_ssl_context  # no httpx
 
-            ssl_context = shared_ssl_context()
+            ssl_context = shared_ssl_context(trust)
         pool = lean_pool(
             ssl_context=ssl_context,
             max_connections=max_in_flight,
@@ -151,6 +156,7 @@ def new_client(
         base_url,
         headers,
         proxy=proxy,
+        trust=trust,
         max_in_flight=max_in_flight,
         keepalive_seconds=keepalive_seconds,
         transport=transport,

@@ -109,7 +109,13 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self._rng = rng or jitter_rng()
         proxy = endpoint.proxies.for_url(self.base_url)
         headers = chat_headers(endpoint.api_key, self.provider, endpoint.headers)
-        self._endpoint = Endpoint(headers, http=http, pool_key=self.base_url, proxy=proxy)
+        self._endpoint = Endpoint(
+            headers,
+            http=http,
+            pool_key=self.base_url,
+            proxy=proxy,
+            trust=endpoint.proxies.trust,
+        )
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()

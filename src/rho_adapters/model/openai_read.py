@@ -109,8 +109,9 @@ async def read_stream(
     for sse in decoder.flush():
         if sse.data.startswith("[DONE]"):
             return
-        for event in assembler.feed(parse(sse.data, assembler)):
-            yield event
+        if (last := _last(sse.data, assembler)) is not _SKIPPED:
+            for event in assembler.feed(last):
+                yield event
     if assembler.finish_reason is None:
         if not (assembler.events or assembler.partial_text or assembler.has_calls):
             raise EmptyStream(f"the model server at {url} answered 200 with an empty stream")
@@ -222,6 +223,26 @@ def parse(data: str, assembler: ChunkAssembler) -> Any:
             f"the model server sent a chunk that is not JSON: {data[:200]!r}",
             partial_text=assembler.partial_text,
         ) from exc
+
+
+def _last(data: str, assembler: ChunkAssembler) -> Any:
+    """The chunk of an event the body ended in without the blank line that ends an event:
+    its JSON, or, when it does not parse, ``TruncatedStream`` saying the stream was cut there.
+    It was "the model server sent a chunk that is not JSON", which sent the user looking for
+    a server bug where a connection or a proxy had ended the body early (a llama.cpp
+    capture cut at any byte inside its last chunk said so). After the finish chunk (a cut
+    inside ``data: [DONE]``) the answer is whole: the unfinished tail is ``_SKIPPED``."""
+    try:
+        return loads(data)
+    except ValueError:
+        if assembler.finish_reason is not None:
+            return _SKIPPED
+        raise TruncatedStream(
+            f"the model stream was cut in the middle of a chunk (it ends "
+            f"{data[-80:]!r}, unfinished): the connection or a proxy ended the answer "
+            "early; try again",
+            partial_text=assembler.partial_text,
+        ) from None
 
 
 async def _drain(body: AsyncIterator[bytes]) -> None:

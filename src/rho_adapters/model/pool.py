@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.loop_clients import Lease, LoopClients, Pooled, PoolKey, new_client
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
     import httpx
@@ -111,17 +112,23 @@ class ClientPool:
             self.idle_seconds = idle_seconds
 
     def acquire(
-        self, base_url: str, headers: Mapping[str, str], *, proxy: str | None = None
+        self,
+        base_url: str,
+        headers: Mapping[str, str],
+        *,
+        proxy: str | None = None,
+        trust: CaTrust = CERTIFI,
     ) -> Lease:
         """A lease on the client for this endpoint on the running loop (made if needed),
-        sending through ``proxy`` when one is given (``proxies.ProxyRoutes.for_url``)."""
+        sending through ``proxy`` when one is given (``proxies.ProxyRoutes.for_url``), its
+        https trusting ``trust`` (``ProxyRoutes.trust``)."""
         loop = asyncio.get_running_loop()
         clients = self._loop_clients()
-        key: PoolKey = (base_url, tuple(sorted(headers.items())), proxy)
+        key: PoolKey = (base_url, tuple(sorted(headers.items())), proxy, trust)
         pooled = clients.clients.get(key)
         if pooled is None:
             pooled = clients.clients[key] = Pooled(
-                self._new_client(base_url, headers, proxy), InFlightGate(self.max_in_flight)
+                self._new_client(base_url, headers, proxy, trust), InFlightGate(self.max_in_flight)
             )
         if pooled.idle is not None:
             pooled.idle.cancel()
@@ -234,7 +241,7 @@ class ClientPool:
                 self._loops.pop(loop, None)
 
     def _new_client(
-        self, base_url: str, headers: Mapping[str, str], proxy: str | None
+        self, base_url: str, headers: Mapping[str, str], proxy: str | None, trust: CaTrust
     ) -> AnyClient:
         if not self._exit_hook:
             atexit.register(self._close_at_exit)
@@ -244,6 +251,7 @@ class ClientPool:
             base_url,
             headers,
             proxy=proxy,
+            trust=trust,
             max_in_flight=self.max_in_flight,
             keepalive_seconds=self.keepalive_seconds,
             transport=self.transport,

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _NAMES = tuple((s, f"{s}_proxy", f"{s.upper()}_PROXY") for s in ("http", "https", "all", "no"))
@@ -61,7 +62,8 @@ class ProxyRoutes:
     """The proxy URL for ``http://`` and ``https://`` requests, the one for any scheme
     (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr.
     ``loopback_direct`` False routes loopback URLs as httpx does (only for a test whose proxy
-    and servers can only be on loopback)."""
+    and servers can only be on loopback). ``trust``: the CA certificates an https request
+    trusts (``SSL_CERT_FILE``, ``SSL_CERT_DIR``), read from the same environment."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -72,20 +74,25 @@ class ProxyRoutes:
     all: str | None = attrs.field(default=None, repr=False)
     no_proxy: tuple[str, ...] = ()
     loopback_direct: bool = True
+    trust: CaTrust = CERTIFI
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ProxyRoutes:
-        """The routes ``environ``'s proxy variables describe (none when it names no proxy)."""
+        """The routes ``environ``'s proxy variables describe (none when it names no proxy),
+        with the CA trust its ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` name."""
         found = _environment_proxies(environ)
+        trust = CaTrust.from_environ(environ)
         if not found:
-            return NO_PROXIES
+            return NO_PROXIES if trust == CERTIFI else cls(trust=trust)
 
         def url(scheme: str) -> str | None:
             value = found.get(scheme, "").strip()
             return (value if "://" in value else f"http://{value}") if value else None
 
         hosts = tuple(h.strip() for h in found.get("no", "").split(",") if h.strip())
-        return cls(http=url("http"), https=url("https"), all=url("all"), no_proxy=hosts)
+        return cls(
+            http=url("http"), https=url("https"), all=url("all"), no_proxy=hosts, trust=trust
+        )
 
     def for_url(self, url: str) -> str | None:
         """The proxy URL a request to ``url`` goes through, or None (directly, as a loopback

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_adapters.model.tls_context import shared_ssl_context as shared_ssl_context
 from rho_adapters.model.tls_context import ssl_contexts_created as ssl_contexts_created
 
@@ -43,17 +44,24 @@ class PlainTransport(httpx.AsyncHTTPTransport):
 
 
 def transport_for(
-    url: str, limits: httpx.Limits | None = None, *, proxy: str | None = None
+    url: str,
+    limits: httpx.Limits | None = None,
+    *,
+    proxy: str | None = None,
+    trust: CaTrust = CERTIFI,
 ) -> httpx.AsyncBaseTransport:
     """The transport for a client whose requests go to ``url``: no SSL context for an
     http:// URL, the process's shared verifying one for an https:// URL (see
     ``PlainTransport``). Through ``proxy`` (``proxies.ProxyRoutes.for_url``), httpx's own
-    proxy transport with that shared context. ``limits`` default to httpx's. Raises
+    proxy transport with that shared context. ``trust``: whose certificates the context
+    trusts (``ProxyRoutes.trust``). ``limits`` default to httpx's. Raises
     ConfigError for a proxy httpx cannot use (a SOCKS one without ``socksio``)."""
     limits = limits or httpx.Limits()
     if proxy is not None:
         try:
-            return httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context(), limits=limits)
+            return httpx.AsyncHTTPTransport(
+                proxy=proxy, verify=shared_ssl_context(trust), limits=limits
+            )
         except (ImportError, ValueError) as exc:
             from rho_domain.errors import ConfigError
             from rho_domain.url_logins import hide_url_logins
@@ -63,7 +71,7 @@ def transport_for(
                 f"proxy {shown} (from HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) cannot be used: {exc}"
             ) from None
     https = url.lower().startswith("https:")
-    return PlainTransport(limits, shared_ssl_context() if https else None)
+    return PlainTransport(limits, shared_ssl_context(trust) if https else None)
 
 
 class RoutedTransport(httpx.AsyncBaseTransport):
@@ -95,7 +103,9 @@ class RoutedTransport(httpx.AsyncBaseTransport):
             route = (proxy, proxy is None and url.scheme == "https")
             found = self._by_route.get(route)
             if found is None:
-                found = self._by_route[route] = transport_for(text, self._limits, proxy=proxy)
+                found = self._by_route[route] = transport_for(
+                    text, self._limits, proxy=proxy, trust=self._routes.trust
+                )
             self._by_origin[origin] = found
         return found
 

@@ -13,53 +13,86 @@ compares the two contexts setting by setting.
 Unlike httpx, a ``SSL_CERT_FILE`` that cannot be read as CA certificates is a
 ``ConfigError`` naming the variable and the file (httpx let ``FileNotFoundError`` through,
 printed as ``[Errno 2] No such file or directory``, naming neither).
+
+The two variables come from the environment the wiring is given (``CaTrust.from_environ``,
+carried in ``proxies.ProxyRoutes.trust`` beside the proxy routes), never from ``os.environ``
+here: a service building sessions with ``environ=`` decides whom they trust, as it decides
+their proxies. One context is made per ``CaTrust`` and kept for the process.
 """
 
 from __future__ import annotations
 
-import os
 import ssl
 import threading
+from collections.abc import Mapping
+
+import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _ssl_lock = threading.Lock()
-_ssl_context: ssl.SSLContext | None = None
+_ssl_contexts: dict[CaTrust, ssl.SSLContext] = {}
 _ssl_created = 0
 
 
-def verifying_context() -> ssl.SSLContext:
+@attrs.frozen
+class CaTrust:
+    """The CA certificates an https request trusts: ``cafile`` (``SSL_CERT_FILE``) when set,
+    else ``capath`` (``SSL_CERT_DIR``) when set, else certifi's bundle (both None)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    cafile: str | None = None
+    capath: str | None = None
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> CaTrust:
+        """The trust ``environ``'s ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` name (an empty
+        value is unset, as httpx takes it)."""
+        return cls(
+            cafile=environ.get("SSL_CERT_FILE") or None,
+            capath=environ.get("SSL_CERT_DIR") or None,
+        )
+
+
+CERTIFI = CaTrust()
+
+
+def verifying_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:
     """A new verifying client context whose CA certificates are chosen as httpx chooses them
-    (module docstring), from the process's ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``, read now.
-    Raises ConfigError when ``SSL_CERT_FILE`` names no readable file of PEM certificates."""
-    cafile = os.environ.get("SSL_CERT_FILE")
-    if cafile:
+    (module docstring) from ``trust``. Raises ConfigError when its ``cafile``
+    (``SSL_CERT_FILE``) names no readable file of PEM certificates."""
+    if trust.cafile:
         try:
-            return ssl.create_default_context(cafile=cafile)
+            return ssl.create_default_context(cafile=trust.cafile)
         except OSError as exc:  # a missing or unreadable file; ssl.SSLError: no certificate
             raise ConfigError(
-                f"SSL_CERT_FILE={cafile} cannot be loaded as CA certificates: {exc}; "
+                f"SSL_CERT_FILE={trust.cafile} cannot be loaded as CA certificates: {exc}; "
                 "set it to a file of PEM certificates, or unset it for certifi's bundle"
             ) from None
-    capath = os.environ.get("SSL_CERT_DIR")
-    if capath:  # read lazily by OpenSSL, at each handshake, as httpx's context reads it
-        return ssl.create_default_context(capath=capath)
+    if trust.capath:  # read lazily by OpenSSL, at each handshake, as httpx's context reads it
+        return ssl.create_default_context(capath=trust.capath)
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def shared_ssl_context() -> ssl.SSLContext:
-    """The process's verifying SSL context (``verifying_context()``), made once. Raises
-    ConfigError as ``verifying_context`` does (and tries again on the next call)."""
-    global _ssl_context, _ssl_created
+def shared_ssl_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:
+    """The process's verifying SSL context for ``trust`` (``verifying_context``), made once
+    per trust. Raises ConfigError as ``verifying_context`` does (and tries again on the next
+    call)."""
+    global _ssl_created
     with _ssl_lock:
-        if _ssl_context is None:
-            _ssl_context = verifying_context()
+        context = _ssl_contexts.get(trust)
+        if context is None:
+            context = _ssl_contexts[trust] = verifying_context(trust)
             _ssl_created += 1
-        return _ssl_context
+        return context
 
 
 def ssl_contexts_created() -> int:
-    """How many SSL contexts ``shared_ssl_context`` has made in this process (0 or 1)."""
+    """How many SSL contexts ``shared_ssl_context`` has made in this process (one per trust)."""
     return _ssl_created

@@ -1,7 +1,5 @@
 """The watcher of a run's signal source: an outside cancel (``rho-agent cancel``, the
-server's) heard while the run works, or, when the source fails, why it is no longer heard;
-and ``kept_sleep``, the Clock's sleep that a failing clock cannot turn into a run that never
-ends.
+server's) heard while the run works, or, when the source fails, why it is no longer heard.
 
 A source whose ``wait_for_cancel`` failed (a LISTEN connection lost, a control file
 unreadable) ended the watcher in silence (a ``RhoError``) or with its exception never
@@ -12,12 +10,10 @@ in the run's own task (the watcher must not write to the journal beside the run)
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from rho_domain.loop.guarded_ports import GuardedSignals
-from rho_domain.plugged import described, failure_of, plugged_name
-from rho_domain.ports.clock import Clock
+from rho_domain.plugged import described, plugged_name
 
 DEAF = "SignalSourceError"  # the ``error_type`` of a signal source that stopped listening
 
@@ -38,20 +34,3 @@ async def watch_for_cancel(
         )
     cancel()
     return None
-
-
-async def kept_sleep(clock: Clock, seconds: float) -> None:
-    """``clock.sleep(seconds)``; when the clock fails there (an ``Exception``, or a
-    ``CancelledError`` nothing asked for), the rest is slept on the event loop's own time.
-
-    The pause loop let a clock's unasked ``CancelledError`` out of ``Session.run`` (as if its
-    caller had been cancelled: no result), and the deadline timer died with it, or with any
-    exception, in silence: work that never ends ran on past the run's wall-time budget. A
-    cancel of the sleeper (the timer cancelled, the run cancelled) still cancels."""
-    started = clock.monotonic()
-    try:
-        await clock.sleep(seconds)
-    except BaseException as exc:
-        if failure_of(exc, "the clock") is exc and not isinstance(exc, Exception):
-            raise  # asked for (the sleeper is being cancelled), or KeyboardInterrupt
-        await asyncio.sleep(max(seconds - (clock.monotonic() - started), 0.0))

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from rho_domain import events as ev
 from rho_domain.errors import RhoError
-from rho_domain.loop.cancel_watch import DEAF, kept_sleep, watch_for_cancel
+from rho_domain.loop.cancel_watch import DEAF, watch_for_cancel
 from rho_domain.loop.guarded_ports import GuardedSignals
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
@@ -146,7 +146,7 @@ class RunControl:
         if paused and self.signals is not None and await self.signals.is_paused(self.session_id):
             await self.journal.emit(ev.Interrupted(at=clock.now(), reason="paused", detail=where))
             while await self.signals.is_paused(self.session_id) and not self.cancelled:
-                await kept_sleep(clock, PAUSE_POLL_SECONDS)
+                await clock.sleep(PAUSE_POLL_SECONDS)  # the journal's GuardedClock
                 await self.answer_exports()
             await self.journal.emit(ev.Interrupted(at=clock.now(), reason="resumed", detail=where))
         if self.cancelled:
@@ -268,10 +268,11 @@ class RunControl:
 
     async def _expire(self, wake: Callable[[], None]) -> None:
         """Wake the race when the deadline passes (on the Clock port, so tests control it;
-        ``kept_sleep``: a clock failing there must not leave the run without its deadline)."""
+        the journal's ``GuardedClock``: a clock failing there must not leave the run without
+        its deadline)."""
         assert self.deadline is not None
         clock = self.journal.clock
-        await kept_sleep(clock, max(self.deadline - clock.monotonic(), 0.0))
+        await clock.sleep(max(self.deadline - clock.monotonic(), 0.0))
         self.out_of_time = True
         wake()
 

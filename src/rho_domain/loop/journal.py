@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Sequence
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged, StoreError
+from rho_domain.loop.guarded_clock import CLOCK_FAILED, GuardedClock
 from rho_domain.loop.listeners import LISTENER_SECONDS, tell_closed
 from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
 from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
@@ -63,7 +64,9 @@ class Journal:
     ) -> None:
         self.session_id = session_id
         self.state = state
-        self.clock = clock
+        # a failing clock keeps the run's times and is said once (``guarded_clock``)
+        self.clock = GuardedClock.of(clock)
+        self.clock_said = False  # its failure, once in this session's trace
         self.store = store
         self.created = created or store is None
         self.listeners: list[Listener] = []
@@ -146,7 +149,12 @@ class Journal:
             self._unpersisted.extend(e for e in events if ev.is_persistent(e))
 
     async def emit(self, event: ev.Event) -> None:
-        """Apply, persist, then notify. A store failure propagates (the run ends in error)."""
+        """Apply, persist, then notify. A store failure propagates (the run ends in error).
+        A clock that failed since the last event is said first (``guarded_clock``)."""
+        if self.clock.failure is not None and not self.clock_said:
+            self.clock_said = True
+            failure = self.clock.failure
+            await self.emit(ev.ErrorOccurred(at=event.at, error_type=CLOCK_FAILED, message=failure))
         event = self.record(event)
         # Checked here, not only inside: a model stream emits an event per delta, and a
         # coroutine call that has nothing to do is most of such an event's cost.

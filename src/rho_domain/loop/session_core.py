@@ -15,6 +15,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import ConfigError
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.guarded_clock import GuardedClock
 from rho_domain.loop.journal import Journal, Listener
 from rho_domain.loop.listeners import refuse_non_listener
 from rho_domain.loop.run_gate import RunGate
@@ -78,7 +79,7 @@ class SessionCore:
         self._shapes: ToolShapes | None = None
         self.model = model
         self.executor = executor
-        self.clock = clock
+        self.clock: Clock = GuardedClock.of(clock)  # a failing clock said once, times kept
         self.store = store
         self.signals = signals
         self.approver = approver
@@ -91,7 +92,9 @@ class SessionCore:
             raise ConfigError(f"session labels: {problem}")
         self.steps = steps
         self.line_searcher = line_searcher
-        self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
+        self.journal = Journal(
+            self.id, self.state, self.clock, store, created=created, replay=replay
+        )
         if on_event is not None:
             self.journal.listeners.append(on_event)
         self.control = RunControl(self.id, signals, self.journal)

@@ -32,6 +32,7 @@ from rho_domain.tools.prepared import PreparedCall
 
 if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
+    from rho_domain.ports.clock import Clock
     from rho_domain.ports.durable import DurableSteps
     from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
 
@@ -55,7 +56,7 @@ class ToolBatch:
         self.databases = context.ports.databases
         self.delegate = delegate
         self.resume_child = resume_child
-        self.clock = context.journal.clock
+        self.clock: Clock = context.journal.clock
         self.state = context.journal.state
         # read-only calls run at once at most (None: ``parallel_reads.MAX_PARALLEL_READS``)
         self.parallel_limit: int | None = None

@@ -6,6 +6,11 @@ in the trace holds why; so an ending that may have cut the answer is said on std
 table does not know (vLLM's ``abort``, Mistral's ``error``, a server's own word) was said by
 nothing, though it is the server telling that the answer did not end as asked: it is said
 too, by its name.
+
+An answer with no text and no tool call, ended ``stop`` (a reasoning parser that kept the
+whole reply as reasoning: vLLM's when the model never closed its ``</think>``; a server that
+sent ``[DONE]`` before any choice), was said by nothing either: the run completed, exit 0,
+and the terminal showed only the usage line. ``empty_answer_warning`` says it.
 """
 
 from __future__ import annotations
@@ -45,4 +50,20 @@ def ending_warning(reason: str | None) -> str | None:
         f"warning: the server ended the answer with finish_reason {shown!r}, not one that "
         "means a whole answer (stop, tool_calls): its text may be cut or empty; ask it to "
         "go on, or see the server's log"
+    )
+
+
+def empty_answer_warning(text: str, calls: int, reasoning: str) -> str | None:
+    """The warning for a final answer of ``text`` with ``calls`` tool calls and
+    ``reasoning`` (the run's result: no calls): None unless it has neither text nor a call."""
+    if text.strip() or calls:
+        return None
+    if reasoning.strip():
+        sent = f"only reasoning ({len(reasoning):,} characters; -v shows it)"
+    else:
+        sent = "nothing at all"
+    return (
+        f"warning: the model's answer has no text: it sent {sent}; a server's reasoning "
+        "parser may have kept the answer as reasoning, or the server ended the stream "
+        "before answering: ask again, or see the server's log"
     )

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except RhoError as exc:  # our messages say what to fix; a class name adds nothing
         return _fail(str(exc), exit_codes.USAGE)
     except KeyboardInterrupt:
-        return _fail("cancelled", exit_codes.CANCELLED)
+        return _fail("cancelled", exit_codes.cancelled())
     except Exception as exc:  # noqa: BLE001 - a bug must still end with a message and code 1
         from rho_domain.plugged import described  # its __str__ may raise too
 
@@ -277,7 +277,7 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
         return exit_codes.USAGE
     except KeyboardInterrupt:  # Ctrl+C or SIGTERM while it waits (a FIFO, a full NFS mount)
         renderer.notice(f"--output {path} not written: cancelled (the session has the answer)")
-        return exit_codes.CANCELLED
+        return exit_codes.cancelled()
     if isinstance(renderer, TerminalRenderer) and not renderer.quiet:
         renderer.notice(f"answer written to {path}", "dim")
     return 0

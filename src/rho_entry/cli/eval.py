@@ -129,7 +129,7 @@ def _bird(args: argparse.Namespace) -> int:
             f"rho-agent eval: interrupted; the graded questions are in {out}. "
             "Run the same command to continue.\n"
         )
-        return exit_codes.CANCELLED
+        return exit_codes.cancelled()
     finally:
         if main_thread:
             for signum, handler in saved.items():
@@ -138,4 +138,5 @@ def _bird(args: argparse.Namespace) -> int:
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    exit_codes.heard(signum)  # exits 128 + signum
     raise KeyboardInterrupt

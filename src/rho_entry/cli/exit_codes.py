@@ -1,5 +1,13 @@
 """Exit codes of ``rho-agent``: a script can tell every outcome apart.
 
+A run cancelled by a signal exits ``128 + the signal's number``, the shells' convention for a
+process a signal ended (bash's ``$?``, what Kubernetes reports as a container's exit code,
+what a JVM or puma exits with on SIGTERM): 130 for Ctrl+C (SIGINT), 143 for SIGTERM, 129
+for SIGHUP. Before, every signal exited 130, so a script, a CI runner or a service manager
+could not tell ``kill`` or a container's stop from Ctrl+C. A cancel without a signal (``rho-agent
+monitor cancel``, Ctrl+C before the run listened) is 130. The first stop signal a command
+heard decides (``heard``); ``main`` forgets them when it starts (``forget``).
+
 Standard library only (imported by the parser for ``--help``).
 """
 
@@ -12,7 +20,27 @@ LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
 REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
 STUCK = 6  # stopped: the model repeated the same tool call after being told (--repeat-limit)
-CANCELLED = 130  # Ctrl+C, SIGTERM, the terminal closing (SIGHUP), a cancel from the monitor
+CANCELLED = 130  # Ctrl+C (SIGINT), a cancel from the monitor; by a signal: 128 + its number
+SIGNALLED = 128  # a run a signal cancelled exits this plus the signal's number
+
+_heard: list[int] = []  # the stop signals this command heard, the first deciding
+
+
+def heard(signum: int) -> None:
+    """Record that the stop signal ``signum`` reached this command (a handler calls it)."""
+    _heard.append(int(signum))
+
+
+def forget() -> None:
+    """Forget the signals heard (``main`` starts each command with none)."""
+    _heard.clear()
+
+
+def cancelled() -> int:
+    """The exit code of a cancelled command: 128 + the first stop signal it heard (143
+    SIGTERM, 129 SIGHUP, 130 SIGINT), else ``CANCELLED``."""
+    return SIGNALLED + _heard[0] if _heard else CANCELLED
+
 
 EXIT_CODES_HELP = """\
   0    completed
@@ -28,8 +56,9 @@ EXIT_CODES_HELP = """\
        --resume ID "..."
   6    stuck: the model repeated the same tool call (or the same failing call)
        --repeat-limit times in a row, was told, and repeated it again
-  130  cancelled (Ctrl+C, SIGTERM, the terminal closing, or `rho-agent monitor
-       cancel`)"""
+  130  cancelled (Ctrl+C, or `rho-agent monitor cancel`)
+  143  cancelled by SIGTERM (kill, a service manager, a container stopping)
+  129  cancelled by SIGHUP (the terminal closing)"""
 
 _BY_STATUS = {
     "completed": OK,
@@ -37,7 +66,6 @@ _BY_STATUS = {
     "budget_exceeded": LIMIT,
     "awaiting_approval": APPROVAL,
     "stuck": STUCK,
-    "cancelled": CANCELLED,
 }
 
 
@@ -45,6 +73,8 @@ def exit_code(status: str, *, model_error: bool = False) -> int:
     """The exit code of a run that ended with ``status`` (a RunStatus value)."""
     if status == "error":
         return MODEL if model_error else USAGE
+    if status == "cancelled":
+        return cancelled()
     return _BY_STATUS.get(status, USAGE)
 
 

@@ -9,6 +9,7 @@ invocation names are found and checked by ``cli/launch_files.py``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from rho_entry.cli.launch_files import (
     is_template_path,
     load_config,
     load_schema,
+    read_by,
     refuse_overwriting_an_input,
     template_suggestions,
 )
@@ -138,16 +140,28 @@ def _base_config(args: argparse.Namespace, config_path: str | None) -> AgentConf
     added; None without either. A file named by the variable is refused naming it too: the
     user may not know the environment names one."""
     try:
-        base = load_config(config_path) if config_path else None
+        with read_by("--config", args.config) if args.config else contextlib.nullcontext():
+            base = load_config(config_path) if config_path else None
     except ConfigError as exc:
         if args.config:
             raise
         raise ConfigError(f"RHO_AGENT_CONFIG: {exc}") from None
-    if getattr(args, "mcp_config", None):
+    if mcp_config := getattr(args, "mcp_config", None):
         from rho_entry.config.mcp_servers import with_mcp_file
 
-        base = with_mcp_file(base or AgentConfig(), expanded(args.mcp_config))
+        with read_by("--mcp-config", mcp_config):
+            base = with_mcp_file(base or AgentConfig(), expanded(mcp_config))
     return base
+
+
+def _variables(args: argparse.Namespace) -> dict[str, str]:
+    """The template variables of ``--vars-file`` and ``--var`` (which win)."""
+    values: dict[str, str] = {}
+    if args.vars_file:
+        with read_by("--vars-file", args.vars_file):
+            values = load_vars_file(args.vars_file)
+    values.update(parse_var_assignments(args.var))
+    return values
 
 
 def prepare(
@@ -160,17 +174,18 @@ def prepare(
     if args.task is not None and args.prompt is not None:
         raise ConfigError("give the task either as an argument or with --prompt, not both")
     home = config_dir(env)
-    values = load_vars_file(args.vars_file) if args.vars_file else {}
-    values.update(parse_var_assignments(args.var))
+    values = _variables(args)
     task, suggested = args.task, {}
     if args.prompt is not None:
-        template = load_template(find_template(args.prompt, home))
-        task = render_template(template, values).system_prompt.strip()
+        with read_by("--prompt", args.prompt):
+            template = load_template(find_template(args.prompt, home))
+            task = render_template(template, values).system_prompt.strip()
         suggested = template_suggestions(template)
     system = args.system_prompt
     if system is not None and is_template_path(system):
-        template = load_template(expanded(system))
-        rendered = render_template(template, values)  # fail now on a missing variable
+        with read_by("--system-prompt", system):
+            template = load_template(expanded(system))
+            rendered = render_template(template, values)  # fail now on a missing variable
         if task is None and rendered.initial_prompt and not args.resume:
             task = rendered.initial_prompt
         suggested = {**template_suggestions(template), **suggested}
@@ -181,7 +196,8 @@ def prepare(
     flags["budget"] = budget = given_budget(args)
     with_budget(Budget(), budget)  # a bad limit is named by its flag, now
     if args.output_schema is not None:
-        flags["output_schema"] = load_schema(args.output_schema)
+        with read_by("--output-schema", args.output_schema):
+            flags["output_schema"] = load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _base_config(args, config_path)
     settings = resolve_settings(flags, env, base=base, suggested=suggested, base_origin=config_path)
@@ -201,7 +217,10 @@ def prepare(
         raise ConfigError("--json needs a task (an argument, --prompt, or stdin)")
     if not args.resume:
         check_endpoint(settings, env)
-    output = expanded(args.output) if args.output else None
+    output = None
+    if args.output:
+        with read_by("--output", args.output):
+            output = expanded(args.output)
     downloads = transfers.downloads if transfers is not None else ()
     if args.force and output is None and not downloads:
         # silently ignored, it would promise what it cannot do

@@ -3,12 +3,16 @@
 A ``--prompt`` template found by name, a ``--system-prompt`` that is a template file and what
 a template suggests; the ``--output-schema`` and ``--config`` files read; an ``--output`` file
 that can be written and is none of the run's inputs. Each problem is a ``ConfigError`` that
-names the flag and the file.
+names the flag and the file: ``read_by`` is the one rule for every flag that names a file
+(``--config FILE: ...``), so a loader shared with the library, which knows only the path
+(``/x.yaml: cannot read an agent config``), is still named by the flag that gave it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +22,33 @@ from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:
     from rho_entry.config.template_values import PromptTemplate
+
+
+def flagged(flag: str, path: str, said: str) -> str:
+    """``said`` (a refusal of the file ``flag`` names as ``path``) starting with
+    ``FLAG PATH:``: as it is when it names the flag already; the flag put before the path
+    when it starts with the path (as given, expanded or resolved); else both before it."""
+    if said.startswith((f"{flag} ", f"{flag}:")):
+        return said
+    shown = {path}
+    with contextlib.suppress(OSError, ConfigError, RuntimeError):  # "~nouser/x", a loop
+        shown |= {str(expanded(path)), str(expanded(path).resolve())}
+    if any(said.startswith(f"{spelling}:") for spelling in shown):
+        return f"{flag} {said}"
+    return f"{flag} {path}: {said}"
+
+
+@contextlib.contextmanager
+def read_by(flag: str, path: str) -> Iterator[None]:
+    """Around the reading of the file ``flag`` names: its ``ConfigError`` is raised again
+    naming the flag and the path first (``flagged``)."""
+    try:
+        yield
+    except ConfigError as exc:
+        said = str(exc)
+        if said.startswith((f"{flag} ", f"{flag}:")):
+            raise
+        raise ConfigError(flagged(flag, path, said)) from exc
 
 
 def find_template(name: str, home: Path) -> Path:

@@ -22,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # same process (an embedding program, the in-process CLI tests).
     show_warning = warnings.showwarning
     warnings.showwarning = _show_warning
+    exit_codes.forget()  # the signals an earlier main([...]) in this process heard
     if argv is None:
         collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
     try:
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # Ctrl+C before a command listens for it (while it imports, reads a config,
                 # starts): said as a cancelled run is, not as a traceback.
                 err.write("rho-agent: cancelled\n")
-                code = exit_codes.CANCELLED
+                code = exit_codes.cancelled()
             out.flush()
             if out.failure is not None:
                 # The output is lost, not the work: a run's answer is in its session.
@@ -98,8 +99,8 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
 
 def _sigterm_cancels() -> None:
     """SIGTERM, or SIGHUP (the terminal gone), before the run listens for them (importing,
-    reading the config, opening the store) ends as Ctrl+C does there: 'cancelled', exit 130,
-    as the exit codes say of SIGTERM; they killed the process (143, 129). Each is left alone
+    reading the config, opening the store) ends as Ctrl+C does there: 'cancelled', exit 143 or
+    129 (``exit_codes.cancelled``); before, they killed the process. Each is left alone
     when ignored (``nohup``, a supervisor's choice). The run's own handler replaces this one
     while it runs."""
     import signal
@@ -110,6 +111,7 @@ def _sigterm_cancels() -> None:
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    exit_codes.heard(signum)  # exits 128 + signum
     raise KeyboardInterrupt
 
 

@@ -10,6 +10,7 @@ every server started, 1 when one failed or the configuration is wrong.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -53,15 +54,20 @@ def _servers(
 
     from rho_domain.config import AgentConfig
     from rho_domain.mcp_config import servers_to_start
+    from rho_entry.cli.launch_files import read_by
     from rho_entry.config.config_files import load_agent_config
     from rho_entry.config.mcp_servers import with_mcp_file
     from rho_entry.config.settings import environment
     from rho_entry.wiring import profile_of
 
     path = config_path or environment().get("RHO_AGENT_CONFIG")
-    config = load_agent_config(expanded(path)) if path else AgentConfig()
+    config = AgentConfig()
+    if path:
+        with read_by("--config", path) if config_path else contextlib.nullcontext():
+            config = load_agent_config(expanded(path))
     if mcp_path:
-        config = with_mcp_file(config, expanded(mcp_path))
+        with read_by("--mcp-config", mcp_path):
+            config = with_mcp_file(config, expanded(mcp_path))
     if profile_name:
         config = attrs.evolve(config, profile=profile_name)
     profile = profile_of(config)

@@ -21,7 +21,8 @@ from typing import Any, TextIO
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
-from rho_entry.cli.answer_endings import ending_warning
+from rho_domain.run_status import RunStatus
+from rho_entry.cli.answer_endings import empty_answer_warning, ending_warning
 from rho_entry.cli.spinner import Spinner
 from rho_entry.cli.terminal_text import visible
 
@@ -120,6 +121,7 @@ class TerminalRenderer:
         self._running: dict[str, str] = {}  # call id -> signature, of tools started, not ended
         self._parallel: set[str] = set()  # calls that ran beside another (their results follow)
         self._streamed = 0  # characters of answer text shown by the model call in progress
+        self._reasoning = ""  # the last answer's reasoning
 
     def __call__(self, event: ev.Event) -> None:
         """Render one event (a session listener)."""
@@ -150,6 +152,10 @@ class TerminalRenderer:
         """After a run: the final answer (quiet mode) and the usage line (when the run used
         tokens)."""
         self.spinner.stop()
+        if result.status is RunStatus.COMPLETED:
+            said = empty_answer_warning(result.text, 0, self._reasoning)
+            if said is not None:
+                self.notice(said, "yellow")
         if self.quiet:
             if result.text:
                 self.out.write(self._answer(result.text.rstrip("\n")) + "\n")
@@ -169,6 +175,7 @@ class TerminalRenderer:
 
     def _on_llm_start(self, event: ev.LLMStarted) -> None:
         self._streamed = 0
+        self._reasoning = ""  # an answer recorded as nothing keeps none of the last one's
         self.spinner.start("thinking")
         if self.verbose:
             self.notice(f"· model call {event.call_index} ({event.context_tokens:,} tokens)", "dim")
@@ -251,6 +258,7 @@ class TerminalRenderer:
             self._show_answer(message.text[self._streamed :])
         if isinstance(message, AssistantMessage):
             self._streamed = 0
+            self._reasoning = message.reasoning  # an answer's, said when it has no text
         # What rho-agent itself told the model (a repeated call, an answer off its schema):
         # the user sees it, as they see an operator's directive.
         if isinstance(message, UserMessage) and message.origin in ("nudge", "correction"):

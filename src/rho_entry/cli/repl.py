@@ -50,7 +50,7 @@ def run_repl(launch: Launch, store: SessionStore) -> int:
         try:
             repl = Repl(launch, store, loop)
         except Ended:  # while the session opens
-            return exit_codes.CANCELLED
+            return exit_codes.cancelled()
         try:
             return repl.main()
         finally:
@@ -116,7 +116,7 @@ class Repl:
             self.read_and_run()
         except Ended:
             self.goodbye()
-            return exit_codes.CANCELLED
+            return exit_codes.cancelled()
         self.goodbye()
         return 0
 

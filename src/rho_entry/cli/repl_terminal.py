@@ -11,6 +11,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from rho_entry.cli import exit_codes
+
 
 class Ended(BaseException):
     """SIGTERM or SIGHUP reached the REPL: it leaves. A BaseException, so that no
@@ -34,6 +36,7 @@ def leave_on_signals() -> dict[signal.Signals, Any]:
 
 
 def _end(signum: int, frame: object) -> None:
+    exit_codes.heard(signum)  # the REPL exits 128 + signum
     raise Ended(signum)
 
 

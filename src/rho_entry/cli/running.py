@@ -199,6 +199,7 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
 
     def _handle(self, signum: signal.Signals) -> None:
         self.count += 1
+        exit_codes.heard(signum)  # a cancelled run exits 128 + the first one's number
         if signum in _ENDING:
             self.ending = signum
         if self.count == 1:
@@ -256,9 +257,12 @@ def rejected_last(session: Session, result: RunResult) -> ToolResultMessage | No
     last = messages[-1] if messages else None
     if result.status is not RunStatus.COMPLETED or not isinstance(last, ToolResultMessage):
         return None
+    rejected = None
     for message in reversed(messages):
         if not isinstance(message, ToolResultMessage):
             break  # the batch's results begin after its assistant message
         if message.content.startswith(REJECTED_PREFIX):
-            last = message
-    return last
+            rejected = message
+    # None when no call was rejected: a model whose answer after the results was empty (not
+    # recorded) had been told "you rejected list", exit 5
+    return rejected

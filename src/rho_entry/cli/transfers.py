@@ -78,10 +78,10 @@ def parse_transfers(
         raise ConfigError("--dockerfile and --snapshot exclude each other: give one")
     text = None
     if dockerfile is not None:
-        path = expanded(dockerfile)
-        if not path.is_file():
-            raise ConfigError(f"--dockerfile {dockerfile}: no such file")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        from rho_entry.config.yaml_text import read_config_text
+
+        where = f"--dockerfile {dockerfile}"  # a directory was "no such file"; read bounded
+        text = read_config_text(expanded(dockerfile), where=where, what="the Dockerfile")
     ups = []
     for spec in uploads:
         local, remote = _split(spec, "--upload", "LOCAL:REMOTE (./data:/home/daytona/data)")

@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
         # what it had started and the store is closed; the CLI's status for Ctrl+C, no
         # traceback. Once consuming, Ctrl+C is the worker's stop (status 0).
         sys.stderr.write("rho-agent worker: interrupted while starting; nothing left running\n")
-        return exit_codes.CANCELLED
+        return exit_codes.cancelled()
 
 
 async def _serve(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +48,14 @@ def read_config_text(path: str | Path, *, where: str, what: str) -> str:
     or a stream that never ends) or is not UTF-8 text, naming the first byte that is not and
     where it is."""
     try:
-        with Path(path).open("rb") as file:
-            data = file.read(MAX_INPUT_BYTES + 1)
+        data, fifo = _read_bounded(Path(path))
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
+    if fifo and not data:
+        raise ConfigError(
+            f"{where}: cannot read {what}: it is a named pipe (FIFO) that nothing writes to; "
+            "give a file (or write to the pipe before rho-agent reads it)"
+        )
     if len(data) > MAX_INPUT_BYTES:
         raise ConfigError(
             f"{where}: cannot read {what}: it holds more than {MAX_INPUT_BYTES // 2**20} MiB "
@@ -63,6 +69,22 @@ def read_config_text(path: str | Path, *, where: str, what: str) -> str:
             f"{where}: cannot read {what}: it is not UTF-8 text (byte 0x{byte:02x} at offset "
             f"{exc.start}); save the file as UTF-8"
         ) from exc
+
+
+def _read_bounded(path: Path) -> tuple[bytes, bool]:
+    """At most ``MAX_INPUT_BYTES + 1`` bytes of ``path``, and whether it is a FIFO. Opened
+    without waiting: opening a named pipe that nothing writes to waits for a writer for
+    good, so ``--config``, ``--vars-file`` or ``--output-schema`` naming one held the run
+    before it began until it was killed. A pipe with a writer (``--config <(...)``) is then
+    read as it was, waiting for its data; one without reads nothing."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fifo = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read(MAX_INPUT_BYTES + 1), fifo
+    finally:
+        os.close(fd)
 
 
 def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:

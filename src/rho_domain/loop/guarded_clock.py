@@ -1,0 +1,133 @@
+"""The Clock as a session reaches it: a clock that fails is said once in the trace, and the
+run keeps its times on the event loop's own clock.
+
+A clock port whose member raised was handled three ways, none of them said: ``now()``
+raising ended the run ``error`` with a bare "OSError: ..." naming no clock; ``monotonic()``
+raising at the run's start let the OSError out of ``Session.run`` (no result, no trace); and
+``sleep()`` failing (``cancel_watch.kept_sleep`` since round 21) was slept on the loop's time
+with nothing in the trace or the log, so a run's timings silently stopped being the clock's.
+
+``GuardedClock`` takes the first failure of any member as the clock's end for this session:
+from then on every member answers from the running event loop's time (``loop.time()``,
+monotonic), continued from the clock's last good readings so that durations never go
+backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
+failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
+event. A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
+
+One guard per clock, shared by the sessions that use it (a runtime's thousand sessions share
+one clock: a guard each would be a thousand more objects for every collection to walk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from typing import Any
+
+from rho_domain.plugged import described, failure_of, plugged_name
+from rho_domain.ports.clock import Clock
+
+CLOCK_FAILED = "ClockError"  # the ``error_type`` of the trace's event saying so
+_log = logging.getLogger(__name__)
+_GUARDS: weakref.WeakKeyDictionary[Clock, GuardedClock] = weakref.WeakKeyDictionary()
+
+
+def _loop_time() -> float | None:
+    """The running event loop's monotonic time, or None outside one."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return None
+
+
+class GuardedClock(Clock):
+    """``clock``, or, once one of its members failed, the event loop's time (module
+    docstring). ``failure`` says what failed (None while none did), for each journal to
+    record once."""
+
+    __slots__ = ("_base", "_last_monotonic", "_last_now", "clock", "failed", "failure")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.failed = False
+        self.failure: str | None = None
+        self._last_now = 0.0
+        self._last_monotonic = 0.0
+        self._base: float | None = None  # the loop time the fallback counts from
+
+    @classmethod
+    def of(cls, clock: Clock) -> GuardedClock:
+        """``clock``'s guard, made once per clock (a clock that cannot be a weak key, unhashable
+        or without ``__weakref__``, gets one each time)."""
+        if isinstance(clock, GuardedClock):
+            return clock
+        try:
+            return _GUARDS[clock]
+        except (KeyError, TypeError):
+            guard = cls(clock)
+        with contextlib.suppress(TypeError):
+            _GUARDS[clock] = guard
+        return guard
+
+    def __getattr__(self, name: str) -> Any:
+        # a fake's own members (``advance``, ``sleeps``) stay reachable to its tests
+        return getattr(self.clock, name)
+
+    def _fail(self, member: str, exc: BaseException) -> None:
+        if self.failed:
+            return
+        self.failed = True
+        self._base = _loop_time()
+        self.failure = (
+            f"the clock {plugged_name(self.clock)} raised {described(exc)} in {member}(): "
+            "from here on this session's times come from the event loop's clock, counted "
+            "from the clock's last good reading; fix the clock (the Clock port's now, "
+            "monotonic and sleep must not raise)"
+        )
+        _log.warning("%s", self.failure)
+
+    def _elapsed(self) -> float:
+        now = _loop_time()
+        if now is None or self._base is None:
+            self._base = self._base if self._base is not None else now
+            return 0.0
+        return max(now - self._base, 0.0)
+
+    def now(self) -> float:
+        """See ``Clock.now``."""
+        if not self.failed:
+            try:
+                self._last_now = self.clock.now()
+            except Exception as exc:  # noqa: BLE001 - said in the trace, not raised
+                self._fail("now", exc)
+            else:
+                return self._last_now
+        return self._last_now + self._elapsed()
+
+    def monotonic(self) -> float:
+        """See ``Clock.monotonic``."""
+        if not self.failed:
+            try:
+                self._last_monotonic = self.clock.monotonic()
+            except Exception as exc:  # noqa: BLE001 - said in the trace, not raised
+                self._fail("monotonic", exc)
+            else:
+                return self._last_monotonic
+        return self._last_monotonic + self._elapsed()
+
+    async def sleep(self, seconds: float) -> None:
+        """See ``Clock.sleep``; a failure there (an ``Exception``, or a ``CancelledError``
+        nothing asked for) sleeps the rest on the loop's time."""
+        if self.failed:
+            await asyncio.sleep(max(seconds, 0.0))
+            return
+        started = self.monotonic()
+        try:
+            await self.clock.sleep(seconds)
+        except BaseException as exc:
+            if failure_of(exc, "the clock") is exc and not isinstance(exc, Exception):
+                raise  # asked for (the sleeper is being cancelled), or KeyboardInterrupt
+            self._fail("sleep", exc)
+            await asyncio.sleep(max(seconds - (self.monotonic() - started), 0.0))
