@@ -29,6 +29,7 @@ from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.functions import names
 from rho_domain.sql.name_folding import catalog_name
 from rho_domain.sql.tokens import Kind, Token
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # Words that continue a type of several words (each may take a length or a precision).
 _CONTINUING = TYPE_WORDS | names(
@@ -53,6 +54,10 @@ class TypeNames:
     one (no call); ``looked_up``, PostgreSQL's unqualified type names its grammar does not
     build in, followed by ``(`` (judged as a call: the length runs the found type's
     typmod_in)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     lengths: frozenset[int]
     looked_up: frozenset[int]
