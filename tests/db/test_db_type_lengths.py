@@ -96,7 +96,7 @@ _TYPMOD_SETUP = [
     "AS $$BEGIN RAISE EXCEPTION 'typmod_in ran for %', current_user; END$$",
     *(
         sql
-        for name in ("number", "hour")
+        for name in ("number", "hour", "double")
         for sql in (
             f"CREATE TYPE {name}",
             f"CREATE FUNCTION {name}_in(cstring) RETURNS {name} LANGUAGE internal "
@@ -113,6 +113,7 @@ LOOKED_UP = [
     ("SELECT '1'::number(3)", "number()"),  # a TYPE_WORDS word PostgreSQL does not build in
     ("SELECT CAST('1' AS number(3))", "number()"),
     ("SELECT '1'::hour(3)", "hour()"),  # an interval field's word as a type's first word
+    ("SELECT '1'::double(3)", "double()"),  # a keyword only before PRECISION
     ("SELECT * FROM json_to_record('{\"a\": 1}') AS t(a number(3))", "number()"),
     (
         "SELECT * FROM XMLTABLE('/r' PASSING ('<r/>'::xml) COLUMNS a hour(3) PATH 'a') AS x",

@@ -43,7 +43,7 @@ _CAST_LIKE = ("CAST", "TREAT", "XMLSERIALIZE", "XMLCAST")
 # (SimpleTypename's keywords), and the built-ins above, found first on search_path as the
 # allowlist's unqualified functions are. Any other name is looked up there (a user's type).
 _PG_BUILT_IN_TYPES = _PG_CATALOG_TYPES | names(
-    "bit char character varchar nchar national numeric decimal dec float double real int "
+    "bit char character varchar nchar national numeric decimal dec float real int "
     "integer smallint bigint boolean time timestamp interval"
 )
 
