@@ -13,8 +13,10 @@ calling ``second()``, ``character()``, ``bit()``, ``float()``, ``passing()``, ``
 
 from __future__ import annotations
 
-from db_support import Server, adapter
+import pytest
+from db_support import Server, adapter, own_pg_database
 
+from rho_domain.errors import StatementRefused
 from rho_domain.sql import classify
 
 READ = [
@@ -84,3 +86,60 @@ async def test_postgres_reads_types_with_a_length_in_every_place(postgres_server
     finally:
         await db.aclose()
     assert [list(r) for r in result.rows] == [["00:00:01.5", "101", "1.3", "10"]]
+
+
+# A base type in public whose length runs a PL/pgSQL typmod_in (the admin's, as CREATE TYPE
+# needs): a name PostgreSQL's grammar does not build in is looked up on search_path, so
+# '1'::number(3) runs public.number's typmod_in as surely as public.number(3) would.
+_TYPMOD_SETUP = [
+    "CREATE FUNCTION typmod_ran(cstring[]) RETURNS int LANGUAGE plpgsql "
+    "AS $$BEGIN RAISE EXCEPTION 'typmod_in ran for %', current_user; END$$",
+    *(
+        sql
+        for name in ("number", "hour", "double")
+        for sql in (
+            f"CREATE TYPE {name}",
+            f"CREATE FUNCTION {name}_in(cstring) RETURNS {name} LANGUAGE internal "
+            "IMMUTABLE STRICT AS 'int4in'",
+            f"CREATE FUNCTION {name}_out({name}) RETURNS cstring LANGUAGE internal "
+            "IMMUTABLE STRICT AS 'int4out'",
+            f"CREATE TYPE {name} (INPUT = {name}_in, OUTPUT = {name}_out, "
+            "TYPMOD_IN = typmod_ran, LIKE = int4)",
+        )
+    ),
+]
+# (statement, the name refused) -- each ran typmod_ran through the adapter before
+LOOKED_UP = [
+    ("SELECT '1'::number(3)", "number()"),  # a TYPE_WORDS word PostgreSQL does not build in
+    ("SELECT CAST('1' AS number(3))", "number()"),
+    ("SELECT '1'::hour(3)", "hour()"),  # an interval field's word as a type's first word
+    ("SELECT '1'::double(3)", "double()"),  # a keyword only before PRECISION
+    ("SELECT * FROM json_to_record('{\"a\": 1}') AS t(a number(3))", "number()"),
+    (
+        "SELECT * FROM XMLTABLE('/r' PASSING ('<r/>'::xml) COLUMNS a hour(3) PATH 'a') AS x",
+        "hour()",
+    ),
+]
+
+
+async def test_postgres_types_found_on_search_path_keep_their_length_judged(
+    postgres_server: Server,
+) -> None:
+    """Only the types PostgreSQL's grammar names itself (numeric, bit, interval ...) take a
+    length as no call; any other unqualified name is looked up on search_path, where the
+    length runs whatever typmod_in the type found has."""
+    with own_pg_database(postgres_server, "rho_typmod", _TYPMOD_SETUP) as server:
+        unchecked, checked = adapter(server, check=False), adapter(server)
+        try:
+            for sql, name in LOOKED_UP:
+                with pytest.raises(Exception, match="typmod_in ran for postgres"):
+                    await unchecked.query(sql, max_rows=1, timeout=10)  # the attack reaches
+                with pytest.raises(StatementRefused) as info:
+                    await checked.query(sql, max_rows=1, timeout=10)
+                assert info.value.by == "check", sql
+                assert f"the function {name} is not on the postgres list" in str(info.value)
+            read = await checked.query("SELECT '1'::varbit(3)::text", max_rows=1, timeout=10)
+            assert read.rows == (("1",),)  # pg_catalog's varbit(): on the list, so it reads
+        finally:
+            await unchecked.aclose()
+            await checked.aclose()

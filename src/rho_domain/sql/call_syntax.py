@@ -46,6 +46,7 @@ class StatementShape:
     in_case: tuple[bool, ...]  # per position: inside CASE ... END
     column_types: frozenset[int] = frozenset()  # positions of the types in COLUMNS (...)
     type_lengths: frozenset[int] = frozenset()  # type words whose "(" holds a length
+    looked_up: frozenset[int] = frozenset()  # PostgreSQL type names found on search_path
 
 
 def statement_shape(stmt: Sequence[Token], d: Dialect) -> StatementShape:
@@ -59,11 +60,13 @@ def statement_shape(stmt: Sequence[Token], d: Dialect) -> StatementShape:
         elif token.is_word("END") and depth:
             depth -= 1  # in a query, END closes only CASE
     ctes, columns = _cte_names(stmt), _column_types(stmt)
+    types = type_lengths(stmt, d, lists=columns, ctes=ctes)
     return StatementShape(
         ctes=ctes,
         in_case=tuple(inside),
         column_types=columns,
-        type_lengths=type_lengths(stmt, d, lists=columns, ctes=ctes),
+        type_lengths=types.lengths,
+        looked_up=types.looked_up,
     )
 
 
@@ -111,6 +114,8 @@ def not_a_call(stmt: Sequence[Token], i: int, d: Dialect, shape: StatementShape)
     ``((a), ())``), a keyword that takes a parenthesis, a type with a length, an alias or CTE
     column list."""
     token, prev = stmt[i], stmt[i - 1] if i else None
+    if i in shape.looked_up:
+        return False  # '1'::number(3): the length runs the typmod_in search_path finds
     if token.kind is Kind.PUNCT:
         # Nothing is called through punctuation; after ")" only OPERATOR(...) is followed
         # by an operand, and "](" or ".(" is nothing any dialect reads.
