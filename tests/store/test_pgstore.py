@@ -366,6 +366,37 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
     await pg.store.release("long1")
 
 
+async def test_a_streams_idle_poll_sums_only_the_rows_it_has_not_counted(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A server's stream counts the trace at each idle poll, and the count summed every
+    row's size: 158 ms of the database's time a poll for 100,000 rows. Now a row is summed
+    once: the proof, a row counted already and made larger in place is not seen by the next
+    count (it read no such row), while the reads of that row still refuse it; the rows
+    added since are summed, and rows deleted make the count start again."""
+    import psycopg
+
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("sum1"))
+    await pg.store.append("sum1", run_events("x"))
+    small = of_backend(host(hosts, url, trace_bytes=400))  # 327 stored
+    assert await small.sessions.last_seq("sum1") == 3
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE rho_events SET line = repeat('y', 500) WHERE seq = 1")
+    assert await small.sessions.last_seq("sum1") == 3  # row 1 not summed again
+    refused = r"session sum1's trace \(its rho_events rows\) holds more than 400 bytes"
+    with pytest.raises(StoreError, match=refused):
+        await small.sessions.trace("sum1")
+    await pg.store.append("sum1", [ev.MessageAdded(at=1002.0, message=UserMessage("z" * 300))])
+    with pytest.raises(StoreError, match=refused):  # rows added since, summed
+        await small.sessions.last_seq("sum1")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM rho_events WHERE seq > 1")
+    with pytest.raises(StoreError, match=refused):  # fewer rows: summed from the start
+        await small.sessions.last_seq("sum1")
+    await pg.store.release("sum1")
+
+
 async def test_a_created_at_column_edited_to_no_time_is_listed_as_none(
     url: str, hosts: list[PgBackend]
 ) -> None:

@@ -27,6 +27,7 @@ from rho_adapters.pgstore.schema import (
     too_large,
 )
 from rho_adapters.pgstore.store import PgSessionStore
+from rho_adapters.pgstore.trace_count import TraceCounts
 from rho_adapters.store.signals import EXPORT_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
@@ -57,6 +58,7 @@ class PgSessions(SessionCatalog, SessionControl):
 
     def __init__(self, backend: PgBackend, *, owner: bool = True) -> None:
         self.backend = backend
+        self._counts = TraceCounts()
         self._closed = not owner
         if owner:  # a share of the backend until aclose (``of_backend``: the store's share)
             backend.acquire()
@@ -120,24 +122,16 @@ class PgSessions(SessionCatalog, SessionControl):
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
 
     async def last_seq(self, session_id: str) -> int:
-        """See ``SessionCatalog.last_seq``: one ``max(seq)``, no line read. A trace past
-        the backend's bound is refused (``too_large``), as the file store's count refuses
-        its trace.jsonl: a server asks before a stream's 200 (``SessionFeeds.readable``),
-        and without it a PostgreSQL session's stream began, then ended on an error event,
-        where a file-backed one was answered 409 ``unreadable_session``."""
+        """See ``SessionCatalog.last_seq``: ``max(seq)``, no line read. A trace past the
+        backend's bound is refused (``too_large``), as the file store's count refuses its
+        trace.jsonl: a server asks before a stream's 200 (``SessionFeeds.readable``), and
+        without it a PostgreSQL session's stream began, then ended on an error event, where a
+        file-backed one was answered 409 ``unreadable_session``. The rows' sizes are summed
+        once each (``TraceCounts``): a stream's idle poll asks too."""
 
         def read(conn: Any) -> int:
             exact = resolve_id(conn, session_id)
-            last, size = conn.execute(
-                "SELECT coalesce(max(seq), 0), coalesce(sum(octet_length(line)), 0)"
-                " FROM rho_events WHERE session_id = %s",
-                (exact,),
-            ).fetchone()
-            if int(size) > self.backend.trace_bytes:
-                raise too_large(
-                    f"session {exact}'s trace (its rho_events rows)", self.backend.trace_bytes
-                )
-            return int(last)
+            return self._counts.last_seq(conn, exact, self.backend.trace_bytes)
 
         found: int = await self.backend.call(read)
         return found
