@@ -21,7 +21,7 @@ from rho_adapters.pgstore.listing import (
 from rho_adapters.pgstore.schema import (
     CHANNEL,
     bounded,
-    check_trace_size,
+    bounded_lines,
     from_column,
     to_column,
     too_large,
@@ -109,14 +109,7 @@ class PgSessions(SessionCatalog, SessionControl):
 
         def read(conn: Any) -> list[Any]:
             exact = resolve_id(conn, session_id)
-            check_trace_size(conn, exact, after, self.backend.trace_bytes)
-            return list(
-                conn.execute(
-                    "SELECT seq, line FROM rho_events WHERE session_id = %s AND seq > %s"
-                    " ORDER BY seq",
-                    (exact, after),
-                )
-            )
+            return bounded_lines(conn, exact, after, self.backend.trace_bytes)
 
         rows = await self.backend.call(read)
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)

@@ -8,7 +8,7 @@ rows (51 MB; ``max(seq)`` alone: 0.02 ms), for each stream, every second. The su
 per session, and a count adds only the rows after the last one counted (the primary key's
 range); a trace with fewer lines than counted (rows deleted) is summed again from its start.
 A row rewritten under the count is not seen here: every read of rows judges their sizes
-itself (``schema.check_trace_size``), so none is read whole.
+itself (``schema.bounded_lines``), so none is read whole.
 
 The sums are small (a number and a size a session) and capped at ``limit`` sessions.
 """
