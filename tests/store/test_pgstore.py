@@ -9,6 +9,7 @@ holder name, exactly as two processes on two machines would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 import subprocess
@@ -364,6 +365,100 @@ async def test_a_trace_past_its_bound_is_refused_not_read_whole(
     assert [line.seq for line in await small.sessions.trace("long1", after=2)] == [3]
     await pg.store.open("long1")  # the claim was not taken
     await pg.store.release("long1")
+
+
+async def test_a_streams_idle_poll_sums_only_the_rows_it_has_not_counted(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A server's stream counts the trace at each idle poll, and the count summed every
+    row's size: 158 ms of the database's time a poll for 100,000 rows. Now a row is summed
+    once: the proof, a row counted already and made larger in place is not seen by the next
+    count (it read no such row), while the reads of that row still refuse it; the rows
+    added since are summed, and rows deleted make the count start again."""
+    import psycopg
+
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("sum1"))
+    await pg.store.append("sum1", run_events("x"))
+    small = of_backend(host(hosts, url, trace_bytes=400))  # 327 stored
+    assert await small.sessions.last_seq("sum1") == 3
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE rho_events SET line = repeat('y', 500) WHERE seq = 1")
+    assert await small.sessions.last_seq("sum1") == 3  # row 1 not summed again
+    refused = r"session sum1's trace \(its rho_events rows\) holds more than 400 bytes"
+    with pytest.raises(StoreError, match=refused):
+        await small.sessions.trace("sum1")
+    await pg.store.append("sum1", [ev.MessageAdded(at=1002.0, message=UserMessage("z" * 300))])
+    with pytest.raises(StoreError, match=refused):  # rows added since, summed
+        await small.sessions.last_seq("sum1")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM rho_events WHERE seq > 1")
+    with pytest.raises(StoreError, match=refused):  # fewer rows: summed from the start
+        await small.sessions.last_seq("sum1")
+    await pg.store.release("sum1")
+
+
+class _GrowsAfterTheSum:
+    """A backend's pool whose connections let a peer make row 1 of a trace larger right
+    after the first statement that sums its rows' sizes, as a racing writer would."""
+
+    def __init__(self, pool: Any, url: str) -> None:
+        self.pool, self.url, self.fired = pool, url, False
+
+    @contextlib.contextmanager
+    def connection(self, *, transaction: bool = True) -> Iterator[Any]:
+        with self.pool.connection(transaction=transaction) as conn:
+            yield self._Conn(conn, self)
+
+    class _Conn:
+        def __init__(self, conn: Any, pool: _GrowsAfterTheSum) -> None:
+            self.conn, self.pool = conn, pool
+
+        def execute(self, query: Any, params: Any = None) -> Any:
+            import psycopg
+
+            result = self.conn.execute(query, params)
+            if "sum(octet_length(line))" in str(query) and not self.pool.fired:
+                self.pool.fired = True
+                with psycopg.connect(self.pool.url, autocommit=True) as peer:
+                    peer.execute("UPDATE rho_events SET line = repeat('y', 500) WHERE seq = 1")
+            return result
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.conn, name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
+
+
+async def test_a_row_grown_between_the_sum_and_the_read_is_not_read(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """READ COMMITTED: the rows' sizes were summed in one statement and the rows read in
+    the next, each its own snapshot, so a row a peer made larger in between (a gigabyte, up
+    to the bound's check) was read whole, by a stream's read and by the open. Now both are
+    judged in the statement that reads them: what is read is what was summed."""
+    import psycopg
+
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("race1"))
+    await pg.store.append("race1", run_events("x"))
+    await pg.store.release("race1")
+    first = (await pg.sessions.trace("race1"))[0].data.decode()
+    for read in ("trace", "open"):
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE rho_events SET line = %s WHERE seq = 1", (first,))
+        small = of_backend(host(hosts, url, trace_bytes=400))  # 327 stored
+        racing = _GrowsAfterTheSum(small.sessions.backend.pool, url)
+        small.sessions.backend.pool = racing  # type: ignore[assignment]  # a pool's part
+        if read == "trace":
+            lines = await small.sessions.trace("race1")
+            assert sum(len(line.data) for line in lines) <= 400
+        else:
+            _, events = await small.store.open("race1")  # row 1 as it was summed
+            assert isinstance(events[0], ev.RunStarted)  # not 500 bytes of y (set aside)
+            await small.store.release("race1")
+        assert racing.fired
 
 
 async def test_a_created_at_column_edited_to_no_time_is_listed_as_none(

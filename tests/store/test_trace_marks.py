@@ -106,3 +106,24 @@ def test_a_read_after_the_last_line_does_not_read_it_again(tmp_path: Path) -> No
     assert [(line.seq, line.data) for line in marks.lines_after(paths, 2)] == [(3, b'{"a":3}')]
     assert marks.last_seq(paths) == 3
     assert [line.seq for line in marks.lines_after(paths, 2)] == [3]
+
+
+def test_a_trace_rewritten_in_place_past_the_mark_is_read_from_its_start(
+    tmp_path: Path,
+) -> None:
+    """``cp`` over a trace keeps its inode: truncated, then written past the mark before the
+    next poll. The read went on from the old offset: its first 'line' was another's tail
+    (``1}``) numbered 3. Now the mark's line ends are checked and the trace read again from
+    its start; nor does such a trace (or a replaced one) count as a read to do inline."""
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}')
+    marks = TraceMarks()
+    assert marks.last_seq(paths) == 2
+    assert marks.resumes(paths, 2, within=64)
+    with paths.trace.open("r+b") as handle:  # same inode, rewritten longer
+        handle.write(b'{"bbbbbbbbbbbb":1}\n{"b":2}\n{"b":3}\n')
+    assert not marks.resumes(paths, 2, within=1 << 20)
+    assert [(line.seq, line.data) for line in marks.lines_after(paths, 2)] == [(3, b'{"b":3}')]
+    assert marks.resumes(paths, 3, within=64)
+    with paths.trace.open("ab") as handle:
+        handle.write(b"x" * 100 + b"\n")
+    assert not marks.resumes(paths, 3, within=64)  # more than that to read: a thread's

@@ -21,12 +21,13 @@ from rho_adapters.pgstore.listing import (
 from rho_adapters.pgstore.schema import (
     CHANNEL,
     bounded,
-    check_trace_size,
+    bounded_lines,
     from_column,
     to_column,
     too_large,
 )
 from rho_adapters.pgstore.store import PgSessionStore
+from rho_adapters.pgstore.trace_count import TraceCounts
 from rho_adapters.store.signals import EXPORT_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
@@ -57,6 +58,7 @@ class PgSessions(SessionCatalog, SessionControl):
 
     def __init__(self, backend: PgBackend, *, owner: bool = True) -> None:
         self.backend = backend
+        self._counts = TraceCounts()
         self._closed = not owner
         if owner:  # a share of the backend until aclose (``of_backend``: the store's share)
             backend.acquire()
@@ -107,37 +109,22 @@ class PgSessions(SessionCatalog, SessionControl):
 
         def read(conn: Any) -> list[Any]:
             exact = resolve_id(conn, session_id)
-            check_trace_size(conn, exact, after, self.backend.trace_bytes)
-            return list(
-                conn.execute(
-                    "SELECT seq, line FROM rho_events WHERE session_id = %s AND seq > %s"
-                    " ORDER BY seq",
-                    (exact, after),
-                )
-            )
+            return bounded_lines(conn, exact, after, self.backend.trace_bytes)
 
         rows = await self.backend.call(read)
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
 
     async def last_seq(self, session_id: str) -> int:
-        """See ``SessionCatalog.last_seq``: one ``max(seq)``, no line read. A trace past
-        the backend's bound is refused (``too_large``), as the file store's count refuses
-        its trace.jsonl: a server asks before a stream's 200 (``SessionFeeds.readable``),
-        and without it a PostgreSQL session's stream began, then ended on an error event,
-        where a file-backed one was answered 409 ``unreadable_session``."""
+        """See ``SessionCatalog.last_seq``: ``max(seq)``, no line read. A trace past the
+        backend's bound is refused (``too_large``), as the file store's count refuses its
+        trace.jsonl: a server asks before a stream's 200 (``SessionFeeds.readable``), and
+        without it a PostgreSQL session's stream began, then ended on an error event, where a
+        file-backed one was answered 409 ``unreadable_session``. The rows' sizes are summed
+        once each (``TraceCounts``): a stream's idle poll asks too."""
 
         def read(conn: Any) -> int:
             exact = resolve_id(conn, session_id)
-            last, size = conn.execute(
-                "SELECT coalesce(max(seq), 0), coalesce(sum(octet_length(line)), 0)"
-                " FROM rho_events WHERE session_id = %s",
-                (exact,),
-            ).fetchone()
-            if int(size) > self.backend.trace_bytes:
-                raise too_large(
-                    f"session {exact}'s trace (its rho_events rows)", self.backend.trace_bytes
-                )
-            return int(last)
+            return self._counts.last_seq(conn, exact, self.backend.trace_bytes)
 
         found: int = await self.backend.call(read)
         return found

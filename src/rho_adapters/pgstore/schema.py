@@ -210,18 +210,40 @@ def bounded(column: str, limit: int) -> str:
     return f"CASE WHEN octet_length({column}) <= {int(limit)} THEN {column} END"
 
 
-def check_trace_size(conn: Any, session_id: str, after: int, limit: int) -> None:
-    """Raise the ``too_large`` StoreError when the session's trace lines past ``after`` hold
-    more than ``limit`` bytes (``PgBackend.trace_bytes``: ``store.trace.TRACE_BYTES``): read
-    whole (``string_agg``, a listing of lines), a gigabyte row written by a peer cost every
-    reader that much memory, as a planted trace.jsonl did. One sum of the lines' sizes."""
-    total = conn.execute(
-        "SELECT coalesce(sum(octet_length(line)), 0) FROM rho_events"
-        " WHERE session_id = %s AND seq > %s",
-        (session_id, after),
-    ).fetchone()[0]
+def bounded_lines(conn: Any, session_id: str, after: int, limit: int) -> list[Any]:
+    """The session's trace rows after line ``after``, ``(seq, line)`` in order; the
+    ``too_large`` StoreError when they hold more than ``limit`` bytes
+    (``PgBackend.trace_bytes``): read whole, a gigabyte row written by a peer cost every
+    reader that much memory, as a planted trace.jsonl did. The sizes are judged in the
+    statement that reads the rows: summed in one and read in the next (READ COMMITTED, a
+    snapshot each), a row a peer made a gigabyte in between was read whole."""
+    rows = conn.execute(
+        "WITH total AS (SELECT coalesce(sum(octet_length(line)), 0) AS bytes"
+        " FROM rho_events WHERE session_id = %s AND seq > %s)"
+        " SELECT total.bytes, e.seq, e.line FROM total LEFT JOIN LATERAL (SELECT seq, line"
+        " FROM rho_events WHERE total.bytes <= %s AND session_id = %s AND seq > %s OFFSET 0)"
+        " e ON true ORDER BY e.seq",  # OFFSET 0: not pulled up, so the bound stays a
+        # one-time filter (joined, it was judged against each of the 100,000 rows)
+        (session_id, after, limit, session_id, after),
+    ).fetchall()
+    if int(rows[0][0]) > limit:
+        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
+    return [(seq, line) for _, seq, line in rows if seq is not None]
+
+
+def bounded_text(conn: Any, session_id: str, limit: int) -> str:
+    """The session's whole trace as one text (``string_agg``: its lines, each without its
+    newline, joined by one), judged as ``bounded_lines`` judges, in the one statement."""
+    total, text = conn.execute(
+        "WITH total AS (SELECT coalesce(sum(octet_length(line)), 0) AS bytes"
+        " FROM rho_events WHERE session_id = %s)"
+        " SELECT total.bytes, (SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events"
+        " WHERE session_id = %s AND total.bytes <= %s) FROM total",
+        (session_id, session_id, limit),
+    ).fetchone()
     if int(total) > limit:
         raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
+    return str(text or "")
 
 
 def too_large(what: str, limit: int) -> StoredPastBound:

@@ -24,7 +24,7 @@ from typing import Any
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import list_sessions, record_columns, record_of, resolve_id
-from rho_adapters.pgstore.schema import ALIVE, CHANNEL, check_trace_size, declare_here
+from rho_adapters.pgstore.schema import ALIVE, CHANNEL, bounded_text, declare_here
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
@@ -130,11 +130,7 @@ class PgSessionStore(SessionStore, SignalingStore):
             # taken over from a holder whose claim went stale, which may still be running
             # it: its waiting run reads that it lost the session and stops (``PgSignals``)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"cancel {session_id}"))
-        check_trace_size(conn, session_id, 0, self.backend.trace_bytes)
-        text = conn.execute(
-            "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",
-            (session_id,),
-        ).fetchone()[0]
+        text = bounded_text(conn, session_id, self.backend.trace_bytes)
         data = (text + "\n").encode() if text else b""
         events = parse_trace(data, source=f"session {session_id} in the store").events
         record = record_of(row[:6])

@@ -95,7 +95,7 @@ class FileSessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.trace``. Read from where the last read of this trace ended
         when ``after`` is at or past it (``TraceMarks``): a poll reads only what is new."""
         paths = self._paths(session_id)
-        if self._marks.resumes(paths, after) or _small(paths.trace):
+        if self._marks.resumes(paths, after, within=INLINE_BYTES) or _small(paths.trace):
             # a poll, a run's next line, a new session: a few bytes from the page cache, read
             # here (as the store appends here); a worker thread's hop would wait behind others
             return self._marks.lines_after(paths, after)
@@ -119,7 +119,7 @@ class FileSessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.last_seq``: counted from the last read's mark (here, as
         ``trace`` reads, when that is a stat: a stream's idle poll asks)."""
         paths = self._paths(session_id)
-        if self._marks.resumes(paths, 1 << 62) or _small(paths.trace):
+        if self._marks.resumes(paths, 1 << 62, within=INLINE_BYTES) or _small(paths.trace):
             return self._marks.last_seq(paths)
         return await asyncio.to_thread(self._marks.last_seq, paths)
 

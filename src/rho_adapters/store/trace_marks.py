@@ -65,6 +65,19 @@ def _newline_between(handle: IO[bytes], start: int, end: int) -> bool:
     return False
 
 
+def _holds(handle: IO[bytes], info: os.stat_result, mark: _Mark) -> bool:
+    """Whether the open trace is still the one ``mark`` was taken on: the same inode, no
+    shorter, and a line still ending at the mark and before its last line. A trace
+    rewritten in place (``cp`` over it: the same inode, truncated then written) or a new
+    file given a freed inode's number, grown past the mark between two polls, passed the
+    inode and size checks: the read went on from the old offset, and its first 'line' was
+    the tail of another (``1}``) under a number that was not its own."""
+    if (info.st_dev, info.st_ino) != mark.identity or info.st_size < mark.offset:
+        return False
+    fd = handle.fileno()
+    return all(os.pread(fd, 1, end - 1) == b"\n" for end in (mark.last, mark.offset) if end)
+
+
 class TraceMarks:
     """Line-numbered reads of trace files, resumed from the last position read (thread-safe)."""
 
@@ -82,11 +95,23 @@ class TraceMarks:
             TraceLine(seq=seq, data=line) for seq, line in enumerate(lines, first) if seq > after
         )
 
-    def resumes(self, paths: SessionPaths, after: int) -> bool:
-        """Whether a read after ``after`` would start at this trace's mark (not its start)."""
+    def resumes(self, paths: SessionPaths, after: int, *, within: int) -> bool:
+        """Whether a read after ``after`` would start at this trace's mark (not its start)
+        and read no more than ``within`` bytes: a caller reads such a read inline. A trace
+        replaced, rewritten or grown by more is not one (it was read whole on the event loop
+        because a mark existed)."""
         with self._lock:
             mark = self._marks.get(str(paths.dir))
-        return mark is not None and after >= mark.seq - 1
+        if mark is None or after < mark.seq - 1:
+            return False
+        try:
+            with open_file(paths.trace, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                usable = _holds(handle, info, mark)
+        except OSError:
+            return False  # the read says what is wrong
+        start = mark.last if mark.seq and after == mark.seq - 1 else mark.offset
+        return usable and info.st_size - start <= within
 
     def last_seq(self, paths: SessionPaths) -> int:
         """The number of the last complete line (0: none yet), reading only what is new."""
@@ -108,12 +133,7 @@ class TraceMarks:
                 identity = (info.st_dev, info.st_ino)
                 with self._lock:
                     mark = self._marks.get(str(paths.dir))
-                if (
-                    mark is None
-                    or mark.identity != identity
-                    or info.st_size < mark.offset
-                    or after < mark.seq - 1
-                ):
+                if mark is None or after < mark.seq - 1 or not _holds(handle, info, mark):
                     mark = _Mark(identity, 0, 0, 0, 0)
                 start, first = (mark.offset, mark.seq + 1) if after >= mark.seq else (0, 1)
                 if mark.seq and after == mark.seq - 1:
