@@ -17,6 +17,7 @@ printed as ``[Errno 2] No such file or directory``, naming neither).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import ssl
 import threading
@@ -58,6 +59,22 @@ def shared_ssl_context() -> ssl.SSLContext:
             _ssl_context = verifying_context()
             _ssl_created += 1
         return _ssl_context
+
+
+def build_shared_context_ahead() -> None:
+    """Start making the process's shared context (``shared_ssl_context``) in a daemon thread,
+    for a caller that knows an https endpoint is coming and has other start-up to do: OpenSSL
+    parses the CA bundle (~150 certificates, a fifth of an https one-shot's instructions) with
+    the GIL released, so the caller's imports go on beside it. The first
+    ``shared_ssl_context()`` waits for it (the lock); the context, and what it trusts, are the
+    ones that call would have made. A failure is not kept: that call tries again and raises
+    it."""
+    threading.Thread(target=_build_quietly, name="rho-agent-ssl-context", daemon=True).start()
+
+
+def _build_quietly() -> None:
+    with contextlib.suppress(ConfigError):  # said by the caller's own shared_ssl_context()
+        shared_ssl_context()
 
 
 def ssl_contexts_created() -> int:

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             args, environment(), stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
         )
         _probe_sandbox_ahead(launch)
+        _load_certificates_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
             environment(), writing=True, flag=flag, config_store=launch.settings.config.store
@@ -105,6 +106,16 @@ def _probe_sandbox_ahead(launch: Launch) -> None:
         from rho_entry.wiring import probe_sandbox_ahead
 
         probe_sandbox_ahead(config, config.profile)
+
+
+def _load_certificates_ahead(launch: Launch) -> None:
+    """An https endpoint's CA certificates (certifi's ~150, a fifth of such a one-shot's
+    instructions) load in a thread from here, while the rest of start-up imports and builds;
+    the model client waits for them. Not for a resumed session: its stored config decides."""
+    if not launch.resume:
+        from rho_entry.model_wiring import load_certificates_ahead
+
+        load_certificates_ahead(launch.settings.config, environment())
 
 
 def _warn_about_databases(launch: Launch) -> None:
