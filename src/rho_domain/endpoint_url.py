@@ -14,7 +14,6 @@ naming its key.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote, urlsplit
 
 from rho_domain.errors import ConfigError
 from rho_domain.url_logins import hide_url_logins
@@ -35,6 +34,8 @@ def check_endpoint_url(text: str, key: str) -> None:
             "(the host would be read as the user's name, the password as a port, a path or a "
             "fragment): percent-encode them in the password (%2F, %3F, %23)"
         )
+    from urllib.parse import urlsplit  # with ipaddress: not for a config that names no URL
+
     for index, char in enumerate(text):
         if char.isascii() and not char.isprintable():  # what httpx refuses, at the first call
             what = "a line break" if char in "\r\n" else f"the control character {char!r}"
@@ -74,6 +75,8 @@ def _cut_login(text: str) -> bool:
     clear, and ``http://user:123#ss@host/v1`` accepted: requests went to the host "user"."""
     if "@" not in text or re.match(_CUT_LOGIN, text) is None:
         return False
+    from urllib.parse import urlsplit
+
     try:
         return "@" not in urlsplit(text).netloc
     except ValueError:  # an open bracket: refused as such after
@@ -84,5 +87,7 @@ def path_segment(text: str) -> str:
     """``text`` as one segment of a URL's path, whatever it holds: every ``/``, ``?``, ``#``
     and ``%`` escaped, and ``.`` or ``..`` spelled ``%2E`` (still dot segments when quoted,
     httpx resolves them: ``sandbox/../../admin`` is ``/admin``)."""
+    from urllib.parse import quote
+
     quoted = quote(text, safe="")
     return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted

@@ -98,6 +98,37 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     )
 
 
+def load_certificates_ahead(config: AgentConfig, environ: Mapping[str, str]) -> None:
+    """When ``build_model(config, environ)`` will call an https endpoint (``calls_https``),
+    start loading the CA certificates its client will verify with, in a thread
+    (``tls_context.build_shared_context_ahead``), so that a caller's start-up before the
+    model is built (the CLI's imports, store and session) goes on beside it. Nothing
+    otherwise."""
+    if calls_https(config, environ):
+        from rho_adapters.model.tls_context import CaTrust, build_shared_context_ahead
+
+        build_shared_context_ahead(CaTrust.from_environ(environ))  # the trust the client takes
+
+
+def calls_https(config: AgentConfig, environ: Mapping[str, str]) -> bool:
+    """True when ``build_model(config, environ)``'s calls go to an https URL: the config's
+    base URL, else the environment's, else the provider's default one. False for the demo
+    model and for a config ``build_model`` would refuse (an unknown provider)."""
+    from rho_adapters.model.providers import DEMO_MODEL
+
+    if config.model == DEMO_MODEL:
+        return False
+    url = config.base_url or base_url_from(environ)
+    if not url:
+        from rho_entry.config.settings import provider_of
+
+        try:
+            url = provider_of(config, environ).default_base_url
+        except ConfigError:
+            return False
+    return bool(url) and url[:6].lower() == "https:"
+
+
 def transport_of(config: AgentConfig) -> dict[str, Any]:
     """The model adapter's ``timeouts``, ``retry`` and ``limits`` for the config's
     ``model_*`` settings (only those it sets; the adapter's defaults stay for the rest)."""

@@ -2,7 +2,11 @@
 pooled model client is ``CoreClient`` and the SSL context is ``tls_context``'s (before the
 twenty-first round's second step, ``httpx.create_ssl_context`` made it: ~90 M instructions
 of a one-shot for ``import httpx``). The server is the loopback one behind TLS, trusted
-through ``SSL_CERT_FILE`` as httpx would read it."""
+through ``SSL_CERT_FILE`` as httpx would read it.
+
+The CA certificates load in a thread started once the CLI's settings name the https
+endpoint (``model_wiring.load_certificates_ahead``), beside the rest of start-up; the model
+client's ``shared_ssl_context()`` waits for that one context."""
 
 from __future__ import annotations
 
@@ -21,6 +25,22 @@ from tls_support import self_signed
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
+# Which threads made the verifying context (a profile on threads ``threading`` starts, so
+# the main thread runs unobserved), and how many contexts the process made, after ``_RUN``'s
+# line
+_WATCH = """
+import threading
+made_in = []
+threading.setprofile(
+    lambda frame, event, arg: event == "call" and frame.f_code.co_name == "verifying_context"
+    and made_in.append(threading.current_thread().name)
+)
+"""
+_REPORT = """
+from rho_adapters.model.tls_context import ssl_contexts_created
+print(json.dumps({"made_in": made_in, "created": ssl_contexts_created()}))
+"""
+
 
 def test_an_https_one_shot_lists_the_files_without_httpx(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
@@ -37,14 +57,16 @@ def test_an_https_one_shot_lists_the_files_without_httpx(tmp_path: Path) -> None
     with LoopbackServer(replies, ssl_context=serving) as server:
         assert server.base_url.startswith("https://")
         args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
-        done = subprocess.run(
-            [sys.executable, "-c", _RUN, *args], cwd=work, env=env, capture_output=True, text=True
-        )
+        child = [sys.executable, "-c", _WATCH + _RUN + _REPORT, *args]
+        done = subprocess.run(child, cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    run = json.loads(done.stdout)
+    line, made = done.stdout.splitlines()
+    run = json.loads(line)
     assert run["code"] == 0, run["err"]
     assert run["out"] == "Here: notes.txt.\n"
     assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
     assert set(server.alpn) == {"http/1.1"}  # every connection was TLS
     assert _loaded(run["modules"], ("ssl", "certifi")) == ["certifi", "certifi.core", "ssl"]
     assert _loaded(run["modules"], NOT_IN_A_ONE_SHOT) == []
+    # the certificates loaded beside start-up, in the thread the CLI started, once
+    assert json.loads(made) == {"made_in": ["rho-agent-ssl-context"], "created": 1}

@@ -329,6 +329,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_entry.resume_profile",)  # resume_policy's: with the first resume
     lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
     lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
+    lazy += ("urllib.parse", "ipaddress")  # ... and its base URL (pathlib loads them too)
     lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged
     lazy += ("rho_entry.facade",)  # open_session's module: the names are agent's and session's
     assert _loaded(imported.split(), lazy) == []

@@ -20,6 +20,7 @@ from rho_domain.errors import ConfigError
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.parser import build_parser
 from rho_entry.config.settings import resolve_settings
+from rho_entry.model_wiring import calls_https
 from rho_entry.wiring import transport_of
 
 
@@ -151,3 +152,17 @@ def test_a_line_break_read_with_a_variable_is_refused_naming_it() -> None:
         resolve_settings({"model": ""}, {})
     # a stored session's config still loads, whatever its model is called (shown escaped)
     assert AgentConfig(model="gpt-4o\n").model == "gpt-4o\n"
+
+
+def test_the_certificates_load_ahead_only_for_an_https_endpoint() -> None:
+    """``calls_https`` decides whether the CLI loads the CA certificates in a thread before
+    the model is built: the URL the model's calls will go to, wherever it comes from."""
+    env = {"OPENAI_API_KEY": "k"}
+    https = ("https://api.example.com/v1", "HTTPS://api.example.com/v1")
+    assert [calls_https(AgentConfig(model="m", base_url=url), env) for url in https] == [True, True]
+    assert not calls_https(AgentConfig(model="m", base_url="http://localhost:8000/v1"), env)
+    from_env = {**env, "RHO_AGENT_BASE_URL": "https://gw.example.com/v1"}
+    assert calls_https(AgentConfig(model="m"), from_env)  # the environment's URL
+    assert calls_https(AgentConfig(model="m", provider="openai"), env)  # the provider's default
+    assert not calls_https(AgentConfig(model="demo"), from_env)  # offline
+    assert not calls_https(AgentConfig(model="m", provider="no-such"), env)  # refused later

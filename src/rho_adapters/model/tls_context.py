@@ -22,6 +22,7 @@ their proxies. One context is made per ``CaTrust`` and kept for the process.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import threading
 from collections.abc import Mapping
@@ -91,6 +92,24 @@ def shared_ssl_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:
             context = _ssl_contexts[trust] = verifying_context(trust)
             _ssl_created += 1
         return context
+
+
+def build_shared_context_ahead(trust: CaTrust = CERTIFI) -> None:
+    """Start making the process's shared context for ``trust`` (``shared_ssl_context``) in a
+    daemon thread, for a caller that knows an https endpoint is coming and has other start-up
+    to do: OpenSSL parses the CA bundle (~150 certificates, a fifth of an https one-shot's
+    instructions) with the GIL released, so the caller's imports go on beside it. The first
+    ``shared_ssl_context(trust)`` waits for it (the lock); the context, and what it trusts, are
+    the ones that call would have made. A failure is not kept: that call tries again and
+    raises it."""
+    threading.Thread(
+        target=_build_quietly, args=(trust,), name="rho-agent-ssl-context", daemon=True
+    ).start()
+
+
+def _build_quietly(trust: CaTrust) -> None:
+    with contextlib.suppress(ConfigError):  # said by the caller's own shared_ssl_context()
+        shared_ssl_context(trust)
 
 
 def ssl_contexts_created() -> int:

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         launch = prepare(
             args, environment(), stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
         )
-        _probe_sandbox_ahead(launch)
+        _start_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
             environment(), writing=True, flag=flag, config_store=launch.settings.config.store
@@ -93,18 +93,18 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"internal error: {described(exc)}{hint}", exit_codes.USAGE)
 
 
-def _probe_sandbox_ahead(launch: Launch) -> None:
-    """A new session's local executor probes bubblewrap as it is built (a bwrap process
-    started and waited for, ~10 ms): started now, the probe runs while the store, the agent
-    and the model are made. Not for a resumed session (its stored profile decides) nor a
-    Daytona sandbox."""
+def _start_ahead(launch: Launch) -> None:
+    """Left running while the store, agent and model are made (not on resume: the stored config
+    decides): an https endpoint's CA certificates load, a local executor's bwrap probe runs."""
     config = launch.settings.config
-    if launch.resume or launch.builds_sandbox:
-        return
-    if isinstance(config.profile, PermissionProfile):  # settings resolve it
-        from rho_entry.wiring import probe_sandbox_ahead
+    if not launch.resume:
+        from rho_entry.model_wiring import load_certificates_ahead  # the model client waits
 
-        probe_sandbox_ahead(config, config.profile)
+        load_certificates_ahead(config, environment())
+        if not launch.builds_sandbox and isinstance(config.profile, PermissionProfile):
+            from rho_entry.wiring import probe_sandbox_ahead  # the executor waits
+
+            probe_sandbox_ahead(config, config.profile)
 
 
 def _warn_about_databases(launch: Launch) -> None:
