@@ -53,3 +53,12 @@ def test_ps_cancel_and_export_take_the_reference_forms(tmp_path: Path) -> None:
     assert code == 0
     assert json.loads(target.read_text())["session"]["id"] == session_id
     assert run("export", session_id, "--force")[0] == 1
+
+
+def test_a_task_given_as_prompt_text_is_pointed_to_the_argument(tmp_path: Path) -> None:
+    """The reference's ``-p "text"`` was the task; here ``-p`` names a template. Before, the
+    refusal said only that no template file exists, not where the text goes."""
+    done = rho("-m", "demo", "-p", "summarise the readme", cwd=tmp_path, home=tmp_path)
+    assert done.returncode == 1
+    assert "no such template file" in done.stderr
+    assert 'a task\'s text is the argument: rho-agent "TASK"' in done.stderr
