@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.cli_support import rho
+from cli_support import rho
 
 
 def test_ps_cancel_and_export_take_the_reference_forms(tmp_path: Path) -> None:

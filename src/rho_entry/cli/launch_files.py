@@ -33,7 +33,7 @@ def find_template(name: str, home: Path) -> Path:
     raise ConfigError(
         f"--prompt {name!r}: no such template file (looked for {path} and "
         f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')}); "
-        "--prompt takes a template, a task's text is the argument: rho-agent \"TASK\""
+        '--prompt takes a template, a task\'s text is the argument: rho-agent "TASK"'
     )
 
 
