@@ -1,7 +1,8 @@
 """The design documents' view of an event: ``type``, ``content`` and the ``tool_*`` fields.
 
 The seeds describe one record type, ``AgentEvent(type, content, tool_name, tool_args,
-tool_result, tool_metadata, usage)``; the reference implementation's adds ``tool_call_id``. rho-agent's events are typed values told apart by
+tool_result, tool_metadata, usage)``; the reference implementation's also has
+``tool_call_id``. rho-agent's events are typed values told apart by
 ``kind`` (``rho_domain.events``); every one of them also answers the seeds' names through this
 mixin, computed from its own fields, so seed code such as::
 

@@ -23,7 +23,7 @@ def test_shell_mode_and_a_config_file_keep_the_global_databases(tmp_path: Path) 
         f"databases:\n  main:\n    type: sqlite\n    path: {db}\n"
     )
     (tmp_path / "c.yaml").write_text("profile: readonly\n")
-    forms = (
+    forms: tuple[tuple[str, ...], ...] = (
         ("--shell-mode", "unrestricted"),
         ("-c", str(tmp_path / "c.yaml")),
         ("--profile", "developer", "--shell-mode", "restricted"),

@@ -39,8 +39,8 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     dataset = load_bird(Path(args.data), split=args.split)
     # --difficulty and --offset choose among the questions; --limit counts from there
-    chosen = select_questions(dataset.questions, difficulty=args.difficulty, offset=args.offset)
-    dataset = attrs.evolve(dataset, questions=chosen)
+    selected = select_questions(dataset.questions, difficulty=args.difficulty, offset=args.offset)
+    dataset = attrs.evolve(dataset, questions=selected)
     for problem in dataset.problems:
         sys.stderr.write(f"rho-agent eval: skipped {visible(str(problem))}\n")
     out = Path(args.out or f"bird-{args.split}-results.jsonl")
