@@ -1,7 +1,8 @@
 """The design documents' view of an event: ``type``, ``content`` and the ``tool_*`` fields.
 
 The seeds describe one record type, ``AgentEvent(type, content, tool_name, tool_args,
-tool_result, tool_metadata, usage)``. rho-agent's events are typed values told apart by
+tool_result, tool_metadata, usage)``; the reference implementation's also has
+``tool_call_id``. rho-agent's events are typed values told apart by
 ``kind`` (``rho_domain.events``); every one of them also answers the seeds' names through this
 mixin, computed from its own fields, so seed code such as::
 
@@ -89,6 +90,16 @@ class SeedEventView:
         if getattr(self, "kind", "") == "tool_call_delta":
             return str(getattr(self, "name", ""))
         return None
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The id of the call an event is about (``tool_start``, ``tool_end``,
+        ``tool_blocked``, ``approval_*``, ``tool_call_delta``: the reference implementation's
+        ``AgentEvent.tool_call_id``, which pairs a call's start with its end), else None
+        (also for a hook that ran on no call, and a streamed fragment before its id came)."""
+        call = getattr(self, "call", None)
+        call_id = call.id if call is not None else getattr(self, "call_id", None)
+        return str(call_id) if call_id else None
 
     @property
     def tool_args(self) -> Mapping[str, Any] | None:

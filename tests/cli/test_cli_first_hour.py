@@ -223,9 +223,10 @@ def test_help_of_the_short_forms_is_theirs(workspace: Path, home: Path) -> None:
     store = "--store URL  the session store (as rho-agent --store)"
     kill = rho("kill", "-h", cwd=workspace, home=home)
     assert kill.returncode == 0
-    assert kill.stdout.startswith("usage: rho-agent kill [-h] [--store URL] [--all] [id]")
-    assert "id           session id or unique prefix" in kill.stdout
-    assert store in kill.stdout
+    assert kill.stdout.startswith("usage: rho-agent kill [-h] [--store URL] [-d DIR] [--all] [id]")
+    assert " id                 session id or unique prefix" in kill.stdout
+    assert "--store URL        the session store (as rho-agent --store)" in kill.stdout
+    assert "-d DIR, --dir DIR  rho-agent home or sessions directory" in kill.stdout
     ps = rho("monitor", "ps", "-h", cwd=workspace, home=home)
     assert "--limit N    at most N sessions, newest first (50)" in ps.stdout
     assert store in ps.stdout

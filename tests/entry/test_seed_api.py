@@ -98,6 +98,13 @@ async def test_every_event_of_a_run_answers_the_documents_view(tmp_path: Path) -
     assert end.tool_name == "read"
     assert "alpha" in end.tool_result
     assert end.tool_metadata is not None
+    # the reference implementation's AgentEvent.tool_call_id pairs a call's start and end
+    # (before: AttributeError on every event)
+    assert start.tool_call_id == end.tool_call_id == "r1"
+    assert {e.tool_call_id for e in seen if e.type not in ("tool_start", "tool_end")} <= {
+        None,
+        "r1",
+    }
     run_end = seen[-1]
     assert (run_end.type, run_end.content, run_end.usage) == ("run_end", result.text, result.usage)
     assert "turn_complete" in run_end.seed_types
@@ -154,6 +161,15 @@ def test_events_without_a_run_map_to_the_documents_names() -> None:
     assert (delta.tool_name, delta.content) == ("grep", '{"p')
     bad = ev.ToolBlocked(at=0, call=call("bash", "{not json"), by="user", reason="no")
     assert (bad.tool_name, bad.tool_args, bad.content) == ("bash", {}, "no")
+    assert (bad.tool_call_id, delta.tool_call_id, cancelled.tool_call_id) == (
+        bad.call.id,
+        "c",
+        None,
+    )
+    assert (
+        ev.ToolCallDelta(at=0, index=0, call_id="", name="", arguments_delta="").tool_call_id
+        is None
+    )
     assert not hasattr(bad, "__dict__")  # the view adds no per-event storage (slots kept)
 
 

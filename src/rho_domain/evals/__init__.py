@@ -20,6 +20,7 @@ from rho_domain.evals.bird import (
     parse_question_lines,
     parse_questions,
     prompt_for,
+    select_questions,
 )
 from rho_domain.evals.submit import SUBMIT_TOOL, SubmitSqlTool, submitted_sql
 
@@ -38,6 +39,7 @@ __all__ = [
     "parse_question_lines",
     "parse_questions",
     "prompt_for",
+    "select_questions",
     "submitted_sql",
     "summarize",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -107,6 +107,18 @@ def _take(item: Any, where: str, into: list[BirdQuestion], problems: list[LoadPr
         problems.append(
             LoadProblem(where=where, message=str(exc), question_id=qid if _is_int(qid) else None)
         )
+
+
+def select_questions(
+    questions: Sequence[BirdQuestion],
+    *,
+    difficulty: Difficulty | None = None,
+    offset: int = 0,
+) -> tuple[BirdQuestion, ...]:
+    """The questions an eval may run, in the dataset's order: those of ``difficulty`` (all
+    when None) but the first ``offset`` of them (``--limit`` then counts from there)."""
+    chosen = [q for q in questions if difficulty is None or q.difficulty == difficulty]
+    return tuple(chosen[offset:])
 
 
 def question_from(item: Any) -> BirdQuestion:

@@ -2,7 +2,8 @@
 
 ::
 
-    rho-agent eval bird --data DIR [--split dev] [--limit N] [--workers K] [--model M]
+    rho-agent eval bird --data DIR [--split dev] [--difficulty D] [--offset N] [-n/--limit N]
+                        [--workers K] [--model M] [--service-tier T]
                         [--out FILE] [--timeout S] [--max-turns N]
                         [--durable [--durable-db URL] [--dead-after S]]
     rho-agent eval sample-data DIR
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rho_domain.errors import RhoError
+from rho_domain.evals.bird import DIFFICULTIES
 from rho_entry.cli import exit_codes
 from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser, seconds
@@ -42,7 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bird.add_argument("--data", required=True, metavar="DIR", help="folder of the split")
     bird.add_argument("--split", default="dev", help="dev (default) or train")
-    bird.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    bird.add_argument("-n", "--limit", type=int, metavar="N", help="only the first N questions")
+    bird.add_argument(
+        "--offset", type=int, default=0, metavar="N", help="skip the first N questions (0)"
+    )
+    bird.add_argument(
+        "--difficulty", choices=DIFFICULTIES, help="only the questions of this difficulty"
+    )
     bird.add_argument("--workers", type=int, default=1, metavar="K", help="sessions at once")
     bird.add_argument(
         "--store", metavar="URL", help="where the sessions are kept (as rho-agent --store)"
@@ -76,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     bird.add_argument("--provider", help="kind of server (see rho-agent --help)")
     bird.add_argument("--api-key-env", metavar="VAR", help="read the API key from VAR")
     bird.add_argument("--reasoning-effort", metavar="LEVEL", help="e.g. low, medium, high")
+    bird.add_argument("--service-tier", metavar="TIER", help="e.g. flex, priority")
     sample = commands.add_parser(
         "sample-data", help="write the small sample dataset in BIRD's layout"
     )
@@ -108,6 +117,8 @@ def _bird(args: argparse.Namespace) -> int:
     for flag, value in (("--workers", args.workers), ("--limit", args.limit)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
+    if args.offset < 0:
+        raise ConfigError(f"--offset must be 0 or more, got {args.offset}")
     if not math.isfinite(args.timeout) or args.timeout <= 0:  # nan or inf: no deadline at all
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     from rho_entry.cli.eval_console import run_from_cli

@@ -16,6 +16,7 @@ from rho_entry.cli.terminal_text import visible
 
 async def run_from_cli(args: argparse.Namespace) -> int:
     """Load the data, run it with the CLI's model settings, print; return the exit code."""
+    from rho_domain.evals.bird import select_questions
     from rho_entry.config.home import config_dir
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
     from rho_entry.config.stores import choose_store, store_setting
@@ -30,12 +31,16 @@ async def run_from_cli(args: argparse.Namespace) -> int:
         "provider": args.provider,
         "api_key_env": args.api_key_env,
         "reasoning_effort": args.reasoning_effort,
+        "service_tier": args.service_tier,
         "max_turns": args.max_turns,
         "profile": "readonly",
     }
     settings = resolve_settings(flags, env)
     check_endpoint(settings, env)
     dataset = load_bird(Path(args.data), split=args.split)
+    # --difficulty and --offset choose among the questions; --limit counts from there
+    selected = select_questions(dataset.questions, difficulty=args.difficulty, offset=args.offset)
+    dataset = attrs.evolve(dataset, questions=selected)
     for problem in dataset.problems:
         sys.stderr.write(f"rho-agent eval: skipped {visible(str(problem))}\n")
     out = Path(args.out or f"bird-{args.split}-results.jsonl")

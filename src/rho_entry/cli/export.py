@@ -5,7 +5,9 @@
 with a warning on stderr). ``atif``: Harbor's ATIF v1.8 trajectory (``rho_adapters.atif``);
 each delegated child session is embedded in ``subagent_trajectories`` and referred to by
 ``trajectory_id``. ``trace``: the trace.jsonl bytes, the same from PostgreSQL as from files.
-Read through the store's ``SessionCatalog`` (``rho_entry.config.stores``).
+Read through the store's ``SessionCatalog`` (``rho_entry.config.stores``). ``-o FILE`` writes
+the document to FILE instead of standard output and refuses an existing FILE unless ``--force``
+(the reference implementation overwrote it without asking).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ def main(argv: Sequence[str]) -> int:
         prog="rho-agent export", description="Print a session's trace as one JSON document."
     )
     parser.add_argument("id", help="session id, unique prefix, 'latest' or a directory")
-    parser.add_argument("--dir", help="rho-agent home or sessions directory")
+    parser.add_argument("-d", "--dir", help="rho-agent home or sessions directory")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
     parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
     parser.add_argument("--indent", type=int, default=None, help="pretty-print")
     parser.add_argument(
@@ -50,10 +54,15 @@ def main(argv: Sequence[str]) -> int:
         ns = parser.parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
+    if ns.force and ns.output is None:
+        print("rho-agent export: --force only goes with -o FILE", file=sys.stderr)
+        return 1
     logging.basicConfig(format="rho-agent export: %(message)s", level=logging.WARNING)
     try:
         if ns.format == "trace":
             data = export_trace(ns.id, ns.dir, store=ns.store)
+            if ns.output is not None:
+                return _write(ns.output, data, force=ns.force)
             if sys.stdout.isatty():  # a trace is data: a terminal is shown it, never obeys it
                 sys.stdout.write(visible(data.decode("utf-8", "backslashreplace")))
                 return 0
@@ -68,7 +77,31 @@ def main(argv: Sequence[str]) -> int:
     except RhoError as exc:
         print(visible(f"rho-agent export: {exc}"), file=sys.stderr)
         return 1
-    print(json_visible(json.dumps(document, indent=ns.indent, ensure_ascii=False)))
+    text = json_visible(json.dumps(document, indent=ns.indent, ensure_ascii=False))
+    if ns.output is not None:
+        return _write(ns.output, (text + "\n").encode(), force=ns.force)
+    print(text)
+    return 0
+
+
+def _write(path: str, data: bytes, *, force: bool) -> int:
+    """``data`` into ``path``: created, or replaced only when ``force``; the exit code. An
+    existing file is refused at the open itself (``x``), so one made meanwhile is kept too."""
+    try:
+        with open(path, "wb" if force else "xb") as out:
+            out.write(data)
+    except FileExistsError:
+        print(
+            visible(
+                f"rho-agent export: --output {path}: the file exists; add --force to overwrite it"
+            ),
+            file=sys.stderr,
+        )
+        return 1
+    except OSError as exc:
+        print(visible(f"rho-agent export: --output {path}: {exc.strerror or exc}"), file=sys.stderr)
+        return 1
+    print(visible(f"exported to {path}"), file=sys.stderr)
     return 0
 
 

@@ -60,9 +60,11 @@ def find_template(name: str, home: Path) -> Path:
     for candidate in (home / "prompts" / name, home / "prompts" / f"{name}.md"):
         if candidate.is_file():
             return candidate
+    # The reference implementation's -p was the task's text: say where that goes here.
     raise ConfigError(
         f"--prompt {name!r}: no such template file (looked for {path} and "
-        f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')})"
+        f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')}); "
+        '--prompt takes a template, a task\'s text is the argument: rho-agent "TASK"'
     )
 
 

@@ -149,6 +149,12 @@ def _kill(args: list[str]) -> int:
     return kill(args)
 
 
+def _cancel(args: list[str]) -> int:
+    from rho_entry.cli.short_forms import cancel
+
+    return cancel(args)
+
+
 def _fork(args: list[str]) -> int:
     from rho_entry.cli.fork import main as fork
 
@@ -191,6 +197,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "eval": _eval,
     "ps": _ps,
     "kill": _kill,
+    "cancel": _cancel,
     "fork": _fork,
     "stats": _stats,
     "serve": _serve,

@@ -61,6 +61,7 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
     try:
+        directory = _directory_given(namespace, directory)
         from rho_entry.config.settings import environment
 
         url, origin = store_setting(flag, environment())
@@ -85,6 +86,15 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
         return 1
     except KeyboardInterrupt:
         return 0
+
+
+def _directory_given(namespace: argparse.Namespace, word: str | None) -> str | None:
+    """DIR as the short forms take it (``ps DIR``, ``-d/--dir DIR``), else ``word``; two
+    different ones are a usage error rather than one silently winning."""
+    given = {getattr(namespace, name, None) for name in ("dir", "dir_word")} - {None}
+    if len(given) > 1:
+        raise RhoError(f"two directories given ({' and '.join(sorted(map(str, given)))}): give one")
+    return str(given.pop()) if given else word
 
 
 def _names_a_directory(args: list[str]) -> bool:

@@ -82,11 +82,16 @@ def monitor_parser() -> argparse.ArgumentParser:
 
 
 def command_parser(command: str, prog: str) -> argparse.ArgumentParser:
-    """``command``'s parser alone, as ``prog``."""
+    """``command``'s parser alone, as ``prog``. It takes the sessions directory as ``-d/--dir
+    DIR`` (``dir``), as the reference implementation's ``ps DIR`` and ``cancel -d DIR`` did;
+    ``ps`` also as its one positional word (``dir_word``)."""
     text, add = _COMMANDS[command]
     parser = UsageParser(prog=prog, description=text)
     _add_store(parser)
+    parser.add_argument("-d", "--dir", help="rho-agent home or sessions directory")
     add(parser)
+    if command == "ps":
+        parser.add_argument("dir_word", nargs="?", metavar="DIR", help="same as --dir")
     parser.set_defaults(command=command)
     return parser
 

@@ -21,8 +21,8 @@ Run an agent on a task (one-shot), or open an interactive session (REPL).
   rho-agent "task"            run once and exit (text on stdout, progress on stderr)
   rho-agent                   REPL on a terminal; reads the task from stdin otherwise
   rho-agent monitor ...       watch and control running sessions (see: rho-agent monitor -h)
-  rho-agent export ID         print a session's trace as one JSON document
-  rho-agent ps | kill ID      short for: monitor ps | monitor cancel ID
+  rho-agent export ID         print a session's trace as one JSON document (-o FILE)
+  rho-agent ps | kill ID      short for: monitor ps | monitor cancel ID (kill: also cancel)
   rho-agent fork ID --at N    a new session from turn N of ID (without --at: list turns)
   rho-agent eval bird ...     run BIRD-Bench text-to-SQL (see: rho-agent eval -h)
   rho-agent stats [ID|--all]  telemetry: model calls (latency, tokens, cost), tool calls

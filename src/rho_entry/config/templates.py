@@ -150,6 +150,7 @@ def substitute(text: str, values: Mapping[str, str], *, source: str = "<template
     Other text between double braces stays as written."""
     # String searches, not a regular expression: compiling one cost every process that
     # renders the default system prompt ~0.2 ms.
+    _refuse_jinja(text, values, source)
     out: list[str] = []
     done = 0
     start = text.find("{{")
@@ -168,6 +169,37 @@ def substitute(text: str, values: Mapping[str, str], *, source: str = "<template
         start = text.find("{{", done)
     out.append(text[done:])
     return "".join(out)
+
+
+def _refuse_jinja(text: str, values: Mapping[str, str], source: str) -> None:
+    """A ConfigError when the text applies Jinja to one of its variables: a tag naming one
+    (``{% if name %}``) or an expression on one (``{{ name|upper }}``, ``{{ name.x }}``,
+    ``{{ name[0] }}``). The reference implementation rendered templates with Jinja; here such
+    a construct was sent to the model as written, the variable's value never shown. Braces
+    and tags about no variable (a prompt quoting a Jinja or Actions snippet) stay as written."""
+    for opening, closing in (("{%", "%}"), ("{{", "}}")):
+        start = text.find(opening)
+        while start >= 0 and (end := text.find(closing, start + 2)) >= 0:
+            if _on_a_variable(text[start + 2 : end], values, tag=opening == "{%"):
+                raise ConfigError(
+                    f"{source}: {text[start : end + 2]!r} is Jinja, which rho-agent templates "
+                    "do not run (only {{ name }} is replaced by its value); write the text "
+                    "it should produce, or pass that text as a variable"
+                )
+            start = text.find(opening, start + 1)
+
+
+def _on_a_variable(inside: str, values: Mapping[str, str], *, tag: bool) -> bool:
+    """Whether a tag's words name a variable, or an expression starts with a variable's
+    name followed by a filter, an attribute or an index."""
+    if tag:
+        words = "".join(c if c.isascii() and (c.isalnum() or c == "_") else " " for c in inside)
+        return any(word in values for word in words.split())
+    head = inside.lstrip(" \t\n+-")
+    n = 0
+    while n < len(head) and head[n].isascii() and (head[n].isalnum() or head[n] == "_"):
+        n += 1
+    return head[:n] in values and head[n:].lstrip()[:1] in ("|", ".", "[")
 
 
 def parse_var_assignments(assignments: Sequence[str]) -> dict[str, str]:

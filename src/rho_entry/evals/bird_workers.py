@@ -19,7 +19,15 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import QueuedRun
 
-ENDPOINT = ("model", "base_url", "provider", "api_key_env", "reasoning_effort", "max_turns")
+ENDPOINT = (
+    "model",
+    "base_url",
+    "provider",
+    "api_key_env",
+    "reasoning_effort",
+    "service_tier",
+    "max_turns",
+)
 """The config fields of the eval's endpoint, in a question's payload and a worker's config."""
 
 
@@ -117,8 +125,8 @@ def worker_environ(
 ) -> dict[str, str]:
     """The environment of one eval worker: ``environ`` with the store in ``RHO_AGENT_STORE``,
     where the worker looks when no --store is given, and the eval's endpoint (``config``'s
-    model, base URL, provider, key variable, reasoning effort and turn limit) in the variables the
-    worker reads them from: a worker runs a question on its own endpoint only
+    model, base URL, provider, key variable, reasoning effort, service tier and turn limit)
+    in the variables the worker reads them from: a worker runs a question on its own endpoint only
     (``check_endpoint``); and the eval's dataset (``data``) and workspace in ``HELD_PATHS``'
     variables: a worker runs a question of that data in that workspace only
     (``check_paths``). Not on the command line: a command line is anyone's to read (ps,
