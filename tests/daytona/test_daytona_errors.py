@@ -10,6 +10,7 @@ import pytest
 from daytona_support import closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
 from rho_domain.ports.executor import Command, FileUpload, Stage
@@ -155,3 +156,31 @@ async def test_daytona_delete_failure_is_logged_not_raised(
     assert "could not delete Daytona sandbox sbx-1" in caplog.text
     assert rig.executor.orphaned is not None
     assert rig.executor.orphaned.id == "sbx-1"
+
+
+async def test_daytona_errors_never_quote_the_api_key(tmp_path: Path) -> None:
+    """A gateway's 401, a redirect's body, a toolbox proxy's 502 page and a sandbox's
+    ``errorReason`` may quote the Bearer token they were sent: the error (which the model,
+    the trace and the log read) quoted DAYTONA_API_KEY whole."""
+    key = "dtn_0123456789abcdef0123"
+    fake = FakeDaytona(api_key=key)
+    settings = fake.settings(working_dir=str(tmp_path))
+    executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    fake.fail("POST", "/sandbox", 401, {"message": f"invalid token Bearer {key}"})
+    fake.fail("POST", "/sandbox", 302, f"Found. Redirecting to /login?token={key}")
+    for status in ("401", "302"):
+        with pytest.raises(ExecutorError, match=status) as caught:
+            await executor.stat(".")
+        assert key not in str(caught.value)
+        assert "***" in str(caught.value)
+    await executor.stat(".")
+    fake.fail("POST", "/process/execute", 502, f"<html>upstream sent {key}</html>")
+    with pytest.raises(ExecutorError, match=r"502.*upstream sent \*\*\*") as caught:
+        await executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+    assert key not in repr(caught.value)
+    await executor.aclose()
+    fake.fail_creation(f"runner rejected credentials {key}")
+    again = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    with pytest.raises(ExecutorError, match=r"rejected credentials \*\*\*"):
+        await again.stat(".")
+    await again.aclose()

@@ -7,6 +7,9 @@ adds ``statusCode``/``code``/``path``); anything else is shown as text, cut shor
 * 401/403 from the control plane, 429, 5xx, anything unexpected -> ``ExecutorError``;
 * a toolbox file operation's 404 -> ``ToolError`` ("no such file"), 403 -> ``PermissionDenied``,
   other 4xx -> ``ToolError`` with the daemon's message (the model can correct its call).
+
+Whatever the server says reaches the model, the trace and the log: ``hiding_key`` takes the
+API key (and any URL's password) out of every rho error raised by a call.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterator
 
 import httpx
 
+from rho_adapters.model._errors import hide_secrets
 from rho_domain.errors import ExecutorError, PermissionDenied, RhoError, ToolError
 
 _MAX_BODY = 300
@@ -68,3 +72,16 @@ def map_httpx_errors(what: str) -> Iterator[None]:
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ExecutorError(f"connection to Daytona failed during {what}: {detail}") from exc
+
+
+@contextlib.contextmanager
+def hiding_key(key: str) -> Iterator[None]:
+    """Re-raise a rho error raised inside the block with ``key`` (and URL passwords) hidden
+    from its message: a gateway's 401 page, a redirect's body or a sandbox's ``errorReason``
+    may quote the Bearer token it was sent."""
+    try:
+        yield
+    except RhoError as exc:
+        if exc.args and isinstance(exc.args[0], str):
+            exc.args = (hide_secrets(exc.args[0], key), *exc.args[1:])
+        raise

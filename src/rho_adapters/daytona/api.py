@@ -17,7 +17,7 @@ import attrs
 import httpx
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.daytona._errors import error_for, map_httpx_errors
+from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors
 from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
@@ -132,17 +132,22 @@ class SandboxAPI:
         the server may take before it answers: a command's run) plus twice
         ``request_timeout``: the read timeout counts only silence."""
         deadline = waits + 2 * self._settings.request_timeout
-        with map_httpx_errors(what):
-            request = self._client.build_request(method, url, **kwargs)
-            response = await fetched(
-                self._client, request, what, deadline=deadline, limit=self.answer_bytes
-            )
-        if response.is_success or response.status_code in accept:
-            return response
-        raise error_for(response, what, file_path=file_path)
+        with hiding_key(self._settings.api_key):
+            with map_httpx_errors(what):
+                request = self._client.build_request(method, url, **kwargs)
+                response = await fetched(
+                    self._client, request, what, deadline=deadline, limit=self.answer_bytes
+                )
+            if response.is_success or response.status_code in accept:
+                return response
+            raise error_for(response, what, file_path=file_path)
 
     async def create(self) -> Sandbox:
         """Create a sandbox and wait until it is started (fail on error/build_failed)."""
+        with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
+            return await self._create()
+
+    async def _create(self) -> Sandbox:
         body = create_body(self._settings)
         response = await self._send("POST", f"{self._api}/sandbox", "sandbox creation", json=body)
         data = json_object(response, "sandbox creation")
