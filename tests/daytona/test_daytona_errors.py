@@ -184,3 +184,25 @@ async def test_daytona_errors_never_quote_the_api_key(tmp_path: Path) -> None:
     with pytest.raises(ExecutorError, match=r"rejected credentials \*\*\*"):
         await again.stat(".")
     await again.aclose()
+
+
+async def test_daytona_sandbox_stopped_mid_run_is_named(tmp_path: Path) -> None:
+    """A sandbox stopped (its auto-stop, the dashboard), archived or deleted outside the run:
+    the toolbox proxy answers 400 "Is the Sandbox started?", 404 "sandbox container not
+    found" or 404 "sandbox not found". An upload's 404 was the model's "no such file or
+    directory" and its 400 a ToolError to correct; a command's error named no sandbox."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        upload = (FileUpload(path="notes.txt", data=b"x"),)
+        true = Command(pipeline=(Stage(argv=("true",)),))
+        for state in ("stopped", "archived", "deleted"):
+            if state == "deleted":
+                rig.fake.deleted.append("sbx-1")
+            else:
+                rig.fake.stop("sbx-1", state)
+            expected = rf"Daytona sandbox sbx-1 is {state}, so file upload to sandbox sbx-1"
+            with pytest.raises(ExecutorError, match=expected):
+                await rig.executor.upload(upload)
+            with pytest.raises(ExecutorError, match=f"sbx-1 is {state}, so command execution"):
+                await rig.executor.run(true)
+        assert not (rig.ws / "notes.txt").exists()

@@ -62,6 +62,17 @@ def error_for(response: httpx.Response, what: str, *, file_path: str | None = No
     return ExecutorError(f"Daytona failed {what} ({status}): {message}")
 
 
+def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> ExecutorError:
+    """The error for a toolbox request that failed while the sandbox was not started: the
+    toolbox proxy's own answers then say "no such file" (an archived sandbox's 404), "Is the
+    Sandbox started?" (a 400) or nothing (a 502), and were taken for the model's mistakes."""
+    return ExecutorError(
+        f"Daytona sandbox {sandbox_id} is {state}, so {what} failed ({error}); it was stopped, "
+        "archived or deleted outside this run (by its auto-stop interval, the dashboard or "
+        "another client): start a new session, or start the sandbox again in Daytona"
+    )
+
+
 @contextlib.contextmanager
 def map_httpx_errors(what: str) -> Iterator[None]:
     """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``."""

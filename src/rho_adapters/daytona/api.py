@@ -17,12 +17,12 @@ import attrs
 import httpx
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors
+from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
 from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, ToolError
+from rho_domain.errors import ExecutorError, RhoError, ToolError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -125,12 +125,14 @@ class SandboxAPI:
         file_path: str | None = None,
         accept: tuple[int, ...] = (),
         waits: float = 0.0,
+        sandbox: Sandbox | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
         """Send one request; raise the mapped rho error unless 2xx or in ``accept``. Its
         answer is read bounded (``answers.fetched``) and whole within ``waits`` seconds (what
         the server may take before it answers: a command's run) plus twice
-        ``request_timeout``: the read timeout counts only silence."""
+        ``request_timeout``: the read timeout counts only silence. A toolbox request's error
+        (``sandbox``) is first checked against the sandbox's state (``not_running``)."""
         deadline = waits + 2 * self._settings.request_timeout
         with hiding_key(self._settings.api_key):
             with map_httpx_errors(what):
@@ -140,7 +142,24 @@ class SandboxAPI:
                 )
             if response.is_success or response.status_code in accept:
                 return response
-            raise error_for(response, what, file_path=file_path)
+            error = error_for(response, what, file_path=file_path)
+            if sandbox is not None:
+                state = await self.state(sandbox.id)
+                if state not in ("started", "unknown"):
+                    raise not_running(sandbox.id, state, what, error) from error
+            raise error
+
+    async def state(self, sandbox_id: str) -> str:
+        """The sandbox's state as the control plane tells it (``deleted`` when it answers
+        404); ``unknown`` when it cannot be asked (that failure is not the one to report)."""
+        url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+        try:
+            response = await self._send("GET", url, "sandbox status", accept=(404,))
+            if response.status_code == 404:
+                return "deleted"
+            return str(json_object(response, "sandbox status").get("state") or "unknown")
+        except RhoError:
+            return "unknown"
 
     async def create(self) -> Sandbox:
         """Create a sandbox and wait until it is started (fail on error/build_failed)."""
@@ -203,15 +222,16 @@ class SandboxAPI:
         response = await self._send(
             "POST",
             f"{sandbox.toolbox_url}/process/execute",
-            "command execution",
+            f"command execution in sandbox {sandbox.id}",
             accept=(408,),
+            sandbox=sandbox,
             json={"command": command, "timeout": seconds},
             waits=seconds + _HTTP_GRACE,
             timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
         )
         if response.status_code == 408:
             return None
-        data = json_object(response, "command execution")
+        data = json_object(response, f"command execution in sandbox {sandbox.id}")
         # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
         code = data.get("exitCode", data.get("code"))
         if not isinstance(code, int) or code < 0:
@@ -224,8 +244,9 @@ class SandboxAPI:
         await self._send(
             "POST",
             f"{sandbox.toolbox_url}/files/bulk-upload",
-            "file upload",
+            f"file upload to sandbox {sandbox.id}",
             file_path=shown,
+            sandbox=sandbox,
             data={"files[0].path": path},
             files={"files[0].file": ("upload", data, "application/octet-stream")},
         )
@@ -245,8 +266,9 @@ class SandboxAPI:
             await self._send(
                 "POST",
                 f"{sandbox.toolbox_url}/files/bulk-upload",
-                "file upload",
+                f"file upload to sandbox {sandbox.id}",
                 file_path=batch[0][0],
+                sandbox=sandbox,
                 files=parts,
             )
 
