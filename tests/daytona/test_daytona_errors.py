@@ -206,3 +206,14 @@ async def test_daytona_sandbox_stopped_mid_run_is_named(tmp_path: Path) -> None:
             with pytest.raises(ExecutorError, match=f"sbx-1 is {state}, so command execution"):
                 await rig.executor.run(true)
         assert not (rig.ws / "notes.txt").exists()
+
+
+async def test_daytona_key_revoked_mid_run_is_not_the_models_mistake(tmp_path: Path) -> None:
+    """The key revoked (or rotated) after the sandbox was made: a write's upload answered 401
+    and the model read "notes.txt: Unauthorized", a ToolError to correct."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.api_key = "rotated-key"
+        with pytest.raises(ExecutorError, match=r"401.*Unauthorized.*DAYTONA_API_KEY"):
+            await rig.executor.upload((FileUpload(path="notes.txt", data=b"x"),))
+        rig.fake.api_key = "fake-key"  # so that the sandbox is deleted

@@ -4,7 +4,8 @@ Control plane and toolbox daemon both answer errors as JSON with a ``message`` (
 adds ``statusCode``/``code``/``path``); anything else is shown as text, cut short.
 
 * transport failures (connect, timeout, protocol) -> ``ExecutorError``;
-* 401/403 from the control plane, 429, 5xx, anything unexpected -> ``ExecutorError``;
+* 401 from anywhere, 403 from the control plane, 429, 5xx, anything unexpected ->
+  ``ExecutorError``;
 * a toolbox file operation's 404 -> ``ToolError`` ("no such file"), 403 -> ``PermissionDenied``,
   other 4xx -> ``ToolError`` with the daemon's message (the model can correct its call).
 
@@ -49,7 +50,8 @@ def error_for(response: httpx.Response, what: str, *, file_path: str | None = No
     """
     status = response.status_code
     message = error_message(response)
-    if status in (401, 403) and file_path is None:
+    # 401 is the key, whatever the request: a file operation's too (a key revoked mid-run)
+    if status == 401 or (status == 403 and file_path is None):
         return ExecutorError(f"Daytona refused {what} ({status}): {message}; check DAYTONA_API_KEY")
     if file_path is not None and status < 500 and status != 429:
         if status == 404:
