@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -217,3 +218,31 @@ async def test_daytona_key_revoked_mid_run_is_not_the_models_mistake(tmp_path: P
         with pytest.raises(ExecutorError, match=r"401.*Unauthorized.*DAYTONA_API_KEY"):
             await rig.executor.upload((FileUpload(path="notes.txt", data=b"x"),))
         rig.fake.api_key = "fake-key"  # so that the sandbox is deleted
+
+
+async def test_daytona_sandbox_that_does_not_start_is_deleted(tmp_path: Path) -> None:
+    """A sandbox in state error, one not started by the creation deadline, one whose toolbox
+    URL is refused, and one whose start is cancelled (Ctrl+C, SIGTERM): the error was raised
+    with the sandbox left running in the user's account (the executor never learnt its id,
+    so ``aclose`` deleted nothing) until Daytona's auto-stop and auto-delete."""
+    slow = FakeDaytona(polls_until_started=10**6)
+    plain = FakeDaytona(toolbox_url="http://proxy.fake-daytona.test/toolbox")
+    failed = FakeDaytona()
+    failed.fail_creation("image pull failed")
+    hung = FakeDaytona()
+    hung.fail("GET", "/sandbox/sbx-1", hang=True)
+    cases = [(slow, "not started after 5 s"), (plain, "not https"), (failed, "pull failed")]
+    for fake, message in [*cases, (hung, None)]:
+        settings = fake.settings(working_dir=str(tmp_path), create_timeout=5)
+        executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        if message is None:
+            starting = asyncio.create_task(executor.stat("."))
+            await fake.hung.wait()
+            starting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await starting
+        else:
+            with pytest.raises(ExecutorError, match=message):
+                await executor.stat(".")
+        await executor.aclose()
+        assert (fake.deleted, fake.live) == (["sbx-1"], [])

@@ -9,6 +9,8 @@ Every request goes through ``_send``, where transport failures and error statuse
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +21,7 @@ import httpx
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
 from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
+from rho_adapters.daytona.creation import create_body, started
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
@@ -26,9 +29,9 @@ from rho_domain.errors import ExecutorError, RhoError, ToolError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
+log = logging.getLogger(__name__)
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
-_FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
 
@@ -55,29 +58,6 @@ class ExecAnswer:
 
     exit_code: int
     result: str
-
-
-def create_body(settings: DaytonaSettings) -> dict[str, Any]:
-    """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
-    body: dict[str, Any] = {
-        "env": dict(settings.env),
-        "labels": {"created-by": "rho-agent", **settings.labels},
-        "autoStopInterval": settings.auto_stop_interval,
-    }
-    if settings.auto_delete_interval is not None:
-        body["autoDeleteInterval"] = settings.auto_delete_interval
-    if settings.target:
-        body["target"] = settings.target
-    if settings.snapshot:
-        body["snapshot"] = settings.snapshot
-    elif settings.image or settings.dockerfile:
-        # What the SDK sends for an image: a Dockerfile (for a plain image, one line).
-        dockerfile = settings.dockerfile or f"FROM {settings.image}\n"
-        body["buildInfo"] = {"dockerfileContent": dockerfile}
-        for key in ("cpu", "memory", "disk"):
-            if (value := getattr(settings, key)) is not None:
-                body[key] = value
-    return body
 
 
 class SandboxAPI:
@@ -162,35 +142,31 @@ class SandboxAPI:
             return "unknown"
 
     async def create(self) -> Sandbox:
-        """Create a sandbox and wait until it is started (fail on error/build_failed)."""
+        """Create a sandbox and wait until it is started (``creation.started``). One that
+        does not start (a failed state, the creation deadline, no usable toolbox URL, the
+        call cancelled: Ctrl+C, SIGTERM) is deleted before the error is passed on: nothing
+        else knows its id, and it ran until Daytona's auto-stop and auto-delete."""
         with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
-            return await self._create()
+            body = create_body(self._settings)
+            url = f"{self._api}/sandbox"
+            response = await self._send("POST", url, "sandbox creation", json=body)
+            data = json_object(response, "sandbox creation")
+            sandbox_id = str(data.get("id") or "")
+            if not sandbox_id:
+                raise ExecutorError("Daytona created a sandbox without an id")
+            try:
+                return await self._started(sandbox_id, data)
+            except BaseException:
+                await self._discard(sandbox_id)
+                raise
 
-    async def _create(self) -> Sandbox:
-        body = create_body(self._settings)
-        response = await self._send("POST", f"{self._api}/sandbox", "sandbox creation", json=body)
-        data = json_object(response, "sandbox creation")
-        sandbox_id = str(data.get("id") or "")
-        if not sandbox_id:
-            raise ExecutorError("Daytona created a sandbox without an id")
-        deadline = self._clock.monotonic() + self._settings.create_timeout
-        delay = 0.1
-        while data.get("state") != "started":
-            state = str(data.get("state") or "unknown")
-            if state in _FAILED_STATES:
-                reason = data.get("errorReason") or "no reason given"
-                raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
-            if self._clock.monotonic() > deadline:
-                raise ExecutorError(
-                    f"Daytona sandbox {sandbox_id} not started after "
-                    f"{self._settings.create_timeout:g} s (state {state})"
-                )
-            await self._clock.sleep(delay)
-            delay = min(delay * 1.1, 1.0)
-            response = await self._send(
-                "GET", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox status"
-            )
-            data = json_object(response, "sandbox status")
+    async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
+        async def status() -> dict[str, Any]:
+            url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+            return json_object(await self._send("GET", url, "sandbox status"), "sandbox status")
+
+        timeout = self._settings.create_timeout
+        data = await started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
             response = await self._send(
@@ -209,6 +185,20 @@ class SandboxAPI:
                 "toolbox proxy settings"
             )
         return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}")
+
+    async def _discard(self, sandbox_id: str) -> None:
+        """Delete a sandbox that did not start, within ``request_timeout``; a failure logged
+        (the creation's error is the one to report)."""
+        try:
+            async with asyncio.timeout(self._settings.request_timeout):
+                await self.delete(sandbox_id)
+        except (RhoError, TimeoutError):
+            log.warning(
+                "could not delete Daytona sandbox %s, which did not start (label "
+                "created-by=rho-agent); delete it in Daytona",
+                sandbox_id,
+                exc_info=True,
+            )
 
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""
