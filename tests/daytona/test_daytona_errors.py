@@ -246,3 +246,22 @@ async def test_daytona_sandbox_that_does_not_start_is_deleted(tmp_path: Path) ->
                 await executor.stat(".")
         await executor.aclose()
         assert (fake.deleted, fake.live) == (["sbx-1"], [])
+
+
+async def test_daytona_exit_code_not_an_integer(tmp_path: Path) -> None:
+    """An exit code as a string, null or a boolean: the first two were "could not start the
+    command: " followed by the whole output (100 kB here, into the error the model and
+    the trace read); ``true`` was taken for exit code 1."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        true = Command(pipeline=(Stage(argv=("true",)),))
+        output = "x" * 100_000 + "\n\x1erho:0:0\n"
+        for code in ("0", None, True):
+            rig.fake.fail("POST", "/process/execute", 200, {"exitCode": code, "result": output})
+            with pytest.raises(ExecutorError, match=f"sbx-1 with exitCode '{code}'") as caught:
+                await rig.executor.run(true)
+            assert len(str(caught.value)) < 500
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": -1, "result": output})
+        with pytest.raises(ExecutorError, match="could not start the command: x") as caught:
+            await rig.executor.run(true)
+        assert len(str(caught.value)) < 500

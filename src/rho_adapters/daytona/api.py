@@ -223,10 +223,16 @@ class SandboxAPI:
             return None
         data = json_object(response, f"command execution in sandbox {sandbox.id}")
         # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
-        code = data.get("exitCode", data.get("code"))
-        if not isinstance(code, int) or code < 0:
-            raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
-        return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
+        code, result = data.get("exitCode", data.get("code")), data.get("result") or ""
+        if type(code) is not int or not isinstance(result, str):  # True is no exit code
+            raise ExecutorError(
+                f"Daytona answered command execution in sandbox {sandbox.id} with exitCode "
+                f"{str(code)[:40]!r} and a result of type {type(result).__name__}, not the "
+                "daemon's {exitCode: integer, result: string}"
+            )
+        if code < 0:  # Go's error text (a few words), or whatever the daemon said: cut
+            raise ExecutorError(f"the sandbox could not start the command: {result[:300]}")
+        return ExecAnswer(exit_code=code, result=result)
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
