@@ -251,7 +251,8 @@ async def test_daytona_sandbox_that_does_not_start_is_deleted(tmp_path: Path) ->
 async def test_daytona_exit_code_not_an_integer(tmp_path: Path) -> None:
     """An exit code as a string, null or a boolean: the first two were "could not start the
     command: " followed by the whole output (100 kB here, into the error the model and
-    the trace read); ``true`` was taken for exit code 1."""
+    the trace read); ``true`` was taken for exit code 1. A script of ours that failed
+    after printing was quoted whole too."""
     async for rig in closing(make_rig(tmp_path)):
         await rig.executor.stat(".")
         true = Command(pipeline=(Stage(argv=("true",)),))
@@ -264,4 +265,17 @@ async def test_daytona_exit_code_not_an_integer(tmp_path: Path) -> None:
         rig.fake.fail("POST", "/process/execute", 200, {"exitCode": -1, "result": output})
         with pytest.raises(ExecutorError, match="could not start the command: x") as caught:
             await rig.executor.run(true)
+        assert len(str(caught.value)) < 500
+        # one of our scripts failing after printing (a resolve, a write's finalize)
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": 1, "result": output})
+        with pytest.raises(ExecutorError, match=r"script failed \(1\): x+\.\.\. \(") as caught:
+            await rig.executor.stat("src/a.txt")
+        assert len(str(caught.value)) < 500
+        rig.fake.fail(
+            "POST", "/process/execute", 200, {"exitCode": 1, "result": output}, command=".rho-tmp"
+        )
+        with pytest.raises(
+            ExecutorError, match=r"could not write new.txt in the sandbox \(1: x"
+        ) as caught:
+            await rig.executor.write("new.txt", b"data", overwrite=False)
         assert len(str(caught.value)) < 500

@@ -20,7 +20,7 @@ import httpx
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
-from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
+from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object, quoted
 from rho_adapters.daytona.creation import create_body, started
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
@@ -230,8 +230,8 @@ class SandboxAPI:
                 f"{str(code)[:40]!r} and a result of type {type(result).__name__}, not the "
                 "daemon's {exitCode: integer, result: string}"
             )
-        if code < 0:  # Go's error text (a few words), or whatever the daemon said: cut
-            raise ExecutorError(f"the sandbox could not start the command: {result[:300]}")
+        if code < 0:  # Go's error text (a few words), or whatever the daemon said
+            raise ExecutorError(f"the sandbox could not start the command: {quoted(result)}")
         return ExecAnswer(exit_code=code, result=result)
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
