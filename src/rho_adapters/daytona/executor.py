@@ -198,6 +198,8 @@ class DaytonaExecutor(Executor):
             raise ToolError(f"{path} exists and is not a regular file")
         if res.mode is not None and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
+        if res.mode is not None and res.links > 1:  # as locally (``local.files``)
+            raise PermissionDenied(f"{path} has other hard links; refusing to write it")
         target = res.canonical
         parent, name = posixpath.split(target)
         temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
