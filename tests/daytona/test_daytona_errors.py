@@ -279,3 +279,17 @@ async def test_daytona_exit_code_not_an_integer(tmp_path: Path) -> None:
         ) as caught:
             await rig.executor.write("new.txt", b"data", overwrite=False)
         assert len(str(caught.value)) < 500
+
+
+async def test_daytona_whole_read_of_a_large_file_is_refused_by_size(tmp_path: Path) -> None:
+    """``--download`` of a file larger than a read returns (10 GB): the sandbox base64'd it
+    whole, and the run got "the sandbox did not answer within 30 s" or an answer past the
+    256 MiB cap, after pulling it. Now at most ``read_bytes`` + 1 bytes are asked for."""
+    async for rig in closing(make_rig(tmp_path)):
+        rig.executor.read_bytes = 1000
+        (rig.ws / "big.bin").write_bytes(b"x" * 5000)
+        with pytest.raises(ToolError, match=r"big.bin is 5,000 bytes, more than the 1,000"):
+            await rig.executor.read("big.bin")
+        assert any("head -c 1001" in script for script in rig.fake.scripts)
+        assert await rig.executor.read("big.bin", offset=4000, length=2000) == b"x" * 1000
+        assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"
