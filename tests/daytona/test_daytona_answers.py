@@ -77,12 +77,16 @@ async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> 
     try:
         tracemalloc.start()
         try:
-            with pytest.raises(ExecutorError, match=f"command execution with more than {LIMIT}"):
+            with pytest.raises(
+                ExecutorError, match=f"command execution in sandbox sbx-1 with more than {LIMIT}"
+            ):
                 await api.execute(sandbox, "true", timeout=1)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        with pytest.raises(ExecutorError, match="command execution with something else than"):
+        with pytest.raises(
+            ExecutorError, match="command execution in sandbox sbx-1 with something else than"
+        ):
             await api.execute(sandbox, "true", timeout=1)
         with pytest.raises(ExecutorError, match="Content-Encoding 'br'"):
             await api.execute(sandbox, "true", timeout=1)

@@ -226,3 +226,14 @@ async def test_daytona_extra_read_roots_are_readable_not_writable(tmp_path: Path
             await executor.write(str(logs / "app.log"), b"x", overwrite=True)
     finally:
         await executor.aclose()
+
+
+async def test_daytona_never_writes_a_file_with_other_hard_links(rig: Rig, tmp_path: Path) -> None:
+    """As the local executor refuses it (tests/tools/test_executor_paths.py's
+    ``hardlink.txt``): Daytona replaced the workspace's name of a file linked from outside,
+    the promise differing by backend."""
+    (rig.ws / "linked.txt").hardlink_to(tmp_path / "outside.txt")
+    with pytest.raises(PermissionDenied, match=r"linked\.txt has other hard links"):
+        await rig.executor.write("linked.txt", b"pwned", overwrite=True)
+    assert (rig.ws / "linked.txt").stat().st_nlink == 2
+    assert (tmp_path / "outside.txt").read_text() == "host secret"

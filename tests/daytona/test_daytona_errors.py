@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from daytona_support import closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
 from rho_domain.ports.executor import Command, FileUpload, Stage
@@ -155,3 +157,139 @@ async def test_daytona_delete_failure_is_logged_not_raised(
     assert "could not delete Daytona sandbox sbx-1" in caplog.text
     assert rig.executor.orphaned is not None
     assert rig.executor.orphaned.id == "sbx-1"
+
+
+async def test_daytona_errors_never_quote_the_api_key(tmp_path: Path) -> None:
+    """A gateway's 401, a redirect's body, a toolbox proxy's 502 page and a sandbox's
+    ``errorReason`` may quote the Bearer token they were sent: the error (which the model,
+    the trace and the log read) quoted DAYTONA_API_KEY whole."""
+    key = "dtn_0123456789abcdef0123"
+    fake = FakeDaytona(api_key=key)
+    settings = fake.settings(working_dir=str(tmp_path))
+    executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    fake.fail("POST", "/sandbox", 401, {"message": f"invalid token Bearer {key}"})
+    fake.fail("POST", "/sandbox", 302, f"Found. Redirecting to /login?token={key}")
+    for status in ("401", "302"):
+        with pytest.raises(ExecutorError, match=status) as caught:
+            await executor.stat(".")
+        assert key not in str(caught.value)
+        assert "***" in str(caught.value)
+    await executor.stat(".")
+    fake.fail("POST", "/process/execute", 502, f"<html>upstream sent {key}</html>")
+    with pytest.raises(ExecutorError, match=r"502.*upstream sent \*\*\*") as caught:
+        await executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+    assert key not in repr(caught.value)
+    await executor.aclose()
+    fake.fail_creation(f"runner rejected credentials {key}")
+    again = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    with pytest.raises(ExecutorError, match=r"rejected credentials \*\*\*"):
+        await again.stat(".")
+    await again.aclose()
+
+
+async def test_daytona_sandbox_stopped_mid_run_is_named(tmp_path: Path) -> None:
+    """A sandbox stopped (its auto-stop, the dashboard), archived or deleted outside the run:
+    the toolbox proxy answers 400 "Is the Sandbox started?", 404 "sandbox container not
+    found" or 404 "sandbox not found". An upload's 404 was the model's "no such file or
+    directory" and its 400 a ToolError to correct; a command's error named no sandbox."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        upload = (FileUpload(path="notes.txt", data=b"x"),)
+        true = Command(pipeline=(Stage(argv=("true",)),))
+        for state in ("stopped", "archived", "deleted"):
+            if state == "deleted":
+                rig.fake.deleted.append("sbx-1")
+            else:
+                rig.fake.stop("sbx-1", state)
+            expected = rf"Daytona sandbox sbx-1 is {state}, so file upload to sandbox sbx-1"
+            with pytest.raises(ExecutorError, match=expected):
+                await rig.executor.upload(upload)
+            with pytest.raises(ExecutorError, match=f"sbx-1 is {state}, so command execution"):
+                await rig.executor.run(true)
+        assert not (rig.ws / "notes.txt").exists()
+
+
+async def test_daytona_key_revoked_mid_run_is_not_the_models_mistake(tmp_path: Path) -> None:
+    """The key revoked (or rotated) after the sandbox was made: a write's upload answered 401
+    and the model read "notes.txt: Unauthorized", a ToolError to correct."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.api_key = "rotated-key"
+        with pytest.raises(ExecutorError, match=r"401.*Unauthorized.*DAYTONA_API_KEY"):
+            await rig.executor.upload((FileUpload(path="notes.txt", data=b"x"),))
+        rig.fake.api_key = "fake-key"  # so that the sandbox is deleted
+
+
+async def test_daytona_sandbox_that_does_not_start_is_deleted(tmp_path: Path) -> None:
+    """A sandbox in state error, one not started by the creation deadline, one whose toolbox
+    URL is refused, and one whose start is cancelled (Ctrl+C, SIGTERM): the error was raised
+    with the sandbox left running in the user's account (the executor never learnt its id,
+    so ``aclose`` deleted nothing) until Daytona's auto-stop and auto-delete."""
+    slow = FakeDaytona(polls_until_started=10**6)
+    plain = FakeDaytona(toolbox_url="http://proxy.fake-daytona.test/toolbox")
+    failed = FakeDaytona()
+    failed.fail_creation("image pull failed")
+    hung = FakeDaytona()
+    hung.fail("GET", "/sandbox/sbx-1", hang=True)
+    cases = [(slow, "not started after 5 s"), (plain, "not https"), (failed, "pull failed")]
+    for fake, message in [*cases, (hung, None)]:
+        settings = fake.settings(working_dir=str(tmp_path), create_timeout=5)
+        executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        if message is None:
+            starting = asyncio.create_task(executor.stat("."))
+            await fake.hung.wait()
+            starting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await starting
+        else:
+            with pytest.raises(ExecutorError, match=message):
+                await executor.stat(".")
+        await executor.aclose()
+        assert (fake.deleted, fake.live) == (["sbx-1"], [])
+
+
+async def test_daytona_exit_code_not_an_integer(tmp_path: Path) -> None:
+    """An exit code as a string, null or a boolean: the first two were "could not start the
+    command: " followed by the whole output (100 kB here, into the error the model and
+    the trace read); ``true`` was taken for exit code 1. A script of ours that failed
+    after printing was quoted whole too."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        true = Command(pipeline=(Stage(argv=("true",)),))
+        output = "x" * 100_000 + "\n\x1erho:0:0\n"
+        for code in ("0", None, True):
+            rig.fake.fail("POST", "/process/execute", 200, {"exitCode": code, "result": output})
+            with pytest.raises(ExecutorError, match=f"sbx-1 with exitCode '{code}'") as caught:
+                await rig.executor.run(true)
+            assert len(str(caught.value)) < 500
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": -1, "result": output})
+        with pytest.raises(ExecutorError, match="could not start the command: x") as caught:
+            await rig.executor.run(true)
+        assert len(str(caught.value)) < 500
+        # one of our scripts failing after printing (a resolve, a write's finalize)
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": 1, "result": output})
+        with pytest.raises(ExecutorError, match=r"script failed \(1\): x+\.\.\. \(") as caught:
+            await rig.executor.stat("src/a.txt")
+        assert len(str(caught.value)) < 500
+        rig.fake.fail(
+            "POST", "/process/execute", 200, {"exitCode": 1, "result": output}, command=".rho-tmp"
+        )
+        with pytest.raises(
+            ExecutorError, match=r"could not write new.txt in the sandbox \(1: x"
+        ) as caught:
+            await rig.executor.write("new.txt", b"data", overwrite=False)
+        assert len(str(caught.value)) < 500
+
+
+async def test_daytona_whole_read_of_a_large_file_is_refused_by_size(tmp_path: Path) -> None:
+    """``--download`` of a file larger than a read returns (10 GB): the sandbox base64'd it
+    whole, and the run got "the sandbox did not answer within 30 s" or an answer past the
+    256 MiB cap, after pulling it. Now at most ``read_bytes`` + 1 bytes are asked for."""
+    async for rig in closing(make_rig(tmp_path)):
+        rig.executor.read_bytes = 1000
+        (rig.ws / "big.bin").write_bytes(b"x" * 5000)
+        with pytest.raises(ToolError, match=r"big.bin is 5,000 bytes, more than the 1,000"):
+            await rig.executor.read("big.bin")
+        assert any("head -c 1001" in script for script in rig.fake.scripts)
+        assert await rig.executor.read("big.bin", offset=4000, length=2000) == b"x" * 1000
+        assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"

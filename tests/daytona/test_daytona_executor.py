@@ -12,7 +12,7 @@ import pytest
 from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, git_scripts, scripts
-from rho_adapters.daytona.api import create_body
+from rho_adapters.daytona.creation import create_body
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError, ExecutorError, ToolError

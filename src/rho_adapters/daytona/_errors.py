@@ -4,9 +4,13 @@ Control plane and toolbox daemon both answer errors as JSON with a ``message`` (
 adds ``statusCode``/``code``/``path``); anything else is shown as text, cut short.
 
 * transport failures (connect, timeout, protocol) -> ``ExecutorError``;
-* 401/403 from the control plane, 429, 5xx, anything unexpected -> ``ExecutorError``;
+* 401 from anywhere, 403 from the control plane, 429, 5xx, anything unexpected ->
+  ``ExecutorError``;
 * a toolbox file operation's 404 -> ``ToolError`` ("no such file"), 403 -> ``PermissionDenied``,
   other 4xx -> ``ToolError`` with the daemon's message (the model can correct its call).
+
+Whatever the server says reaches the model, the trace and the log: ``hiding_key`` takes the
+API key (and any URL's password) out of every rho error raised by a call.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Iterator
 
 import httpx
 
+from rho_adapters.model._errors import hide_secrets
 from rho_domain.errors import ExecutorError, PermissionDenied, RhoError, ToolError
 
 _MAX_BODY = 300
@@ -45,7 +50,8 @@ def error_for(response: httpx.Response, what: str, *, file_path: str | None = No
     """
     status = response.status_code
     message = error_message(response)
-    if status in (401, 403) and file_path is None:
+    # 401 is the key, whatever the request: a file operation's too (a key revoked mid-run)
+    if status == 401 or (status == 403 and file_path is None):
         return ExecutorError(f"Daytona refused {what} ({status}): {message}; check DAYTONA_API_KEY")
     if file_path is not None and status < 500 and status != 429:
         if status == 404:
@@ -58,6 +64,17 @@ def error_for(response: httpx.Response, what: str, *, file_path: str | None = No
     return ExecutorError(f"Daytona failed {what} ({status}): {message}")
 
 
+def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> ExecutorError:
+    """The error for a toolbox request that failed while the sandbox was not started: the
+    toolbox proxy's own answers then say "no such file" (an archived sandbox's 404), "Is the
+    Sandbox started?" (a 400) or nothing (a 502), and were taken for the model's mistakes."""
+    return ExecutorError(
+        f"Daytona sandbox {sandbox_id} is {state}, so {what} failed ({error}); it was stopped, "
+        "archived or deleted outside this run (by its auto-stop interval, the dashboard or "
+        "another client): start a new session, or start the sandbox again in Daytona"
+    )
+
+
 @contextlib.contextmanager
 def map_httpx_errors(what: str) -> Iterator[None]:
     """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``."""
@@ -68,3 +85,16 @@ def map_httpx_errors(what: str) -> Iterator[None]:
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ExecutorError(f"connection to Daytona failed during {what}: {detail}") from exc
+
+
+@contextlib.contextmanager
+def hiding_key(key: str) -> Iterator[None]:
+    """Re-raise a rho error raised inside the block with ``key`` (and URL passwords) hidden
+    from its message: a gateway's 401 page, a redirect's body or a sandbox's ``errorReason``
+    may quote the Bearer token it was sent."""
+    try:
+        yield
+    except RhoError as exc:
+        if exc.args and isinstance(exc.args[0], str):
+            exc.args = (hide_secrets(exc.args[0], key), *exc.args[1:])
+        raise

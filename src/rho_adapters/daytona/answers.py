@@ -29,6 +29,16 @@ and a file's bytes come base64-encoded in one, far below."""
 ERROR_BYTES = 65_536
 """How much of an error answer is read: of its message, 300 characters are shown."""
 
+QUOTED = 300
+"""How much of a script's output an error quotes (the model, the trace and the log read it)."""
+
+
+def quoted(text: str) -> str:
+    """``text`` (what a failed script printed) cut to ``QUOTED`` characters, the cut said."""
+    if len(text) <= QUOTED:
+        return text
+    return f"{text[:QUOTED]}... ({len(text) - QUOTED:,} more characters)"
+
 
 async def fetched(
     client: httpx.AsyncClient,

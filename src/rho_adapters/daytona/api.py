@@ -9,6 +9,8 @@ Every request goes through ``_send``, where transport failures and error statuse
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,18 +19,19 @@ import attrs
 import httpx
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.daytona._errors import error_for, map_httpx_errors
-from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object
+from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
+from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object, quoted
+from rho_adapters.daytona.creation import create_body, started
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, ToolError
+from rho_domain.errors import ExecutorError, RhoError, ToolError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
+log = logging.getLogger(__name__)
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
-_FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
 
@@ -55,29 +58,6 @@ class ExecAnswer:
 
     exit_code: int
     result: str
-
-
-def create_body(settings: DaytonaSettings) -> dict[str, Any]:
-    """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
-    body: dict[str, Any] = {
-        "env": dict(settings.env),
-        "labels": {"created-by": "rho-agent", **settings.labels},
-        "autoStopInterval": settings.auto_stop_interval,
-    }
-    if settings.auto_delete_interval is not None:
-        body["autoDeleteInterval"] = settings.auto_delete_interval
-    if settings.target:
-        body["target"] = settings.target
-    if settings.snapshot:
-        body["snapshot"] = settings.snapshot
-    elif settings.image or settings.dockerfile:
-        # What the SDK sends for an image: a Dockerfile (for a plain image, one line).
-        dockerfile = settings.dockerfile or f"FROM {settings.image}\n"
-        body["buildInfo"] = {"dockerfileContent": dockerfile}
-        for key in ("cpu", "memory", "disk"):
-            if (value := getattr(settings, key)) is not None:
-                body[key] = value
-    return body
 
 
 class SandboxAPI:
@@ -125,48 +105,68 @@ class SandboxAPI:
         file_path: str | None = None,
         accept: tuple[int, ...] = (),
         waits: float = 0.0,
+        sandbox: Sandbox | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
         """Send one request; raise the mapped rho error unless 2xx or in ``accept``. Its
         answer is read bounded (``answers.fetched``) and whole within ``waits`` seconds (what
         the server may take before it answers: a command's run) plus twice
-        ``request_timeout``: the read timeout counts only silence."""
+        ``request_timeout``: the read timeout counts only silence. A toolbox request's error
+        (``sandbox``) is first checked against the sandbox's state (``not_running``)."""
         deadline = waits + 2 * self._settings.request_timeout
-        with map_httpx_errors(what):
-            request = self._client.build_request(method, url, **kwargs)
-            response = await fetched(
-                self._client, request, what, deadline=deadline, limit=self.answer_bytes
-            )
-        if response.is_success or response.status_code in accept:
-            return response
-        raise error_for(response, what, file_path=file_path)
+        with hiding_key(self._settings.api_key):
+            with map_httpx_errors(what):
+                request = self._client.build_request(method, url, **kwargs)
+                response = await fetched(
+                    self._client, request, what, deadline=deadline, limit=self.answer_bytes
+                )
+            if response.is_success or response.status_code in accept:
+                return response
+            error = error_for(response, what, file_path=file_path)
+            if sandbox is not None:
+                state = await self.state(sandbox.id)
+                if state not in ("started", "unknown"):
+                    raise not_running(sandbox.id, state, what, error) from error
+            raise error
+
+    async def state(self, sandbox_id: str) -> str:
+        """The sandbox's state as the control plane tells it (``deleted`` when it answers
+        404); ``unknown`` when it cannot be asked (that failure is not the one to report)."""
+        url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+        try:
+            response = await self._send("GET", url, "sandbox status", accept=(404,))
+            if response.status_code == 404:
+                return "deleted"
+            return str(json_object(response, "sandbox status").get("state") or "unknown")
+        except RhoError:
+            return "unknown"
 
     async def create(self) -> Sandbox:
-        """Create a sandbox and wait until it is started (fail on error/build_failed)."""
-        body = create_body(self._settings)
-        response = await self._send("POST", f"{self._api}/sandbox", "sandbox creation", json=body)
-        data = json_object(response, "sandbox creation")
-        sandbox_id = str(data.get("id") or "")
-        if not sandbox_id:
-            raise ExecutorError("Daytona created a sandbox without an id")
-        deadline = self._clock.monotonic() + self._settings.create_timeout
-        delay = 0.1
-        while data.get("state") != "started":
-            state = str(data.get("state") or "unknown")
-            if state in _FAILED_STATES:
-                reason = data.get("errorReason") or "no reason given"
-                raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
-            if self._clock.monotonic() > deadline:
-                raise ExecutorError(
-                    f"Daytona sandbox {sandbox_id} not started after "
-                    f"{self._settings.create_timeout:g} s (state {state})"
-                )
-            await self._clock.sleep(delay)
-            delay = min(delay * 1.1, 1.0)
-            response = await self._send(
-                "GET", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox status"
-            )
-            data = json_object(response, "sandbox status")
+        """Create a sandbox and wait until it is started (``creation.started``). One that
+        does not start (a failed state, the creation deadline, no usable toolbox URL, the
+        call cancelled: Ctrl+C, SIGTERM) is deleted before the error is passed on: nothing
+        else knows its id, and it ran until Daytona's auto-stop and auto-delete."""
+        with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
+            body = create_body(self._settings)
+            url = f"{self._api}/sandbox"
+            response = await self._send("POST", url, "sandbox creation", json=body)
+            data = json_object(response, "sandbox creation")
+            sandbox_id = str(data.get("id") or "")
+            if not sandbox_id:
+                raise ExecutorError("Daytona created a sandbox without an id")
+            try:
+                return await self._started(sandbox_id, data)
+            except BaseException:
+                await self._discard(sandbox_id)
+                raise
+
+    async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
+        async def status() -> dict[str, Any]:
+            url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+            return json_object(await self._send("GET", url, "sandbox status"), "sandbox status")
+
+        timeout = self._settings.create_timeout
+        data = await started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
             response = await self._send(
@@ -186,6 +186,20 @@ class SandboxAPI:
             )
         return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}")
 
+    async def _discard(self, sandbox_id: str) -> None:
+        """Delete a sandbox that did not start, within ``request_timeout``; a failure logged
+        (the creation's error is the one to report)."""
+        try:
+            async with asyncio.timeout(self._settings.request_timeout):
+                await self.delete(sandbox_id)
+        except (RhoError, TimeoutError):
+            log.warning(
+                "could not delete Daytona sandbox %s, which did not start (label "
+                "created-by=rho-agent); delete it in Daytona",
+                sandbox_id,
+                exc_info=True,
+            )
+
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""
         await self._send(
@@ -198,20 +212,27 @@ class SandboxAPI:
         response = await self._send(
             "POST",
             f"{sandbox.toolbox_url}/process/execute",
-            "command execution",
+            f"command execution in sandbox {sandbox.id}",
             accept=(408,),
+            sandbox=sandbox,
             json={"command": command, "timeout": seconds},
             waits=seconds + _HTTP_GRACE,
             timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
         )
         if response.status_code == 408:
             return None
-        data = json_object(response, "command execution")
+        data = json_object(response, f"command execution in sandbox {sandbox.id}")
         # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
-        code = data.get("exitCode", data.get("code"))
-        if not isinstance(code, int) or code < 0:
-            raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
-        return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
+        code, result = data.get("exitCode", data.get("code")), data.get("result") or ""
+        if type(code) is not int or not isinstance(result, str):  # True is no exit code
+            raise ExecutorError(
+                f"Daytona answered command execution in sandbox {sandbox.id} with exitCode "
+                f"{str(code)[:40]!r} and a result of type {type(result).__name__}, not the "
+                "daemon's {exitCode: integer, result: string}"
+            )
+        if code < 0:  # Go's error text (a few words), or whatever the daemon said
+            raise ExecutorError(f"the sandbox could not start the command: {quoted(result)}")
+        return ExecAnswer(exit_code=code, result=result)
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
@@ -219,8 +240,9 @@ class SandboxAPI:
         await self._send(
             "POST",
             f"{sandbox.toolbox_url}/files/bulk-upload",
-            "file upload",
+            f"file upload to sandbox {sandbox.id}",
             file_path=shown,
+            sandbox=sandbox,
             data={"files[0].path": path},
             files={"files[0].file": ("upload", data, "application/octet-stream")},
         )
@@ -240,8 +262,9 @@ class SandboxAPI:
             await self._send(
                 "POST",
                 f"{sandbox.toolbox_url}/files/bulk-upload",
-                "file upload",
+                f"file upload to sandbox {sandbox.id}",
                 file_path=batch[0][0],
+                sandbox=sandbox,
                 files=parts,
             )
 

@@ -41,38 +41,28 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.local.files import kind_of
 from rho_domain.create_only import create_only_refusal, created_content_refusal
-from rho_domain.errors import (
-    PathOutsideWorkspace,
-    PermissionDenied,
-    SensitivePath,
-    ToolError,
-)
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text, temp_name
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.executor import (
-    Command,
-    CommandResult,
-    Executor,
-    FileInfo,
-    FileUpload,
-)
+from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
-from rho_domain.write_rules import (
-    check_write_mode,
-    write_refusal,
-)
+from rho_domain.write_rules import check_write_mode, write_refusal
 from rho_domain.written_content import content_refusal
 
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 
 
 class DaytonaExecutor(Executor):
-    """Executor for one Daytona sandbox. See the module docstring for the guarantees."""
+    """Executor for one Daytona sandbox. See the module docstring for the guarantees.
+    ``read_bytes``: the most a ``read`` without ``length`` (``--download``) returns; a larger
+    file is a ``ToolError`` (a 10 GB file was base64'd whole in the sandbox)."""
+
+    read_bytes = 128 * 1024 * 1024  # base64'd: 171 MiB, within SandboxAPI.answer_bytes
 
     def __init__(
         self,
@@ -150,7 +140,8 @@ class DaytonaExecutor(Executor):
         check_file_path(path)
         self._workspace.check_read(path)
         offset = max(0, offset)
-        res, _, _ = await self._workspace.resolve(path, write=False, read_range=(offset, length))
+        asked = self.read_bytes + 1 if length is None else length
+        res, _, _ = await self._workspace.resolve(path, write=False, read_range=(offset, asked))
         self._workspace.check_read(path, res.canonical)
         if res.mode is None:
             raise ToolError(f"no such file: {path}")
@@ -159,7 +150,13 @@ class DaytonaExecutor(Executor):
         if not stat_mod.S_ISREG(res.mode):
             raise ToolError(f"{path} is not a regular file (FIFO/device); it cannot be read")
         await self._workspace.check_hard_link(path, res)
-        return res.data or b""
+        data = res.data or b""
+        if length is None and len(data) > self.read_bytes:
+            raise ToolError(
+                f"{path} is {res.size:,} bytes, more than the {self.read_bytes:,} one read takes "
+                f"from Daytona sandbox {self.sandbox_id}: read it in parts (offset, length)"
+            )
+        return data
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
         """See ``Executor.list_dir``."""
@@ -198,6 +195,8 @@ class DaytonaExecutor(Executor):
             raise ToolError(f"{path} exists and is not a regular file")
         if res.mode is not None and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
+        if res.mode is not None and res.links > 1:  # as locally (``local.files``)
+            raise PermissionDenied(f"{path} has other hard links; refusing to write it")
         target = res.canonical
         parent, name = posixpath.split(target)
         temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))

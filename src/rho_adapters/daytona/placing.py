@@ -17,6 +17,7 @@ import logging
 import posixpath
 
 from rho_adapters.daytona import scripts
+from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import ExecAnswer, Sandbox, SandboxAPI
 from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS, MOVED
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath
@@ -65,7 +66,12 @@ def placed(answer: ExecAnswer | None, path: str, target: str, root: str) -> bool
     file shown as ``path`` at ``target`` in the workspace ``root``: True when it replaced a
     file, False when it made one; each refusal the script reports raised, naming ``path``."""
     if answer is None or answer.exit_code not in _DONE:
-        raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
+        said = (
+            "no answer in time"
+            if answer is None
+            else f"{answer.exit_code}: {quoted(answer.result)}"
+        )
+        raise ExecutorError(f"could not write {path} in the sandbox ({said})")
     if answer.exit_code == MOVED:
         raise PermissionDenied(
             f"{path}: its directory {posixpath.dirname(target)} was replaced while it was "

@@ -20,6 +20,7 @@ import attrs
 import httpx
 
 from rho_adapters.daytona import aliases, path_scripts, scripts
+from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
@@ -90,7 +91,9 @@ class SandboxWorkspace:
                 answer = await self.script(script + _HOMES_SCRIPT, RESOLVE_TIMEOUT, sandbox)
                 lines = answer.splitlines()
                 if len(lines) != len(roots) + 1:
-                    raise ExecutorError(f"could not create the workspace {roots[0]}: {answer}")
+                    raise ExecutorError(
+                        f"could not create the workspace {roots[0]}: {quoted(answer)}"
+                    )
                 self.roots.root, self.roots.extra = lines[0], tuple(lines[1:-1])
                 found = base64.b64decode(lines[-1]).decode("utf-8", "surrogateescape")
                 homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
@@ -104,7 +107,9 @@ class SandboxWorkspace:
         if answer is None:
             raise ExecutorError(f"the sandbox did not answer within {timeout:g} s")
         if answer.exit_code != 0:
-            raise ExecutorError(f"sandbox script failed ({answer.exit_code}): {answer.result}")
+            raise ExecutorError(
+                f"sandbox script failed ({answer.exit_code}): {quoted(answer.result)}"
+            )
         return answer.result
 
     async def resolve(

@@ -16,7 +16,9 @@ Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, p
 ``commands`` (``scripts``: the scripts they carried, decoded); ``fail(method, path_suffix,
 status, body)`` injects one error answer (``command``:
 on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
-``fail_creation(reason)`` makes the next sandbox end in state ``error``. ``api_url`` and
+``fail_creation(reason)`` makes the next sandbox end in state ``error``; ``stop(id, state)``
+stops (``stopped``) or archives (``archived``) a sandbox as its auto-stop would, and its
+toolbox then answers as the real proxy does (daytonaio/daytona #4142, #4632). ``api_url`` and
 ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
 
     fake = FakeDaytona()
@@ -120,6 +122,7 @@ class FakeDaytona:
         self._faults: list[_Fault] = []
         self.hung = asyncio.Event()
         self._creation_failure: str | None = None
+        self.stopped: dict[str, str] = {}  # sandbox id -> stopped or archived
         self.transport = httpx.MockTransport(self.handler)
 
     def settings(self, **overrides: Any) -> DaytonaSettings:
@@ -143,6 +146,11 @@ class FakeDaytona:
     def fail_creation(self, reason: str) -> None:
         """Make sandbox creation end in the ``error`` state with ``reason``."""
         self._creation_failure = reason
+
+    def stop(self, sandbox_id: str, state: str = "stopped") -> None:
+        """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
+        auto-stop interval or when the dashboard stops it."""
+        self.stopped[sandbox_id] = state
 
     @property
     def scripts(self) -> list[str]:
@@ -179,6 +187,15 @@ class FakeDaytona:
         parts = path.removeprefix(toolbox + "/").split("/", 1)
         if len(parts) != 2 or parts[0] not in self.live:
             return _error(404, "sandbox not found", path)
+        if self.stopped.get(parts[0]) == "archived":  # no runner: the proxy's 404
+            message = f"not found: sandbox container not found: No such container: {parts[0]}"
+            return _error(404, message, path)
+        if parts[0] in self.stopped:
+            message = (
+                "bad request: failed to resolve container IP after 3 attempts: no IP address "
+                "found. Is the Sandbox started?"
+            )
+            return _error(400, message, path)
         return await self._toolbox(request, "/" + parts[1], body, parts[0])
 
     def _control(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
@@ -195,6 +212,8 @@ class FakeDaytona:
             self.deleted.append(sandbox_id)
             return httpx.Response(200, json=self._sandbox(sandbox_id, "destroying"))
         self.polls[sandbox_id] += 1
+        if sandbox_id in self.stopped:
+            return httpx.Response(200, json=self._sandbox(sandbox_id, self.stopped[sandbox_id]))
         if self._creation_failure is not None:
             return httpx.Response(200, json=self._sandbox(sandbox_id, "error"))
         ready = self.polls[sandbox_id] >= self.polls_until_started
