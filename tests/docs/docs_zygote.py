@@ -39,7 +39,14 @@ PRELOAD = (
     "pytest",
     "rho_agent",
     "rho_entry",
-    "rho_adapters.fakes",
+    # the fakes' package names them lazily: the modules the documents' examples use
+    "rho_adapters.fakes.anthropic_messages",
+    "rho_adapters.fakes.clock",
+    "rho_adapters.fakes.memory_executor",
+    "rho_adapters.fakes.memory_store",
+    "rho_adapters.fakes.replay_model",
+    "rho_adapters.fakes.scripted_model",
+    "rho_adapters.fakes.wire_transport",
     "rho_adapters.model",
     "rho_adapters.store",
 )

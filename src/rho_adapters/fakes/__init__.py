@@ -31,70 +31,58 @@
   real directory and real processes, for testing the sandbox executor.
 
 Each records what happened (``requests``, ``runs``, ``events(id)``, ...) so tests assert on
-state, not on mock calls.
+state, not on mock calls. Each name is imported from its module when first asked for: a
+process that uses one fake (a benchmark's loopback server, a replay) does not import the
+others' httpx, Daytona or Anthropic code.
 """
+
+from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
-from rho_adapters.fakes.approver import ScriptedApprover
-from rho_adapters.fakes.clock import FakeClock
-from rho_adapters.fakes.durable import RecordingSteps
-from rho_adapters.fakes.line_search import InlineLineSearcher
-from rho_adapters.fakes.memory_control import MemorySessions
-from rho_adapters.fakes.memory_executor import MemoryExecutor
-from rho_adapters.fakes.memory_store import MemorySessionStore
-from rho_adapters.fakes.replay_model import (
-    RecordedApprover,
-    RecordedTools,
-    ReplayModel,
-    load_recording,
-)
-from rho_adapters.fakes.scripted_model import (
-    FunctionModel,
-    ScriptedModel,
-    ScriptExhausted,
-    Turn,
-    call,
-    text,
-    tools,
-)
-from rho_adapters.fakes.signals import ManualSignals
-from rho_adapters.fakes.spreadsheet import MemorySpreadsheetReader
-from rho_adapters.fakes.tool_source import ManualToolSource
-from rho_adapters.fakes.wire import (
-    Fault,
-    Reply,
-    WireScriptExhausted,
-    cut,
-    drop,
-    garbage,
-    http_error,
-    raw_reply,
-    stall,
-    stream_error,
-    text_reply,
-    tool_reply,
-)
-from rho_adapters.fakes.wire import call as wire_call
-from rho_adapters.fakes.wire_transport import WireTransport
+from rho_domain.lazy_names import lazy_names
 
-if TYPE_CHECKING:  # loaded lazily below; typed here for the callers' type checkers
-    from rho_adapters.fakes.daytona import FakeDaytona
-    from rho_adapters.fakes.loopback import LoopbackServer
-
-
-def __getattr__(name: str) -> object:
-    # The loopback server pulls in threading and sockets; load it only when asked for.
-    if name == "LoopbackServer":
-        from rho_adapters.fakes.loopback import LoopbackServer
-
-        return LoopbackServer
-    if name == "FakeDaytona":
-        from rho_adapters.fakes.daytona import FakeDaytona
-
-        return FakeDaytona
-    raise AttributeError(f"module 'rho_adapters.fakes' has no attribute {name!r}")
+_EXPORTS = {
+    "call": ".scripted_model",
+    "ClaudeReply": ".anthropic_messages",
+    "cut": ".wire",
+    "drop": ".wire",
+    "FakeAnthropic": ".anthropic_messages",
+    "FakeClock": ".clock",
+    "FakeDaytona": ".daytona",
+    "Fault": ".wire",
+    "FunctionModel": ".scripted_model",
+    "garbage": ".wire",
+    "http_error": ".wire",
+    "InlineLineSearcher": ".line_search",
+    "load_recording": ".replay_model",
+    "LoopbackServer": ".loopback",
+    "ManualSignals": ".signals",
+    "ManualToolSource": ".tool_source",
+    "MemoryExecutor": ".memory_executor",
+    "MemorySessions": ".memory_control",
+    "MemorySessionStore": ".memory_store",
+    "MemorySpreadsheetReader": ".spreadsheet",
+    "raw_reply": ".wire",
+    "RecordedApprover": ".replay_model",
+    "RecordedTools": ".replay_model",
+    "RecordingSteps": ".durable",
+    "ReplayModel": ".replay_model",
+    "Reply": ".wire",
+    "ScriptedApprover": ".approver",
+    "ScriptedModel": ".scripted_model",
+    "ScriptExhausted": ".scripted_model",
+    "stall": ".wire",
+    "stream_error": ".wire",
+    "text": ".scripted_model",
+    "text_reply": ".wire",
+    "tool_reply": ".wire",
+    "tools": ".scripted_model",
+    "Turn": ".scripted_model",
+    "wire_call": ".wire:call",
+    "WireScriptExhausted": ".wire",
+    "WireTransport": ".wire_transport",
+}
 
 
 __all__ = [
@@ -138,3 +126,54 @@ __all__ = [
     "tools",
     "wire_call",
 ]
+
+if TYPE_CHECKING:
+    from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
+    from rho_adapters.fakes.approver import ScriptedApprover
+    from rho_adapters.fakes.clock import FakeClock
+    from rho_adapters.fakes.daytona import FakeDaytona
+    from rho_adapters.fakes.durable import RecordingSteps
+    from rho_adapters.fakes.line_search import InlineLineSearcher
+    from rho_adapters.fakes.loopback import LoopbackServer
+    from rho_adapters.fakes.memory_control import MemorySessions
+    from rho_adapters.fakes.memory_executor import MemoryExecutor
+    from rho_adapters.fakes.memory_store import MemorySessionStore
+    from rho_adapters.fakes.replay_model import (
+        RecordedApprover,
+        RecordedTools,
+        ReplayModel,
+        load_recording,
+    )
+    from rho_adapters.fakes.scripted_model import (
+        FunctionModel,
+        ScriptedModel,
+        ScriptExhausted,
+        Turn,
+        call,
+        text,
+        tools,
+    )
+    from rho_adapters.fakes.signals import ManualSignals
+    from rho_adapters.fakes.spreadsheet import MemorySpreadsheetReader
+    from rho_adapters.fakes.tool_source import ManualToolSource
+    from rho_adapters.fakes.wire import (
+        Fault,
+        Reply,
+        WireScriptExhausted,
+        cut,
+        drop,
+        garbage,
+        http_error,
+        raw_reply,
+        stall,
+        stream_error,
+        text_reply,
+        tool_reply,
+    )
+    from rho_adapters.fakes.wire import (
+        call as wire_call,
+    )
+    from rho_adapters.fakes.wire_transport import WireTransport
+
+
+__getattr__ = lazy_names(__name__, _EXPORTS)
