@@ -6,8 +6,9 @@ it does) in the expressions of the table's indexes and partial indexes' predicat
 partition key and of its extended statistics when it loads them, and in the CHECKs of a child
 or partition a read of its parent scans (constraint exclusion). A function an administrator
 marked IMMUTABLE ended another session there (``pg_terminate_backend``), which no
-read-only transaction stops. Now those expressions are read from the catalog (``pg_catalog_queries.PLANNED``)
-and judged as a view's query is, where the table (or a parent of it) is named.
+read-only transaction stops. Now those expressions are read from the catalog
+(``pg_catalog_queries.PLANNED``) and judged as a view's query is, where the table (or a
+parent of it) is named.
 """
 
 from __future__ import annotations
