@@ -29,9 +29,10 @@ script (its objects are its installer's, as its functions are):
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
 - the expressions the planner computes for a read of a table: its indexes' expressions and
-  predicates, its partition key's, its extended statistics' (14+), and the CHECKs of its
-  children and partitions, by the name of every table whose read plans them, as queries:
-  the planner folds a call with constant arguments (an IMMUTABLE user function) in them;
+  predicates, its partition key's, its extended statistics' (14+), its CHECKs (folded where
+  it is a member of an append) and its children's and partitions', as queries, by the name
+  of every table whose read plans them: the planner folds a call with constant arguments
+  (an IMMUTABLE user function) in them;
 - row-level security policies of every table with row security on, by their table's name,
   with their ``USING`` expressions: a read of the table runs them (a policy calling
   ``pg_read_file`` or a user function), judged where the table is named, as a view's query
