@@ -28,6 +28,11 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
+- the expressions the planner computes for a read of a table: its indexes' expressions and
+  predicates, its partition key's, its extended statistics' (14+), its CHECKs (folded where
+  it is a member of an append) and its children's and partitions', as queries, by the name
+  of every table whose read plans them: the planner folds a call with constant arguments
+  (an IMMUTABLE user function) in them;
 - row-level security policies of every table with row security on, by their table's name,
   with their ``USING`` expressions: a read of the table runs them (a policy calling
   ``pg_read_file`` or a user function), judged where the table is named, as a view's query
@@ -98,6 +103,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             found.setdefault(str(name), set()).add(judged)
         return {name: frozenset(functions) for name, functions in found.items()}
 
+    statistics = query.STATISTICS if conn.info.server_version >= 140000 else ""
     comparisons = conn.execute(query.COMPARISONS, prepare=False).fetchall()
     return CatalogCalls(
         operators=grouped(query.OPERATORS),
@@ -108,6 +114,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(query.VIEWS, texts=True),
         policies=grouped(query.POLICIES, texts=True),
+        planned=grouped(query.PLANNED.format(statistics=statistics), texts=True),
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
             **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},

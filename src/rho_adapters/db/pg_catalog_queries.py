@@ -153,6 +153,39 @@ SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polreli
 FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
 WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL AND c.relrowsecurity
 """
+# What the planner computes for a read of a table, with no call in the text: it folds every
+# call with constant arguments (an IMMUTABLE user function, whatever it does) in the
+# expressions of the table's indexes (and partial indexes' predicates), of its partition key
+# and (14+) of its extended statistics when it loads them, and in its CHECKs where it is
+# scanned as a member of an append (constraint exclusion: a child or partition under its
+# parent, a branch of a UNION ALL subquery, a view's too): SELECT * FROM t ran
+# probe_ran(1) of an index on (x + probe_ran(1)). Listed by the name of every table whose
+# read plans them, as queries ("SELECT <expressions>"), as policies are.
+PLANNED = """
+WITH RECURSIVE own(relid, expr) AS (
+  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indexprs, i.indrelid)
+  FROM pg_catalog.pg_index i WHERE i.indexprs IS NOT NULL
+  UNION ALL
+  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indpred, i.indrelid)
+  FROM pg_catalog.pg_index i WHERE i.indpred IS NOT NULL
+  UNION ALL
+  SELECT p.partrelid, pg_catalog.pg_get_expr(p.partexprs, p.partrelid)
+  FROM pg_catalog.pg_partitioned_table p WHERE p.partexprs IS NOT NULL
+  UNION ALL
+  SELECT k.conrelid, pg_catalog.pg_get_expr(k.conbin, k.conrelid)
+  FROM pg_catalog.pg_constraint k WHERE k.contype = 'c' AND k.conrelid <> 0
+  {statistics}
+), above(relid, expr) AS (
+  SELECT relid, expr FROM own
+  UNION
+  SELECT h.inhparent, a.expr FROM above a JOIN pg_catalog.pg_inherits h ON h.inhrelid = a.relid
+)
+SELECT c.relname::text, 'SELECT ' || a.expr FROM above a
+JOIN pg_catalog.pg_class c ON c.oid = a.relid
+"""
+STATISTICS = """UNION ALL
+  SELECT s.stxrelid, pg_catalog.pg_get_expr(s.stxexprs, s.stxrelid)
+  FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"""
 ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family
@@ -198,6 +231,7 @@ VERSION = (
             "pg_amproc",
             "pg_namespace",
             "pg_policy",
+            "pg_statistic_ext",  # CREATE STATISTICS changes no row of its table
             # a view's query: CREATE OR REPLACE RULE "_RETURN" ... ON SELECT TO v replaces
             # it changing no row above (an open connection judged the old query)
             "pg_rewrite",

@@ -15,15 +15,16 @@ the safe side). The server also calls operators no character spells: ``!=`` is `
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
 refused too). Views are judged by their queries where named (a MariaDB stored function
 may ``SET GLOBAL``), and so are a table's row security policies (their ``USING``
-expressions) and virtual columns; a foreign table (a ``file_fdw`` one runs a program or
-reads a server file, a ``postgres_fdw`` one a remote query), and a table above one (its
-parent, its partitioned table), are refused where named. Pure: the catalog arrives as
-data (``CatalogCalls``, in ``catalog_values.py``).
+expressions), virtual columns and what the planner computes for its read (an index's
+expression); a foreign table (a ``file_fdw`` one runs a program or reads a server file, a
+``postgres_fdw`` one a remote query), and a table above one, are refused where named.
+Pure: the catalog arrives as data (``CatalogCalls``, in ``catalog_values.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import attrs
 
@@ -185,17 +186,16 @@ def _types(
 def _queries(
     name: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
 ) -> str:
-    """Why reading ``name`` runs what its view query, row security policies or virtual
-    columns call, judged without ``name`` (a view's query may name it again as a column)."""
-    views, policies, computed = (
-        {k: v for k, v in judged.items() if k != name}
-        for judged in (calls.views, calls.policies, calls.computed)
-    )
-    inner = attrs.evolve(calls, views=views, policies=policies, computed=computed)
+    """Why reading ``name`` runs what its view query, row security policies, virtual columns
+    or planned expressions call, judged without ``name`` (a query may name it again)."""
+    kinds = ("views", "policies", "computed", "planned")
+    unnamed = {k: {n: q for n, q in getattr(calls, k).items() if n != name} for k in kinds}
+    inner = attrs.evolve(calls, **cast("dict[str, Any]", unnamed))
     for what, queries in (
         (f"the view {name}", calls.views.get(name, ())),
         (f"the row security policy of {name}", calls.policies.get(name, ())),
         (f"a virtual column of {name}", calls.computed.get(name, ())),
+        (f"what the planner computes for a read of {name}", calls.planned.get(name, ())),
     ):
         for query in queries:
             reason = _check_refused(what, query, query, d, allowed, inner, depth)

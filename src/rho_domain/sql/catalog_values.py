@@ -48,6 +48,10 @@ class CatalogCalls:
     # A table's virtual columns, by the table's name, as queries ("SELECT <expression>"): a
     # read computes them (a MariaDB column AS (UUID_SHORT()) advanced a server-wide counter).
     computed: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # What the planner computes for a read of a table, by the name of every table whose read
+    # plans it, as queries: PostgreSQL folds calls with constant arguments in the table's
+    # index, partition key and statistics expressions and its (and its children's) CHECKs.
+    planned: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Names refused wherever they stand, each with the whole reason: a table whose read runs
     # what the check never sees (a foreign table, or a table it inherits from or is a
     # partition of: "the foreign table t reads the server file 'PG_VERSION'"),

@@ -1,0 +1,118 @@
+"""What the PostgreSQL planner computes for a read of a table is judged where the table is named.
+
+Before, with the statement check on, ``SELECT * FROM t`` ran a user function no text named:
+the planner folds every call with constant arguments (an IMMUTABLE user function, whatever
+it does) in the expressions of the table's indexes and partial indexes' predicates, of its
+partition key and of its extended statistics when it loads them, and in its CHECKs where it is
+scanned as a member of an append (a child under its parent, a UNION ALL branch). A function
+an administrator marked IMMUTABLE ended another session there (``pg_terminate_backend``), which no
+read-only transaction stops. Now those expressions are read from the catalog
+(``pg_catalog_queries.PLANNED``) and judged as a view's query is, where the table (or a
+parent of it) is named.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from db_support import Server, adapter, own_pg_database
+
+from rho_domain.errors import StatementRefused
+
+_RAN = (
+    "CREATE FUNCTION probe_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
+    "IF (SELECT armed FROM arm) THEN RAISE EXCEPTION 'probe_ran for %', current_user; END IF; "
+    "RETURN $1; END$$"
+)
+_KILLS = (
+    "CREATE FUNCTION kill_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
+    "IF (SELECT armed FROM arm) THEN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE application_name = 'rho_victim'; END IF; RETURN $1; END$$"
+)
+_SETUP = [
+    "CREATE TABLE arm (armed bool)",
+    "INSERT INTO arm VALUES (false)",
+    _RAN,
+    _KILLS,
+    "CREATE TABLE t_ix (x int)",
+    "CREATE INDEX ON t_ix ((x + probe_ran(1)))",
+    "CREATE TABLE t_pred (x int)",
+    "CREATE INDEX ON t_pred (x) WHERE x > probe_ran(1)",
+    "CREATE TABLE t_part (x int) PARTITION BY RANGE ((x + probe_ran(1)))",
+    "CREATE TABLE t_part1 PARTITION OF t_part FOR VALUES FROM (0) TO (10)",
+    "CREATE TABLE t_st (x int, y int)",
+    "CREATE STATISTICS t_st_x ON (x + probe_ran(1)), y FROM t_st",
+    "CREATE TABLE t_parent (x int)",
+    "CREATE TABLE t_child (x int CHECK (x > probe_ran(1))) INHERITS (t_parent)",
+    "CREATE TABLE t_pp (x int) PARTITION BY RANGE (x)",
+    "CREATE TABLE t_pp1 PARTITION OF t_pp (CHECK (x > probe_ran(1))) FOR VALUES FROM (0) TO (9)",
+    "CREATE TABLE t_kill (x int)",
+    "CREATE INDEX ON t_kill ((x + kill_ran(1)))",
+    "CREATE TABLE t_chk (x int CHECK (x > probe_ran(1)))",
+    # read: built-ins fold harmlessly
+    "CREATE TABLE t_pos (x int CHECK (x > 0))",
+    "CREATE TABLE t_lower (s text)",
+    "CREATE INDEX ON t_lower (lower(s)) WHERE s <> ''",
+    "CREATE FUNCTION quiet(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS 'BEGIN RETURN $1; END'",
+    "CREATE TABLE t_late (x int)",
+    "CREATE TABLE t_late_st (x int, y int)",
+    "UPDATE arm SET armed = true",
+]
+# (statement, the table named in the refusal) -- each ran probe_ran before, check on or off
+RAN = [
+    ("SELECT * FROM t_ix", "t_ix"),
+    ("SELECT * FROM t_pred", "t_pred"),
+    ("SELECT * FROM t_part", "t_part"),
+    ("SELECT * FROM t_st", "t_st"),
+    ("SELECT * FROM t_parent WHERE x = 1", "t_parent"),
+    ("SELECT * FROM t_pp WHERE x = 1", "t_pp"),
+    ("SELECT * FROM (SELECT x FROM t_chk UNION ALL SELECT 2) s WHERE x = 1", "t_chk"),
+]
+READ = [
+    "SELECT * FROM (SELECT x FROM t_pos UNION ALL SELECT x FROM t_pos) s WHERE x = 1",
+    "SELECT * FROM t_lower WHERE lower(s) = 'a'",
+    "SELECT * FROM t_late",
+    "SELECT * FROM t_part1",  # a partition read alone plans no key of its parent's
+]
+
+
+async def test_what_the_planner_computes_for_a_read_is_judged(postgres_server: Server) -> None:
+    with own_pg_database(postgres_server, "rho_planned", _SETUP) as server:
+        unchecked, checked = adapter(server, check=False), adapter(server)
+        c = server.config
+        admin = psycopg.connect(
+            host=c.host, port=c.port, user=c.user, dbname=c.database, autocommit=True
+        )
+        victim = psycopg.connect(
+            host=c.host, port=c.port, user=c.user, dbname=c.database, application_name="rho_victim"
+        )
+        try:
+            for sql, _ in RAN:  # the attack reaches: no call written, the function ran
+                with pytest.raises(Exception, match="probe_ran for postgres"):
+                    await unchecked.query(sql, max_rows=1, timeout=10)
+            await unchecked.query("SELECT * FROM t_kill", max_rows=1, timeout=10)
+            with pytest.raises(psycopg.OperationalError):  # another session, ended
+                victim.execute("SELECT 1")
+            refused = [*RAN, ("SELECT * FROM t_kill", "t_kill")]
+            for sql, table in refused:
+                with pytest.raises(StatementRefused) as info:
+                    await checked.query(sql, max_rows=1, timeout=10)
+                assert info.value.by == "check", sql
+                said = f"what the planner computes for a read of {table} runs SELECT"
+                assert said in str(info.value), (sql, str(info.value))
+                assert "is not on the postgres list" in str(info.value)
+            for sql in READ:
+                await checked.query(sql, max_rows=1, timeout=10)
+            # made while the connection is open: judged at the next statement
+            for table, made in (
+                ("t_late", "CREATE INDEX ON t_late ((x + quiet(2)))"),
+                ("t_late_st", "CREATE STATISTICS t_late_x ON (x + quiet(2)), y FROM t_late_st"),
+            ):
+                admin.execute(made)
+                with pytest.raises(StatementRefused, match=f"computes for a read of {table}"):
+                    await checked.query(f"SELECT x FROM {table}", max_rows=1, timeout=10)
+        finally:
+            await unchecked.aclose()
+            await checked.aclose()
+            admin.close()
+            victim.close()
