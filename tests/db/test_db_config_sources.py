@@ -55,7 +55,8 @@ def test_a_config_files_alias_is_refused_once_naming_the_file(
     assert str(refused.value).startswith(f"{config}: {words}")
     done = _cli(tmp_path, config)
     assert done.returncode == 1
-    assert done.stderr == f"rho-agent: {refused.value}\n"  # said once, no warning before it
+    # said once, no warning before it; the CLI names the flag that gave the file
+    assert done.stderr == f"rho-agent: --config {refused.value}\n"
 
 
 def test_an_unset_variable_is_said_once(tmp_path: Path) -> None:
