@@ -127,3 +127,23 @@ def test_a_trace_rewritten_in_place_past_the_mark_is_read_from_its_start(
     with paths.trace.open("ab") as handle:
         handle.write(b"x" * 100 + b"\n")
     assert not marks.resumes(paths, 3, within=64)  # more than that to read: a thread's
+
+
+def test_past_the_cap_only_the_mark_kept_longest_ago_goes(tmp_path: Path) -> None:
+    """At the cap every mark was cleared, even by a kept mark's update: a listing of as many
+    sessions as the cap read every trace whole at every poll."""
+    sessions = []
+    for name in "abc":
+        paths = SessionPaths(tmp_path / name)
+        paths.dir.mkdir()
+        paths.trace.write_bytes(b'{"a":1}\n')
+        sessions.append(paths)
+    a, b, c = sessions
+    marks = TraceMarks(limit=2)
+    marks.lines_after(a, 0)
+    marks.lines_after(b, 0)
+    marks.lines_after(a, 1)  # a mark's update at the cap: b and a stay
+    assert [marks.resumes(p, 1, within=0) for p in (a, b)] == [True, True]
+    marks.lines_after(b, 1)
+    marks.lines_after(c, 0)  # a new mark past the cap: a, kept longest ago, goes
+    assert [marks.resumes(p, 1, within=0) for p in sessions] == [False, True, True]

@@ -14,7 +14,10 @@ a trace whose last line never ends (900 MB of it, under the bound) costs a poll 
 appended, not the whole tail again (0.8 s of CPU per poll before: a watch, five polls a
 second, took a core, on the server's event loop).
 
-Marks are small (a path's identity, an offset, a number) and capped at ``limit`` sessions.
+Marks are small (a path's identity, an offset, a number) and capped at ``limit`` sessions:
+past it the mark kept longest ago goes (one whole read for that trace when it is read again).
+All of them were cleared at once before, and at the cap even a mark's update cleared them:
+a listing of as many sessions as the cap re-read every trace whole at every poll.
 """
 
 from __future__ import annotations
@@ -160,7 +163,9 @@ class TraceMarks:
         return first, data[:end]
 
     def _keep(self, paths: SessionPaths, mark: _Mark) -> None:
+        key = str(paths.dir)
         with self._lock:
-            if len(self._marks) >= self._limit:
-                self._marks.clear()  # a fresh start costs one whole read per trace
-            self._marks[str(paths.dir)] = mark
+            self._marks.pop(key, None)  # kept again: now the newest (dicts keep their order)
+            while len(self._marks) >= self._limit:
+                del self._marks[next(iter(self._marks))]  # the one kept longest ago
+            self._marks[key] = mark
