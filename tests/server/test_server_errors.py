@@ -210,8 +210,8 @@ async def test_422_for_other_bodies_and_parameters(tmp_path: Path) -> None:
         limit = await client.get("/api/sessions?limit=0")
         assert _error(limit, 422)["field"] == "limit"
         # no maximum listed past the store's 10,000 marks: every trace read whole each poll
-        limit = _error(await client.get("/api/sessions?limit=1001"), 422)
-        assert (limit["field"], "from 1 to 1,000" in limit["message"]) == ("limit", True)
+        past = _error(await client.get("/api/sessions?limit=1001"), 422)
+        assert (past["field"], "from 1 to 1,000" in past["message"]) == ("limit", True)
         assert (await client.get("/api/sessions?limit=1000")).status_code == 200
 
 

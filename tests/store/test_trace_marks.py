@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.store.layout import SessionPaths
-from rho_adapters.store.trace_marks import TraceMarks
+from rho_adapters.store.trace_marks import HEAD, TraceMarks
 from rho_domain.errors import StoreError
 
 
@@ -94,12 +94,13 @@ def test_an_unfinished_last_line_is_looked_at_once_not_at_every_poll(tmp_path: P
 
 def test_a_read_after_the_last_line_does_not_read_it_again(tmp_path: Path) -> None:
     """A poll asks from its last line (a watch, a stream): that line is not read again, only
-    what follows it; a read from just before it still gives it."""
-    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}')
+    what follows it (past its first ``HEAD`` bytes, which are compared); a read from just
+    before it still gives it."""
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2,"pad":"' + b"x" * HEAD + b'"}')
     marks = TraceMarks()
     assert marks.last_seq(paths) == 2
-    with paths.trace.open("r+b") as handle:  # inside line 2, same size
-        handle.seek(10)
+    with paths.trace.open("r+b") as handle:  # inside line 2, past its head, same size
+        handle.seek(8 + HEAD + 2)
         handle.write(b"\n")
     with paths.trace.open("ab") as handle:
         handle.write(b'{"a":3}\n')
