@@ -263,10 +263,10 @@ async def test_a_listing_poll_does_not_read_the_last_line_again(tmp_path: Path) 
         """The store, counting the bytes of the lines it hands the tally."""
 
         def __init__(self) -> None:
-            self.sessions = FileSessions(store.root)
+            self.sessions: Any = FileSessions(store.root)
             self.read = 0
 
-        async def traces(self, after: Any) -> Any:  # what the tally asked before
+        async def traces(self, after: Any) -> Any:  # what the tally asked before (gone now)
             found = await self.sessions.traces(after)
             self.read += sum(len(line.data) for lines in found.values() for line in lines or ())
             return found

@@ -102,20 +102,6 @@ class FileSessions(SessionCatalog, SessionControl):
             return self._marks.lines_after(paths, after)
         return await asyncio.to_thread(self._marks.lines_after, paths, after)
 
-    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        """See ``SessionCatalog.traces``: every trace read in one worker thread, each from
-        its mark (a dashboard poll: a stat and an empty read per finished session)."""
-        return await asyncio.to_thread(self._traces, dict(after))
-
-    def _traces(self, after: dict[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        found: dict[str, tuple[TraceLine, ...] | None] = {}
-        for session_id, seq in after.items():
-            try:
-                found[session_id] = self._marks.lines_after(self._paths(session_id), seq)
-            except StoreError:  # SessionNotFound included
-                found[session_id] = None
-        return found
-
     async def trace_reads(
         self, tails: Mapping[str, TraceTail | None]
     ) -> dict[str, TraceRead | None]:

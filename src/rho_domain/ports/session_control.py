@@ -127,18 +127,6 @@ class SessionCatalog(Protocol):
         with newlines they are byte for byte the session's ``trace.jsonl``. Raises
         ``SessionNotFound``."""
 
-    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        """``trace(id, after=n)`` for each ``id: n`` at once (a listing's counts), None for a
-        session that cannot be read now (removed, a link, unreadable). Adapters may read them
-        in one go (this default asks one by one)."""
-        found: dict[str, tuple[TraceLine, ...] | None] = {}
-        for session_id, seq in after.items():
-            try:
-                found[session_id] = await self.trace(session_id, after=seq)
-            except StoreError:  # SessionNotFound included
-                found[session_id] = None
-        return found
-
     async def trace_reads(
         self, tails: Mapping[str, TraceTail | None]
     ) -> dict[str, TraceRead | None]:
