@@ -209,6 +209,10 @@ async def test_422_for_other_bodies_and_parameters(tmp_path: Path) -> None:
         assert _error(after, 422)["field"] == "after"
         limit = await client.get("/api/sessions?limit=0")
         assert _error(limit, 422)["field"] == "limit"
+        # no maximum listed past the store's 10,000 marks: every trace read whole each poll
+        past = _error(await client.get("/api/sessions?limit=1001"), 422)
+        assert (past["field"], "from 1 to 1,000" in past["message"]) == ("limit", True)
+        assert (await client.get("/api/sessions?limit=1000")).status_code == 200
 
 
 async def test_429_with_retry_after_when_every_slot_is_busy(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 from dashboard_support import PROMPTS, model
 from server_support import app_for, client_for, place, wait_idle
 
@@ -18,6 +19,8 @@ from rho_adapters.codec import event_to_dict
 from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
+from rho_domain.config import AgentConfig
+from rho_domain.ports.store import SessionRecord
 from rho_domain.telemetry import session_telemetry
 
 
@@ -238,3 +241,50 @@ def test_every_way_a_call_ends_is_counted_as_telemetry_counts_it() -> None:
     assert counts["turns"] == len(stats.turns) == 1
     assert counts["started_at"] == 10.0
     assert counts["duration_seconds"] == 2.0  # the second run; the dead one ended nowhere
+
+
+async def test_a_listing_poll_does_not_read_the_last_line_again(tmp_path: Path) -> None:
+    """The tally asked for its last folded line again at each poll, to see the trace was
+    not rewritten, and kept its bytes: a 100 MB last line cost ~0.2 s of CPU a poll a
+    session, and the tally held the 100 MB. Now the store checks its tail without reading
+    the line: a poll with nothing new reads no line, and the tally holds none."""
+    from rho_adapters.store import FileSessions, FileSessionStore
+    from rho_domain.messages import UserMessage
+    from rho_entry.server.tally import Tallies
+
+    store = FileSessionStore(tmp_path / "sessions")
+    record = SessionRecord(id="big1", created_at=1000.0, config=AgentConfig(model="m"))
+    await store.create(record)
+    long_line = ev.MessageAdded(at=1001.0, message=UserMessage("x" * 50_000))
+    await store.append("big1", [ev.RunStarted(at=1001.0, run_id="r1", prompt="x"), long_line])
+    await store.release("big1")
+
+    class Counting:
+        """The store, counting the bytes of the lines it hands the tally."""
+
+        def __init__(self) -> None:
+            self.sessions: Any = FileSessions(store.root)
+            self.read = 0
+
+        async def traces(self, after: Any) -> Any:  # what the tally asked before (gone now)
+            found = await self.sessions.traces(after)
+            self.read += sum(len(line.data) for lines in found.values() for line in lines or ())
+            return found
+
+        async def trace_reads(self, tails: Any) -> Any:
+            found = await self.sessions.trace_reads(tails)
+            reads = [read for read in found.values() if read is not None]
+            self.read += sum(len(line.data) for read in reads for line in read.lines)
+            return found
+
+    catalog, tallies = Counting(), Tallies()
+    tally = (await tallies.caught_up(catalog, ["big1"]))["big1"]  # type: ignore[arg-type]
+    assert (tally.seq, catalog.read > 50_000) == (2, True)
+    catalog.read = 0
+    again = (await tallies.caught_up(catalog, ["big1"]))["big1"]  # type: ignore[arg-type]
+    assert (again is tally, catalog.read) == (True, 0)
+    assert all(
+        len(getattr(tally, field.name)) < 1_000
+        for field in attrs.fields(type(tally))
+        if isinstance(getattr(tally, field.name), bytes | str)
+    )

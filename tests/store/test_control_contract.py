@@ -222,6 +222,40 @@ async def test_last_seq_is_the_last_lines_number_and_reads_follow_it(rig: Rig) -
         await rig.sessions.last_seq("no-such-session")
 
 
+async def test_a_read_from_a_tail_gives_what_follows_or_the_whole_rewritten_trace(
+    rig: Rig,
+) -> None:
+    """``trace_reads``: the whole trace first, then only the lines after the tail (the tail's
+    line not read again: a listing asked for it at each poll, 100 MB a poll for a long
+    last line); a trace whose tail's line was rewritten is read whole again (``restarted``)."""
+    await rig.store.create(record("tail1"))
+    await rig.store.append("tail1", started())
+    first = (await rig.sessions.trace_reads({"tail1": None, "no-such": None}))["tail1"]
+    assert first is not None
+    assert (first.restarted, [line.seq for line in first.lines]) == (True, [1, 2, 3])
+    again = (await rig.sessions.trace_reads({"tail1": first.tail}))["tail1"]
+    assert again is not None
+    assert (again.restarted, again.lines, again.tail) == (False, (), first.tail)
+    await rig.store.append("tail1", [ended()])
+    grown = (await rig.sessions.trace_reads({"tail1": first.tail}))["tail1"]
+    assert grown is not None
+    assert (grown.restarted, [line.seq for line in grown.lines]) == (False, [4])
+    if rig.kind == "memory":
+        return  # the fake's events are not rewritten in place
+    if rig.kind == "file":  # in place, every newline where it was, the line's head changed
+        trace = rig.sessions.root / "tail1" / "trace.jsonl"
+        data = trace.read_bytes()
+        start = data.rindex(b"\n", 0, len(data) - 1) + 1
+        trace.write_bytes(data[:start] + data[start:].replace(b"run_end", b"run_xyz", 1))
+    else:  # the same line written again: another version of the row
+        await rig.sessions.backend.call(
+            lambda conn: conn.execute("UPDATE rho_events SET line = line WHERE seq = 4")
+        )
+    rewritten = (await rig.sessions.trace_reads({"tail1": grown.tail}))["tail1"]
+    assert rewritten is not None
+    assert (rewritten.restarted, [line.seq for line in rewritten.lines]) == (True, [1, 2, 3, 4])
+
+
 async def test_follow_gives_old_lines_then_new_ones_and_ends_with_the_run(rig: Rig) -> None:
     await rig.store.create(record("fol1"))
     await rig.store.append("fol1", started())

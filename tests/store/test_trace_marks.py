@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.store.layout import SessionPaths
-from rho_adapters.store.trace_marks import TraceMarks
+from rho_adapters.store.trace_marks import HEAD, TraceMarks
 from rho_domain.errors import StoreError
 
 
@@ -94,12 +94,13 @@ def test_an_unfinished_last_line_is_looked_at_once_not_at_every_poll(tmp_path: P
 
 def test_a_read_after_the_last_line_does_not_read_it_again(tmp_path: Path) -> None:
     """A poll asks from its last line (a watch, a stream): that line is not read again, only
-    what follows it; a read from just before it still gives it."""
-    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}')
+    what follows it (past its first ``HEAD`` bytes, which are compared); a read from just
+    before it still gives it."""
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2,"pad":"' + b"x" * HEAD + b'"}')
     marks = TraceMarks()
     assert marks.last_seq(paths) == 2
-    with paths.trace.open("r+b") as handle:  # inside line 2, same size
-        handle.seek(10)
+    with paths.trace.open("r+b") as handle:  # inside line 2, past its head, same size
+        handle.seek(8 + HEAD + 2)
         handle.write(b"\n")
     with paths.trace.open("ab") as handle:
         handle.write(b'{"a":3}\n')
@@ -127,3 +128,23 @@ def test_a_trace_rewritten_in_place_past_the_mark_is_read_from_its_start(
     with paths.trace.open("ab") as handle:
         handle.write(b"x" * 100 + b"\n")
     assert not marks.resumes(paths, 3, within=64)  # more than that to read: a thread's
+
+
+def test_past_the_cap_only_the_mark_kept_longest_ago_goes(tmp_path: Path) -> None:
+    """At the cap every mark was cleared, even by a kept mark's update: a listing of as many
+    sessions as the cap read every trace whole at every poll."""
+    sessions = []
+    for name in "abc":
+        paths = SessionPaths(tmp_path / name)
+        paths.dir.mkdir()
+        paths.trace.write_bytes(b'{"a":1}\n')
+        sessions.append(paths)
+    a, b, c = sessions
+    marks = TraceMarks(limit=2)
+    marks.lines_after(a, 0)
+    marks.lines_after(b, 0)
+    marks.lines_after(a, 1)  # a mark's update at the cap: b and a stay
+    assert [marks.resumes(p, 1, within=0) for p in (a, b)] == [True, True]
+    marks.lines_after(b, 1)
+    marks.lines_after(c, 0)  # a new mark past the cap: a, kept longest ago, goes
+    assert [marks.resumes(p, 1, within=0) for p in sessions] == [False, True, True]

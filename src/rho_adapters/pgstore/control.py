@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
@@ -28,10 +28,11 @@ from rho_adapters.pgstore.schema import (
 )
 from rho_adapters.pgstore.store import PgSessionStore
 from rho_adapters.pgstore.trace_count import TraceCounts
+from rho_adapters.pgstore.trace_tails import tail_read
 from rho_adapters.store.signals import EXPORT_BYTES
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
-from rho_domain.errors import SessionLocked
+from rho_domain.errors import SessionLocked, StoreError
 from rho_domain.ports.session_control import (
     PendingApproval,
     SessionCatalog,
@@ -46,6 +47,7 @@ from rho_domain.ports.session_control import (
     run_in_progress,
 )
 from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.trace_reads import TraceRead, TraceTail
 
 FOLLOW_RECHECK_SECONDS = 1.0
 
@@ -113,6 +115,24 @@ class PgSessions(SessionCatalog, SessionControl):
 
         rows = await self.backend.call(read)
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
+
+    async def trace_reads(
+        self, tails: Mapping[str, TraceTail | None]
+    ) -> dict[str, TraceRead | None]:
+        """See ``SessionCatalog.trace_reads``: each tail's row checked by its version
+        (``trace_tails``), only the rows after it read."""
+
+        def read(conn: Any, session_id: str, tail: TraceTail | None) -> TraceRead:
+            exact = resolve_id(conn, session_id)
+            return tail_read(conn, exact, tail, self.backend.trace_bytes)
+
+        found: dict[str, TraceRead | None] = {}
+        for session_id, tail in tails.items():
+            try:
+                found[session_id] = await self.backend.call(read, session_id, tail)
+            except StoreError:  # SessionNotFound included
+                found[session_id] = None
+        return found
 
     async def last_seq(self, session_id: str) -> int:
         """See ``SessionCatalog.last_seq``: ``max(seq)``, no line read. A trace past the

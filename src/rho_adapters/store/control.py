@@ -42,6 +42,7 @@ from rho_domain.ports.session_control import (
     run_in_progress,
 )
 from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.trace_reads import TraceRead, TraceTail
 
 FOLLOW_POLL_SECONDS = 0.2
 """How often ``follow`` looks at a trace another process writes (there is no event to wait on)."""
@@ -101,16 +102,20 @@ class FileSessions(SessionCatalog, SessionControl):
             return self._marks.lines_after(paths, after)
         return await asyncio.to_thread(self._marks.lines_after, paths, after)
 
-    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        """See ``SessionCatalog.traces``: every trace read in one worker thread, each from
-        its mark (a dashboard poll: a stat and an empty read per finished session)."""
-        return await asyncio.to_thread(self._traces, dict(after))
+    async def trace_reads(
+        self, tails: Mapping[str, TraceTail | None]
+    ) -> dict[str, TraceRead | None]:
+        """See ``SessionCatalog.trace_reads``: every trace read in one worker thread, each
+        from its tail when the file still holds it (``TraceMarks.tail_read``): a listing
+        poll of a finished session is a stat, three small preads and an empty read, however
+        long its last line."""
+        return await asyncio.to_thread(self._tail_reads, dict(tails))
 
-    def _traces(self, after: dict[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        found: dict[str, tuple[TraceLine, ...] | None] = {}
-        for session_id, seq in after.items():
+    def _tail_reads(self, tails: dict[str, TraceTail | None]) -> dict[str, TraceRead | None]:
+        found: dict[str, TraceRead | None] = {}
+        for session_id, tail in tails.items():
             try:
-                found[session_id] = self._marks.lines_after(self._paths(session_id), seq)
+                found[session_id] = self._marks.tail_read(self._paths(session_id), tail)
             except StoreError:  # SessionNotFound included
                 found[session_id] = None
         return found

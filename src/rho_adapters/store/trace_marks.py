@@ -14,7 +14,10 @@ a trace whose last line never ends (900 MB of it, under the bound) costs a poll 
 appended, not the whole tail again (0.8 s of CPU per poll before: a watch, five polls a
 second, took a core, on the server's event loop).
 
-Marks are small (a path's identity, an offset, a number) and capped at ``limit`` sessions.
+Marks are small (a path's identity, an offset, a number) and capped at ``limit`` sessions:
+past it the mark kept longest ago goes (one whole read for that trace when it is read again).
+All of them were cleared at once before, and at the cap even a mark's update cleared them:
+a listing of as many sessions as the cap re-read every trace whole at every poll.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from rho_adapters.store.confined import open_file, read_at_most, too_large
 from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
-from rho_domain.ports.session_control import TraceLine
+from rho_domain.ports.trace_reads import TraceLine, TraceRead, TraceTail
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MARKS_LIMIT = 10_000
@@ -46,7 +49,11 @@ class _Mark:
     seq: int
     last: int  # where line ``seq`` starts (``offset`` when seq is 0)
     scanned: int  # the bytes from ``offset`` up to here hold no newline (an unfinished line)
+    head: bytes = b""  # line ``seq``'s first bytes (``HEAD``): a line rewritten in place
 
+
+HEAD = 32
+"""Bytes of the mark's line kept and compared (one small pread): its kind and time."""
 
 _SCAN = 1 << 20  # bytes looked at at once for a newline in an unfinished tail
 
@@ -75,6 +82,8 @@ def _holds(handle: IO[bytes], info: os.stat_result, mark: _Mark) -> bool:
     if (info.st_dev, info.st_ino) != mark.identity or info.st_size < mark.offset:
         return False
     fd = handle.fileno()
+    if mark.head and os.pread(fd, len(mark.head), mark.last) != mark.head:
+        return False  # the line rewritten in place, its newlines where they were
     return all(os.pread(fd, 1, end - 1) == b"\n" for end in (mark.last, mark.offset) if end)
 
 
@@ -118,49 +127,97 @@ class TraceMarks:
         first, data = self._read(paths, 1 << 62)
         return first - 1 + data.count(b"\n")
 
+    def tail_read(self, paths: SessionPaths, tail: TraceTail | None) -> TraceRead:
+        """``SessionCatalog.trace_reads`` for one trace: the lines after ``tail`` (a tail
+        this method gave) when the trace still holds it (``_holds``: the same file, a line
+        ending where the tail's did, its first bytes the same), else every line
+        (``restarted``). Only what follows the tail is read: the tail's line is not read
+        again, and the shared marks are neither used nor moved (a stream's reads move them).
+        Raises ``StoreError`` (a link, unreadable, past the bound)."""
+        mark = _mark_of(tail)
+        after = tail.seq if mark is not None and tail is not None else 0
+        first, data, kept, resumed = _read_from(paths, after, mark)
+        lines = data.split(b"\n")[:-1]
+        found = tuple(TraceLine(seq=seq, data=line) for seq, line in enumerate(lines, first))
+        if kept is None:  # no trace (yet), or no line ends in it
+            return TraceRead(lines=(), restarted=not resumed, tail=TraceTail(seq=0, check=""))
+        return TraceRead(lines=found, restarted=not resumed, tail=_tail_of(kept))
+
     def _read(self, paths: SessionPaths, after: int) -> tuple[int, bytes]:
         """(the number of the first line in the bytes, the complete lines' bytes) from the
         mark when it may be used, and the mark moved to the end of what was read."""
-        try:
-            with open_file(paths.trace, "rb") as handle:  # never through a link
-                info = os.fstat(handle.fileno())
-                if info.st_size > TRACE_BYTES:
-                    # the whole trace's bound, not the mark's: read from a mark, only what
-                    # followed it was bounded, and a trace grown past the bound in one
-                    # unfinished line (a sparse file of zeros) was read again, up to a
-                    # gigabyte into memory, at every listing and poll of the stream
-                    raise too_large(paths.trace, TRACE_BYTES)
-                identity = (info.st_dev, info.st_ino)
-                with self._lock:
-                    mark = self._marks.get(str(paths.dir))
-                if mark is None or after < mark.seq - 1 or not _holds(handle, info, mark):
-                    mark = _Mark(identity, 0, 0, 0, 0)
-                start, first = (mark.offset, mark.seq + 1) if after >= mark.seq else (0, 1)
-                if mark.seq and after == mark.seq - 1:
-                    start, first = mark.last, mark.seq
-                scanned = mark.scanned if mark.scanned <= info.st_size else mark.offset
-                if not _newline_between(handle, scanned, info.st_size):
-                    # no line ended since: only the new bytes were looked at
-                    self._keep(paths, attrs.evolve(mark, scanned=info.st_size))
-                    handle.seek(start)
-                    return first, handle.read(mark.offset - start)
-                handle.seek(start)
-                data = read_at_most(handle, paths.trace, TRACE_BYTES)
-        except FileNotFoundError:
-            return 1, b""
-        except OSError as exc:
-            raise StoreError(f"cannot read {paths.trace}: {exc.strerror or exc}") from exc
-        end = data.rfind(b"\n") + 1
-        count = data.count(b"\n", 0, end)
-        if count:
-            last = start + data.rfind(b"\n", 0, end - 1) + 1
-            self._keep(
-                paths, _Mark(identity, start + end, first - 1 + count, last, start + len(data))
-            )
-        return first, data[:end]
+        with self._lock:
+            mark = self._marks.get(str(paths.dir))
+        first, data, kept, _ = _read_from(paths, after, mark)
+        if kept is not None:
+            self._keep(paths, kept)
+        return first, data
 
     def _keep(self, paths: SessionPaths, mark: _Mark) -> None:
+        key = str(paths.dir)
         with self._lock:
-            if len(self._marks) >= self._limit:
-                self._marks.clear()  # a fresh start costs one whole read per trace
-            self._marks[str(paths.dir)] = mark
+            self._marks.pop(key, None)  # kept again: now the newest (dicts keep their order)
+            while len(self._marks) >= self._limit:
+                del self._marks[next(iter(self._marks))]  # the one kept longest ago
+            self._marks[key] = mark
+
+
+def _read_from(
+    paths: SessionPaths, after: int, mark: _Mark | None
+) -> tuple[int, bytes, _Mark | None, bool]:
+    """(the number of the first line in the bytes, the complete lines' bytes, the mark at
+    their end, whether the read went on from ``mark``) for a read after ``after``."""
+    try:
+        with open_file(paths.trace, "rb") as handle:  # never through a link
+            info = os.fstat(handle.fileno())
+            if info.st_size > TRACE_BYTES:
+                # the whole trace's bound, not the mark's: read from a mark, only what
+                # followed it was bounded, and a trace grown past the bound in one
+                # unfinished line (a sparse file of zeros) was read again, up to a
+                # gigabyte into memory, at every listing and poll of the stream
+                raise too_large(paths.trace, TRACE_BYTES)
+            identity = (info.st_dev, info.st_ino)
+            resumed = mark is not None and after >= mark.seq - 1 and _holds(handle, info, mark)
+            if mark is None or not resumed:
+                mark = _Mark(identity, 0, 0, 0, 0)
+            start, first = (mark.offset, mark.seq + 1) if after >= mark.seq else (0, 1)
+            if mark.seq and after == mark.seq - 1:
+                start, first = mark.last, mark.seq
+            scanned = mark.scanned if mark.scanned <= info.st_size else mark.offset
+            if not _newline_between(handle, scanned, info.st_size):
+                # no line ended since: only the new bytes were looked at
+                handle.seek(start)
+                data = handle.read(mark.offset - start)
+                return first, data, attrs.evolve(mark, scanned=info.st_size), resumed
+            handle.seek(start)
+            data = read_at_most(handle, paths.trace, TRACE_BYTES)
+    except FileNotFoundError:
+        return 1, b"", None, False
+    except OSError as exc:
+        raise StoreError(f"cannot read {paths.trace}: {exc.strerror or exc}") from exc
+    end = data.rfind(b"\n") + 1
+    count = data.count(b"\n", 0, end)
+    if not count:
+        return first, b"", None, resumed
+    last = data.rfind(b"\n", 0, end - 1) + 1
+    head = data[last : min(last + HEAD, end - 1)]
+    kept = _Mark(identity, start + end, first - 1 + count, start + last, start + len(data), head)
+    return first, data[:end], kept, resumed
+
+
+def _tail_of(mark: _Mark) -> TraceTail:
+    device, inode = mark.identity
+    fields = (device, inode, mark.offset, mark.last, mark.scanned)
+    return TraceTail(seq=mark.seq, check=":".join(map(str, fields)) + ":" + mark.head.hex())
+
+
+def _mark_of(tail: TraceTail | None) -> _Mark | None:
+    """The mark ``_tail_of`` wrote as ``tail``'s check (None: no tail, or not one of ours)."""
+    if tail is None or not tail.check:
+        return None
+    try:
+        *numbers, head = tail.check.split(":")
+        device, inode, offset, last, scanned = map(int, numbers)
+        return _Mark((device, inode), offset, tail.seq, last, scanned, bytes.fromhex(head))
+    except ValueError:
+        return None

@@ -23,8 +23,6 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from typing import Literal, Protocol
 
-import attrs
-
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.store import SessionInfo, SessionRecord
@@ -32,7 +30,8 @@ from rho_domain.ports.stored_approvals import PendingApproval as PendingApproval
 from rho_domain.ports.stored_approvals import answer_through as answer_through
 from rho_domain.ports.stored_approvals import approval_answer as approval_answer
 from rho_domain.ports.stored_approvals import pending_approvals as pending_approvals
-from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_domain.ports.trace_reads import TraceLine as TraceLine
+from rho_domain.ports.trace_reads import TraceRead, TraceTail, reads_by_digest
 
 RUN_IN_PROGRESS = frozenset({"running", "paused"})
 """Liveness words that mean a run is going on now."""
@@ -99,19 +98,6 @@ def judge_liveness(*, status: str, held: bool, paused: bool) -> str:
     return status
 
 
-@attrs.frozen(kw_only=True)
-class TraceLine:
-    """One persisted event as the store's codec wrote it (a ``trace.jsonl`` line without its
-    newline). ``seq`` is its line number, 1 for the first: ``after=seq`` continues after it."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    seq: int
-    data: bytes
-
-
 class SessionCatalog(Protocol):
     """Reading stored sessions without driving them: no lock is taken, nothing is written."""
 
@@ -141,17 +127,15 @@ class SessionCatalog(Protocol):
         with newlines they are byte for byte the session's ``trace.jsonl``. Raises
         ``SessionNotFound``."""
 
-    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
-        """``trace(id, after=n)`` for each ``id: n`` at once (a listing's counts), None for a
-        session that cannot be read now (removed, a link, unreadable). Adapters may read them
-        in one go (this default asks one by one)."""
-        found: dict[str, tuple[TraceLine, ...] | None] = {}
-        for session_id, seq in after.items():
-            try:
-                found[session_id] = await self.trace(session_id, after=seq)
-            except StoreError:  # SessionNotFound included
-                found[session_id] = None
-        return found
+    async def trace_reads(
+        self, tails: Mapping[str, TraceTail | None]
+    ) -> dict[str, TraceRead | None]:
+        """For each ``id: tail`` (None: from the start), the lines after the tail of an
+        earlier read of this store, or the whole trace (``restarted``) when the trace no
+        longer holds that tail (replaced, rewritten); None for a session that cannot be read
+        now. Adapters judge the tail without reading its line again (this default reads it
+        and compares a digest: ``trace_reads.reads_by_digest``)."""
+        return await reads_by_digest(lambda sid, after: self.trace(sid, after=after), tails)
 
     async def last_seq(self, session_id: str) -> int:
         """The number of the session's last persisted line (0 when none yet): where a live

@@ -14,11 +14,22 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
 
+LISTING_MAX = 1_000
+"""The most sessions one listing shows. Each listed session's trace is tallied at each poll
+(the dashboard's every two seconds) from the store's mark (``TraceMarks``, which keeps
+10,000): with no maximum, ``?limit=20000`` listed past the marks kept and re-read traces
+whole at every poll. The dashboard asks for 500."""
+
+
 def listing_limit(request: Request) -> int:
-    """``GET /api/sessions?limit=N``: how many sessions to list (100 when not given)."""
+    """``GET /api/sessions?limit=N``: how many sessions to list (100 when not given; 1 to
+    ``LISTING_MAX``)."""
     raw = request.query_params.get("limit", "100")
-    if not _whole(raw) or int(raw) < 1:
-        raise Invalid(f"limit must be a whole number >= 1, not {raw[:40]!r}", field="limit")
+    if not _whole(raw) or not 1 <= int(raw) <= LISTING_MAX:
+        raise Invalid(
+            f"limit must be a whole number from 1 to {LISTING_MAX:,}, not {raw[:40]!r}",
+            field="limit",
+        )
     return int(raw)
 
 
