@@ -36,8 +36,9 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
+from rho_domain.git_dir_shape import dot_git_refusal, git_dir_shape, nearest_git_dir
 from rho_domain.paths import components, is_within
-from rho_domain.secrets import LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
+from rho_domain.secrets import GIT_FILES, LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -83,6 +84,10 @@ def _secret_regex() -> str:
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
     alternatives.append(f"{LOOSE_FANOUT}/[0-9a-f][0-9a-f]")  # any store's loose objects
+    # a git directory by its shape, whatever its name (git_dir_shape), and what a .git holds
+    # secret (its config, index, scratch files), which parse_aliases judges below one
+    alternatives.append("head|objects|refs|commondir")
+    alternatives += [_glob(part, "[^/]*") for part in _DOT_GIT_PARTS]
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
     alternatives.append("[^/]*([^/ -~]|:)[^/]*|[^/]*[. ]")  # what ``folded`` may change
@@ -135,7 +140,12 @@ def _glob(glob: str, star: str) -> str:
     return "".join(out)
 
 
-_SPECIAL = frozenset(".[]()*+?{}|^$\\")  # what an extended regular expression gives a meaning
+_SPECIAL = frozenset(".[]()*+?{}|^$\\")
+# What the named ``.git/...`` secret locations are inside a git directory (``config``,
+# ``index``, ``COMMIT_EDITMSG``, ``modules/*/config``...)
+_DOT_GIT_PARTS = tuple(
+    dict.fromkeys(p.removeprefix("*/.git/") for p in GIT_FILES if p.startswith("*/.git/"))
+)  # what an extended regular expression gives a meaning
 
 
 _SECRET_REGEX = _secret_regex()
@@ -200,12 +210,16 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
     records = [r for r in records if r]
     groups: dict[str, list[str]] = {}
     secrets: set[str] = set()
+    listed: list[str] = []
     for record in records[:MAX_LINKED]:
         kind, _, rest = record.partition(" ")
         identity, _, path = rest.partition(" ")
         groups.setdefault(identity, []).append(path)
-        if kind == "s" and policy.refusal(path):
-            secrets.add(path)
+        if kind == "s":
+            listed.append(path)
+            if policy.refusal(path):
+                secrets.add(path)
+    secrets.update(_in_git_dirs(listed, policy))
     found: set[str] = set()
     for paths in groups.values():
         if len(paths) > 1 and any(policy.refusal(p) for p in paths):
@@ -218,6 +232,22 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
         complete=len(records) <= MAX_LINKED,
         secrets=frozenset(secrets),
     )
+
+
+def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> set[str]:
+    """The ``listed`` paths that are a ``.git``'s secrets in a git directory by any name:
+    one whose ``HEAD``, ``objects`` and ``refs`` (or ``commondir``) were listed beside."""
+    beside: dict[str, list[str]] = {}
+    for path in listed:
+        head, _, name = path.rpartition("/")
+        beside.setdefault(head, []).append(name)
+    git_dirs = [d for d, names in beside.items() if d and git_dir_shape(names)]
+    return {
+        path
+        for path in listed
+        if (git_dir := nearest_git_dir(path, git_dirs)) is not None
+        and dot_git_refusal(policy, path, git_dir)
+    }
 
 
 def with_aliases(policy: SecretPolicy, aliases: Aliases) -> SecretPolicy:
