@@ -20,6 +20,7 @@ store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import zlib
 from pathlib import Path
@@ -77,6 +78,9 @@ ATTACKS = [
     "strings gd/index",
     "grep -ra -o 'gh/in-[a-z-]*' gd",
     "cat gd/COMMIT_EDITMSG",
+    # an object store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
+    f"printf '{GZIP}' | cat - od/OBJECT_IN_STORE | zcat",
+    "find od -type f | xargs cat | zcat",
 ]
 
 
@@ -118,6 +122,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
     (root / "gd/COMMIT_EDITMSG").write_text(f"# {MARK}\n+TOKEN={ENV_MARK}\n")
+    shutil.copytree(root / "store/objects", root / "od")
     return root
 
 
@@ -160,7 +165,7 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     assert MARK.encode() in (ws / "mirror.git/worktrees/wtree/index").read_bytes()
     assert f"x:{ENV_MARK}-store@" in (ws / "store/config").read_text()  # a bare store's token
     assert MARK.encode() in (ws / "gd/index").read_bytes()  # a --separate-git-dir's index
-    stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE")
+    stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE", "- od/OBJECT_IN_STORE")
     for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
                               text=True).stdout  # fmt: skip
@@ -214,6 +219,8 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     ):
         out = await run_restricted(str(ws), command, backend, pool)
         assert f"{shape} {where}" in out, (command, out)
+    out = await run_restricted(str(ws), _attack("cat od/OBJECT_IN_STORE", ws), backend, pool)
+    assert "a git object store by its shape (an info beside a pack)" in out, out
     out = await run_restricted(str(ws), "cd store && git remote -v", backend, pool)
     assert out.startswith("origin\thttps://h/r.git (fetch)\n"), out  # git reads it, shadowed
     if backend == "bwrap":  # the sandbox alone (no argv checks) masks the scratch file
@@ -228,7 +235,8 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
         assert ENV_MARK not in done.output, done.output
         assert MARK not in done.output, done.output
         assert done.output.endswith("\ntrue\n"), done.output  # git reads the store's config
-    # git reads it as before (in the sandbox too): status sees no file deleted.
+    # git reads it as before (in the sandbox too): status sees no file deleted (and not
+    # od/: every entry there is a store's, excluded from git's pathspecs as secrets are)
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
     assert out.startswith(
         "?? gd/\n?? mirror.git/\n?? packed/\n?? sep/\n?? store/\n?? wtree/\n[exit code 0"
@@ -247,7 +255,8 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     out = await run_restricted(str(ws), "cd .config && git blame HEAD~0 gh/x", backend, pool)
     assert "is a secret location" in out or "is inside" in out, out  # joined to .config
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
-    for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws), "store/config", "gd/index"):
+    od_object = "od/" + _object(ws)[13:]
+    for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws), od_object, "store/config"):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert "is a secret location" in out, (path, out)
     out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)

@@ -125,6 +125,11 @@ def test_git_directories_by_their_shape(tmp_path: Path) -> None:
     shown |= {"nested/gd/modules/sub/config"}
     assert set(masks.shown_to_git) == {str(ws / rel) for rel in shown}
     assert str(ws / "store/objects/5a") in masks.dirs  # loose objects: by their own shape
+    # a store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
+    for rel in ("od/info/exclude", "od/pack/p.pack", "od/5a/b0", "od/notes"):
+        _touch(ws / rel)
+    store = SecretScan(SecretPolicy()).masks((str(ws / "od"),))
+    assert set(store.shown_to_git) == {str(ws / "od/pack"), str(ws / "od/5a")}
     assert not any("lookalike/c" in p or "lookalike/i" in p for p in masks.paths())
     # a walk that starts inside one still knows where it is
     inner = SecretScan(SecretPolicy()).masks((str(ws / "nested/gd/rebase-merge"),))

@@ -36,7 +36,7 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
-from rho_domain.git_dir_shape import dot_git_refusal, git_dir_shape, nearest_git_dir
+from rho_domain.git_dir_shape import nearest_place, shape_of, shaped_refusal
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import GIT_FILES, LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
@@ -84,9 +84,9 @@ def _secret_regex() -> str:
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
     alternatives.append(f"{LOOSE_FANOUT}/[0-9a-f][0-9a-f]")  # any store's loose objects
-    # a git directory by its shape, whatever its name (git_dir_shape), and what a .git holds
-    # secret (its config, index, scratch files), which parse_aliases judges below one
-    alternatives.append("head|objects|refs|commondir")
+    # a git directory or store by its shape, whatever its name (git_dir_shape), and what a
+    # .git holds secret (its config, index, scratch files) or a store, judged below one
+    alternatives.append("head|objects|refs|commondir|info|pack|[0-9a-f][0-9a-f]")
     alternatives += [_glob(part, "[^/]*") for part in _DOT_GIT_PARTS]
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
@@ -235,18 +235,18 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
 
 
 def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> set[str]:
-    """The ``listed`` paths that are a ``.git``'s secrets in a git directory by any name:
-    one whose ``HEAD``, ``objects`` and ``refs`` (or ``commondir``) were listed beside."""
+    """The ``listed`` paths that are a ``.git``'s or an ``objects``' secrets in a git
+    directory or object store by any name (``git_dir_shape``: its entries listed beside)."""
     beside: dict[str, list[str]] = {}
     for path in listed:
         head, _, name = path.rpartition("/")
         beside.setdefault(head, []).append(name)
-    git_dirs = [d for d, names in beside.items() if d and git_dir_shape(names)]
+    places = [(d, kind) for d, names in beside.items() if d and (kind := shape_of(names))]
     return {
         path
         for path in listed
-        if (git_dir := nearest_git_dir(path, git_dirs)) is not None
-        and dot_git_refusal(policy, path, git_dir)
+        if (place := nearest_place(path, places)) is not None
+        and shaped_refusal(policy, path, *place)
     }
 
 

@@ -23,16 +23,18 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 
-def git_dir_script(path: str) -> str:
+def git_place_script(path: str) -> str:
     """Shell lines setting ``g`` to the nearest directory above ``$path`` (a variable name,
     canonical) with a git directory's shape (``git_dir_shape``: a ``HEAD`` beside ``objects``
-    and ``refs``, or beside a ``commondir``), empty when none: a bare ``store``'s config is
-    its ``.git/config`` whatever its name."""
+    and ``refs``, or beside a ``commondir``) or an object store's (an ``info`` beside a
+    ``pack``), that shape's letter first (``g/w/store``, ``s/w/od``); empty when none: a bare
+    ``store``'s config is its ``.git/config`` whatever its name."""
     return (
         f'g=; d=${{{path}%/*}}; while [ -n "$d" ]; do '
         'if { [ -e "$d/HEAD" ] || [ -L "$d/HEAD" ]; } && '
-        '{ { [ -d "$d/objects" ] && [ -d "$d/refs" ]; } || [ -e "$d/commondir" ]; }; '
-        "then g=$d; break; fi; d=${d%/*}; done\n"
+        '{ { [ -e "$d/objects" ] && [ -e "$d/refs" ]; } || [ -e "$d/commondir" ]; }; '
+        "then g=g$d; break; fi; "
+        'if [ -e "$d/pack" ] && [ -e "$d/info" ]; then g=s$d; break; fi; d=${d%/*}; done\n'
     )
 
 
@@ -43,7 +45,7 @@ def resolve_script(
 
     Answer: ``<L|-> <mode hex> <size> <mtime> <links> <git dir>`` (``L``: ``path`` itself is a
     symlink; mode ``-`` when missing; ``links``: how many names the file has; the base64 of
-    the git directory it is in by its shape, ``git_dir_script``, or ``-``), then with
+    the git directory or store it is in by its shape, ``git_place_script``, or ``-``), then with
     ``read_range`` a base64 line of those bytes (read only from a regular file below one of
     ``roots``: FIFOs never block), then the canonical path.
     """
@@ -52,7 +54,7 @@ def resolve_script(
         f"if [ -L {q(path)} ]; then l=L; else l=-; fi",
         'if [ -e "$p" ]; then s=$(stat -c \'%f %s %Y %h\' -- "$p") || exit 4; '
         "else s='- 0 0 1'; fi",
-        git_dir_script("p").rstrip("\n"),
+        git_place_script("p").rstrip("\n"),
         'if [ -n "$g" ]; then g=$(printf \'%s\' "$g" | base64 -w0); else g=-; fi',
         'printf \'%s %s %s\\n\' "$l" "$s" "$g"',
     ]
@@ -72,8 +74,8 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
     """For each word, in ``cwd``: ``- `` when it names nothing, else its kind (``d`` a
     directory, ``l`` a regular file with several names: hard links, ``f`` anything else, ``?``
     when the file at the canonical path is not the one the word names), the base64 of its
-    canonical path (every symlink resolved) and of the git directory it is in by its shape
-    (``git_dir_script``; empty when none), one line per word. ``realpath -m`` resolves by
+    canonical path (every symlink resolved) and of the git place it is in by its shape
+    (``git_place_script``; empty when none), one line per word. ``realpath -m`` resolves by
     strings and takes a component whose path grew past 4,096 characters for no link (a link
     to a deep directory, then ``up -> /``): it judged ``L/<17th>/up/../(x18)/etc/hostname``
     inside the workspace while ``cat`` printed ``/etc/hostname``; hence the identity check."""
@@ -84,7 +86,7 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
         "then k=l; else k=f; fi\n"
         '  r=$(realpath -m -- "$w"; echo x); r=${r%x}; r=${r%?}\n'
         '  if [ -e "$w" ] && ! [ "$w" -ef "$r" ]; then k=\'?\'; fi\n'
-        f"  {git_dir_script('r')}"
+        f"  {git_place_script('r')}"
         "  printf '%s ' \"$k\"; printf '%s' \"$r\" | base64 -w0; printf ' '\n"
         "  printf '%s' \"$g\" | base64 -w0; echo\n"
         "else echo -; fi\n"
@@ -95,15 +97,15 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
 
 def parse_realpaths(answer: str) -> list[tuple[str, str, str] | None]:
     """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l``, ``f`` or ``?``,
-    the git directory it is in or "") or None."""
+    the git place it is in, ``git_place_script``, or "") or None."""
     out: list[tuple[str, str, str] | None] = []
     for line in answer.splitlines():
         kind, _, encoded = line.partition(" ")
-        encoded, _, git_dir = encoded.partition(" ")
+        encoded, _, place = encoded.partition(" ")
         if kind == "-":
             out.append(None)
         elif kind in ("d", "f", "l", "?"):
-            out.append((_decoded(encoded), kind, _decoded(git_dir)))
+            out.append((_decoded(encoded), kind, _decoded(place)))
         else:
             raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
     return out
@@ -116,8 +118,8 @@ def _decoded(encoded: str) -> str:
 @attrs.frozen
 class Resolved:
     """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing;
-    ``links`` the file's number of names (hard links); ``git_dir`` the git directory by its
-    shape it is in, or ""."""
+    ``links`` the file's number of names (hard links); ``git_place`` the git directory or store
+    it is in by its shape (``git_place_script``), or ""."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -130,7 +132,7 @@ class Resolved:
     mtime: float
     data: bytes | None
     links: int = 1
-    git_dir: str = ""
+    git_place: str = ""
 
 
 def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
@@ -141,7 +143,7 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
         encoded, _, rest = rest.partition("\n")
         data = base64.b64decode(encoded) if encoded else None
     try:
-        link, mode, size, mtime, links, git_dir = head.split(" ")
+        link, mode, size, mtime, links, place = head.split(" ")
         return Resolved(
             canonical=rest,
             is_link=link == "L",
@@ -150,7 +152,7 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
             mtime=float(mtime),
             data=data,
             links=int(links),
-            git_dir="" if git_dir == "-" else _decoded(git_dir),
+            git_place="" if place == "-" else _decoded(place),
         )
     except (ValueError, binascii.Error) as exc:
         raise ExecutorError(f"unreadable path description from the sandbox: {head!r}") from exc

@@ -36,10 +36,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from rho_adapters.local.git_dirs import git_dir_of
+from rho_adapters.local.git_dirs import shaped_place_of
 from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
-from rho_domain.git_dir_shape import as_dot_git, dot_git_refusal, git_dir_shape
+from rho_domain.git_dir_shape import GIT_DIR, as_dot_git, shape_of, shaped_refusal
 from rho_domain.secret_patterns import git_reads
 from rho_domain.secrets import SecretPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -48,8 +48,10 @@ MAX_ENTRIES = 2_000_000
 _KERNEL = ("/proc", "/sys", "/dev")
 # Judged directories, per policy, shared by every executor of the process: the sessions of a
 # server share one policy (the same store and homes) and the first walk of a tree is the cost.
-# A directory's judgement depends on the git directory it is in (``git_dirs.py``): keyed by both.
-_Key = tuple[str, str | None]
+# A directory's judgement depends on the git directory or object store it is in, found by its
+# shape (``git_dirs.py``): keyed by both.
+_Place = tuple[str, str] | None
+_Key = tuple[str, _Place]
 _SUMMARIES: dict[SecretPolicy, dict[_Key, tuple[tuple[int, int, int], _Summary]]] = {}
 
 
@@ -67,7 +69,7 @@ class _Summary:
     hidden_dirs: tuple[str, ...]
     # secret to every tool but git, which reads them (a bare store's config and index)
     shown_to_git: tuple[str, ...]
-    git_dir: str | None  # the git directory its subdirectories are in (``git_dirs.py``)
+    place: _Place  # the git directory or store its subdirectories are in (``git_dirs.py``)
     subdirs: tuple[str, ...]  # not secret: walked
     links: tuple[str, ...]
     linked: tuple[tuple[str, int, int], ...]  # regular, not secret, more than one link
@@ -130,14 +132,14 @@ class SecretScan:
         walk = _Walk(roots=tuple(os.path.realpath(root) for root in roots))
         for location in known:
             self._learn_inodes(location, walk)
-        queue: list[tuple[str, str | None]] = [(root, git_dir_of(root)) for root in walk.roots]
+        queue: list[tuple[str, _Place]] = [(root, shaped_place_of(root)) for root in walk.roots]
         seen: set[str] = set()
         while queue:
-            directory, git_dir = queue.pop()
+            directory, place = queue.pop()
             if directory in seen:
                 continue
             seen.add(directory)
-            summary = self._summary(directory, walk, git_dir)
+            summary = self._summary(directory, walk, place)
             if summary is None:
                 continue
             walk.files.extend(summary.hidden_files)
@@ -145,7 +147,7 @@ class SecretScan:
             for hidden in summary.hidden_dirs:
                 walk.dirs.append(hidden)
                 self._learn_inodes(hidden, walk)
-            queue.extend((subdir, summary.git_dir) for subdir in summary.subdirs)
+            queue.extend((subdir, summary.place) for subdir in summary.subdirs)
             walk.linked.extend(summary.linked)
             for link in summary.links:
                 self._follow(link, walk, queue)
@@ -161,7 +163,7 @@ class SecretScan:
             shown_to_git=tuple(dict.fromkeys(walk.shown_to_git)),
         )
 
-    def _follow(self, link: str, walk: _Walk, queue: list[tuple[str, str | None]]) -> None:
+    def _follow(self, link: str, walk: _Walk, queue: list[tuple[str, _Place]]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
         try:
             real = os.path.realpath(link)
@@ -183,7 +185,7 @@ class SecretScan:
             elif stat.S_ISREG(target.st_mode):
                 walk.files.append(real)
         elif stat.S_ISDIR(target.st_mode) and not _world(real, walk.roots):
-            queue.append((real, git_dir_of(real)))
+            queue.append((real, shaped_place_of(real)))
         elif stat.S_ISREG(target.st_mode) and target.st_nlink > 1:
             walk.linked.append((real, target.st_dev, target.st_ino))
 
@@ -203,8 +205,8 @@ class SecretScan:
                 walk.secret_inodes.update(summary.regular)
                 pending.extend(summary.all_dirs)
 
-    def _summary(self, directory: str, walk: _Walk, git_dir: str | None = None) -> _Summary | None:
-        """``directory`` (in the git directory ``git_dir``, if any) judged, from the cache
+    def _summary(self, directory: str, walk: _Walk, place: _Place = None) -> _Summary | None:
+        """``directory`` (in the git directory or store ``place``, if any) judged, from the cache
         while it has not changed (None: not one)."""
         try:
             st = os.lstat(directory)
@@ -214,12 +216,12 @@ class SecretScan:
         if not stat.S_ISDIR(st.st_mode):
             return None
         stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
-        cached = self._summaries.get((directory, git_dir))
+        cached = self._summaries.get((directory, place))
         if cached is not None and cached[0] == stamp:
             summary = cached[1]
         else:
-            summary = self._judge(directory, git_dir)
-            self._summaries[(directory, git_dir)] = (stamp, summary)
+            summary = self._judge(directory, place)
+            self._summaries[(directory, place)] = (stamp, summary)
         walk.entries += summary.count
         if walk.entries > self.max_entries:
             raise ExecutorError(
@@ -228,7 +230,7 @@ class SecretScan:
             )
         return summary
 
-    def _judge(self, directory: str, git_dir: str | None) -> _Summary:
+    def _judge(self, directory: str, place: _Place) -> _Summary:
         hidden_files: list[str] = []
         hidden_dirs: list[str] = []
         shown_to_git: list[str] = []
@@ -237,8 +239,8 @@ class SecretScan:
         linked: list[tuple[str, int, int]] = []
         regular: list[tuple[int, int]] = []
         items = _entries(directory)
-        if git_dir_shape(os.path.basename(path) for path, _ in items):
-            git_dir = directory  # the nearest decides (a submodule's, in modules/NAME)
+        if kind := shape_of(os.path.basename(path) for path, _ in items):
+            place = (directory, kind)  # the nearest decides (a submodule's, in modules/NAME)
         for path, st in items:
             mode = st.st_mode
             if stat.S_ISREG(mode):
@@ -252,9 +254,9 @@ class SecretScan:
                     hidden_dirs.append(path)
                 elif stat.S_ISREG(mode):
                     hidden_files.append(path)
-            elif git_dir is not None and dot_git_refusal(self.policy, path, git_dir):
-                # what a .git holds under this name: shown to git if git reads it there
-                if git_reads(as_dot_git(path, git_dir)):
+            elif place is not None and shaped_refusal(self.policy, path, *place):
+                # what a .git or objects holds under this name: shown if git reads it there
+                if place[1] != GIT_DIR or git_reads(as_dot_git(path, place[0])):
                     shown_to_git.append(path)
                 else:
                     (hidden_dirs if stat.S_ISDIR(mode) else hidden_files).append(path)
@@ -266,7 +268,7 @@ class SecretScan:
             hidden_files=tuple(hidden_files),
             hidden_dirs=tuple(hidden_dirs),
             shown_to_git=tuple(shown_to_git),
-            git_dir=git_dir,
+            place=place,
             subdirs=tuple(subdirs),
             links=tuple(links),
             linked=tuple(linked),
