@@ -86,7 +86,7 @@ def _secret_regex() -> str:
     alternatives.append(f"{LOOSE_FANOUT}/[0-9a-f][0-9a-f]")  # any store's loose objects
     # a git directory or store by its shape, whatever its name (git_dir_shape), and what a
     # .git holds secret (its config, index, scratch files) or a store, judged below one
-    alternatives.append("head|objects|refs|commondir|info|pack|[0-9a-f][0-9a-f]")
+    alternatives.append(f"{'|'.join(_SHAPE_ONLY)}|objects|pack|[0-9a-f][0-9a-f]")
     alternatives += [_glob(part, "[^/]*") for part in _DOT_GIT_PARTS]
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
@@ -140,6 +140,8 @@ def _glob(glob: str, star: str) -> str:
     return "".join(out)
 
 
+# Names listed only for the shape they give their directory (``git_dir_shape``)
+_SHAPE_ONLY = ("head", "refs", "commondir", "info")
 _SPECIAL = frozenset(".[]()*+?{}|^$\\")
 # What the named ``.git/...`` secret locations are inside a git directory (``config``,
 # ``index``, ``COMMIT_EDITMSG``, ``modules/*/config``...)
@@ -217,7 +219,7 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
         groups.setdefault(identity, []).append(path)
         if kind == "s":
             listed.append(path)
-            if policy.refusal(path):
+            if policy.refusal(path) and not _shape_only(path):
                 secrets.add(path)
     secrets.update(_in_git_dirs(listed, policy))
     found: set[str] = set()
@@ -232,6 +234,13 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
         complete=len(records) <= MAX_LINKED,
         secrets=frozenset(secrets),
     )
+
+
+def _shape_only(path: str) -> bool:
+    """Whether ``path`` is listed only to tell a git directory's or store's shape: not a
+    location of its own (``.git/objects/info`` is inside the store, whose files git opens by
+    itself: a location there made ``info/packs``, hard-linked by a local clone, an alias)."""
+    return path.rpartition("/")[2].casefold() in _SHAPE_ONLY
 
 
 def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> set[str]:
