@@ -20,6 +20,7 @@ store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import zlib
 from pathlib import Path
@@ -66,6 +67,20 @@ ATTACKS = [
     # a bare store named by no .git, its loose objects (redshell22): by their shape
     f"printf '{GZIP}' | cat - store/objects/OBJECT_IN_STORE | zcat",
     f"cd store/objects && printf '{GZIP}' | cat - OBJECT_IN_STORE | zcat",
+    # a git directory by no .git name (probeshell22b): a bare store's config, a
+    # --separate-git-dir's index and scratch file, known by their shape (HEAD, objects, refs)
+    "cat store/config",
+    "cd store && cat config",
+    "cat < store/config",
+    "echo store/config | xargs cat",
+    "grep -r K-ENV-MARK-store .",
+    "cd store && grep -r K-ENV",
+    "strings gd/index",
+    "grep -ra -o 'gh/in-[a-z-]*' gd",
+    "cat gd/COMMIT_EDITMSG",
+    # an object store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
+    f"printf '{GZIP}' | cat - od/OBJECT_IN_STORE | zcat",
+    "find od -type f | xargs cat | zcat",
 ]
 
 
@@ -98,10 +113,16 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["-C", "mirror.git", "remote", "add", "origin", f"https://x:{ENV_MARK}-url@h/r.git"],
         # a worktree of the bare mirror: its index lies in mirror.git/worktrees/wtree
         ["-C", "mirror.git", "worktree", "add", "-q", "../wtree", "main"],
+        # a bare store's remote, its token; a --separate-git-dir gd whose index holds .config/gh
+        ["-C", "store", "remote", "add", "origin", f"https://x:{ENV_MARK}-store@h/r.git"],
+        ["init", "-q", "--separate-git-dir", "gd", "sep"],
+        ["--git-dir", "gd", "--work-tree", ".", "add", "-f", ".config"],  # GIT_DIR=gd's index
     )
-    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 10), strict=True):
+    for args, given in zip(lost, (f"TOKEN={ENV_MARK}-lost\n", *[None] * 13), strict=True):
         subprocess.run([*git, *args], cwd=root, env=ENV, input=given, check=True,
                        capture_output=True, text=True)  # fmt: skip
+    (root / "gd/COMMIT_EDITMSG").write_text(f"# {MARK}\n+TOKEN={ENV_MARK}\n")
+    shutil.copytree(root / "store/objects", root / "od")
     return root
 
 
@@ -142,7 +163,9 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     assert f"+TOKEN={ENV_MARK}" in message, message  # and the diff
     assert f"x:{ENV_MARK}-url@" in (ws / "mirror.git/config").read_text()  # a mirror's token
     assert MARK.encode() in (ws / "mirror.git/worktrees/wtree/index").read_bytes()
-    stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE")
+    assert f"x:{ENV_MARK}-store@" in (ws / "store/config").read_text()  # a bare store's token
+    assert MARK.encode() in (ws / "gd/index").read_bytes()  # a --separate-git-dir's index
+    stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE", "- od/OBJECT_IN_STORE")
     for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
                               text=True).stdout  # fmt: skip
@@ -178,7 +201,7 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "is a secret location (*.git/config)" in out, out
     out = await run_restricted(str(ws), "cd mirror.git && git remote -v", backend, pool)
     assert out.startswith("origin\thttps://h/r.git (fetch)\n"), out  # git reads it, shadowed
-    bare = _attack(ATTACKS[-2], ws)
+    bare = _attack(f"printf '{GZIP}' | cat - store/objects/OBJECT_IN_STORE | zcat", ws)
     out = await run_restricted(str(ws), bare, backend, pool)
     assert "is a secret location (*/objects/<two hex digits>)" in out, out
     out = await run_restricted(
@@ -187,9 +210,37 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     assert "a secret file is never read" in out, out  # the xargs guard judges the shape
     out = await run_restricted(str(ws), "cd store && git show main:a.txt", backend, pool)
     assert out.startswith("plain\n[exit code 0"), out  # git reads the bare store's objects
-    # git reads it as before (in the sandbox too): status sees no file deleted.
+    # a git directory by its shape: its config, index and scratch files are a .git's
+    shape = "a git directory by its shape (a HEAD beside objects and refs), where it is"
+    for command, where in (
+        ("cat store/config", ".git/config: "),
+        ("strings gd/index", ".git/index: "),
+        ("cat gd/COMMIT_EDITMSG", ".git/COMMIT_EDITMSG: "),
+    ):
+        out = await run_restricted(str(ws), command, backend, pool)
+        assert f"{shape} {where}" in out, (command, out)
+    out = await run_restricted(str(ws), _attack("cat od/OBJECT_IN_STORE", ws), backend, pool)
+    assert "a git object store by its shape (an info beside a pack)" in out, out
+    out = await run_restricted(str(ws), "cd store && git remote -v", backend, pool)
+    assert out.startswith("origin\thttps://h/r.git (fetch)\n"), out  # git reads it, shadowed
+    if backend == "bwrap":  # the sandbox alone (no argv checks) masks the scratch file
+        done = await LocalExecutor(str(ws), sandbox=True).run_unchecked(
+            [
+                "/bin/sh",
+                "-c",
+                "cat gd/COMMIT_EDITMSG; git --git-dir=store rev-parse --is-bare-repository",
+            ],
+            timeout=20,
+        )
+        assert ENV_MARK not in done.output, done.output
+        assert MARK not in done.output, done.output
+        assert done.output.endswith("\ntrue\n"), done.output  # git reads the store's config
+    # git reads it as before (in the sandbox too): status sees no file deleted (and not
+    # od/: every entry there is a store's, excluded from git's pathspecs as secrets are)
     out = await run_restricted(str(ws), "git status --porcelain", backend, pool)
-    assert out.startswith("?? mirror.git/\n?? packed/\n?? store/\n?? wtree/\n[exit code 0"), out
+    assert out.startswith(
+        "?? gd/\n?? mirror.git/\n?? packed/\n?? sep/\n?? store/\n?? wtree/\n[exit code 0"
+    ), out
     out = await run_restricted(str(ws), "git ls-files", backend, pool)
     assert out.startswith("a.txt\n"), out
     out = await run_restricted(str(ws), "git show HEAD:a.txt", backend, pool)
@@ -204,7 +255,8 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     out = await run_restricted(str(ws), "cd .config && git blame HEAD~0 gh/x", backend, pool)
     assert "is a secret location" in out or "is inside" in out, out  # joined to .config
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
-    for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws)):
+    od_object = "od/" + _object(ws)[13:]
+    for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws), od_object, "store/config"):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert "is a secret location" in out, (path, out)
     out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)

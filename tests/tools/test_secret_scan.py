@@ -102,3 +102,35 @@ def test_links_to_the_whole_machine_are_not_walked(tmp_path: Path) -> None:
     os.symlink(tmp_path, ws / "parent")
     scan = SecretScan(SecretPolicy(locations=("/nonexistent-y",)), max_entries=1000)
     assert scan.masks((str(ws),)).files == (str(env),)
+
+
+def test_git_directories_by_their_shape(tmp_path: Path) -> None:
+    # a bare "store" and a --separate-git-dir "gd": no .git in their names, a HEAD beside
+    # objects and refs (or a commondir: a linked worktree's); a look-alike without HEAD is none
+    ws = tmp_path / "ws"
+    for top in ("store", "nested/gd", "lookalike"):
+        for rel in ("objects/5a/b0", "refs/heads/main", "config", "index", "COMMIT_EDITMSG"):
+            _touch(ws / top / rel)
+        if top != "lookalike":
+            _touch(ws / top / "HEAD", "ref: refs/heads/main\n")
+    _touch(ws / "nested/gd/rebase-merge/patch")
+    _touch(ws / "nested/gd/modules/sub/HEAD")
+    _touch(ws / "nested/gd/modules/sub/commondir")
+    _touch(ws / "nested/gd/modules/sub/config")
+    masks = SecretScan(SecretPolicy()).masks((str(ws),))
+    scratch = {ws / "store/COMMIT_EDITMSG", ws / "nested/gd/COMMIT_EDITMSG"}
+    assert set(masks.files) == {str(p) for p in (*scratch, ws / "nested/gd/rebase-merge/patch")}
+    # git reads these itself: the sandbox shows them, the argv checks and walkers are told
+    shown = {"store/config", "store/index", "nested/gd/config", "nested/gd/index"}
+    shown |= {"nested/gd/modules/sub/config"}
+    assert set(masks.shown_to_git) == {str(ws / rel) for rel in shown}
+    assert str(ws / "store/objects/5a") in masks.dirs  # loose objects: by their own shape
+    # a store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
+    for rel in ("od/info/exclude", "od/pack/p.pack", "od/5a/b0", "od/notes"):
+        _touch(ws / rel)
+    store = SecretScan(SecretPolicy()).masks((str(ws / "od"),))
+    assert set(store.shown_to_git) == {str(ws / "od/pack"), str(ws / "od/5a")}
+    assert not any("lookalike/c" in p or "lookalike/i" in p for p in masks.paths())
+    # a walk that starts inside one still knows where it is
+    inner = SecretScan(SecretPolicy()).masks((str(ws / "nested/gd/rebase-merge"),))
+    assert inner.files == (str(ws / "nested/gd/rebase-merge/patch"),)

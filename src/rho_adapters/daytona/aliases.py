@@ -36,8 +36,9 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
+from rho_domain.git_dir_shape import nearest_place, shape_of, shaped_refusal
 from rho_domain.paths import components, is_within
-from rho_domain.secrets import LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
+from rho_domain.secrets import GIT_FILES, LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -83,6 +84,10 @@ def _secret_regex() -> str:
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
     alternatives.append(f"{LOOSE_FANOUT}/[0-9a-f][0-9a-f]")  # any store's loose objects
+    # a git directory or store by its shape, whatever its name (git_dir_shape), and what a
+    # .git holds secret (its config, index, scratch files) or a store, judged below one
+    alternatives.append(f"{'|'.join(_SHAPE_ONLY)}|objects|pack|[0-9a-f][0-9a-f]")
+    alternatives += [_glob(part, "[^/]*") for part in _DOT_GIT_PARTS]
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
     alternatives.append("[^/]*([^/ -~]|:)[^/]*|[^/]*[. ]")  # what ``folded`` may change
@@ -135,7 +140,14 @@ def _glob(glob: str, star: str) -> str:
     return "".join(out)
 
 
-_SPECIAL = frozenset(".[]()*+?{}|^$\\")  # what an extended regular expression gives a meaning
+# Names listed only for the shape they give their directory (``git_dir_shape``)
+_SHAPE_ONLY = ("head", "refs", "commondir", "info")
+_SPECIAL = frozenset(".[]()*+?{}|^$\\")
+# What the named ``.git/...`` secret locations are inside a git directory (``config``,
+# ``index``, ``COMMIT_EDITMSG``, ``modules/*/config``...)
+_DOT_GIT_PARTS = tuple(
+    dict.fromkeys(p.removeprefix("*/.git/") for p in GIT_FILES if p.startswith("*/.git/"))
+)  # what an extended regular expression gives a meaning
 
 
 _SECRET_REGEX = _secret_regex()
@@ -200,12 +212,16 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
     records = [r for r in records if r]
     groups: dict[str, list[str]] = {}
     secrets: set[str] = set()
+    listed: list[str] = []
     for record in records[:MAX_LINKED]:
         kind, _, rest = record.partition(" ")
         identity, _, path = rest.partition(" ")
         groups.setdefault(identity, []).append(path)
-        if kind == "s" and policy.refusal(path):
-            secrets.add(path)
+        if kind == "s":
+            listed.append(path)
+            if policy.refusal(path) and not _shape_only(path):
+                secrets.add(path)
+    secrets.update(_in_git_dirs(listed, policy))
     found: set[str] = set()
     for paths in groups.values():
         if len(paths) > 1 and any(policy.refusal(p) for p in paths):
@@ -218,6 +234,29 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
         complete=len(records) <= MAX_LINKED,
         secrets=frozenset(secrets),
     )
+
+
+def _shape_only(path: str) -> bool:
+    """Whether ``path`` is listed only to tell a git directory's or store's shape: not a
+    location of its own (``.git/objects/info`` is inside the store, whose files git opens by
+    itself: a location there made ``info/packs``, hard-linked by a local clone, an alias)."""
+    return path.rpartition("/")[2].casefold() in _SHAPE_ONLY
+
+
+def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> set[str]:
+    """The ``listed`` paths that are a ``.git``'s or an ``objects``' secrets in a git
+    directory or object store by any name (``git_dir_shape``: its entries listed beside)."""
+    beside: dict[str, list[str]] = {}
+    for path in listed:
+        head, _, name = path.rpartition("/")
+        beside.setdefault(head, []).append(name)
+    places = [(d, kind) for d, names in beside.items() if d and (kind := shape_of(names))]
+    return {
+        path
+        for path in listed
+        if (place := nearest_place(path, places)) is not None
+        and shaped_refusal(policy, path, *place)
+    }
 
 
 def with_aliases(policy: SecretPolicy, aliases: Aliases) -> SecretPolicy:

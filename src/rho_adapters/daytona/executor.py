@@ -142,7 +142,7 @@ class DaytonaExecutor(Executor):
         offset = max(0, offset)
         asked = self.read_bytes + 1 if length is None else length
         res, _, _ = await self._workspace.resolve(path, write=False, read_range=(offset, asked))
-        self._workspace.check_read(path, res.canonical)
+        self._workspace.check_read(path, res.canonical, res.git_place)
         if res.mode is None:
             raise ToolError(f"no such file: {path}")
         if stat_mod.S_ISDIR(res.mode):
@@ -165,7 +165,7 @@ class DaytonaExecutor(Executor):
             raise ToolError(f"no such file or directory: {path}")
         if not stat_mod.S_ISDIR(res.mode):
             raise ToolError(f"{path} is not a directory")
-        self._workspace.check_read(path, res.canonical)
+        self._workspace.check_read(path, res.canonical, res.git_place)
         answer = await self._workspace.script(list_script(res.canonical), RESOLVE_TIMEOUT)
         return parse_listing(answer, self._workspace.roots.display(root, parts))
 

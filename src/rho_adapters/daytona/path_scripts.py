@@ -11,6 +11,7 @@ that does not parse raises ``ExecutorError``. GNU coreutils' ``realpath -m``, ``
 from __future__ import annotations
 
 import base64
+import binascii
 import posixpath
 from collections.abc import Sequence
 
@@ -22,13 +23,29 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 
+def git_place_script(path: str) -> str:
+    """Shell lines setting ``g`` to the nearest directory above ``$path`` (a variable name,
+    canonical) with a git directory's shape (``git_dir_shape``: a ``HEAD`` beside ``objects``
+    and ``refs``, or beside a ``commondir``) or an object store's (an ``info`` beside a
+    ``pack``), that shape's letter first (``g/w/store``, ``s/w/od``); empty when none: a bare
+    ``store``'s config is its ``.git/config`` whatever its name."""
+    return (
+        f'g=; d=${{{path}%/*}}; while [ -n "$d" ]; do '
+        'if { [ -e "$d/HEAD" ] || [ -L "$d/HEAD" ]; } && '
+        '{ { [ -e "$d/objects" ] && [ -e "$d/refs" ]; } || [ -e "$d/commondir" ]; }; '
+        "then g=g$d; break; fi; "
+        'if [ -e "$d/pack" ] && [ -e "$d/info" ]; then g=s$d; break; fi; d=${d%/*}; done\n'
+    )
+
+
 def resolve_script(
     path: str, read_range: tuple[int, int | None] | None, roots: Sequence[str]
 ) -> str:
     """Canonicalise ``path`` (all symlinks, missing components allowed) and describe it.
 
-    Answer: ``<L|-> <mode hex> <size> <mtime> <links>`` (``L``: ``path`` itself is a symlink;
-    mode ``-`` when missing; ``links``: how many names the file has), then with
+    Answer: ``<L|-> <mode hex> <size> <mtime> <links> <git dir>`` (``L``: ``path`` itself is a
+    symlink; mode ``-`` when missing; ``links``: how many names the file has; the base64 of
+    the git directory or store it is in by its shape, ``git_place_script``, or ``-``), then with
     ``read_range`` a base64 line of those bytes (read only from a regular file below one of
     ``roots``: FIFOs never block), then the canonical path.
     """
@@ -37,7 +54,9 @@ def resolve_script(
         f"if [ -L {q(path)} ]; then l=L; else l=-; fi",
         'if [ -e "$p" ]; then s=$(stat -c \'%f %s %Y %h\' -- "$p") || exit 4; '
         "else s='- 0 0 1'; fi",
-        'printf \'%s %s\\n\' "$l" "$s"',
+        git_place_script("p").rstrip("\n"),
+        'if [ -n "$g" ]; then g=$(printf \'%s\' "$g" | base64 -w0); else g=-; fi',
+        'printf \'%s %s %s\\n\' "$l" "$s" "$g"',
     ]
     if read_range is not None:
         offset, length = read_range
@@ -54,8 +73,9 @@ def resolve_script(
 def realpaths_script(cwd: str, words: Sequence[str]) -> str:
     """For each word, in ``cwd``: ``- `` when it names nothing, else its kind (``d`` a
     directory, ``l`` a regular file with several names: hard links, ``f`` anything else, ``?``
-    when the file at the canonical path is not the one the word names) and the base64 of its
-    canonical path (every symlink resolved), one line per word. ``realpath -m`` resolves by
+    when the file at the canonical path is not the one the word names), the base64 of its
+    canonical path (every symlink resolved) and of the git place it is in by its shape
+    (``git_place_script``; empty when none), one line per word. ``realpath -m`` resolves by
     strings and takes a component whose path grew past 4,096 characters for no link (a link
     to a deep directory, then ``up -> /``): it judged ``L/<17th>/up/../(x18)/etc/hostname``
     inside the workspace while ``cat`` printed ``/etc/hostname``; hence the identity check."""
@@ -66,32 +86,40 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
         "then k=l; else k=f; fi\n"
         '  r=$(realpath -m -- "$w"; echo x); r=${r%x}; r=${r%?}\n'
         '  if [ -e "$w" ] && ! [ "$w" -ef "$r" ]; then k=\'?\'; fi\n'
-        "  printf '%s ' \"$k\"; printf '%s' \"$r\" | base64 -w0; echo\n"
+        f"  {git_place_script('r')}"
+        "  printf '%s ' \"$k\"; printf '%s' \"$r\" | base64 -w0; printf ' '\n"
+        "  printf '%s' \"$g\" | base64 -w0; echo\n"
         "else echo -; fi\n"
         for word in words
     )
     return f"cd -- {q(cwd)} || exit 3\n{body}"
 
 
-def parse_realpaths(answer: str) -> list[tuple[str, str] | None]:
-    """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l``, ``f`` or ``?``)
-    or None."""
-    out: list[tuple[str, str] | None] = []
+def parse_realpaths(answer: str) -> list[tuple[str, str, str] | None]:
+    """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l``, ``f`` or ``?``,
+    the git place it is in, ``git_place_script``, or "") or None."""
+    out: list[tuple[str, str, str] | None] = []
     for line in answer.splitlines():
         kind, _, encoded = line.partition(" ")
+        encoded, _, place = encoded.partition(" ")
         if kind == "-":
             out.append(None)
         elif kind in ("d", "f", "l", "?"):
-            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind))
+            out.append((_decoded(encoded), kind, _decoded(place)))
         else:
             raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
     return out
 
 
+def _decoded(encoded: str) -> str:
+    return base64.b64decode(encoded).decode("utf-8", "surrogateescape")
+
+
 @attrs.frozen
 class Resolved:
     """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing;
-    ``links`` the file's number of names (hard links)."""
+    ``links`` the file's number of names (hard links); ``git_place`` the git directory or store
+    it is in by its shape (``git_place_script``), or ""."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -104,6 +132,7 @@ class Resolved:
     mtime: float
     data: bytes | None
     links: int = 1
+    git_place: str = ""
 
 
 def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
@@ -114,7 +143,7 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
         encoded, _, rest = rest.partition("\n")
         data = base64.b64decode(encoded) if encoded else None
     try:
-        link, mode, size, mtime, links = head.split(" ")
+        link, mode, size, mtime, links, place = head.split(" ")
         return Resolved(
             canonical=rest,
             is_link=link == "L",
@@ -123,8 +152,9 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
             mtime=float(mtime),
             data=data,
             links=int(links),
+            git_place="" if place == "-" else _decoded(place),
         )
-    except ValueError as exc:
+    except (ValueError, binascii.Error) as exc:
         raise ExecutorError(f"unreadable path description from the sandbox: {head!r}") from exc
 
 

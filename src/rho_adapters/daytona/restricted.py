@@ -21,6 +21,7 @@ import attrs
 from rho_adapters.daytona import aliases, git_files, git_scripts, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.executor import Command
 from rho_domain.reach import held_roots
 from rho_domain.secrets import SecretPolicy
@@ -116,7 +117,7 @@ class RestrictedPipelines:
         for (i, word), found in zip(flat, resolved, strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
-            real, kind = found
+            real, kind, place = found
             argv0 = command.pipeline[i].argv[0]
             if kind == "?":  # realpath -m took a component past 4,096 characters for no link
                 raise PathOutsideWorkspace(
@@ -129,11 +130,8 @@ class RestrictedPipelines:
                     "secrets file"
                     + ("" if found_aliases.complete else ", or may be (too many to check)")
                 )
-            full = posixpath.join(cwd, word)
-            for candidate in (full, real):
-                if reason := policy.refusal(candidate):
-                    shown = word if candidate == full else f"{word!r} (really {real})"
-                    raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
+            if reason := _word_refusal(policy, word, posixpath.join(cwd, word), (real, place)):
+                raise SensitivePath(f"{argv0}: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
             if kind == "d" and word not in implied[i]:
@@ -228,3 +226,17 @@ class RestrictedPipelines:
         if argv[0] == "gawk":
             raise ToolError("gawk: program not installed in the sandbox")
         return argv, flavor
+
+
+def _word_refusal(policy: SecretPolicy, word: str, full: str, found: tuple[str, str]) -> str | None:
+    """Why ``word`` (``full`` from where it runs; ``found``: its real path and the git
+    directory or object store it is in, ``path_scripts.git_place_script``, or "") may not
+    be read, or None."""
+    real, place = found
+    for candidate in (full, real):
+        if reason := policy.refusal(candidate):
+            shown = word if candidate == full else f"{word!r} (really {real})"
+            return f"{shown} may not be read: {reason}"
+    if place and (reason := shaped_refusal(policy, real, place[1:], place[0])):
+        return f"{word} may not be read: {reason}"
+    return None

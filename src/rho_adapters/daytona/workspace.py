@@ -25,6 +25,7 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.clock import Clock
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
@@ -140,12 +141,16 @@ class SandboxWorkspace:
             homes=self.policy.homes,
         )
 
-    def check_read(self, path: str, canonical: str | None = None) -> None:
-        """Refuse a secret: by the model's text (names), then by the canonical path; and a
-        canonical path out of the profile's reach."""
+    def check_read(self, path: str, canonical: str | None = None, place: str = "") -> None:
+        """Refuse a secret: by the model's text (names), then by the canonical path (and the
+        git directory by its shape it is in, ``git_dir``); and a canonical path out of the
+        profile's reach."""
         if reason := self.policy.refusal(path):
             raise SensitivePath(f"{reason}; it may not be read")
-        if canonical is not None and (reason := self.policy.refusal(canonical)):
+        if canonical is not None and (
+            reason := self.policy.refusal(canonical)
+            or (place and shaped_refusal(self.policy, canonical, place[1:], place[0]))
+        ):
             raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
         if canonical is not None and (reason := self.reach.refusal(canonical)):
             raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
@@ -190,7 +195,7 @@ class SandboxWorkspace:
         as a read."""
         self.check_read(path)
         res, _, _ = await self.resolve(path, write=False)
-        self.check_read(path, res.canonical)
+        self.check_read(path, res.canonical, res.git_place)
         if res.mode is None or not stat_mod.S_ISREG(res.mode):
             raise ToolError(f"{path}: not a readable regular file")
         await self.check_hard_link(path, res)

@@ -10,7 +10,9 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 @attrs.frozen(kw_only=True)
 class Masks:
-    """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``."""
+    """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``; and
+    ``shown_to_git``: secrets the sandbox shows, since git reads them itself (a git
+    directory's config and index whatever its name), which the argv checks refuse."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -18,7 +20,8 @@ class Masks:
 
     files: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
+    shown_to_git: tuple[str, ...] = ()
 
     def paths(self) -> tuple[str, ...]:
-        """Every path to hide, files then directories."""
-        return (*self.files, *self.dirs)
+        """Every secret found: files, directories, then those shown to git."""
+        return (*self.files, *self.dirs, *self.shown_to_git)

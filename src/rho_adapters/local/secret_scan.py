@@ -36,8 +36,11 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from rho_adapters.local.git_dirs import shaped_place_of
 from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
+from rho_domain.git_dir_shape import GIT_DIR, as_dot_git, shape_of, shaped_refusal
+from rho_domain.secret_patterns import git_reads
 from rho_domain.secrets import SecretPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -45,7 +48,11 @@ MAX_ENTRIES = 2_000_000
 _KERNEL = ("/proc", "/sys", "/dev")
 # Judged directories, per policy, shared by every executor of the process: the sessions of a
 # server share one policy (the same store and homes) and the first walk of a tree is the cost.
-_SUMMARIES: dict[SecretPolicy, dict[str, tuple[tuple[int, int, int], _Summary]]] = {}
+# A directory's judgement depends on the git directory or object store it is in, found by its
+# shape (``git_dirs.py``): keyed by both.
+_Place = tuple[str, str] | None
+_Key = tuple[str, _Place]
+_SUMMARIES: dict[SecretPolicy, dict[_Key, tuple[tuple[int, int, int], _Summary]]] = {}
 
 
 @attrs.frozen(kw_only=True)
@@ -60,6 +67,9 @@ class _Summary:
 
     hidden_files: tuple[str, ...]  # secret regular files and sockets
     hidden_dirs: tuple[str, ...]
+    # secret to every tool but git, which reads them (a bare store's config and index)
+    shown_to_git: tuple[str, ...]
+    place: _Place  # the git directory or store its subdirectories are in (``git_dirs.py``)
     subdirs: tuple[str, ...]  # not secret: walked
     links: tuple[str, ...]
     linked: tuple[tuple[str, int, int], ...]  # regular, not secret, more than one link
@@ -75,6 +85,7 @@ class _Walk:
 
     files: list[str] = attrs.field(factory=list)
     dirs: list[str] = attrs.field(factory=list)
+    shown_to_git: list[str] = attrs.field(factory=list)
     secret_inodes: set[tuple[int, int]] = attrs.field(factory=set)
     linked: list[tuple[str, int, int]] = attrs.field(factory=list)  # nlink > 1, not secret
     entries: int = 0
@@ -121,21 +132,22 @@ class SecretScan:
         walk = _Walk(roots=tuple(os.path.realpath(root) for root in roots))
         for location in known:
             self._learn_inodes(location, walk)
-        queue = list(walk.roots)
+        queue: list[tuple[str, _Place]] = [(root, shaped_place_of(root)) for root in walk.roots]
         seen: set[str] = set()
         while queue:
-            directory = queue.pop()
+            directory, place = queue.pop()
             if directory in seen:
                 continue
             seen.add(directory)
-            summary = self._summary(directory, walk)
+            summary = self._summary(directory, walk, place)
             if summary is None:
                 continue
             walk.files.extend(summary.hidden_files)
+            walk.shown_to_git.extend(summary.shown_to_git)
             for hidden in summary.hidden_dirs:
                 walk.dirs.append(hidden)
                 self._learn_inodes(hidden, walk)
-            queue.extend(summary.subdirs)
+            queue.extend((subdir, summary.place) for subdir in summary.subdirs)
             walk.linked.extend(summary.linked)
             for link in summary.links:
                 self._follow(link, walk, queue)
@@ -148,9 +160,10 @@ class SecretScan:
         return Masks(
             files=tuple(dict.fromkeys((*walk.files, *hard_links))),
             dirs=tuple(dict.fromkeys(walk.dirs)),
+            shown_to_git=tuple(dict.fromkeys(walk.shown_to_git)),
         )
 
-    def _follow(self, link: str, walk: _Walk, queue: list[str]) -> None:
+    def _follow(self, link: str, walk: _Walk, queue: list[tuple[str, _Place]]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
         try:
             real = os.path.realpath(link)
@@ -172,7 +185,7 @@ class SecretScan:
             elif stat.S_ISREG(target.st_mode):
                 walk.files.append(real)
         elif stat.S_ISDIR(target.st_mode) and not _world(real, walk.roots):
-            queue.append(real)
+            queue.append((real, shaped_place_of(real)))
         elif stat.S_ISREG(target.st_mode) and target.st_nlink > 1:
             walk.linked.append((real, target.st_dev, target.st_ino))
 
@@ -192,8 +205,9 @@ class SecretScan:
                 walk.secret_inodes.update(summary.regular)
                 pending.extend(summary.all_dirs)
 
-    def _summary(self, directory: str, walk: _Walk) -> _Summary | None:
-        """``directory`` judged, from the cache while it has not changed (None: not one)."""
+    def _summary(self, directory: str, walk: _Walk, place: _Place = None) -> _Summary | None:
+        """``directory`` (in the git directory or store ``place``, if any) judged, from the cache
+        while it has not changed (None: not one)."""
         try:
             st = os.lstat(directory)
         except OSError as exc:
@@ -202,12 +216,12 @@ class SecretScan:
         if not stat.S_ISDIR(st.st_mode):
             return None
         stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
-        cached = self._summaries.get(directory)
+        cached = self._summaries.get((directory, place))
         if cached is not None and cached[0] == stamp:
             summary = cached[1]
         else:
-            summary = self._judge(directory)
-            self._summaries[directory] = (stamp, summary)
+            summary = self._judge(directory, place)
+            self._summaries[(directory, place)] = (stamp, summary)
         walk.entries += summary.count
         if walk.entries > self.max_entries:
             raise ExecutorError(
@@ -216,48 +230,64 @@ class SecretScan:
             )
         return summary
 
-    def _judge(self, directory: str) -> _Summary:
+    def _judge(self, directory: str, place: _Place) -> _Summary:
         hidden_files: list[str] = []
         hidden_dirs: list[str] = []
+        shown_to_git: list[str] = []
         subdirs: list[str] = []
         links: list[str] = []
         linked: list[tuple[str, int, int]] = []
         regular: list[tuple[int, int]] = []
-        count = 0
-        try:
-            with os.scandir(directory) as it:
-                for item in it:
-                    try:
-                        st = item.stat(follow_symlinks=False)
-                    except OSError as exc:
-                        _refuse_too_deep(exc, item.path)
-                        continue
-                    count += 1
-                    mode, path = st.st_mode, item.path
-                    if stat.S_ISREG(mode):
-                        regular.append((st.st_dev, st.st_ino))
-                    if stat.S_ISLNK(mode):
-                        links.append(path)
-                    elif stat.S_ISSOCK(mode):
-                        hidden_files.append(path)
-                    elif self.policy.refusal(path) is not None:
-                        if stat.S_ISDIR(mode):
-                            hidden_dirs.append(path)
-                        elif stat.S_ISREG(mode):
-                            hidden_files.append(path)
-                    elif stat.S_ISDIR(mode):
-                        subdirs.append(path)
-                    elif stat.S_ISREG(mode) and st.st_nlink > 1:
-                        linked.append((path, st.st_dev, st.st_ino))
-        except OSError as exc:
-            _refuse_too_deep(exc, directory)
+        items = _entries(directory)
+        if kind := shape_of(os.path.basename(path) for path, _ in items):
+            place = (directory, kind)  # the nearest decides (a submodule's, in modules/NAME)
+        for path, st in items:
+            mode = st.st_mode
+            if stat.S_ISREG(mode):
+                regular.append((st.st_dev, st.st_ino))
+            if stat.S_ISLNK(mode):
+                links.append(path)
+            elif stat.S_ISSOCK(mode):
+                hidden_files.append(path)
+            elif self.policy.refusal(path) is not None:
+                if stat.S_ISDIR(mode):
+                    hidden_dirs.append(path)
+                elif stat.S_ISREG(mode):
+                    hidden_files.append(path)
+            elif place is not None and shaped_refusal(self.policy, path, *place):
+                # what a .git or objects holds under this name: shown if git reads it there
+                if place[1] != GIT_DIR or git_reads(as_dot_git(path, place[0])):
+                    shown_to_git.append(path)
+                else:
+                    (hidden_dirs if stat.S_ISDIR(mode) else hidden_files).append(path)
+            elif stat.S_ISDIR(mode):
+                subdirs.append(path)
+            elif stat.S_ISREG(mode) and st.st_nlink > 1:
+                linked.append((path, st.st_dev, st.st_ino))
         return _Summary(
             hidden_files=tuple(hidden_files),
             hidden_dirs=tuple(hidden_dirs),
+            shown_to_git=tuple(shown_to_git),
+            place=place,
             subdirs=tuple(subdirs),
             links=tuple(links),
             linked=tuple(linked),
             regular=tuple(regular),
             all_dirs=(*hidden_dirs, *subdirs),
-            count=count,
+            count=len(items),
         )
+
+
+def _entries(directory: str) -> list[tuple[str, os.stat_result]]:
+    """Every entry of ``directory`` with its ``lstat`` (those that vanished left out)."""
+    items: list[tuple[str, os.stat_result]] = []
+    try:
+        with os.scandir(directory) as it:
+            for item in it:
+                try:
+                    items.append((item.path, item.stat(follow_symlinks=False)))
+                except OSError as exc:
+                    _refuse_too_deep(exc, item.path)
+    except OSError as exc:
+        _refuse_too_deep(exc, directory)
+    return items

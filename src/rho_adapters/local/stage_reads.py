@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from rho_adapters.local.git_dirs import shaped_place_refusal
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
@@ -122,6 +123,8 @@ def _judge_words(
             if reason := policy.refusal(candidate):
                 shown = word if candidate == full else f"{word!r} (really {real})"
                 raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
+        if reason := shaped_place_refusal(policy, real):  # a bare store's config...
+            raise SensitivePath(f"{argv[0]}: {word} may not be read: {reason}")
         if reach is not None and word in opened and (reason := reach.refusal(real)):
             shown = word if real == os.path.normpath(full) else f"{word!r} (really {real})"
             raise PathOutsideWorkspace(f"{argv[0]}: {shown} may not be read: {reason}")

@@ -27,6 +27,7 @@ from rho_adapters.local.files import (
     small_names,
     write_bytes,
 )
+from rho_adapters.local.git_dirs import shaped_place_refusal
 from rho_adapters.local.hardlinks import AliasCache, several_links
 from rho_domain.errors import (
     ExecutorError,
@@ -131,7 +132,7 @@ class Workspace:
             raise SensitivePath(f"{reason}; it may not be read")
         if parts is not None:
             real = "/" + "/".join((*tree.root_parts, *parts))
-            if reason := self.policy.refusal(real):
+            if reason := self.policy.refusal(real) or shaped_place_refusal(self.policy, real):
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
             if reason := self.reach.refusal(real):
                 raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
