@@ -5,6 +5,9 @@ difference."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+import weakref
 from typing import Any
 
 import attrs
@@ -104,3 +107,15 @@ def test_a_value_that_holds_itself_shows_dots() -> None:
     node.next = [node, Node("b")]
     assert repr(node) == "Node(label='a', next=[..., Node(label='b', next=None)])"
     assert repr(node) == repr(node)  # the guard is left clean after each repr
+
+
+def test_our_frozen_values_pickle_copy_and_take_weak_references() -> None:
+    """What a leaner attrs decorator would silently drop: without attrs' ``__setstate__`` a
+    frozen slotted value cannot be unpickled or deep-copied (a durable run's checkpoints
+    pickle them), without its ``__weakref__`` slot no weak reference can be taken."""
+    call = ToolCall(id="c1", name="read", arguments='{"path": "a.txt"}')
+    config = AgentConfig(model="m", budget=Budget(max_tool_calls=2))
+    for value in (call, config):
+        assert pickle.loads(pickle.dumps(value)) == value  # noqa: S301 - our own bytes
+        assert copy.deepcopy(value) == value
+        assert weakref.ref(value)() is value
