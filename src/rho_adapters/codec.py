@@ -211,6 +211,13 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     if isinstance(type_, type) and issubclass(type_, enum.Enum):
         values = ", ".join(str(member.value) for member in type_)
         got = f" (got {exc.args[0].split(' is not')[0]})" if isinstance(exc, ValueError) else ""
+        if got in (" (got True)", " (got False)"):
+            # PyYAML reads YAML 1.1: an unquoted yes/no/on/off is a boolean, which "got
+            # True" named as if the user had written the word True
+            got = (
+                f" (got {got[6:-1].lower()}: YAML reads an unquoted yes, no, on, off, true "
+                "or false as a boolean)"
+            )
         return f"expected one of {values}{got}"
     return None
 
