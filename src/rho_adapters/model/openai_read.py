@@ -59,6 +59,7 @@ async def read_stream(
     decoder = SSEDecoder()
     skips = Skips(url, key)
     body = body_chunks(response)
+    raw = b""
     async for raw in body:
         events: list[StreamEvent] = []
         try:
@@ -84,6 +85,15 @@ async def read_stream(
                 yield event
     if assembler.finish_reason is None:
         if not (assembler.events or assembler.partial_text or assembler.has_calls):
+            if _cut_field(raw):
+                # "d", "da", "dat": no event, but not an empty stream either. Taken as one,
+                # it was resent without streaming, whose cut answer was then "a chunk that
+                # is not JSON: 'd'".
+                raise TruncatedStream(
+                    f"the model stream was cut in its first line (it ends "
+                    f"{raw[-80:].decode('utf-8', 'replace')!r}): the "
+                    "connection or a proxy ended the answer early; try again"
+                )
             raise EmptyStream(f"the model server at {url} answered 200 with an empty stream")
         raise TruncatedStream(
             "the model stream ended without a finish_reason or [DONE]",
@@ -169,7 +179,7 @@ async def read_whole(
             f"the model server at {url} answered 200 with an empty body "
             f"(model {model!r}); its log says why"
         )
-    data = parse(raw.decode("utf-8", "replace"), assembler)
+    data = _whole_json(raw.decode("utf-8", "replace"))
     choices = data.get("choices") if isinstance(data, Mapping) else None
     if isinstance(choices, list):
         for choice in choices:
@@ -193,6 +203,37 @@ def parse(data: str, assembler: ChunkAssembler) -> Any:
             f"the model server sent a chunk that is not JSON: {data[:200]!r}",
             partial_text=assembler.partial_text,
         ) from exc
+
+
+def _cut_field(raw: bytes) -> bool:
+    """Whether the body's last line, ``raw`` ending it, is an SSE field name cut short
+    (``d``, ``da``, ``dat``, ``eve``): a stream cut there, before its first event. Other text
+    without an event (a whole JSON answer to a request to stream) is an empty stream, resent
+    without streaming."""
+    line = raw.rpartition(b"\n")[2].lstrip(b"\r")
+    return bool(line) and any(
+        field.startswith(line) and field != line for field in (b"data:", b"event:")
+    )
+
+
+def _whole_json(text: str) -> Any:
+    """A whole (not streamed) answer's JSON. One that ends before its document does (a
+    ``{`` unclosed: the connection or a proxy ended the body) is a ``TruncatedStream``; other
+    text a ``ModelProtocolError``. Both were "the model server sent a chunk that is not JSON",
+    a chunk no whole answer has, and a server bug to look for where the body had been cut."""
+    try:
+        return loads(text)
+    except ValueError as exc:
+        where = getattr(exc, "pos", -1)
+        unended = str(exc).startswith("Unterminated string") or where >= len(text.rstrip())
+        if text.lstrip().startswith(("{", "[")) and unended:
+            raise TruncatedStream(
+                f"the model's answer was cut before its end ({len(text):,} characters, it ends "
+                f"{text[-80:]!r}): the connection or a proxy ended it early; try again"
+            ) from None
+        raise ModelProtocolError(
+            f"the model server answered with a body that is not JSON: {text[:200]!r}"
+        ) from None
 
 
 def _last(data: str, assembler: ChunkAssembler) -> Any:
