@@ -18,7 +18,8 @@ from then on every member answers from the running event loop's time (``loop.tim
 monotonic), continued from the clock's last good readings so that durations never go
 backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
 failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
-event. A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
+event (a durable run executed again says it once it no longer retraces its trace, and passes
+over the one its trace holds: a clock's failure is no step of the run to replay). A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
 
 One guard per clock, shared by the sessions that use it (a runtime's thousand sessions share
 one clock: a guard each would be a thousand more objects for every collection to walk).

@@ -98,6 +98,8 @@ class Journal:
         (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run
         emits another kind of event than its trace holds at that place."""
         if self._replay and ev.is_persistent(event):
+            self._pass_clock_failures(event)
+        if self._replay and ev.is_persistent(event):
             recorded = self._replay[0]
             if _identity(recorded) != _identity(event):
                 # Retraced no further: the events this execution emits from here on (its
@@ -121,6 +123,13 @@ class Journal:
             self._unpersisted.append(event)
         return event
 
+    def _pass_clock_failures(self, event: ev.Event) -> None:
+        """Apply the failures of the clock the trace holds next (the original execution's
+        clock failed there) unless ``event`` is one: whether a clock fails is no step of the
+        run, and a replay expecting it again diverged wherever the clock did not."""
+        while self._replay and _clock_failed(self._replay[0]) and not _clock_failed(event):
+            self.state.apply(self._replay.popleft())
+
     def seal(self) -> None:
         """Write nothing more (events are still applied and announced): the trace belongs to
         another execution of the run, or already ends it. Events queued and not yet written
@@ -137,8 +146,10 @@ class Journal:
 
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error).
-        A clock that failed since the last event is said first (``guarded_clock``)."""
-        if self.clock.failure is not None and not self.clock_said:
+        A clock that failed since the last event is said first (``guarded_clock``), once
+        the run no longer retraces a trace (said while replaying, the event would be matched
+        against the recorded one at that place and the replay diverge)."""
+        if self.clock.failure is not None and not self.clock_said and not self._replay:
             self.clock_said = True
             failure = self.clock.failure
             await self.emit(ev.ErrorOccurred(at=event.at, error_type=CLOCK_FAILED, message=failure))
@@ -230,3 +241,8 @@ def _identity(event: ev.Event) -> tuple[str, str]:
         return event.kind, type(event.message).__name__
     call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
     return event.kind, str(call_id or "")
+
+
+def _clock_failed(event: ev.Event) -> bool:
+    """Whether ``event`` says the session's clock failed (``guarded_clock``)."""
+    return isinstance(event, ev.ErrorOccurred) and event.error_type == CLOCK_FAILED
