@@ -19,7 +19,8 @@ monotonic), continued from the clock's last good readings so that durations neve
 backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
 failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
 event (a durable run executed again says it once it no longer retraces its trace, and passes
-over the one its trace holds: a clock's failure is no step of the run to replay). A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
+over the one its trace holds: a clock's failure is no step of the run to replay). A cancel of
+the sleeper still cancels; ``KeyboardInterrupt`` still stops.
 
 One guard per clock, shared by the sessions that use it (a runtime's thousand sessions share
 one clock: a guard each would be a thousand more objects for every collection to walk).
