@@ -33,6 +33,7 @@ from rho_adapters.plain import field_names, plain_fields, to_plain
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, TraceFormatError
+from rho_domain.shown_numbers import a_time
 
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
@@ -103,20 +104,13 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
         # Extra keys ("v", "kind", additive fields) are ignored by the event converter; calling
         # the per-class hook directly skips cattrs' dispatch, which matters for 100k-line replays.
         event: Event = hook(data, None)  # type: ignore[misc]
-        if not _A_TIME[0] <= event.at <= _A_TIME[1]:  # NaN fails both comparisons
+        if not a_time(event.at):
             raise ValueError(f"its time 'at' is {event.at!r}, not a time")
         return event
     except (CattrsError, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         # CattrsError: e.g. a value outside a Literal (an unknown status or reason);
         # OverflowError: a count written as 1e999, which no int holds
         raise TraceFormatError(f"malformed {kind!r} event: {_describe(exc)}") from exc
-
-
-_A_TIME = (-62135596800.0, 253402300799.0)
-"""The times an event's ``at`` may hold: what a datetime can show (years 1 to 9999). rho-agent
-writes its clock's; a line another writer left with ``NaN``, ``Infinity``, ``1e999`` or
-``1e300`` there decoded, and each reader that showed the time failed on it (``monitor watch``
-and the ATIF export with a traceback, the server's listing of every session)."""
 
 
 def _check_header(data: Mapping[str, Any], *, known_kind: bool) -> None:
@@ -217,6 +211,13 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     if isinstance(type_, type) and issubclass(type_, enum.Enum):
         values = ", ".join(str(member.value) for member in type_)
         got = f" (got {exc.args[0].split(' is not')[0]})" if isinstance(exc, ValueError) else ""
+        if got in (" (got True)", " (got False)"):
+            # PyYAML reads YAML 1.1: an unquoted yes/no/on/off is a boolean, which "got
+            # True" named as if the user had written the word True
+            got = (
+                f" (got {got[6:-1].lower()}: YAML reads an unquoted yes, no, on, off, true "
+                "or false as a boolean)"
+            )
         return f"expected one of {values}{got}"
     return None
 

@@ -150,5 +150,25 @@ def _got(value: Any) -> str:
     (``max_turns: "5"``) was refused as "invalid value for type, expected int | None", which
     hid that the value was there, only quoted."""
     if isinstance(value, str) and len(value) <= 40:
+        written = _yaml_float(value)
+        if written is not None:
+            # PyYAML reads YAML 1.1: ``1e3`` and ``1.0e3`` are text, ``1.0e+3`` a number.
+            # The hint blamed quotes that were never written.
+            return (
+                f"the string {value!r} (YAML reads a number with an exponent as a number "
+                f"only with a '.' and a sign, as in {written})"
+            )
         return f"the string {value!r} (a number or true/false is written without quotes)"
     return type(value).__name__
+
+
+def _yaml_float(text: str) -> str | None:
+    """``text`` as YAML 1.1 reads it as a float (``1.0e+3`` for ``1e3``), when it is a
+    number with an exponent that YAML 1.1 reads as a string; None otherwise."""
+    mantissa, e, exponent = text.replace("E", "e").partition("e")
+    digits = mantissa.lstrip("+-").replace(".", "", 1)
+    if not (e and digits.isdigit() and exponent.lstrip("+-").isdigit()):
+        return None
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"

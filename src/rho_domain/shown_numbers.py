@@ -21,6 +21,13 @@ from typing import Any
 BOUND = 1e300
 """A number at or past this (either sign), or NaN, is none a reader can show."""
 
+A_TIME = (-62135596800.0, 253402300799.0)
+"""The times an event's ``at`` may hold: what a datetime can show (years 1 to 9999). A line
+another writer left with ``NaN``, ``Infinity``, ``1e999`` or ``1e300`` there decoded, and each
+reader that showed the time failed on it (``monitor watch`` and the ATIF export with a
+traceback, the server's listing of every session): the codec refuses such a line, and the
+session's clock (``loop.guarded_clock``) never gives such a time to an event."""
+
 _COUNTS = 10**300  # below BOUND (1e300 is a little over 10**300): an int compares with an int
 
 
@@ -31,6 +38,11 @@ def shown(value: object) -> bool:
         and not isinstance(value, bool)
         and -BOUND < value < BOUND  # NaN fails both
     )
+
+
+def a_time(value: object) -> bool:
+    """Whether ``value`` is a time a reader can show (``A_TIME``; not NaN, not a bool)."""
+    return shown(value) and A_TIME[0] <= value <= A_TIME[1]  # type: ignore[operator]
 
 
 def cost_or_none(value: float | None) -> float | None:

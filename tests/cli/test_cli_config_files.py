@@ -229,3 +229,29 @@ def test_a_quoted_hook_timeout_is_explained_not_called_a_list(tmp_path: Path) ->
         info.value
     )
     assert str(info.value).endswith("@ config.hooks.timeout")
+
+
+def test_yaml_1_1_readings_are_named_not_blamed_on_quotes(tmp_path: Path) -> None:
+    """PyYAML reads YAML 1.1: an unquoted ``1e400`` or ``1e3`` is text, and ``yes`` is a
+    boolean. Before, ``shell_timeout: 1e400`` was refused as "got the string '1e400' (a
+    number or true/false is written without quotes)", blaming quotes nobody wrote, and
+    ``file_write: yes`` as "(got True)", a word nobody wrote. Now each says how YAML read it."""
+    cases = (
+        (
+            "shell_timeout: 1e400",
+            "got the string '1e400' (YAML reads a number with an exponent "
+            "as a number only with a '.' and a sign, as in 1.0e+400) @ profile.shell_timeout",
+        ),
+        ("shell_timeout: -5E3", "as in -5.0e+3) @ profile.shell_timeout"),
+        (
+            "file_write: yes",
+            "expected one of off, create-only, full (got true: YAML reads an "
+            "unquoted yes, no, on, off, true or false as a boolean) @ profile.file_write",
+        ),
+    )
+    for line, said in cases:
+        with pytest.raises(ConfigError) as info:
+            load_profile_file(write(tmp_path / "p.yaml", f"profile: p\n{line}\n"))
+        assert str(info.value).endswith(said), str(info.value)
+    fixed = load_profile_file(write(tmp_path / "p.yaml", "profile: p\nshell_timeout: 1.0e+3\n"))
+    assert fixed.shell_timeout == 1000.0

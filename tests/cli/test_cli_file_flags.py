@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cli_support import rho
+from cli_support import clean_env, rho
 
 # flag -> what the refusal says it could not read (the loader's own words)
 _READS = {
@@ -36,6 +36,8 @@ def test_each_file_flag_names_itself_and_the_path_and_never_waits_on_a_pipe(
     cases["pipe.md"] = "it is a named pipe (FIFO) that nothing writes to; give a file"
     for flag, what in _READS.items():
         for path, why in cases.items():
+            if flag == "--system-prompt" and path == "pipe.md":
+                continue  # any pipe is refused: see the test below
             run = rho("--model", "demo", flag, path, "hi", cwd=work, home=home)
             assert run.returncode == 1, (flag, path, run.stdout)
             assert run.stderr.startswith(f"rho-agent: {flag} {path}: cannot read {what}: {why}"), (
@@ -47,3 +49,54 @@ def test_each_file_flag_names_itself_and_the_path_and_never_waits_on_a_pipe(
     (work / "list.yaml").write_text("- a\n")
     run = rho("--model", "demo", "--vars-file", "list.yaml", "hi", cwd=work, home=home)
     assert run.stderr.startswith("rho-agent: --vars-file list.yaml: a vars file must be a mapping")
+
+
+_SCRIPT = """
+import socket, sys
+from rho_entry.cli.main import main
+socket.socket(socket.AF_UNIX).bind("listening.sock")
+for argv in (
+    ["--config", "listening.sock"],
+    ["--vars-file", "-"],
+    ["--system-prompt", "/dev/stdin"],
+    ["--system-prompt", "/dev/zero"],
+):
+    print(main(["--model", "demo", *argv, "hi"]), file=sys.stderr, flush=True)
+"""
+
+
+def test_a_socket_a_dash_and_a_stream_as_system_prompt_are_named(tmp_path: Path) -> None:
+    """Before: a socket was "No such device or address" (the open's ENXIO), ``-`` (standard
+    input to many tools) "No such file or directory", and ``--system-prompt /dev/stdin`` (or
+    ``/dev/zero``, a pipe, a socket: no regular file) ran with the words "/dev/stdin" as the
+    system prompt, unsaid. A system prompt's file is read again as the session is built and
+    resumed, so a stream is refused, even one with a writer."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env=clean_env(tmp_path / "home"),
+    )
+    stream = (
+        ": it is not a regular file (a device, a pipe or a socket), and a system prompt's "
+        "file is read again when the session is built and resumed; give a file"
+    )
+    assert done.stderr.splitlines() == [
+        "rho-agent: --config listening.sock: cannot read an agent config: it is a socket, "
+        "not a file; give a file",
+        "1",
+        "rho-agent: --vars-file -: cannot read the vars file: No such file or directory (- is "
+        "not standard input here; give a file, or /dev/stdin)",
+        "1",
+        f"rho-agent: --system-prompt /dev/stdin{stream}",
+        "1",
+        f"rho-agent: --system-prompt /dev/zero{stream}",
+        "1",
+    ], done.stderr

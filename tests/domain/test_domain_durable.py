@@ -304,3 +304,48 @@ async def test_a_model_step_records_one_fragment_per_run_and_replays_the_same_me
     replayed = await assembled(RecordingSteps(first.records), [])  # the model is not asked
     assert replayed.message() == live.message()
     assert replayed.message().text == answer
+
+
+class _DeadClock(FakeClock):
+    """A clock whose ``now()`` fails from the first call on."""
+
+    def now(self) -> float:
+        raise OSError("no time source")
+
+
+async def test_a_clock_failure_is_no_step_of_a_replayed_run() -> None:
+    """Before: a ``ClockError`` event (the session's clock failed, said once in the trace) was
+    matched against the trace like a step of the run. A trace holding one, retraced with a
+    working clock, diverged at it ("emitted message where its trace holds error"); a clock
+    failing during the replay emitted one where the trace held the next step, and diverged.
+    Now the recorded one is passed over and a new one is said after the replay."""
+    events, records = await first_execution()
+    cut = cut_at(events, "c2")
+    failed = ev.ErrorOccurred(at=events[1].at, error_type="ClockError", message="it failed")
+    trace = [*events[:2], failed, *events[2:cut]]
+    _, model, store, _, _ = await again(trace, records[:3], echo=EchoTool())
+    assert len(model.requests) == 1
+    assert store.events("s1")[: len(trace)] == tuple(trace)
+    for replay in (events[:cut], trace):  # the clock fails in the replay, and in both
+        store = MemorySessionStore()
+        await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
+        await store.append("s1", replay)
+        session = Session(
+            agent(EchoTool()),
+            model=ScriptedModel([text("done")]),
+            executor=MemoryExecutor(),
+            clock=_DeadClock(),
+            store=store,
+            session_id="s1",
+            state=State(),
+            created=True,
+            steps=RecordingSteps(records[:3]),
+            replay=replay,
+        )
+        result = await session.run("go", run_id="r1")
+        await session.close()
+        assert result.status is RunStatus.COMPLETED, result.error
+        after = store.events("s1")[len(replay) :]
+        said = [e for e in after if isinstance(e, ev.ErrorOccurred)]
+        assert [e.error_type for e in said] == ["ClockError"], after
+        assert "raised OSError: no time source in now()" in said[0].message

@@ -11,6 +11,7 @@ source's ``clear_cancel`` at the run's start ended the run ``cancelled``, raised
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -277,3 +278,59 @@ async def test_a_clock_that_fails_is_said_once_in_the_trace_and_the_run_keeps_it
         times = [e.at for e in events]
         assert times == sorted(times), member
         assert events[-1].kind == "run_end"
+
+
+class _LyingClock(FakeClock):
+    """Its member ``member`` answers ``lie(good, calls)`` instead of the fake's reading."""
+
+    def __init__(self, member: str, lie: Any) -> None:
+        super().__init__()
+        self.member, self.lie, self.calls = member, lie, 0
+
+    def _read(self, member: str, good: float) -> float:
+        if member != self.member:
+            return good
+        self.calls += 1
+        return float(self.lie(good, self.calls))
+
+    def now(self) -> float:
+        return self._read("now", super().now())
+
+    def monotonic(self) -> float:
+        return self._read("monotonic", super().monotonic())
+
+
+async def test_a_clock_that_lies_is_said_once_and_every_event_keeps_a_readable_time() -> None:
+    """Before: a clock answering ``now()`` with NaN (or an infinity, or a time past year 9999)
+    was taken at its word: every event of the run carried that time, and the codec refuses
+    such a line, so the stored trace read back as nothing. ``monotonic()`` answering NaN or
+    going back made durations and the wall-time budget meaningless, unsaid. Now such an
+    answer is the clock's failure: one ``ClockError`` naming it, the run on the loop's time."""
+    from rho_adapters.codec import decode_event_line, encode_event_line
+
+    lies = (
+        ("now", lambda good, calls: math.nan, "answered now() with nan, not a time"),
+        ("now", lambda good, calls: math.inf, "answered now() with inf, not a time"),
+        ("now", lambda good, calls: 1e300 if calls > 2 else good, "with 1e+300, not a time"),
+        ("monotonic", lambda good, calls: math.nan, "answered monotonic() with nan"),
+        ("monotonic", lambda good, calls: 100.0 - calls, "with 98.0 after 99.0 (it went back)"),
+    )
+    for member, lie, said_lie in lies:
+        store = MemorySessionStore()
+        session = make_session(
+            [text("done")],
+            store=store,
+            clock=_LyingClock(member, lie),
+            budget=Budget(max_wall_seconds=60),
+        )
+        result = await asyncio.wait_for(session.run("go"), 30)
+        assert result.status is RunStatus.COMPLETED, (said_lie, result.error)
+        events = store.events(session.id)
+        said = [e for e in events if isinstance(e, ev.ErrorOccurred)]
+        assert [e.error_type for e in said] == ["ClockError"], said_lie
+        assert f"{__name__}._LyingClock " in said[0].message, said[0].message
+        assert said_lie in said[0].message, said[0].message
+        # every line of the trace reads back: no time the codec refuses
+        assert [decode_event_line(encode_event_line(e)) for e in events] == list(events)
+        times = [e.at for e in events]
+        assert times == sorted(times), said_lie

@@ -44,7 +44,7 @@ from rho_adapters.model import (
 )
 from rho_adapters.model._errors import SAID_CHARS
 from rho_adapters.model.answer_limits import AnswerLimits
-from rho_adapters.model.openai_read import MAX_WARNINGS
+from rho_adapters.model.skipped_events import MAX_WARNINGS
 from rho_domain.errors import (
     BadRequest,
     ContextLengthExceeded,

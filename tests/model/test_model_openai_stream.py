@@ -25,7 +25,7 @@ from _model_support import (
 
 from rho_adapters.fakes.wire import raw_reply
 from rho_adapters.model import RetryPolicy
-from rho_domain.errors import StreamError, TruncatedStream
+from rho_domain.errors import ModelProtocolError, StreamError, TruncatedStream
 from rho_domain.model import StreamEvent, TextChunk, ToolCallChunk
 
 
@@ -487,3 +487,35 @@ async def test_a_stream_cut_at_any_byte_of_its_chunks_is_a_truncated_stream_keep
             assert failure is None, (cut, failure)
             assert (text_of(events), finish_of(events)) == ("Hello", "stop")
     await model.aclose()
+
+
+async def test_a_stream_cut_in_its_first_line_and_a_whole_answer_cut_are_said_cut() -> None:
+    """Before: a stream cut at its first 1-3 bytes ("d", "da", "dat": no event yet) was taken
+    as an empty stream and resent without streaming; the resent answer, cut as well, was
+    "the model server sent a chunk that is not JSON: 'd'", and so was any whole (not
+    streamed) answer cut before its end. Now each is a ``TruncatedStream`` saying it was
+    cut; a whole answer that is other text says so without calling it a chunk."""
+    import json
+
+    body = chunk({"role": "assistant", "content": "Hello"}) + chunk({}, "stop") + DONE
+    whole = json.dumps({"choices": [{"index": 0, "message": {"content": "Hello"}}]}).encode()
+    cut_short = "the model stream was cut in its first line (it ends "
+    streamed, _, _ = make_model(*(raw_reply(body[:n]) for n in (1, 2, 3)), stream=True)
+    for n in (1, 2, 3):
+        with pytest.raises(TruncatedStream) as info:
+            await collect(streamed)
+        assert str(info.value).startswith(f"{cut_short}{body[:n].decode()!r})"), info.value
+    await streamed.aclose()
+    answers = [raw_reply(whole[:n]) for n in (1, 20, len(whole) - 1)]
+    not_json = b"<html>Bad gateway</html>"
+    unread, _, _ = make_model(*answers, raw_reply(not_json), stream=False)
+    for n in (1, 20, len(whole) - 1):
+        with pytest.raises(TruncatedStream) as info:
+            await collect(unread)
+        assert str(info.value).startswith("the model's answer was cut before its end"), n
+    with pytest.raises(ModelProtocolError) as other:
+        await collect(unread)
+    assert str(other.value).startswith(
+        "the model server answered with a body that is not JSON: '<html>Bad gateway</html>'"
+    )
+    await unread.aclose()

@@ -275,6 +275,35 @@ async def test_a_server_answer_is_remembered_but_an_unreachable_server_is_asked_
     assert not facts.answered  # so OpenAIChatModel does not remember it
 
 
+async def test_an_answer_is_remembered_per_trust_and_route_as_the_clients_are() -> None:
+    """Before: two services in one process reaching one URL with different CA trust (or
+    proxies) shared the pool's remembered probe: the second took the facts the first had
+    asked for over its own route and trust, and never asked over its own."""
+    from rho_adapters.model._http import Endpoint
+    from rho_adapters.model.tls_context import CaTrust
+
+    pool = ClientPool()
+    asked: list[str] = []
+
+    def endpoint(trust: CaTrust, proxy: str | None = None) -> Endpoint:
+        return Endpoint({}, http=pool, pool_key="https://a", proxy=proxy, trust=trust)
+
+    mine, theirs = CaTrust(cafile="/etc/mine.pem"), CaTrust(cafile="/etc/theirs.pem")
+    for who, made in (
+        ("mine", endpoint(mine)),
+        ("mine again", endpoint(mine)),
+        ("theirs", endpoint(theirs)),
+        ("proxied", endpoint(mine, "http://proxy:3128")),
+    ):
+
+        async def ask(who: str = who) -> str:
+            asked.append(who)
+            return who
+
+        await made.remembered("probe https://a", ask, keep=lambda _: True)
+    assert asked == ["mine", "theirs", "proxied"]
+
+
 async def test_a_server_that_answers_404_to_the_probe_still_answered(
     served: LoopbackServer,
 ) -> None:

@@ -8,7 +8,9 @@ from the process's (``CaTrust``, carried in ``ProxyRoutes.trust``)."""
 
 from __future__ import annotations
 
+import os
 import ssl
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from rho_adapters.model import ClientPool, ModelEndpoint, OpenAIChatModel, Retry
 from rho_adapters.model.core_client import CoreClient
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import shared_ssl_context
-from rho_adapters.model.tls_context import CaTrust
+from rho_adapters.model.tls_context import MOST_CA_BYTES, CaTrust
 from rho_domain.errors import ConfigError, ModelConnectionError
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
@@ -97,12 +99,36 @@ def test_a_cert_file_that_is_not_one_names_the_variable(
 ) -> None:
     not_pem = tmp_path / "notes.txt"
     not_pem.write_text("not a certificate\n")
-    for path, why in ((tmp_path / "missing.pem", "No such file"), (not_pem, "NO_CERTIFICATE")):
-        with pytest.raises(ConfigError) as info:
-            shared_ssl_context(CaTrust.from_environ({"SSL_CERT_FILE": str(path)}))
-        message = str(info.value)
+    # Before: OpenSSL opened a FIFO and waited for a writer forever, under the lock every
+    # https client waits on, and read a bundle of any size (100 MB: 12 s of CPU, 300 MB).
+    fifo = tmp_path / "bundle.fifo"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.pem"
+    with huge.open("wb") as sparse:
+        sparse.truncate(MOST_CA_BYTES + 1)
+    cases = (
+        (tmp_path / "missing.pem", "No such file"),
+        (not_pem, "NO_CERTIFICATE"),
+        (tmp_path, ": it is a directory;"),
+        (fifo, ": it is a FIFO;"),
+        (Path("/dev/zero"), ": it is not a regular file;"),
+        (huge, f": it holds 16,777,217 bytes, more than the {MOST_CA_BYTES:,} a CA bundle"),
+    )
+    said: list[str] = []
+
+    def load_each() -> None:
+        for path, _ in cases:
+            with pytest.raises(ConfigError) as info:
+                shared_ssl_context(CaTrust.from_environ({"SSL_CERT_FILE": str(path)}))
+            said.append(str(info.value))
+
+    loading = threading.Thread(target=load_each, daemon=True)
+    loading.start()
+    loading.join(60)  # not a speed bound: the FIFO blocked forever before
+    assert not loading.is_alive(), f"blocked after {len(said)} of {len(cases)}"
+    for (path, why), message in zip(cases, said, strict=True):
         assert message.startswith(f"SSL_CERT_FILE={path} cannot be loaded as CA certificates")
-        assert why in message
+        assert why in message, message
         assert "set it to a file of PEM certificates" in message
 
 

@@ -98,3 +98,39 @@ async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: 
         "after",
     ]
     await store.release("s2")
+
+
+async def test_a_failed_sync_says_how_many_events_were_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a run on a full disk whose sync failed said only "cannot sync session s3
+    (.../trace.jsonl): No space left on device"; the lines were taken back (the journal
+    appends them again) and, the disk still full at the end, lost, unsaid. A failed write
+    said "none of its N events was written"; a failed sync now says as much."""
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s3")
+    async with session:
+        await session.run("go", run_id="r1")
+    trace = tmp_path / "s3" / "trace.jsonl"
+    ended = [e for e in store_events(trace) if e.kind == "run_end"]
+    await store.open("s3")
+    kept = trace.read_bytes()
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(StoreError) as info:
+        await store.append("s3", ended)
+    assert str(info.value) == (
+        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was kept"
+    )
+    assert trace.read_bytes() == kept  # taken back: the journal appends them again
+    monkeypatch.undo()
+    await store.release("s3")
+
+
+def store_events(trace: Path) -> list[ev.Event]:
+    from rho_adapters.store.trace import read_trace
+
+    return list(read_trace(trace).events)

@@ -15,13 +15,15 @@ refused (``SessionStateError`` naming what the run was answered), never silently
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from rho_adapters.durable import load_dbos
 from rho_adapters.durable.payloads import payload_of, run_of
-from rho_adapters.durable.system_db import shown
+from rho_adapters.durable.system_db import said_by_database, shown
 from rho_domain.errors import ConfigError, SessionStateError
 from rho_domain.ports.durable import QueuedRun, RunQueue
 
@@ -39,12 +41,15 @@ class DbosRunQueue(RunQueue):
     def __init__(self, url: str, *, queue: str, app_version: str) -> None:
         dbos = load_dbos()
         try:
-            # the client never creates the tables; an enqueuer may come before any worker
-            dbos.DBOS.migrate(url)
+            # the client never creates the tables; an enqueuer may come before any worker.
+            # DBOS warns "Could not connect ... Continuing..." before failing on an
+            # unreachable server: the failure below says it once, in our words.
+            with _quiet("dbos"):
+                dbos.DBOS.migrate(url)
             self.client = dbos.DBOSClient(system_database_url=url)
         except Exception as exc:
             raise ConfigError(
-                f"cannot open the durable runs' database {shown(url)}: {exc}"
+                f"cannot open the durable runs' database {shown(url)}: {said_by_database(exc)}"
             ) from exc
         self.url = url
         self.queue = queue
@@ -196,3 +201,15 @@ def _listed(answered: Mapping[str, str]) -> str:
     if tools:
         shown.append(f"always: {', '.join(tools)}")
     return ", ".join(shown) or "nothing"
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """The logger ``name`` says only errors while the block runs."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

@@ -46,6 +46,22 @@ def shown(url: str) -> str:
     return hide_url_logins(url)
 
 
+def said_by_database(exc: BaseException) -> str:
+    """What the database said in ``exc``, on one line, logins hidden: the driver's own error
+    where SQLAlchemy wrapped one (``DBAPIError.orig``, found along the chain DBOS raised).
+    SQLAlchemy's text prefixed it with the driver's class ("(psycopg.OperationalError)"),
+    and ended it with "(Background on this error at: https://sqlalche.me/...)" and, for a
+    statement, its SQL: a refused connection read as DBOS's and SQLAlchemy's noise."""
+    found: BaseException | None = exc
+    for _ in range(8):  # a chain of causes, bounded: a cycle of contexts is possible
+        if found is None or isinstance(found, sa.exc.DBAPIError):
+            break
+        found = found.__cause__ or found.__context__
+    said = found.orig if isinstance(found, sa.exc.DBAPIError) and found.orig else exc
+    text = str(said).split("(Background on this error at:")[0]
+    return hide_url_logins(" ".join(text.split()) or type(said).__name__)
+
+
 def engine_url(url: str) -> str:
     """``url`` with the driver SQLAlchemy must use for it (psycopg 3 for PostgreSQL, as DBOS
     itself does)."""

@@ -24,7 +24,12 @@ from rho_adapters.durable.heartbeat import Heartbeat
 from rho_adapters.durable.payloads import payload_of as payload_of  # re-exported
 from rho_adapters.durable.payloads import run_of
 from rho_adapters.durable.steps import DbosSteps
-from rho_adapters.durable.system_db import engine_settings, faster_sqlite_commits, shown
+from rho_adapters.durable.system_db import (
+    engine_settings,
+    faster_sqlite_commits,
+    said_by_database,
+    shown,
+)
 from rho_adapters.finish import finished
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
@@ -123,7 +128,8 @@ class DbosWorker:
                 raise
             except Exception as exc:
                 raise ConfigError(
-                    f"cannot open the durable runs' database {shown(options.url)}: {exc}; "
+                    f"cannot open the durable runs' database {shown(options.url)}: "
+                    f"{said_by_database(exc)}; "
                     "check that it is reachable with this URL and that its system tables "
                     "are DBOS's (a database of its own, or a schema no other program writes)"
                 ) from exc

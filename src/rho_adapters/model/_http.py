@@ -160,10 +160,14 @@ class Endpoint:
         self, name: str, ask: Callable[[], Awaitable[T]], *, keep: Callable[[T], bool]
     ) -> T:
         """``ask()``, or for a pooled endpoint the pool's remembered answer
-        (``ClientPool.remembered``): models of one endpoint share what it said about itself."""
+        (``ClientPool.remembered``): models of one endpoint share what it said about itself.
+        Remembered per route and trust, as the pool's clients are: a service whose sessions
+        trust other CAs (``CaTrust``) or go through another proxy reached the URL by another
+        way, and took the answer one with another route had asked for."""
         if self._client is not None:
             return await ask()
-        return await self._pool.remembered(name, ask, keep=keep)
+        routed = f"{name} via {self._proxy or 'no proxy'}, trusting {self._trust!r}"
+        return await self._pool.remembered(routed, ask, keep=keep)
 
     def _leased(self) -> Lease:
         loop = asyncio.get_running_loop()

@@ -13,13 +13,17 @@ Anything that fails or says nothing leaves that fact unknown; a probe never rais
 question is bounded as a whole (``timeout``, at most ``PROBE_SECONDS``): a server that never
 answers, or answers a byte at a time forever, leaves the facts unknown after that time,
 never holds the run (httpx's own read timeout is reset by every byte).
+
+A model asks once (``AskedOnce``): callers arriving while the probe is out wait for its
+answer, and a probe cancelled midway is asked again by the next caller.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,6 +33,7 @@ from rho_adapters.model._errors import http_errors
 from rho_adapters.model.bodies import small_json
 from rho_adapters.model.counts import token_count
 from rho_adapters.model.providers import provider_owning
+from rho_domain.errors import ModelError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
@@ -103,6 +108,38 @@ async def probe(
         evidence=tuple(evidence),
         answered=bool(props_headers) or bool(answer),
     )
+
+
+class AskedOnce:
+    """A model's facts about its server (``facts``: None until asked), asked once."""
+
+    def __init__(self, facts: ServerFacts | None) -> None:
+        self.facts = facts
+        self._asking: asyncio.Future[None] | None = None  # the probe out now
+
+    async def learn(
+        self, ask: Callable[[], Awaitable[ServerFacts]], adopt: Callable[[ServerFacts], None]
+    ) -> None:
+        """Unless known, ``ask()`` once and ``adopt`` the answer, even a failed probe's (no
+        facts; a ``ModelError`` is not raised). A caller arriving while the probe is out
+        waits for its answer (a run asks for the window ahead, beside its start, and its
+        first call must not go out without it); a probe cancelled midway is asked again by
+        the next caller."""
+        while self.facts is None:
+            asking = self._asking
+            if asking is not None:
+                await asyncio.shield(asking)  # the asker's, not ours to cancel
+                continue
+            self._asking = asking = asyncio.get_running_loop().create_future()
+            try:
+                facts = ServerFacts()
+                with contextlib.suppress(ModelError):
+                    facts = await ask()
+                self.facts = facts
+                adopt(facts)
+            finally:
+                self._asking = None
+                asking.set_result(None)
 
 
 async def _get_json(

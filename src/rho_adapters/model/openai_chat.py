@@ -20,8 +20,6 @@ characters-per-token ratio learned from the counts it reports (``tokens.TokenMet
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import random
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING
@@ -30,7 +28,7 @@ import attrs
 
 from rho_adapters.model._errors import explain
 from rho_adapters.model._http import Endpoint
-from rho_adapters.model.detect import ServerFacts
+from rho_adapters.model.detect import AskedOnce, ServerFacts
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_exchanges import attempt_events, server_facts, tokenizer_count
 from rho_adapters.model.openai_read import EmptyStream
@@ -118,8 +116,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         )
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
-        self.facts: ServerFacts | None = None if detect else ServerFacts()
-        self._asking: asyncio.Future[None] | None = None  # the probe out now (``_detect``)
+        self.facts = AskedOnce(None if detect else ServerFacts())
         self.window: int | None = None  # the server's context window, once known
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -205,31 +202,17 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         return count + framing_tokens(request)
 
     async def _detect(self) -> None:
-        """Ask the server once what it is (``detect.probe``), even if the probe fails. A
-        caller arriving while the probe is out waits for its answer (a run asks for the
-        window ahead, beside its start, and its first call must not go out without it); a
-        probe cancelled midway is asked again by the next caller."""
-        while self.facts is None:
-            asking = self._asking
-            if asking is not None:
-                await asyncio.shield(asking)  # the asker's, not ours to cancel
-                continue
-            self._asking = asking = asyncio.get_running_loop().create_future()
-            try:
-                facts = ServerFacts()
-                with contextlib.suppress(ModelError):
-                    facts = await self._endpoint.remembered(
-                        f"probe {self.base_url}",
-                        lambda: server_facts(self._endpoint, self.base_url, self.timeouts),
-                        keep=lambda found: found.answered,
-                    )
-                self._adopt(facts)
-            finally:
-                self._asking = None
-                asking.set_result(None)
+        """Ask the server once what it is (``detect.AskedOnce``), even if the probe fails."""
+        await self.facts.learn(
+            lambda: self._endpoint.remembered(
+                f"probe {self.base_url}",
+                lambda: server_facts(self._endpoint, self.base_url, self.timeouts),
+                keep=lambda found: found.answered,
+            ),
+            self._adopt,
+        )
 
     def _adopt(self, facts: ServerFacts) -> None:
-        self.facts = facts
         if facts.provider in PROVIDERS:
             self.provider = for_model(
                 attrs.evolve(

@@ -8,7 +8,8 @@ is not JSON is skipped with a ``StreamWarning`` while nothing of a tool call has
 is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. An
 event of an SSE type other than ``message`` and ``error``, or a JSON object without any key of
 a chunk, is skipped the same way (``unknown_event``); both reach the session as a ``trace``
-event, the first ``MAX_WARNINGS`` of an answer each, the rest counted in one (``Skips``).
+event, the first ``MAX_WARNINGS`` of an answer each, the rest counted in one
+(``skipped_events.Skips``).
 After ``[DONE]`` the rest of the body is drained, briefly, so the connection goes back to the pool.
 A stream that ends without a finish reason is truncated; a 200 that carried nothing at all is
 an ``EmptyStream``, which the model resends without streaming to learn why.
@@ -21,10 +22,11 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rho_adapters.model._errors import hide_secrets, http_errors
+from rho_adapters.model._errors import http_errors
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
+from rho_adapters.model.skipped_events import KNOWN_EVENTS, Skips, is_unknown
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import TextChunk
@@ -32,41 +34,9 @@ from rho_domain.model import TextChunk
 if TYPE_CHECKING:
     from rho_adapters.model.core_client import AnyResponse
     from rho_adapters.model.sse_event import SSEEvent
-    from rho_domain.model import StreamEvent, StreamWarning, TraceName
+    from rho_domain.model import StreamEvent
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
-MAX_WARNINGS = 20  # skipped events of one answer reported each; the rest are counted in one
-
-
-class Skips:
-    """The skipped events of one answer, as ``trace`` events: the first ``MAX_WARNINGS``
-    each, then only counted, and the count reported once at the end (``summary``). Each
-    warning is a trace line the session keeps: one for each skipped event turned an 18-byte
-    ``event: x`` into some 200 bytes of trace, and an answer within ``model_answer_bytes``
-    (64 MiB) into some 700 MB of trace file."""
-
-    __slots__ = ("key", "more", "reported", "url")
-
-    def __init__(self, url: str, key: str | None = None) -> None:
-        self.url, self.key = url, key  # the API key, hidden from what is kept
-        self.reported = 0
-        self.more = 0
-
-    def trace(self, name: TraceName, what: str, data: str) -> list[StreamEvent]:
-        """``[StreamWarning]`` for one skipped event, or ``[]`` past ``MAX_WARNINGS``."""
-        if self.reported >= MAX_WARNINGS:
-            self.more += 1
-            return []
-        self.reported += 1
-        # a gateway may echo the request's headers: the trace keeps no key (as errors do not)
-        return [_trace(name, what, hide_secrets(data, self.key), self.url)]
-
-    def summary(self) -> list[StreamEvent]:
-        """One warning counting the events skipped without one, if any."""
-        if not self.more:
-            return []
-        what = f"{self.more:,} more events that are not chunks (not recorded each)"
-        return [_trace("unknown_event", what, "", self.url)]
 
 
 class EmptyStream(TruncatedStream):
@@ -89,6 +59,7 @@ async def read_stream(
     decoder = SSEDecoder()
     skips = Skips(url, key)
     body = body_chunks(response)
+    raw = b""
     async for raw in body:
         events: list[StreamEvent] = []
         try:
@@ -114,6 +85,15 @@ async def read_stream(
                 yield event
     if assembler.finish_reason is None:
         if not (assembler.events or assembler.partial_text or assembler.has_calls):
+            if _cut_field(raw):
+                # "d", "da", "dat": no event, but not an empty stream either. Taken as one,
+                # it was resent without streaming, whose cut answer was then "a chunk that
+                # is not JSON: 'd'".
+                raise TruncatedStream(
+                    f"the model stream was cut in its first line (it ends "
+                    f"{raw[-80:].decode('utf-8', 'replace')!r}): the "
+                    "connection or a proxy ended the answer early; try again"
+                )
             raise EmptyStream(f"the model server at {url} answered 200 with an empty stream")
         raise TruncatedStream(
             "the model stream ended without a finish_reason or [DONE]",
@@ -199,7 +179,7 @@ async def read_whole(
             f"the model server at {url} answered 200 with an empty body "
             f"(model {model!r}); its log says why"
         )
-    data = parse(raw.decode("utf-8", "replace"), assembler)
+    data = _whole_json(raw.decode("utf-8", "replace"))
     choices = data.get("choices") if isinstance(data, Mapping) else None
     if isinstance(choices, list):
         for choice in choices:
@@ -223,6 +203,37 @@ def parse(data: str, assembler: ChunkAssembler) -> Any:
             f"the model server sent a chunk that is not JSON: {data[:200]!r}",
             partial_text=assembler.partial_text,
         ) from exc
+
+
+def _cut_field(raw: bytes) -> bool:
+    """Whether the body's last line, ``raw`` ending it, is an SSE field name cut short
+    (``d``, ``da``, ``dat``, ``eve``): a stream cut there, before its first event. Other text
+    without an event (a whole JSON answer to a request to stream) is an empty stream, resent
+    without streaming."""
+    line = raw.rpartition(b"\n")[2].lstrip(b"\r")
+    return bool(line) and any(
+        field.startswith(line) and field != line for field in (b"data:", b"event:")
+    )
+
+
+def _whole_json(text: str) -> Any:
+    """A whole (not streamed) answer's JSON. One that ends before its document does (a
+    ``{`` unclosed: the connection or a proxy ended the body) is a ``TruncatedStream``; other
+    text a ``ModelProtocolError``. Both were "the model server sent a chunk that is not JSON",
+    a chunk no whole answer has, and a server bug to look for where the body had been cut."""
+    try:
+        return loads(text)
+    except ValueError as exc:
+        where = getattr(exc, "pos", -1)
+        unended = str(exc).startswith("Unterminated string") or where >= len(text.rstrip())
+        if text.lstrip().startswith(("{", "[")) and unended:
+            raise TruncatedStream(
+                f"the model's answer was cut before its end ({len(text):,} characters, it ends "
+                f"{text[-80:]!r}): the connection or a proxy ended it early; try again"
+            ) from None
+        raise ModelProtocolError(
+            f"the model server answered with a body that is not JSON: {text[:200]!r}"
+        ) from None
 
 
 def _last(data: str, assembler: ChunkAssembler) -> Any:
@@ -270,7 +281,7 @@ def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
 def _events_of(sse: SSEEvent, assembler: ChunkAssembler, skips: Skips) -> list[StreamEvent]:
     """What one SSE event of a stream gives: the assembled events, or a trace of what was
     skipped (see the module docstring)."""
-    if sse.event not in _KNOWN_EVENTS:
+    if sse.event not in KNOWN_EVENTS:
         # an event type of another protocol or an extension: not a chunk of ours
         return skips.trace("unknown_event", f"an event of type {sse.event[:100]!r}", sse.data)
     try:
@@ -281,30 +292,6 @@ def _events_of(sse: SSEEvent, assembler: ChunkAssembler, skips: Skips) -> list[S
         return skips.trace("parse_error", "an event that is not JSON", sse.data)
     if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
         chunk = {"error": chunk}
-    if _is_unknown(chunk):
+    if is_unknown(chunk):
         return skips.trace("unknown_event", "an event that is not a chunk", sse.data)
     return assembler.feed(chunk)
-
-
-# SSE event types of Chat Completions streams: none (the default), "message", and "error"
-_KNOWN_EVENTS = frozenset({"", "message", "error"})
-# keys of a chunk this reader uses; a mapping with none of them carries nothing it knows
-_CHUNK_KEYS = ("choices", "usage", "error", "x_groq", "service_tier")
-
-
-def _is_unknown(chunk: Any) -> bool:
-    if chunk.__class__ is dict and "choices" in chunk:
-        return False  # a delta's chunk, decided without the generator below (once per delta)
-    return isinstance(chunk, Mapping) and not any(key in chunk for key in _CHUNK_KEYS)
-
-
-def _trace(name: TraceName, what: str, data: str, url: str) -> StreamWarning:
-    """A skipped event, reported (``StreamWarning``, the session's ``trace`` event)."""
-    from rho_domain.model_extras import TRACE_DETAIL_LIMIT, StreamWarning
-
-    quoted = f": {data[:200]!r}" if data else ""
-    return StreamWarning(
-        f"skipped {what} in the model stream from {url}{quoted}",
-        name=name,
-        detail=data[:TRACE_DETAIL_LIMIT],
-    )

@@ -12,7 +12,10 @@ compares the two contexts setting by setting.
 
 Unlike httpx, a ``SSL_CERT_FILE`` that cannot be read as CA certificates is a
 ``ConfigError`` naming the variable and the file (httpx let ``FileNotFoundError`` through,
-printed as ``[Errno 2] No such file or directory``, naming neither).
+printed as ``[Errno 2] No such file or directory``, naming neither), and so is one that is
+not a regular file or is larger than ``MOST_CA_BYTES``: OpenSSL opened a FIFO and waited for
+a writer forever (holding the lock every https client of the process waits on), and loaded a
+100 MB bundle for 12 s of CPU and 300 MB of memory.
 
 The two variables come from the environment the wiring is given (``CaTrust.from_environ``,
 carried in ``proxies.ProxyRoutes.trust`` beside the proxy routes), never from ``os.environ``
@@ -23,7 +26,9 @@ their proxies. One context is made per ``CaTrust`` and kept for the process.
 from __future__ import annotations
 
 import contextlib
+import os
 import ssl
+import stat
 import threading
 from collections.abc import Mapping
 
@@ -35,6 +40,9 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 _ssl_lock = threading.Lock()
 _ssl_contexts: dict[CaTrust, ssl.SSLContext] = {}
 _ssl_created = 0
+
+MOST_CA_BYTES = 16 * 1024 * 1024
+"""The largest ``SSL_CERT_FILE`` loaded: certifi's bundle is ~230 KB, a system one ~1 MB."""
 
 
 @attrs.frozen
@@ -68,6 +76,7 @@ def verifying_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:
     (``SSL_CERT_FILE``) names no readable file of PEM certificates."""
     if trust.cafile:
         try:
+            _a_bundle(trust.cafile)
             return ssl.create_default_context(cafile=trust.cafile)
         except OSError as exc:  # a missing or unreadable file; ssl.SSLError: no certificate
             raise ConfigError(
@@ -79,6 +88,21 @@ def verifying_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+def _a_bundle(path: str) -> None:
+    """Raise OSError unless ``path`` is a regular file of at most ``MOST_CA_BYTES`` (what
+    OpenSSL then opens and reads whole)."""
+    found = os.stat(path)
+    if not stat.S_ISREG(found.st_mode):
+        kind = "a directory" if stat.S_ISDIR(found.st_mode) else "not a regular file"
+        kind = "a FIFO" if stat.S_ISFIFO(found.st_mode) else kind
+        raise OSError(f"it is {kind}")
+    if found.st_size > MOST_CA_BYTES:
+        raise OSError(
+            f"it holds {found.st_size:,} bytes, more than the {MOST_CA_BYTES:,} a CA bundle "
+            "may have"
+        )
 
 
 def shared_ssl_context(trust: CaTrust = CERTIFI) -> ssl.SSLContext:

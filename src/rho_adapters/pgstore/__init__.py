@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.connection import StoreAddress, shown_url
+from rho_adapters.pgstore.connection import StoreAddress, load_psycopg, shown_url
 from rho_adapters.pgstore.control import PgSessions
 from rho_adapters.pgstore.schema import SCHEMA_VERSION
 from rho_adapters.pgstore.signals import PgSignals
@@ -96,7 +96,10 @@ _BACKENDS_LOCK = threading.Lock()
 
 def backend_for(address: StoreAddress, **options: Any) -> PgBackend:
     """The process's backend for this URL (one pool and one listener per URL): every store
-    object the process builds for it shares them. ``options`` apply when it is first built."""
+    object the process builds for it shares them. ``options`` apply when it is first built.
+    Without psycopg, a ``ConfigError`` naming the extra now, not at the first write: a run
+    printed its session header, then failed on its first event."""
+    load_psycopg(address)
     with _BACKENDS_LOCK:
         found = _BACKENDS.get(address.url)
         if found is None:

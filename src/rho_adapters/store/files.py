@@ -251,7 +251,8 @@ class FileSessionStore(SessionStore, SignalingStore):
                         "was removed, moved or replaced while it ran; nothing more of it is "
                         "saved"
                     ) from exc
-                raise
+                # as a failed write says it: what the user lost if the disk stays full
+                raise StoreError(f"{exc}; none of its {len(persistent)} events was kept") from exc
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants

@@ -7,12 +7,20 @@ raising at the run's start let the OSError out of ``Session.run`` (no result, no
 ``sleep()`` failing (``cancel_watch.kept_sleep`` since round 21) was slept on the loop's time
 with nothing in the trace or the log, so a run's timings silently stopped being the clock's.
 
+A clock that lies was not met at all: ``now()`` returning NaN (or an infinity, or a time past
+year 9999) wrote every event of the run with that time, and the codec refuses such a line, so
+the whole trace read back as nothing; ``monotonic()`` returning NaN or going backwards made
+every duration and the wall-time budget meaningless (NaN passes every limit). Such a reading
+is a failure like a raise.
+
 ``GuardedClock`` takes the first failure of any member as the clock's end for this session:
 from then on every member answers from the running event loop's time (``loop.time()``,
 monotonic), continued from the clock's last good readings so that durations never go
 backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
 failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
-event. A cancel of the sleeper still cancels; ``KeyboardInterrupt`` still stops.
+event (a durable run executed again says it once it no longer retraces its trace, and passes
+over the one its trace holds: a clock's failure is no step of the run to replay). A cancel of
+the sleeper still cancels; ``KeyboardInterrupt`` still stops.
 
 One guard per clock, shared by the sessions that use it (a runtime's thousand sessions share
 one clock: a guard each would be a thousand more objects for every collection to walk).
@@ -28,6 +36,7 @@ from typing import Any
 
 from rho_domain.plugged import described, failure_of, plugged_name
 from rho_domain.ports.clock import Clock
+from rho_domain.shown_numbers import a_time, shown
 
 CLOCK_FAILED = "ClockError"  # the ``error_type`` of the trace's event saying so
 _log = logging.getLogger(__name__)
@@ -47,7 +56,7 @@ class GuardedClock(Clock):
     docstring). ``failure`` says what failed (None while none did), for each journal to
     record once."""
 
-    __slots__ = ("_base", "_last_monotonic", "_last_now", "clock", "failed", "failure")
+    __slots__ = ("_base", "_last_monotonic", "_last_now", "_read", "clock", "failed", "failure")
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -55,6 +64,7 @@ class GuardedClock(Clock):
         self.failure: str | None = None
         self._last_now = 0.0
         self._last_monotonic = 0.0
+        self._read = False  # monotonic() has answered once: a later reading may not be less
         self._base: float | None = None  # the loop time the fallback counts from
 
     @classmethod
@@ -75,16 +85,18 @@ class GuardedClock(Clock):
         # a fake's own members (``advance``, ``sleeps``) stay reachable to its tests
         return getattr(self.clock, name)
 
-    def _fail(self, member: str, exc: BaseException) -> None:
+    def _fail(self, member: str, exc: BaseException | None = None, lie: str = "") -> None:
+        """The clock ends here: it raised ``exc`` in ``member``, or answered ``lie``."""
         if self.failed:
             return
         self.failed = True
         self._base = _loop_time()
+        what = f"raised {described(exc)} in {member}()" if exc is not None else lie
         self.failure = (
-            f"the clock {plugged_name(self.clock)} raised {described(exc)} in {member}(): "
-            "from here on this session's times come from the event loop's clock, counted "
-            "from the clock's last good reading; fix the clock (the Clock port's now, "
-            "monotonic and sleep must not raise)"
+            f"the clock {plugged_name(self.clock)} {what}: from here on this session's times "
+            "come from the event loop's clock, counted from the clock's last good reading; "
+            "fix the clock (the Clock port's now, monotonic and sleep must not raise, and "
+            "must answer times: monotonic never going back)"
         )
         _log.warning("%s", self.failure)
 
@@ -99,22 +111,36 @@ class GuardedClock(Clock):
         """See ``Clock.now``."""
         if not self.failed:
             try:
-                self._last_now = self.clock.now()
+                reading = self.clock.now()
             except Exception as exc:  # noqa: BLE001 - said in the trace, not raised
                 self._fail("now", exc)
             else:
-                return self._last_now
+                if a_time(reading):
+                    self._last_now = reading
+                    return reading
+                self._fail("now", lie=f"answered now() with {reading!r}, not a time")
         return self._last_now + self._elapsed()
 
     def monotonic(self) -> float:
         """See ``Clock.monotonic``."""
         if not self.failed:
             try:
-                self._last_monotonic = self.clock.monotonic()
+                reading = self.clock.monotonic()
             except Exception as exc:  # noqa: BLE001 - said in the trace, not raised
                 self._fail("monotonic", exc)
             else:
-                return self._last_monotonic
+                if not shown(reading):
+                    self._fail("monotonic", lie=f"answered monotonic() with {reading!r}")
+                elif self._read and reading < self._last_monotonic:
+                    self._fail(
+                        "monotonic",
+                        lie=f"answered monotonic() with {reading!r} after {self._last_monotonic!r}"
+                        " (it went back)",
+                    )
+                else:
+                    self._read = True
+                    self._last_monotonic = reading
+                    return reading
         return self._last_monotonic + self._elapsed()
 
     async def sleep(self, seconds: float) -> None:

@@ -11,42 +11,33 @@ against the recorded one at that place. Once it emits another, it stops retracin
 the trace already holds the run's ``run_end`` (the run ended once), nothing more is written
 (``seal``), as when another execution of the run owns it now (``RunSuperseded``).
 
-A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
-does not end the run, nor one that blocks (an async listener that has not taken an event in
-``LISTENER_SECONDS`` is stopped and no longer called). A sync listener is called on the event
-loop, where it cannot be bounded while it runs (a thread per event would cost each streamed
-delta a hop, and the CLI's and the server's listeners touch loop objects): one found to have
-held the loop longer than ``LISTENER_SECONDS`` is stopped the same way after it returns.
-Its first failure in the session is reported once, as a ``listener_error`` event (persisted
-and announced like any other) and a warning on the ``rho_domain.loop.journal`` logger; it is
-still called for later events, whose failures are not reported again. Only a cancel of
-the run's task (delivered inside an async listener) and ``KeyboardInterrupt`` propagate; a
-``CancelledError`` a listener raises unasked, and ``SystemExit`` and the like, are its
-failures (``plugged.failure_of``).
+A listener is the user's code (a UI, a logger), not part of the agent's work: the journal hands
+each event to its ``Announcer`` (``announcer.py``: listeners bounded, their failures kept from
+the run); a listener's first failure in the session is emitted once, as a ``listener_error``
+event (persisted and announced like any other), with a warning on the
+``rho_domain.loop.journal`` logger.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections import deque
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged, StoreError
+from rho_domain.loop.announcer import Announcer, failure_event
 from rho_domain.loop.guarded_clock import CLOCK_FAILED, GuardedClock
-from rho_domain.loop.listeners import LISTENER_SECONDS, tell_closed
 from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
 from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
 from rho_domain.loop.listeners import Listener as Listener
+from rho_domain.loop.listeners import tell_closed
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import contained, failure_of, message_of, plugged_name
+from rho_domain.plugged import contained, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
-
-log = logging.getLogger("rho_domain.loop.journal")
 
 
 class Journal:
@@ -69,7 +60,7 @@ class Journal:
         self.clock_said = False  # its failure, once in this session's trace
         self.store = store
         self.created = created or store is None
-        self.listeners: list[Listener] = []
+        self.bell = Announcer(self.clock)
         self._unpersisted: list[ev.Event] = []
         # A durable run executed again retraces events its trace already holds: each one the
         # run emits is checked against the next of these, and the recorded one is applied
@@ -79,10 +70,6 @@ class Journal:
         # Nothing more is written (``seal``): a replay diverged from a trace which already
         # ends the run (it has ended, once), or another execution owns the run now.
         self._sealed = False
-        # Listeners whose failure was reported (kept, so an id is never reused for another).
-        self._failed: list[Listener] = []
-        self.listener_seconds = LISTENER_SECONDS
-        self._dropped: list[Listener] = []  # async listeners too slow once: no longer called
 
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
@@ -111,6 +98,8 @@ class Journal:
         (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run
         emits another kind of event than its trace holds at that place."""
         if self._replay and ev.is_persistent(event):
+            self._pass_clock_failures(event)
+        if self._replay and ev.is_persistent(event):
             recorded = self._replay[0]
             if _identity(recorded) != _identity(event):
                 # Retraced no further: the events this execution emits from here on (its
@@ -134,6 +123,13 @@ class Journal:
             self._unpersisted.append(event)
         return event
 
+    def _pass_clock_failures(self, event: ev.Event) -> None:
+        """Apply the failures of the clock the trace holds next (the original execution's
+        clock failed there) unless ``event`` is one: whether a clock fails is no step of the
+        run, and a replay expecting it again diverged wherever the clock did not."""
+        while self._replay and _clock_failed(self._replay[0]) and not _clock_failed(event):
+            self.state.apply(self._replay.popleft())
+
     def seal(self) -> None:
         """Write nothing more (events are still applied and announced): the trace belongs to
         another execution of the run, or already ends it. Events queued and not yet written
@@ -150,8 +146,10 @@ class Journal:
 
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error).
-        A clock that failed since the last event is said first (``guarded_clock``)."""
-        if self.clock.failure is not None and not self.clock_said:
+        A clock that failed since the last event is said first (``guarded_clock``), once
+        the run no longer retraces a trace (said while replaying, the event would be matched
+        against the recorded one at that place and the replay diverge)."""
+        if self.clock.failure is not None and not self.clock_said and not self._replay:
             self.clock_said = True
             failure = self.clock.failure
             await self.emit(ev.ErrorOccurred(at=event.at, error_type=CLOCK_FAILED, message=failure))
@@ -164,80 +162,24 @@ class Journal:
             await self.announce(event)
 
     async def announce(self, event: ev.Event) -> None:
-        """Call every listener with ``event`` (awaiting the async ones), in order. A listener
-        that raises does not stop the others or the run (see the module docstring); its first
-        failure is reported after every listener had the event."""
-        failures: list[tuple[Listener, Exception]] = []
-        for listener in tuple(self.listeners):
-            if self._dropped and any(listener is gone for gone in self._dropped):
-                continue
-            try:
-                began = self.clock.monotonic()
-                outcome = listener(event)
-                if outcome is not None:
-                    await self._taken(listener, outcome, event)
-                else:
-                    self._held(listener, self.clock.monotonic() - began, event)
-            except BaseException as exc:  # a UI bug must not end the agent's run
-                failure = failure_of(exc, f"the listener {plugged_name(listener)}")
-                if not isinstance(failure, Exception):
-                    raise  # a cancel, a second Ctrl+C
-                if not any(listener is known for known in self._failed):
-                    self._failed.append(listener)
-                    failures.append((listener, failure))
-        for listener, error in failures:
-            await self._report(listener, event, error)
+        """Call every listener with ``event`` (``announcer.Announcer``); each listener's first
+        failure is emitted once, after every listener had the event."""
+        for listener, error in await self.bell.announce(event):
+            await self.emit(failure_event(listener, event, error, self.clock.now()))
 
-    async def _taken(self, listener: Listener, outcome: Awaitable[None], event: ev.Event) -> None:
-        """Await ``outcome`` for ``listener_seconds``; past them the listener is stopped, no
-        longer called (each event would wait as long) and ``TimeoutError`` is raised."""
-        scope = asyncio.timeout(self.listener_seconds)
-        try:
-            async with scope:
-                await outcome
-        except TimeoutError:
-            if not scope.expired():
-                raise  # the listener's own
-            self._dropped.append(listener)
-            raise TimeoutError(
-                f"it took a {event.kind} event for more than {self.listener_seconds:g} s and "
-                "was stopped; it is no longer called in this session"
-            ) from None
+    @property
+    def listeners(self) -> list[Listener]:
+        """The session's listeners, called in order with each event."""
+        return self.bell.listeners
 
-    def _held(self, listener: Listener, seconds: float, event: ev.Event) -> None:
-        """A sync listener runs on the event loop, which nothing else (``cancel()``, pause,
-        the time budget, other sessions) reaches while it is called: one that held it for
-        more than ``listener_seconds`` is stopped, as a slow async one is, so that a
-        listener that blocks does not freeze the run again at each event."""
-        if seconds <= self.listener_seconds:
-            return
-        self._dropped.append(listener)
-        raise TimeoutError(
-            f"it held the event loop for {seconds:.0f} s on a {event.kind} event (more than "
-            f"{self.listener_seconds:g} s; cancel(), pause and time budgets waited for it) and "
-            "was stopped; it is no longer called in this session. A listener that waits must "
-            "be async, or hand its work to a thread"
-        )
+    @property
+    def listener_seconds(self) -> float:
+        """How long a listener may take one event (``listeners.LISTENER_SECONDS``)."""
+        return self.bell.listener_seconds
 
-    async def _report(self, listener: Listener, event: ev.Event, exc: Exception) -> None:
-        """Log and emit the first failure of ``listener``."""
-        name = plugged_name(listener)
-        log.warning(
-            "event listener %s failed on a %s event and is ignored for it; the run goes on "
-            "(later failures of this listener are not reported)",
-            name,
-            event.kind,
-            exc_info=exc,
-        )
-        await self.emit(
-            ev.ListenerFailed(
-                at=self.clock.now(),
-                listener=name,
-                event_kind=event.kind,
-                error_type=type(exc).__name__,
-                message=message_of(exc),
-            )
-        )
+    @listener_seconds.setter
+    def listener_seconds(self, seconds: float) -> None:
+        self.bell.listener_seconds = seconds
 
     async def flush(self) -> None:
         """Persist queued events; on failure they stay queued and the error propagates."""
@@ -299,3 +241,8 @@ def _identity(event: ev.Event) -> tuple[str, str]:
         return event.kind, type(event.message).__name__
     call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
     return event.kind, str(call_id or "")
+
+
+def _clock_failed(event: ev.Event) -> bool:
+    """Whether ``event`` says the session's clock failed (``guarded_clock``)."""
+    return isinstance(event, ev.ErrorOccurred) and event.error_type == CLOCK_FAILED

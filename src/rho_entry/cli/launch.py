@@ -22,6 +22,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.budget_flags import given_budget, with_budget
 from rho_entry.cli.launch_files import (
+    a_regular_file,
     check_output,
     find_template,
     input_files,
@@ -184,7 +185,7 @@ def prepare(
     system = args.system_prompt
     if system is not None and is_template_path(system):
         with read_by("--system-prompt", system):
-            template = load_template(expanded(system))
+            template = load_template(a_regular_file(expanded(system)))
             rendered = render_template(template, values)  # fail now on a missing variable
         if task is None and rendered.initial_prompt and not args.resume:
             task = rendered.initial_prompt

@@ -75,9 +75,29 @@ def is_template_path(value: str) -> bool:
     if "\n" in text:
         return False
     try:
-        return text.endswith(".md") or expanded(text).is_file()
+        path = expanded(text)
+        # a device, a pipe or a socket is a path too (refused by ``a_regular_file``): taken
+        # as the prompt's text, ``--system-prompt /dev/stdin`` ran with the words /dev/stdin
+        return text.endswith(".md") or path.is_file() or (path.exists() and not path.is_dir())
     except (OSError, ConfigError):  # literal prompt text: too long, or "~word ..." no path
         return False
+
+
+def a_regular_file(path: Path) -> Path:
+    """``path``, or a ``ConfigError`` when it names a device, a pipe or a socket: a system
+    prompt's file is read again as the session is built and when it is resumed, and a
+    stream read twice gives its text once (the second reading, nothing or something else)."""
+    import stat
+
+    with contextlib.suppress(OSError):  # a missing file: the reading says so
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise ConfigError(
+                f"{path}: it is not a regular file (a device, a pipe or a socket), and a "
+                "system prompt's file is read again when the session is built and resumed; "
+                "give a file"
+            )
+    return path
 
 
 def template_suggestions(template: PromptTemplate) -> dict[str, str]:

@@ -13,6 +13,7 @@ tests/entry/test_shipped_yaml.py), so a start that reads no other YAML never imp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -50,7 +51,7 @@ def read_config_text(path: str | Path, *, where: str, what: str) -> str:
     try:
         data, fifo = _read_bounded(Path(path))
     except OSError as exc:
-        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
+        raise ConfigError(f"{where}: cannot read {what}: {_unread(Path(path), exc)}") from exc
     if fifo and not data:
         raise ConfigError(
             f"{where}: cannot read {what}: it is a named pipe (FIFO) that nothing writes to; "
@@ -69,6 +70,18 @@ def read_config_text(path: str | Path, *, where: str, what: str) -> str:
             f"{where}: cannot read {what}: it is not UTF-8 text (byte 0x{byte:02x} at offset "
             f"{exc.start}); save the file as UTF-8"
         ) from exc
+
+
+def _unread(path: Path, exc: OSError) -> str:
+    """Why ``path`` could not be opened, in words that name it: a socket was "No such device
+    or address" (``ENXIO``), and ``-`` (standard input to many tools) "No such file"."""
+    said = exc.strerror or str(exc)
+    if str(path) == "-":
+        return f"{said} (- is not standard input here; give a file, or /dev/stdin)"
+    with contextlib.suppress(OSError):
+        if stat.S_ISSOCK(path.stat().st_mode):
+            return "it is a socket, not a file; give a file"
+    return said
 
 
 def _read_bounded(path: Path) -> tuple[bytes, bool]:
