@@ -9,7 +9,8 @@ instruments on the loop's thread, and reports beside the runtime's longest stall
   are the loop's own work, the wall figures add what a loaded machine takes away;
 - every callback's CPU time and, for a task's step, where the task was suspended before and
   after it (the innermost frame of its coroutine chain): the steps that cost most, by where
-  they begin and end;
+  they begin and end, over the run and within each of the five longest turns (what a long
+  turn held: a wave of sessions woken together shows as one kind of step, many times);
 - every collection (``gc.callbacks``): generation, wall and CPU time, and which turn of the
   loop it fell in.
 
@@ -41,12 +42,13 @@ from loopback_agent_server import start_server
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore
 
-_turns: list[tuple[float, float, int, list[tuple[int, float]]]] = []  # wall, CPU, callbacks, GCs
+# wall, CPU, the callbacks run (where a task resumed, where it stopped, CPU), the collections
+_turns: list[tuple[float, float, list[tuple[str, str, float]], list[tuple[int, float]]]] = []
 _collections: list[tuple[int, float, float]] = []  # generation, wall, CPU
 _steps: collections.Counter[tuple[str, str]] = collections.Counter()
 _step_cpu: dict[tuple[str, str], float] = collections.defaultdict(float)
 _started = [0.0, 0.0]
-_current: list[int] = []  # callbacks run in the turn under way
+_current: list[tuple[str, str, float]] = []  # callbacks run in the turn under way
 
 
 def _where(task: asyncio.Task[Any]) -> str:
@@ -83,7 +85,7 @@ def _instrument() -> Callable[[], None]:
         run_once(loop)
         wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
         pauses = [(g, round(c * 1e3, 1)) for g, _, c in _collections[seen:]]
-        _turns.append((wall, cpu, len(_current), pauses))
+        _turns.append((wall, cpu, list(_current), pauses))
 
     def timed_callback(handle: asyncio.Handle) -> None:
         owner = getattr(handle._callback, "__self__", None)  # type: ignore[attr-defined]
@@ -92,8 +94,8 @@ def _instrument() -> Callable[[], None]:
         cpu = time.thread_time()
         handle_run(handle)
         cpu = time.thread_time() - cpu
-        _current.append(1)
         after = "" if task is None else ("done" if task.done() else _where(task))
+        _current.append((before, after, cpu))
         _steps[(before, after)] += 1
         _step_cpu[(before, after)] += cpu
 
@@ -107,6 +109,18 @@ def _instrument() -> Callable[[], None]:
         gc.callbacks.remove(_collected)
 
     return undo
+
+
+def _held(callbacks: list[tuple[str, str, float]]) -> None:
+    """What a long turn held: its three costliest kinds of step (a wave of sessions woken
+    together shows as one kind, many times)."""
+    kinds: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    for before, after, cpu in callbacks:
+        kinds[(before, after)].append(cpu)
+    for (before, after), cpus in sorted(kinds.items(), key=lambda kv: -sum(kv[1]))[:3]:
+        print(
+            f"    held {sum(cpus) * 1e3:.1f} ms: {len(cpus)} x {before} -> {after or '(callback)'}"
+        )
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -151,9 +165,10 @@ def _report(args: argparse.Namespace, result: dict[str, float]) -> None:
     )
     for wall, cpu, callbacks, pauses in sorted(_turns, key=lambda t: -t[1])[:5]:
         print(
-            f"  a turn of {cpu * 1e3:.1f} ms CPU ({wall * 1e3:.1f} ms wall): {callbacks} "
+            f"  a turn of {cpu * 1e3:.1f} ms CPU ({wall * 1e3:.1f} ms wall): {len(callbacks)} "
             f"callbacks, collections in it (generation, ms CPU): {pauses}"
         )
+        _held(callbacks)
     for generation in range(3):
         walls = [wall for g, wall, _ in _collections if g == generation]
         cpus = [cpu for g, _, cpu in _collections if g == generation]

@@ -352,6 +352,7 @@ def test_bench_stalls() -> None:
         r"2 sessions \(memory\): \d+\.\d s, longest loop stall \d+ ms",
         r"  turns of the loop: \d+; CPU per turn p50 \d+\.\d\d, p99 \d+\.\d",
         r"  a turn of \d+\.\d ms CPU \(\d+\.\d ms wall\): \d+ callbacks",
+        r"    held \d+\.\d ms: \d+ x \S+ -> ",
         r"  the steps that cost most CPU",
         r"    +\d+ ms, +\d+ x +\d+ us  \S+ -> ",
     )
