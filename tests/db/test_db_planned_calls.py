@@ -144,6 +144,8 @@ def test_a_tree_the_reader_does_not_know_is_judged_whole() -> None:
     folded = f"{{OPEXPR :opno 551 :opfuncid 177 :args ({call} {ran_1})}}"
     assert planned_calls(folded, functions) == frozenset({"public.probe_ran"})
     assert planned_calls(f"({call})", functions) == frozenset()
+    is_null = "{FUNCEXPR :funcid 16413 :args ({NULLTEST :arg {VAR :varno 1}})}"
+    assert planned_calls(is_null, functions) == frozenset({"public.probe_ran"})
     deep = "{FUNCEXPR :funcid 177 :args (" * 60 + const + ")}" * 60
     for tree in (
         f"{{COERCETODOMAIN :arg {call}}}",

@@ -142,6 +142,9 @@ def _may_fold(value: _Value, functions: Mapping[int, Function], found: set[str])
     args = _children(fields.get("args", []))
     folds = [_may_fold(node, functions, found) for node in args]
     nested = [_may_fold(node, functions, found) for node in inner]
+    if kind in ("NULLTEST", "BOOLEANTEST"):
+        # 17+ folds ``x IS NULL`` on a NOT NULL column (a CHECK's, with the planner's root)
+        return True
     if kind in _PLAIN:
         # CASE, COALESCE, AND, OR drop a branch on a constant: folds unless all are columns
         return any(folds + nested) or not (args or inner)
