@@ -53,6 +53,10 @@ _SETUP = [
     "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + probe_ran(1)'",
     "CREATE TABLE t_sql (x int)",  # inlined over a column, its body folded: probe_ran(1) ran
     "CREATE INDEX ON t_sql (sql_ran(x))",
+    "CREATE FUNCTION dflt(a int, b int DEFAULT probe_ran(1)) RETURNS int IMMUTABLE "
+    "LANGUAGE plpgsql AS 'BEGIN RETURN a; END'",
+    "CREATE TABLE t_dflt (x int)",  # the planner adds the default, then folds probe_ran(1)
+    "CREATE INDEX ON t_dflt (dflt(x))",
     "CREATE TABLE t_null (x int)",  # x + NULL folds to NULL (strict), so probe_ran(NULL) ran
     "CREATE INDEX ON t_null ((probe_ran(x + NULL)))",
     # read: a user function over a column runs at writes only (f_unaccent(name))
@@ -79,6 +83,7 @@ RAN = [
     ("SELECT * FROM (SELECT x FROM t_chk UNION ALL SELECT 2) s WHERE x = 1", "t_chk"),
     ("SELECT * FROM t_sql", "t_sql"),
     ("SELECT * FROM t_null", "t_null"),
+    ("SELECT * FROM t_dflt", "t_dflt"),
 ]
 READ = [
     "SELECT * FROM (SELECT x FROM t_pos UNION ALL SELECT x FROM t_pos) s WHERE x = 1",

@@ -191,7 +191,7 @@ STATISTICS = """UNION ALL
 # The functions a planned tree names by oid (pg_planned.Function), $1 their oids.
 PLANNED_FUNCTIONS = """
 SELECT p.oid::int8, pg_catalog.quote_ident(pn.nspname) || '.' || pg_catalog.quote_ident(p.proname),
-  p.oid >= 16384, l.lanname = 'sql', p.provolatile = 'i'
+  p.oid >= 16384, l.lanname = 'sql' OR p.pronargdefaults > 0, p.provolatile = 'i'
 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
 JOIN pg_catalog.pg_language l ON l.oid = p.prolang
 WHERE p.oid = ANY(%s::pg_catalog.oid[])

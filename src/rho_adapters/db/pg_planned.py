@@ -49,8 +49,10 @@ _TOKEN = re.compile(r"[{}()]|(?:\\.|[^\s{}()\\])+")
 
 class Function(NamedTuple):
     """A function a tree may call: ``name`` as the check reads it (schema-qualified),
-    ``user`` unless PostgreSQL defined it, ``sql`` when its language is SQL (inlinable),
-    ``immutable`` when ``provolatile`` is ``i``."""
+    ``user`` unless PostgreSQL defined it, ``sql`` when the planner may put its body or its
+    argument defaults into the call (a SQL function, inlined; one with defaults, which the
+    tree leaves out and the planner adds, then folds), ``immutable`` when ``provolatile``
+    is ``i``."""
 
     name: str
     user: bool
