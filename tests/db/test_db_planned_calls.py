@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
+from rho_adapters.db.pg_planned import Function, planned_calls
 from rho_domain.errors import StatementRefused
 
 _RAN = (
@@ -49,6 +50,19 @@ _SETUP = [
     "CREATE TABLE t_kill (x int)",
     "CREATE INDEX ON t_kill ((x + kill_ran(1)))",
     "CREATE TABLE t_chk (x int CHECK (x > probe_ran(1)))",
+    "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + probe_ran(1)'",
+    "CREATE TABLE t_sql (x int)",  # inlined over a column, its body folded: probe_ran(1) ran
+    "CREATE INDEX ON t_sql (sql_ran(x))",
+    "CREATE FUNCTION dflt(a int, b int DEFAULT probe_ran(1)) RETURNS int IMMUTABLE "
+    "LANGUAGE plpgsql AS 'BEGIN RETURN a; END'",
+    "CREATE TABLE t_dflt (x int)",  # the planner adds the default, then folds probe_ran(1)
+    "CREATE INDEX ON t_dflt (dflt(x))",
+    "CREATE TABLE t_null (x int)",  # x + NULL folds to NULL (strict), so probe_ran(NULL) ran
+    "CREATE INDEX ON t_null ((probe_ran(x + NULL)))",
+    # read: a user function over a column runs at writes only (f_unaccent(name))
+    "CREATE TABLE t_col (x int, y int CHECK (probe_ran(y) > 0)) PARTITION BY RANGE (probe_ran(x))",
+    "CREATE TABLE t_col1 PARTITION OF t_col FOR VALUES FROM (0) TO (10)",
+    "CREATE INDEX ON t_col (probe_ran(x)) WHERE probe_ran(x) > 0",
     # read: built-ins fold harmlessly
     "CREATE TABLE t_pos (x int CHECK (x > 0))",
     "CREATE TABLE t_lower (s text)",
@@ -67,12 +81,16 @@ RAN = [
     ("SELECT * FROM t_parent WHERE x = 1", "t_parent"),
     ("SELECT * FROM t_pp WHERE x = 1", "t_pp"),
     ("SELECT * FROM (SELECT x FROM t_chk UNION ALL SELECT 2) s WHERE x = 1", "t_chk"),
+    ("SELECT * FROM t_sql", "t_sql"),
+    ("SELECT * FROM t_null", "t_null"),
+    ("SELECT * FROM t_dflt", "t_dflt"),
 ]
 READ = [
     "SELECT * FROM (SELECT x FROM t_pos UNION ALL SELECT x FROM t_pos) s WHERE x = 1",
     "SELECT * FROM t_lower WHERE lower(s) = 'a'",
     "SELECT * FROM t_late",
     "SELECT * FROM t_part1",  # a partition read alone plans no key of its parent's
+    "SELECT * FROM t_col WHERE x = 1 AND y = 2",
 ]
 
 
@@ -101,7 +119,8 @@ async def test_what_the_planner_computes_for_a_read_is_judged(postgres_server: S
                 said = f"what the planner computes for a read of {table} runs SELECT"
                 assert said in str(info.value), (sql, str(info.value))
                 assert "is not on the postgres list" in str(info.value)
-            for sql in READ:
+            for sql in READ:  # ran nothing with the check off, and reads with it on
+                await unchecked.query(sql, max_rows=1, timeout=10)
                 await checked.query(sql, max_rows=1, timeout=10)
             # made while the connection is open: judged at the next statement
             for table, made in (
@@ -116,3 +135,29 @@ async def test_what_the_planner_computes_for_a_read_is_judged(postgres_server: S
             await checked.aclose()
             admin.close()
             victim.close()
+
+
+def test_a_tree_the_reader_does_not_know_is_judged_whole() -> None:
+    """Fail closed: a node the reader does not know, a function it cannot name, an unset
+    operator function, a tree too deep or malformed gives None (every call of the text is
+    judged); a known tree gives exactly the calls that fold."""
+    ran = Function("public.probe_ran", user=True, sql=False, immutable=True)
+    functions = {16413: ran, 177: Function("pg_catalog.int4pl", False, False, True)}
+    const = "{CONST :constisnull false :constvalue 4 [ 1 0 0 0 0 0 0 0 ]}"
+    call = "{FUNCEXPR :funcid 16413 :args ({VAR :varno 1})}"
+    ran_1 = f"{{FUNCEXPR :funcid 16413 :args ({const})}}"
+    folded = f"{{OPEXPR :opno 551 :opfuncid 177 :args ({call} {ran_1})}}"
+    assert planned_calls(folded, functions) == frozenset({"public.probe_ran"})
+    assert planned_calls(f"({call})", functions) == frozenset()
+    is_null = "{FUNCEXPR :funcid 16413 :args ({NULLTEST :arg {VAR :varno 1}})}"
+    assert planned_calls(is_null, functions) == frozenset({"public.probe_ran"})
+    deep = "{FUNCEXPR :funcid 177 :args (" * 60 + const + ")}" * 60
+    for tree in (
+        f"{{COERCETODOMAIN :arg {call}}}",
+        f"{{FUNCEXPR :funcid 99999 :args ({const})}}",
+        f"{{OPEXPR :opno 551 :opfuncid 0 :args ({const})}}",
+        deep,
+        folded[:-1],
+        folded + "}",
+    ):
+        assert planned_calls(tree, functions) is None, tree[:60]

@@ -28,11 +28,12 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
-- the expressions the planner computes for a read of a table: its indexes' expressions and
+- the calls the planner may run for a read of a table, folding its indexes' expressions and
   predicates, its partition key's, its extended statistics' (14+), its CHECKs (folded where
   it is a member of an append) and its children's and partitions', as queries, by the name
-  of every table whose read plans them: the planner folds a call with constant arguments
-  (an IMMUTABLE user function) in them;
+  of every table whose read plans them: a call with arguments that fold to constants (an
+  IMMUTABLE user function) and a SQL function (inlined, its body folded), read from the
+  stored tree (``pg_planned``); a call over a column is not listed;
 - row-level security policies of every table with row security on, by their table's name,
   with their ``USING`` expressions: a read of the table runs them (a policy calling
   ``pg_read_file`` or a user function), judged where the table is named, as a view's query
@@ -60,6 +61,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
+from rho_adapters.db.pg_planned import Function, planned_calls
 from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
 from rho_domain.sql import CatalogCalls
 
@@ -114,7 +116,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(query.VIEWS, texts=True),
         policies=grouped(query.POLICIES, texts=True),
-        planned=grouped(query.PLANNED.format(statistics=statistics), texts=True),
+        planned=_planned(conn, query.PLANNED.format(statistics=statistics), scs),
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
             **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},
@@ -122,6 +124,33 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             **privileged_refusals(conn),
         },
     )
+
+
+_OID = re.compile(r":(?:func|opfunc|hashfunc|negfunc)id (\d+)")
+
+
+def _planned(conn: Any, sql: str, scs: str) -> dict[str, frozenset[str]]:
+    """Per table, the calls the planner may run folding what a read of it plans, as a query
+    the check judges (``SELECT public.f()``): those ``pg_planned`` finds in the stored tree,
+    or every call the expression's text makes where it cannot read the tree."""
+    rows = conn.execute(sql, prepare=False).fetchall()
+    oids = sorted({int(oid) for row in rows for oid in _OID.findall(str(row[2]))})
+    functions = {
+        int(oid): Function(str(name), bool(user), bool(sql_language), bool(immutable))
+        for oid, name, user, sql_language, immutable in conn.execute(
+            query.PLANNED_FUNCTIONS, (oids,), prepare=False
+        )
+    }
+    found: dict[str, set[str]] = {}
+    for name, text, tree in rows:
+        calls = planned_calls(str(tree), functions)
+        if calls is None:
+            found.setdefault(str(name), set()).add(judged_text(str(text), scs))
+        elif calls:
+            found.setdefault(str(name), set()).add(
+                "SELECT " + ", ".join(f"{call}()" for call in sorted(calls))
+            )
+    return {name: frozenset(queries) for name, queries in found.items()}
 
 
 @contextlib.contextmanager

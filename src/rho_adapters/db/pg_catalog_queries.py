@@ -160,32 +160,42 @@ WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL AND c.relrowsecurity
 # scanned as a member of an append (constraint exclusion: a child or partition under its
 # parent, a branch of a UNION ALL subquery, a view's too): SELECT * FROM t ran
 # probe_ran(1) of an index on (x + probe_ran(1)). Listed by the name of every table whose
-# read plans them, as queries ("SELECT <expressions>"), as policies are.
+# read plans them, as queries ("SELECT <expressions>"), as policies are, with the server's
+# stored tree (pg_planned reads which calls it may fold).
 PLANNED = """
-WITH RECURSIVE own(relid, expr) AS (
-  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indexprs, i.indrelid)
+WITH RECURSIVE own(relid, expr, tree) AS (
+  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indexprs, i.indrelid), i.indexprs::text
   FROM pg_catalog.pg_index i WHERE i.indexprs IS NOT NULL
   UNION ALL
-  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indpred, i.indrelid)
+  SELECT i.indrelid, pg_catalog.pg_get_expr(i.indpred, i.indrelid), i.indpred::text
   FROM pg_catalog.pg_index i WHERE i.indpred IS NOT NULL
   UNION ALL
-  SELECT p.partrelid, pg_catalog.pg_get_expr(p.partexprs, p.partrelid)
+  SELECT p.partrelid, pg_catalog.pg_get_expr(p.partexprs, p.partrelid), p.partexprs::text
   FROM pg_catalog.pg_partitioned_table p WHERE p.partexprs IS NOT NULL
   UNION ALL
-  SELECT k.conrelid, pg_catalog.pg_get_expr(k.conbin, k.conrelid)
+  SELECT k.conrelid, pg_catalog.pg_get_expr(k.conbin, k.conrelid), k.conbin::text
   FROM pg_catalog.pg_constraint k WHERE k.contype = 'c' AND k.conrelid <> 0
   {statistics}
-), above(relid, expr) AS (
-  SELECT relid, expr FROM own
+), above(relid, expr, tree) AS (
+  SELECT relid, expr, tree FROM own
   UNION
-  SELECT h.inhparent, a.expr FROM above a JOIN pg_catalog.pg_inherits h ON h.inhrelid = a.relid
+  SELECT h.inhparent, a.expr, a.tree FROM above a
+  JOIN pg_catalog.pg_inherits h ON h.inhrelid = a.relid
 )
-SELECT c.relname::text, 'SELECT ' || a.expr FROM above a
+SELECT c.relname::text, 'SELECT ' || a.expr, a.tree FROM above a
 JOIN pg_catalog.pg_class c ON c.oid = a.relid
 """
 STATISTICS = """UNION ALL
-  SELECT s.stxrelid, pg_catalog.pg_get_expr(s.stxexprs, s.stxrelid)
+  SELECT s.stxrelid, pg_catalog.pg_get_expr(s.stxexprs, s.stxrelid), s.stxexprs::text
   FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"""
+# The functions a planned tree names by oid (pg_planned.Function), $1 their oids.
+PLANNED_FUNCTIONS = """
+SELECT p.oid::int8, pg_catalog.quote_ident(pn.nspname) || '.' || pg_catalog.quote_ident(p.proname),
+  p.oid >= 16384, l.lanname = 'sql' OR p.pronargdefaults > 0, p.provolatile = 'i'
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+WHERE p.oid = ANY(%s::pg_catalog.oid[])
+"""
 ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family
