@@ -6,6 +6,9 @@
   ``./script``, unless this command line wrote it (``shell.destructive`` checks that);
 * ``eval``: its words, joined, are parsed and judged;
 * ``source`` / ``.``: code from a pipe asks;
+* ``at`` / ``batch``: the shell script they queue is read from standard input (``-f FILE``
+  aside), so a here-document is parsed and judged and a pipe asks, as into a shell: the
+  job runs later, under ``/bin/sh``, with nobody asked;
 * interpreters (python, perl, ruby, node, php, ...): inline code (``-c``, ``-e``, ``-p``,
   ``-r``, ``--eval``) and code from a pipe or here-document ask (another language: not read);
 * awk: the program asks unless the restricted shell's awk check passes it (no ``system``,
@@ -130,6 +133,20 @@ def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge:
     if args and (args[0] is None or args[0] in STDIN_FILES):
         return _code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
     return ""
+
+
+_AT_OTHER = frozenset("flrdc")  # -f FILE queues a script file; -l, -r, -d, -c list, remove, show
+
+
+def _at(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    """``at``/``batch`` queue standard input as a shell script: judged as a shell reads it.
+    ``at`` without a time operand queues nothing (``grep at`` is not a queue)."""
+    for arg in args:
+        if arg is not None and arg.startswith("-") and _AT_OTHER & set(arg[1:]):
+            return ""
+    if name == "at" and not any(a is None or not a.startswith("-") for a in args):
+        return ""
+    return _code_on_stdin(name, stdin, nested)
 
 
 def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
@@ -266,6 +283,8 @@ _RUNNERS: dict[str, Runner] = {
     "eval": _eval,
     "source": _source,
     ".": _source,
+    "at": _at,
+    "batch": _at,
     "find": _find,
     **dict.fromkeys(_SQL_DIALECT, _sql_client),
 }
