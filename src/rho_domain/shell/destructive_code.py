@@ -22,7 +22,8 @@
   unless the SQL check (``rho_domain.sql.classify``) finds one read-only statement; SQL from a
   file or a pipe asks, as do sqlite3's dot-commands but a few that only show things.
 
-Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None.
+Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None;
+``runs_stdin(name)`` says whether it runs its standard input as code.
 """
 
 from __future__ import annotations
@@ -82,6 +83,18 @@ def runner_for(name: str) -> Runner | None:
     if _INTERPRETER.match(name):
         return _interpreter
     return _RUNNERS.get(name)
+
+
+def runs_stdin(name: str) -> bool:
+    """True when ``name`` runs what it reads on standard input as code (``sh < x`` runs ``x``
+    as ``sh x`` does): shells, interpreters, editors, SQL clients, ``at`` and ``batch``."""
+    return bool(
+        name in SHELLS
+        or _INTERPRETER.match(name)
+        or name in _VIMS
+        or name in _SQL_DIALECT
+        or name in ("at", "batch")
+    )
 
 
 def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
