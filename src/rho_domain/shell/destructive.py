@@ -17,7 +17,8 @@ is rm by its last path component) and judges every simple command in it:
   (``vim -c``, ``emacs --eval``), sed's ``e`` command and flag and SQL that writes
   (``psql -c``) ask;
 * a file this command line wrote (a redirection target, what curl, wget, tee, cp... name) run
-  as a program or a script (``curl -o s.sh URL && sh s.sh``) asks;
+  as a program or a script (``curl -o s.sh URL && sh s.sh``), or fed as code on standard
+  input (``sh < s.sh``, ``python3 < s.py``, ``at now < job``), asks;
 * every other word with a blank or an operator in it that parses as a command line (the
   string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
   ``--option=value`` or of a short option it is glued to, ``su -c'...'``; what follows a
@@ -54,7 +55,7 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for
+from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
     ASSIGNMENT,
@@ -152,12 +153,15 @@ class _Check:
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
         stdin = _stdin(command.redirections, piped=piped)
+        fed = _fed(command.redirections) if stdin == "file" else None
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
                 name == "." or not (is_listed(name) or runner_for(name or "") or name in _RENAMERS)
             ):
                 continue  # "." is a program only in first place (jq . file)
+            if fed in self.written and runs_stdin(name or "") and first not in _APPENDERS:
+                return f"{name} runs {fed} from standard input, which this line writes first"
             words = argv[start:]
             if start and first in _APPENDERS:  # what they append, and their {}, are unknown
                 words = (*(None if w is not None and "{}" in w else w for w in words), None)
@@ -262,6 +266,12 @@ def _shell_texts(word: Arg) -> list[str]:
 
 def _path(word: str) -> str:
     return posixpath.normpath(word) if word else word
+
+
+def _fed(redirections: Sequence[Redirection]) -> str | None:
+    """The file the last ``<`` of descriptor 0 reads (``sh < x`` runs ``x`` as ``sh x``)."""
+    targets = [r.target for r in redirections if r.fd in (None, 0) and r.op in ("<", "<>")]
+    return _path(targets[-1]) if targets and targets[-1] is not None else None
 
 
 def _stdin(redirections: Sequence[Redirection], *, piped: bool) -> Stdin:

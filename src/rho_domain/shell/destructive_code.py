@@ -6,6 +6,9 @@
   ``./script``, unless this command line wrote it (``shell.destructive`` checks that);
 * ``eval``: its words, joined, are parsed and judged;
 * ``source`` / ``.``: code from a pipe asks;
+* ``at`` / ``batch``: the shell script they queue is read from standard input (``-f FILE``
+  aside), so a here-document is parsed and judged and a pipe asks, as into a shell: the
+  job runs later, under ``/bin/sh``, with nobody asked;
 * interpreters (python, perl, ruby, node, php, ...): inline code (``-c``, ``-e``, ``-p``,
   ``-r``, ``--eval``) and code from a pipe or here-document ask (another language: not read);
 * awk: the program asks unless the restricted shell's awk check passes it (no ``system``,
@@ -19,7 +22,8 @@
   unless the SQL check (``rho_domain.sql.classify``) finds one read-only statement; SQL from a
   file or a pipe asks, as do sqlite3's dot-commands but a few that only show things.
 
-Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None.
+Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None;
+``runs_stdin(name)`` says whether it runs its standard input as code.
 """
 
 from __future__ import annotations
@@ -81,6 +85,18 @@ def runner_for(name: str) -> Runner | None:
     return _RUNNERS.get(name)
 
 
+def runs_stdin(name: str) -> bool:
+    """True when ``name`` runs what it reads on standard input as code (``sh < x`` runs ``x``
+    as ``sh x`` does): shells, interpreters, editors, SQL clients, ``at`` and ``batch``."""
+    return bool(
+        name in SHELLS
+        or _INTERPRETER.match(name)
+        or name in _VIMS
+        or name in _SQL_DIALECT
+        or name in ("at", "batch")
+    )
+
+
 def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
     inline = from_stdin = False
     i = 0
@@ -130,6 +146,20 @@ def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge:
     if args and (args[0] is None or args[0] in STDIN_FILES):
         return _code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
     return ""
+
+
+_AT_OTHER = frozenset("flrdc")  # -f FILE queues a script file; -l, -r, -d, -c list, remove, show
+
+
+def _at(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    """``at``/``batch`` queue standard input as a shell script: judged as a shell reads it.
+    ``at`` without a time operand queues nothing (``grep at`` is not a queue)."""
+    for arg in args:
+        if arg is not None and arg.startswith("-") and _AT_OTHER & set(arg[1:]):
+            return ""
+    if name == "at" and not any(a is None or not a.startswith("-") for a in args):
+        return ""
+    return _code_on_stdin(name, stdin, nested)
 
 
 def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
@@ -266,6 +296,8 @@ _RUNNERS: dict[str, Runner] = {
     "eval": _eval,
     "source": _source,
     ".": _source,
+    "at": _at,
+    "batch": _at,
     "find": _find,
     **dict.fromkeys(_SQL_DIALECT, _sql_client),
 }

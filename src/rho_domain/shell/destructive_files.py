@@ -1,5 +1,5 @@
 """The destructive-program table's rows for programs that remove, overwrite or change files:
-rm; chmod, chown, chgrp and setfacl; dd; rsync; crontab; tar; zip and 7z.
+rm; chmod, chown, chgrp and setfacl; dd; fallocate; rsync; crontab; tar; zip and 7z.
 
 ``FILE_JUDGES`` maps each program to its rule: ``rule(name, args) -> str``, the reason the
 command asks again after "always", or "" when it may run. The rows are described in
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rho_domain.shell.destructive_words import Arg, long_hits, split_options
+from rho_domain.shell.destructive_words import Arg, long_hits, short_hits, split_options
 
 _RM_SHORT = frozenset("iIdv")
 _RM_LONG = frozenset(
@@ -85,6 +85,25 @@ def _dd(name: str, args: Sequence[Arg]) -> str:
             return f"{name} with a glob or generated operand"
         if arg.startswith("of="):
             return f"{name} {arg}: writes raw blocks over a file or device"
+    return ""
+
+
+# fallocate's modes that change a file's content in place (truncate's kin); plain
+# preallocation (``-l``, ``-o``, ``-n``) keeps every byte
+_FALLOCATE_CHANGES = frozenset(
+    ["punch-hole", "collapse-range", "zero-range", "insert-range", "dig-holes"]
+)
+
+
+def _fallocate(name: str, args: Sequence[Arg]) -> str:
+    options, operands = split_options(args)
+    hit = short_hits(options, "pczid") or next(
+        (o for o in options if long_hits(o, _FALLOCATE_CHANGES)), None
+    )
+    if hit is not None:
+        return f"{name} {hit}: zeroes, removes or shifts a file's bytes in place"
+    if any(operand is None for operand in operands):
+        return f"{name} with a glob or generated operand (a matched name could be an option)"
     return ""
 
 
@@ -162,5 +181,6 @@ FILE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     "chown": _mode,
     "chgrp": _mode,
     "dd": _dd,
+    "fallocate": _fallocate,
     "rsync": _rsync,
 }

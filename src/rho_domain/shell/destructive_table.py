@@ -18,6 +18,8 @@ The table (each row: the program, then when it asks again):
 * chmod, chown, chgrp: any option but ``-c -f -v -h``, their long names, ``--reference=``
   and ``--from=`` (so ``-R``; a mode written ``-x`` asks too);
 * dd: an ``of=`` operand, or an unknown word;
+* fallocate: ``-p -c -z -i -d`` and their long names (``--punch-hole``...: they zero,
+  remove or shift bytes in place), or an unknown word;
 * rsync: ``--delete*``, ``--del``, ``--remove-source-files`` or an abbreviation of them, or an
   unknown word;
 * crontab: ``-r``, or a file operand (it replaces the whole table);
