@@ -112,6 +112,10 @@ class Session(SessionFace):
         from rho_entry.seed_api.state import State as DocumentState
 
         definition = definition_of(agent)
+        if session_id is None:  # known before the ports: a Daytona sandbox is labelled with it
+            from rho_domain.run import new_id
+
+            session_id = new_id()
         ports = wiring.build_ports(
             definition,
             model=model,
@@ -122,6 +126,8 @@ class Session(SessionFace):
             approver=approver,
             databases=databases,
             tool_source=tool_source,
+            session_id=session_id,
+            resumed=created,
         )
         if steps is not None:  # a durable run's (rho_entry.durable.runner)
             ports = attrs.evolve(ports, steps=steps)

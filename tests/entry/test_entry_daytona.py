@@ -13,7 +13,8 @@ from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import builtin_profile
 from rho_entry import Agent, AgentConfig, RunStatus, Session
-from rho_entry.wiring import build_daytona_executor
+from rho_entry.agent import definition_of
+from rho_entry.wiring import build_daytona_executor, build_ports
 
 
 def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
@@ -29,6 +30,15 @@ def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
     assert executor.working_dir == "/home/daytona/repo"
     with pytest.raises(ConfigError, match="DAYTONA_API_KEY"):
         build_daytona_executor(config, builtin_profile("readonly"), {})
+    ports = build_ports(  # the session's id labels its sandbox; a resume looks for it
+        definition_of(Agent(config)),
+        model=ScriptedModel([]),
+        environ={"DAYTONA_API_KEY": "k"},
+        session_id="s9",
+        resumed=True,
+    )
+    assert isinstance(ports.executor, DaytonaExecutor)
+    assert (ports.executor.settings.session_id, ports.executor.settings.reattach) == ("s9", True)
 
 
 async def test_a_readonly_agent_in_the_sandbox_reads_but_cannot_write(tmp_path: Path) -> None:

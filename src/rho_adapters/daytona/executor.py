@@ -109,6 +109,11 @@ class DaytonaExecutor(Executor):
         return self._workspace.sandbox_id
 
     @property
+    def recreated(self) -> str | None:
+        """Why a resumed session's sandbox is a new, empty one (its own was gone), else None."""
+        return self._workspace.recreated
+
+    @property
     def orphaned(self) -> Sandbox | None:
         """A sandbox that ``aclose`` could not delete (it logged why), else None."""
         return self._workspace.orphaned
