@@ -89,12 +89,20 @@ def map_httpx_errors(what: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def hiding_key(key: str) -> Iterator[None]:
-    """Re-raise a rho error raised inside the block with ``key`` (and URL passwords) hidden
-    from its message: a gateway's 401 page, a redirect's body or a sandbox's ``errorReason``
-    may quote the Bearer token it was sent."""
+    """Re-raise a rho error raised inside the block with ``key`` (in any form a server echoes
+    it, and URL passwords) hidden from its text and from every exception it was raised from
+    or during (``__cause__``, ``__context__``: a traceback and a logger's ``exc_info`` print
+    them): a gateway's 401 page, a redirect's body or a sandbox's ``errorReason`` may quote
+    the Bearer token it was sent."""
     try:
         yield
     except RhoError as exc:
-        if exc.args and isinstance(exc.args[0], str):
-            exc.args = (hide_secrets(exc.args[0], key), *exc.args[1:])
+        seen: set[int] = set()
+        chained: BaseException | None = exc
+        while chained is not None and id(chained) not in seen:
+            seen.add(id(chained))
+            hidden = tuple(hide_secrets(a, key) if isinstance(a, str) else a for a in chained.args)
+            if hidden != chained.args:
+                chained.args = hidden
+            chained = chained.__cause__ or chained.__context__
         raise
