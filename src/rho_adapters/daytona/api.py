@@ -124,7 +124,7 @@ class SandboxAPI:
                 )
             if response.is_success or response.status_code in accept:
                 return response
-            error = error_for(response, what, file_path=file_path)
+            error = error_for(response, what, file_path=file_path, key=self._settings.api_key)
             if sandbox is not None:
                 state = await self.state(sandbox.id)
                 if state not in ("started", "unknown"):
