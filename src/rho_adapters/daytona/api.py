@@ -159,7 +159,7 @@ class SandboxAPI:
             try:
                 return await self._started(sandbox_id, data)
             except BaseException:
-                await self._discard(sandbox_id)
+                await self.discard(sandbox_id, "which did not start")
                 raise
 
     async def find(self, session_id: str) -> dict[str, Any] | None:
@@ -199,19 +199,28 @@ class SandboxAPI:
             id=sandbox_id, toolbox_url=creation.toolbox_base(self._api, proxy, sandbox_id)
         )
 
-    async def _discard(self, sandbox_id: str) -> None:
-        """Delete a sandbox that did not start, within ``request_timeout``; a failure logged
-        (the creation's error is the one to report)."""
+    async def discard(self, sandbox_id: str, why: str) -> bool:
+        """Delete a sandbox within ``request_timeout``; False, logged naming it, its labels and
+        ``why`` it was deleted, when that failed, hung or was cancelled (a second Ctrl+C,
+        SIGTERM: the CancelledError is passed on), never raised otherwise."""
+        labels = ", ".join(f"{k}={v}" for k, v in creation.labels_for(self._settings).items())
         try:
             async with asyncio.timeout(self._settings.request_timeout):
                 await self.delete(sandbox_id)
-        except (RhoError, TimeoutError):
+            return True
+        except (Exception, asyncio.CancelledError) as exc:
+            cancelled = isinstance(exc, asyncio.CancelledError)
             log.warning(
-                "could not delete Daytona sandbox %s, which did not start (label "
-                "created-by=rho-agent); delete it in Daytona",
+                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it in Daytona",
                 sandbox_id,
-                exc_info=True,
+                why,
+                labels,
+                "cancelled" if cancelled else str(exc) or type(exc).__name__,
+                exc_info=not cancelled,
             )
+            if cancelled:
+                raise
+            return False
 
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""

@@ -239,12 +239,12 @@ class SandboxWorkspace:
             self._closed = True
             sandbox, self._sandbox = self._sandbox, None
         try:
-            if sandbox is not None:
-                await self.api.delete(sandbox.id)
-        except Exception:  # teardown must not mask the run's own outcome
-            log.warning(
-                "could not delete Daytona sandbox %s", sandbox and sandbox.id, exc_info=True
-            )
+            if sandbox is not None and not await self.api.discard(
+                sandbox.id, "at the session's close"
+            ):
+                self.orphaned = sandbox  # teardown must not mask the run's own outcome
+        except asyncio.CancelledError:
             self.orphaned = sandbox
+            raise
         finally:
             await self.api.aclose()
