@@ -35,16 +35,21 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     other = _executor(fake, tmp_path, "s2", resumed=True)  # another session's is never taken
     await other.stat(".")
     assert other.sandbox_id == "sbx-2"
+    fake.stop("sbx-2", "error")  # Daytona refuses to start it: a new one, said
+    failed = _executor(fake, tmp_path, "s2", resumed=True)
+    await failed.stat(".")
+    assert failed.sandbox_id == "sbx-3"
+    assert failed.recreated is not None
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
         gone = _executor(fake, tmp_path, "s1", resumed=True)
         await gone.stat(".")
-    assert gone.sandbox_id == "sbx-3"
+    assert gone.sandbox_id == "sbx-4"
     assert gone.recreated is not None
     assert "sandbox is gone" in gone.recreated
-    assert "new, empty one (sbx-3)" in gone.recreated
+    assert "new, empty one (sbx-4)" in gone.recreated
     said = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("session s1: this session's Daytona sandbox is gone") for m in said)
-    assert "session s1: created Daytona sandbox sbx-3" in said
-    for executor in (first, other, gone):
+    assert "session s1: created Daytona sandbox sbx-4" in said
+    for executor in (first, other, failed, gone):
         await executor.aclose()

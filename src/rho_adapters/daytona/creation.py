@@ -19,7 +19,6 @@ from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
 
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
-GONE_STATES = frozenset({"destroyed", "destroying"})
 SESSION_LABEL = "rho-agent-session"
 """The label naming the rho-agent session a sandbox serves (``DaytonaSettings.session_id``)."""
 
@@ -61,7 +60,8 @@ def session_query(session_id: str) -> dict[str, str]:
 def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
     """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
     rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
-    would hand over another's sandbox) and is not being destroyed, else None;
+    would hand over another's sandbox) and is not destroyed or failed (Daytona refuses to
+    start an ``error`` one: the session would fail at every call), else None;
     ``ExecutorError`` for an answer that is not JSON."""
     labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
     try:
@@ -70,7 +70,7 @@ def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
         raise ExecutorError(f"Daytona's sandbox lookup answered no JSON: {content[:80]!r}") from exc
     items = body.get("items") if isinstance(body, dict) else body
     for data in items if isinstance(items, list) else ():
-        if not isinstance(data, dict) or data.get("state") in GONE_STATES:
+        if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
             continue
         found = data.get("labels")
         if isinstance(found, dict) and all(found.get(k) == v for k, v in labels.items()):

@@ -117,8 +117,8 @@ class SandboxWorkspace:
         if settings.reattach and session:
             self.recreated = (
                 f"this session's Daytona sandbox is gone (deleted when the session last closed, "
-                f"or by Daytona's auto-delete): a new, empty one ({sandbox.id}) replaces it, so "
-                "files the conversation mentions from before are not there"
+                f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
+                "replaces it, so files the conversation mentions from before are not there"
             )
             log.warning("session %s: %s", session, self.recreated)
         return sandbox

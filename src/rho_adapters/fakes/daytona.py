@@ -126,7 +126,8 @@ class FakeDaytona:
 
     def stop(self, sandbox_id: str, state: str = "stopped") -> None:
         """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
-        auto-stop interval or when the dashboard stops it."""
+        auto-stop interval or when the dashboard stops it (``error``: one that failed, which
+        Daytona refuses to start)."""
         self.stopped[sandbox_id] = state
 
     @property
@@ -193,6 +194,8 @@ class FakeDaytona:
             self.deleted.append(sandbox_id)
             return httpx.Response(200, json=self._sandbox(sandbox_id, "destroying"))
         if request.method == "POST" and action == "start":  # archived: restored first
+            if self.stopped.get(sandbox_id) not in (None, "stopped", "archived"):
+                return _error(400, f"Sandbox is in state {self.stopped[sandbox_id]}", path)
             was = self.stopped.pop(sandbox_id, None)
             self.starts.append(sandbox_id)
             self.polls[sandbox_id] = 0
