@@ -48,3 +48,15 @@ async def test_the_key_is_hidden_encoded_and_in_the_cause_a_log_prints(tmp_path:
         assert "upstream sent ***" in printed
         assert KEY not in printed
         rig.fake.stopped.clear()
+
+
+async def test_a_lookup_answer_that_is_no_json_does_not_quote_the_key(tmp_path: Path) -> None:
+    """A resumed session's lookup (``GET /sandbox?labels=``) answered 200 with a page that
+    quoted the key: the error quoted the page's first 80 bytes, key included."""
+    rig = make_rig(tmp_path, api_key=KEY, session_id="s1", reattach=True)
+    rig.fake.api_key = KEY
+    rig.fake.fail("GET", "/sandbox", 200, f"token {KEY}")
+    with pytest.raises(ExecutorError, match="no JSON") as caught:
+        await rig.executor.stat(".")
+    assert KEY not in str(caught.value)
+    await rig.executor.aclose()

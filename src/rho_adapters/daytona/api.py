@@ -166,7 +166,8 @@ class SandboxAPI:
         """The description of session ``session_id``'s sandbox, or None (``creation``)."""
         query = creation.session_query(session_id)
         response = await self._send("GET", f"{self._api}/sandbox", "sandbox lookup", params=query)
-        return creation.session_sandbox(response.content, session_id)
+        with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
+            return creation.session_sandbox(response.content, session_id)
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
