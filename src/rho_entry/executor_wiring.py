@@ -43,16 +43,20 @@ def build_executor(
     *,
     search_path: tuple[str, ...] | None = None,
     environ: Mapping[str, str] | None = None,
+    session_id: str | None = None,
+    resumed: bool = False,
 ) -> Executor:
     """The executor the config's ``backend`` names, enforcing ``profile``. A local one whose
     restricted commands run without the sandbox says so (``say_unprotected``); ``search_path``
     replaces the programs' default path (tests: a machine without bwrap). ``environ`` (default
     the process's, read live as each unrestricted command starts) is the commands' base
     environment, where the config directory kept from tools is found, and Daytona's settings;
-    nothing below this function reads ``os.environ``."""
+    nothing below this function reads ``os.environ``. ``session_id`` names the session a
+    Daytona sandbox serves (its label), ``resumed`` that the session continues a stored one
+    (its sandbox is looked for first)."""
     env = os.environ if environ is None else environ
     if config.backend == "daytona":
-        return build_daytona_executor(config, profile, env)
+        return build_daytona_executor(config, profile, env, session_id=session_id, resumed=resumed)
     from rho_adapters.local import LocalExecutor
     from rho_entry.config.home import config_dir_name
 
@@ -114,6 +118,8 @@ def build_daytona_executor(
     *,
     snapshot: str | None = None,
     dockerfile: str | None = None,
+    session_id: str | None = None,
+    resumed: bool = False,
 ) -> Executor:
     """A Daytona sandbox executor. The sandbox enforces the same profile as a local one;
     host paths (extra read roots, the session directory) mean nothing there. ``snapshot`` or
@@ -137,6 +143,8 @@ def build_daytona_executor(
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
         proxies=ProxyRoutes.from_environ(environ),
+        session_id=session_id,
+        reattach=resumed,
     )
     if snapshot is not None or dockerfile is not None:
         settings = attrs.evolve(settings, snapshot=snapshot, dockerfile=dockerfile, image=None)

@@ -14,7 +14,9 @@ Imported with the first resume: a new session never loads it.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from rho_domain import events as ev
     from rho_domain.hooks import Hooks
     from rho_domain.loop.session_ports import Closeable
+    from rho_domain.ports.executor import Executor
     from rho_domain.ports.store import SessionStore
     from rho_entry.resume_policy import ResumeAuthority
 
@@ -42,6 +45,7 @@ class ClosesWith(Protocol):
 
 
 S = TypeVar("S", bound=ClosesWith)
+log = logging.getLogger(__name__)
 
 
 async def open_stored(
@@ -136,3 +140,23 @@ def _forgotten(session_id: str, state: DocumentState) -> tuple[str, ...]:
             "inherited (answer 'always' again, or pass -y)"
         )
     return tuple(notices)
+
+
+async def workspace_note(executor: Executor) -> str | None:
+    """What a resumed session's user and model are told about its workspace: a Daytona
+    sandbox gone since (deleted when the session closed, or by Daytona's auto-delete) and
+    replaced by a new, empty one, else None. Its sandbox is looked for now rather than at the
+    first tool call, so both hear it before the next run; when Daytona cannot be asked, the
+    first tool call says why (logged here)."""
+    from rho_domain.errors import RhoError
+
+    daytona = sys.modules.get("rho_adapters.daytona.executor")  # loaded if it is one
+    if daytona is None or not isinstance(executor, daytona.DaytonaExecutor):
+        return None
+    if not executor.settings.reattach:  # an executor the caller built: not this session's
+        return None
+    try:
+        return cast("str | None", await executor.attach())
+    except RhoError as exc:
+        log.warning("could not reattach the session's Daytona sandbox yet: %s", exc)
+        return None

@@ -108,10 +108,13 @@ class Session(SessionFace):
         replay: Sequence[ev.Event] = (),
     ) -> None:
         from rho_domain.loop import session as domain_session
+        from rho_domain.run import new_id
         from rho_entry import wiring
         from rho_entry.seed_api.state import State as DocumentState
 
         definition = definition_of(agent)
+        if session_id is None:  # known before the ports: a Daytona sandbox is labelled with it
+            session_id = new_id()
         ports = wiring.build_ports(
             definition,
             model=model,
@@ -122,6 +125,8 @@ class Session(SessionFace):
             approver=approver,
             databases=databases,
             tool_source=tool_source,
+            session_id=session_id,
+            resumed=created,
         )
         if steps is not None:  # a durable run's (rho_entry.durable.runner)
             ports = attrs.evolve(ports, steps=steps)
@@ -262,7 +267,8 @@ class Session(SessionFace):
                 "Session.resume reopens the stored agent and takes none; change its settings "
                 "with overrides={'model': ..., 'profile': ...} (the fields of AgentConfig)"
             )
-        from rho_entry.reopening import open_stored  # with the first resume
+        from rho_domain.messages import UserMessage
+        from rho_entry.reopening import open_stored, workspace_note  # with the first resume
 
         session, notices = await open_stored(
             session_id,
@@ -274,6 +280,10 @@ class Session(SessionFace):
             options=ports,
             build=_reopened,
         )
+        if note := await workspace_note(session.executor):  # the user's and the model's
+            notices = (*notices, note)
+            note = f"Note from rho-agent on resuming this session: {note}."
+            await session.domain.journal.message(UserMessage(note, origin="directive"))
         session._notices = notices
         return session
 

@@ -119,12 +119,15 @@ def build_ports(
     approver: Approver | None = None,
     environ: Mapping[str, str] | None = None,
     tool_source: ToolSource | None = None,
+    session_id: str | None = None,
+    resumed: bool = False,
 ) -> SessionPorts:
     """Fill every port the caller did not pass (the adapters built here are ``owned``:
     the session closes them). The tool source (MCP servers) is built from the config and the
     profile when not passed; None when they start no server. ``store`` may be a URL or a
     path (``rho_entry.config.stores``). A port given as something else (``model="gpt-5"``)
-    raises ``TypeError`` naming the keyword (``given_ports``)."""
+    raises ``TypeError`` naming the keyword (``given_ports``). ``session_id`` and ``resumed``
+    reach the executor built here (``build_executor``: a Daytona sandbox's label)."""
     from rho_entry.given_ports import refuse_non_ports
 
     refuse_non_ports(
@@ -159,7 +162,9 @@ def build_ports(
         model = build_model(config, env, clock)
         owned.append(model)
     if executor is None:
-        executor = build_executor(config, agent.profile, store, environ=env)
+        executor = build_executor(
+            config, agent.profile, store, environ=env, session_id=session_id, resumed=resumed
+        )
         owned.append(executor)
     if signals is None and store is not None:
         signals = build_signals(store)

@@ -8,12 +8,21 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeClock, FakeDaytona, ScriptedModel, call, text, tools
+from rho_adapters.fakes import (
+    FakeClock,
+    FakeDaytona,
+    MemorySessionStore,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
 from rho_domain.errors import ConfigError
-from rho_domain.messages import ToolResultMessage
+from rho_domain.messages import ToolResultMessage, UserMessage
 from rho_domain.permissions import builtin_profile
 from rho_entry import Agent, AgentConfig, RunStatus, Session
-from rho_entry.wiring import build_daytona_executor
+from rho_entry.agent import definition_of
+from rho_entry.wiring import build_daytona_executor, build_ports
 
 
 def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
@@ -29,6 +38,15 @@ def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
     assert executor.working_dir == "/home/daytona/repo"
     with pytest.raises(ConfigError, match="DAYTONA_API_KEY"):
         build_daytona_executor(config, builtin_profile("readonly"), {})
+    ports = build_ports(  # the session's id labels its sandbox; a resume looks for it
+        definition_of(Agent(config)),
+        model=ScriptedModel([]),
+        environ={"DAYTONA_API_KEY": "k"},
+        session_id="s9",
+        resumed=True,
+    )
+    assert isinstance(ports.executor, DaytonaExecutor)
+    assert (ports.executor.settings.session_id, ports.executor.settings.reattach) == ("s9", True)
 
 
 async def test_a_readonly_agent_in_the_sandbox_reads_but_cannot_write(tmp_path: Path) -> None:
@@ -60,3 +78,31 @@ async def test_a_readonly_agent_in_the_sandbox_reads_but_cannot_write(tmp_path: 
     assert refused.is_error
     assert (sandbox_dir / "notes.txt").read_text() == "remote notes\n"
     assert fake.live == []  # the sandbox was deleted
+
+
+async def test_a_resumed_session_whose_sandbox_is_gone_is_told_so(tmp_path: Path) -> None:
+    fake = FakeDaytona()
+    store = MemorySessionStore()
+
+    def executor(resumed: bool) -> DaytonaExecutor:
+        settings = fake.settings(working_dir=str(tmp_path), session_id="s1", reattach=resumed)
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    first = executor(False)
+    async with Session(agent, model=ScriptedModel([text("hi")]), executor=first, store=store,
+                       session_id="s1", clock=FakeClock()) as session:  # fmt: skip
+        await session.run("hello")
+        await first.stat(".")
+    await first.aclose()  # the session's sandbox, sbx-1, deleted as the CLI's close does
+    again = executor(True)
+    session = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
+    async with session:
+        (notice,) = [n for n in session.resume_notices if "Daytona" in n]
+        assert notice.startswith("this session's Daytona sandbox is gone")
+        last = session.state.messages[-1]
+        assert isinstance(last, UserMessage)
+        assert last.origin == "directive"
+        assert last.content == f"Note from rho-agent on resuming this session: {notice}."
+    await again.aclose()
+    assert fake.live == []

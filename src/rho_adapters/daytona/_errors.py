@@ -27,29 +27,34 @@ from rho_domain.errors import ExecutorError, PermissionDenied, RhoError, ToolErr
 _MAX_BODY = 300
 
 
-def error_message(response: httpx.Response) -> str:
-    """The server's own message from an error response (JSON ``message``), else its text."""
+def error_message(response: httpx.Response, key: str = "") -> str:
+    """The server's own message from an error response (JSON ``message``), else its text,
+    with ``key`` hidden before it is cut (cut first, a key straddling the cut kept its head)."""
+    text = hide_secrets(response.text, key)
     try:
         body = json.loads(response.content)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser: its text
-        return response.text[:_MAX_BODY].strip() or response.reason_phrase
+        return text[:_MAX_BODY].strip() or response.reason_phrase
     if isinstance(body, dict):
         message = body.get("message") or body.get("error")
         if isinstance(message, list):  # NestJS validation errors come as a list
             message = "; ".join(str(m) for m in message)
         if message:
-            return str(message)[:_MAX_BODY]
-    return response.text[:_MAX_BODY]
+            return hide_secrets(str(message), key)[:_MAX_BODY]
+    return text[:_MAX_BODY]
 
 
-def error_for(response: httpx.Response, what: str, *, file_path: str | None = None) -> RhoError:
-    """The rho error for an HTTP error ``response`` to the operation ``what``.
+def error_for(
+    response: httpx.Response, what: str, *, file_path: str | None = None, key: str = ""
+) -> RhoError:
+    """The rho error for an HTTP error ``response`` to the operation ``what``, ``key`` (the
+    API key) hidden in what the server said.
 
     ``file_path`` (the path as the model wrote it) marks a toolbox file operation, whose 4xx
     answers are the model's to correct rather than machinery failures.
     """
     status = response.status_code
-    message = error_message(response)
+    message = error_message(response, key)
     # 401 is the key, whatever the request: a file operation's too (a key revoked mid-run)
     if status == 401 or (status == 403 and file_path is None):
         return ExecutorError(f"Daytona refused {what} ({status}): {message}; check DAYTONA_API_KEY")
@@ -89,12 +94,20 @@ def map_httpx_errors(what: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def hiding_key(key: str) -> Iterator[None]:
-    """Re-raise a rho error raised inside the block with ``key`` (and URL passwords) hidden
-    from its message: a gateway's 401 page, a redirect's body or a sandbox's ``errorReason``
-    may quote the Bearer token it was sent."""
+    """Re-raise a rho error raised inside the block with ``key`` (in any form a server echoes
+    it, and URL passwords) hidden from its text and from every exception it was raised from
+    or during (``__cause__``, ``__context__``: a traceback and a logger's ``exc_info`` print
+    them): a gateway's 401 page, a redirect's body or a sandbox's ``errorReason`` may quote
+    the Bearer token it was sent."""
     try:
         yield
     except RhoError as exc:
-        if exc.args and isinstance(exc.args[0], str):
-            exc.args = (hide_secrets(exc.args[0], key), *exc.args[1:])
+        seen: set[int] = set()
+        chained: BaseException | None = exc
+        while chained is not None and id(chained) not in seen:
+            seen.add(id(chained))
+            hidden = tuple(hide_secrets(a, key) if isinstance(a, str) else a for a in chained.args)
+            if hidden != chained.args:
+                chained.args = hidden
+            chained = chained.__cause__ or chained.__context__
         raise

@@ -1,7 +1,8 @@
 """SandboxAPI: the few Daytona REST calls the executor needs, on one ``httpx.AsyncClient``.
 
 Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
-``started``), ``DELETE /sandbox/{id}``. Toolbox daemon (``{toolboxProxyUrl}/{id}``):
+``started``), ``DELETE /sandbox/{id}``; a session's own found (``GET /sandbox?labels=``) and
+started again (``POST /sandbox/{id}/start``). Toolbox daemon (``{toolboxProxyUrl}/{id}``):
 ``POST /process/execute``, ``POST /files/bulk-upload`` (a listing is a script: listing.py).
 Every request goes through ``_send``, where transport failures and error statuses are mapped
 (``_errors.py``).
@@ -19,13 +20,14 @@ import attrs
 import httpx
 
 from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import creation
 from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
 from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object, quoted
-from rho_adapters.daytona.creation import create_body, started
+from rho_adapters.daytona.confine import check_upload_path
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, RhoError, ToolError
+from rho_domain.errors import ExecutorError, RhoError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -122,7 +124,7 @@ class SandboxAPI:
                 )
             if response.is_success or response.status_code in accept:
                 return response
-            error = error_for(response, what, file_path=file_path)
+            error = error_for(response, what, file_path=file_path, key=self._settings.api_key)
             if sandbox is not None:
                 state = await self.state(sandbox.id)
                 if state not in ("started", "unknown"):
@@ -132,8 +134,8 @@ class SandboxAPI:
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
         404); ``unknown`` when it cannot be asked (that failure is not the one to report)."""
-        url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
         try:
+            url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
             response = await self._send("GET", url, "sandbox status", accept=(404,))
             if response.status_code == 404:
                 return "deleted"
@@ -147,7 +149,7 @@ class SandboxAPI:
         call cancelled: Ctrl+C, SIGTERM) is deleted before the error is passed on: nothing
         else knows its id, and it ran until Daytona's auto-stop and auto-delete."""
         with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
-            body = create_body(self._settings)
+            body = creation.create_body(self._settings)
             url = f"{self._api}/sandbox"
             response = await self._send("POST", url, "sandbox creation", json=body)
             data = json_object(response, "sandbox creation")
@@ -157,8 +159,27 @@ class SandboxAPI:
             try:
                 return await self._started(sandbox_id, data)
             except BaseException:
-                await self._discard(sandbox_id)
+                await self.discard(sandbox_id, "which did not start")
                 raise
+
+    async def find(self, session_id: str) -> dict[str, Any] | None:
+        """The description of session ``session_id``'s sandbox, or None (``creation``)."""
+        query = creation.session_query(session_id)
+        response = await self._send("GET", f"{self._api}/sandbox", "sandbox lookup", params=query)
+        with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
+            return creation.session_sandbox(response.content, session_id)
+
+    async def reattach(self, data: dict[str, Any]) -> Sandbox:
+        """The sandbox ``data`` describes (``find``), started again when it was stopped or
+        archived (``POST /sandbox/{id}/start``) and waited for within the creation deadline.
+        Never deleted on failure: it holds the session's files."""
+        sandbox_id = str(data.get("id") or "")
+        with hiding_key(self._settings.api_key):
+            if data.get("state") != "started":
+                url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/start"
+                await self._send("POST", url, "sandbox start")
+                data = {**data, "state": "starting"}  # polled from here on
+            return await self._started(sandbox_id, data)
 
     async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
         async def status() -> dict[str, Any]:
@@ -166,7 +187,7 @@ class SandboxAPI:
             return json_object(await self._send("GET", url, "sandbox status"), "sandbox status")
 
         timeout = self._settings.create_timeout
-        data = await started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
+        data = await creation.started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
             response = await self._send(
@@ -175,30 +196,32 @@ class SandboxAPI:
                 "toolbox URL",
             )
             proxy = str(json_object(response, "toolbox URL").get("url") or "")
-        if not proxy:
-            raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
-        if self._api.lower().startswith("https:") and not proxy.lower().startswith("https:"):
-            # every toolbox request carries the API key: not in clear where the user chose TLS
-            raise ExecutorError(
-                f"Daytona's API at {self._api} named a toolbox URL that is not https "
-                f"({proxy!r}); the API key is not sent there. Check the Daytona server's "
-                "toolbox proxy settings"
-            )
-        return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}")
+        return Sandbox(
+            id=sandbox_id, toolbox_url=creation.toolbox_base(self._api, proxy, sandbox_id)
+        )
 
-    async def _discard(self, sandbox_id: str) -> None:
-        """Delete a sandbox that did not start, within ``request_timeout``; a failure logged
-        (the creation's error is the one to report)."""
+    async def discard(self, sandbox_id: str, why: str) -> bool:
+        """Delete a sandbox within ``request_timeout``; False, logged naming it, its labels and
+        ``why`` it was deleted, when that failed, hung or was cancelled (a second Ctrl+C,
+        SIGTERM: the CancelledError is passed on), never raised otherwise."""
+        labels = ", ".join(f"{k}={v}" for k, v in creation.labels_for(self._settings).items())
         try:
             async with asyncio.timeout(self._settings.request_timeout):
                 await self.delete(sandbox_id)
-        except (RhoError, TimeoutError):
+            return True
+        except (Exception, asyncio.CancelledError) as exc:
+            cancelled = isinstance(exc, asyncio.CancelledError)
             log.warning(
-                "could not delete Daytona sandbox %s, which did not start (label "
-                "created-by=rho-agent); delete it in Daytona",
+                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it in Daytona",
                 sandbox_id,
-                exc_info=True,
+                why,
+                labels,
+                "cancelled" if cancelled else str(exc) or type(exc).__name__,
+                exc_info=not cancelled,
             )
+            if cancelled:
+                raise
+            return False
 
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""
@@ -236,7 +259,7 @@ class SandboxAPI:
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
-        _check_upload_path(path)
+        check_upload_path(path)
         await self._send(
             "POST",
             f"{sandbox.toolbox_url}/files/bulk-upload",
@@ -256,7 +279,7 @@ class SandboxAPI:
             batch = files[start : start + UPLOAD_BATCH]
             parts: list[tuple[str, tuple[str | None, bytes | str, str | None]]] = []
             for i, (path, data) in enumerate(batch):
-                _check_upload_path(path)
+                check_upload_path(path)
                 parts.append((f"files[{i}].path", (None, path, None)))
                 parts.append((f"files[{i}].file", ("upload", data, "application/octet-stream")))
             await self._send(
@@ -271,21 +294,3 @@ class SandboxAPI:
     async def aclose(self) -> None:
         """Close the HTTP client this object created (a passed one stays open)."""
         await self._client.aclose()
-
-
-# Go's unicode.IsSpace: what the daemon's strings.TrimSpace cuts from an upload's path.
-GO_SPACE = (
-    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-
-
-def _check_upload_path(path: str) -> None:
-    """Refuse a path the daemon would change: since May 2026 (daytonaio/daytona #4665) it
-    trims white space around each ``.path``, so ``notes.txt `` would be written as
-    ``notes.txt``, another file."""
-    if path.strip(GO_SPACE) != path:
-        raise ToolError(
-            f"{path!r} ends in white space, which the Daytona daemon removes from an upload's "
-            "path (another file would be written); rename it"
-        )

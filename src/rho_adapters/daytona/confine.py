@@ -10,14 +10,15 @@ Step 2 (the executor): the sandbox reports the canonical path of the path as giv
 kernel and the local executor read it; ``realpath -m``, every symlink resolved);
 ``Roots.below`` checks it again against the canonical roots, and the executor operates on
 that canonical path only. Secrets and never-written paths (``rho_domain.paths``)
-are checked on both the model's path and the canonical one.
+are checked on both the model's path and the canonical one. An upload's path the daemon would
+trim (``check_upload_path``) is refused.
 """
 
 from __future__ import annotations
 
 import posixpath
 
-from rho_domain.errors import PathOutsideWorkspace
+from rho_domain.errors import PathOutsideWorkspace, ToolError
 from rho_domain.paths import check_path_text, components, is_within
 
 
@@ -79,3 +80,21 @@ class Roots:
         if root == self.root:
             return "/".join(parts) or "."
         return posixpath.join(root, *parts)
+
+
+# Go's unicode.IsSpace: what the daemon's strings.TrimSpace cuts from an upload's path.
+GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def check_upload_path(path: str) -> None:
+    """Refuse a path the daemon would change: since May 2026 (daytonaio/daytona #4665) it
+    trims white space around each ``.path``, so ``notes.txt `` would be written as
+    ``notes.txt``, another file."""
+    if path.strip(GO_SPACE) != path:
+        raise ToolError(
+            f"{path!r} ends in white space, which the Daytona daemon removes from an upload's "
+            "path (another file would be written); rename it"
+        )

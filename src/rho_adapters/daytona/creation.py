@@ -9,21 +9,31 @@ id).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rho_adapters.daytona.settings import DaytonaSettings
+from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
 
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+SESSION_LABEL = "rho-agent-session"
+"""The label naming the rho-agent session a sandbox serves (``DaytonaSettings.session_id``)."""
+
+
+def labels_for(settings: DaytonaSettings) -> dict[str, str]:
+    """The sandbox's labels: ``created-by=rho-agent``, the session's id, the settings' own."""
+    session = {SESSION_LABEL: settings.session_id} if settings.session_id else {}
+    return {**settings.labels, "created-by": "rho-agent", **session}
 
 
 def create_body(settings: DaytonaSettings) -> dict[str, Any]:
     """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
     body: dict[str, Any] = {
         "env": dict(settings.env),
-        "labels": {"created-by": "rho-agent", **settings.labels},
+        "labels": labels_for(settings),
         "autoStopInterval": settings.auto_stop_interval,
     }
     if settings.auto_delete_interval is not None:
@@ -40,6 +50,32 @@ def create_body(settings: DaytonaSettings) -> dict[str, Any]:
             if (value := getattr(settings, key)) is not None:
                 body[key] = value
     return body
+
+
+def session_query(session_id: str) -> dict[str, str]:
+    """The query of ``GET /sandbox`` for the sandbox rho-agent made for ``session_id``."""
+    return {"labels": json.dumps({"created-by": "rho-agent", SESSION_LABEL: session_id})}
+
+
+def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
+    """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
+    rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
+    would hand over another's sandbox) and is not destroyed or failed (Daytona refuses to
+    start an ``error`` one: the session would fail at every call), else None;
+    ``ExecutorError`` for an answer that is not JSON."""
+    labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError) as exc:
+        raise ExecutorError(f"Daytona's sandbox lookup answered no JSON: {content[:80]!r}") from exc
+    items = body.get("items") if isinstance(body, dict) else body
+    for data in items if isinstance(items, list) else ():
+        if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
+            continue
+        found = data.get("labels")
+        if isinstance(found, dict) and all(found.get(k) == v for k, v in labels.items()):
+            return data
+    return None
 
 
 async def started(
@@ -68,3 +104,18 @@ async def started(
         delay = min(delay * 1.1, 1.0)
         data = await status()
     return data
+
+
+def toolbox_base(api: str, proxy: str, sandbox_id: str) -> str:
+    """The base URL of sandbox ``sandbox_id``'s toolbox behind ``proxy`` (the URL Daytona's
+    API at ``api`` named); ``ExecutorError`` when there is none, or it is not https while
+    the API is (every toolbox request carries the API key)."""
+    if not proxy:
+        raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
+    if api.lower().startswith("https:") and not proxy.lower().startswith("https:"):
+        raise ExecutorError(
+            f"Daytona's API at {api} named a toolbox URL that is not https "
+            f"({proxy!r}); the API key is not sent there. Check the Daytona server's "
+            "toolbox proxy settings"
+        )
+    return f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}"

@@ -109,6 +109,17 @@ class DaytonaExecutor(Executor):
         return self._workspace.sandbox_id
 
     @property
+    def recreated(self) -> str | None:
+        """Why a resumed session's sandbox is a new, empty one (its own was gone), else None."""
+        return self._workspace.recreated
+
+    async def attach(self) -> str | None:
+        """Find or create the sandbox now rather than at the first call, and return
+        ``recreated`` (a resume says it before the next run). Raises as the first call would."""
+        await self._workspace.ensure()
+        return self._workspace.recreated
+
+    @property
     def orphaned(self) -> Sandbox | None:
         """A sandbox that ``aclose`` could not delete (it logged why), else None."""
         return self._workspace.orphaned

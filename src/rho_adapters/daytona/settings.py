@@ -37,7 +37,9 @@ class DaytonaSettings:
     sandbox; it is created on first use. ``env`` is set on the sandbox (unrestricted shell
     commands see it; restricted pipelines run with a fixed, minimal environment). ``proxies``
     route the requests, each by its own host: the API's and the toolbox's
-    (``ProxyRoutes.from_environ``; the CLI passes the environment's).
+    (``ProxyRoutes.from_environ``; the CLI passes the environment's). ``session_id`` (the
+    rho-agent session the sandbox serves) labels it ``rho-agent-session=<id>``, so an operator
+    finds a session's sandbox and a resumed session (``reattach``) finds its own again.
     """
 
     __repr__ = value_repr
@@ -62,6 +64,8 @@ class DaytonaSettings:
     request_timeout: float = 60.0
     organization_id: str | None = None
     proxies: ProxyRoutes = NO_PROXIES
+    session_id: str | None = None
+    reattach: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.dockerfile is not None and (line := _local_source(self.dockerfile)):

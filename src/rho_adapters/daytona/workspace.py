@@ -64,6 +64,8 @@ class SandboxWorkspace:
             anywhere=read_outside is OutsideReads.ALLOW,
         )
         self.policy = SecretPolicy(homes=tuple(homes))
+        self.settings = settings
+        self.recreated: str | None = None  # why a resumed session's sandbox is a new one
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -83,7 +85,7 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
-                sandbox = await self.api.create()
+                sandbox = await self._sandbox_of_session()
                 self._sandbox = sandbox
                 roots = (self.roots.given, *self.roots.extra)
                 script = f"mkdir -p -- {scripts.q(roots[0])} || exit 1\n" + "".join(
@@ -100,6 +102,27 @@ class SandboxWorkspace:
                 homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
                 self.policy = attrs.evolve(self.policy, homes=tuple(dict.fromkeys(homes)))
         return self._sandbox
+
+    async def _sandbox_of_session(self) -> Sandbox:
+        """The session's sandbox: a resumed session's own when Daytona still has it (started
+        again when stopped or archived), else a new one, logged with the session's id; a
+        resumed session's that is gone is said (``recreated``), never silently replaced."""
+        settings = self.settings
+        session = settings.session_id
+        if settings.reattach and session and (found := await self.api.find(session)):
+            sandbox = await self.api.reattach(found)
+            log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
+            return sandbox
+        sandbox = await self.api.create()
+        log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
+        if settings.reattach and session:
+            self.recreated = (
+                f"this session's Daytona sandbox is gone (deleted when the session last closed, "
+                f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
+                "replaces it, so files the conversation mentions from before are not there"
+            )
+            log.warning("session %s: %s", session, self.recreated)
+        return sandbox
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:
         """Run one of our scripts; its output on success, else ExecutorError/ToolError."""
@@ -221,12 +244,12 @@ class SandboxWorkspace:
             self._closed = True
             sandbox, self._sandbox = self._sandbox, None
         try:
-            if sandbox is not None:
-                await self.api.delete(sandbox.id)
-        except Exception:  # teardown must not mask the run's own outcome
-            log.warning(
-                "could not delete Daytona sandbox %s", sandbox and sandbox.id, exc_info=True
-            )
+            if sandbox is not None and not await self.api.discard(
+                sandbox.id, "at the session's close"
+            ):
+                self.orphaned = sandbox  # teardown must not mask the run's own outcome
+        except asyncio.CancelledError:
             self.orphaned = sandbox
+            raise
         finally:
             await self.api.aclose()

@@ -18,7 +18,10 @@ status, body)`` injects one error answer (``command``:
 on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
 ``fail_creation(reason)`` makes the next sandbox end in state ``error``; ``stop(id, state)``
 stops (``stopped``) or archives (``archived``) a sandbox as its auto-stop would, and its
-toolbox then answers as the real proxy does (daytonaio/daytona #4142, #4632). ``api_url`` and
+toolbox then answers as the real proxy does (daytonaio/daytona #4142, #4632); ``GET
+/sandbox?labels=`` lists the live sandboxes carrying those labels, and ``POST
+/sandbox/{id}/start`` starts one again (``starts``; ``starting``, or ``restoring`` when it
+was archived, for ``polls_until_started`` polls). ``api_url`` and
 ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
 
     fake = FakeDaytona()
@@ -33,20 +36,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import json
 import os
-import stat
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 import httpx
 
-from rho_adapters.daytona.api import GO_SPACE
+from rho_adapters.daytona.confine import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_process import Daemon, execute
-from rho_adapters.fakes.daytona_wire import decoded, multipart, script
+from rho_adapters.fakes.daytona_wire import decoded, file_info, multipart, script
 from rho_domain.value_methods import value_eq, value_repr
 
 API_URL = "https://fake-daytona.test/api"
@@ -69,32 +70,6 @@ class _Fault:
 def _error(status: int, message: str, path: str = "") -> httpx.Response:
     body = {"statusCode": status, "message": message, "code": "Error", "path": path}
     return httpx.Response(status, json=body)
-
-
-def _go_mode(mode: int) -> str:
-    """Go's ``FileMode.String()`` for a stat mode (what the daemon puts in ``mode``)."""
-    kind = "d" if stat.S_ISDIR(mode) else "L" if stat.S_ISLNK(mode) else "-"
-    if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
-        kind = "p" if stat.S_ISFIFO(mode) else "D"
-    bits = "".join(c if mode & (1 << (8 - i)) else "-" for i, c in enumerate("rwxrwxrwx"))
-    return kind + bits
-
-
-def _file_info(path: str, name: str) -> dict[str, Any]:
-    """The daemon's ``getFileInfo``: ``os.Stat``, so a symbolic link is described by what it
-    points to (a dangling one raises: ``GET /files`` leaves it out)."""
-    st = os.stat(path)
-    stamp = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC).isoformat()
-    return {
-        "name": name,
-        "size": st.st_size,
-        "mode": _go_mode(st.st_mode),
-        "permissions": f"{stat.S_IMODE(st.st_mode):04o}",
-        "isDir": stat.S_ISDIR(st.st_mode),
-        "owner": str(st.st_uid),
-        "group": str(st.st_gid),
-        "modifiedAt": stamp,
-    }
 
 
 class FakeDaytona:
@@ -123,6 +98,8 @@ class FakeDaytona:
         self.hung = asyncio.Event()
         self._creation_failure: str | None = None
         self.stopped: dict[str, str] = {}  # sandbox id -> stopped or archived
+        self.starts: list[str] = []  # ids of the sandboxes started again
+        self._waking: dict[str, str] = {}  # sandbox id -> starting or restoring
         self.transport = httpx.MockTransport(self.handler)
 
     def settings(self, **overrides: Any) -> DaytonaSettings:
@@ -149,7 +126,8 @@ class FakeDaytona:
 
     def stop(self, sandbox_id: str, state: str = "stopped") -> None:
         """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
-        auto-stop interval or when the dashboard stops it."""
+        auto-stop interval or when the dashboard stops it (``error``: one that failed, which
+        Daytona refuses to start)."""
         self.stopped[sandbox_id] = state
 
     @property
@@ -205,21 +183,36 @@ class FakeDaytona:
             self.created.append({"id": sandbox_id, **spec})
             self.polls[sandbox_id] = 0
             return httpx.Response(200, json=self._sandbox(sandbox_id, "creating"))
-        sandbox_id = path.removeprefix("/sandbox/")
+        if request.method == "GET" and path == "/sandbox":  # labels: a JSON object, all matched
+            wanted = json.loads(request.url.params.get("labels") or "{}").items()
+            found = [self._sandbox(i, self._state(i)) for i in self.live]
+            return httpx.Response(200, json=[s for s in found if wanted <= s["labels"].items()])
+        sandbox_id, _, action = path.removeprefix("/sandbox/").partition("/")
         if sandbox_id not in self.polls or sandbox_id in self.deleted:
             return _error(404, f"Sandbox {sandbox_id} not found", path)
         if request.method == "DELETE":
             self.deleted.append(sandbox_id)
             return httpx.Response(200, json=self._sandbox(sandbox_id, "destroying"))
+        if request.method == "POST" and action == "start":  # archived: restored first
+            if self.stopped.get(sandbox_id) not in (None, "stopped", "archived"):
+                return _error(400, f"Sandbox is in state {self.stopped[sandbox_id]}", path)
+            was = self.stopped.pop(sandbox_id, None)
+            self.starts.append(sandbox_id)
+            self.polls[sandbox_id] = 0
+            self._waking[sandbox_id] = "restoring" if was == "archived" else "starting"
+            return httpx.Response(200, json=self._sandbox(sandbox_id, self._state(sandbox_id)))
         self.polls[sandbox_id] += 1
+        return httpx.Response(200, json=self._sandbox(sandbox_id, self._state(sandbox_id)))
+
+    def _state(self, sandbox_id: str) -> str:
+        """The state ``GET /sandbox/{id}`` reports now."""
         if sandbox_id in self.stopped:
-            return httpx.Response(200, json=self._sandbox(sandbox_id, self.stopped[sandbox_id]))
+            return self.stopped[sandbox_id]
         if self._creation_failure is not None:
-            return httpx.Response(200, json=self._sandbox(sandbox_id, "error"))
-        ready = self.polls[sandbox_id] >= self.polls_until_started
-        return httpx.Response(
-            200, json=self._sandbox(sandbox_id, "started" if ready else "creating")
-        )
+            return "error"
+        if self.polls[sandbox_id] >= self.polls_until_started:
+            return "started"
+        return self._waking.get(sandbox_id, "creating")
 
     def _sandbox(self, sandbox_id: str, state: str) -> dict[str, Any]:
         spec = next(b for b in self.created if b["id"] == sandbox_id)
@@ -258,10 +251,10 @@ class FakeDaytona:
                 entries = []
                 for name in os.listdir(target):
                     with contextlib.suppress(OSError):
-                        entries.append(_file_info(os.path.join(target, name), name))
+                        entries.append(file_info(os.path.join(target, name), name))
                 return httpx.Response(200, json=entries)
             if request.method == "GET" and path == "/files/info":
-                return httpx.Response(200, json=_file_info(target, os.path.basename(target)))
+                return httpx.Response(200, json=file_info(target, os.path.basename(target)))
             if request.method == "GET" and path == "/files/download":
                 if os.path.isdir(target):
                     return _error(400, "path is a directory", path)

@@ -12,12 +12,14 @@ variable the key came from, ``--model`` and the ``/v1`` path.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import socket
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 
 from rho_domain.errors import (
     AuthenticationError,
@@ -56,6 +58,7 @@ __getattr__ = lazy_names(
 )
 
 _SECRET_KEY_LENGTH = 12  # shorter keys are placeholders, not hidden
+_URL_SAFE = str.maketrans("+/", "-_")
 
 
 def _kinds(name: str) -> tuple[type[Exception], ...]:
@@ -197,8 +200,22 @@ def hide_secrets(text: str, key: str | None) -> str:
     # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
     # mangle the server's words wherever those letters appear
     if key is not None and len(key) >= _SECRET_KEY_LENGTH:
-        text = text.replace(key, "***")
+        for form in _key_forms(key):
+            text = text.replace(form, "***")
     return text
+
+
+def _key_forms(key: str) -> list[str]:
+    """``key`` as a server may echo it: whole, URL-encoded, JSON-escaped, and base64'd (a
+    header echoed in a body), longest first. Inside a longer base64 text the key starts at
+    one of three alignments: each is the run of characters that depend on its bytes only."""
+    raw, forms = key.encode(), {key, quote(key, safe=""), quote_plus(key), json.dumps(key)[1:-1]}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        core = encoded[4 if shift else 0 : (shift + len(raw)) // 3 * 4]
+        if len(core) >= _SECRET_KEY_LENGTH:
+            forms.update((core, core.translate(_URL_SAFE)))
+    return sorted(forms, key=len, reverse=True)
 
 
 def _add_endpoint_hint(
