@@ -159,7 +159,8 @@ def test_needs_input_asks_then_goes_on_and_pauses_without_a_terminal(
     nobody.answers = [None]
     final = nobody.go()
     assert final.status == "paused"
-    assert "stdin is not a terminal" in final.reason and "--resume" in final.reason
+    assert "stdin is not a terminal" in final.reason
+    assert "--resume" in final.reason
 
 
 def test_the_budget_gate_tells_the_agent_to_wrap_up_after_a_tool_round(
@@ -169,7 +170,8 @@ def test_the_budget_gate_tells_the_agent_to_wrap_up_after_a_tool_round(
     run = world([big, text("HANDOFF: wrap\nleft: b")])
     run.go(max_sessions=1, threshold=0.05)
     last = run.models[0].requests[1].messages[-1]
-    assert isinstance(last, UserMessage) and last.content == WRAP_UP
+    assert isinstance(last, UserMessage)
+    assert last.content == WRAP_UP
 
 
 def test_resume_continues_the_session_count_and_the_handoff_numbers(

@@ -111,9 +111,10 @@ async def _run(args: argparse.Namespace) -> int:
         "auto_approve": args.yes,
     }
     settings = resolve_settings(flags, env)
-    check_endpoint(settings, env)
     config = attrs.evolve(settings.config, context_window=args.context_window, auto_compact=False)
-    plan = plan_of(args, config)
+    plan = plan_of(args, config)  # its flags' errors first: they need no endpoint
+    approver = _approver(args.yes)
+    check_endpoint(settings, env)
     directory = config_dir(env) / "continuum"
     if args.resume:
         path = Path(args.state) if args.state else latest_state(directory)
@@ -127,7 +128,7 @@ async def _run(args: argparse.Namespace) -> int:
         executor=executor,
         store=chosen.store,
         model=lambda: None,
-        approver=_approver(args.yes),
+        approver=approver,
         ask=lambda question: terminal_ask(question, sys.stdin, sys.stderr),
         save=lambda s: save_state(path, s),
         say=_say,
@@ -183,11 +184,19 @@ def _say(line: str) -> None:
     sys.stderr.write(f"continuum: {visible(line)}\n")
 
 
-def _approver(auto: bool) -> Approver:
+def _approver(auto: bool) -> Approver | None:
+    """None with ``-y`` (the config approves); else the terminal's, which needs one."""
+    if auto:
+        return None
+    if not sys.stdin.isatty():
+        raise ConfigError(
+            "the developer profile asks before each command and edit, and stdin is not a "
+            "terminal to answer on: give -y to approve every call, or run it in a terminal"
+        )
     from rho_entry.cli.approval import TerminalApprover
     from rho_entry.cli.render import Style
 
-    return TerminalApprover(_Notices(), style=Style(sys.stderr.isatty()), auto=auto)
+    return TerminalApprover(_Notices(), style=Style(sys.stderr.isatty()), auto=False)
 
 
 class _Notices:
