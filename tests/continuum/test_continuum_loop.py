@@ -126,7 +126,7 @@ def test_two_sessions_hand_off_then_complete_with_passing_checks(world: Callable
     # (unsanitised, as the reference wrote it, it was the repository's own notes.md)
     assert run.handoffs() == ["001-x-notes.md"]
     assert not (run.repo / "notes.md").exists()
-    assert "Next: make b.txt" in run.models[1].requests[0].messages[0].content
+    assert "Next: make b.txt" in run.models[1].requests[0].messages[0]["content"]
     assert ".rho-agent/" in (run.repo / ".gitignore").read_text()
     assert "handoffs" not in run.git("ls-files")
     # each session is a stored session, labelled with the run
@@ -153,7 +153,7 @@ def test_needs_input_asks_then_goes_on_and_pauses_without_a_terminal(
     run.answers = ["blue"]
     assert run.go().status == "completed"
     assert run.asked == ["Which colour?\nNEEDS_INPUT"]
-    assert run.models[0].requests[1].messages[-1].content == "blue"
+    assert run.models[0].requests[1].messages[-1] == UserMessage(content="blue")
 
     nobody = world([text("Which colour?\nNEEDS_INPUT")])
     nobody.answers = [None]
@@ -184,4 +184,4 @@ def test_resume_continues_the_session_count_and_the_handoff_numbers(
     final = again.go(paused, max_sessions=3)
     assert (final.session_count, final.last_handoff) == (3, 3)
     assert again.handoffs() == ["001-one.md", "002-two.md", "003-three.md"]
-    assert "second" in again.models[0].requests[0].messages[0].content
+    assert "second" in again.models[0].requests[0].messages[0]["content"]

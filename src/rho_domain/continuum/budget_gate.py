@@ -15,6 +15,7 @@ from rho_domain.events import Event
 from rho_domain.hooks.values import BeforeModelCall, ReplaceMessages
 from rho_domain.messages import ToolResultMessage, UserMessage
 from rho_domain.model_events import UsageRecorded
+from rho_domain.value_methods import value_eq, value_repr
 
 WRAP_UP = (
     "Your context budget is nearly used up. Stop starting new work: commit what you have, "
@@ -26,6 +27,9 @@ WRAP_UP = (
 @attrs.define
 class BudgetGate:
     """A session's budget gate. ``window`` tokens, ``threshold`` a fraction in (0, 1]."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
 
     window: int
     threshold: float
