@@ -17,6 +17,7 @@ from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
 from rho_domain.continuum.budget_gate import WRAP_UP
 from rho_domain.continuum.state import ContinuumState
+from rho_domain.errors import WorkspaceGitError
 from rho_domain.messages import UserMessage
 from rho_domain.ports.model import ChatModel
 from rho_entry import wiring
@@ -185,3 +186,16 @@ def test_resume_continues_the_session_count_and_the_handoff_numbers(
     assert (final.session_count, final.last_handoff) == (3, 3)
     assert again.handoffs() == ["001-one.md", "002-two.md", "003-three.md"]
     assert "second" in again.models[0].requests[0].messages[0]["content"]
+
+
+def test_branch_switched_to_or_created_and_a_failure_stops_the_run(
+    world: Callable[..., Run],
+) -> None:
+    run = world([text("HANDOFF: b\nwork")])
+    run.go(branch="feature", max_sessions=1)
+    assert run.git("branch", "--show-current").strip() == "feature"
+    bad = world()
+    with pytest.raises(WorkspaceGitError, match=r"`git switch -c bad\.\.name` failed in .*: "):
+        bad.go(branch="bad..name")
+    assert (bad.saved[-1].status, bad.models) == ("error", [])
+    assert "bad..name" in bad.saved[-1].reason
