@@ -32,12 +32,27 @@ def repo(tmp_path: Path) -> Path:
 
 def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: Path) -> None:
     prd, home = str(tmp_path / "prd.md"), tmp_path
-    first = rho("continuum", prd, "-m", "demo", "--max-sessions", "1", "-y", cwd=repo, home=home)
+    secret_url = "http://user:hunter2@127.0.0.1:9/v1"  # the demo model never calls it
+    first = rho(
+        "continuum",
+        prd,
+        "-m",
+        "demo",
+        "--max-sessions",
+        "1",
+        "-y",
+        "--base-url",
+        secret_url,
+        cwd=repo,
+        home=home,
+    )
     assert first.returncode == 3, first.stderr  # paused: the sessions are used up
     assert "paused: used all 1 sessions" in first.stderr
     (state_file,) = (home / "rho" / "continuum").iterdir()
     state = json.loads(state_file.read_text())
     assert (state["format"], state["session_count"], state["status"]) == (1, 1, "paused")
+    assert state["config"]["max_sessions"] == 1
+    assert "hunter2" not in state_file.read_text()  # a base URL may hold a password
     again = rho(
         "continuum",
         prd,

@@ -66,4 +66,9 @@ class ContinuumState:
                 raise ValueError(f"{name} must be a whole number of 0 or more, not {value!r}")
         if not isinstance(fields.get("config", {}), dict):
             raise ValueError("config must be a JSON object")
+        cost = fields.get("cost_usd", 0.0)
+        if not isinstance(cost, int | float) or isinstance(cost, bool):
+            raise ValueError(f"cost_usd must be a number, not {cost!r}")
+        if not isinstance(fields.get("reason", ""), str):
+            raise ValueError("reason must be text")
         return cls(**fields)

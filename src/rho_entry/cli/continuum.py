@@ -176,8 +176,13 @@ def plan_of(args: argparse.Namespace, config: AgentConfig) -> ContinuumPlan:
 
 
 def recorded(args: argparse.Namespace) -> dict[str, object]:
-    """The flags a state file records (for the reader; a resume uses its own)."""
-    return {name: value for name, value in vars(args).items() if value is not None}
+    """The flags a state file records (for the reader; a resume uses its own). Not the base
+    URL: it may hold a password (``https://user:secret@host``)."""
+    return {
+        name: value
+        for name, value in vars(args).items()
+        if value is not None and name != "base_url"
+    }
 
 
 def _say(line: str) -> None:
