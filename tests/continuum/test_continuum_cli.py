@@ -3,6 +3,8 @@ session home, the state file, --resume, and the flags it refuses before anything
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -12,6 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_support import rho
+
+from rho_entry.cli.continuum import terminal_ask
 
 
 @pytest.fixture
@@ -97,3 +101,17 @@ def test_refused_before_anything_runs(
     assert done.returncode == 1
     assert said in done.stderr
     assert not (repo / ".rho-agent").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_question_is_asked_on_a_terminal_and_never_without_one() -> None:
+    said = io.StringIO()
+    answer = asyncio.run(terminal_ask("Which colour?\nNEEDS_INPUT", _Terminal("blue\n"), said))
+    assert answer == "blue"
+    assert "Which colour?" in said.getvalue()
+    assert asyncio.run(terminal_ask("Which?", io.StringIO("blue\n"), io.StringIO())) is None
+    assert asyncio.run(terminal_ask("Which?", _Terminal(""), io.StringIO())) is None
