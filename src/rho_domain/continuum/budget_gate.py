@@ -45,8 +45,9 @@ class BudgetGate:
         if isinstance(event, UsageRecorded):
             self._last_input = event.usage.input_tokens
 
-    def __call__(self, call: BeforeModelCall) -> ReplaceMessages | None:
-        """The history with ``WRAP_UP`` added when a tool round just ended above the limit."""
+    async def __call__(self, call: BeforeModelCall) -> ReplaceMessages | None:
+        """The history with ``WRAP_UP`` added when a tool round just ended above the limit.
+        Async although it awaits nothing: a sync hook gets a thread of its own per call."""
         after_tools = bool(call.messages) and isinstance(call.messages[-1], ToolResultMessage)
         if not after_tools or self._last_input < self.limit:
             return None
