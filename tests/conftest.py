@@ -234,7 +234,7 @@ LONG_TESTS = (
     "bench/test_bench_smoke.py::test_bench_pg_store",
     "bench/test_bench_smoke.py::test_bench_oneshot",
     "bench/test_bench_smoke.py::test_bench_overhead",
-    "docs/test_docs.py::test_block[README.md:762-python]",
+    "docs/test_docs.py::test_block[README.md:766-python]",
     "server/test_server_serve.py::test_a_pending_approval_survives_a_restart",
 )
 

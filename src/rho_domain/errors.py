@@ -41,6 +41,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── HookFailed                   a before-model hook failed or was late: no model call
     ├── ApproverFailed               an approver raised: the call waits for a decision
     ├── ExitRaised                   code plugged into the loop raised SystemExit or the like
+    ├── WorkspaceGitError            git failed in a continuum run's workspace; names the command
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
@@ -308,6 +309,11 @@ class RunSuperseded(StoreError):
 
 class TraceFormatError(StoreError):
     """A trace line has a format version this build cannot read."""
+
+
+class WorkspaceGitError(RhoError):
+    """Git failed in a continuum run's workspace (switching a branch, a commit): the run
+    stops, and the message names the git command and what git said."""
 
 
 class SessionStateError(RhoError):

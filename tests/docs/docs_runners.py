@@ -89,6 +89,9 @@ EXPECTED_EXIT: dict[str, int] = {
     # the turn stops on the rejection: no answer yet
     "rho-agent --resume latest --profile developer --deny demo_1 "
     '--reason "not on the build host"': 5,
+    # the demo model never says PROJECT COMPLETE: each run pauses at its session limit
+    "rho-agent continuum prd.txt -d shop -m demo -y --max-sessions 1": 3,
+    "rho-agent continuum prd.txt -d shop -m demo -y --max-sessions 2 --resume": 3,
 }
 
 # What the last line a command prints must contain, where its comment promises it.

@@ -137,6 +137,12 @@ def _eval(args: list[str]) -> int:
     return evaluate(args)
 
 
+def _continuum(args: list[str]) -> int:
+    from rho_entry.cli.continuum import main as continuum
+
+    return continuum(args)
+
+
 def _ps(args: list[str]) -> int:
     from rho_entry.cli.short_forms import ps
 
@@ -195,6 +201,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "monitor": _monitor,
     "export": _export,
     "eval": _eval,
+    "continuum": _continuum,
     "ps": _ps,
     "kill": _kill,
     "cancel": _cancel,

@@ -25,6 +25,7 @@ Run an agent on a task (one-shot), or open an interactive session (REPL).
   rho-agent ps | kill ID      short for: monitor ps | monitor cancel ID (kill: also cancel)
   rho-agent fork ID --at N    a new session from turn N of ID (without --at: list turns)
   rho-agent eval bird ...     run BIRD-Bench text-to-SQL (see: rho-agent eval -h)
+  rho-agent continuum PRD     build a PRD with developer sessions (docs/continuum.md)
   rho-agent stats [ID|--all]  telemetry: model calls (latency, tokens, cost), tool calls
   rho-agent serve             serve sessions over HTTP (see: rho-agent serve -h)
   rho-agent worker ...        run durable runs from a queue (extra dbos; docs/durable.md)

@@ -1,0 +1,139 @@
+"""What the continuum loop does in the workspace, all through the ``Executor`` port, so the
+same code runs locally or in a Daytona sandbox: git, the checks, the handoff files.
+
+Checks are argv, never a shell line: ``check_command`` splits a flag's text as a POSIX shell
+would split words and refuses shell operators (``&&``, ``|``, ``;``, ``>``...), since nothing
+would run them; put such a line in a script and name the script.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import attrs
+
+from rho_domain.continuum.handoffs import HANDOFFS_DIR
+from rho_domain.errors import ConfigError, ToolError, WorkspaceGitError
+from rho_domain.ports.commands import Command, CommandResult
+from rho_domain.ports.executor import Executor
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
+CHECK_TIMEOUT = 1800.0
+"""Seconds one check may run (a test suite)."""
+REPORT_TAIL = 4000
+"""Characters of a failing check's output the agent is shown (its end, where errors are)."""
+_OPERATORS = frozenset("();<>|&")
+IGNORED = ".rho-agent/"
+
+
+@attrs.frozen(kw_only=True)
+class CheckCommand:
+    """A check: the flag that gave it, its text as given, and its argv."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    flag: str
+    text: str
+    argv: tuple[str, ...]
+
+
+def check_command(flag: str, text: str) -> CheckCommand:
+    """``text`` (of ``flag``) as argv; raises ``ConfigError`` for an empty or unbalanced text
+    or one holding a shell operator."""
+    words = shlex.shlex(text, posix=True, punctuation_chars=True)
+    words.whitespace_split = True
+    try:
+        argv = tuple(words)
+    except ValueError as exc:
+        raise ConfigError(f"{flag} {text!r}: {exc} (quote it as a shell would)") from exc
+    operator = next((word for word in argv if word and set(word) <= _OPERATORS), None)
+    if operator is not None:
+        raise ConfigError(
+            f"{flag} {text!r}: {operator!r} is a shell operator, and checks run as one "
+            "command without a shell; put the line in a script and give the script"
+        )
+    if not argv:
+        raise ConfigError(f"{flag}: give a command, not an empty text")
+    return CheckCommand(flag=flag, text=text, argv=argv)
+
+
+async def run_argv(executor: Executor, argv: tuple[str, ...], timeout: float) -> CommandResult:
+    """``argv`` run in the workspace's root. Given to the shell quoted word by word
+    (``shlex.join``), so it runs as that one argv: a ``pipeline`` would be judged as a
+    read-only command (and ``git add`` refused), and the developer profile's shell runs any
+    command, as the agent's own ``bash`` calls do."""
+    return await executor.run(Command(shell=shlex.join(argv), timeout=timeout))
+
+
+async def git(executor: Executor, *args: str) -> str:
+    """``git ARGS`` in the workspace; its output. Raises ``WorkspaceGitError`` naming the command
+    and git's own words when it fails."""
+    result = await run_argv(executor, ("git", *args), 120.0)
+    if result.exit_code != 0:
+        said = result.output.strip() or f"exit code {result.exit_code}"
+        raise WorkspaceGitError(f"`git {' '.join(args)}` failed in {executor.working_dir}: {said}")
+    return result.output
+
+
+async def switch_branch(executor: Executor, branch: str) -> None:
+    """Work on ``branch``: switched to when it exists, created from HEAD when not. A failure
+    stops the run (the reference went on silently on the branch it was on)."""
+    present = await run_argv(executor, ("git", "rev-parse", "--verify", "--quiet", branch), 60.0)
+    await git(executor, "switch", *(() if present.exit_code == 0 else ("-c",)), branch)
+
+
+async def commit_all(executor: Executor, message: str) -> bool:
+    """``git add -A`` and a commit of ``message`` when anything changed; whether it committed."""
+    await git(executor, "add", "-A")
+    if not (await git(executor, "status", "--porcelain")).strip():
+        return False
+    await git(executor, "commit", "--quiet", "-m", message)
+    return True
+
+
+async def run_checks(executor: Executor, checks: tuple[CheckCommand, ...]) -> str | None:
+    """Every check in order; None when all pass, else the report of those that failed (each
+    one's command, exit code and the end of its output)."""
+    failed = []
+    for check in checks:
+        result = await run_argv(executor, check.argv, CHECK_TIMEOUT)
+        if result.exit_code == 0 and not result.timed_out:
+            continue
+        how = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        output = result.output[-REPORT_TAIL:]
+        failed.append(f"`{check.text}` ({check.flag}) failed, {how}:\n```\n{output}\n```")
+    return "\n\n".join(failed) if failed else None
+
+
+async def ignore_own_files(executor: Executor) -> None:
+    """``.rho-agent/`` (handoffs, the workspace's own files) listed in ``.gitignore``."""
+    try:
+        text = (await executor.read(".gitignore")).decode("utf-8", "replace")
+    except ToolError:
+        text = ""
+    if any(line.strip() in (IGNORED, IGNORED.rstrip("/")) for line in text.splitlines()):
+        return
+    joined = text if not text or text.endswith("\n") else text + "\n"
+    await executor.write(".gitignore", f"{joined}{IGNORED}\n".encode(), overwrite=True)
+
+
+async def handoff_names(executor: Executor) -> tuple[str, ...]:
+    """The names in the handoffs directory (none when it does not exist yet)."""
+    try:
+        return tuple(entry.name for entry in await executor.list_dir(HANDOFFS_DIR))
+    except ToolError:
+        return ()
+
+
+async def read_handoff(executor: Executor, name: str) -> str:
+    """The text of handoff ``name``."""
+    return (await executor.read(f"{HANDOFFS_DIR}/{name}")).decode("utf-8", "replace")
+
+
+async def write_handoff(executor: Executor, name: str, document: str) -> str:
+    """Write handoff ``name`` (a ``handoffs.handoff_name``); its path in the workspace."""
+    path = f"{HANDOFFS_DIR}/{name}"
+    await executor.write(path, document.encode(), overwrite=False)
+    return path

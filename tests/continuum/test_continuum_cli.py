@@ -1,0 +1,117 @@
+"""``rho-agent continuum`` through the CLI, in this process: the demo model's sessions in the
+session home, the state file, --resume, and the flags it refuses before anything runs."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
+from cli_support import rho
+
+from rho_entry.cli.continuum import terminal_ask
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("hello\n")
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "t@example.com"),
+        ("config", "user.name", "T"),
+        ("commit", "-q", "--allow-empty", "-m", "start"),
+    ):
+        subprocess.run(("git", *args), cwd=repo, check=True)
+    (tmp_path / "prd.md").write_text("Describe the repository.\n")
+    return repo
+
+
+def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: Path) -> None:
+    prd, home = str(tmp_path / "prd.md"), tmp_path
+    secret_url = "http://user:hunter2@127.0.0.1:9/v1"  # the demo model never calls it
+    first = rho(
+        "continuum",
+        prd,
+        "-m",
+        "demo",
+        "--max-sessions",
+        "1",
+        "-y",
+        "--base-url",
+        secret_url,
+        cwd=repo,
+        home=home,
+    )
+    assert first.returncode == 3, first.stderr  # paused: the sessions are used up
+    assert "paused: used all 1 sessions" in first.stderr
+    (state_file,) = (home / "rho" / "continuum").iterdir()
+    state = json.loads(state_file.read_text())
+    assert (state["format"], state["session_count"], state["status"]) == (1, 1, "paused")
+    assert state["config"]["max_sessions"] == 1
+    assert "hunter2" not in state_file.read_text()  # a base URL may hold a password
+    again = rho(
+        "continuum",
+        prd,
+        "-m",
+        "demo",
+        "--max-sessions",
+        "2",
+        "-y",
+        "--resume",
+        cwd=repo,
+        home=home,
+    )
+    assert again.returncode == 3, again.stderr
+    handoffs = sorted(p.name for p in (repo / ".rho-agent" / "handoffs").iterdir())
+    assert handoffs == ["001-session-1.md", "002-session-2.md"]
+    log = subprocess.run(
+        ("git", "log", "--format=%s"), cwd=repo, check=True, capture_output=True, text=True
+    )
+    assert log.stdout.splitlines() == ["continuum: session 1", "start"]  # session 2: no change
+    # both sessions are in the session home, where ps, monitor and export find them
+    listed = rho("ps", "--json", cwd=repo, home=home)
+    sessions = json.loads(listed.stdout)
+    assert [s["profile"] for s in sessions] == ["developer", "developer"]
+    assert all("## PRD\n\nDescribe the repository." in s["first_prompt"] for s in sessions)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--test-cmd", "make && make test"), "'&&' is a shell operator"),
+        (("--lint-cmd", "ruff check > out"), "'>' is a shell operator"),
+        (("--budget-threshold", "1.5"), "--budget-threshold must be above 0"),
+        (("--max-sessions", "0"), "--max-sessions must be at least 1"),
+        (("-y", "--resume"), "--resume: no continuum run is recorded in"),
+        ((), "stdin is not a terminal to answer on: give -y"),
+    ],
+)
+def test_refused_before_anything_runs(
+    repo: Path, tmp_path: Path, flags: tuple[str, ...], said: str
+) -> None:
+    done = rho("continuum", str(tmp_path / "prd.md"), "-m", "demo", *flags, cwd=repo, home=tmp_path)
+    assert done.returncode == 1
+    assert said in done.stderr
+    assert not (repo / ".rho-agent").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_question_is_asked_on_a_terminal_and_never_without_one() -> None:
+    said = io.StringIO()
+    answer = asyncio.run(terminal_ask("Which colour?\nNEEDS_INPUT", _Terminal("blue\n"), said))
+    assert answer == "blue"
+    assert "Which colour?" in said.getvalue()
+    assert asyncio.run(terminal_ask("Which?", io.StringIO("blue\n"), io.StringIO())) is None
+    assert asyncio.run(terminal_ask("Which?", _Terminal(""), io.StringIO())) is None
