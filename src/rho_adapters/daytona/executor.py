@@ -22,28 +22,25 @@ shell in the same sandbox could swap a directory for a symlink; restricted profi
 
 from __future__ import annotations
 
-import asyncio
 import posixpath
 import re
-import secrets
 import stat as stat_mod
 import time
 from collections.abc import Sequence
 
 import httpx
 
-from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona import scripts
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import list_script, parse_listing
-from rho_adapters.daytona.placing import place, placed
 from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
+from rho_adapters.daytona.writing import write_file
 from rho_adapters.local.files import kind_of
-from rho_domain.create_only import create_only_refusal, created_content_refusal
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text, temp_name
+from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
@@ -51,8 +48,7 @@ from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
-from rho_domain.write_rules import check_write_mode, write_refusal
-from rho_domain.written_content import content_refusal
+from rho_domain.write_rules import write_refusal
 
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 
@@ -181,48 +177,8 @@ class DaytonaExecutor(Executor):
         return parse_listing(answer, self._workspace.roots.display(root, parts))
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
-        """See ``Executor.write``."""
-        check_write_mode(path, self.file_write, overwrite=overwrite)
-        check_path_text(path)
-        check_file_path(path)
-        self._workspace.check_write(path, ())
-        if reason := content_refusal(path, data):
-            raise SensitivePath(reason)
-        res, _, parts = await self._workspace.resolve(path, write=True)
-        self._workspace.check_write(path, parts)
-        created = self.file_write is FileWriteMode.CREATE_ONLY
-        relative = "/".join(parts)
-        if created and (
-            reason := create_only_refusal(relative)
-            # off the loop: a 10 MB sheet of numbers is parsed in about a second
-            or await asyncio.to_thread(created_content_refusal, relative, data)
-        ):
-            raise PermissionDenied(reason)
-        if not parts:
-            raise ToolError(f"{path} is the workspace directory")
-        if res.is_link:
-            raise PermissionDenied(f"{path} is a symbolic link; writing through links is refused")
-        if res.mode is not None and not stat_mod.S_ISREG(res.mode):
-            raise ToolError(f"{path} exists and is not a regular file")
-        if res.mode is not None and not overwrite:
-            raise PermissionDenied(f"{path} already exists and may not be overwritten")
-        if res.mode is not None and res.links > 1:  # as locally (``local.files``)
-            raise PermissionDenied(f"{path} has other hard links; refusing to write it")
-        target = res.canonical
-        parent, name = posixpath.split(target)
-        temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
-        root = self._workspace.roots.root
-        dirs = [posixpath.join(root, *parts[:depth]) for depth in range(1, len(parts))]
-        answer = await place(
-            self._workspace.api,
-            await self._workspace.ensure(),
-            temp=temp,
-            data=data,
-            shown=path,
-            finalize=path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite),
-            timeout=RESOLVE_TIMEOUT,
-        )
-        return placed(answer, path, target, root)
+        """See ``Executor.write`` (``writing.write_file``)."""
+        return await write_file(self._workspace, self.file_write, path, data, overwrite=overwrite)
 
     async def upload(self, files: Sequence[FileUpload]) -> None:
         """See ``Executor.upload``: anywhere in the sandbox (a relative path joins the
