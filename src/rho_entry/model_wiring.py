@@ -18,6 +18,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
+from rho_entry.config.env_settings import base_url_of
 
 
 def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
@@ -39,19 +40,11 @@ def _api_key(config: AgentConfig, variable: str, environ: Mapping[str, str]) -> 
     return key
 
 
-def base_url_from(environ: Mapping[str, str]) -> str | None:
-    """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
-    as for the CLI), for a config that names none."""
-    from rho_entry.config.settings import ENV_VARS
-
-    return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
-
-
 def _with_base_url(config: AgentConfig, environ: Mapping[str, str]) -> AgentConfig:
     """``config`` with the environment's base URL when it names none (as the CLI does)."""
     if config.base_url:
         return config
-    return attrs.evolve(config, base_url=base_url_from(environ))
+    return attrs.evolve(config, base_url=base_url_of(config, environ))
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
@@ -118,7 +111,7 @@ def calls_https(config: AgentConfig, environ: Mapping[str, str]) -> bool:
 
     if config.model == DEMO_MODEL:
         return False
-    url = config.base_url or base_url_from(environ)
+    url = base_url_of(config, environ)
     if not url:
         from rho_entry.config.settings import provider_of
 

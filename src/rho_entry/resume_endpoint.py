@@ -50,11 +50,11 @@ class Endpoint:
         )
         if env is None:
             return endpoint
+        from rho_entry.config.env_settings import base_url_of
         from rho_entry.config.settings import provider_of
-        from rho_entry.model_wiring import base_url_from
 
         keys = frozenset(name for name, value in env.items() if value and name.endswith("_API_KEY"))
-        own = attrs.evolve(config, base_url=config.base_url or base_url_from(env))
+        own = attrs.evolve(config, base_url=base_url_of(config, env))
         return attrs.evolve(endpoint, sends_to=provider_of(own, env).name, keys_set=keys)
 
 

@@ -31,6 +31,7 @@ from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.source import ToolSource
+from rho_entry.config.env_settings import base_url_from
 from rho_entry.config.home import config_dir
 from rho_entry.executor_wiring import (
     build_daytona_executor,
@@ -39,7 +40,7 @@ from rho_entry.executor_wiring import (
     say_unprotected,
     working_dir_of,
 )
-from rho_entry.model_wiring import api_key_for, base_url_from, build_model, transport_of
+from rho_entry.model_wiring import api_key_for, build_model, transport_of
 
 if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver

@@ -17,25 +17,30 @@ import pytest
 from db_support import Server
 
 from rho_adapters.db.mysql import MysqlDatabase
+from rho_domain.database_config import DatabaseConfig
 from rho_domain.errors import StatementRefused
 from rho_domain.sql.mysql_versions import mysql_builtins, server_version
 
 LATER = ("sformat('{}', 1)", "natural_sort_key('a10')", "json_normalize('{}')", "to_char(now())")
 
 
-class _OlderServer(MysqlDatabase):
-    """The real server, greeting as MariaDB 10.5 (no name built in from 10.6 on)."""
+class _Greeting(MysqlDatabase):
+    """The real server (10.11), greeting as the version ``greeting`` says."""
+
+    def __init__(self, greeting: str, config: DatabaseConfig) -> None:
+        super().__init__("t", config)
+        self.greeting = greeting
 
     def _open(self) -> Any:
         conn = super()._open()
-        conn.get_server_info = lambda: "10.5.27-MariaDB-log"
+        conn.get_server_info = lambda: self.greeting
         return conn
 
 
 async def test_a_name_built_in_only_later_is_refused_on_an_older_server(
     mariadb_server: Server,
 ) -> None:
-    older = _OlderServer("t", mariadb_server.config)
+    older = _Greeting("10.5.27-MariaDB-log", mariadb_server.config)  # none from 10.6 on
     newer = MysqlDatabase("t", mariadb_server.config)
     try:
         for call in LATER:
@@ -91,19 +96,10 @@ VERSIONS = [
 ]  # fmt: skip
 
 
-class _Greeting(MysqlDatabase):
-    """The real server (10.11, which builds JSON_PRETTY in), greeting as 10.6.11."""
-
-    def _open(self) -> Any:
-        conn = super()._open()
-        conn.get_server_info = lambda: "5.5.5-10.6.11-MariaDB"
-        return conn
-
-
 async def test_json_pretty_is_refused_on_a_series_release_without_it(
     mariadb_server: Server,
 ) -> None:
-    older = _Greeting("t", mariadb_server.config)
+    older = _Greeting("5.5.5-10.6.11-MariaDB", mariadb_server.config)  # 10.11 has JSON_PRETTY
     newer = MysqlDatabase("t", mariadb_server.config)
     try:
         with pytest.raises(StatementRefused) as info:

@@ -139,6 +139,16 @@ async def wait_idle(client: httpx.AsyncClient, session_id: str) -> dict[str, Any
     return detail
 
 
+async def finished_sessions(client: httpx.AsyncClient, count: int) -> list[str]:
+    """The ids of ``count`` sessions started with the prompt "hi", each run to idle."""
+    ids = []
+    for _ in range(count):
+        sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+        await wait_idle(client, sid)
+        ids.append(sid)
+    return ids
+
+
 class UvicornThread:
     """The app served by a real uvicorn on 127.0.0.1 (a free port), in a thread, on the
     listening socket ``rho-agent serve`` makes (``startup_checks.listen``).

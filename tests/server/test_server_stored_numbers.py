@@ -15,7 +15,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import UvicornThread, app_for, client_for, place, sse_blocks, wait_idle
+from server_support import (
+    UvicornThread,
+    app_for,
+    client_for,
+    finished_sessions,
+    place,
+    sse_blocks,
+    wait_idle,
+)
 
 from rho_adapters.codec import decode_event_line
 from rho_adapters.fakes import FunctionModel, text
@@ -43,11 +51,7 @@ async def test_a_trace_line_with_numbers_no_reader_can_show_leaves_the_listing_w
     where = place(tmp_path)
     app = app_for(where, FunctionModel(lambda request: text("done")))
     async with client_for(app) as client:
-        ids = []
-        for _ in range(2):
-            sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
-            await wait_idle(client, sid)
-            ids.append(sid)
+        ids = await finished_sessions(client, 2)
         odd_time, odd_count = (where.sessions / sid / "trace.jsonl" for sid in ids)
         odd_time.write_bytes(odd_time.read_bytes() + _run_end("NaN") + b"\n")
         odd_count.write_bytes(odd_count.read_bytes() + _run_end("1", tokens="1e999") + b"\n")

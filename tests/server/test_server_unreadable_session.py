@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from server_support import app_for, by_prompt, client_for, place, wait_idle
+from server_support import app_for, by_prompt, client_for, finished_sessions, place
 
 from rho_adapters.store.layout import META_BYTES
 from rho_adapters.store.trace import TRACE_BYTES
@@ -25,11 +25,7 @@ async def test_a_refused_delete_changes_nothing_and_an_unreadable_summary_is_no_
     app = app_for(where, model)
     host = app.state.host
     async with client_for(app) as client:
-        ids = []
-        for _ in range(4):
-            sid = (await client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
-            await wait_idle(client, sid)
-            ids.append(sid)
+        ids = await finished_sessions(client, 4)
         busy, summary, broken, elsewhere = ids
         assert (await client.post(f"/api/sessions/{busy}/chat", json={"prompt": "x"})).is_success
         await model.hanging.wait()  # its run is in progress

@@ -227,7 +227,7 @@ def bounded_lines(conn: Any, session_id: str, after: int, limit: int) -> list[An
         (session_id, after, limit, session_id, after),
     ).fetchall()
     if int(rows[0][0]) > limit:
-        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
+        raise trace_too_large(session_id, limit)
     return [(seq, line) for _, seq, line in rows if seq is not None]
 
 
@@ -242,7 +242,7 @@ def bounded_text(conn: Any, session_id: str, limit: int) -> str:
         (session_id, session_id, limit),
     ).fetchone()
     if int(total) > limit:
-        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
+        raise trace_too_large(session_id, limit)
     return str(text or "")
 
 
@@ -252,6 +252,11 @@ def too_large(what: str, limit: int) -> StoredPastBound:
         f"{what} holds more than {limit} bytes, far more than rho-agent writes there; not "
         "read (restore or delete that row)"
     )
+
+
+def trace_too_large(session_id: str, limit: int) -> StoredPastBound:
+    """``too_large`` for session ``session_id``'s trace rows, past ``limit`` bytes together."""
+    return too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
 
 
 def ensure_schema(conn: Any, address: StoreAddress) -> int:

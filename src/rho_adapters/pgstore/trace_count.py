@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from rho_adapters.pgstore.schema import too_large
+from rho_adapters.pgstore.schema import trace_too_large
 
 COUNTS_LIMIT = 10_000
 
@@ -48,7 +48,7 @@ class TraceCounts:
             size = 0
         size += int(added)
         if size > bound:
-            raise too_large(f"session {session_id}'s trace (its rho_events rows)", bound)
+            raise trace_too_large(session_id, bound)
         with self._lock:
             if len(self._counts) >= self._limit:
                 self._counts.clear()  # a fresh start costs one whole sum per session

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rho_adapters.pgstore.schema import too_large
+from rho_adapters.pgstore.schema import trace_too_large
 from rho_domain.ports.trace_reads import TraceLine, TraceRead, TraceTail
 
 _READ = (
@@ -45,8 +45,9 @@ def _rows(conn: Any, session_id: str, after: int, limit: int) -> tuple[str | Non
     params = (session_id, after, session_id, after, limit, session_id, after)
     rows = conn.execute(_READ, params).fetchall()
     if int(rows[0][1]) > limit:
-        raise too_large(f"session {session_id}'s trace (its rho_events rows)", limit)
-    return rows[0][0], [(seq, line, version) for _, _, seq, line, version in rows if seq]
+        raise trace_too_large(session_id, limit)
+    found = [(seq, line, version) for _, _, seq, line, version in rows if seq is not None]
+    return rows[0][0], found
 
 
 def _read(rows: list[Any], *, restarted: bool, tail: TraceTail) -> TraceRead:

@@ -16,7 +16,7 @@ import attrs
 
 from rho_adapters.model.providers import DEMO_MODEL
 from rho_domain.config import AgentConfig
-from rho_entry.config.env_settings import ENV_VARS
+from rho_entry.config.env_settings import base_url_of
 
 if TYPE_CHECKING:
     from rho_adapters.model.providers import Provider
@@ -58,7 +58,7 @@ def missing_endpoint(config: AgentConfig, env: Mapping[str, str]) -> str | None:
     (``settings.check_endpoint``)."""
     if config.model == DEMO_MODEL:
         return None
-    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    url = base_url_of(config, env)
     if url:
         return hosted_key_missing(attrs.evolve(config, base_url=url), env)
     variable = api_key_variable(config, env)

@@ -35,9 +35,12 @@ store staleness window      RHO_AGENT_STORE_STALE_AFTER      (PostgreSQL store; 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rho_domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rho_domain.config import AgentConfig
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
@@ -77,6 +80,19 @@ sources for names missing here)."""
 
 INT_FIELDS = frozenset({"max_turns", "repeat_limit", "context_window", "model_retries"})
 FLOAT_FIELDS = frozenset({"model_timeout"})
+
+
+def base_url_from(environ: Mapping[str, str]) -> str | None:
+    """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
+    as for the CLI), for a config that names none."""
+    return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
+
+
+def base_url_of(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
+    """The base URL ``config``'s model calls go to when one is named: the config's own, else
+    the environment's (``base_url_from``); None when neither names one (the provider's
+    default then)."""
+    return config.base_url or base_url_from(environ)
 
 
 def parse_env(name: str, raw: str, variable: str) -> Any:

@@ -38,7 +38,7 @@ from rho_entry.config.endpoint_checks import (
     missing_endpoint,
     provider_of,
 )
-from rho_entry.config.env_settings import ENV_VARS, parse_env
+from rho_entry.config.env_settings import ENV_VARS, base_url_of, parse_env
 from rho_entry.config.home import absolute, config_dir
 
 __all__ = [
@@ -152,7 +152,7 @@ def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
     A URL's password is shown as ``***``: the header goes to terminals and CI logs."""
     if config.model == DEMO_MODEL:
         return "offline (scripted demo)"
-    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    url = base_url_of(config, env)
     shown = hide_url_logins(url) if url else None
     try:
         row = provider_of(attrs.evolve(config, base_url=url), env)

@@ -146,10 +146,11 @@ class SessionOpener:
         runtime allows (by content), this runtime's endpoint, auto-approval and MCP servers, a
         working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
+        from rho_entry.config.env_settings import base_url_of
         from rho_entry.resume_endpoint import Endpoint
         from rho_entry.resume_limits import limits_of
         from rho_entry.resume_policy import ResumeAuthority
-        from rho_entry.wiring import base_url_from, working_dir_of
+        from rho_entry.wiring import working_dir_of
 
         config = self.agent.config
         roots = self.roots or (Path(working_dir_of(config)),)
@@ -157,7 +158,7 @@ class SessionOpener:
         if self.ports.get("model") is None:
             endpoint = attrs.evolve(
                 Endpoint.of(config, os.environ),
-                base_url=config.base_url or base_url_from(os.environ),
+                base_url=base_url_of(config, os.environ),
             )
         return ResumeAuthority(
             profiles=self.profiles,
