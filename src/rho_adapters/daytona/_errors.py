@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from rho_adapters.model._errors import hide_secrets
+from rho_adapters.model.secret_hiding import hide_secrets
 from rho_domain.errors import ExecutorError, PermissionDenied, RhoError, ToolError
 
 _MAX_BODY = 300

@@ -7,19 +7,18 @@ authentication, wait on rate limits); ``stream_error`` does the same for an erro
 a 200 stream. Those two, and the reading of error bodies, are ``error_bodies``'s, named here
 and imported with the first name asked for (a run whose server answers never reads an error
 body). ``explain`` adds, once, where the call went and what to check: the URL and model, the
-variable the key came from, ``--model`` and the ``/v1`` path.
+variable the key came from, ``--model`` and the ``/v1`` path, the server's words less the
+secrets they quote (``secret_hiding``'s, imported with the first failure explained).
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import socket
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from rho_domain.errors import (
     AuthenticationError,
@@ -31,7 +30,6 @@ from rho_domain.errors import (
     ModelTimeout,
 )
 from rho_domain.lazy_names import lazy_names
-from rho_domain.url_logins import hide_url_logins
 
 if TYPE_CHECKING:  # an error body's reading: with the first error a server sends
     from rho_adapters.model.error_bodies import SAID_CHARS as SAID_CHARS
@@ -56,9 +54,6 @@ __getattr__ = lazy_names(
         _BODIES,
     ),
 )
-
-_SECRET_KEY_LENGTH = 12  # shorter keys are placeholders, not hidden
-_URL_SAFE = str.maketrans("+/", "-_")
 
 
 def _kinds(name: str) -> tuple[type[Exception], ...]:
@@ -190,32 +185,9 @@ def explain(
     # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
     # words may quote that URL: the message goes to the trace, --json and the terminal.
     if exc.args:
+        from rho_adapters.model.secret_hiding import hide_secrets  # with the first failure
+
         exc.args = (hide_secrets(str(exc.args[0]), key), *exc.args[1:])
-
-
-def hide_secrets(text: str, key: str | None) -> str:
-    """``text`` without ``key`` (the API key sent) and without a URL's password: for what a
-    server said that is kept or shown (an error's message, a skipped event's trace)."""
-    text = hide_url_logins(text)
-    # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
-    # mangle the server's words wherever those letters appear
-    if key is not None and len(key) >= _SECRET_KEY_LENGTH:
-        for form in _key_forms(key):
-            text = text.replace(form, "***")
-    return text
-
-
-def _key_forms(key: str) -> list[str]:
-    """``key`` as a server may echo it: whole, URL-encoded, JSON-escaped, and base64'd (a
-    header echoed in a body), longest first. Inside a longer base64 text the key starts at
-    one of three alignments: each is the run of characters that depend on its bytes only."""
-    raw, forms = key.encode(), {key, quote(key, safe=""), quote_plus(key), json.dumps(key)[1:-1]}
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode()
-        core = encoded[4 if shift else 0 : (shift + len(raw)) // 3 * 4]
-        if len(core) >= _SECRET_KEY_LENGTH:
-            forms.update((core, core.translate(_URL_SAFE)))
-    return sorted(forms, key=len, reverse=True)
 
 
 def _add_endpoint_hint(

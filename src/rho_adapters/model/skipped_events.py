@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rho_adapters.model._errors import hide_secrets
-
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent, StreamWarning, TraceName
 
@@ -37,6 +35,8 @@ class Skips:
             self.more += 1
             return []
         self.reported += 1
+        from rho_adapters.model.secret_hiding import hide_secrets  # with the first skip
+
         # a gateway may echo the request's headers: the trace keeps no key (as errors do not)
         return [_trace(name, what, hide_secrets(data, self.key), self.url)]
 

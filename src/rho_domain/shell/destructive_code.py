@@ -19,8 +19,8 @@
   ``+cmd``, ``--cmd``, ``-S``/``-s``/``-u`` scripts, ``--eval``, ``-l``) or on standard input
   ask; ``vim +12 file`` does not;
 * SQL clients (psql, mysql/mariadb, sqlite3): SQL given inline or in a here-document asks
-  unless the SQL check (``rho_domain.sql.classify``) finds one read-only statement; SQL from a
-  file or a pipe asks, as do sqlite3's dot-commands but a few that only show things.
+  unless the SQL check finds one read-only statement; SQL from a file or a pipe asks
+  (``shell.destructive_sql``).
 
 Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None;
 ``runs_stdin(name)`` says whether it runs its standard input as code.
@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.awk import check_awk
 from rho_domain.shell.destructive_sed import sed_reason
+from rho_domain.shell.destructive_sql import SQL_CLIENTS, sql_reason
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.sql import classify
 
 Stdin = str  # "" nothing, "pipe", "file", or a here-document's text
 Nested = Callable[[str, str], str]  # (shell text, who runs it) -> reason, one level deeper
@@ -61,17 +61,6 @@ _INTERPRETER_VALUED = frozenset(
 )  # fmt: skip
 _AWKS = frozenset(["awk", "gawk", "mawk", "nawk"])
 _SHELL_VALUED = frozenset(["-o", "+o", "-O", "+O", "--rcfile", "--init-file"])
-_SQL_DIALECT = {"psql": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite3": "sqlite"}
-_SQL_INLINE = {
-    "psql": ("-c", "--command"),
-    "mysql": ("-e", "--execute"),
-    "mariadb": ("-e", "--execute"),
-}
-_SQL_FILE = {"psql": ("-f", "--file"), "sqlite3": ("-init",)}
-_SQLITE_VALUED = frozenset(["-separator", "-nullvalue", "-newline", "-cmd", "-init"])
-_SQLITE_SHOWS = frozenset(
-    [".tables", ".schema", ".indexes", ".headers", ".mode", ".databases", ".dump", ".help"]
-)
 
 
 def runner_for(name: str) -> Runner | None:
@@ -92,7 +81,7 @@ def runs_stdin(name: str) -> bool:
         name in SHELLS
         or _INTERPRETER.match(name)
         or name in _VIMS
-        or name in _SQL_DIALECT
+        or name in SQL_CLIENTS
         or name in ("at", "batch")
     )
 
@@ -214,50 +203,6 @@ def _find(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: J
     return ""
 
 
-def _sql_client(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
-    found = _sql_statements(name, args)
-    if isinstance(found, str):
-        return found
-    if not found and stdin in ("pipe", "file"):
-        return f"{name} runs SQL from a {stdin} the approval check cannot read"
-    for sql in found or ([stdin] if stdin else []):
-        verdict = classify(sql, _SQL_DIALECT[name])
-        if not verdict.read_only:
-            return f"{name} runs SQL that is not one read-only statement ({verdict.reason})"
-    return ""
-
-
-def _sql_statements(name: str, args: Sequence[Arg]) -> list[str] | str:
-    """The SQL given on the command line, or the reason to ask."""
-    inline, files = _SQL_INLINE.get(name, ()), _SQL_FILE.get(name, ())
-    statements: list[str] = []
-    operands: list[str] = []
-    words = list(args)
-    while words:
-        arg = words.pop(0)
-        if arg is None:
-            return f"{name} with a glob or generated word"
-        option, eq, value = arg.partition("=")
-        if option in files:
-            return f"{name} {option}: runs SQL from a file the approval check cannot read"
-        if option in inline or (name == "sqlite3" and option == "-cmd"):
-            statements.append(value if eq else str(words.pop(0) if words else ""))
-        elif inline and arg[:2] == inline[0] and len(arg) > 2:
-            statements.append(arg[2:])  # -cSQL, -eSQL
-        elif name == "sqlite3" and arg in _SQLITE_VALUED:
-            words = words[1:]
-        elif not arg.startswith("-"):
-            operands.append(arg)
-    if name == "sqlite3":  # after the database file: SQL or dot-commands
-        for operand in operands[1:]:
-            command = operand.split()[0] if operand.split() else ""
-            if command.startswith(".") and command not in _SQLITE_SHOWS:
-                return f"{name} {command}: a dot-command that may run or write"
-            if not command.startswith("."):
-                statements.append(operand)
-    return statements
-
-
 # Editors run their own command language (vim's ex commands with ``!`` and ``system()``,
 # emacs lisp): given on the command line, from a script file or on standard input, it asks.
 _VIMS = frozenset(["vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "rvim", "evim", "ed"])
@@ -289,6 +234,10 @@ def _sed(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Ju
     return sed_reason(name, args)
 
 
+def _sql_client(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    return sql_reason(name, args, stdin)
+
+
 _RUNNERS: dict[str, Runner] = {
     "sed": _sed,
     **dict.fromkeys(_VIMS, _editor),
@@ -299,5 +248,5 @@ _RUNNERS: dict[str, Runner] = {
     "at": _at,
     "batch": _at,
     "find": _find,
-    **dict.fromkeys(_SQL_DIALECT, _sql_client),
+    **dict.fromkeys(SQL_CLIENTS, _sql_client),
 }
