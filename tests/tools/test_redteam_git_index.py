@@ -81,6 +81,10 @@ ATTACKS = [
     # an object store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
     f"printf '{GZIP}' | cat - od/OBJECT_IN_STORE | zcat",
     "find od -type f | xargs cat | zcat",
+    # a git directory with no objects (GIT_OBJECT_DIRECTORY names the store): a HEAD beside
+    # refs is enough for git (probeshell22c)
+    "cat sep/gx/config",
+    "cd sep/gx && cat config",
 ]
 
 
@@ -123,6 +127,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
                        capture_output=True, text=True)  # fmt: skip
     (root / "gd/COMMIT_EDITMSG").write_text(f"# {MARK}\n+TOKEN={ENV_MARK}\n")
     shutil.copytree(root / "store/objects", root / "od")
+    (root / "sep/gx/refs/heads").mkdir(parents=True)  # no objects: GIT_OBJECT_DIRECTORY=od
+    (root / "sep/gx/HEAD").write_text("ref: refs/heads/main\n")
+    (root / "sep/gx/config").write_text(f'[remote "o"]\n\turl = https://x:{ENV_MARK}-gx@h\n')
     return root
 
 
@@ -165,6 +172,10 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     assert MARK.encode() in (ws / "mirror.git/worktrees/wtree/index").read_bytes()
     assert f"x:{ENV_MARK}-store@" in (ws / "store/config").read_text()  # a bare store's token
     assert MARK.encode() in (ws / "gd/index").read_bytes()  # a --separate-git-dir's index
+    gx = subprocess.run(["git", "--git-dir=sep/gx", "config", "remote.o.url"], cwd=ws,
+                        env={**ENV, "GIT_OBJECT_DIRECTORY": str(ws / "od")},
+                        capture_output=True, text=True).stdout  # fmt: skip
+    assert f"x:{ENV_MARK}-gx@" in gx, gx  # git takes a HEAD beside refs for a git directory
     stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE", "- od/OBJECT_IN_STORE")
     for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
@@ -211,9 +222,10 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     out = await run_restricted(str(ws), "cd store && git show main:a.txt", backend, pool)
     assert out.startswith("plain\n[exit code 0"), out  # git reads the bare store's objects
     # a git directory by its shape: its config, index and scratch files are a .git's
-    shape = "a git directory by its shape (a HEAD beside objects and refs), where it is"
+    shape = "a git directory by its shape (a HEAD beside refs or a commondir), where it is"
     for command, where in (
         ("cat store/config", ".git/config: "),
+        ("cat sep/gx/config", ".git/config: "),
         ("strings gd/index", ".git/index: "),
         ("cat gd/COMMIT_EDITMSG", ".git/COMMIT_EDITMSG: "),
     ):
