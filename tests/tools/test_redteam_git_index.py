@@ -280,5 +280,9 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws), od_object, "store/config"):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert "is a secret location" in out, (path, out)
+    out = await call_tool(ReadHandler(), {"path": "sep/gx/config"}, executor)
+    assert "a git directory by its shape (a HEAD beside refs" in out, out
+    out = await call_tool(ReadHandler(), {"path": "sep/notes"}, executor)
+    assert "is another name (a hard link) of a secrets file" in out, out
     out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)
     assert MARK not in out, out
