@@ -5,7 +5,9 @@ directories no name tells from any other directory: ``cat store/config`` printed
 URL's ``user:token@`` and ``strings gd/index`` the names inside a committed secret directory,
 on every backend, where ``.git/config`` and ``.git/index`` were refused. git itself decides
 by looking beside them (``is_git_directory`` in git's setup.c: a ``HEAD``, ``objects`` and
-``refs``, or a ``commondir`` leading to them, a linked worktree's); so do the executors, which
+``refs``, or a ``commondir`` leading to them, a linked worktree's; no ``objects`` when
+``GIT_OBJECT_DIRECTORY`` names the store elsewhere, so a ``HEAD`` beside ``refs`` suffices
+here, probeshell22c); so do the executors, which
 see the file system (``shape_of`` a directory's entry names): a path below a git directory
 is judged also as if the directory were named ``.git`` (its config, index and scratch files
 are the named ``.git/...`` ones, ``GIT_FILES``). Likewise an object store named otherwise
@@ -22,9 +24,9 @@ from collections.abc import Iterable
 from rho_domain.names import folded
 from rho_domain.secrets import SecretPolicy, in_git_store
 
-GIT_DIR = "g"  # a git directory: a HEAD beside objects and refs, or beside a commondir
+GIT_DIR = "g"  # a git directory: a HEAD beside refs (objects may be elsewhere) or a commondir
 STORE = "s"  # an object store: an info beside a pack
-_GIT_DIR_NEEDS = (frozenset(("head", "objects", "refs")), frozenset(("head", "commondir")))
+_GIT_DIR_NEEDS = (frozenset(("head", "refs")), frozenset(("head", "commondir")))
 _STORE_NEEDS = frozenset(("info", "pack"))
 
 
@@ -62,8 +64,8 @@ def shaped_refusal(policy: SecretPolicy, path: str, place: str, kind: str) -> st
     if in_git_store(named) or not (reason := policy.location_refusal(named)):
         return None
     return (
-        f"{path!r} is in {place}, a git directory by its shape (a HEAD beside objects and "
-        f"refs), where it is .git{rel}: {reason}"
+        f"{path!r} is in {place}, a git directory by its shape (a HEAD beside refs "
+        f"or a commondir), where it is .git{rel}: {reason}"
     )
 
 

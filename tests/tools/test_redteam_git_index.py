@@ -81,6 +81,12 @@ ATTACKS = [
     # an object store by no name objects (GIT_OBJECT_DIRECTORY=od): an info beside a pack
     f"printf '{GZIP}' | cat - od/OBJECT_IN_STORE | zcat",
     "find od -type f | xargs cat | zcat",
+    # a git directory with no objects (GIT_OBJECT_DIRECTORY names the store): a HEAD beside
+    # refs is enough for git (probeshell22c); and a hard link to a bare store's config
+    "cat sep/gx/config",
+    "cd sep/gx && cat config",
+    "cat sep/notes",
+    "grep -r K-ENV-MARK-store sep",
 ]
 
 
@@ -123,6 +129,10 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
                        capture_output=True, text=True)  # fmt: skip
     (root / "gd/COMMIT_EDITMSG").write_text(f"# {MARK}\n+TOKEN={ENV_MARK}\n")
     shutil.copytree(root / "store/objects", root / "od")
+    (root / "sep/gx/refs/heads").mkdir(parents=True)  # no objects: GIT_OBJECT_DIRECTORY=od
+    (root / "sep/gx/HEAD").write_text("ref: refs/heads/main\n")
+    (root / "sep/gx/config").write_text(f'[remote "o"]\n\turl = https://x:{ENV_MARK}-gx@h\n')
+    (root / "sep/notes").hardlink_to(root / "store/config")  # after the last write of it
     return root
 
 
@@ -165,6 +175,11 @@ def test_gits_files_name_and_hold_the_secrets(ws: Path) -> None:
     assert MARK.encode() in (ws / "mirror.git/worktrees/wtree/index").read_bytes()
     assert f"x:{ENV_MARK}-store@" in (ws / "store/config").read_text()  # a bare store's token
     assert MARK.encode() in (ws / "gd/index").read_bytes()  # a --separate-git-dir's index
+    gx = subprocess.run(["git", "--git-dir=sep/gx", "config", "remote.o.url"], cwd=ws,
+                        env={**ENV, "GIT_OBJECT_DIRECTORY": str(ws / "od")},
+                        capture_output=True, text=True).stdout  # fmt: skip
+    assert f"x:{ENV_MARK}-gx@" in gx, gx  # git takes a HEAD beside refs for a git directory
+    assert (ws / "sep/notes").samefile(ws / "store/config")  # one file, two names
     stores = ("- mirror.OBJECT_IN_GIT", "- store/objects/OBJECT_IN_STORE", "- od/OBJECT_IN_STORE")
     for attack in (INFLATE, *(INFLATE.replace("- OBJECT", store) for store in stores)):
         zcat = subprocess.run(_attack(attack, ws), shell=True, cwd=ws, capture_output=True,
@@ -211,14 +226,19 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     out = await run_restricted(str(ws), "cd store && git show main:a.txt", backend, pool)
     assert out.startswith("plain\n[exit code 0"), out  # git reads the bare store's objects
     # a git directory by its shape: its config, index and scratch files are a .git's
-    shape = "a git directory by its shape (a HEAD beside objects and refs), where it is"
+    shape = "a git directory by its shape (a HEAD beside refs or a commondir), where it is"
     for command, where in (
         ("cat store/config", ".git/config: "),
+        ("cat sep/gx/config", ".git/config: "),
         ("strings gd/index", ".git/index: "),
         ("cat gd/COMMIT_EDITMSG", ".git/COMMIT_EDITMSG: "),
     ):
         out = await run_restricted(str(ws), command, backend, pool)
-        assert f"{shape} {where}" in out, (command, out)
+        # on Daytona the scan (run since sep/notes has two names) may have found it first
+        found = backend == "daytona" and "a secret location the agent never reads" in out
+        assert found or f"{shape} {where}" in out, (command, out)
+    out = await run_restricted(str(ws), "cat sep/notes", backend, pool)
+    assert "another name (a hard link) of a secret" in out, out
     out = await run_restricted(str(ws), _attack("cat od/OBJECT_IN_STORE", ws), backend, pool)
     assert "a git object store by its shape (an info beside a pack)" in out, out
     out = await run_restricted(str(ws), "cd store && git remote -v", backend, pool)
@@ -228,7 +248,8 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
             [
                 "/bin/sh",
                 "-c",
-                "cat gd/COMMIT_EDITMSG; git --git-dir=store rev-parse --is-bare-repository",
+                "cat gd/COMMIT_EDITMSG sep/notes; "
+                "git --git-dir=store rev-parse --is-bare-repository",
             ],
             timeout=20,
         )
@@ -259,5 +280,9 @@ async def test_no_tool_reads_the_index(ws: Path, backend: str, pool: DaytonaPool
     for path in (".git/index", ".git/COMMIT_EDITMSG", _object(ws), od_object, "store/config"):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert "is a secret location" in out, (path, out)
+    out = await call_tool(ReadHandler(), {"path": "sep/gx/config"}, executor)
+    assert "a git directory by its shape (a HEAD beside refs" in out, out
+    out = await call_tool(ReadHandler(), {"path": "sep/notes"}, executor)
+    assert "is another name (a hard link) of a secrets file" in out, out
     out = await call_tool(GrepHandler(), {"pattern": "in-gh", "path": ".git"}, executor)
     assert MARK not in out, out

@@ -36,7 +36,7 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
-from rho_domain.git_dir_shape import nearest_place, shape_of, shaped_refusal
+from rho_domain.git_dir_shape import GIT_DIR, nearest_place, shape_of, shaped_refusal
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import GIT_FILES, LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
@@ -221,11 +221,17 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
             listed.append(path)
             if policy.refusal(path) and not _shape_only(path):
                 secrets.add(path)
-    secrets.update(_in_git_dirs(listed, policy))
+    shaped = _in_git_dirs(listed, policy)
+    secrets.update(shaped)
+    # a .git's config, index or scratch file by any name has aliases as a named one does
+    # (``ln store/config notes``, probeshell22c); a store's objects are left to the rules
+    # below (a local clone's are hard links git reads by itself)
+    in_dirs = {path for path, kind in shaped.items() if kind == GIT_DIR}
     found: set[str] = set()
     for paths in groups.values():
-        if len(paths) > 1 and any(policy.refusal(p) for p in paths):
-            found.update(p for p in paths if policy.refusal(p) is None)
+        secret = {p for p in paths if policy.refusal(p) or p in in_dirs}
+        if len(paths) > 1 and secret:
+            found.update(p for p in paths if p not in secret)
             # a file in git's object store is git's to read, unless it is a secret's other name
             if any(policy.git_refusal(p) for p in paths):
                 found.update(p for p in paths if policy.git_refusal(p) is None)
@@ -243,16 +249,17 @@ def _shape_only(path: str) -> bool:
     return path.rpartition("/")[2].casefold() in _SHAPE_ONLY
 
 
-def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> set[str]:
+def _in_git_dirs(listed: Sequence[str], policy: SecretPolicy) -> dict[str, str]:
     """The ``listed`` paths that are a ``.git``'s or an ``objects``' secrets in a git
-    directory or object store by any name (``git_dir_shape``: its entries listed beside)."""
+    directory or object store by any name (``git_dir_shape``: its entries listed beside),
+    each with the shape of the place it is in."""
     beside: dict[str, list[str]] = {}
     for path in listed:
         head, _, name = path.rpartition("/")
         beside.setdefault(head, []).append(name)
     places = [(d, kind) for d, names in beside.items() if d and (kind := shape_of(names))]
     return {
-        path
+        path: place[1]
         for path in listed
         if (place := nearest_place(path, places)) is not None
         and shaped_refusal(policy, path, *place)

@@ -25,14 +25,14 @@ from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 def git_place_script(path: str) -> str:
     """Shell lines setting ``g`` to the nearest directory above ``$path`` (a variable name,
-    canonical) with a git directory's shape (``git_dir_shape``: a ``HEAD`` beside ``objects``
-    and ``refs``, or beside a ``commondir``) or an object store's (an ``info`` beside a
+    canonical) with a git directory's shape (``git_dir_shape``: a ``HEAD`` beside ``refs``
+    or beside a ``commondir``) or an object store's (an ``info`` beside a
     ``pack``), that shape's letter first (``g/w/store``, ``s/w/od``); empty when none: a bare
     ``store``'s config is its ``.git/config`` whatever its name."""
     return (
         f'g=; d=${{{path}%/*}}; while [ -n "$d" ]; do '
         'if { [ -e "$d/HEAD" ] || [ -L "$d/HEAD" ]; } && '
-        '{ { [ -e "$d/objects" ] && [ -e "$d/refs" ]; } || [ -e "$d/commondir" ]; }; '
+        '{ [ -e "$d/refs" ] || [ -e "$d/commondir" ]; }; '
         "then g=g$d; break; fi; "
         'if [ -e "$d/pack" ] && [ -e "$d/info" ]; then g=s$d; break; fi; d=${d%/*}; done\n'
     )

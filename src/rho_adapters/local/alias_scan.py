@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from rho_adapters.local.git_dirs import shaped_place_of
+from rho_domain.git_dir_shape import GIT_DIR, shaped_refusal
 from rho_domain.secrets import SYSTEM_SECRETS, SecretPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -87,12 +89,22 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
                 st = os.lstat(path)
                 groups.setdefault((st.st_dev, st.st_ino), []).append(path)
         for identity, paths in groups.items():
-            if identity in outside or any(policy.refusal(p) for p in paths):
-                found.update(p for p in paths if policy.refusal(p) is None)
+            secret = {p for p in paths if policy.refusal(p) or _in_git_dir(policy, p)}
+            if identity in outside or secret:
+                found.update(p for p in paths if p not in secret)
                 # a file in git's object store is git's to read, unless it is a secret's other name
                 if any(policy.git_refusal(p) for p in paths):
                     found.update(p for p in paths if policy.git_refusal(p) is None)
     return Aliases(paths=tuple(sorted(found)), complete=complete)
+
+
+def _in_git_dir(policy: SecretPolicy, path: str) -> bool:
+    """Whether ``path`` is a ``.git``'s config, index or scratch file in a git directory by
+    any name (``git_dir_shape``): ``ln store/config notes`` gave a bare store's remote token
+    to ``cat notes`` (probeshell22c). A store's objects are left to the rules above: a local
+    clone's are hard links, which git reads by itself."""
+    place = shaped_place_of(path)
+    return place is not None and place[1] == GIT_DIR and bool(shaped_refusal(policy, path, *place))
 
 
 def _note_linked(path: str, ids: set[tuple[int, int]]) -> None:

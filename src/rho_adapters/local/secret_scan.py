@@ -151,7 +151,10 @@ class SecretScan:
             walk.linked.extend(summary.linked)
             for link in summary.links:
                 self._follow(link, walk, queue)
-        for path in walk.files:  # the inodes of secret files found by name
+        # the inodes of secret files found by name, and of those shown to git: git reads a
+        # store's config by that name, never by another (``ln store/config notes``)
+        shown = walk.shown_to_git if walk.linked else []
+        for path in (*walk.files, *shown):
             with contextlib.suppress(OSError):
                 st = os.lstat(path)
                 if stat.S_ISREG(st.st_mode):
