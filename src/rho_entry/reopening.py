@@ -30,6 +30,7 @@ from rho_entry.seed_api.state import State as DocumentState
 if TYPE_CHECKING:
     from rho_domain import events as ev
     from rho_domain.hooks import Hooks
+    from rho_domain.loop.journal import Journal
     from rho_domain.loop.session_ports import Closeable
     from rho_domain.ports.executor import Executor
     from rho_domain.ports.store import SessionStore
@@ -160,3 +161,20 @@ async def workspace_note(executor: Executor) -> str | None:
     except RhoError as exc:
         log.warning("could not reattach the session's Daytona sandbox yet: %s", exc)
         return None
+
+
+async def with_workspace_note(
+    executor: Executor, journal: Journal, notices: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``notices`` with what a resumed session's user is told about its workspace (its
+    ``executor``'s ``workspace_note``), which also joins its conversation through ``journal``
+    as a directive, so the model hears it before the next run; ``notices`` alone when there
+    is nothing to tell."""
+    from rho_domain.messages import UserMessage
+
+    note = await workspace_note(executor)
+    if note is None:
+        return notices
+    said = f"Note from rho-agent on resuming this session: {note}."
+    await journal.message(UserMessage(said, origin="directive"))
+    return (*notices, note)

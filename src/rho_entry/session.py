@@ -7,14 +7,15 @@ loop's objects stay the domain's, and this class adds only what it owns (wiring,
 documents' approval interrupt, ``run_sync``: ``rho_entry.run_modes``). Users import it from
 ``rho_entry`` (or ``rho_entry.facade``, where ``open_session`` is). What it shows and does
 through the domain session (the ports, ``cancel``, ``resolve_approval``, ``compact``, ``fork``,
-``save``, ``close``) is ``SessionFace``'s (``rho_entry.session_face``), its one base.
+``save``, ``close``, refusing a copy) is ``SessionFace``'s (``rho_entry.session_face``), its
+one base.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -168,16 +169,6 @@ class Session(SessionFace):
     def __repr__(self) -> str:
         return f"<Session {self.id} of {self.agent.config.model!r}>"
 
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        # pickle, copy.copy and copy.deepcopy all ask this: pickle failed on an object deep
-        # inside ("Can't pickle local object '_createenviron.<locals>.encode'"), deepcopy on
-        # a 'mappingproxy', and copy.copy made a second facade driving the same session.
-        raise TypeError(
-            f"a Session cannot be pickled or copied: it holds open adapters (the model client, "
-            f"the executor, its store's lock); keep its id ({self.id!r}) and reopen it with "
-            "Session.resume(id, store=...), or start a new Session from the same Agent"
-        )
-
     @property
     def approval_callback(self) -> ApprovalCallback | None:
         """``(tool_name, args) -> bool`` (sync or async) deciding approvals; see
@@ -267,8 +258,7 @@ class Session(SessionFace):
                 "Session.resume reopens the stored agent and takes none; change its settings "
                 "with overrides={'model': ..., 'profile': ...} (the fields of AgentConfig)"
             )
-        from rho_domain.messages import UserMessage
-        from rho_entry.reopening import open_stored, workspace_note  # with the first resume
+        from rho_entry.reopening import open_stored, with_workspace_note  # with the first resume
 
         session, notices = await open_stored(
             session_id,
@@ -280,11 +270,9 @@ class Session(SessionFace):
             options=ports,
             build=_reopened,
         )
-        if note := await workspace_note(session.executor):  # the user's and the model's
-            notices = (*notices, note)
-            note = f"Note from rho-agent on resuming this session: {note}."
-            await session.domain.journal.message(UserMessage(note, origin="directive"))
-        session._notices = notices
+        session._notices = await with_workspace_note(
+            session.executor, session.domain.journal, notices
+        )
         return session
 
     async def __aenter__(self) -> Session:

@@ -1,7 +1,8 @@
 """What the library ``Session`` shows and does through the domain session it drives
 (``domain``, a ``rho_domain.loop.session.Session``): its ports and loop objects, each read
 through at every access (``Forward``), the conversation and the last result, and the calls
-that are the domain session's own (cancel, answer an approval, compact, fork, save, close).
+that are the domain session's own (cancel, answer an approval, compact, fork, save, close),
+and the refusal to be copied (it holds the domain session's open adapters).
 
 ``SessionFace`` holds no state: ``rho_entry.session.Session`` has the slots and builds
 ``domain``; everything here is one read or one call through it.
@@ -9,7 +10,7 @@ that are the domain session's own (cancel, answer an approval, compact, fork, sa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
 from rho_entry.agent import Agent, definition_of
 from rho_entry.forwarding import Forward
@@ -138,3 +139,13 @@ class SessionFace:
     async def close(self) -> None:
         """Persist, release the store lock, and close the adapters this session created."""
         await self.domain.close()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # pickle, copy.copy and copy.deepcopy all ask this: pickle failed on an object deep
+        # inside ("Can't pickle local object '_createenviron.<locals>.encode'"), deepcopy on
+        # a 'mappingproxy', and copy.copy made a second facade driving the same session.
+        raise TypeError(
+            f"a Session cannot be pickled or copied: it holds open adapters (the model client, "
+            f"the executor, its store's lock); keep its id ({self.id!r}) and reopen it with "
+            "Session.resume(id, store=...), or start a new Session from the same Agent"
+        )
