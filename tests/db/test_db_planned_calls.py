@@ -13,7 +13,6 @@ parent of it) is named.
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -95,6 +94,8 @@ READ = [
 
 
 async def test_what_the_planner_computes_for_a_read_is_judged(postgres_server: Server) -> None:
+    import psycopg  # here, not at collection (tests/test_collection_costs.py)
+
     with own_pg_database(postgres_server, "rho_planned", _SETUP) as server:
         unchecked, checked = adapter(server, check=False), adapter(server)
         c = server.config
