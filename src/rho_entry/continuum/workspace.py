@@ -16,6 +16,7 @@ from rho_domain.continuum.handoffs import HANDOFFS_DIR
 from rho_domain.errors import ConfigError, ToolError, WorkspaceGitError
 from rho_domain.ports.commands import Command, CommandResult
 from rho_domain.ports.executor import Executor
+from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 CHECK_TIMEOUT = 1800.0
@@ -24,6 +25,8 @@ REPORT_TAIL = 4000
 """Characters of a failing check's output the agent is shown (its end, where errors are)."""
 _OPERATORS = frozenset("();<>|&")
 IGNORED = ".rho-agent/"
+_ADD_BATCH = 200
+"""Paths per ``git add`` (the command line stays far below the system's limit)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -84,13 +87,28 @@ async def switch_branch(executor: Executor, branch: str) -> None:
     await git(executor, "switch", *(() if present.exit_code == 0 else ("-c",)), branch)
 
 
-async def commit_all(executor: Executor, message: str) -> bool:
-    """``git add -A`` and a commit of ``message`` when anything changed; whether it committed."""
-    await git(executor, "add", "-A")
-    if not (await git(executor, "status", "--porcelain")).strip():
-        return False
+async def commit_all(executor: Executor, message: str) -> tuple[bool, tuple[str, ...]]:
+    """Stage every change but secrets and commit ``message`` when anything is staged; whether
+    it committed, and the changed paths left unstaged because the secrets policy names them
+    (``.env``, ``id_rsa``, ``config/.aws/credentials``...), for the run to say.
+
+    Staged by listing and filtering, never ``git add -A`` (which put an unignored ``.env`` in
+    history): ``git status`` lists the changes (untracked files one by one, ``.gitignore``
+    honoured), the policy judges each path, and the rest are added as literal pathspecs, so a
+    name such as ``*`` is that file and not a glob."""
+    listed = await git(
+        executor, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
+    )
+    paths = sorted({entry[3:] for entry in listed.split("\0") if len(entry) > 3})
+    secret = tuple(path for path in paths if DEFAULT_POLICY.refusal(path) is not None)
+    staged = [path for path in paths if path not in secret]
+    for start in range(0, len(staged), _ADD_BATCH):
+        batch = staged[start : start + _ADD_BATCH]
+        await git(executor, "--literal-pathspecs", "add", "-A", "--", *batch)
+    if not staged or not (await git(executor, "diff", "--cached", "--name-only")).strip():
+        return False, secret
     await git(executor, "commit", "--quiet", "-m", message)
-    return True
+    return True, secret
 
 
 async def run_checks(executor: Executor, checks: tuple[CheckCommand, ...]) -> str | None:
