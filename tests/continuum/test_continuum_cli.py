@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_support import rho
 
-from rho_entry.cli.continuum import terminal_ask
+from rho_domain.errors import ConfigError
+from rho_entry.cli.continuum import read_prd, terminal_ask
 
 
 @pytest.fixture
@@ -115,3 +117,20 @@ def test_the_question_is_asked_on_a_terminal_and_never_without_one() -> None:
     assert "Which colour?" in said.getvalue()
     assert asyncio.run(terminal_ask("Which?", io.StringIO("blue\n"), io.StringIO())) is None
     assert asyncio.run(terminal_ask("Which?", _Terminal(""), io.StringIO())) is None
+
+
+def test_a_prd_that_is_a_secret_a_fifo_or_endless_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TOKEN=s3cret\n")
+    (tmp_path / "prd.md").symlink_to(tmp_path / ".env")  # judged by its real path
+    os.mkfifo(tmp_path / "fifo")
+    with open(tmp_path / "huge", "wb") as huge:
+        huge.truncate(10**9)  # sparse: read whole, it went into every session's prompt
+    for name, said in (
+        (".env", "is a secrets file (.env), and the PRD is sent to the model"),
+        ("prd.md", "is a secrets file (.env), and the PRD is sent to the model"),
+        ("fifo", "it is a named pipe (FIFO) that nothing writes to"),
+        ("huge", "it holds more than 16 MiB"),
+    ):
+        with pytest.raises(ConfigError, match=r"PRD .*") as refused:
+            read_prd(str(tmp_path / name))
+        assert said in str(refused.value), name

@@ -159,20 +159,30 @@ def plan_of(args: argparse.Namespace, config: AgentConfig) -> ContinuumPlan:
         for flag in _CHECK_FLAGS
         if (text := getattr(args, flag[2:].replace("-", "_"))) is not None
     )
-    try:
-        prd = Path(args.prd).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"PRD {args.prd}: cannot be read ({exc}); give a UTF-8 text file"
-        ) from exc
     return ContinuumPlan(
-        prd=prd,
+        prd=read_prd(args.prd),
         config=config,
         threshold=args.budget_threshold,
         max_sessions=args.max_sessions,
         checks=checks,
         branch=args.branch,
     )
+
+
+def read_prd(path: str) -> str:
+    """The PRD's text, which every session sends to the model. ``ConfigError`` naming the file
+    when the secrets policy names its real path (``continuum .env`` sent the keys to the
+    model), or it cannot be read as the house reads a file the user names
+    (``read_config_text``: a FIFO without a writer held the run for good, and a 10^9-byte file
+    was read whole into every session's prompt)."""
+    import os
+
+    from rho_domain.secrets import DEFAULT_POLICY
+    from rho_entry.config.yaml_text import read_config_text
+
+    if (why := DEFAULT_POLICY.refusal(os.path.realpath(path))) is not None:
+        raise ConfigError(f"PRD {path}: {why}, and the PRD is sent to the model; give another file")
+    return read_config_text(path, where=f"PRD {path}", what="the PRD (a UTF-8 text file)")
 
 
 def recorded(args: argparse.Namespace) -> dict[str, object]:
