@@ -133,7 +133,7 @@ async def _run(args: argparse.Namespace) -> int:
         save=lambda s: save_state(path, s),
         say=_say,
     )
-    sys.stderr.write(f"continuum: run {state.run_id}, state {path}\n")
+    _say(f"run {state.run_id}, state {path}")
     try:
         final = await run_continuum(plan, ports, state)
     finally:
