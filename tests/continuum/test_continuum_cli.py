@@ -18,6 +18,7 @@ from cli_support import rho
 
 from rho_domain.errors import ConfigError
 from rho_entry.cli.continuum import read_prd, terminal_ask
+from rho_entry.continuum.state_file import load_state
 
 
 @pytest.fixture
@@ -94,6 +95,7 @@ def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: 
         (("--max-sessions", "0"), "--max-sessions must be at least 1"),
         (("-y", "--resume"), "--resume: no continuum run is recorded in"),
         ((), "stdin is not a terminal to answer on: give -y"),
+        (("-y", "--state", ".env"), "is a secrets file (.env); the state file is written over"),
     ],
 )
 def test_refused_before_anything_runs(
@@ -134,3 +136,5 @@ def test_a_prd_that_is_a_secret_a_fifo_or_endless_is_refused(tmp_path: Path) -> 
         with pytest.raises(ConfigError, match=r"PRD .*") as refused:
             read_prd(str(tmp_path / name))
         assert said in str(refused.value), name
+    with pytest.raises(ConfigError, match=r"continuum state .*fifo: cannot read the state file"):
+        load_state(tmp_path / "fifo")  # --resume --state FIFO held the run for good

@@ -20,7 +20,6 @@ import asyncio
 import sys
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rho_domain.errors import ConfigError, RhoError
@@ -97,7 +96,13 @@ async def _run(args: argparse.Namespace) -> int:
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
     from rho_entry.config.stores import choose_store
     from rho_entry.continuum.loop import ContinuumPorts, run_continuum
-    from rho_entry.continuum.state_file import latest_state, load_state, save_state, state_path
+    from rho_entry.continuum.state_file import (
+        given_state,
+        latest_state,
+        load_state,
+        save_state,
+        state_path,
+    )
     from rho_entry.executor_wiring import build_executor
 
     env = environment()
@@ -117,11 +122,11 @@ async def _run(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     directory = config_dir(env) / "continuum"
     if args.resume:
-        path = Path(args.state) if args.state else latest_state(directory)
+        path = given_state(args.state) if args.state else latest_state(directory)
         state = attrs.evolve(load_state(path), config=recorded(args))
     else:
         state = ContinuumState(run_id=uuid.uuid4().hex[:12], config=recorded(args))
-        path = Path(args.state) if args.state else state_path(directory, state.run_id)
+        path = given_state(args.state) if args.state else state_path(directory, state.run_id)
     chosen = choose_store(None, env)
     executor = build_executor(config, wiring.profile_of(config), chosen.store)
     ports = ContinuumPorts(
