@@ -214,3 +214,16 @@ def test_secrets_files_are_never_committed_and_the_run_says_so(world: Callable[.
     assert sorted(committed) == [".env.example", ".gitignore", "[ab].txt", "a.txt"]
     assert run.git("status", "--porcelain").split() == ["??", ".env", "??", "config/"]
     assert "not committed, the secrets policy names them: .env, config/.aws/credentials" in run.said
+
+
+def test_a_status_listing_too_long_to_keep_whole_stops_the_run(
+    world: Callable[..., Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # past the cap the executor elides the listing's middle: paths mangled, files unjudged
+    monkeypatch.setattr("rho_entry.continuum.workspace.STATUS_CAP", 40)
+    run = world([write("a.txt"), text("HANDOFF: one\nmore")])
+    for n in range(4):
+        (run.repo / f"generated-file-{n}.txt").write_text("x\n")
+    with pytest.raises(WorkspaceGitError, match="more than 40 bytes of paths; add what should"):
+        run.go(max_sessions=1)
+    assert run.git("log", "--format=%s").split() == ["start"]
