@@ -56,3 +56,9 @@ def test_the_state_round_trips_and_a_bad_one_says_what_is_wrong() -> None:
         ContinuumState.from_dict({"format": 2, "run_id": "r"})
     with pytest.raises(ValueError, match="session_count must be a whole number"):
         ContinuumState.from_dict({**state.to_dict(), "session_count": -1})
+    # a hand-edited run id: a path, an escape sequence for the terminal, nothing, a number
+    for run_id in ("../x", "a/b", "x\x1b[2J", "", 7):
+        with pytest.raises(ValueError, match="run_id must be 1-64 letters, digits"):
+            ContinuumState.from_dict({**state.to_dict(), "run_id": run_id})
+    with pytest.raises(ValueError, match="status must be one of"):
+        ContinuumState.from_dict({**state.to_dict(), "status": "done"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_support import rho
 
-from rho_entry.cli.continuum import terminal_ask
+from rho_domain.errors import ConfigError
+from rho_entry.cli.continuum import read_prd, terminal_ask
+from rho_entry.continuum.state_file import load_state
 
 
 @pytest.fixture
@@ -92,6 +95,7 @@ def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: 
         (("--max-sessions", "0"), "--max-sessions must be at least 1"),
         (("-y", "--resume"), "--resume: no continuum run is recorded in"),
         ((), "stdin is not a terminal to answer on: give -y"),
+        (("-y", "--state", ".env"), "is a secrets file (.env); the state file is written over"),
     ],
 )
 def test_refused_before_anything_runs(
@@ -115,3 +119,22 @@ def test_the_question_is_asked_on_a_terminal_and_never_without_one() -> None:
     assert "Which colour?" in said.getvalue()
     assert asyncio.run(terminal_ask("Which?", io.StringIO("blue\n"), io.StringIO())) is None
     assert asyncio.run(terminal_ask("Which?", _Terminal(""), io.StringIO())) is None
+
+
+def test_a_prd_that_is_a_secret_a_fifo_or_endless_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TOKEN=s3cret\n")
+    (tmp_path / "prd.md").symlink_to(tmp_path / ".env")  # judged by its real path
+    os.mkfifo(tmp_path / "fifo")
+    with open(tmp_path / "huge", "wb") as huge:
+        huge.truncate(10**9)  # sparse: read whole, it went into every session's prompt
+    for name, said in (
+        (".env", "is a secrets file (.env), and the PRD is sent to the model"),
+        ("prd.md", "is a secrets file (.env), and the PRD is sent to the model"),
+        ("fifo", "it is a named pipe (FIFO) that nothing writes to"),
+        ("huge", "it holds more than 16 MiB"),
+    ):
+        with pytest.raises(ConfigError, match=r"PRD .*") as refused:
+            read_prd(str(tmp_path / name))
+        assert said in str(refused.value), name
+    with pytest.raises(ConfigError, match=r"continuum state .*fifo: cannot read the state file"):
+        load_state(tmp_path / "fifo")  # --resume --state FIFO held the run for good

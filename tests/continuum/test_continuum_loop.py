@@ -37,6 +37,7 @@ class Run:
     models: list[ScriptedModel] = attrs.field(factory=list)
     saved: list[ContinuumState] = attrs.field(factory=list)
     asked: list[str] = attrs.field(factory=list)
+    said: list[str] = attrs.field(factory=list)
 
     def model(self) -> ChatModel:
         made = ScriptedModel(self.scripts[len(self.models)])
@@ -68,7 +69,7 @@ class Run:
                 approver=None,
                 ask=self.ask,
                 save=self.saved.append,
-                say=lambda line: None,
+                say=self.said.append,
             )
             try:
                 return await run_continuum(full, ports, state or ContinuumState(run_id="r1"))
@@ -199,3 +200,30 @@ def test_branch_switched_to_or_created_and_a_failure_stops_the_run(
         bad.go(branch="bad..name")
     assert (bad.saved[-1].status, bad.models) == ("error", [])
     assert "bad..name" in bad.saved[-1].reason
+
+
+def test_secrets_files_are_never_committed_and_the_run_says_so(world: Callable[..., Run]) -> None:
+    run = world([write("a.txt"), text("HANDOFF: one\nmore")])
+    (run.repo / ".env").write_text("TOKEN=s3cret\n")
+    (run.repo / "config" / ".aws").mkdir(parents=True)
+    (run.repo / "config" / ".aws" / "credentials").write_text("[default]\n")
+    (run.repo / "[ab].txt").write_text("a literal name, not a glob\n")
+    (run.repo / ".env.example").write_text("TOKEN=\n")
+    run.go(max_sessions=1)
+    committed = run.git("show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(committed) == [".env.example", ".gitignore", "[ab].txt", "a.txt"]
+    assert run.git("status", "--porcelain").split() == ["??", ".env", "??", "config/"]
+    assert "not committed, the secrets policy names them: .env, config/.aws/credentials" in run.said
+
+
+def test_a_status_listing_too_long_to_keep_whole_stops_the_run(
+    world: Callable[..., Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # past the cap the executor elides the listing's middle: paths mangled, files unjudged
+    monkeypatch.setattr("rho_entry.continuum.workspace.STATUS_CAP", 40)
+    run = world([write("a.txt"), text("HANDOFF: one\nmore")])
+    for n in range(4):
+        (run.repo / f"generated-file-{n}.txt").write_text("x\n")
+    with pytest.raises(WorkspaceGitError, match="more than 40 bytes of paths; add what should"):
+        run.go(max_sessions=1)
+    assert run.git("log", "--format=%s").split() == ["start"]

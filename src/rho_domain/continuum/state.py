@@ -7,6 +7,7 @@ with its path named by the caller.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -17,6 +18,9 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 STATE_FORMAT = 1
 Status = Literal["running", "completed", "paused", "error"]
 _STATUSES = ("running", "completed", "paused", "error")
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A run id as the harness makes them (12 hex digits) and a file name, label and terminal
+line can hold: a hand-edited ``"../x"`` or escape sequence is refused when read back."""
 
 
 @attrs.frozen(kw_only=True)
@@ -58,8 +62,11 @@ class ContinuumState:
         if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
             raise ValueError(f"not a continuum state of format {STATE_FORMAT}")
         fields = {f.name: data[f.name] for f in attrs.fields(cls) if f.name in data}
-        if not isinstance(fields.get("run_id"), str) or fields.get("status") not in _STATUSES:
-            raise ValueError("run_id must be text and status one of " + ", ".join(_STATUSES))
+        run_id = fields.get("run_id")
+        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+            raise ValueError(f"run_id must be 1-64 letters, digits, - or _, not {run_id!r}")
+        if fields.get("status") not in _STATUSES:
+            raise ValueError("status must be one of " + ", ".join(_STATUSES))
         for name in ("session_count", "input_tokens", "output_tokens", "last_handoff"):
             value = fields.get(name, 0)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

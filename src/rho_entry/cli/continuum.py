@@ -20,7 +20,6 @@ import asyncio
 import sys
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rho_domain.errors import ConfigError, RhoError
@@ -97,7 +96,13 @@ async def _run(args: argparse.Namespace) -> int:
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
     from rho_entry.config.stores import choose_store
     from rho_entry.continuum.loop import ContinuumPorts, run_continuum
-    from rho_entry.continuum.state_file import latest_state, load_state, save_state, state_path
+    from rho_entry.continuum.state_file import (
+        given_state,
+        latest_state,
+        load_state,
+        save_state,
+        state_path,
+    )
     from rho_entry.executor_wiring import build_executor
 
     env = environment()
@@ -117,11 +122,11 @@ async def _run(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     directory = config_dir(env) / "continuum"
     if args.resume:
-        path = Path(args.state) if args.state else latest_state(directory)
+        path = given_state(args.state) if args.state else latest_state(directory)
         state = attrs.evolve(load_state(path), config=recorded(args))
     else:
         state = ContinuumState(run_id=uuid.uuid4().hex[:12], config=recorded(args))
-        path = Path(args.state) if args.state else state_path(directory, state.run_id)
+        path = given_state(args.state) if args.state else state_path(directory, state.run_id)
     chosen = choose_store(None, env)
     executor = build_executor(config, wiring.profile_of(config), chosen.store)
     ports = ContinuumPorts(
@@ -133,7 +138,7 @@ async def _run(args: argparse.Namespace) -> int:
         save=lambda s: save_state(path, s),
         say=_say,
     )
-    sys.stderr.write(f"continuum: run {state.run_id}, state {path}\n")
+    _say(f"run {state.run_id}, state {path}")
     try:
         final = await run_continuum(plan, ports, state)
     finally:
@@ -159,20 +164,30 @@ def plan_of(args: argparse.Namespace, config: AgentConfig) -> ContinuumPlan:
         for flag in _CHECK_FLAGS
         if (text := getattr(args, flag[2:].replace("-", "_"))) is not None
     )
-    try:
-        prd = Path(args.prd).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"PRD {args.prd}: cannot be read ({exc}); give a UTF-8 text file"
-        ) from exc
     return ContinuumPlan(
-        prd=prd,
+        prd=read_prd(args.prd),
         config=config,
         threshold=args.budget_threshold,
         max_sessions=args.max_sessions,
         checks=checks,
         branch=args.branch,
     )
+
+
+def read_prd(path: str) -> str:
+    """The PRD's text, which every session sends to the model. ``ConfigError`` naming the file
+    when the secrets policy names its real path (``continuum .env`` sent the keys to the
+    model), or it cannot be read as the house reads a file the user names
+    (``read_config_text``: a FIFO without a writer held the run for good, and a 10^9-byte file
+    was read whole into every session's prompt)."""
+    import os
+
+    from rho_domain.secrets import DEFAULT_POLICY
+    from rho_entry.config.yaml_text import read_config_text
+
+    if (why := DEFAULT_POLICY.refusal(os.path.realpath(path))) is not None:
+        raise ConfigError(f"PRD {path}: {why}, and the PRD is sent to the model; give another file")
+    return read_config_text(path, where=f"PRD {path}", what="the PRD (a UTF-8 text file)")
 
 
 def recorded(args: argparse.Namespace) -> dict[str, object]:

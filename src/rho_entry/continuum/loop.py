@@ -145,7 +145,7 @@ async def _session(
     if result is None:
         return attrs.evolve(state, status="completed", reason="PROJECT COMPLETE, checks passed")
     answer = read_answer(result.text)
-    await workspace.commit_all(ports.executor, f"continuum: session {number}")
+    await _commit(ports, f"continuum: session {number}")
     handoff_number = next_handoff_number(names, state.last_handoff)
     name = handoff_name(handoff_number, answer.slug, number)
     path = await workspace.write_handoff(ports.executor, name, answer.document)
@@ -181,13 +181,20 @@ async def _converse(
             return result, state
         report = await workspace.run_checks(ports.executor, plan.checks)
         if report is None:
-            await workspace.commit_all(ports.executor, "continuum: project complete")
+            await _commit(ports, "continuum: project complete")
             return None, state
         check_rounds += 1
         ports.say(f"checks failed ({check_rounds} of {CHECK_ROUNDS})")
         if check_rounds >= CHECK_ROUNDS:
             return attrs.evolve(result, text=f"HANDOFF: checks-failing\n\n{report}"), state
         message = checks_failed(report)
+
+
+async def _commit(ports: ContinuumPorts, message: str) -> None:
+    """Commit the work as ``message``, saying which secrets files were left out of it."""
+    _, secret = await workspace.commit_all(ports.executor, message)
+    if secret:
+        ports.say(f"not committed, the secrets policy names them: {', '.join(secret)}")
 
 
 def _counted(state: ContinuumState, result: RunResult) -> ContinuumState:

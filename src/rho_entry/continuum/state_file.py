@@ -11,6 +11,8 @@ from pathlib import Path
 
 from rho_domain.continuum.state import ContinuumState
 from rho_domain.errors import ConfigError
+from rho_domain.secrets import DEFAULT_POLICY
+from rho_entry.config.yaml_text import read_config_text
 
 
 def state_path(directory: Path, run_id: str) -> Path:
@@ -32,12 +34,23 @@ def save_state(path: Path, state: ContinuumState) -> None:
         raise
 
 
+def given_state(text: str) -> Path:
+    """The state file ``--state`` names; ``ConfigError`` when the secrets policy names its
+    real path: ``--state .env`` (or ``~/.ssh/id_rsa``) was overwritten with the run's JSON."""
+    if (why := DEFAULT_POLICY.refusal(os.path.realpath(text))) is not None:
+        raise ConfigError(f"--state {text}: {why}; the state file is written over, give another")
+    return Path(text)
+
+
 def load_state(path: Path) -> ContinuumState:
-    """The state stored at ``path``; ``ConfigError`` naming the file when it cannot be read."""
+    """The state stored at ``path``; ``ConfigError`` naming the file when it cannot be read
+    (read as every file the user names is: a FIFO or an endless file is refused)."""
+    where = f"continuum state {path}"
+    text = read_config_text(path, where=where, what="the state file")
     try:
-        return ContinuumState.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"continuum state {path}: {exc} (give another with --state)") from exc
+        return ContinuumState.from_dict(json.loads(text))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc} (give another with --state)") from exc
 
 
 def latest_state(directory: Path) -> Path:

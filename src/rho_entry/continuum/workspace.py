@@ -16,6 +16,7 @@ from rho_domain.continuum.handoffs import HANDOFFS_DIR
 from rho_domain.errors import ConfigError, ToolError, WorkspaceGitError
 from rho_domain.ports.commands import Command, CommandResult
 from rho_domain.ports.executor import Executor
+from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 CHECK_TIMEOUT = 1800.0
@@ -24,6 +25,10 @@ REPORT_TAIL = 4000
 """Characters of a failing check's output the agent is shown (its end, where errors are)."""
 _OPERATORS = frozenset("();<>|&")
 IGNORED = ".rho-agent/"
+_ADD_BATCH = 200
+STATUS_CAP = 64 * 1024 * 1024
+"""Bytes of ``git status`` a commit reads (a million changed paths)."""
+"""Paths per ``git add`` (the command line stays far below the system's limit)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -59,12 +64,15 @@ def check_command(flag: str, text: str) -> CheckCommand:
     return CheckCommand(flag=flag, text=text, argv=argv)
 
 
-async def run_argv(executor: Executor, argv: tuple[str, ...], timeout: float) -> CommandResult:
+async def run_argv(
+    executor: Executor, argv: tuple[str, ...], timeout: float, cap: int = 256 * 1024
+) -> CommandResult:
     """``argv`` run in the workspace's root. Given to the shell quoted word by word
     (``shlex.join``), so it runs as that one argv: a ``pipeline`` would be judged as a
     read-only command (and ``git add`` refused), and the developer profile's shell runs any
     command, as the agent's own ``bash`` calls do."""
-    return await executor.run(Command(shell=shlex.join(argv), timeout=timeout))
+    command = Command(shell=shlex.join(argv), timeout=timeout, max_output_bytes=cap)
+    return await executor.run(command)
 
 
 async def git(executor: Executor, *args: str) -> str:
@@ -84,13 +92,44 @@ async def switch_branch(executor: Executor, branch: str) -> None:
     await git(executor, "switch", *(() if present.exit_code == 0 else ("-c",)), branch)
 
 
-async def commit_all(executor: Executor, message: str) -> bool:
-    """``git add -A`` and a commit of ``message`` when anything changed; whether it committed."""
-    await git(executor, "add", "-A")
-    if not (await git(executor, "status", "--porcelain")).strip():
-        return False
+async def commit_all(executor: Executor, message: str) -> tuple[bool, tuple[str, ...]]:
+    """Stage every change but secrets and commit ``message`` when anything is staged; whether
+    it committed, and the changed paths left unstaged because the secrets policy names them
+    (``.env``, ``id_rsa``, ``config/.aws/credentials``...), for the run to say.
+
+    Staged by listing and filtering, never ``git add -A`` (which put an unignored ``.env`` in
+    history): ``git status`` lists the changes (untracked files one by one, ``.gitignore``
+    honoured), the policy judges each path, and the rest are added as literal pathspecs, so a
+    name such as ``*`` is that file and not a glob."""
+    paths = await _changed_paths(executor)
+    secret = tuple(path for path in paths if DEFAULT_POLICY.refusal(path) is not None)
+    staged = [path for path in paths if path not in secret]
+    for start in range(0, len(staged), _ADD_BATCH):
+        batch = staged[start : start + _ADD_BATCH]
+        await git(executor, "--literal-pathspecs", "add", "-A", "--", *batch)
+    if not staged or not (await git(executor, "diff", "--cached", "--name-only")).strip():
+        return False, secret
     await git(executor, "commit", "--quiet", "-m", message)
-    return True
+    return True, secret
+
+
+async def _changed_paths(executor: Executor) -> list[str]:
+    """Every changed path ``git status`` lists, whole: its output's middle is never elided
+    (an elided listing of an unignored ``node_modules`` mangled a path, and the middle's files
+    went unjudged), and a listing past ``STATUS_CAP`` stops the run, saying so."""
+    argv = ("git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    result = await run_argv(executor, argv, 120.0, STATUS_CAP)
+    if result.omitted_bytes or result.exit_code != 0:
+        said = (
+            result.output.strip()[-500:]
+            if result.exit_code
+            else f"more than {STATUS_CAP:,} bytes of paths"
+        )
+        raise WorkspaceGitError(
+            f"`{shlex.join(argv[1:])}` in {executor.working_dir}: {said}; add what should "
+            "not be committed (node_modules, build output) to .gitignore"
+        )
+    return sorted({entry[3:] for entry in result.output.split("\0") if len(entry) > 3})
 
 
 async def run_checks(executor: Executor, checks: tuple[CheckCommand, ...]) -> str | None:
