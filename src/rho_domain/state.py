@@ -53,6 +53,7 @@ class State:
     # "always" was given to: empty for the agent's own tools (``always_holds``)
     asked_shapes: dict[str, str] = attrs.field(factory=dict)
     always_shapes: dict[str, str] = attrs.field(factory=dict)
+    asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
     # every tool call id the session's model turns used, compacted ones too (``model_turn``
     # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
@@ -120,6 +121,7 @@ class State:
                     self.approvals[call.id] = None  # asked again: the tool is shown otherwise
                     self.asked_shapes[call.id] = event.shown
                 self.approvals.setdefault(call.id, None)
+                self.asked_places[call.id] = event.place
                 self.approval_reasons[call.id] = event.reason
                 self.started_calls.discard(call.id)  # waiting, not running
                 if event.child_session_id is not None and event.child_call is not None:
@@ -230,26 +232,46 @@ class State:
     def approval_digest(self, call: ToolCall) -> str:
         """The digest an answer about the pending ``call`` carries (``rho_domain.call_digest``):
         of the call, and for a ``delegate`` call whose sub-agent waits, of the sub-agent's
-        call too (what the answer approves)."""
+        call too (what the answer approves), and of where it was asked to run."""
         from rho_domain.call_digest import call_digest
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        return call_digest(call.name, call.arguments, child=child, shown=shown)
+        place = self.asked_places.get(call.id, "")
+        return call_digest(call.name, call.arguments, child=child, shown=shown, place=place)
 
     def shown_call(self, call: ToolCall) -> str:
         """The pending ``call`` as an answerer is to be shown it: its tool and arguments and,
         for a ``delegate`` call whose sub-agent waits, the sub-agent's call, which an answer
-        approves (``approval_digest`` covers both)."""
+        approves (``approval_digest`` covers both), and where it runs."""
         shown = f"{call.name} {call.arguments}"
+        if place := self.asked_places.get(call.id, ""):
+            shown = f"{shown} in {place}"
         child = self._child_of(call.id)
         return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
 
-    def check_digest(self, call: ToolCall, digest: str) -> None:
-        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``."""
+    def check_digest(self, call: ToolCall, digest: str, *, place: str | None = None) -> None:
+        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``; with ``place`` (the
+        directory the session runs the call in now) of the call run there: an answer to the
+        call asked about elsewhere is refused, naming both directories."""
         from rho_domain.call_digest import check
+        from rho_domain.errors import CallChanged
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        check(call.id, call.name, call.arguments, digest, child=child, shown=shown)
+        asked = self.asked_places.get(call.id, "")
+        if (
+            place is not None
+            and asked
+            and place != asked
+            and digest.strip().lower() == (self.approval_digest(call))
+        ):
+            raise CallChanged(
+                f"tool call {call.id!r} ({self.shown_call(call)}) was asked about to run in "
+                f"{asked}, but the session now runs it in "
+                f"{place}: the directory changed (the session's config.yaml working_dir?); "
+                "nothing was answered and it still waits: check the session's working_dir"
+            )
+        where = place if place is not None and asked else asked  # old traces: none
+        check(call.id, call.name, call.arguments, digest, child=child, shown=shown, place=where)
 
     def always_holds(self, name: str, shown: str) -> bool:
         """Whether tool ``name``, shown as ``shown`` (its ``tool_digest``; empty for the

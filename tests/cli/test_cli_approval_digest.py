@@ -50,7 +50,9 @@ def test_an_approval_of_a_call_rewritten_since_it_was_shown_is_refused(tmp_path:
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     session_id, pending = _waiting(work, home)
-    assert pending["digest"] == call_digest("bash", json.dumps({"command": "echo shown"}))
+    in_work = str(work.resolve())
+    shown = call_digest("bash", json.dumps({"command": "echo shown"}), place=in_work)
+    assert pending["digest"] == shown
     _rewrite(home, session_id, "echo shown", "touch pwned.txt")
     before = _kinds(home, session_id)
 
@@ -64,7 +66,7 @@ def test_an_approval_of_a_call_rewritten_since_it_was_shown_is_refused(tmp_path:
 
     bare = rho("--resume", session_id, *DEV, "--approve", "demo_1", cwd=work, home=home)
     assert bare.returncode == 1
-    now = call_digest("bash", json.dumps({"command": "touch pwned.txt"}))
+    now = call_digest("bash", json.dumps({"command": "touch pwned.txt"}), place=in_work)
     assert "it waits now as bash" in bare.stderr
     assert f"--approve demo_1@{now}" in bare.stderr
     assert not (work / "pwned.txt").exists()
@@ -203,7 +205,7 @@ def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> N
         bare = rho("--resume", "latest", *model, "--approve", "c1", cwd=work, home=home)
         assert bare.returncode == 1, bare.stderr
     (session_id,) = (p.name for p in (home / "rho" / "sessions").iterdir())
-    digest = call_digest("bash", json.dumps({"command": "echo hi"}))
+    digest = call_digest("bash", json.dumps({"command": "echo hi"}), place=str(work.resolve()))
     pasted = [
         re.search(r"answer with `(rho-agent [^`]*)`", first.stderr),
         re.search(r"(rho-agent --resume \S+ --approve .*)$", bare.stderr.strip()),

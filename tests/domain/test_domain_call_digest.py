@@ -105,7 +105,8 @@ async def test_resolve_approval_with_another_calls_digest_answers_nothing() -> N
     assert (await session.run()).status is RunStatus.AWAITING_APPROVAL
     assert executor.files == {}
 
-    session.resolve_approval(write.id, True, digest=call_digest(write.name, write.arguments))
+    held = call_digest(write.name, write.arguments, place=executor.working_dir)
+    session.resolve_approval(write.id, True, digest=held)
     assert (await session.run()).status is RunStatus.COMPLETED
     assert executor.files != {}
 
@@ -126,7 +127,7 @@ async def test_the_answer_records_the_digest_it_carried() -> None:
         store=store,
     )
     assert (await session.run("go")).status is RunStatus.AWAITING_APPROVAL
-    shown = call_digest(write.name, write.arguments)
+    shown = call_digest(write.name, write.arguments, place=session.executor.working_dir)
     session.resolve_approval(write.id, True, digest=shown)
     assert (await session.run()).status is RunStatus.COMPLETED
     stored = store.events(session.id)
