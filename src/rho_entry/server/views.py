@@ -49,7 +49,8 @@ def pending_approvals(state: State) -> list[dict[str, Any]]:
     call shown here only, run where shown), ``working_dir`` (the directory the call was asked
     about to run in, which the digest covers; empty in older traces), and for a ``delegate``
     call whose sub-agent waits, ``sub_agent`` (``session_id``, ``tool``, ``arguments``: the
-    call the answer approves, which its digest covers; a surface shows it, else the answerer approves a call never shown)."""
+    call the answer approves, which its digest covers; a surface shows it, else the
+    answerer approves a call never shown)."""
     shown: list[dict[str, Any]] = []
     for c in state.pending_calls:
         if state.approvals.get(c.id) is not None:
