@@ -116,14 +116,26 @@ def check(
     child: tuple[str, str] | None = None,
     shown: str = "",
     place: str = "",
+    asked: str = "",
 ) -> None:
     """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
     (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
     the call held now, and its digest when it is shown whole (a call cut short is not offered
     for an answer: it is to be read in full where the surface shows it), so the answerer can
-    read it again and answer that one (or deny it)."""
+    read it again and answer that one (or deny it). ``place``: where the call runs now;
+    ``asked``: where it was asked about (its digest was shown with): an answer to the call
+    run there, when they differ, is refused naming both."""
     held = call_digest(tool, arguments, child=child, shown=shown, place=place)
-    if digest.strip().lower() != held:
+    given = digest.strip().lower()
+    elsewhere = call_digest(tool, arguments, child=child, shown=shown, place=asked)
+    if given != held and asked != place and given == elsewhere:
+        raise CallChanged(
+            f"tool call {call_id!r} ({tool} {_cut(arguments)}) was asked about to run in "
+            f"{asked}, but the session now runs it in {place}: the directory changed since it "
+            "was shown (the session's config.yaml working_dir?); nothing was answered and it "
+            "still waits: set working_dir back, or deny it"
+        )
+    if given != held:
         parts = [(tool, arguments)] if child is None else [(tool, arguments), child]
         whole = all(len(text) <= _SHOWN for _, text in parts)
         shown = f"{tool} {_cut(arguments)}"

@@ -240,12 +240,10 @@ class State:
         return call_digest(call.name, call.arguments, child=child, shown=shown, place=place)
 
     def shown_call(self, call: ToolCall) -> str:
-        """The pending ``call`` as an answerer is to be shown it: its tool and arguments and,
-        for a ``delegate`` call whose sub-agent waits, the sub-agent's call, which an answer
-        approves (``approval_digest`` covers both), and where it runs."""
-        shown = f"{call.name} {call.arguments}"
-        if place := self.asked_places.get(call.id, ""):
-            shown = f"{shown} in {place}"
+        """The pending ``call`` as an answerer is to be shown it, where it runs, and a waiting
+        sub-agent's call, which an answer approves (``approval_digest`` covers all three)."""
+        place = self.asked_places.get(call.id, "")
+        shown = f"{call.name} {call.arguments}" + (f" in {place}" if place else "")
         child = self._child_of(call.id)
         return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
 
@@ -254,24 +252,12 @@ class State:
         directory the session runs the call in now) of the call run there: an answer to the
         call asked about elsewhere is refused, naming both directories."""
         from rho_domain.call_digest import check
-        from rho_domain.errors import CallChanged
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
         asked = self.asked_places.get(call.id, "")
-        if (
-            place is not None
-            and asked
-            and place != asked
-            and digest.strip().lower() == (self.approval_digest(call))
-        ):
-            raise CallChanged(
-                f"tool call {call.id!r} ({self.shown_call(call)}) was asked about to run in "
-                f"{asked}, but the session now runs it in "
-                f"{place}: the directory changed (the session's config.yaml working_dir?); "
-                "nothing was answered and it still waits: check the session's working_dir"
-            )
-        where = place if place is not None and asked else asked  # old traces: none
-        check(call.id, call.name, call.arguments, digest, child=child, shown=shown, place=where)
+        now = asked if place is None or not asked else place  # old traces: none recorded
+        held = (call.id, call.name, call.arguments, digest)
+        check(*held, child=child, shown=shown, place=now, asked=asked)
 
     def always_holds(self, name: str, shown: str) -> bool:
         """Whether tool ``name``, shown as ``shown`` (its ``tool_digest``; empty for the
@@ -295,6 +281,7 @@ class State:
                 call=c,
                 reason=reasons.get(c.id, "waiting for approval"),
                 digest=self.approval_digest(c),
+                working_dir=self.asked_places.get(c.id, ""),
             )
             for c in waiting
         )
