@@ -117,8 +117,10 @@ class State:
         match event:
             case ev.ApprovalRequested(call=call, pending=pending):
                 self.pending_calls = pending or (call,)
-                if self.asked_shapes.setdefault(call.id, event.shown) != event.shown:
-                    self.approvals[call.id] = None  # asked again: the tool is shown otherwise
+                # asked again: the tool is shown otherwise, or the call runs elsewhere
+                moved = self.asked_places.get(call.id, event.place) != event.place
+                if moved or self.asked_shapes.setdefault(call.id, event.shown) != event.shown:
+                    self.approvals[call.id] = None
                     self.asked_shapes[call.id] = event.shown
                 self.approvals.setdefault(call.id, None)
                 self.asked_places[call.id] = event.place
@@ -231,8 +233,7 @@ class State:
 
     def approval_digest(self, call: ToolCall) -> str:
         """The digest an answer about the pending ``call`` carries (``rho_domain.call_digest``):
-        of the call, and for a ``delegate`` call whose sub-agent waits, of the sub-agent's
-        call too (what the answer approves), and of where it was asked to run."""
+        of the call, where it was asked to run, and a waiting sub-agent's call (approved too)."""
         from rho_domain.call_digest import call_digest
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
@@ -248,9 +249,8 @@ class State:
         return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
 
     def check_digest(self, call: ToolCall, digest: str, *, place: str | None = None) -> None:
-        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``; with ``place`` (the
-        directory the session runs the call in now) of the call run there: an answer to the
-        call asked about elsewhere is refused, naming both directories."""
+        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``, run in ``place`` when
+        given (where the session runs it now; one asked about elsewhere: refused, naming both)."""
         from rho_domain.call_digest import check
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
