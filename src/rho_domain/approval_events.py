@@ -62,6 +62,9 @@ class ApprovalRequested(SeedEventView):
             description, input schema); empty for the agent's own tools. An answer, and an
             "always", holds for the tool so shown: the call asked again under another shape
             records another event, which takes back an approval given before.
+        place: The working directory the call was to run in when it was asked about (the
+            session's executor's ``working_dir``; empty in traces written before it was
+            recorded): an answer holds for the call run there (``rho_domain.call_digest``).
     """
 
     __repr__ = value_repr
@@ -76,6 +79,7 @@ class ApprovalRequested(SeedEventView):
     child_session_id: str | None = None
     child_call: ToolCall | None = None
     shown: str = ""
+    place: str = ""
 
 
 @attrs.frozen(kw_only=True)

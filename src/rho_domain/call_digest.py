@@ -8,7 +8,10 @@ that shows a pending call shows its digest, the answer carries it back, and the 
 runs the call compares it with the call it holds (``check``): a different call is refused,
 and stays pending.
 
-The digest is of the tool's name and the arguments as they run: a call's raw JSON text,
+The digest is of the call as it will run: the tool's name, the arguments, and where (the
+working directory the session runs it in, recorded when the call was asked about: whoever
+can write a session's stored config could move an approved relative ``rm -rf build``). The
+arguments are digested as they run: a call's raw JSON text,
 parsed and written again canonically (keys sorted, no spaces, non-ASCII characters as
 JSON escapes), so two spellings of the same arguments agree and any change of a value, a
 key or the tool does not. Arguments that are not JSON are digested as their raw text (such a call
@@ -35,18 +38,27 @@ DIGEST_LENGTH = 32
 
 
 def call_digest(
-    tool: str, arguments: str, *, child: tuple[str, str] | None = None, shown: str = ""
+    tool: str,
+    arguments: str,
+    *,
+    child: tuple[str, str] | None = None,
+    shown: str = "",
+    place: str = "",
 ) -> str:
     """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text). ``child``:
     for a ``delegate`` call whose sub-agent waits, the sub-agent's waiting call (tool,
     arguments), which is what an answer to it approves: both are digested together.
     ``shown``: the ``tool_digest`` of the tool as it was shown when the call was asked about
-    (empty for the agent's own tools, whose calls digest as before)."""
+    (empty for the agent's own tools, whose calls digest as before). ``place``: the working
+    directory the call runs in (the session's executor's ``working_dir``; empty where none
+    was recorded): the same relative ``rm -rf build`` elsewhere is another call."""
     encoded = _encoded(tool, arguments)
     if child is not None:
         encoded = f"{encoded}\n{_encoded(*child)}"  # one JSON text a line: no ambiguity
     if shown:
         encoded = f"{encoded}\n{json.dumps({'shown': shown}, ensure_ascii=True)}"
+    if place:
+        encoded = f"{encoded}\n{json.dumps({'place': place}, ensure_ascii=True)}"
     return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
 
 
@@ -103,14 +115,27 @@ def check(
     *,
     child: tuple[str, str] | None = None,
     shown: str = "",
+    place: str = "",
+    asked: str = "",
 ) -> None:
     """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
     (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
     the call held now, and its digest when it is shown whole (a call cut short is not offered
     for an answer: it is to be read in full where the surface shows it), so the answerer can
-    read it again and answer that one (or deny it)."""
-    held = call_digest(tool, arguments, child=child, shown=shown)
-    if digest.strip().lower() != held:
+    read it again and answer that one (or deny it). ``place``: where the call runs now;
+    ``asked``: where it was asked about (its digest was shown with): an answer to the call
+    run there, when they differ, is refused naming both."""
+    held = call_digest(tool, arguments, child=child, shown=shown, place=place)
+    given = digest.strip().lower()
+    elsewhere = call_digest(tool, arguments, child=child, shown=shown, place=asked)
+    if given != held and asked != place and given == elsewhere:
+        raise CallChanged(
+            f"tool call {call_id!r} ({tool} {_cut(arguments)}) was asked about to run in "
+            f"{asked}, but the session now runs it in {place}: the directory changed since it "
+            "was shown (the session's config.yaml working_dir?); nothing was answered and it "
+            "still waits: set working_dir back, or deny it"
+        )
+    if given != held:
         parts = [(tool, arguments)] if child is None else [(tool, arguments), child]
         whole = all(len(text) <= _SHOWN for _, text in parts)
         shown = f"{tool} {_cut(arguments)}"

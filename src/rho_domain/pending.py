@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 class PendingApproval:
     """A call waiting for a human when the run ended ``awaiting_approval``; ``digest`` is the
     one an answer about it carries when given from another process
-    (``State.approval_digest``; empty where none was worked out)."""
+    (``State.approval_digest``; empty where none was worked out); ``working_dir`` the
+    directory it was asked about to run in, which the digest covers (empty: not recorded)."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -29,3 +30,4 @@ class PendingApproval:
     call: ToolCall
     reason: str
     digest: str = ""
+    working_dir: str = ""

@@ -53,6 +53,7 @@ class State:
     # "always" was given to: empty for the agent's own tools (``always_holds``)
     asked_shapes: dict[str, str] = attrs.field(factory=dict)
     always_shapes: dict[str, str] = attrs.field(factory=dict)
+    asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
     # every tool call id the session's model turns used, compacted ones too (``model_turn``
     # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
@@ -116,10 +117,13 @@ class State:
         match event:
             case ev.ApprovalRequested(call=call, pending=pending):
                 self.pending_calls = pending or (call,)
-                if self.asked_shapes.setdefault(call.id, event.shown) != event.shown:
-                    self.approvals[call.id] = None  # asked again: the tool is shown otherwise
+                # asked again: the tool is shown otherwise, or the call runs elsewhere
+                moved = self.asked_places.get(call.id, event.place) != event.place
+                if moved or self.asked_shapes.setdefault(call.id, event.shown) != event.shown:
+                    self.approvals[call.id] = None
                     self.asked_shapes[call.id] = event.shown
                 self.approvals.setdefault(call.id, None)
+                self.asked_places[call.id] = event.place
                 self.approval_reasons[call.id] = event.reason
                 self.started_calls.discard(call.id)  # waiting, not running
                 if event.child_session_id is not None and event.child_call is not None:
@@ -229,27 +233,31 @@ class State:
 
     def approval_digest(self, call: ToolCall) -> str:
         """The digest an answer about the pending ``call`` carries (``rho_domain.call_digest``):
-        of the call, and for a ``delegate`` call whose sub-agent waits, of the sub-agent's
-        call too (what the answer approves)."""
+        of the call, where it was asked to run, and a waiting sub-agent's call (approved too)."""
         from rho_domain.call_digest import call_digest
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        return call_digest(call.name, call.arguments, child=child, shown=shown)
+        place = self.asked_places.get(call.id, "")
+        return call_digest(call.name, call.arguments, child=child, shown=shown, place=place)
 
     def shown_call(self, call: ToolCall) -> str:
-        """The pending ``call`` as an answerer is to be shown it: its tool and arguments and,
-        for a ``delegate`` call whose sub-agent waits, the sub-agent's call, which an answer
-        approves (``approval_digest`` covers both)."""
-        shown = f"{call.name} {call.arguments}"
+        """The pending ``call`` as an answerer is to be shown it, where it runs, and a waiting
+        sub-agent's call, which an answer approves (``approval_digest`` covers all three)."""
+        place = self.asked_places.get(call.id, "")
+        shown = f"{call.name} {call.arguments}" + (f" in {place}" if place else "")
         child = self._child_of(call.id)
         return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
 
-    def check_digest(self, call: ToolCall, digest: str) -> None:
-        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``."""
+    def check_digest(self, call: ToolCall, digest: str, *, place: str | None = None) -> None:
+        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``, run in ``place`` when
+        given (where the session runs it now; one asked about elsewhere: refused, naming both)."""
         from rho_domain.call_digest import check
 
         child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        check(call.id, call.name, call.arguments, digest, child=child, shown=shown)
+        asked = self.asked_places.get(call.id, "")
+        now = asked if place is None or not asked else place  # old traces: none recorded
+        held = (call.id, call.name, call.arguments, digest)
+        check(*held, child=child, shown=shown, place=now, asked=asked)
 
     def always_holds(self, name: str, shown: str) -> bool:
         """Whether tool ``name``, shown as ``shown`` (its ``tool_digest``; empty for the
@@ -273,6 +281,7 @@ class State:
                 call=c,
                 reason=reasons.get(c.id, "waiting for approval"),
                 digest=self.approval_digest(c),
+                working_dir=self.asked_places.get(c.id, ""),
             )
             for c in waiting
         )

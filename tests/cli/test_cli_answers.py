@@ -66,7 +66,7 @@ def test_exit_4_names_the_call_and_the_commands_that_answer_it(workspace: Path, 
     )  # fmt: skip
     assert result.returncode == 4
     assert "bash (demo_1)" in result.stderr
-    digest = call_digest("bash", json.dumps({"command": "echo x"}))
+    digest = call_digest("bash", json.dumps({"command": "echo x"}), place=str(workspace.resolve()))
     assert f"--approve demo_1@{digest}` (CALL@DIGEST" in result.stderr
 
 

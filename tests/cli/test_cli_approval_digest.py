@@ -50,7 +50,9 @@ def test_an_approval_of_a_call_rewritten_since_it_was_shown_is_refused(tmp_path:
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     session_id, pending = _waiting(work, home)
-    assert pending["digest"] == call_digest("bash", json.dumps({"command": "echo shown"}))
+    in_work = str(work.resolve())
+    shown = call_digest("bash", json.dumps({"command": "echo shown"}), place=in_work)
+    assert pending["digest"] == shown
     _rewrite(home, session_id, "echo shown", "touch pwned.txt")
     before = _kinds(home, session_id)
 
@@ -64,7 +66,7 @@ def test_an_approval_of_a_call_rewritten_since_it_was_shown_is_refused(tmp_path:
 
     bare = rho("--resume", session_id, *DEV, "--approve", "demo_1", cwd=work, home=home)
     assert bare.returncode == 1
-    now = call_digest("bash", json.dumps({"command": "touch pwned.txt"}))
+    now = call_digest("bash", json.dumps({"command": "touch pwned.txt"}), place=in_work)
     assert "it waits now as bash" in bare.stderr
     assert f"--approve demo_1@{now}" in bare.stderr
     assert not (work / "pwned.txt").exists()
@@ -203,7 +205,7 @@ def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> N
         bare = rho("--resume", "latest", *model, "--approve", "c1", cwd=work, home=home)
         assert bare.returncode == 1, bare.stderr
     (session_id,) = (p.name for p in (home / "rho" / "sessions").iterdir())
-    digest = call_digest("bash", json.dumps({"command": "echo hi"}))
+    digest = call_digest("bash", json.dumps({"command": "echo hi"}), place=str(work.resolve()))
     pasted = [
         re.search(r"answer with `(rho-agent [^`]*)`", first.stderr),
         re.search(r"(rho-agent --resume \S+ --approve .*)$", bare.stderr.strip()),
@@ -221,3 +223,44 @@ def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> N
         words = ["--resume", session_id, "--approve", f"{hostile}@{digest}"]
         assert ran.stdout.splitlines() == words, (found.group(1), ran)
         assert not (work / "pwned").exists()
+
+
+def test_an_approval_of_a_call_moved_to_another_directory_is_refused(tmp_path: Path) -> None:
+    """Before, the digest covered the tool and its arguments only: a writer of the session's
+    stored config.yaml moved working_dir to work/sub (inside the workspace, so resuming took
+    it) and the approved relative ``touch here.txt`` ran there. Now the digest covers where
+    the call runs, and the session checks it against its own working directory."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    (work / "sub").mkdir(parents=True)
+    result = rho(*("-m", "demo", *DEV, "--json", "run `touch here.txt`"), cwd=work, home=home)
+    assert result.returncode == 4, result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    session_id, (pending,) = str(final["session_id"]), final["pending"]
+    in_work = os.path.realpath(work)
+    assert pending["working_dir"] == in_work  # shown with the call, and digested with it
+    assert pending["digest"] == call_digest("bash", pending["arguments"], place=in_work)
+    assert pending["digest"] != call_digest("bash", pending["arguments"])
+    config = home / "rho" / "sessions" / session_id / "config.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert f"working_dir: {in_work}" in text
+    config.write_text(text.replace(in_work, f"{in_work}/sub"), encoding="utf-8")
+    before = _kinds(home, session_id)
+
+    named = f"demo_1@{pending['digest']}"
+    refused = rho("--resume", session_id, *DEV, "--approve", named, cwd=work, home=home)
+    assert refused.returncode == 1, refused.stderr
+    assert "tool call 'demo_1' (bash " in refused.stderr
+    assert f"asked about to run in {in_work}, but the session now runs it in {in_work}/sub" in (
+        refused.stderr
+    )
+    assert "the directory changed" in refused.stderr
+    assert "still waits" in refused.stderr
+    assert not (work / "sub" / "here.txt").exists()
+    assert not (work / "here.txt").exists()
+    assert _kinds(home, session_id) == before  # nothing answered, nothing ran
+
+    config.write_text(text, encoding="utf-8")  # the session as it was asked about: approved
+    done = rho("--resume", session_id, *DEV, "--approve", named, cwd=work, home=home)
+    assert done.returncode == 0, done.stderr
+    assert (work / "here.txt").exists()
+    assert not (work / "sub" / "here.txt").exists()

@@ -11,8 +11,15 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.call_digest import call_digest
 
+
 # the calls as an approver is shown them (the digests --approve names them with)
-WRITE_NOTE = call_digest("write", json.dumps({"path": "note.txt", "content": "hi\n"}))
+def write_note(work: Path) -> str:
+    """The child's write call as shown: run in ``work``."""
+    return call_digest(
+        "write", json.dumps({"path": "note.txt", "content": "hi\n"}), place=str(work.resolve())
+    )
+
+
 DELEGATE_NOTE = call_digest(  # a delegate call's: its sub-agent's waiting call too
     "delegate",
     json.dumps({"instruction": "write the note"}),
@@ -147,7 +154,7 @@ def test_a_child_answered_on_its_own_gives_its_answer_to_the_parent(tmp_path: Pa
         (child,) = [p.name for p in sessions.iterdir() if p.name != parent]
         alone = rho(
             "--resume", child, "--profile", "developer", "--base-url", server.base_url,
-            "--approve", f"w1@{WRITE_NOTE}", cwd=work, home=home,
+            "--approve", f"w1@{write_note(work)}", cwd=work, home=home,
         )  # fmt: skip
         assert alone.returncode == 0, alone.stderr
         assert alone.stdout.strip() == "child: note written"

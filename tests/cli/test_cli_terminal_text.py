@@ -274,6 +274,7 @@ def test_the_remote_prompt_shows_the_arguments_that_run(
         approval_reasons={},
         awaiting_decision=lambda: (waiting,),
         approval_digest=lambda call: call_digest(call.name, call.arguments),
+        asked_places={},
     )
     listed = describe_waiting(types.SimpleNamespace(id="s", state=state))  # type: ignore[arg-type]
     assert 'bash {"command": "rm -rf ~"}: waiting' in listed

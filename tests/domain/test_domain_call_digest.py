@@ -9,7 +9,7 @@ import attrs
 import pytest
 from domain_support import EchoTool, WriteNoteTool, make_session
 
-from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, text, tools
+from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedModel, text, tools
 from rho_adapters.fakes import call as fake_call
 from rho_domain.call_digest import DIGEST_LENGTH, call_digest, check, tool_digest
 from rho_domain.errors import CallChanged, SessionStateError
@@ -105,7 +105,8 @@ async def test_resolve_approval_with_another_calls_digest_answers_nothing() -> N
     assert (await session.run()).status is RunStatus.AWAITING_APPROVAL
     assert executor.files == {}
 
-    session.resolve_approval(write.id, True, digest=call_digest(write.name, write.arguments))
+    held = call_digest(write.name, write.arguments, place=executor.working_dir)
+    session.resolve_approval(write.id, True, digest=held)
     assert (await session.run()).status is RunStatus.COMPLETED
     assert executor.files != {}
 
@@ -126,7 +127,7 @@ async def test_the_answer_records_the_digest_it_carried() -> None:
         store=store,
     )
     assert (await session.run("go")).status is RunStatus.AWAITING_APPROVAL
-    shown = call_digest(write.name, write.arguments)
+    shown = call_digest(write.name, write.arguments, place=session.executor.working_dir)
     session.resolve_approval(write.id, True, digest=shown)
     assert (await session.run()).status is RunStatus.COMPLETED
     stored = store.events(session.id)
@@ -139,3 +140,43 @@ async def test_the_answer_records_the_digest_it_carried() -> None:
     assert event_from_dict(older) == attrs.evolve(answers[0], digest=None)
     newer = {**json.loads(line), "answered_by": "someone"}  # a field this reader lacks
     assert event_from_dict(newer) == answers[0]
+
+
+async def test_an_answer_for_the_call_in_another_directory_does_not_hold() -> None:
+    """The session runs calls where its executor is now: reopened in another working
+    directory (its stored config changed), an answer for the call asked about in the first
+    is refused with a digest (naming both), and one recorded without (in-process) does not
+    hold there: the call is asked again, nothing runs."""
+    from rho_domain.loop.session import Session
+    from rho_domain.state import State
+
+    write = fake_call("write", {"path": "a.txt", "content": "x"})
+    store = MemorySessionStore()
+    first = make_session(
+        [tools(write)], tools=[EchoTool(), WriteNoteTool()], profile="developer", store=store
+    )
+    assert (await first.run("go")).status is RunStatus.AWAITING_APPROVAL
+    shown = first.state.approval_digest(write)
+    assert shown == call_digest(write.name, write.arguments, place="/workspace")
+    await first.close()
+    record, events = await store.open(first.id)
+    moved = MemoryExecutor(root="/workspace/sub")
+    session = Session(
+        first.agent,
+        model=ScriptedModel([text("done")]),
+        executor=moved,
+        clock=first.clock,
+        store=store,
+        session_id=record.id,
+        state=State.from_events(events),
+        created=True,
+    )
+    elsewhere = "asked about to run in /workspace, but the session now runs it in /workspace/sub"
+    with pytest.raises(CallChanged, match=elsewhere):
+        session.resolve_approval(write.id, True, digest=shown)
+    session.resolve_approval(write.id, True)  # in-process: recorded, for /workspace
+    assert (await session.run()).status is RunStatus.AWAITING_APPROVAL  # asked again
+    assert moved.files == {}
+    assert session.state.asked_places[write.id] == "/workspace/sub"
+    held = call_digest(write.name, write.arguments, place="/workspace/sub")
+    assert session.state.approval_digest(write) == held

@@ -17,6 +17,7 @@ import attrs
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
+from rho_domain.call_digest import call_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
 from cli_support import rho as rho  # re-exported: a test reads what a failing command said
@@ -262,3 +263,9 @@ async def durable_runtime(rig: Rig) -> AsyncIterator[AgentRuntime]:
         yield runtime
     finally:
         await close_runtime(runtime)
+
+
+def shown_in(rig: Rig, tool: str, arguments: str) -> str:
+    """The digest an approver is shown for ``tool`` with ``arguments`` run in the rig's
+    workspace (``rho_domain.call_digest``: where the call runs is part of it)."""
+    return call_digest(tool, arguments, place=os.path.realpath(rig.work))

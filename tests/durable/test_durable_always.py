@@ -13,9 +13,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from durable_support import Rig, answer, bash, queue_here, trace, worker_rig
+from durable_support import Rig, answer, bash, queue_here, shown_in, trace, worker_rig
 
-from rho_domain.call_digest import call_digest
 from rho_entry.durable.queueing import open_queue
 
 if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 0.65 s
@@ -34,8 +33,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         yield rig
 
 
-def _shown(command: str) -> str:
-    return call_digest("bash", f'{{"command": "{command}"}}')
+def _shown(rig: Rig, command: str) -> str:
+    return shown_in(rig, "bash", f'{{"command": "{command}"}}')
 
 
 def _continue(rig: Rig, name: str, *, rewrite: bool, digest: str | None) -> tuple[str, str]:
@@ -65,7 +64,7 @@ def _continue(rig: Rig, name: str, *, rewrite: bool, digest: str | None) -> tupl
 
 def test_always_with_an_approval_of_a_changed_call_is_not_taken(rig: Rig) -> None:
     status, session_id = _continue(
-        rig, "changed", rewrite=True, digest=_shown("echo shown > changed.txt")
+        rig, "changed", rewrite=True, digest=_shown(rig, "echo shown > changed.txt")
     )
     assert status == "awaiting_approval"  # the call waits again, asked anew
     assert not (rig.work / "changed.txt").exists()  # 'echo pwned' ran before
@@ -80,6 +79,6 @@ def test_always_with_an_approval_without_a_digest_is_not_taken(rig: Rig) -> None
 
 
 def test_always_with_a_taken_approval_holds(rig: Rig) -> None:
-    status, _ = _continue(rig, "taken", rewrite=False, digest=_shown("echo shown > taken.txt"))
+    status, _ = _continue(rig, "taken", rewrite=False, digest=_shown(rig, "echo shown > taken.txt"))
     assert status == "completed"
     assert (rig.work / "taken.txt").read_text() == "shown\n"

@@ -10,10 +10,18 @@ import importlib.util
 from collections.abc import Iterator
 
 import pytest
-from durable_support import Rig, answer, bash, durable_runtime, queue_here, trace, worker_rig
+from durable_support import (
+    Rig,
+    answer,
+    bash,
+    durable_runtime,
+    queue_here,
+    shown_in,
+    trace,
+    worker_rig,
+)
 
 from rho_adapters.fakes.wire import call, tool_reply
-from rho_domain.call_digest import call_digest
 from rho_domain.errors import SessionStateError
 from rho_entry.durable.queueing import enqueue_prompt, open_queue
 
@@ -53,14 +61,14 @@ SCRIPTS = {
 }
 
 
-def _of(call_id: str) -> dict[str, str]:
+def _of(rig: Rig, call_id: str) -> dict[str, str]:
     """``digests=`` of an answer of ``call_id``: its call as the scripts have it (what an
     approver is shown)."""
     calls = {c.id: c for script in SCRIPTS.values() for r in script for c in r.tool_calls}
-    return {call_id: call_digest(calls[call_id].name, calls[call_id].arguments)}
+    return {call_id: shown_in(rig, calls[call_id].name, calls[call_id].arguments)}
 
 
-TWICE_CLI = call_digest("bash", '{"command": "echo one > cli-one.txt"}')
+TWICE_CLI = '{"command": "echo one > cli-one.txt"}'
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +84,10 @@ def test_always_allows_the_tool_in_every_later_continuation_of_the_run(rig: Rig)
             run = await enqueue_prompt(queue, "always: go")
             seen = [await queue.wait(run.run_id, 40)]
             first = await queue.answer(
-                run.run_id, {"a1": True}, reasons={}, always=("bash",), digests=_of("a1")
+                run.run_id, {"a1": True}, reasons={}, always=("bash",), digests=_of(rig, "a1")
             )
             seen.append(await queue.wait(first, 40))  # a3, a write, is asked; a2 was not
-            second = await queue.answer(first, {"a3": True}, reasons={}, digests=_of("a3"))
+            second = await queue.answer(first, {"a3": True}, reasons={}, digests=_of(rig, "a3"))
             seen.append(await queue.wait(second, 40))  # a4, bash: still always
             return run.session_id, seen
         finally:
@@ -134,14 +142,14 @@ def test_two_answers_of_one_waiting_run_never_collapse_silently(rig: Rig) -> Non
         try:
             run = await enqueue_prompt(queue, "both: write")
             assert await queue.wait(run.run_id, 40) == "awaiting_approval"
-            first = await queue.answer(run.run_id, {"b1": True}, reasons={}, digests=_of("b1"))
+            first = await queue.answer(run.run_id, {"b1": True}, reasons={}, digests=_of(rig, "b1"))
             again = await other.answer(
-                run.run_id, {"b1": True}, reasons={}, digests=_of("b1")
+                run.run_id, {"b1": True}, reasons={}, digests=_of(rig, "b1")
             )  # a retry
             with pytest.raises(SessionStateError) as refused:
                 await other.answer(run.run_id, {"b2": False}, reasons={"b2": "not that"})
             waits = await queue.wait(first, 40)  # b2 is still to be answered: it asks again
-            last = await other.answer(first, {"b2": True}, reasons={}, digests=_of("b2"))
+            last = await other.answer(first, {"b2": True}, reasons={}, digests=_of(rig, "b2"))
             return first, again, str(refused.value), waits, await queue.wait(last, 40)
         finally:
             queue.close()
@@ -195,7 +203,14 @@ def test_queue_approve_always_from_another_process_allows_the_tool_for_the_run(r
     run_id, session_id = queue_here(root, db, "enqueue", "twice-cli: echo").split()
     assert queue_here(root, db, "wait", run_id, "--timeout", "40") == "awaiting_approval"
     continued = queue_here(
-        root, db, "--store", store, "approve", run_id, f"t1@{TWICE_CLI}", "--always"
+        root,
+        db,
+        "--store",
+        store,
+        "approve",
+        run_id,
+        f"t1@{shown_in(rig, 'bash', TWICE_CLI)}",
+        "--always",
     )
     assert continued == f"{run_id}~1"
     assert queue_here(root, db, "wait", continued, "--timeout", "40") == "completed"

@@ -21,11 +21,11 @@ from durable_support import (
     durable_runtime,
     queue_here,
     rho,
+    shown_in,
     trace,
     worker_rig,
 )
 
-from rho_domain.call_digest import call_digest
 from rho_domain.errors import CallChanged
 from rho_entry.durable.queueing import open_queue
 
@@ -47,9 +47,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         yield rig
 
 
-def _shown(command: str) -> str:
+def _shown(rig: Rig, command: str) -> str:
     """The digest an approver is shown for ``bash`` running ``command``."""
-    return call_digest("bash", f'{{"command": "{command}"}}')
+    return shown_in(rig, "bash", f'{{"command": "{command}"}}')
 
 
 def _rewrite(store: Path, session_id: str, old: str, new: str) -> None:
@@ -70,7 +70,7 @@ def _waiting(rig: Rig, prompt: str) -> tuple[str, str]:
 
 def test_queue_approve_refuses_a_call_rewritten_since_it_was_shown(rig: Rig) -> None:
     run_id, session_id = _waiting(rig, "cli: make it")
-    digest = _shown("echo shown > cli.txt")
+    digest = _shown(rig, "echo shown > cli.txt")
     _rewrite(rig.store, session_id, "echo shown > cli.txt", "echo pwned > cli.txt")
     store = str(rig.store)
 
@@ -89,7 +89,7 @@ def test_queue_approve_refuses_a_call_rewritten_since_it_was_shown(rig: Rig) -> 
         home=rig.root / "home",
     )
     assert unnamed.returncode == 1
-    now = _shown("echo pwned > cli.txt")
+    now = _shown(rig, "echo pwned > cli.txt")
     assert f"approve {run_id} d1@{now}" in unnamed.stderr  # the call as it waits, to read
     assert queue_here(rig.root, rig.db, "status", run_id) == "awaiting_approval"
     assert not (rig.work / "cli.txt").exists()
@@ -120,7 +120,7 @@ def _answered_on_the_queue(rig: Rig, prompt: str, digests: dict[str, str] | None
 
 
 def test_the_worker_refuses_an_answer_whose_call_changed(rig: Rig) -> None:
-    _answered_on_the_queue(rig, "stale: make it", {"d1": _shown("echo shown > stale.txt")})
+    _answered_on_the_queue(rig, "stale: make it", {"d1": _shown(rig, "echo shown > stale.txt")})
     assert "changed since it was shown" in rig.worker.log.read_text()
 
 
@@ -136,7 +136,7 @@ def test_a_handle_given_the_digest_it_showed_refuses_a_changed_call(rig: Rig) ->
         async with durable_runtime(rig) as runtime:
             handle = await dispatch_prompt(runtime, "handle: make it", durable=True)
             assert await handle.wait(40) == "awaiting_approval"
-            shown = _shown("echo shown > handle.txt")
+            shown = _shown(rig, "echo shown > handle.txt")
             _rewrite(rig.store, handle.session_id, "echo shown", "echo pwned")
             with pytest.raises(CallChanged, match="'d1' changed since it was shown"):
                 await handle.approve("d1", digests={"d1": shown})
@@ -153,7 +153,7 @@ def test_a_rewritten_call_is_shown_escaped_by_the_queue_command(rig: Rig) -> Non
     quotes the call as the trace holds it now: whoever rewrote the trace wrote what the
     terminal obeyed (a title, a line erased, text reordered by a bidi override)."""
     run_id, session_id = _waiting(rig, "escape: make it")
-    digest = _shown("echo shown > esc.txt")
+    digest = _shown(rig, "echo shown > esc.txt")
     planted = "echo pwned > esc.txt \\u001b[2K\\u001b]0;owned\\u0007\\u202e"
     _rewrite(rig.store, session_id, "echo shown > esc.txt", planted)
     refused = rho(

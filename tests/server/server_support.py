@@ -22,6 +22,7 @@ import attrs
 import httpx
 
 from rho_adapters.fakes import FunctionModel, ScriptedModel, Turn
+from rho_domain.call_digest import call_digest
 from rho_domain.config import AgentConfig
 from rho_domain.model import ModelRequest
 from rho_entry.server import ServerSettings, create_app
@@ -43,6 +44,12 @@ class Place:
     @property
     def sessions(self) -> Path:
         return self.home / "sessions"
+
+
+def shown_in(work: Path, tool: str, arguments: str) -> str:
+    """The digest a server shows for ``tool`` with ``arguments`` run in ``work``
+    (``rho_domain.call_digest``: where the call runs is part of it)."""
+    return call_digest(tool, arguments, place=os.path.realpath(work))
 
 
 def place(tmp_path: Path) -> Place:

@@ -5,19 +5,32 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import app_for, by_prompt, client_for, parse_sse, place, wait_idle
+from server_support import (
+    Place,
+    app_for,
+    by_prompt,
+    client_for,
+    parse_sse,
+    place,
+    shown_in,
+    wait_idle,
+)
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.store import read_trace
 from rho_domain import events as ev
-from rho_domain.call_digest import call_digest
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
-ANSWERED = call_digest(WRITE.name, WRITE.arguments)  # what GET .../{id} shows for c1
+
+
+def _answered(where: Place) -> str:
+    """What GET .../{id} shows for c1, run in ``where.work``."""
+    return shown_in(where.work, WRITE.name, WRITE.arguments)
 
 
 async def _create(client: Any, **body: Any) -> dict[str, Any]:
@@ -40,14 +53,15 @@ async def test_a_conversation_with_an_approval_answered_over_http(tmp_path: Path
                 "call_id": "c1",
                 "tool": "write",
                 "arguments": WRITE.arguments,
-                "digest": call_digest("write", WRITE.arguments),
+                "digest": _answered(where),
+                "working_dir": os.path.realpath(where.work),
             }
         ]
         assert not (where.work / "out.txt").exists()  # fails closed: nothing ran
 
         answered = await client.post(
             f"/api/sessions/{session['id']}/approvals/c1",
-            json={"decision": "approve", "digest": ANSWERED},
+            json={"decision": "approve", "digest": _answered(where)},
         )
         assert answered.status_code == 202, answered.text
         detail = await wait_idle(client, session["id"])
@@ -83,7 +97,8 @@ async def test_deny_and_always(tmp_path: Path) -> None:
         sid = (await _create(client, prompt="write", profile="developer"))["id"]
         await wait_idle(client, sid)
         denied = await client.post(
-            f"/api/sessions/{sid}/approvals/c1", json={"decision": "deny", "digest": ANSWERED}
+            f"/api/sessions/{sid}/approvals/c1",
+            json={"decision": "deny", "digest": _answered(where)},
         )
         assert denied.status_code == 202
         await wait_idle(client, sid)
@@ -93,7 +108,10 @@ async def test_deny_and_always(tmp_path: Path) -> None:
         assert [p["call_id"] for p in detail["pending_approvals"]] == ["c2"]
         always = await client.post(
             f"/api/sessions/{sid}/approvals/c2",
-            json={"decision": "always", "digest": call_digest(second.name, second.arguments)},
+            json={
+                "decision": "always",
+                "digest": shown_in(where.work, second.name, second.arguments),
+            },
         )
         assert always.status_code == 202
         detail = await wait_idle(client, sid)
@@ -266,7 +284,8 @@ async def test_a_new_message_supersedes_pending_approvals(tmp_path: Path) -> Non
         assert chatted.status_code == 202
         detail = await wait_idle(client, sid)
         late = await client.post(
-            f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve", "digest": ANSWERED}
+            f"/api/sessions/{sid}/approvals/c1",
+            json={"decision": "approve", "digest": _answered(where)},
         )
     assert detail["status"] == "completed"
     assert detail["pending_approvals"] == []
@@ -301,7 +320,8 @@ async def test_a_session_waiting_too_long_for_approval_is_released(tmp_path: Pat
         await other.open(sid)  # nobody holds the lock any more
         await other.release(sid)
         answered = await client.post(
-            f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve", "digest": ANSWERED}
+            f"/api/sessions/{sid}/approvals/c1",
+            json={"decision": "approve", "digest": _answered(where)},
         )
         assert answered.status_code == 202
         assert (await wait_idle(client, sid))["status"] == "completed"

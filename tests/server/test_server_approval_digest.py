@@ -16,11 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from server_support import Place, Serve, http, place, serve_env
+from server_support import Place, Serve, http, place, serve_env, shown_in
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
-from rho_domain.call_digest import call_digest
 
 SHOWN = call("write", {"path": "notes.txt", "content": "hi\n"}, "c1")
 REAL = call("write", {"path": "pwned.txt", "content": "owned\n"}, "c1")
@@ -73,7 +72,7 @@ def test_a_call_rewritten_after_it_was_shown_is_refused_and_still_waits(where: P
             sid = sid.json()["id"]
             shown = _waiting(serve, sid)["pending_approvals"]
             assert [(p["call_id"], p["tool"]) for p in shown] == [("c1", "write")]
-            assert shown[0]["digest"] == call_digest("write", SHOWN.arguments)
+            assert shown[0]["digest"] == shown_in(where.work, "write", SHOWN.arguments)
             serve.stop()  # a restart: the answer reopens the session from its trace
             _rewrite(where.sessions / sid / "trace.jsonl", "notes.txt", "pwned.txt")
             serve = _serve(where, model)
@@ -125,7 +124,7 @@ def test_a_held_call_shown_otherwise_from_the_trace_is_refused(where: Place) -> 
             # trace is not the file the run writes any more (replaced: another inode), and the
             # run ends in error at its next write rather than go on into a file with no name
             # (bd73117): nothing runs, nothing of the run is lost unsaid
-            real = call_digest("write", REAL.arguments)
+            real = shown_in(where.work, "write", REAL.arguments)
             ok = _post(
                 serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve", "digest": real}
             )
@@ -162,8 +161,8 @@ def test_an_answer_without_a_digest_is_refused(where: Place) -> None:
             assert unnamed.json()["error"]["field"] == "call_id"
             # the body route's other spellings: an id the session never showed, the digest
             # of another call, a field it does not take, a key given twice
-            shown = call_digest("write", SHOWN.arguments)
-            other = call_digest("write", REAL.arguments)
+            shown = shown_in(where.work, "write", SHOWN.arguments)
+            other = shown_in(where.work, "write", REAL.arguments)
             refusals = [
                 (_post(serve, approvals, {**body, "decision": "approve"}), status, words)
                 for body, status, words in (

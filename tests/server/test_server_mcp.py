@@ -5,6 +5,7 @@ in ``read_only_tools`` waits for an approval given over HTTP, and ``rho-agent se
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -60,7 +61,12 @@ async def test_an_mcp_call_under_readonly_is_approved_over_http(
         assert detail["status"] == "awaiting_approval"
         (pending,) = detail["pending_approvals"]
         digest = pending.pop("digest")
-        assert pending == {"call_id": "c-add", "tool": "mcp__ref__add", "arguments": ADD.arguments}
+        assert pending == {
+            "call_id": "c-add",
+            "tool": "mcp__ref__add",
+            "arguments": ADD.arguments,
+            "working_dir": os.path.realpath(where.work),
+        }
         # the digest covers the tool as it was shown too (its description and schema)
         assert digest != call_digest(ADD.name, ADD.arguments)
         answered = await client.post(

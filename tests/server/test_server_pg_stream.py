@@ -13,10 +13,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
-from server_support import BASE, UvicornThread, place, settings, sse_blocks
+from server_support import BASE, UvicornThread, place, settings, shown_in, sse_blocks
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
-from rho_domain.call_digest import call_digest
 from rho_entry.config.stores import choose_store
 from rho_entry.server import create_app
 
@@ -63,7 +62,10 @@ async def test_an_approval_answered_here_keeps_the_line_numbers(
 
             answer = await http.post(
                 f"/api/sessions/{sid}/approvals/c1",
-                json={"decision": "approve", "digest": call_digest(WRITE.name, WRITE.arguments)},
+                json={
+                    "decision": "approve",
+                    "digest": shown_in(where.work, WRITE.name, WRITE.arguments),
+                },
             )
             assert answer.status_code == 202, answer.text
             second = await asyncio.wait_for(live(), 30)

@@ -19,13 +19,13 @@ from server_support import (
     client_for,
     parse_sse,
     place,
+    shown_in,
     sse_blocks,
     wait_idle,
 )
 
 from rho_adapters.fakes import FunctionModel, ScriptedModel, Turn, call, text, tools
 from rho_adapters.store import read_trace
-from rho_domain.call_digest import call_digest
 from rho_domain.model import ModelRequest
 from rho_entry.client import AgentClient, ServerEvent
 
@@ -57,7 +57,10 @@ async def test_a_reconnect_with_last_event_id_loses_nothing_and_repeats_nothing(
             # the run goes on while nobody listens
             answer = await http.post(
                 f"/api/sessions/{sid}/approvals/c1",
-                json={"decision": "approve", "digest": call_digest(WRITE.name, WRITE.arguments)},
+                json={
+                    "decision": "approve",
+                    "digest": shown_in(where.work, WRITE.name, WRITE.arguments),
+                },
             )
             assert answer.status_code == 202
             async with http.stream(

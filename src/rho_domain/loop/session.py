@@ -80,7 +80,16 @@ class Session(SessionCore):
         itself (in-process), so there is nothing between the showing and the answer."""
         from rho_domain.loop.tool_approval import record_answer  # with the first answer
 
-        record_answer(self.journal, call_id, approved, always=always, reason=reason, digest=digest)
+        place = self.executor.working_dir  # where the call runs now, not what was stored
+        record_answer(
+            self.journal,
+            call_id,
+            approved,
+            always=always,
+            reason=reason,
+            digest=digest,
+            place=place,
+        )
 
     async def run(
         self,

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rho_domain.loop.journal import Journal
     from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
     from rho_domain.ports.clock import Clock
+    from rho_domain.ports.executor import Executor
     from rho_domain.state import State
 
 
@@ -38,16 +39,18 @@ def record_answer(
     always: bool,
     reason: str,
     digest: str | None,
+    place: str | None = None,
 ) -> None:
     """Record the answer to the pending call ``call_id`` (``Session.resolve_approval``'s
     contract). Raises ``SessionStateError`` for a call not pending (naming those that are) and
-    ``CallChanged`` for a ``digest`` that is not the held call's; then nothing is recorded."""
+    ``CallChanged`` for a ``digest`` that is not the held call's run in ``place`` (the
+    session's working directory now); then nothing is recorded."""
     pending = {c.id: c for c in journal.state.pending_calls}
     if call_id not in pending:
         known = ", ".join(pending) or "none"
         raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
     if digest is not None:
-        journal.state.check_digest(pending[call_id], digest)
+        journal.state.check_digest(pending[call_id], digest, place=place)
     journal.record(
         ev.ApprovalResolved(
             at=journal.clock.now(),
@@ -71,6 +74,7 @@ class Asking(Protocol):
     journal: Journal
     clock: Clock
     control: RunControl
+    executor: Executor
 
 
 async def ask_approval(
@@ -91,13 +95,21 @@ async def ask_approval(
     recorded for the call asked about under another shape does not hold, and it is asked
     again (the new request, recorded, takes the answer back: ``State``)."""
     state = tools.state
+    place = tools.executor.working_dir
+    # an answer holds for the call run where it was asked about: elsewhere, it is asked again
     same = state.asked_shapes.get(call.id, shape) == shape
+    same = same and state.asked_places.get(call.id, place) in (place, "")
     if (known := state.approvals.get(call.id)) is not None and same:
         return known
     if call.id not in state.approvals or not same:
         await tools.journal.emit(
             ev.ApprovalRequested(
-                at=tools.clock.now(), call=call, reason=reason, pending=tuple(batch), shown=shape
+                at=tools.clock.now(),
+                call=call,
+                reason=reason,
+                pending=tuple(batch),
+                shown=shape,
+                place=place,
             )
         )
         # a listener may answer in the event itself (resolve_approval): that answer holds,

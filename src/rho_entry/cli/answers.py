@@ -107,7 +107,8 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
         if digest == "":
             raise ConfigError(_name_it(session, call))
         if digest is not None:
-            session.state.check_digest(call, digest)
+            # of the call run where this session runs it, not where it was asked about
+            session.state.check_digest(call, digest, place=session.executor.working_dir)
     for call, digest in approved:
         session.resolve_approval(call.id, True, always=answers.always, digest=digest)
     for call, digest in denied:
@@ -124,7 +125,7 @@ def describe_waiting(session: Session) -> str:
     lines += [
         visible(
             f"  {shell_word(f'{c.id}@{session.state.approval_digest(c)}')}  "
-            f"{c.name} {as_run(c.arguments)}: "
+            f"{c.name} {as_run(c.arguments)}{_where(session, c)}: "
             f"{reasons.get(c.id, 'waiting')}",
             newlines=False,
         )
@@ -137,6 +138,12 @@ def describe_waiting(session: Session) -> str:
         "or --deny CALL|all [--reason TEXT]"
     )
     return "\n".join(lines)
+
+
+def _where(session: Session, call: ToolCall) -> str:
+    """`` in DIR``: where ``call`` was asked about to run (its digest covers it), or ""."""
+    place = session.state.asked_places.get(call.id, "")
+    return f" in {place}" if place else ""
 
 
 def split_call_ref(ref: str, ids: Collection[str] = ()) -> tuple[str, str]:

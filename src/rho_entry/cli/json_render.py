@@ -47,6 +47,7 @@ class JsonRenderer:
                 "tool": p.call.name,
                 "arguments": p.call.arguments,
                 "digest": p.digest,
+                "working_dir": p.working_dir,
                 "reason": p.reason,
             }
             for p in result.pending

@@ -19,7 +19,11 @@ def explain_stop(
     session exists to resume). A completed run says nothing here."""
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
-        calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
+        calls = "; ".join(
+            f"{p.call.name} ({p.call.id}){f' in {p.working_dir}' if p.working_dir else ''}: "
+            f"{p.reason}"
+            for p in result.pending
+        )
         named = " ".join(
             f"--approve {shell_word(f'{p.call.id}@{p.digest}')}" for p in result.pending
         )

@@ -96,6 +96,7 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
                 call=call,
                 reason="waiting since an earlier run",
                 digest="" if session is None else session.state.approval_digest(call),
+                working_dir="" if session is None else session.state.asked_places.get(call.id, ""),
             )
             for call in waiting
         ),

@@ -68,6 +68,7 @@ class State:
     approval_reasons = Forward[dict[str, str]](_CORE)
     waiting_children = Forward[dict[str, tuple[str, ToolCall]]](_CORE)
     always_allowed = Forward[set[str]](_CORE)
+    asked_places = Forward[dict[str, str]](_CORE)
     started_calls = Forward[set[str]](_CORE)
     directive_offset = Forward[int](_CORE)
     compactions = Forward[int](_CORE)
@@ -138,9 +139,9 @@ class State:
         """``rho_domain.state.State.shown_call``."""
         return self.core.shown_call(call)
 
-    def check_digest(self, call: ToolCall, digest: str) -> None:
+    def check_digest(self, call: ToolCall, digest: str, *, place: str | None = None) -> None:
         """``rho_domain.state.State.check_digest``."""
-        self.core.check_digest(call, digest)
+        self.core.check_digest(call, digest, place=place)
 
     def settled_history(self) -> list[Message]:
         """``rho_domain.state.State.settled_history``."""

@@ -46,9 +46,11 @@ def summary_of(info: SessionInfo, *, running_here: bool) -> dict[str, Any]:
 def pending_approvals(state: State) -> list[dict[str, Any]]:
     """Calls waiting for a decision: ``call_id``, ``tool``, ``arguments`` (raw JSON text),
     ``digest`` (``State.approval_digest``: what an answer sends back, so it holds for the
-    call shown here only), and for a ``delegate`` call whose sub-agent waits, ``sub_agent``
-    (``session_id``, ``tool``, ``arguments``: the call the answer approves, which its digest
-    covers; a surface shows it, else the answerer approves a call never shown)."""
+    call shown here only, run where shown), ``working_dir`` (the directory the call was asked
+    about to run in, which the digest covers; empty in older traces), and for a ``delegate``
+    call whose sub-agent waits, ``sub_agent`` (``session_id``, ``tool``, ``arguments``: the
+    call the answer approves, which its digest covers; a surface shows it, else the
+    answerer approves a call never shown)."""
     shown: list[dict[str, Any]] = []
     for c in state.pending_calls:
         if state.approvals.get(c.id) is not None:
@@ -58,6 +60,7 @@ def pending_approvals(state: State) -> list[dict[str, Any]]:
             "tool": c.name,
             "arguments": c.arguments,
             "digest": state.approval_digest(c),
+            "working_dir": state.asked_places.get(c.id, ""),
         }
         if (waiting := state.waiting_children.get(c.id)) is not None:
             child, call = waiting

@@ -359,6 +359,8 @@ class SessionView {
     box.dataset.callId = id;
     box.append(el("div", "", `${visible(pending.tool)} needs approval: ${visible(event.reason)}`));
     box.append(el("pre", "", visible(pretty(pending.arguments))));
+    // where it runs: the digest covers the directory, so an answer holds for the call run there
+    if (pending.working_dir) box.append(el("div", "where", `in ${visible(pending.working_dir)}`));
     if (pending.sub_agent) {
       // a delegate call's answer approves its sub-agent's waiting call (the digest covers
       // it): shown from the same read, never only from the event's reason

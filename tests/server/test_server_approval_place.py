@@ -1,0 +1,60 @@
+"""An approval over HTTP answers the call run where it was shown to run.
+
+A session released after ``approval_hold`` is reopened by the answer from its stored
+``config.yaml``. Before, a writer of that file could move ``working_dir`` (inside the
+roots, so reopening took it) between the showing and the answer: the approved call ran in
+the other directory. Now the shown digest covers the directory, the reopened session checks
+it against its own, and the answer is refused (409, nothing runs, the call still waits)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from server_support import app_for, client_for, place, shown_in, wait_idle
+
+from rho_adapters.fakes import ScriptedModel, call, text, tools
+
+WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
+
+
+async def test_an_answer_after_config_yaml_moved_working_dir_is_refused(tmp_path: Path) -> None:
+    where = place(tmp_path)
+    (where.work / "sub").mkdir()
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        handle = app.state.host.runs.handles[sid]
+        detail = await wait_idle(client, sid)
+        await asyncio.wait_for(handle.wait_done(), 30)  # released (bounded: never hang)
+        in_work = os.path.realpath(where.work)
+        (shown,) = detail["pending_approvals"]
+        assert shown["working_dir"] == in_work
+        assert shown["digest"] == shown_in(where.work, WRITE.name, WRITE.arguments)
+        config = where.sessions / sid / "config.yaml"
+        text_before = config.read_text(encoding="utf-8")
+        assert f"working_dir: {in_work}" in text_before
+        config.write_text(text_before.replace(in_work, f"{in_work}/sub"), encoding="utf-8")
+
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        refused = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert refused.status_code == 409, refused.text
+        message = refused.json()["error"]["message"]
+        assert f"asked about to run in {in_work}, but the session now runs it in" in message
+        assert "the directory changed" in message
+        detail = await wait_idle(client, sid)
+        assert detail["status"] == "awaiting_approval"
+        assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
+        assert not (where.work / "sub" / "out.txt").exists()
+
+    assert not (where.work / "out.txt").exists()  # an unchanged session approves:
+    # test_server_api.py's test_a_session_waiting_too_long_for_approval_is_released
+
+
+async def _create(client: object) -> dict[str, str]:
+    response = await client.post(  # type: ignore[attr-defined]
+        "/api/sessions", json={"prompt": "write", "profile": "developer"}
+    )
+    assert response.status_code == 201, response.text
+    return dict(response.json())
