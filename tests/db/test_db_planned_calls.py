@@ -58,6 +58,17 @@ _SETUP = [
     "CREATE INDEX ON t_dflt (dflt(x))",
     "CREATE TABLE t_null (x int)",  # x + NULL folds to NULL (strict), so probe_ran(NULL) ran
     "CREATE INDEX ON t_null ((probe_ran(x + NULL)))",
+    # constant to the planner through known nodes (probesql22e): judged, as they ran
+    "CREATE TABLE t_saop (x int)",
+    "CREATE INDEX ON t_saop (x) WHERE x = ANY(ARRAY[probe_ran(1)])",
+    "CREATE TABLE t_nullif (x int)",  # NULLIF(1, 1) folds to NULL; probe_ran is not strict
+    "CREATE INDEX ON t_nullif ((probe_ran(NULLIF(1, 1))))",
+    "CREATE TABLE t_and (x int)",  # false AND x > 0 folds to false
+    "CREATE INDEX ON t_and ((probe_ran((false AND x > 0)::int)))",
+    "CREATE FUNCTION probe_op(int, int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1'",
+    "CREATE OPERATOR ### (LEFTARG = int, RIGHTARG = int, FUNCTION = probe_op)",
+    "CREATE TABLE t_op (x int)",  # two constants through a user operator
+    "CREATE INDEX ON t_op ((x + probe_ran(1 ### 2)))",
     # read: a user function over a column runs at writes only (f_unaccent(name))
     "CREATE TABLE t_col (x int, y int CHECK (probe_ran(y) > 0)) PARTITION BY RANGE (probe_ran(x))",
     "CREATE TABLE t_col1 PARTITION OF t_col FOR VALUES FROM (0) TO (10)",
@@ -83,6 +94,10 @@ RAN = [
     ("SELECT * FROM t_sql", "t_sql"),
     ("SELECT * FROM t_null", "t_null"),
     ("SELECT * FROM t_dflt", "t_dflt"),
+    ("SELECT * FROM t_saop", "t_saop"),
+    ("SELECT * FROM t_nullif", "t_nullif"),
+    ("SELECT * FROM t_and", "t_and"),
+    ("SELECT * FROM t_op", "t_op"),
 ]
 READ = [
     "SELECT * FROM (SELECT x FROM t_pos UNION ALL SELECT x FROM t_pos) s WHERE x = 1",
