@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -157,6 +158,19 @@ def build_daytona_executor(
         limits=profile.limits,
         read_outside=profile.read_outside_workspace,
     )
+
+
+def serve_session(executor: Executor, session_id: str, *, resumed: bool) -> None:
+    """Give a Daytona executor its caller built before the session had an id (the CLI's
+    ``--dockerfile``/``--snapshot``), and whose sandbox does not exist yet, to the session:
+    the sandbox is labelled ``rho-agent-session=<id>`` and a resumed session's is looked for
+    first, as for one built here. One naming a session already, or whose sandbox exists, is
+    left as built; another executor is never touched."""
+    daytona = sys.modules.get("rho_adapters.daytona.executor")  # loaded if it is one
+    if daytona is None or not isinstance(executor, daytona.DaytonaExecutor):
+        return
+    if executor.settings.session_id is None and executor.sandbox_id is None:
+        executor.serve(session_id, resumed=resumed)
 
 
 def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:

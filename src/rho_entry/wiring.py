@@ -38,6 +38,7 @@ from rho_entry.executor_wiring import (
     build_executor,
     probe_sandbox_ahead,
     say_unprotected,
+    serve_session,
     working_dir_of,
 )
 from rho_entry.model_wiring import api_key_for, build_model, transport_of
@@ -128,7 +129,9 @@ def build_ports(
     profile when not passed; None when they start no server. ``store`` may be a URL or a
     path (``rho_entry.config.stores``). A port given as something else (``model="gpt-5"``)
     raises ``TypeError`` naming the keyword (``given_ports``). ``session_id`` and ``resumed``
-    reach the executor built here (``build_executor``: a Daytona sandbox's label)."""
+    reach the executor built here (``build_executor``: a Daytona sandbox's label), and a
+    Daytona executor given without a session whose sandbox is not created yet
+    (``serve_session``)."""
     from rho_entry.given_ports import refuse_non_ports
 
     refuse_non_ports(
@@ -167,6 +170,8 @@ def build_ports(
             config, agent.profile, store, environ=env, session_id=session_id, resumed=resumed
         )
         owned.append(executor)
+    elif session_id is not None:  # the CLI's --dockerfile/--snapshot sandbox: labelled now
+        serve_session(executor, session_id, resumed=resumed)
     if signals is None and store is not None:
         signals = build_signals(store)
     if databases is None:

@@ -17,7 +17,7 @@ from rho_adapters.fakes import (
     text,
     tools,
 )
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, ExecutorError
 from rho_domain.messages import ToolResultMessage, UserMessage
 from rho_domain.permissions import builtin_profile
 from rho_entry import Agent, AgentConfig, RunStatus, Session
@@ -106,3 +106,39 @@ async def test_a_resumed_session_whose_sandbox_is_gone_is_told_so(tmp_path: Path
         assert last.content == f"Note from rho-agent on resuming this session: {notice}."
     await again.aclose()
     assert fake.live == []
+
+
+async def test_a_sandbox_built_before_its_session_is_labelled_and_found_again(
+    tmp_path: Path,
+) -> None:
+    # The CLI's --dockerfile/--snapshot build the executor before the session has an id: its
+    # sandbox was labelled created-by alone, and a resume made a new one beside it.
+    fake = FakeDaytona()
+    store = MemorySessionStore()
+
+    def unnamed() -> DaytonaExecutor:
+        settings = fake.settings(working_dir=str(tmp_path), dockerfile="FROM alpine\n")
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    first = unnamed()
+    async with Session(agent, model=ScriptedModel([text("hi")]), executor=first, store=store,
+                       session_id="s1", clock=FakeClock()) as session:  # fmt: skip
+        await session.run("hello")
+        await first.stat(".")
+    assert fake.created[0]["labels"] == {"created-by": "rho-agent", "rho-agent-session": "s1"}
+    fake.stop("sbx-1", "stopped")  # the process died; Daytona stopped it since
+    again = unnamed()
+    session = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
+    async with session:
+        assert (again.sandbox_id, len(fake.created)) == ("sbx-1", 1)  # its own, started again
+        assert not [n for n in session.resume_notices if "Daytona" in n]
+    named = DaytonaExecutor(  # one naming its session, or whose sandbox exists: left as built
+        fake.settings(working_dir=str(tmp_path), session_id="mine"), transport=fake.transport
+    )
+    async with Session(agent, model=ScriptedModel([]), executor=named, session_id="s2"):
+        assert named.settings.session_id == "mine"
+    with pytest.raises(ExecutorError, match="Daytona sandbox sbx-1 exists already"):
+        again.serve("s3")
+    for executor in (first, again, named):
+        await executor.aclose()

@@ -98,6 +98,10 @@ class SandboxAPI:
         )
         self._api = settings.api_url.rstrip("/")
 
+    def serve(self, settings: DaytonaSettings) -> None:
+        """Take ``settings`` naming the session (``SandboxWorkspace.serve``)."""
+        self._settings = settings
+
     async def _send(
         self,
         method: str,

@@ -109,6 +109,13 @@ class DaytonaExecutor(Executor):
         """Why a resumed session's sandbox is a new, empty one (its own was gone), else None."""
         return self._workspace.recreated
 
+    def serve(self, session_id: str, *, resumed: bool = False) -> None:
+        """Label the sandbox, still to be created, with ``session_id`` (``resumed``: reattach
+        the session's own), as ``DaytonaSettings.session_id`` does; raises ``ExecutorError``
+        once it exists."""
+        self._workspace.serve(session_id, resumed=resumed)
+        self.settings = self._workspace.settings
+
     async def attach(self) -> str | None:
         """Find or create the sandbox now rather than at the first call, and return
         ``recreated`` (a resume says it before the next run). Raises as the first call would."""

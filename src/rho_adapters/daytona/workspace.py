@@ -77,6 +77,19 @@ class SandboxWorkspace:
         """The sandbox's id once created (for logs and the monitor)."""
         return self._sandbox.id if self._sandbox else None
 
+    def serve(self, session_id: str, *, resumed: bool) -> None:
+        """Name the session the sandbox serves (its label; ``resumed``: look for its own
+        first), for an executor built before the session had an id (the CLI's
+        ``--dockerfile``/``--snapshot``). Raises ``ExecutorError`` once the sandbox exists:
+        its labels were given at creation."""
+        if self._sandbox is not None:
+            raise ExecutorError(
+                f"Daytona sandbox {self._sandbox.id} exists already: name its session "
+                "(DaytonaExecutor.serve) before the first call"
+            )
+        self.settings = attrs.evolve(self.settings, session_id=session_id, reattach=resumed)
+        self.api.serve(self.settings)
+
     async def ensure(self) -> Sandbox:
         """Create the sandbox and the workspace on first use (exactly once)."""
         if self._sandbox is not None:
