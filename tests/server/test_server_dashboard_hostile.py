@@ -54,6 +54,11 @@ def _planted_prompt(sessions: Path, sid: str) -> str:
     return str(meta["first_prompt"])
 
 
+def _record(dialogs: list[str], dialog: Any) -> None:
+    dialogs.append(dialog.message)
+    dialog.dismiss()
+
+
 def _named_elements(page: Any) -> dict[str, int]:
     counts: dict[str, int] = page.evaluate(
         """() => ({img: document.querySelectorAll('img').length,
@@ -87,7 +92,7 @@ def test_hostile_names_and_a_huge_prompt_render_as_text(tmp_path: Path, browser:
             f"{server.url}/dashboard"
         ).headers.get("content-security-policy", "")
         page = browser.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("dialog", lambda d: _record(dialogs, d))
         try:
             page.goto(f"{server.url}/dashboard#token={server.token}")
             prompt_cell = page.locator("#sessions tbody td.c-prompt").filter(has_text="<b id=big>")
