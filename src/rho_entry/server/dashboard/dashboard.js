@@ -190,6 +190,7 @@ function openSession(id) {
 // Server-Sent Events over fetch: reconnects with Last-Event-ID, so nothing is lost or doubled.
 async function follow(id, view, signal) {
   let lastId = null;
+  let refused = null;
   while (!signal.aborted) {
     try {
       const headers = withToken({ Accept: "text/event-stream" });
@@ -200,7 +201,17 @@ async function follow(id, view, signal) {
         askForToken();
         return; // reopened once a token is given
       }
-      if (!response.ok) throw new Error(`stream: ${response.status}`);
+      if (!response.ok) {
+        // The server says why (a 409 unreadable_session names the file and what rebuilds
+        // it); shown once as text, updated on each retry, instead of an empty pane.
+        const data = await response.json().catch(() => ({}));
+        const why = (data.error && data.error.message) || response.statusText;
+        refused ??= view.add(el("div", "msg notice refused"));
+        refused.textContent = `stream ${response.status}: ${why}`;
+        throw new Error(why);
+      }
+      if (refused) refused.remove();
+      refused = null;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
