@@ -527,6 +527,7 @@ _STDIN_AS_CODE = {
     "echo 'rm -rf ~' | ssh -p 2222 host": "pipe into ssh",
     "ssh host -l root <<'EOF'\nrm -rf /srv\nEOF": "rm -r",
     "echo 'rm -rf ~' > job; ssh -T host < job": "ssh runs job from standard input",
+    "echo 'rm -rf ~' | ssh host '' ' '": "pipe into ssh",
     "echo 'rm -rf ~' | su -": "pipe into su",
     "echo 'rm -rf ~' | su - root": "pipe into su",
     "echo 'rm -rf ~' | runuser -u app": "pipe into runuser",

@@ -71,7 +71,9 @@ def _ssh(args: Sequence[Arg]) -> bool:
     # ssh(1): valued options; -N, -W, -O, -Q, -G, -V, -s run no remote shell on stdin
     if _has(args, "NWOQGVs", ()):
         return False
-    return len(_operands(args, "BbcDEeFIiJLlmOoPpQRSWw", frozenset())) <= 1
+    # the command is the words after the destination joined; blank, ssh starts the login shell
+    command = _operands(args, "BbcDEeFIiJLlmOoPpQRSWw", frozenset())[1:]
+    return all(word is not None and not word.strip() for word in command)
 
 
 def _su(args: Sequence[Arg]) -> bool:
