@@ -517,3 +517,67 @@ async def test_queued_jobs_and_in_place_byte_changes_ask_again_after_always() ->
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert "rm -r" in approver.requests[1].reason
+
+
+# Programs that run standard input as code only in some forms, found by parsing their options
+# (shell.destructive_stdin): a login shell started with no command, parallel with no command,
+# make -f -, m4, gdb, dc; and shells/interpreters known by another name. Before, each of these
+# ran unasked after "always".
+_STDIN_AS_CODE = {
+    "echo 'rm -rf ~' | ssh -p 2222 host": "pipe into ssh",
+    "ssh host -l root <<'EOF'\nrm -rf /srv\nEOF": "rm -r",
+    "echo 'rm -rf ~' > job; ssh -T host < job": "ssh runs job from standard input",
+    "echo 'rm -rf ~' | ssh host '' ' '": "pipe into ssh",
+    "echo 'rm -rf ~' | su -": "pipe into su",
+    "echo 'rm -rf ~' | su - root": "pipe into su",
+    "echo 'rm -rf ~' | runuser -u app": "pipe into runuser",
+    "echo 'rm -rf ~' | sudo -u root -s": "pipe into sudo",
+    "echo 'rm -rf ~' | sudo -i": "pipe into sudo",
+    "echo 'rm -rf ~' | sudo su": "pipe into su",
+    "echo 'rm -rf ~' | doas -s": "pipe into doas",
+    "echo 'rm -rf ~' | script -q /dev/null": "pipe into script",
+    "echo 'rm -rf ~' | chroot /": "pipe into chroot",
+    "echo 'rm -rf ~' | unshare -r": "pipe into unshare",
+    "echo 'rm -rf ~' | nsenter -t 1 -m": "pipe into nsenter",
+    "echo 'rm -rf ~' | sg staff": "pipe into sg",
+    "echo 'rm -rf ~' | busybox ash": "pipe into ash",
+    "echo 'rm -rf ~' | parallel -j 2": "parallel with no command",
+    "parallel ::: 'rm -rf build'": "rm -r",
+    "echo 'rm -rf ~' > cmds; parallel < cmds": "parallel runs cmds",
+    "printf 'all:\\n\\trm -rf ~\\n' | make -f -": "make reads code",
+    "make --file=/dev/stdin <<'EOF'\nall:\n\trm -rf ~\nEOF": "make reads code",
+    "echo 'syscmd(rm -rf ~)' | m4": "m4 reads code",
+    "echo 'shell rm -rf ~' | gdb -batch -x /dev/stdin": "gdb reads code",
+    "echo 'shell rm -rf ~' | gdb -q": "gdb reads code",
+    "echo '!rm -rf ~' | dc": "dc reads code",
+    "echo 'exec rm -rf ~' | expect": "expect reads code",
+    "echo 'system(\"rm -rf ~\")' | R --no-save": "r reads code",
+}
+_STDIN_STILL_ORDINARY = (
+    "echo x | grep at",
+    "sort < notes.txt",
+    "ssh host ls",
+    "echo x | ssh host cat",
+    "ssh -o BatchMode=yes -i key host uptime",
+    "echo x | ssh -N -L 8080:db:5432 host",
+    "echo x | su root -c ls",
+    "echo x | sudo -u bob ls",
+    "script -c ls typescript",
+    "make -f Makefile test",
+    "gdb -batch -ex bt ./a.out core",
+    "m4 defs.m4",
+    "echo x | parallel gzip",
+    "parallel gzip ::: a b",
+    "echo x | dc -e '2 p'",
+)
+
+
+async def test_programs_that_run_stdin_as_code_in_some_forms_ask_again_after_always() -> None:
+    for command, fragment in _STDIN_AS_CODE.items():
+        assert fragment in destructive_reason(command), command
+    assert [c for c in _STDIN_STILL_ORDINARY if destructive_reason(c)] == []
+    command = "echo 'rm -rf ~' | ssh host"
+    approver, session = _session_after_always(command, patterns=False)
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert [r.call.id for r in approver.requests][1:] == ["second"]
+    assert "pipe into ssh" in approver.requests[1].reason

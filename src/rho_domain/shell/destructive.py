@@ -56,6 +56,7 @@ import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
     ASSIGNMENT,
@@ -157,10 +158,17 @@ class _Check:
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
-                name == "." or not (is_listed(name) or runner_for(name or "") or name in _RENAMERS)
+                name == "."
+                or not (
+                    is_listed(name)
+                    or runner_for(name or "")
+                    or name in _RENAMERS
+                    or is_stdin_runner(name)
+                )
             ):
                 continue  # "." is a program only in first place (jq . file)
-            if fed in self.written and runs_stdin(name or "") and first not in _APPENDERS:
+            runs = runs_stdin(name or "") or reads_code(name or "", argv[start + 1 :])
+            if fed in self.written and runs and not (start and first in _APPENDERS):
                 return f"{name} runs {fed} from standard input, which this line writes first"
             words = argv[start:]
             if start and first in _APPENDERS:  # what they append, and their {}, are unknown
@@ -186,7 +194,8 @@ class _Check:
         if ran := next((w for w in runs if w is not None and _path(w) in self.written), None):
             return f"runs {ran}, which this command line writes first"
         if runner is None:
-            return judge_program(name, words[1:])
+            nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
+            return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
         return runner(
             name,
             words[1:],

@@ -44,11 +44,15 @@ Runner = Callable[[str, Sequence[Arg], Stdin, Nested, Judge], str]
 
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 SHELLS = frozenset(
-    ["sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "posh", "fish", "csh", "tcsh", "rbash"]
-)
+    [
+        "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "oksh", "lksh", "ash",
+        "hush", "yash", "posh", "fish", "csh", "tcsh", "rbash",
+    ]
+)  # fmt: skip
 _INTERPRETER = re.compile(
     r"^(python|pypy|perl|ruby|php|lua|luajit|node|nodejs|deno|bun|rscript|pwsh|tclsh|osascript"
-    r"|mongo|mongosh|julia|guile|racket|sbcl|elixir|groovy|scala|jshell|irb)[0-9.]*$"
+    r"|mongo|mongosh|julia|guile|racket|sbcl|elixir|groovy|scala|jshell|irb|expect|wish|r|octave"
+    r"|gnuplot|xonsh)[0-9.]*$"
 )
 _INLINE_LONG = frozenset(["--eval", "--print", "--command", "-command", "--exec"])
 _INLINE_FLAGS = frozenset("ceEpr")  # python -c, perl -e/-E/-p, ruby -e, node -e/-p, php -r
@@ -114,10 +118,11 @@ def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: 
         return nested(operands[0], f"{name} -c")
     if operands and operands[0] not in STDIN_FILES and not from_stdin:
         return ""  # a script file
-    return _code_on_stdin(name, stdin, nested)
+    return code_on_stdin(name, stdin, nested)
 
 
-def _code_on_stdin(name: str, stdin: Stdin, nested: Nested) -> str:
+def code_on_stdin(name: str, stdin: Stdin, nested: Nested) -> str:
+    """Shell code ``name`` reads on stdin: a pipe asks, a here-document is judged."""
     if stdin == "pipe":
         return f"a pipe into {name} runs text the approval check cannot see"
     if stdin not in ("", "file"):
@@ -133,7 +138,7 @@ def _eval(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: J
 
 def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
     if args and (args[0] is None or args[0] in STDIN_FILES):
-        return _code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
+        return code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
     return ""
 
 
@@ -148,7 +153,7 @@ def _at(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Jud
             return ""
     if name == "at" and not any(a is None or not a.startswith("-") for a in args):
         return ""
-    return _code_on_stdin(name, stdin, nested)
+    return code_on_stdin(name, stdin, nested)
 
 
 def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
