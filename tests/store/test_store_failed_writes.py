@@ -85,7 +85,8 @@ async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: 
     # where the disk is full is said: the session's id alone did not say which filesystem
     assert str(refused.value) == (
         f"cannot write the trace of session s2 ({trace}): File too large; none of its 3 events "
-        "was written"
+        f"was written; raise the file size limit (ulimit -f) or move {trace.parent}, then "
+        "`rho-agent --resume s2` continues from the last event kept"
     )
     await store.append("s2", batch)  # the journal's next attempt
     await store.append("s2", [ev.MessageAdded(at=2.0, message=UserMessage("after"))])
@@ -123,7 +124,9 @@ async def test_a_failed_sync_says_how_many_events_were_not_kept(
     with pytest.raises(StoreError) as info:
         await store.append("s3", ended)
     assert str(info.value) == (
-        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was kept"
+        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was "
+        f"kept; free space on the disk that holds {trace.parent}, then `rho-agent --resume s3` "
+        "continues from the last event kept"
     )
     assert trace.read_bytes() == kept  # taken back: the journal appends them again
     monkeypatch.undo()
