@@ -10,10 +10,12 @@ part-way (what a full disk does), each lifted before the session closes and retr
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import resource
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -23,8 +25,10 @@ from store_support import build_session
 from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
+from rho_domain.config import AgentConfig
 from rho_domain.errors import StoreError
 from rho_domain.messages import UserMessage
+from rho_domain.ports.store import SessionRecord
 
 
 def lines_of(trace: Path) -> list[str]:
@@ -137,3 +141,39 @@ def store_events(trace: Path) -> list[ev.Event]:
     from rho_adapters.store.trace import read_trace
 
     return list(read_trace(trace).events)
+
+
+async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -> None:
+    """Opening a session on a full disk failed writing the holder into its lock file after
+    taking the lock, and kept the descriptor: the process then held its own session, and a
+    server's next open once space was freed said "already being driven by another
+    process". The failure now lets go of the lock and names the lock file and the fix."""
+    home = tmp_path / "home"
+    home.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(home)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        store = FileSessionStore(home / "sessions")
+        await store.create(SessionRecord(id="s1", created_at=1.0, config=AgentConfig()))
+        await store.release("s1")
+        fill = home / "fill"
+        with contextlib.suppress(OSError), fill.open("wb") as out:
+            out.write(b"\0" * 200_000)
+        with pytest.raises(StoreError) as refused:
+            await store.open("s1")
+        lock = home / "sessions" / "s1" / "lock"
+        assert str(refused.value) == (
+            f"cannot record the holder in {lock}: No space left on "
+            "device; free space on the disk that holds it (or make it writable), then open "
+            "the session again"
+        )
+        fill.unlink()
+        await store.open("s1")  # before: SessionLocked, by this very process
+        await store.release("s1")
+    finally:
+        subprocess.run(["umount", str(home)], check=False)

@@ -48,8 +48,17 @@ class SessionLock:
         except OSError as exc:
             os.close(fd)
             raise StoreError(f"cannot lock {self._path}: {exc}") from exc
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {host_name()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {host_name()}\n".encode(), 0)
+        except OSError as exc:
+            # a full disk: the descriptor, and with it the lock, was kept by a process whose
+            # open had failed; a server then found the session "already being driven" by itself
+            os.close(fd)
+            raise StoreError(
+                f"cannot record the holder in {self._path}: {exc.strerror or exc}; free space "
+                "on the disk that holds it (or make it writable), then open the session again"
+            ) from exc
         self._fd = fd
 
     def release(self) -> None:
