@@ -41,7 +41,7 @@ def homes(tmp_path: Path) -> Iterator[dict[str, Path]]:
         yield mounted
     finally:
         for home in mounted.values():
-            subprocess.run(["umount", str(home)], check=False)
+            subprocess.run(["umount", "--lazy", str(home)], check=False)
 
 
 def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str, Path]) -> None:

@@ -176,4 +176,4 @@ async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -
         await store.open("s1")  # before: SessionLocked, by this very process
         await store.release("s1")
     finally:
-        subprocess.run(["umount", str(home)], check=False)
+        subprocess.run(["umount", "--lazy", str(home)], check=False)
