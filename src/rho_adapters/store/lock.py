@@ -29,8 +29,10 @@ class SessionLock:
         return self._fd is not None
 
     def acquire(self, session_id: str, *, parent: int | None = None) -> None:
-        """Take the lock or raise ``SessionLocked`` naming the process that holds it.
-        ``parent``: the session directory already open (``confined.parent_fd``)."""
+        """Take the lock or raise ``SessionLocked`` naming the process that holds it;
+        ``OSError`` naming the lock file, the lock let go, when the holder cannot be written
+        into it (a full disk). ``parent``: the session directory already open
+        (``confined.parent_fd``)."""
         try:
             # never through a link: a lock linked to another file would be truncated below
             fd = open_fd(self._path, os.O_RDWR | os.O_CREAT, 0o600, parent=parent)
@@ -54,11 +56,9 @@ class SessionLock:
         except OSError as exc:
             # a full disk: the descriptor, and with it the lock, was kept by a process whose
             # open had failed; a server then found the session "already being driven" by itself
+            # (the caller says what it was doing: creating or opening the session)
             os.close(fd)
-            raise StoreError(
-                f"cannot record the holder in {self._path}: {exc.strerror or exc}; free space "
-                "on the disk that holds it (or make it writable), then open the session again"
-            ) from exc
+            raise OSError(exc.errno, exc.strerror, str(self._path)) from exc
         self._fd = fd
 
     def release(self) -> None:
