@@ -10,10 +10,12 @@ part-way (what a full disk does), each lifted before the session closes and retr
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import resource
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -23,8 +25,10 @@ from store_support import build_session
 from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
+from rho_domain.config import AgentConfig
 from rho_domain.errors import StoreError
 from rho_domain.messages import UserMessage
+from rho_domain.ports.store import SessionRecord
 
 
 def lines_of(trace: Path) -> list[str]:
@@ -85,7 +89,8 @@ async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: 
     # where the disk is full is said: the session's id alone did not say which filesystem
     assert str(refused.value) == (
         f"cannot write the trace of session s2 ({trace}): File too large; none of its 3 events "
-        "was written"
+        f"was written; raise the file size limit (ulimit -f) or move {trace.parent}, then "
+        "`rho-agent --resume s2` continues from the last event kept"
     )
     await store.append("s2", batch)  # the journal's next attempt
     await store.append("s2", [ev.MessageAdded(at=2.0, message=UserMessage("after"))])
@@ -123,7 +128,9 @@ async def test_a_failed_sync_says_how_many_events_were_not_kept(
     with pytest.raises(StoreError) as info:
         await store.append("s3", ended)
     assert str(info.value) == (
-        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was kept"
+        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was "
+        f"kept; free space on the disk that holds {trace.parent}, then `rho-agent --resume s3` "
+        "continues from the last event kept"
     )
     assert trace.read_bytes() == kept  # taken back: the journal appends them again
     monkeypatch.undo()
@@ -134,3 +141,35 @@ def store_events(trace: Path) -> list[ev.Event]:
     from rho_adapters.store.trace import read_trace
 
     return list(read_trace(trace).events)
+
+
+async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -> None:
+    """Opening a session on a full disk failed writing the holder into its lock file after
+    taking the lock, and kept the descriptor: the process then held its own session, and a
+    server's next open once space was freed said "already being driven by another
+    process". The failure now lets go of the lock and names the lock file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(home)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        store = FileSessionStore(home / "sessions")
+        await store.create(SessionRecord(id="s1", created_at=1.0, config=AgentConfig()))
+        await store.release("s1")
+        fill = home / "fill"
+        with contextlib.suppress(OSError), fill.open("wb") as out:
+            out.write(b"\0" * 200_000)
+        with pytest.raises(StoreError) as refused:
+            await store.open("s1")
+        lock = home / "sessions" / "s1" / "lock"
+        assert str(refused.value) == (f"cannot open session s1: No space left on device ({lock})")
+        fill.unlink()
+        await store.open("s1")  # before: SessionLocked, by this very process
+        await store.release("s1")
+    finally:
+        subprocess.run(["umount", "--lazy", str(home)], check=False)

@@ -25,7 +25,7 @@ import attrs
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.finish import finished
 from rho_adapters.store.confined import directory_fd, open_file
-from rho_adapters.store.held_session import HeldSession
+from rho_adapters.store.held_session import HeldSession, what_to_do
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
@@ -235,6 +235,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             raise StoreError(
                 f"cannot write the trace of session {session_id} ({held.paths.trace}): "
                 f"{exc.strerror or exc}; none of its {len(persistent)} events was written"
+                + what_to_do(exc, held.paths)
             ) from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             try:
@@ -252,7 +253,8 @@ class FileSessionStore(SessionStore, SignalingStore):
                         "saved"
                     ) from exc
                 # as a failed write says it: what the user lost if the disk stays full
-                raise StoreError(f"{exc}; none of its {len(persistent)} events was kept") from exc
+                kept = f"{exc}; none of its {len(persistent)} events was kept"
+                raise StoreError(kept + what_to_do(exc, held.paths)) from exc
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants

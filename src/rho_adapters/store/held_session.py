@@ -7,6 +7,7 @@ fsync, whether the trace still has its name), the store the session-level half.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from typing import IO
 
@@ -18,7 +19,30 @@ from rho_adapters.store.meta import MetaFile
 from rho_domain.errors import StoreError
 from rho_domain.value_methods import value_eq, value_repr
 
-__all__ = ["HeldSession"]
+__all__ = ["HeldSession", "what_to_do"]
+
+# A session home that fills up or turns read-only part-way through a run: the error said what
+# failed ("No space left on device; none of its 1 events was kept") and stopped there.
+_FIXES = {
+    errno.ENOSPC: "free space on the disk that holds {dir}",
+    errno.EDQUOT: "free space within your disk quota on {dir}",
+    errno.EROFS: "make the file system that holds {dir} writable again",
+    errno.EFBIG: "raise the file size limit (ulimit -f) or move {dir}",
+}
+
+
+def what_to_do(exc: BaseException, paths: SessionPaths) -> str:
+    """The fix of a write of ``paths``' session that failed for lack of room or of a writable
+    disk, with how to go on (what was kept before stays: ``--resume`` continues from it); ""
+    for any other failure."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    fix = _FIXES.get(cause.errno or 0) if isinstance(cause, OSError) else None
+    if fix is None:
+        return ""
+    return (
+        f"; {fix.format(dir=paths.dir)}, then `rho-agent --resume {paths.id}` continues "
+        "from the last event kept"
+    )
 
 
 @attrs.define

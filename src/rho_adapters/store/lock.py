@@ -29,8 +29,10 @@ class SessionLock:
         return self._fd is not None
 
     def acquire(self, session_id: str, *, parent: int | None = None) -> None:
-        """Take the lock or raise ``SessionLocked`` naming the process that holds it.
-        ``parent``: the session directory already open (``confined.parent_fd``)."""
+        """Take the lock or raise ``SessionLocked`` naming the process that holds it;
+        ``OSError`` naming the lock file, the lock let go, when the holder cannot be written
+        into it (a full disk). ``parent``: the session directory already open
+        (``confined.parent_fd``)."""
         try:
             # never through a link: a lock linked to another file would be truncated below
             fd = open_fd(self._path, os.O_RDWR | os.O_CREAT, 0o600, parent=parent)
@@ -48,8 +50,15 @@ class SessionLock:
         except OSError as exc:
             os.close(fd)
             raise StoreError(f"cannot lock {self._path}: {exc}") from exc
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {host_name()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {host_name()}\n".encode(), 0)
+        except OSError as exc:
+            # a full disk: the descriptor, and with it the lock, was kept by a process whose
+            # open had failed; a server then found the session "already being driven" by itself
+            # (the caller says what it was doing: creating or opening the session)
+            os.close(fd)
+            raise OSError(exc.errno, exc.strerror, str(self._path)) from exc
         self._fd = fd
 
     def release(self) -> None:

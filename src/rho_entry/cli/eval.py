@@ -128,7 +128,7 @@ def _bird(args: argparse.Namespace) -> int:
     # to continue. They now end it as Ctrl+C does, as main's do before a run listens (left
     # alone when ignored: nohup; the process's handlers put back after).
     main_thread = threading.current_thread() is threading.main_thread()
-    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    saved = {signum: signal.getsignal(signum) for signum in exit_codes.ending_signals()}
     for signum, handler in saved.items():
         if main_thread and handler is signal.SIG_DFL:
             signal.signal(signum, _interrupt)

@@ -36,6 +36,39 @@ def forget() -> None:
     _heard.clear()
 
 
+# Every signal whose default ends the process and that a handler can catch, besides SIGINT
+# (Python's KeyboardInterrupt): SIGQUIT, SIGUSR1 and the rest killed a run where it stood
+# (exit 131, 138: no --json result, no run_end, the session "running" until stale). Left out:
+# the faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS), which a Python
+# handler cannot answer, and SIGPIPE and SIGXFSZ, which Python ignores (a failed write raises).
+_ENDING_NAMES = (
+    "SIGTERM",
+    "SIGHUP",
+    "SIGQUIT",
+    "SIGUSR1",
+    "SIGUSR2",
+    "SIGALRM",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGXCPU",
+    "SIGPOLL",
+    "SIGPWR",
+    "SIGSTKFLT",
+)
+
+
+def ending_signals() -> tuple[int, ...]:
+    """The signals that end a command as SIGTERM does (cancelled, exit 128 + the signal's
+    number), in this order, those this platform has; SIGTERM and SIGHUP first. Each handler
+    that installs them leaves alone one the process ignores (``nohup``) or that someone else
+    set (a profiler's SIGPROF): only the default, which killed the process, is replaced."""
+    import signal
+
+    named = [getattr(signal, name, None) for name in _ENDING_NAMES]
+    real_time = range(signal.SIGRTMIN, signal.SIGRTMAX + 1) if hasattr(signal, "SIGRTMIN") else ()
+    return (*(int(s) for s in named if s is not None), *real_time)
+
+
 def cancelled() -> int:
     """The exit code of a cancelled command: 128 + the first stop signal it heard (143
     SIGTERM, 129 SIGHUP, 130 SIGINT), else ``CANCELLED``."""
@@ -58,7 +91,9 @@ EXIT_CODES_HELP = """\
        --repeat-limit times in a row, was told, and repeated it again
   130  cancelled (Ctrl+C, or `rho-agent monitor cancel`)
   143  cancelled by SIGTERM (kill, a service manager, a container stopping)
-  129  cancelled by SIGHUP (the terminal closing)"""
+  129  cancelled by SIGHUP (the terminal closing)
+  128+N  cancelled by another signal N whose default ends a process (131 SIGQUIT,
+       138 SIGUSR1, 140 SIGUSR2, 142 SIGALRM, ...)"""
 
 _BY_STATUS = {
     "completed": OK,

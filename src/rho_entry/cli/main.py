@@ -98,14 +98,15 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
 
 
 def _sigterm_cancels() -> None:
-    """SIGTERM, or SIGHUP (the terminal gone), before the run listens for them (importing,
+    """SIGTERM, SIGHUP (the terminal gone) or another ending signal (SIGQUIT, SIGUSR1, ...:
+    ``exit_codes.ending_signals``), before the run listens for them (importing,
     reading the config, opening the store) ends as Ctrl+C does there: 'cancelled', exit 143 or
     129 (``exit_codes.cancelled``); before, they killed the process. Each is left alone
     when ignored (``nohup``, a supervisor's choice). The run's own handler replaces this one
     while it runs."""
     import signal
 
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in exit_codes.ending_signals():  # SIGQUIT, SIGUSR1, ... too
         if signal.getsignal(signum) is signal.SIG_DFL:
             signal.signal(signum, _interrupt)
 

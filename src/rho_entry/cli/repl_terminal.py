@@ -19,13 +19,13 @@ class Ended(BaseException):
     ``except Exception`` of a command keeps the REPL on a terminal that is gone."""
 
 
-def leave_on_signals() -> dict[signal.Signals, Any]:
+def leave_on_signals() -> dict[int, Any]:
     """SIGTERM and SIGHUP raise ``Ended`` from here on (outside a turn, whose own handlers
     cancel it: ``running.interruptible``), unless the process ignores them (``nohup``);
     returns the handlers to put back. Only the main thread can set handlers: a REPL run
     elsewhere (``main([...])`` in a thread) keeps the process's."""
-    saved: dict[signal.Signals, Any] = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    saved: dict[int, Any] = {}
+    for signum in exit_codes.ending_signals():  # SIGQUIT, SIGUSR1, ... as SIGTERM
         before = signal.getsignal(signum)
         if before is signal.SIG_IGN or before is None:
             continue

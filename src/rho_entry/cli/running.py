@@ -174,7 +174,9 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
 def interruptible(
     session: Session, notice: Callable[[str], None]
 ) -> contextlib.AbstractContextManager[Interrupts]:
-    """While inside: Ctrl+C, SIGTERM or the terminal hanging up (SIGHUP) cancels the session's
+    """While inside: Ctrl+C, SIGTERM, the terminal hanging up (SIGHUP) or any other signal
+    whose default ends the process (``exit_codes.ending_signals``: SIGQUIT, SIGUSR1, ...)
+    cancels the session's
     run (the running tool is killed and the run ends ``cancelled`` in the trace, so
     ``--resume`` continues it); a second one force-stops it. A SIGTERM or SIGHUP the process
     ignores (``nohup``, a supervisor's choice) stays ignored, and their handlers from before
@@ -186,7 +188,8 @@ def interruptible(
 
 
 class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
-    """The signals ``interruptible`` listens to; ``ending``: the SIGTERM or SIGHUP heard
+    """The signals ``interruptible`` listens to; ``ending``: the SIGTERM, SIGHUP or other
+    ending signal heard
     (None: none), which ends a REPL after its turn instead of only the turn."""
 
     def __init__(self, session: Session, notice: Callable[[str], None]) -> None:
@@ -195,15 +198,16 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
         self.count = 0
         self.ending: signal.Signals | None = None
         self.task = asyncio.current_task()
-        self._saved: dict[signal.Signals, Any] = {}
+        self._saved: dict[int, Any] = {}
 
-    def _handle(self, signum: signal.Signals) -> None:
+    def _handle(self, signum: int) -> None:
         self.count += 1
         exit_codes.heard(signum)  # a cancelled run exits 128 + the first one's number
-        if signum in _ENDING:
-            self.ending = signum
+        if signum != signal.SIGINT:
+            # a real-time signal has no Signals member: it ends as SIGTERM does
+            self.ending = signal.Signals(signum) if signum in _NAMED else signal.SIGTERM
         if self.count == 1:
-            self.notice(_NOTICES[signum])
+            self.notice(_NOTICES.get(signum) or f"{_name(signum)} received: cancelling…")
             self.session.cancel()
         elif self.task is not None:
             self.task.cancel()
@@ -211,10 +215,10 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
     def __enter__(self) -> Interrupts:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
             loop = asyncio.get_running_loop()
-            for signum in _STOP_SIGNALS:
+            for signum in (signal.SIGINT, *exit_codes.ending_signals()):
                 before = signal.getsignal(signum)
-                if signum in _ENDING and before is signal.SIG_IGN:
-                    continue
+                if signum != signal.SIGINT and before in (signal.SIG_IGN, None):
+                    continue  # ignored (nohup), or set outside Python: not ours to take
                 self._saved[signum] = before
                 loop.add_signal_handler(signum, self._handle, signum)
         return self
@@ -224,16 +228,25 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
             loop = asyncio.get_running_loop()
             for signum, before in self._saved.items():
                 loop.remove_signal_handler(signum)
-                if signum in _ENDING and before is not None:  # None: set outside Python
+                if signum != signal.SIGINT:
                     signal.signal(signum, before)
 
 
 # SIGTERM (a service manager, `kill`, a container stopping) ends a run like Ctrl+C, and so
-# does SIGHUP: the terminal closed, an ssh connection dropped. Its default killed the process
-# mid-run: no run_end in the trace, the lock and a "running" meta left, a REPL's history lost.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_ENDING = frozenset({signal.SIGTERM, signal.SIGHUP})
-_NOTICES = {
+# does SIGHUP (the terminal closed, an ssh connection dropped) and every other signal whose
+# default ends the process (exit_codes.ending_signals: SIGQUIT, SIGUSR1, ...). Their default
+# killed the process mid-run: no run_end in the trace, the lock and a "running" meta left, no
+# --json result, a REPL's history lost.
+_NAMED = frozenset(int(s) for s in signal.Signals)
+
+
+def _name(signum: int) -> str:
+    if signum in _NAMED:
+        return signal.Signals(signum).name
+    return f"SIGRTMIN+{signum - signal.SIGRTMIN}"  # as kill -l names it
+
+
+_NOTICES: dict[int, str] = {
     signal.SIGINT: "cancelling… (Ctrl+C to stop at once)",
     signal.SIGTERM: "cancelling… (another SIGTERM to stop at once)",
     signal.SIGHUP: "the terminal hung up (SIGHUP): cancelling…",
