@@ -160,10 +160,13 @@ def become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
     conn.close()
     for signum in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handling, undone
         signal.signal(signum, signal.SIG_DFL)
-    # SIGHUP as a terminal gives it: a test run under nohup (SIGHUP ignored, inherited by the
-    # zygote) made every program ignore its hang-up, and the tests of what a hang-up does
-    # waited out their timeouts (rho-agent keeps nohup's SIG_IGN, as it should).
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    # SIGHUP and SIGQUIT as a terminal gives them: a test run under nohup (SIGHUP ignored) or
+    # started in the background by a shell without job control (SIGQUIT ignored: a CI
+    # script's `cmd &`), inherited by the zygote, made every program ignore them, and the
+    # tests of what they do waited out their timeouts (rho-agent keeps an inherited SIG_IGN,
+    # as it should).
+    for signum in (signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
