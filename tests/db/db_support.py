@@ -231,3 +231,29 @@ def own_pg_database(
         for role in roles:
             admin.execute(f"DROP ROLE IF EXISTS {role}")
         admin.close()
+
+
+@contextlib.contextmanager
+def mariadb_objects(server: Server, setup: Iterable[str], teardown: Iterable[str]) -> Iterator[Any]:
+    """An administrator's cursor on the MariaDB ``server`` once ``teardown`` (what a killed run
+    left) then ``setup`` ran; afterwards the server's ``max_connections``, which the attack
+    tests' stored functions raise with SET GLOBAL, is put back and ``teardown`` runs again."""
+    teardown = tuple(teardown)
+    conn = server.admin()
+    cursor = conn.cursor()
+    saved = max_connections(cursor)
+    for sql in (*teardown, *setup):
+        cursor.execute(sql)
+    try:
+        yield cursor
+    finally:
+        cursor.execute("SET GLOBAL max_connections = %s", (saved,))
+        for sql in teardown:
+            cursor.execute(sql)
+        conn.close()
+
+
+def max_connections(cursor: Any) -> int:
+    """The MariaDB server's ``max_connections`` now: what a SET GLOBAL that ran changed."""
+    cursor.execute("SELECT @@GLOBAL.max_connections")
+    return int(cursor.fetchone()[0])

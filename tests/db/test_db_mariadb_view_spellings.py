@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 import attrs
 import pytest
-from db_support import Server
+from db_support import Server, mariadb_objects, max_connections
 
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
@@ -130,24 +130,8 @@ HASHES = ("SELECT p FROM rho_sp_seq", "reads rho_hid.SEQ_1_TO_3 as its definer")
 
 @pytest.fixture
 def spelled_views(mariadb_server: Server) -> Iterator[object]:
-    conn = mariadb_server.admin()
-    cursor = conn.cursor()
-    cursor.execute("SELECT @@GLOBAL.max_connections")
-    (saved,) = cursor.fetchone()
-    for sql in TEARDOWN + SETUP:
-        cursor.execute(sql)
-    try:
+    with mariadb_objects(mariadb_server, SETUP, TEARDOWN) as cursor:
         yield cursor
-    finally:
-        cursor.execute("SET GLOBAL max_connections = %s", (saved,))
-        for sql in TEARDOWN:
-            cursor.execute(sql)
-        conn.close()
-
-
-def _max_connections(cursor: object) -> int:
-    cursor.execute("SELECT @@GLOBAL.max_connections")  # type: ignore[attr-defined]
-    return int(cursor.fetchone()[0])  # type: ignore[attr-defined]
 
 
 async def test_a_definers_view_over_the_unseen_is_refused_however_it_is_spelled(
@@ -162,7 +146,7 @@ async def test_a_definers_view_over_the_unseen_is_refused_however_it_is_spelled(
         for check in (True, False)
     )
     try:
-        before = _max_connections(cursor)
+        before = max_connections(cursor)
         for sql, refusal in (*CALLING, HASHES):
             with pytest.raises(StatementRefused) as info:
                 await checked.query(sql, max_rows=5, timeout=5)
@@ -172,10 +156,10 @@ async def test_a_definers_view_over_the_unseen_is_refused_however_it_is_spelled(
         assert trimmed.rows == (("user1",),)
         json = await checked.query("SELECT x FROM rho_sp_json", max_rows=5, timeout=5)
         assert json.rows == ((7,),)
-        assert _max_connections(cursor) == before
+        assert max_connections(cursor) == before
         for sql, _ in CALLING:
             await unchecked.query(sql, max_rows=5, timeout=5)
-        assert _max_connections(cursor) == before + 7 * len(CALLING)
+        assert max_connections(cursor) == before + 7 * len(CALLING)
         hashes = await unchecked.query(HASHES[0] + " WHERE p <> ''", max_rows=5, timeout=5)
         assert str(hashes.rows[0][0]).startswith("*")  # a mysql_native_password hash
     finally:

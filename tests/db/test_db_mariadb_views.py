@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import attrs
 import pytest
-from db_support import Server, adapter
+from db_support import Server, adapter, mariadb_objects, max_connections
 
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
@@ -39,31 +39,15 @@ ATTACKS = ["SELECT * FROM rho_v_tune", "SELECT a FROM `rho_v_over` WHERE a = 1"]
 
 @pytest.fixture
 def tuning_view(mariadb_server: Server) -> Iterator[tuple[Server, object]]:
-    conn = mariadb_server.admin()
-    cursor = conn.cursor()
-    cursor.execute("SELECT @@GLOBAL.max_connections")
-    (saved,) = cursor.fetchone()
-    for sql in TEARDOWN + SETUP:
-        cursor.execute(sql)
-    try:
+    with mariadb_objects(mariadb_server, SETUP, TEARDOWN) as cursor:
         yield mariadb_server, cursor
-    finally:
-        cursor.execute("SET GLOBAL max_connections = %s", (saved,))
-        for sql in TEARDOWN:
-            cursor.execute(sql)
-        conn.close()
-
-
-def _max_connections(cursor: object) -> int:
-    cursor.execute("SELECT @@GLOBAL.max_connections")  # type: ignore[attr-defined]
-    return int(cursor.fetchone()[0])  # type: ignore[attr-defined]
 
 
 async def test_a_view_calling_a_stored_function_is_refused_where_it_is_named(
     tuning_view: tuple[Server, object],
 ) -> None:
     server, cursor = tuning_view
-    before = _max_connections(cursor)
+    before = max_connections(cursor)
     db = adapter(server)
     try:
         for sql in ATTACKS:
@@ -81,7 +65,7 @@ async def test_a_view_calling_a_stored_function_is_refused_where_it_is_named(
         assert result.rows == ((17, 20),)
     finally:
         await db.aclose()
-    assert _max_connections(cursor) == before
+    assert max_connections(cursor) == before
 
 
 async def test_without_the_check_the_view_changes_a_server_setting(
@@ -89,14 +73,14 @@ async def test_without_the_check_the_view_changes_a_server_setting(
 ) -> None:
     """The target is real: the read-only transaction lets the function's SET GLOBAL run."""
     server, cursor = tuning_view
-    before = _max_connections(cursor)
+    before = max_connections(cursor)
     db = adapter(server, check=False)
     try:
         for sql in ATTACKS:
             assert (await db.query(sql, max_rows=5, timeout=5)).rows == ((1,),)
     finally:
         await db.aclose()
-    assert _max_connections(cursor) == before + 7 * len(ATTACKS)
+    assert max_connections(cursor) == before + 7 * len(ATTACKS)
 
 
 async def test_a_view_made_after_the_connection_opened_is_judged_by_its_query(
@@ -114,13 +98,13 @@ async def test_a_view_made_after_the_connection_opened_is_judged_by_its_query(
             "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_v_late "
             "AS SELECT rho_tune() AS a"
         )
-        before = _max_connections(cursor)
+        before = max_connections(cursor)
         with pytest.raises(StatementRefused, match="the view rho_v_late runs") as info:
             await checked.query("SELECT * FROM rho_v_late", max_rows=5, timeout=5)
         assert info.value.by == "check"
-        assert _max_connections(cursor) == before
+        assert max_connections(cursor) == before
         await unchecked.query("SELECT * FROM rho_v_late", max_rows=5, timeout=5)
-        assert _max_connections(cursor) == before + 7
+        assert max_connections(cursor) == before + 7
     finally:
         await checked.aclose()
         await unchecked.aclose()
@@ -151,17 +135,17 @@ async def test_a_view_whose_query_the_login_may_not_read_is_refused(
         for check in (True, False)
     )
     try:
-        before = _max_connections(cursor)
+        before = max_connections(cursor)
         for sql in ("SELECT p FROM rho_v_hashes", *ATTACKS):
             with pytest.raises(StatementRefused, match="hides its query from this login") as info:
                 await checked.query(sql, max_rows=5, timeout=5)
             assert info.value.by == "check"
             assert "GRANT SHOW VIEW" in str(info.value)
-        assert _max_connections(cursor) == before
+        assert max_connections(cursor) == before
         hashes = await unchecked.query("SELECT p FROM rho_v_hashes", max_rows=5, timeout=5)
         assert str(hashes.rows[0][0]).startswith("*")  # the mysql_native_password hash
         await unchecked.query(ATTACKS[0], max_rows=5, timeout=5)
-        assert _max_connections(cursor) == before + 7
+        assert max_connections(cursor) == before + 7
     finally:
         await checked.aclose()
         await unchecked.aclose()
@@ -213,7 +197,7 @@ async def test_a_definers_view_over_what_the_login_cannot_see_is_refused(
         for check in (True, False)
     )
     try:
-        before = _max_connections(cursor)
+        before = max_connections(cursor)
         for sql, unseen in (
             ("SELECT * FROM rho_v_unseen_tune", "rho_unseen.tune"),
             ("SELECT p FROM rho_v_unseen_hashes", "rho_unseen.hashes"),
@@ -221,7 +205,7 @@ async def test_a_definers_view_over_what_the_login_cannot_see_is_refused(
             with pytest.raises(StatementRefused, match=f"reads {unseen} as its definer") as info:
                 await checked.query(sql, max_rows=5, timeout=5)
             assert info.value.by == "check"
-        assert _max_connections(cursor) == before
+        assert max_connections(cursor) == before
         for sql, count in (("big_orders", 17), ("rho_v_seq", 3)):
             read = await checked.query(f"SELECT COUNT(*) FROM {sql}", max_rows=1, timeout=5)
             assert read.rows == ((count,),)
@@ -237,7 +221,7 @@ async def test_a_definers_view_over_what_the_login_cannot_see_is_refused(
         hashes = await unchecked.query("SELECT p FROM rho_v_unseen_hashes", max_rows=5, timeout=5)
         assert str(hashes.rows[0][0]).startswith("*")
         await unchecked.query("SELECT * FROM rho_v_unseen_tune", max_rows=5, timeout=5)
-        assert _max_connections(cursor) == before + 7
+        assert max_connections(cursor) == before + 7
     finally:
         await checked.aclose()
         await unchecked.aclose()
