@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import attrs
 
@@ -23,6 +24,9 @@ from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionStore
 from rho_entry.config.home import absolute
+
+if TYPE_CHECKING:
+    from rho_adapters.daytona.executor import DaytonaExecutor
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
@@ -166,11 +170,20 @@ def serve_session(executor: Executor, session_id: str, *, resumed: bool) -> None
     the sandbox is labelled ``rho-agent-session=<id>`` and a resumed session's is looked for
     first, as for one built here. One naming a session already, or whose sandbox exists, is
     left as built; another executor is never touched."""
-    daytona = sys.modules.get("rho_adapters.daytona.executor")  # loaded if it is one
-    if daytona is None or not isinstance(executor, daytona.DaytonaExecutor):
+    daytona = daytona_of(executor)
+    if daytona is None:
         return
-    if executor.settings.session_id is None and executor.sandbox_id is None:
-        executor.serve(session_id, resumed=resumed)
+    if daytona.settings.session_id is None and daytona.sandbox_id is None:
+        daytona.serve(session_id, resumed=resumed)
+
+
+def daytona_of(executor: Executor) -> DaytonaExecutor | None:
+    """``executor`` when it is a Daytona executor, else None; never imports the Daytona
+    adapter (a process that built one has it loaded)."""
+    daytona = sys.modules.get("rho_adapters.daytona.executor")
+    if daytona is None or not isinstance(executor, daytona.DaytonaExecutor):
+        return None
+    return cast("DaytonaExecutor", executor)
 
 
 def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:

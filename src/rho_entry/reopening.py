@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -150,14 +149,13 @@ async def workspace_note(executor: Executor) -> str | None:
     first tool call, so both hear it before the next run; when Daytona cannot be asked, the
     first tool call says why (logged here)."""
     from rho_domain.errors import RhoError
+    from rho_entry.executor_wiring import daytona_of
 
-    daytona = sys.modules.get("rho_adapters.daytona.executor")  # loaded if it is one
-    if daytona is None or not isinstance(executor, daytona.DaytonaExecutor):
-        return None
-    if not executor.settings.reattach:  # an executor the caller built: not this session's
+    daytona = daytona_of(executor)
+    if daytona is None or not daytona.settings.reattach:  # reattach: this session's own
         return None
     try:
-        return cast("str | None", await executor.attach())
+        return await daytona.attach()
     except RhoError as exc:
         log.warning("could not reattach the session's Daytona sandbox yet: %s", exc)
         return None
