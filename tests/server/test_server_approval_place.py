@@ -52,6 +52,36 @@ async def test_an_answer_after_config_yaml_moved_working_dir_is_refused(tmp_path
     # test_server_api.py's test_a_session_waiting_too_long_for_approval_is_released
 
 
+async def test_a_refused_answer_lets_go_of_the_session_reopened_for_it(tmp_path: Path) -> None:
+    """The session reopened with the edited config.yaml is not kept: before, it stayed held
+    (never released, whatever ``approval_hold``: a reopened session ends no run), so with
+    config.yaml put back the answer was still refused ("now runs it in .../sub")."""
+    where = place(tmp_path)
+    (where.work / "sub").mkdir()
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs = app.state.host.runs
+        handle = runs.handles[sid]
+        detail = await wait_idle(client, sid)
+        await asyncio.wait_for(handle.wait_done(), 30)
+        in_work = os.path.realpath(where.work)
+        config = where.sessions / sid / "config.yaml"
+        text_before = config.read_text(encoding="utf-8")
+        config.write_text(text_before.replace(in_work, f"{in_work}/sub"), encoding="utf-8")
+        approve = {"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]}
+        refused = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert refused.status_code == 409, refused.text
+        assert sid not in runs.handles  # let go at once, not held with the edited config
+
+        config.write_text(text_before, encoding="utf-8")
+        answered = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    assert not (where.work / "sub" / "out.txt").exists()
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}

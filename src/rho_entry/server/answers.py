@@ -6,7 +6,12 @@ grace; when nothing holds it, the trace must show the call waiting (else 404, an
 dispatched just to find out, which would call the model) and a run is dispatched to hold it.
 On a durable server (``answer_on_queue``): the session's last run continues on the queue with
 the answer and its digest, which the worker checks again against the call it resumes.
-Either way a call that is not waiting is a 404 naming the calls that are.
+Either way a call that is not waiting is a 404 naming the calls that are. A session reopened
+for an answer it does not take (refused: ``CallChanged``, not waiting, still busy) is let go
+at once, so the next answer reopens it from what is stored then. Before, it ended no run, so
+nothing released it: reopened with an edited config.yaml (``working_dir`` moved), it stayed
+held with that config until the server stopped (config.yaml put back, every answer was still
+refused, "now runs it in .../sub"), and a terminal's ``--resume`` found it locked.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from rho_entry.server.views import pending_approvals
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_control import SessionOperator
+    from rho_entry.runtime import AgentHandle
     from rho_entry.server.durable_runs import DurableRuns
     from rho_entry.server.runs import Runs
     from rho_entry.server.session_feeds import SessionFeeds
@@ -67,12 +73,24 @@ async def answer_here(
         runs.check_capacity()
         feed, done = await feeds.current(session_id), feeds.done(session_id)
         handle = await runs.dispatch(session_id, None, feed, done=done)
-        await runs.settle(handle, settings.answer_grace)
+        try:
+            await runs.settle(handle, settings.answer_grace)
+            _give(handle, answer)
+        except Exception:
+            # reopened for this answer, which it did not take: it would end no run, so
+            # nothing would release it (held, and locked, until the server stopped)
+            await runs.stop(session_id, settings.shutdown_grace)
+            raise
+        return
+    _give(handle, answer)
+
+
+def _give(handle: AgentHandle, answer: Answer) -> None:
     waiting = [p.call.id for p in handle.pending_approvals]
-    if call_id not in waiting:
-        raise NotFound(not_waiting(call_id, waiting))
-    decision = answer.decision
-    handle.approve(call_id, decision != "deny", always=decision == "always", digest=answer.digest)
+    if answer.call_id not in waiting:
+        raise NotFound(not_waiting(answer.call_id, waiting))
+    decision, digest = answer.decision, answer.digest
+    handle.approve(answer.call_id, decision != "deny", always=decision == "always", digest=digest)
 
 
 async def answer_on_queue(
