@@ -82,6 +82,29 @@ async def test_a_refused_answer_lets_go_of_the_session_reopened_for_it(tmp_path:
     assert not (where.work / "sub" / "out.txt").exists()
 
 
+async def test_a_trace_rewritten_in_place_is_shown_as_it_is_now(tmp_path: Path) -> None:
+    """What an answer binds to is read whole, never from a read's mark: a trace whose lines
+    were rewritten in place with the same lengths (what ``TraceMarks`` does not notice, by
+    design: it re-reads none of what it read) shows the call as it is now, and the digest
+    shown is that call's. A stream replayed from the start shows it too."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        await wait_idle(client, sid)  # the stream and the listing took their marks
+        assert (await client.get("/api/sessions")).status_code == 200
+        trace = where.sessions / sid / "trace.jsonl"
+        data = trace.read_bytes()
+        with trace.open("r+b") as handle:  # the same inode, lengths and newlines
+            handle.write(data.replace(b"out.txt", b"etc.txt"))
+        (shown,) = (await client.get(f"/api/sessions/{sid}")).json()["pending_approvals"]
+        assert '"etc.txt"' in shown["arguments"]
+        moved = call("write", {"path": "etc.txt", "content": "hi\n"}, id="c1")
+        assert shown["digest"] == shown_in(where.work, moved.name, moved.arguments)
+        replay = await client.get(f"/api/sessions/{sid}/stream", params={"until": "idle"})
+        assert "out.txt" not in replay.text
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}
