@@ -82,6 +82,30 @@ async def test_a_refused_answer_lets_go_of_the_session_reopened_for_it(tmp_path:
     assert not (where.work / "sub" / "out.txt").exists()
 
 
+async def test_a_session_still_opening_when_its_answer_gave_up_is_released(
+    tmp_path: Path,
+) -> None:
+    """Reopened for an answer that gave up waiting for it (409, ``answer_grace``), it settles
+    waiting for approval afterwards: released after ``approval_hold`` (before, never: a
+    reopened session ends no run, so it was held, and locked, until the server stopped)."""
+    where = place(tmp_path)
+    model = ScriptedModel([tools(WRITE), text("Wrote it.")])
+    app = app_for(where, model, approval_hold=0.0, answer_grace=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs = app.state.host.runs
+        first = runs.handles[sid]
+        detail = await wait_idle(client, sid)
+        await asyncio.wait_for(first.wait_done(), 30)
+        approve = {"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]}
+        busy = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert busy.status_code == 409, busy.text
+        assert "is running" in busy.json()["error"]["message"]
+        reopened = runs.handles[sid]
+        await asyncio.wait_for(reopened.wait_done(), 30)  # released, not held for good
+        assert sid not in runs.handles
+
+
 async def test_a_trace_rewritten_in_place_is_shown_as_it_is_now(tmp_path: Path) -> None:
     """What an answer binds to is read whole, never from a read's mark: a trace whose lines
     were rewritten in place with the same lengths (what ``TraceMarks`` does not notice, by

@@ -7,8 +7,9 @@ dispatched just to find out, which would call the model) and a run is dispatched
 On a durable server (``answer_on_queue``): the session's last run continues on the queue with
 the answer and its digest, which the worker checks again against the call it resumes.
 Either way a call that is not waiting is a 404 naming the calls that are. A session reopened
-for an answer it does not take (refused: ``CallChanged``, not waiting, still busy) is let go
-at once, so the next answer reopens it from what is stored then. Before, it ended no run, so
+for an answer it does not take (``CallChanged``, or the call not waiting there) is let go at
+once, so the next answer reopens it from what is stored then; one still opening when the
+answer gives up is released after ``approval_hold``. Before, it ended no run, so
 nothing released it: reopened with an edited config.yaml (``working_dir`` moved), it stayed
 held with that config until the server stopped (config.yaml put back, every answer was still
 refused, "now runs it in .../sub"), and a terminal's ``--resume`` found it locked.
@@ -23,7 +24,7 @@ import attrs
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.bodies import Decision
-from rho_entry.server.errors import NotFound
+from rho_entry.server.errors import Conflict, NotFound
 from rho_entry.server.views import pending_approvals
 
 if TYPE_CHECKING:
@@ -73,12 +74,17 @@ async def answer_here(
         runs.check_capacity()
         feed, done = await feeds.current(session_id), feeds.done(session_id)
         handle = await runs.dispatch(session_id, None, feed, done=done)
+        # reopened, it ends no run, so nothing else releases it (it was held, and locked,
+        # until the server stopped): still opening, it is released after the hold as a
+        # run that stopped for approval is; not taking this answer, it is let go at once
         try:
             await runs.settle(handle, settings.answer_grace)
+        except Conflict:
+            runs.hold(handle, feed)
+            raise
+        try:
             _give(handle, answer)
         except Exception:
-            # reopened for this answer, which it did not take: it would end no run, so
-            # nothing would release it (held, and locked, until the server stopped)
             await runs.stop(session_id, settings.shutdown_grace)
             raise
         return
