@@ -52,6 +52,83 @@ async def test_an_answer_after_config_yaml_moved_working_dir_is_refused(tmp_path
     # test_server_api.py's test_a_session_waiting_too_long_for_approval_is_released
 
 
+async def test_a_refused_answer_lets_go_of_the_session_reopened_for_it(tmp_path: Path) -> None:
+    """The session reopened with the edited config.yaml is not kept: before, it stayed held
+    (never released, whatever ``approval_hold``: a reopened session ends no run), so with
+    config.yaml put back the answer was still refused ("now runs it in .../sub")."""
+    where = place(tmp_path)
+    (where.work / "sub").mkdir()
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs = app.state.host.runs
+        handle = runs.handles[sid]
+        detail = await wait_idle(client, sid)
+        await asyncio.wait_for(handle.wait_done(), 30)
+        in_work = os.path.realpath(where.work)
+        config = where.sessions / sid / "config.yaml"
+        text_before = config.read_text(encoding="utf-8")
+        config.write_text(text_before.replace(in_work, f"{in_work}/sub"), encoding="utf-8")
+        approve = {"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]}
+        refused = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert refused.status_code == 409, refused.text
+        assert sid not in runs.handles  # let go at once, not held with the edited config
+
+        config.write_text(text_before, encoding="utf-8")
+        answered = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    assert not (where.work / "sub" / "out.txt").exists()
+
+
+async def test_a_session_still_opening_when_its_answer_gave_up_is_released(
+    tmp_path: Path,
+) -> None:
+    """Reopened for an answer that gave up waiting for it (409, ``answer_grace``), it settles
+    waiting for approval afterwards: released after ``approval_hold`` (before, never: a
+    reopened session ends no run, so it was held, and locked, until the server stopped)."""
+    where = place(tmp_path)
+    model = ScriptedModel([tools(WRITE), text("Wrote it.")])
+    app = app_for(where, model, approval_hold=0.0, answer_grace=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs = app.state.host.runs
+        first = runs.handles[sid]
+        detail = await wait_idle(client, sid)
+        await asyncio.wait_for(first.wait_done(), 30)
+        approve = {"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]}
+        busy = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        assert busy.status_code == 409, busy.text
+        assert "is running" in busy.json()["error"]["message"]
+        reopened = runs.handles[sid]
+        await asyncio.wait_for(reopened.wait_done(), 30)  # released, not held for good
+        assert sid not in runs.handles
+
+
+async def test_a_trace_rewritten_in_place_is_shown_as_it_is_now(tmp_path: Path) -> None:
+    """What an answer binds to is read whole, never from a read's mark: a trace whose lines
+    were rewritten in place with the same lengths (what ``TraceMarks`` does not notice, by
+    design: it re-reads none of what it read) shows the call as it is now, and the digest
+    shown is that call's. A stream replayed from the start shows it too."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        await wait_idle(client, sid)  # the stream and the listing took their marks
+        assert (await client.get("/api/sessions")).status_code == 200
+        trace = where.sessions / sid / "trace.jsonl"
+        data = trace.read_bytes()
+        with trace.open("r+b") as handle:  # the same inode, lengths and newlines
+            handle.write(data.replace(b"out.txt", b"etc.txt"))
+        (shown,) = (await client.get(f"/api/sessions/{sid}")).json()["pending_approvals"]
+        assert '"etc.txt"' in shown["arguments"]
+        moved = call("write", {"path": "etc.txt", "content": "hi\n"}, id="c1")
+        assert shown["digest"] == shown_in(where.work, moved.name, moved.arguments)
+        replay = await client.get(f"/api/sessions/{sid}/stream", params={"until": "idle"})
+        assert "out.txt" not in replay.text
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}

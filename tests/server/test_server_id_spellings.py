@@ -124,3 +124,18 @@ async def test_a_call_whose_id_holds_a_slash_can_be_answered(tmp_path: Path) -> 
         finally:
             await app.state.host.aclose()
     assert (where.work / "n.txt").read_text() == "x"
+
+
+def test_a_trailing_newline_is_no_id_nor_template_name() -> None:
+    """``re``'s ``$`` matches before a trailing newline: the id check and the template name
+    check took ``c0ffee000001\\n`` and ``explain\\n`` (a name the store then looked up as a
+    file, which only a writer of the directory could have made). Both are whole matches now."""
+    from rho_entry.server.bodies import parse_create
+    from rho_entry.server.errors import Invalid
+    from rho_entry.server.views import valid_id
+
+    assert valid_id(SID)
+    assert not valid_id(f"{SID}\n")
+    assert parse_create({"template": "explain"}).template == "explain"
+    with pytest.raises(Invalid, match="not a path"):
+        parse_create({"template": "explain\n"})

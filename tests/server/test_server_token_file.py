@@ -14,6 +14,7 @@ import os
 import signal
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,46 @@ def test_the_token_is_found_by_url(tmp_path: Path) -> None:
     link = token_path(tmp_path, "127.0.0.1", 9004)
     link.symlink_to(token_path(tmp_path, "0.0.0.0", 9001))  # noqa: S104
     assert find_token("http://127.0.0.1:9004", home) is None  # a link is not followed
+
+
+def test_a_fifo_in_the_token_files_place_blocks_no_reader(tmp_path: Path) -> None:
+    """A FIFO under a token file's name blocked its open until a writer came: the client
+    looking for the token (``rho-agent --server URL``) and a server's exit hung for good."""
+    home = {"RHO_AGENT_HOME": str(tmp_path)}
+    path = token_path(tmp_path, "127.0.0.1", 9005)
+    path.parent.mkdir(mode=0o700)
+    os.mkfifo(path)
+    assert _unblocked(path, lambda: find_token("http://127.0.0.1:9005", home)) == (True, None)
+    assert _unblocked(path, lambda: remove_token(path, "tok")) == (True, None)
+    assert path.exists()  # not a token file: left alone
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_file_is_no_token(tmp_path: Path) -> None:
+    """A token file this user does not own (a config directory shared with another user,
+    who wrote it) is not taken: the client would send a token it did not get from its own
+    server, to whatever listens there."""
+    home = {"RHO_AGENT_HOME": str(tmp_path)}
+    path = write_token(tmp_path, "127.0.0.1", 9006, "theirs")
+    assert find_token("http://127.0.0.1:9006", home) == "theirs"
+    os.chown(path, 65534, 65534)
+    assert find_token("http://127.0.0.1:9006", home) is None
+
+
+def _unblocked(fifo: Path, read: Callable[[], object]) -> tuple[bool, object]:
+    """(whether ``read`` returned within 30 s, what it returned); a read still blocked on
+    ``fifo`` is let go by opening its other end, so a failure never hangs the suite."""
+    import threading
+
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(read()))
+    reader.start()
+    reader.join(30)
+    in_time = not reader.is_alive()
+    if not in_time:
+        os.close(os.open(fifo, os.O_WRONLY))
+        reader.join()
+    return in_time, found[0] if found else None
 
 
 def test_allowed_hosts_in_settings_are_checked(tmp_path: Path) -> None:

@@ -46,6 +46,17 @@ async def test_a_refused_delete_changes_nothing_and_an_unreadable_summary_is_no_
             for method, tail in (("GET", ""), ("DELETE", ""), ("GET", "/stream")):
                 answer = await client.request(method, f"/api/sessions/{sid}{tail}")
                 assert answer.status_code == status, (sid, method, tail, answer.text)
+        # listed too, placed by their config.yaml (before: left out of the listing)
+        rows = (await client.get("/api/sessions")).json()["sessions"]
+        listed = {row["id"]: row for row in rows}
+        assert {summary, broken} <= listed.keys()
+        assert elsewhere not in listed
+        assert listed[broken]["status"] == "unknown"
+        assert f"rho-agent --resume {broken} rebuilds it" in listed[broken]["first_prompt"]
+        moved = where.sessions / broken / "config.yaml"
+        moved.write_text(moved.read_text().replace(str(where.work.resolve()), "/elsewhere"))
+        again = (await client.get("/api/sessions")).json()["sessions"]
+        assert broken in {row["id"] for row in again}  # placed once, not read at each poll
         message = (await client.get(f"/api/sessions/{summary}")).json()["error"]["message"]
         assert message == (
             f"session {summary}'s summary cannot be read (its meta.json, or its row's meta in a "

@@ -162,3 +162,29 @@ async def test_a_heartbeat_from_the_future_holds_no_session(
         assert (await sessions.info("ab2222")).liveness == "stale", host
     code, out, _ = run([str(home), "watch", "ab2", "--json"], capsys)  # ends on its own
     assert (code, json.loads(out.splitlines()[-1])["kind"]) == (0, "run_end")
+
+
+@pytest.mark.parametrize("pid", [2**31, 2**63, 10**30])
+async def test_a_pid_no_process_can_have_is_no_crash(
+    home: Path, capsys: pytest.CaptureFixture[str], pid: int
+) -> None:
+    """A meta.json whose ``pid`` no ``pid_t`` holds, on this host with a fresh beat, made
+        ``os.kill(pid, 0)`` raise ``OverflowError``: ``--list``, ``monitor ps``, ``export`` and a
+        server's listing ended with a traceback, for every session of the store. Now the pid is
+        left out as of another type (no process holds the session: ``stale``), and ``liveness``
+    given it anyway finds no such process."""
+    import time
+
+    from rho_adapters.store import FileSessions
+    from rho_adapters.store.layout import host_name, liveness
+
+    meta = home / "sessions" / "ab2222" / "meta.json"
+    data = {**json.loads(meta.read_text()), "status": "running", "pid": pid}
+    data = {**data, "host": host_name(), "heartbeat": time.time()}
+    meta.write_text(json.dumps(data))
+    listed = {i.id: i for i in await FileSessions(home / "sessions").sessions()}
+    assert listed["ab2222"].liveness == "stale"  # no process holds it
+    code, out, _ = run([str(home), "ps"], capsys)
+    assert code == 0
+    assert "ab2222" in out
+    assert liveness(data, paused=False, now=time.time()) == "stale"  # read without the check

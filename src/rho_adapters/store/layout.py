@@ -247,8 +247,9 @@ def created_at(paths: SessionPaths) -> float:
 
 
 def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists on this host."""
-    if pid <= 0:
+    """True when a process with this pid exists on this host (a pid no ``pid_t`` holds:
+    none; ``os.kill`` raised ``OverflowError`` for it)."""
+    if not 0 < pid < 2**31:
         return False
     try:
         os.kill(pid, 0)

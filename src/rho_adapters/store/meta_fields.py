@@ -32,6 +32,13 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300
 
 
+PID_MAX = 2**31 - 1
+"""The largest process id: a ``pid_t`` is a C int. A larger ``pid`` (2**31, written by hand
+or by another tool) made ``os.kill(pid, 0)`` raise ``OverflowError`` in ``liveness``: one such
+meta.json on this host ended ``--list``, ``monitor ps``, ``export`` and the server's listing
+with a traceback, for every session in the store."""
+
+
 def _fits(key: str, value: object) -> bool:
     """True when ``value`` is of the type this version writes under ``key`` (None: not set)."""
     if value is None:
@@ -39,7 +46,8 @@ def _fits(key: str, value: object) -> bool:
     if key in _NUMBERS:
         return is_number(value)
     if key in _WHOLE_NUMBERS:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return whole and (key != "pid" or value <= PID_MAX)  # type: ignore[operator]
     if key in _TEXTS:
         return isinstance(value, str)
     if key == "labels":

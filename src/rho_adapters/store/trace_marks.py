@@ -18,6 +18,13 @@ Marks are small (a path's identity, an offset, a number) and capped at ``limit``
 past it the mark kept longest ago goes (one whole read for that trace when it is read again).
 All of them were cleared at once before, and at the cap even a mark's update cleared them:
 a listing of as many sessions as the cap re-read every trace whole at every poll.
+
+A line rewritten in place with the same length (its first ``HEAD`` bytes and newlines where
+they were) is not read again from a mark, by design: only a stream (which never sends a line
+twice) and the listing's counts read from marks, and what decides (a session's detail and
+its pending approvals with their digests, an answer, a resume) reads the trace whole
+(``load_recording``), so it shows and binds the line as it is now. Noticing it here would
+cost what the marks save: the line read again at each poll.
 """
 
 from __future__ import annotations

@@ -6,7 +6,13 @@ grace; when nothing holds it, the trace must show the call waiting (else 404, an
 dispatched just to find out, which would call the model) and a run is dispatched to hold it.
 On a durable server (``answer_on_queue``): the session's last run continues on the queue with
 the answer and its digest, which the worker checks again against the call it resumes.
-Either way a call that is not waiting is a 404 naming the calls that are.
+Either way a call that is not waiting is a 404 naming the calls that are. A session reopened
+for an answer it does not take (``CallChanged``, or the call not waiting there) is let go at
+once, so the next answer reopens it from what is stored then; one still opening when the
+answer gives up is released after ``approval_hold``. Before, it ended no run, so
+nothing released it: reopened with an edited config.yaml (``working_dir`` moved), it stayed
+held with that config until the server stopped (config.yaml put back, every answer was still
+refused, "now runs it in .../sub"), and a terminal's ``--resume`` found it locked.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ import attrs
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.bodies import Decision
-from rho_entry.server.errors import NotFound
+from rho_entry.server.errors import Conflict, NotFound
 from rho_entry.server.views import pending_approvals
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_control import SessionOperator
+    from rho_entry.runtime import AgentHandle
     from rho_entry.server.durable_runs import DurableRuns
     from rho_entry.server.runs import Runs
     from rho_entry.server.session_feeds import SessionFeeds
@@ -67,12 +74,29 @@ async def answer_here(
         runs.check_capacity()
         feed, done = await feeds.current(session_id), feeds.done(session_id)
         handle = await runs.dispatch(session_id, None, feed, done=done)
-        await runs.settle(handle, settings.answer_grace)
+        # reopened, it ends no run, so nothing else releases it (it was held, and locked,
+        # until the server stopped): still opening, it is released after the hold as a
+        # run that stopped for approval is; not taking this answer, it is let go at once
+        try:
+            await runs.settle(handle, settings.answer_grace)
+        except Conflict:
+            runs.hold(handle, feed)
+            raise
+        try:
+            _give(handle, answer)
+        except Exception:
+            await runs.stop(session_id, settings.shutdown_grace)
+            raise
+        return
+    _give(handle, answer)
+
+
+def _give(handle: AgentHandle, answer: Answer) -> None:
     waiting = [p.call.id for p in handle.pending_approvals]
-    if call_id not in waiting:
-        raise NotFound(not_waiting(call_id, waiting))
-    decision = answer.decision
-    handle.approve(call_id, decision != "deny", always=decision == "always", digest=answer.digest)
+    if answer.call_id not in waiting:
+        raise NotFound(not_waiting(answer.call_id, waiting))
+    decision, digest = answer.decision, answer.digest
+    handle.approve(answer.call_id, decision != "deny", always=decision == "always", digest=digest)
 
 
 async def answer_on_queue(

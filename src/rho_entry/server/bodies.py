@@ -21,7 +21,7 @@ from rho_entry.server.errors import Invalid
 
 Decision = Literal["approve", "deny", "always"]
 DECISIONS: tuple[Decision, ...] = ("approve", "deny", "always")
-_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,99}")
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +102,7 @@ def parse_create(data: Any) -> CreateSession:
     """Check a ``POST /api/sessions`` body."""
     fields = _object(data, CreateSession)
     template = _opt_str(fields, "template")
-    if template is not None and not _NAME.match(template):
+    if template is not None and not _NAME.fullmatch(template):  # "name\n" too, with $
         raise Invalid(
             f"template {template!r}: give the name of a template in the server's prompts "
             "directory (letters, digits, '.', '-', '_'), not a path",

@@ -44,7 +44,7 @@ from rho_entry.server.answers import Answer, answer_here, answer_on_queue
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
-from rho_entry.server.lookup import find_shown
+from rho_entry.server.lookup import Placements, find_shown
 from rho_entry.server.runs import Runs
 from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
@@ -81,6 +81,7 @@ class SessionHost:
         self.store = store.store
         self.sessions = store.sessions
         self.tallies = Tallies()
+        self.placements = Placements()
         self.runs = Runs(
             attrs.evolve(base_config, working_dir=str(settings.roots[0])),
             self.store,
@@ -123,7 +124,7 @@ class SessionHost:
         now = time.time()
         infos = await self.sessions.sessions(limit=10_000)
         self.tallies.keep_only(i.id for i in infos)
-        shown = [i for i in infos if self.admission.visible(i.working_dir)][:limit]
+        shown = (await self.placements.shown(self.sessions, self.admission, infos, now=now))[:limit]
         tallies = await self.tallies.caught_up(self.sessions, [i.id for i in shown])
         rows = []
         for info in shown:

@@ -7,9 +7,18 @@ planted sparse file) places it nowhere; it was a 404, 'no session', for a sessio
 there. It is placed again by its stored config (config.yaml, read only then), and one in the
 roots is a 409 ``unreadable_session`` saying what is wrong and what rebuilds it; one placed
 elsewhere, or nowhere, stays a 404.
+
+The listing places such sessions the same way (``Placements``), so an operator sees them
+(status ``unknown``, a prompt naming the command that rebuilds the summary); before, they
+were left out of it, though a GET of their id answered. Reading each one's config.yaml at
+every listing (the dashboard's, every 2 s) would cost a read per broken session per poll,
+so a placement is kept and read again only when the session's listed dates change (a file
+store dates such a session by its directory) or ``RECHECK_SECONDS`` have passed.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rho_domain.errors import ConfigError, SessionNotFound, StoreError
 from rho_domain.ports.session_control import SessionCatalog
@@ -46,3 +55,48 @@ async def _placed_by_config(
     except (StoreError, ConfigError):  # nothing places it: nothing is told
         return False
     return admission.visible(record.config.working_dir)
+
+
+RECHECK_SECONDS = 60.0
+"""How long a placement by config.yaml is kept while the session's listed dates stay."""
+
+
+class Placements:
+    """Which sessions a listing shows: in the roots by their summary, or, for a summary that
+    cannot be read (no ``working_dir``), by their stored config, kept for a while."""
+
+    def __init__(self) -> None:
+        # id -> (the listed dates it was placed under, when, placed in the roots)
+        self._known: dict[str, tuple[tuple[float, float], float, bool]] = {}
+
+    async def shown(
+        self,
+        sessions: SessionCatalog,
+        admission: Admission,
+        infos: Sequence[SessionInfo],
+        *,
+        now: float,
+    ) -> list[SessionInfo]:
+        """``infos`` this server may list, in their order."""
+        unplaced = {i.id: i for i in infos if not i.working_dir}
+        for gone in self._known.keys() - unplaced.keys():
+            del self._known[gone]
+        shown = []
+        for info in infos:
+            if info.id in unplaced:
+                if await self._placed(sessions, admission, info, now=now):
+                    shown.append(info)
+            elif admission.visible(info.working_dir):
+                shown.append(info)
+        return shown
+
+    async def _placed(
+        self, sessions: SessionCatalog, admission: Admission, info: SessionInfo, *, now: float
+    ) -> bool:
+        dates = (info.created_at, info.updated_at)
+        known = self._known.get(info.id)
+        if known is not None and known[0] == dates and now - known[1] < RECHECK_SECONDS:
+            return known[2]
+        placed = await _placed_by_config(sessions, admission, info.id)
+        self._known[info.id] = (dates, now, placed)
+        return placed

@@ -109,6 +109,12 @@ class Runs:
         self._keep(asyncio.ensure_future(self._pump(session_id, handle, feed, done)))
         return handle
 
+    def hold(self, handle: AgentHandle, feed: TraceFeed) -> None:
+        """Release ``handle`` once it has waited for approval ``approval_hold`` seconds, as
+        a run that stopped for approval is (for a session reopened to take an answer, which
+        ends no run)."""
+        self._keep(asyncio.ensure_future(self._settled(handle, feed)))
+
     async def _settled(self, handle: AgentHandle, feed: TraceFeed) -> None:
         """Once the handle has settled, wake the streams; if it waits for approval longer
         than ``approval_hold``, release it (its calls stay pending in the trace)."""

@@ -105,15 +105,18 @@ def find_token(url: str, env: Mapping[str, str]) -> str | None:
 
 
 def _read(path: Path) -> str | None:
-    """The token in ``path``, or None when there is no such regular file (a link is not
-    followed)."""
+    """The token in ``path``, or None when there is no such regular file of this user (a
+    link is not followed). Opened without blocking: a FIFO under the file's name blocked
+    the open for good, and with it ``rho-agent --server URL``, ``AgentClient(URL)`` and a
+    server's exit (``remove_token``)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            return None  # another user's file is no token this user's server wrote
         return os.read(descriptor, _MAX_TOKEN_BYTES).decode("utf-8", "replace").strip() or None
     finally:
         os.close(descriptor)

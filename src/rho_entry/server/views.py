@@ -12,12 +12,12 @@ from rho_domain.ports.session_control import run_in_progress
 from rho_domain.ports.store import SessionInfo
 from rho_domain.state import State
 
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def valid_id(session_id: str) -> bool:
     """Whether a client's session id is one (no prefixes, no paths)."""
-    return bool(_ID.match(session_id))
+    return bool(_ID.fullmatch(session_id))  # match() with $ took "abc\n" too
 
 
 def summary_of(info: SessionInfo, *, running_here: bool) -> dict[str, Any]:
