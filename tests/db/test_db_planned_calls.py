@@ -21,13 +21,13 @@ from rho_domain.errors import StatementRefused
 
 _RAN = (
     "CREATE FUNCTION probe_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
-    "IF (SELECT armed FROM arm) THEN RAISE EXCEPTION 'probe_ran for %', current_user; END IF; "
-    "RETURN $1; END$$"
+    "IF (SELECT armed FROM public.arm) THEN RAISE EXCEPTION 'probe_ran for %', current_user; "
+    "END IF; RETURN $1; END$$"
 )
 _KILLS = (
     "CREATE FUNCTION kill_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
-    "IF (SELECT armed FROM arm) THEN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity "
-    "WHERE application_name = 'rho_victim'; END IF; RETURN $1; END$$"
+    "IF (SELECT armed FROM public.arm) THEN PERFORM pg_terminate_backend(pid) "
+    "FROM pg_stat_activity WHERE application_name = 'rho_victim'; END IF; RETURN $1; END$$"
 )
 _SETUP = [
     "CREATE TABLE arm (armed bool)",
@@ -49,7 +49,9 @@ _SETUP = [
     "CREATE TABLE t_kill (x int)",
     "CREATE INDEX ON t_kill ((x + kill_ran(1)))",
     "CREATE TABLE t_chk (x int CHECK (x > probe_ran(1)))",
-    "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + probe_ran(1)'",
+    # qualified: 17+ runs CREATE INDEX's expressions with search_path = pg_catalog, pg_temp
+    "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql "
+    "AS 'SELECT $1 + public.probe_ran(1)'",
     "CREATE TABLE t_sql (x int)",  # inlined over a column, its body folded: probe_ran(1) ran
     "CREATE INDEX ON t_sql (sql_ran(x))",
     "CREATE FUNCTION dflt(a int, b int DEFAULT probe_ran(1)) RETURNS int IMMUTABLE "
