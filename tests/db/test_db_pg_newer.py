@@ -26,6 +26,8 @@ from db_support import Server, adapter, own_pg_database
 from rho_adapters.db.postgres import PostgresDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.sql import CatalogCalls, classify
+from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SETUP = [
     "CREATE TABLE arm (armed bool)",
@@ -124,3 +126,17 @@ def test_the_read_only_default_keeps_the_dsns_options() -> None:
     config = DatabaseConfig(engine="postgres", dsn="host=h options='-c work_mem=8MB'")
     said = PostgresDatabase("t", config)._read_only_options(config.dsn or "")
     assert said == "-c work_mem=8MB -c default_transaction_read_only=on"
+
+
+def test_the_sql_json_words_of_16_and_17_read_and_their_casts_are_judged() -> None:
+    """``JSON_ARRAYAGG`` and ``JSON_OBJECTAGG`` (16) were refused as functions off the list,
+    where ``json_agg`` reads; a user type's cast to json, which they call as ``json_agg``
+    does, stays judged."""
+    grammar = POSTGRES_GRAMMAR | POSTGRES_GRAMMAR_16 | POSTGRES_GRAMMAR_17
+    for name in sorted(POSTGRES_GRAMMAR_16 | POSTGRES_GRAMMAR_17):
+        verdict = classify(f"SELECT {name}(1)", "postgres", available_functions=grammar)
+        assert verdict.read_only, (name, verdict.reason)
+    casts = CatalogCalls(types={"json": frozenset({"public.mood_json"})})
+    for sql in ("SELECT JSON_ARRAYAGG(m) FROM t", "SELECT JSON_OBJECTAGG('k': m) FROM t"):
+        verdict = classify(sql, "postgres", available_functions=grammar, catalog_calls=casts)
+        assert verdict.reason.startswith("the type json calls public.mood_json()"), sql
