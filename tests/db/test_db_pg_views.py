@@ -42,6 +42,7 @@ SETUP = [
     "CREATE FOREIGN TABLE \"Odd Name\" (line text) SERVER files OPTIONS (filename 'PG_VERSION')",
     "CREATE VIEW outer_s.over_prog AS SELECT line FROM ops.prog",
 ]
+MAJOR = "<the server's major version>"  # PG_VERSION's text: 15, or 17 on a newer server
 # (statement, the view the refusal names, what the server file gives without the check)
 ATTACKS = [
     ('SELECT name FROM ops."Conf Lines"', "the view Conf Lines runs", "max_connections"),
@@ -49,8 +50,8 @@ ATTACKS = [
     ("SELECT t FROM outer_s.over", "the view readf runs", "ALTER SYSTEM"),
     ("TABLE ops.prog", "the foreign table prog runs the command its program", "ran-by-a-read"),
     ("SELECT * FROM outer_s.over_prog", "the foreign table prog runs", "ran-by-a-read"),
-    ('SELECT line FROM "Odd Name"', "Odd Name reads the server file 'PG_VERSION'", "15"),
-    ("SELECT t FROM ops.winread", "the view winread runs", "15"),
+    ('SELECT line FROM "Odd Name"', "Odd Name reads the server file 'PG_VERSION'", MAJOR),
+    ("SELECT t FROM ops.winread", "the view winread runs", MAJOR),
 ]
 
 
@@ -94,7 +95,9 @@ async def test_a_view_reading_a_server_file_is_refused_where_it_is_named(views: 
                     'CREATE OR REPLACE RULE "_RETURN" AS ON SELECT TO ops.ruled '
                     "DO INSTEAD SELECT pg_read_file('PG_VERSION') AS t"
                 )
-            assert "15" in repr(
+            shown = await unchecked.query("SHOW server_version_num", max_rows=1, timeout=5)
+            major = str(int(str(shown.rows[0][0])) // 10000)
+            assert major in repr(
                 (await unchecked.query("TABLE ops.ruled", max_rows=5, timeout=5)).rows
             )
         finally:
@@ -116,7 +119,10 @@ async def test_without_the_check_the_views_return_the_server_files(views: Server
     """The target is real: the read-only transaction alone returns the files' text."""
     db = adapter(views, check=False)
     try:
-        for sql, _, shown in ATTACKS:
+        version = (await db.query("SHOW server_version_num", max_rows=1, timeout=5)).rows
+        major = str(int(str(version[0][0])) // 10000)
+        for sql, _, said in ATTACKS:
+            shown = major if said == MAJOR else said
             rows = repr((await db.query(sql, max_rows=50, timeout=5)).rows)
             assert shown in rows, (sql, rows[:200])
     finally:

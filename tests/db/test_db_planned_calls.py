@@ -16,18 +16,18 @@ from __future__ import annotations
 import pytest
 from db_support import Server, adapter, own_pg_database
 
-from rho_adapters.db.pg_planned import Function, planned_calls
+from rho_adapters.db.pg_planned import Function, Type, planned_calls
 from rho_domain.errors import StatementRefused
 
 _RAN = (
     "CREATE FUNCTION probe_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
-    "IF (SELECT armed FROM arm) THEN RAISE EXCEPTION 'probe_ran for %', current_user; END IF; "
-    "RETURN $1; END$$"
+    "IF (SELECT armed FROM public.arm) THEN RAISE EXCEPTION 'probe_ran for %', current_user; "
+    "END IF; RETURN $1; END$$"
 )
 _KILLS = (
     "CREATE FUNCTION kill_ran(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$BEGIN "
-    "IF (SELECT armed FROM arm) THEN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity "
-    "WHERE application_name = 'rho_victim'; END IF; RETURN $1; END$$"
+    "IF (SELECT armed FROM public.arm) THEN PERFORM pg_terminate_backend(pid) "
+    "FROM pg_stat_activity WHERE application_name = 'rho_victim'; END IF; RETURN $1; END$$"
 )
 _SETUP = [
     "CREATE TABLE arm (armed bool)",
@@ -49,7 +49,9 @@ _SETUP = [
     "CREATE TABLE t_kill (x int)",
     "CREATE INDEX ON t_kill ((x + kill_ran(1)))",
     "CREATE TABLE t_chk (x int CHECK (x > probe_ran(1)))",
-    "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + probe_ran(1)'",
+    # qualified: 17+ runs CREATE INDEX's expressions with search_path = pg_catalog, pg_temp
+    "CREATE FUNCTION sql_ran(int) RETURNS int IMMUTABLE LANGUAGE sql "
+    "AS 'SELECT $1 + public.probe_ran(1)'",
     "CREATE TABLE t_sql (x int)",  # inlined over a column, its body folded: probe_ran(1) ran
     "CREATE INDEX ON t_sql (sql_ran(x))",
     "CREATE FUNCTION dflt(a int, b int DEFAULT probe_ran(1)) RETURNS int IMMUTABLE "
@@ -78,6 +80,21 @@ _SETUP = [
     "CREATE TABLE t_lower (s text)",
     "CREATE INDEX ON t_lower (lower(s)) WHERE s <> ''",
     "CREATE FUNCTION quiet(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS 'BEGIN RETURN $1; END'",
+    # I/O conversions (jsonb::text, text::enum) over a column fold nothing: read (probesql23)
+    "CREATE TYPE mood AS ENUM ('sad', 'ok')",
+    "CREATE TABLE t_io (data jsonb, s text CHECK (probe_ran(length(s)) > 0 AND s::mood <> 'ok'))",
+    "CREATE INDEX ON t_io (probe_ran(length(data::text)))",
+    # a constant's conversion runs its type's output function: an administrator's, judged
+    "CREATE TYPE io_int",
+    "CREATE FUNCTION io_in(cstring) RETURNS io_int IMMUTABLE STRICT LANGUAGE internal AS 'int4in'",
+    "CREATE FUNCTION io_out(io_int) RETURNS cstring IMMUTABLE STRICT LANGUAGE internal "
+    "AS 'int4out'",
+    "CREATE TYPE io_int (INPUT = io_in, OUTPUT = io_out, LIKE = int4)",
+    "CREATE TABLE t_io_user (x int CHECK (x::text <> ('1'::io_int)::text))",
+    # a conversion to a type holding a domain runs the domain's CHECKs: judged as its text
+    "CREATE DOMAIN d_probed AS int CHECK (probe_ran(VALUE) > 0)",
+    "CREATE TYPE probed_pair AS (a d_probed)",
+    "CREATE TABLE t_io_dom (x int CHECK (x > (('(1)'::text)::probed_pair).a))",
     "CREATE TABLE t_late (x int)",
     "CREATE TABLE t_late_st (x int, y int)",
     "UPDATE arm SET armed = true",
@@ -105,6 +122,12 @@ READ = [
     "SELECT * FROM t_late",
     "SELECT * FROM t_part1",  # a partition read alone plans no key of its parent's
     "SELECT * FROM t_col WHERE x = 1 AND y = 2",
+    "SELECT * FROM t_io",
+]
+# (statement, what the refusal says): fail closed where a conversion runs what is not vetted
+CONVERTS = [
+    ("SELECT * FROM t_io_user", "runs SELECT public.io_in(), public.io_out()"),
+    ("SELECT * FROM t_io_dom", "the type probed_pair runs CHECK ((public.probe_ran(VALUE) > 0))"),
 ]
 
 
@@ -135,6 +158,10 @@ async def test_what_the_planner_computes_for_a_read_is_judged(postgres_server: S
                 said = f"what the planner computes for a read of {table} runs SELECT"
                 assert said in str(info.value), (sql, str(info.value))
                 assert "is not on the postgres list" in str(info.value)
+            for sql, said in CONVERTS:
+                with pytest.raises(StatementRefused) as info:
+                    await checked.query(sql, max_rows=1, timeout=10)
+                assert said in str(info.value), (sql, str(info.value))
             for sql in READ:  # ran nothing with the check off, and reads with it on
                 await unchecked.query(sql, max_rows=1, timeout=10)
                 await checked.query(sql, max_rows=1, timeout=10)
@@ -168,6 +195,25 @@ def test_a_tree_the_reader_does_not_know_is_judged_whole() -> None:
     is_null = "{FUNCEXPR :funcid 16413 :args ({NULLTEST :arg {VAR :varno 1}})}"
     assert planned_calls(is_null, functions) == frozenset({"public.probe_ran"})
     deep = "{FUNCEXPR :funcid 177 :args (" * 60 + const + ")}" * 60
+    # an I/O conversion: of a column, nothing runs; of a constant, the types' functions
+    types = {25: Type((46, 47), domain=False), 3802: Type((3806, 3804), domain=False)}
+    functions |= {
+        46: Function("pg_catalog.textin", False, False, True),
+        47: Function("pg_catalog.textout", False, False, True),
+        3806: Function("pg_catalog.jsonb_in", False, False, True),
+        3804: Function("pg_catalog.jsonb_out", False, False, True),
+        16500: Function("public.io_out", True, False, True),
+    }
+    jsonb_const = const.replace("CONST", "CONST :consttype 3802")
+    of_column = "{COERCEVIAIO :arg {VAR :varno 1 :vartype 3802} :resulttype 25}"
+    of_const = f"{{COERCEVIAIO :arg {jsonb_const} :resulttype 25}}"
+    over_column = f"{{FUNCEXPR :funcid 16413 :args ({of_column})}}"
+    assert planned_calls(over_column, functions, types) == frozenset()
+    assert planned_calls(of_const, functions, types) == frozenset()
+    user_io = {**types, 3802: Type((3806, 16500), domain=False)}
+    assert planned_calls(of_const, functions, user_io) == frozenset({"public.io_out"})
+    for unread in ({**types, 25: Type((46, 47), domain=True)}, {25: types[25]}, {}):
+        assert planned_calls(of_const, functions, unread) is None
     for tree in (
         f"{{COERCETODOMAIN :arg {call}}}",
         f"{{FUNCEXPR :funcid 99999 :args ({const})}}",

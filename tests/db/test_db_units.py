@@ -388,6 +388,7 @@ def test_sqlite_pragma_rule_by_its_reason(sql: str, reason: str) -> None:
 
 _ONE_OP = "OPERATOR(...) must name one operator"
 _EXPLAIN = "EXPLAIN is only allowed for a read query, not for "
+_STRING_OPTION = "an EXPLAIN option's value is a word (SERIALIZE TEXT), not a string"
 _NOT_LISTED = "the function {}() is not on the postgres list of read-only functions"
 # (dialect, statement, the start of the reason; "" = read-only). The classifier's own rules
 # for EXPLAIN, MySQL's EXPLAIN/DESCRIBE of a table, PostgreSQL's OPERATOR(...) and the words
@@ -397,6 +398,11 @@ CLASSIFIER_RULES = [
     ("postgres", "EXPLAIN SELECT 1", ""),
     ("postgres", "EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM t", ""),
     ("postgres", "EXPLAIN (FORMAT 'json') SELECT 1", ""),
+    ("postgres", "EXPLAIN (FORMAT = 'json') SELECT 1", ""),
+    # a string is the word it spells: 'binary' ran the columns' send functions (17+)
+    ("postgres", "EXPLAIN (ANALYZE, SERIALIZE 'binary') SELECT 1", _STRING_OPTION),
+    ("postgres", "EXPLAIN (ANALYZE, SERIALIZE $$binary$$) SELECT 1", _STRING_OPTION),
+    ("postgres", "EXPLAIN (FORMAT 'json' 'binary') SELECT 1", _STRING_OPTION),
     ("postgres", "EXPLAIN (BUFFERS 1) SELECT 1", ""),
     ("postgres", "EXPLAIN (COSTS=OFF) SELECT 1", ""),
     ("postgres", "EXPLAIN VERBOSE WITH x AS (SELECT 1) SELECT * FROM x", ""),

@@ -176,6 +176,14 @@ def connect_failure(
     read from, since a typo'd host, database or password is the usual cause."""
     error = translate(alias, exc, secrets)
     lowered = str(error).lower()
+    if "read-only transaction" in lowered:
+        return DatabaseError(
+            f"{error}; the server ran a write while the agent logged in (a PostgreSQL login "
+            "event trigger), which its read-only session refuses: ask the database's "
+            "administrator to let the trigger skip read-only sessions "
+            "(current_setting('transaction_read_only') = 'on'), or point databases."
+            f"{alias} at a database without it"
+        )
     for fragments, keys in _CONNECT_KEYS:
         if any(fragment in lowered for fragment in fragments):
             if keys.endswith("password_env"):

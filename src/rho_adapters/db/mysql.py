@@ -49,6 +49,11 @@ from rho_domain.sql.token_rules import default_schema_refusals
 
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
+_SERVERS_SYS_FUNCTIONS = (
+    "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sys' "
+    "AND ROUTINE_TYPE = 'FUNCTION' "
+    "AND DEFINER IN ('mariadb.sys@localhost', 'mysql.sys@localhost')"
+)
 
 
 def caps_temp_space(version: str) -> bool:
@@ -131,7 +136,15 @@ class MysqlDatabase(ThreadedDatabase):
         # A name built into only the other server, or only into a later version of this
         # one, would call a stored function here (mysql_versions).
         functions: frozenset[str] = conn.rho_functions
-        return functions
+        if not hasattr(conn, "rho_sql_mode"):  # not prepared (a fake connection)
+            return functions
+        # the sys schema's listed functions, where the server's own account still defines
+        # them: read before each statement, as the views are (a replaced one runs its
+        # definer's code, SET GLOBAL included, which no read-only transaction stops)
+        with conn.cursor(self._module().cursors.Cursor) as cursor:
+            cursor.execute(_SERVERS_SYS_FUNCTIONS)
+            own = frozenset(f"sys.{str(row[0]).lower()}" for row in cursor.fetchall())
+        return functions | own
 
     def _reset(self, conn: Any) -> None:
         conn._execute_command(_COM_RESET_CONNECTION, b"")

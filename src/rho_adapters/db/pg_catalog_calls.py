@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
-from rho_adapters.db.pg_planned import Function, planned_calls
+from rho_adapters.db.pg_planned import TYPE_FIELD, Function, Type, planned_calls
 from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
 from rho_domain.sql import CatalogCalls
 
@@ -134,7 +134,9 @@ def _planned(conn: Any, sql: str, scs: str) -> dict[str, frozenset[str]]:
     the check judges (``SELECT public.f()``): those ``pg_planned`` finds in the stored tree,
     or every call the expression's text makes where it cannot read the tree."""
     rows = conn.execute(sql, prepare=False).fetchall()
-    oids = sorted({int(oid) for row in rows for oid in _OID.findall(str(row[2]))})
+    types = _conversion_types(conn, [str(row[2]) for row in rows])
+    called = {int(oid) for row in rows for oid in _OID.findall(str(row[2]))}
+    oids = sorted(called.union(*(held.io for held in types.values())))
     functions = {
         int(oid): Function(str(name), bool(user), bool(sql_language), bool(immutable))
         for oid, name, user, sql_language, immutable in conn.execute(
@@ -143,7 +145,7 @@ def _planned(conn: Any, sql: str, scs: str) -> dict[str, frozenset[str]]:
     }
     found: dict[str, set[str]] = {}
     for name, text, tree in rows:
-        calls = planned_calls(str(tree), functions)
+        calls = planned_calls(str(tree), functions, types)
         if calls is None:
             found.setdefault(str(name), set()).add(judged_text(str(text), scs))
         elif calls:
@@ -151,6 +153,21 @@ def _planned(conn: Any, sql: str, scs: str) -> dict[str, frozenset[str]]:
                 "SELECT " + ", ".join(f"{call}()" for call in sorted(calls))
             )
     return {name: frozenset(queries) for name, queries in found.items()}
+
+
+_TYPE_OID = re.compile(rf":(?:{TYPE_FIELD.pattern}) (\d+)")
+
+
+def _conversion_types(conn: Any, trees: list[str]) -> dict[int, Type]:
+    """The types the trees holding an I/O conversion name (``pg_planned.Type``), read only
+    where one does (none: no round trip)."""
+    oids = sorted(
+        {int(o) for tree in trees if "{COERCEVIAIO " in tree for o in _TYPE_OID.findall(tree)}
+    )
+    if not oids:
+        return {}
+    rows = conn.execute(query.TYPE_IO, (oids,), prepare=False).fetchall()
+    return {int(oid): Type(tuple(int(f) for f in io), bool(domain)) for oid, io, domain in rows}
 
 
 @contextlib.contextmanager

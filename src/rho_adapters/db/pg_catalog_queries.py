@@ -196,6 +196,28 @@ FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronames
 JOIN pg_catalog.pg_language l ON l.oid = p.prolang
 WHERE p.oid = ANY(%s::pg_catalog.oid[])
 """
+# The types an I/O conversion names (pg_planned.Type), $1 their oids: per type, the input and
+# output functions of every type its values hold, and whether one of those is a domain.
+TYPE_IO = """
+WITH RECURSIVE held(top, t) AS (
+  SELECT o, o FROM pg_catalog.unnest(%s::pg_catalog.oid[]) o
+  UNION
+  SELECT h.top, x.t FROM held h JOIN pg_catalog.pg_type ty ON ty.oid = h.t
+  CROSS JOIN LATERAL (
+    SELECT ty.typbasetype WHERE ty.typbasetype <> 0
+    UNION ALL SELECT ty.typelem WHERE ty.typelem <> 0
+    UNION ALL SELECT a.atttypid FROM pg_catalog.pg_attribute a
+      WHERE ty.typrelid <> 0 AND a.attrelid = ty.typrelid AND a.attnum > 0
+    UNION ALL SELECT r.rngsubtype FROM pg_catalog.pg_range r WHERE r.rngtypid = ty.oid
+    UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid = ty.oid
+  ) x(t)
+)
+SELECT h.top::int8,
+  pg_catalog.array_agg(ty.typinput::pg_catalog.oid::int8)
+    || pg_catalog.array_agg(ty.typoutput::pg_catalog.oid::int8),
+  pg_catalog.bool_or(ty.typtype = 'd')
+FROM held h JOIN pg_catalog.pg_type ty ON ty.oid = h.t GROUP BY h.top
+"""
 ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family

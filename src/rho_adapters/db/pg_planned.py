@@ -7,6 +7,12 @@ it does), and inlines a SQL-language function (``inline_function``), whose body 
 folds whatever its arguments are (``sql_ran(x)`` with body ``$1 + probe_ran(1)`` ran
 ``probe_ran``). A call over a column (``f_unaccent(name)`` in PL/pgSQL) runs at writes only.
 
+An I/O conversion (``COERCEVIAIO``: ``jsonb::text``, ``text::some_enum``) folds as a call of
+its argument type's output function and its result type's input function, which run the
+functions of every type a value of it holds (``record_in`` each field's, ``array_in`` the
+element's): those are judged as calls, and a type holding a domain, whose input function
+runs the domain's CHECKs, leaves the tree unread.
+
 ``planned_calls`` reads the server's stored tree (``nodeToString``: ``{FUNCEXPR :funcid 16384
 :args ({VAR ...} {CONST ...})}``), bounded in size and depth, and answers the functions it
 may run, erring towards more: a node it does not know, a function it cannot name, a tree too
@@ -44,6 +50,9 @@ _PLAIN = frozenset(
 )
 _CALLS = frozenset(["FUNCEXPR", "OPEXPR", "DISTINCTEXPR", "NULLIFEXPR", "SCALARARRAYOPEXPR"])
 _FUNCID = re.compile(r"(?:func|opfunc|hashfunc|negfunc)id")
+# The fields naming a node's type (``consttype``, ``funcresulttype``, ``array_typeid``...):
+# one of them, within an I/O conversion's argument, is the type it converts from.
+TYPE_FIELD = re.compile(r"[a-z_]*type(?:id)?|typeId")
 _TOKEN = re.compile(r"[{}()]|(?:\\.|[^\s{}()\\])+")
 
 
@@ -60,17 +69,31 @@ class Function(NamedTuple):
     immutable: bool
 
 
+class Type(NamedTuple):
+    """A type an I/O conversion converts from or to: ``io``, the oids of the input and
+    output functions of it and of every type its values hold (a domain's base, an array's
+    element, a composite's fields, a range's subtype); ``domain`` when one of those is a
+    domain, whose input runs its CHECKs."""
+
+    io: tuple[int, ...]
+    domain: bool
+
+
 class _Unread(Exception):
     """The tree is not one this reader knows: judge every call."""
 
 
-def planned_calls(tree: str, functions: Mapping[int, Function]) -> frozenset[str] | None:
+def planned_calls(
+    tree: str, functions: Mapping[int, Function], types: Mapping[int, Type] | None = None
+) -> frozenset[str] | None:
     """The names of the functions the planner may run folding ``tree`` (``None``: unread).
 
     A user function runs where its arguments may fold to constants, or where it is SQL
     (inlined); a user operator's function is judged wherever it stands (a predicate proof
     may call it on constants); a built-in runs folded only when IMMUTABLE, which is pure,
-    and is judged otherwise."""
+    and is judged otherwise. An I/O conversion whose argument may fold runs the ``io`` of
+    its result type and of every type named within its argument (``types``; one missing, or
+    holding a domain: unread)."""
     if len(tree) > MAX_CHARS:
         return None
     tokens = _TOKEN.findall(tree)
@@ -79,7 +102,7 @@ def planned_calls(tree: str, functions: Mapping[int, Function]) -> frozenset[str
         if end != len(tokens):
             raise _Unread
         found: set[str] = set()
-        _may_fold(node, functions, found)
+        _may_fold(node, _Catalog(functions, types or {}), found)
     except (_Unread, IndexError, ValueError, TypeError, RecursionError):
         return None
     return frozenset(found)
@@ -127,11 +150,17 @@ def _children(value: _Value) -> list[tuple[str, dict[str, list[_Value]]]]:
     return []
 
 
-def _may_fold(value: _Value, functions: Mapping[int, Function], found: set[str]) -> bool:
+class _Catalog(NamedTuple):
+    functions: Mapping[int, Function]
+    types: Mapping[int, Type]
+
+
+def _may_fold(value: _Value, catalog: _Catalog, found: set[str]) -> bool:
     """Whether ``value`` may fold to a constant (a list: every item may); the functions its
     folding may run are added to ``found``."""
+    functions = catalog.functions
     if isinstance(value, list):
-        items = [_may_fold(item, functions, found) for item in value]  # each: calls found
+        items = [_may_fold(item, catalog, found) for item in value]  # each: calls found
         return all(items)
     if not isinstance(value, tuple):
         return True
@@ -142,8 +171,12 @@ def _may_fold(value: _Value, functions: Mapping[int, Function], found: set[str])
         return True
     inner = [n for name, vs in fields.items() for n in _children(vs) if name != "args"]
     args = _children(fields.get("args", []))
-    folds = [_may_fold(node, functions, found) for node in args]
-    nested = [_may_fold(node, functions, found) for node in inner]
+    folds = [_may_fold(node, catalog, found) for node in args]
+    nested = [_may_fold(node, catalog, found) for node in inner]
+    if kind == "COERCEVIAIO":
+        if all(nested):  # a constant converted: its type's output, the result's input run
+            _conversion(fields, catalog, found)
+        return all(nested)
     if kind in ("NULLTEST", "BOOLEANTEST"):
         # 17+ folds ``x IS NULL`` on a NOT NULL column (a CHECK's, with the planner's root)
         return True
@@ -169,6 +202,34 @@ def _may_fold(value: _Value, functions: Mapping[int, Function], found: set[str])
     # a strict call with a NULL argument folds to NULL whatever the others are: a column
     # stays only beside constants known not NULL
     return not all(f is False or _non_null_const(n) for f, n in zip(folds, args, strict=True))
+
+
+def _conversion(fields: dict[str, list[_Value]], catalog: _Catalog, found: set[str]) -> None:
+    """Adds what an I/O conversion (its ``fields``) of a constant runs to ``found``."""
+    named = [int(v) for v in fields.get("resulttype", []) if isinstance(v, str)]
+    named += _types_within(fields.get("arg", []))
+    if not named:
+        raise _Unread
+    for oid in named:
+        held = catalog.types.get(oid)
+        if held is None or held.domain:
+            raise _Unread
+        for io in held.io:
+            function = catalog.functions.get(io)
+            if function is None:
+                raise _Unread
+            if function.user or not function.immutable:
+                found.add(function.name)
+
+
+def _types_within(value: _Value) -> list[int]:
+    """The type oids every node within ``value`` names."""
+    if isinstance(value, list):
+        return [oid for item in value for oid in _types_within(item)]
+    if not isinstance(value, tuple):
+        return []
+    oids = [int(v) for name, vs in value[1].items() if TYPE_FIELD.fullmatch(name) for v in vs]
+    return oids + [oid for vs in value[1].values() for oid in _types_within(vs)]
 
 
 def _non_null_const(node: tuple[str, dict[str, list[_Value]]]) -> bool:

@@ -12,6 +12,9 @@ over the extended protocol (``prepare=True``, or the ``DECLARE`` of a server-sid
 so a second statement cannot ride along. Plain queries stream through a server-side cursor,
 so a million-row result costs only the rows fetched.
 
+The session starts with ``default_transaction_read_only`` on (its startup options), so what
+the server runs at login (a login event trigger, 17+) is read-only too; a trigger that
+writes then fails the connection, with the hint saying so.
 After every call the session is reset with ``DISCARD ALL`` (advisory locks, settings, temp
 tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
 The statement check reads the text as the server does: ``standard_conforming_strings`` is
@@ -27,6 +30,7 @@ and operators: no user operator, an exact match the server would prefer, runs in
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,8 +86,19 @@ class PostgresDatabase(ThreadedDatabase):
             }.items()
             if v is not None
         }
+        if self.read_only:
+            kwargs["options"] = self._read_only_options(c.dsn or "")
         # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
         return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+
+    def _read_only_options(self, dsn: str) -> str:
+        """The session's startup options, the dsn's (else ``$PGOPTIONS``) with every
+        transaction read-only by default: what runs before the adapter's first ``BEGIN
+        TRANSACTION READ ONLY`` (a PostgreSQL 17+ login event trigger, an administrator's
+        function run as the agent's login at every connection) writes nothing either."""
+        given = self._module().conninfo.conninfo_to_dict(dsn).get("options")
+        given = given if given is not None else os.environ.get("PGOPTIONS", "")
+        return f"{given} -c default_transaction_read_only=on".strip()
 
     def _prepare(self, conn: Any) -> None:
         version = conn.info.server_version

@@ -21,7 +21,8 @@ POSTGRES_FUNCTIONS = names(
     STANDARD
     + """
     bool_and bool_or bit_and bit_or bit_xor array_agg string_agg json_agg jsonb_agg
-    json_object_agg jsonb_object_agg xmlagg mode range_agg range_intersect_agg any_value
+    json_object_agg jsonb_object_agg json_arrayagg json_objectagg xmlagg mode range_agg
+    range_intersect_agg any_value
     num_nonnulls num_nulls
     cbrt degrees radians div factorial gcd lcm log10 min_scale scale trim_scale pi
     trunc width_bucket acos acosd asin asind atan atand atan2 atan2d cos cosd cot cotd

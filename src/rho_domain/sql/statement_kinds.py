@@ -95,16 +95,30 @@ def _check_explain(rest: Sequence[Token], d: Dialect) -> str:
     while i < len(rest) and (
         (rest[i].kind is Kind.WORD and rest[i].text in d.explain_options)
         or (rest[i].kind is Kind.PUNCT and rest[i].text in "(),=")
-        or rest[i].kind in (Kind.NUMBER, Kind.STRING)
+        or rest[i].kind is Kind.NUMBER
+        or (rest[i].kind is Kind.STRING and _formats(rest[:i]))
     ):
         i += 1
     inner = rest[i:]
+    if inner and inner[0].kind is Kind.STRING:
+        return (
+            "an EXPLAIN option's value is a word (SERIALIZE TEXT), not a string: the server "
+            "reads 'binary' as BINARY, which runs each column type's send function, an "
+            "administrator's PL/pgSQL one too; only FORMAT's value may be a string"
+        )
     if inner and inner[0].kind is Kind.WORD and inner[0].text in ROW_KINDS & d.read_kinds:
         return ""
     if d.name == "mysql" and _is_name(inner):  # EXPLAIN tbl is DESCRIBE tbl in MySQL
         return ""
     what = inner[0].text if inner else "nothing"
     return f"EXPLAIN is only allowed for a read query, not for {what}"
+
+
+def _formats(before: Sequence[Token]) -> bool:
+    """Whether the option a string follows (``FORMAT 'json'``, ``FORMAT='json'``) is
+    ``FORMAT``, whose values only print the plan another way."""
+    words = [t for t in before if not t.is_punct("=")]
+    return bool(words) and words[-1].is_word("FORMAT")
 
 
 def _check_pragma(rest: Sequence[Token], d: Dialect) -> str:
