@@ -43,7 +43,14 @@ from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileUpload,
+    Placement,
+)
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
@@ -103,6 +110,11 @@ class DaytonaExecutor(Executor):
     def sandbox_id(self) -> str | None:
         """The sandbox's id once created (for logs and the monitor)."""
         return self._workspace.sandbox_id
+
+    @property
+    def placement(self) -> Placement:
+        """See ``Executor.placement``: ``daytona`` and the sandbox's id once created."""
+        return Placement(backend="daytona", id=self._workspace.sandbox_id)
 
     @property
     def recreated(self) -> str | None:
