@@ -147,8 +147,10 @@ async def workspace_note(executor: Executor) -> str | None:
     sandbox gone since (deleted when the session closed, or by Daytona's auto-delete) and
     replaced by a new, empty one, else None. Its sandbox is looked for now rather than at the
     first tool call, so both hear it before the next run; when Daytona cannot be asked, the
-    first tool call says why (logged here)."""
-    from rho_domain.errors import RhoError
+    first tool call says why (logged here). ``ConfigError`` when the resumer's settings
+    contradict the sandbox (it was built from another Dockerfile or snapshot than they name):
+    raised, so the resume is refused before a run saying what to do."""
+    from rho_domain.errors import ConfigError, RhoError
     from rho_entry.executor_wiring import daytona_of
 
     daytona = daytona_of(executor)
@@ -156,6 +158,8 @@ async def workspace_note(executor: Executor) -> str | None:
         return None
     try:
         return await daytona.attach()
+    except ConfigError:
+        raise
     except RhoError as exc:
         log.warning("could not reattach the session's Daytona sandbox yet: %s", exc)
         return None

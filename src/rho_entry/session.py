@@ -270,9 +270,13 @@ class Session(SessionFace):
             options=ports,
             build=_reopened,
         )
-        session._notices = await with_workspace_note(
-            session.executor, session.domain.journal, notices
-        )
+        try:
+            session._notices = await with_workspace_note(
+                session.executor, session.domain.journal, notices
+            )
+        except BaseException:  # refused (its sandbox is another build's): the lock goes
+            await session.close()
+            raise
         return session
 
     async def __aenter__(self) -> Session:

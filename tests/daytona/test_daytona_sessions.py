@@ -10,6 +10,7 @@ import pytest
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
+from rho_domain.errors import ConfigError
 
 
 def _executor(fake: FakeDaytona, ws: Path, session: str, *, resumed: bool) -> DaytonaExecutor:
@@ -23,7 +24,11 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     fake = FakeDaytona()
     first = _executor(fake, tmp_path, "s1", resumed=False)
     await first.stat(".")  # the process then dies: no aclose
-    assert fake.created[0]["labels"] == {"created-by": "rho-agent", "rho-agent-session": "s1"}
+    assert fake.created[0]["labels"] == {
+        "created-by": "rho-agent",
+        "rho-agent-session": "s1",
+        "rho-agent-build": "default",  # the organisation's default snapshot
+    }
     for state in ("started", "stopped", "archived"):
         if state != "started":
             fake.stop("sbx-1", state)
@@ -52,4 +57,46 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     assert any(m.startswith("session s1: this session's Daytona sandbox is gone") for m in said)
     assert "session s1: created Daytona sandbox sbx-4" in said
     for executor in (first, other, failed, gone):
+        await executor.aclose()
+
+
+async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbox(
+    tmp_path: Path,
+) -> None:
+    # Before, a session resumed with a changed --dockerfile (or another --snapshot) was
+    # reattached to the sandbox the old one built, and the new build was silently ignored.
+    fake = FakeDaytona()
+
+    def resumed(session: str, **build: str) -> DaytonaExecutor:
+        settings = fake.settings(
+            working_dir=str(tmp_path), session_id=session, reattach=True, **build
+        )
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    built = resumed("s1", dockerfile="FROM alpine\n")  # nothing to find: built
+    await built.stat(".")
+    plain = resumed("s2")  # the organisation's default snapshot
+    await plain.stat(".")
+    refused = {
+        "s1": ({"dockerfile": "FROM alpine\nRUN apk add git\n"}, {"snapshot": "py"}),
+        "s2": ({"dockerfile": "FROM alpine\n"}, {"image": "alpine"}),
+    }
+    for session, builds in refused.items():
+        for build in builds:
+            executor = resumed(session, **build)
+            with pytest.raises(ConfigError, match=f"session {session}'s Daytona sandbox sbx-"):
+                await executor.stat(".")
+            assert executor.sandbox_id is None
+            await executor.aclose()
+    same = resumed("s1", image="alpine")  # FROM alpine: the same build
+    anything = resumed("s1")  # naming no build: the session's own, whatever built it
+    for executor in (same, anything):
+        await executor.stat(".")
+        assert executor.sandbox_id == "sbx-1"
+    assert len(fake.created) == 2
+    fake.created[0]["labels"].pop("rho-agent-build")  # one an older rho-agent made
+    older = resumed("s1", image="alpine")
+    with pytest.raises(ConfigError, match="its labels do not say what built it"):
+        await older.stat(".")
+    for executor in (built, plain, same, anything, older):
         await executor.aclose()
