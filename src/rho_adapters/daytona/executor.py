@@ -13,7 +13,8 @@ The same tool handlers that run locally run here unchanged, under the same profi
 * a ``pipeline`` is validated again (``check_argv``/``harden_argv``: restricted.py), each
   argv word quoted with ``shlex.quote``, and run in an empty environment with ``ulimit -f 0``;
   a ``shell`` string runs only when ``allow_shell`` (the unrestricted profiles);
-* timeouts are the daemon's (it kills the process group; the output is lost), output is
+* timeouts are the daemon's (it kills the process group; the output is lost), and the
+  sandbox's own a second later (``scripts.deadline``: daemons that do not kill), output is
   capped inside the sandbox and the omitted bytes counted (scripts.py).
 
 Known gap: between the canonical check and the operation (two requests) an unrestricted
@@ -251,7 +252,9 @@ class DaytonaExecutor(Executor):
         sandbox = await self._workspace.ensure()
         started = time.monotonic()
         limits = self.limits
-        inner = scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds)
+        inner = scripts.deadline(
+            scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds), command.timeout
+        )
         answer = await self._workspace.api.execute(
             sandbox,
             scripts.wrap(scripts.capped(inner, command.max_output_bytes, limits.output_bytes)),
@@ -261,6 +264,11 @@ class DaytonaExecutor(Executor):
         if answer is None:
             return CommandResult(exit_code=None, output="", duration=duration, timed_out=True)
         captured = scripts.parse_capped(answer.result)
+        if captured.exit_code in (124, 137) and duration >= command.timeout:
+            # ended by its own deadline: a daemon that answers past the timeout let it run
+            return CommandResult(
+                exit_code=None, output=captured.output, duration=duration, timed_out=True
+            )
         seen = len(captured.output.encode()) + captured.omitted
         cut = limits.output_bytes is not None and seen >= limits.output_bytes
         return CommandResult(

@@ -46,7 +46,7 @@ import httpx
 
 from rho_adapters.daytona.confine import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_adapters.fakes.daytona_process import Daemon, execute
+from rho_adapters.fakes.daytona_process import Daemon, OnTimeout, execute
 from rho_adapters.fakes.daytona_wire import decoded, file_info, multipart, script
 from rho_domain.value_methods import value_eq, value_repr
 
@@ -83,12 +83,15 @@ class FakeDaytona:
         api_url: str = API_URL,
         toolbox_url: str = TOOLBOX_URL,
         daemon: Daemon = "argv",
+        on_timeout: OnTimeout = "kill",
     ) -> None:
         self.api_key = api_key
         self.api_url = api_url  # any host and port, each URL with a path (as /api, /toolbox)
         self.toolbox_url = toolbox_url
         self.polls_until_started = polls_until_started
         self.daemon = daemon
+        self.on_timeout = on_timeout  # what the daemon does at a command's timeout
+        self.left: set[asyncio.Future[Any]] = set()  # reaping the commands left running
         self.created: list[dict[str, Any]] = []
         self.deleted: list[str] = []
         self.requests: list[tuple[str, str]] = []
@@ -241,7 +244,10 @@ class FakeDaytona:
         if request.method == "POST" and path == "/process/execute":
             spec = next(b for b in self.created if b["id"] == sandbox_id)
             self.commands.append(str(json.loads(body).get("command") or ""))
-            return await execute(json.loads(body), spec.get("env") or {}, self.daemon)
+            wanted, env = json.loads(body), spec.get("env") or {}
+            return await execute(
+                wanted, env, self.daemon, on_timeout=self.on_timeout, left=self.left
+            )
         return self._files(request, path, body)
 
     def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
