@@ -65,6 +65,7 @@ class _Fault:
     body: Any
     command: str | None = None
     hang: bool = False
+    headers: Any = None
 
 
 def _error(status: int, message: str, path: str = "") -> httpx.Response:
@@ -118,10 +119,12 @@ class FakeDaytona:
         *,
         command: str | None = None,
         hang: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Answer the next ``method`` request whose path ends with ``path_suffix`` (and, with
-        ``command``, whose body holds that text) with an error, or never (``hang``)."""
-        self._faults.append(_Fault(method, path_suffix, status, body, command, hang))
+        ``command``, whose body holds that text) with an error (and ``headers``: a 429's
+        ``Retry-After``), or never (``hang``)."""
+        self._faults.append(_Fault(method, path_suffix, status, body, command, hang, headers))
 
     def fail_creation(self, reason: str) -> None:
         """Make sandbox creation end in the ``error`` state with ``reason``."""
@@ -159,8 +162,10 @@ class FakeDaytona:
                     self.hung.set()
                     await asyncio.Event().wait()  # until the client gives up (cancels)
                 if isinstance(fault.body, (dict, list)):
-                    return httpx.Response(fault.status, json=fault.body)
-                return httpx.Response(fault.status, text=str(fault.body or ""))
+                    return httpx.Response(fault.status, json=fault.body, headers=fault.headers)
+                return httpx.Response(
+                    fault.status, text=str(fault.body or ""), headers=fault.headers
+                )
         api = urlsplit(self.api_url)
         if (request.url.host, request.url.port) == (api.hostname, api.port):
             return self._control(request, path.removeprefix(api.path.rstrip("/")), body)
