@@ -325,3 +325,15 @@ async def test_daytona_whole_read_of_a_large_file_is_refused_by_size(tmp_path: P
         assert any("head -c 1001" in script for script in rig.fake.scripts)
         assert await rig.executor.read("big.bin", offset=4000, length=2000) == b"x" * 1000
         assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"
+
+
+async def test_daytona_a_redirect_is_not_followed_with_the_key(tmp_path: Path) -> None:
+    # A toolbox (or API) answer redirecting to another host would take the API key there
+    # if followed: it is an error naming the status, and no request leaves for that host.
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        elsewhere = {"Location": "https://collector.example/steal"}
+        rig.fake.fail("POST", "/process/execute", 307, "", headers=elsewhere)
+        with pytest.raises(ExecutorError, match="307"):
+            await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+        assert not [path for _, path in rig.fake.requests if path == "/steal"]
