@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import httpx
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
@@ -99,4 +100,28 @@ async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbo
     with pytest.raises(ConfigError, match="its labels do not say what built it"):
         await older.stat(".")
     for executor in (built, plain, same, anything, older):
+        await executor.aclose()
+
+
+async def test_a_server_ignoring_the_label_query_never_hands_over_another_sessions_sandbox(
+    tmp_path: Path,
+) -> None:
+    # GET /sandbox?labels= answered with every sandbox: the labels are checked here too.
+    fake = FakeDaytona()
+
+    async def unfiltered(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/sandbox"):
+            request = httpx.Request(
+                "GET", request.url.copy_remove_param("labels"), headers=request.headers
+            )
+        return await fake.handler(request)
+
+    first = _executor(fake, tmp_path, "s1", resumed=False)
+    await first.stat(".")
+    settings = fake.settings(working_dir=str(tmp_path), session_id="s2", reattach=True)
+    other = DaytonaExecutor(settings, transport=httpx.MockTransport(unfiltered), clock=FakeClock())
+    await other.stat(".")
+    assert other.sandbox_id == "sbx-2"  # s1's sandbox was listed, and left alone
+    assert fake.requests.count(("GET", "/api/sandbox")) == 1  # the lookup, unfiltered
+    for executor in (first, other):
         await executor.aclose()
