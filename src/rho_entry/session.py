@@ -270,13 +270,9 @@ class Session(SessionFace):
             options=ports,
             build=_reopened,
         )
-        try:
-            session._notices = await with_workspace_note(
-                session.executor, session.domain.journal, notices
-            )
-        except BaseException:  # refused (its sandbox is another build's): the lock goes
-            await session.close()
-            raise
+        session._notices = await with_workspace_note(
+            session.executor, session.domain.journal, notices, close=session.close
+        )
         return session
 
     async def __aenter__(self) -> Session:

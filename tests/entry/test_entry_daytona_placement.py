@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeClock, FakeDaytona, ScriptedModel, call, text, tools
+from rho_adapters.fakes import (
+    FakeClock,
+    FakeDaytona,
+    MemorySessionStore,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
 from rho_adapters.store.files import FileSessionStore
 from rho_domain.placement import Placement
 from rho_entry import Agent, AgentConfig, Session
@@ -63,3 +71,35 @@ async def test_the_sandbox_of_a_session_is_named_in_its_trace_and_listings(
         assert info.placement is None
         assert len(format_sessions([info], now=0.0)) == 2  # the header and the session
     assert "ignored placement (dict)" in caplog.text
+
+
+async def test_a_resume_reattaches_the_sandbox_its_trace_names_not_one_labelled_so(
+    tmp_path: Path,
+) -> None:
+    # Before, a resume looked for its sandbox by its labels alone: once its own was gone,
+    # a sandbox anyone in the organisation had labelled rho-agent-session=<id> was taken,
+    # and the agent worked in it (its files, its programs).
+    fake = FakeDaytona()
+    store = MemorySessionStore()
+
+    def executor(session: str, *, resumed: bool) -> DaytonaExecutor:
+        settings = fake.settings(working_dir=str(tmp_path), session_id=session, reattach=resumed)
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    first = executor("s1", resumed=False)
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("done")])
+    async with Session(agent, model=model, executor=first, store=store, session_id="s1") as s:
+        await s.run("look")  # sbx-1, named by the run's end
+    spoof = executor("s1", resumed=False)  # another's sandbox, labelled as s1's
+    await spoof.stat(".")
+    for own, expected in (("started", "sbx-1"), ("gone", "sbx-3")):
+        if own == "gone":
+            await first.aclose()  # sbx-1 deleted
+        again = executor("s1", resumed=True)
+        resumed = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
+        async with resumed:
+            assert again.sandbox_id == expected
+            assert bool([n for n in resumed.resume_notices if "Daytona" in n]) == (own == "gone")
+        await again.aclose()
+    await spoof.aclose()

@@ -167,12 +167,22 @@ class SandboxAPI:
                 await self.discard(sandbox_id, "which did not start")
                 raise
 
-    async def find(self, session_id: str) -> dict[str, Any] | None:
-        """The description of session ``session_id``'s sandbox, or None (``creation``)."""
-        query = creation.session_query(session_id)
-        response = await self._send("GET", f"{self._api}/sandbox", "sandbox lookup", params=query)
+    async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
+        """The description of session ``session_id``'s sandbox, or None (``creation``): the
+        sandbox ``known`` when the session's trace names it (never another that its labels
+        match: anyone in the organisation can label a sandbox so), else the one found by
+        its labels."""
+        if known is not None:
+            url = f"{self._api}/sandbox/{path_segment(known)}"
+            response = await self._send("GET", url, "sandbox lookup", accept=(404,))
+            found = b"[]" if response.status_code == 404 else b"[" + response.content + b"]"
+        else:
+            query = creation.session_query(session_id)
+            url = f"{self._api}/sandbox"
+            response = await self._send("GET", url, "sandbox lookup", params=query)
+            found = response.content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
-            return creation.session_sandbox(response.content, session_id)
+            return creation.session_sandbox(found, session_id)
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or

@@ -129,6 +129,12 @@ class DaytonaExecutor(Executor):
         self._workspace.serve(session_id, resumed=resumed)
         self.settings = self._workspace.settings
 
+    def expect(self, sandbox_id: str) -> None:
+        """Reattach sandbox ``sandbox_id`` only (the one a resumed session's trace names,
+        ``Executor.placement``): a sandbox that merely carries the session's labels is never
+        taken instead, and when that one is gone a new one is made (and said)."""
+        self._workspace.known = sandbox_id
+
     async def attach(self) -> str | None:
         """Find or create the sandbox now rather than at the first call, and return
         ``recreated`` (a resume says it before the next run). Raises as the first call would."""

@@ -72,6 +72,7 @@ class SandboxWorkspace:
         self.policy = SecretPolicy(homes=tuple(homes))
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
+        self.known: str | None = None  # the sandbox a resumed session's trace names
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -128,7 +129,8 @@ class SandboxWorkspace:
         resumed session's that is gone is said (``recreated``), never silently replaced."""
         settings = self.settings
         session = settings.session_id
-        if settings.reattach and session and (found := await self.api.find(session)):
+        found = await self.api.find(session, self.known) if settings.reattach and session else None
+        if found:
             if (refusal := creation.other_build(settings, found)) is not None:
                 raise ConfigError(refusal)  # the build named is not what the sandbox runs
             sandbox = await self.api.reattach(found)
