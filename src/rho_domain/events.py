@@ -34,6 +34,7 @@ from rho_domain.model_events import LLMStarted as LLMStarted
 from rho_domain.model_events import TextDelta as TextDelta
 from rho_domain.model_events import ToolCallDelta as ToolCallDelta
 from rho_domain.model_events import UsageRecorded as UsageRecorded
+from rho_domain.placement import Placement
 from rho_domain.run_status import RunStatus
 from rho_domain.shown_numbers import plain_numbers
 from rho_domain.tool_events import ToolEnded as ToolEnded
@@ -65,6 +66,8 @@ class RunStarted(SeedEventView):
         at: Wall-clock time (the Clock port's ``now``), as on every event.
         run_id: The run's id, repeated on its ``RunEnded``.
         prompt: The user's prompt, or None when the run continues pending approvals.
+        placement: Where the run's work goes (the executor's backend and sandbox id, none
+            yet before a sandbox's first call); None in traces written before it was kept.
     """
 
     __repr__ = value_repr
@@ -75,6 +78,7 @@ class RunStarted(SeedEventView):
     at: float
     run_id: str
     prompt: str | None
+    placement: Placement | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +94,8 @@ class RunEnded(SeedEventView):
         session_usage: The session's total after this run.
         error: ``"Type: message"`` of the failure that ended the run, if any.
         output: The final answer parsed as JSON, when the agent has an ``output_schema``.
+        placement: Where the run's work went (as on ``RunStarted``; a sandbox created during
+            the run is named here); None in traces written before it was kept.
     """
 
     __repr__ = value_repr
@@ -105,6 +111,7 @@ class RunEnded(SeedEventView):
     session_usage: Usage = Usage()
     error: str | None = None
     output: Any = attrs.field(default=None, converter=plain_numbers)
+    placement: Placement | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import attrs
@@ -41,6 +41,11 @@ class ClosesWith(Protocol):
 
     def close_with(self, resource: Any) -> None:
         """Close ``resource`` when the session closes."""
+        ...
+
+    @property
+    def executor(self) -> Executor:
+        """The executor its tools run on."""
         ...
 
 
@@ -108,7 +113,25 @@ async def open_stored(
         raise
     if opened is not None and hasattr(opened, "aclose"):
         session.close_with(cast("Closeable", opened))  # after its release, as wiring's own
+    _expect_own_sandbox(session.executor, before)
     return session, notices
+
+
+def _expect_own_sandbox(executor: Executor, events: Sequence[ev.Event]) -> None:
+    """Tell a resumed session's Daytona executor the sandbox its trace names (the last run's
+    placement with an id), which alone it reattaches: found by its labels, another sandbox
+    that anyone in the organisation labelled so was taken (``DaytonaExecutor.expect``)."""
+    from rho_domain.events import RunEnded, RunStarted
+    from rho_entry.executor_wiring import daytona_of
+
+    daytona = daytona_of(executor)
+    if daytona is None or not daytona.settings.reattach:
+        return
+    for event in reversed(events):
+        where = event.placement if isinstance(event, RunStarted | RunEnded) else None
+        if where is not None and where.backend == "daytona" and where.id is not None:
+            daytona.expect(where.id)
+            return
 
 
 def _split_at_run(
@@ -147,8 +170,10 @@ async def workspace_note(executor: Executor) -> str | None:
     sandbox gone since (deleted when the session closed, or by Daytona's auto-delete) and
     replaced by a new, empty one, else None. Its sandbox is looked for now rather than at the
     first tool call, so both hear it before the next run; when Daytona cannot be asked, the
-    first tool call says why (logged here)."""
-    from rho_domain.errors import RhoError
+    first tool call says why (logged here). ``ConfigError`` when the resumer's settings
+    contradict the sandbox (it was built from another Dockerfile or snapshot than they name):
+    raised, so the resume is refused before a run saying what to do."""
+    from rho_domain.errors import ConfigError, RhoError
     from rho_entry.executor_wiring import daytona_of
 
     daytona = daytona_of(executor)
@@ -156,21 +181,32 @@ async def workspace_note(executor: Executor) -> str | None:
         return None
     try:
         return await daytona.attach()
+    except ConfigError:
+        raise
     except RhoError as exc:
         log.warning("could not reattach the session's Daytona sandbox yet: %s", exc)
         return None
 
 
 async def with_workspace_note(
-    executor: Executor, journal: Journal, notices: tuple[str, ...]
+    executor: Executor,
+    journal: Journal,
+    notices: tuple[str, ...],
+    *,
+    close: Callable[[], Awaitable[None]],
 ) -> tuple[str, ...]:
     """``notices`` with what a resumed session's user is told about its workspace (its
     ``executor``'s ``workspace_note``), which also joins its conversation through ``journal``
     as a directive, so the model hears it before the next run; ``notices`` alone when there
-    is nothing to tell."""
+    is nothing to tell. A resume refused there (``workspace_note``'s ``ConfigError``) calls
+    ``close`` (the session's lock let go) before it is raised."""
     from rho_domain.messages import UserMessage
 
-    note = await workspace_note(executor)
+    try:
+        note = await workspace_note(executor)
+    except BaseException:  # refused (its sandbox is another build's): the lock goes
+        await close()
+        raise
     if note is None:
         return notices
     said = f"Note from rho-agent on resuming this session: {note}."

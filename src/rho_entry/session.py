@@ -271,7 +271,7 @@ class Session(SessionFace):
             build=_reopened,
         )
         session._notices = await with_workspace_note(
-            session.executor, session.domain.journal, notices
+            session.executor, session.domain.journal, notices, close=session.close
         )
         return session
 

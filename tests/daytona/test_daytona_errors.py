@@ -11,6 +11,7 @@ import pytest
 from daytona_support import closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.daytona.answers import MAX_WAIT, RETRIES
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
@@ -40,9 +41,40 @@ async def test_daytona_create_errors_mapped(
     tmp_path: Path, status: int, body: object, expected: str
 ) -> None:
     async for rig in closing(make_rig(tmp_path)):
-        rig.fake.fail("POST", "/sandbox", status, body)
+        for _ in range(1 + (RETRIES if status == 429 else 0)):  # a 429 is asked again
+            rig.fake.fail("POST", "/sandbox", status, body)
         with pytest.raises(ExecutorError, match=expected):
             await rig.executor.stat(".")
+
+
+async def test_daytona_a_request_turned_away_is_sent_again_when_told(tmp_path: Path) -> None:
+    # Before, a 429 (or a 503 saying when to come back) failed the tool call at once.
+    fake, clock = FakeDaytona(), FakeClock()
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path)), transport=fake.transport, clock=clock
+    )
+    true = Command(pipeline=(Stage(argv=("true",)),))
+    try:
+        await executor.stat(".")
+        turned_away = (  # two commands (one execute each), each turned away twice
+            ((429, {"Retry-After": "3"}), (503, {"Retry-After": "0.5"})),
+            ((429, {"Retry-After": "3600"}), (429, None)),  # at most MAX_WAIT; else a second
+        )
+        started = clock.monotonic()
+        for answers in turned_away:
+            for status, headers in answers:
+                fake.fail("POST", "/process/execute", status, {"message": "wait"}, headers=headers)
+            assert (await executor.run(true)).exit_code == 0
+        assert clock.monotonic() - started == 3 + 0.5 + MAX_WAIT + 1
+        fake.fail("POST", "/process/execute", 503, {"message": "down"})  # no Retry-After
+        with pytest.raises(ExecutorError, match=r"503.*down"):
+            await executor.run(true)
+        for _ in range(RETRIES + 1):
+            fake.fail("POST", "/process/execute", 429, {"message": "slow down"})
+        with pytest.raises(ExecutorError, match=r"rate limit.*slow down"):
+            await executor.run(true)
+    finally:
+        await executor.aclose()
 
 
 async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
@@ -293,3 +325,15 @@ async def test_daytona_whole_read_of_a_large_file_is_refused_by_size(tmp_path: P
         assert any("head -c 1001" in script for script in rig.fake.scripts)
         assert await rig.executor.read("big.bin", offset=4000, length=2000) == b"x" * 1000
         assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"
+
+
+async def test_daytona_a_redirect_is_not_followed_with_the_key(tmp_path: Path) -> None:
+    # A toolbox (or API) answer redirecting to another host would take the API key there
+    # if followed: it is an error naming the status, and no request leaves for that host.
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        elsewhere = {"Location": "https://collector.example/steal"}
+        rig.fake.fail("POST", "/process/execute", 307, "", headers=elsewhere)
+        with pytest.raises(ExecutorError, match="307"):
+            await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+        assert not [path for _, path in rig.fake.requests if path == "/steal"]

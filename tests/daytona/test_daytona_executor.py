@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -344,6 +347,26 @@ async def test_daytona_timeout_kills_and_reports(rig: Rig) -> None:
     started = [int(p) for p in pids.read_text().split()]
     assert len(started) == 2
     assert await _all_ended(started)  # the whole process group died, background child too
+
+
+@pytest.mark.parametrize("on_timeout", ["leave", "ignore"])
+async def test_daytona_timeout_kills_where_the_daemon_does_not(rig: Rig, on_timeout: str) -> None:
+    # Before, a daemon that answered 408 and left the command, or ignored the timeout, let it
+    # run on (here 300 s; in a real sandbox until it stopped): the sandbox now ends it itself.
+    rig.fake.on_timeout = on_timeout  # type: ignore[assignment]
+    pids = rig.ws / "pids"
+    script = f"echo $$ >> {pids}; sleep 300 & echo $! >> {pids}; sleep 300"
+    result = await rig.executor.run(Command(shell=script, timeout=1))
+    assert (result.timed_out, result.exit_code) == (True, None)
+    started = [int(p) for p in pids.read_text().split()]
+    try:
+        assert await _all_ended(started)  # the whole group, background child too
+        if rig.fake.left:  # the fake's own process reaped before the loop closes
+            await asyncio.wait(rig.fake.left, timeout=5)
+    finally:
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def _all_ended(pids: list[int]) -> bool:

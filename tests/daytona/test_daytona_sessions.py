@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import httpx
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
+from rho_domain.errors import ConfigError
 
 
 def _executor(fake: FakeDaytona, ws: Path, session: str, *, resumed: bool) -> DaytonaExecutor:
@@ -23,7 +25,11 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     fake = FakeDaytona()
     first = _executor(fake, tmp_path, "s1", resumed=False)
     await first.stat(".")  # the process then dies: no aclose
-    assert fake.created[0]["labels"] == {"created-by": "rho-agent", "rho-agent-session": "s1"}
+    assert fake.created[0]["labels"] == {
+        "created-by": "rho-agent",
+        "rho-agent-session": "s1",
+        "rho-agent-build": "default",  # the organisation's default snapshot
+    }
     for state in ("started", "stopped", "archived"):
         if state != "started":
             fake.stop("sbx-1", state)
@@ -52,4 +58,70 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     assert any(m.startswith("session s1: this session's Daytona sandbox is gone") for m in said)
     assert "session s1: created Daytona sandbox sbx-4" in said
     for executor in (first, other, failed, gone):
+        await executor.aclose()
+
+
+async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbox(
+    tmp_path: Path,
+) -> None:
+    # Before, a session resumed with a changed --dockerfile (or another --snapshot) was
+    # reattached to the sandbox the old one built, and the new build was silently ignored.
+    fake = FakeDaytona()
+
+    def resumed(session: str, **build: str) -> DaytonaExecutor:
+        settings = fake.settings(
+            working_dir=str(tmp_path), session_id=session, reattach=True, **build
+        )
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    built = resumed("s1", dockerfile="FROM alpine\n")  # nothing to find: built
+    await built.stat(".")
+    plain = resumed("s2")  # the organisation's default snapshot
+    await plain.stat(".")
+    refused = {
+        "s1": ({"dockerfile": "FROM alpine\nRUN apk add git\n"}, {"snapshot": "py"}),
+        "s2": ({"dockerfile": "FROM alpine\n"}, {"image": "alpine"}),
+    }
+    for session, builds in refused.items():
+        for build in builds:
+            executor = resumed(session, **build)
+            with pytest.raises(ConfigError, match=f"session {session}'s Daytona sandbox sbx-"):
+                await executor.stat(".")
+            assert executor.sandbox_id is None
+            await executor.aclose()
+    same = resumed("s1", image="alpine")  # FROM alpine: the same build
+    anything = resumed("s1")  # naming no build: the session's own, whatever built it
+    for executor in (same, anything):
+        await executor.stat(".")
+        assert executor.sandbox_id == "sbx-1"
+    assert len(fake.created) == 2
+    fake.created[0]["labels"].pop("rho-agent-build")  # one an older rho-agent made
+    older = resumed("s1", image="alpine")
+    with pytest.raises(ConfigError, match="its labels do not say what built it"):
+        await older.stat(".")
+    for executor in (built, plain, same, anything, older):
+        await executor.aclose()
+
+
+async def test_a_server_ignoring_the_label_query_never_hands_over_another_sessions_sandbox(
+    tmp_path: Path,
+) -> None:
+    # GET /sandbox?labels= answered with every sandbox: the labels are checked here too.
+    fake = FakeDaytona()
+
+    async def unfiltered(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/sandbox"):
+            request = httpx.Request(
+                "GET", request.url.copy_remove_param("labels"), headers=request.headers
+            )
+        return await fake.handler(request)
+
+    first = _executor(fake, tmp_path, "s1", resumed=False)
+    await first.stat(".")
+    settings = fake.settings(working_dir=str(tmp_path), session_id="s2", reattach=True)
+    other = DaytonaExecutor(settings, transport=httpx.MockTransport(unfiltered), clock=FakeClock())
+    await other.stat(".")
+    assert other.sandbox_id == "sbx-2"  # s1's sandbox was listed, and left alone
+    assert fake.requests.count(("GET", "/api/sandbox")) == 1  # the lookup, unfiltered
+    for executor in (first, other):
         await executor.aclose()

@@ -126,7 +126,8 @@ async def test_a_sandbox_built_before_its_session_is_labelled_and_found_again(
                        session_id="s1", clock=FakeClock()) as session:  # fmt: skip
         await session.run("hello")
         await first.stat(".")
-    assert fake.created[0]["labels"] == {"created-by": "rho-agent", "rho-agent-session": "s1"}
+    labels = fake.created[0]["labels"]
+    assert (labels["created-by"], labels["rho-agent-session"]) == ("rho-agent", "s1")
     fake.stop("sbx-1", "stopped")  # the process died; Daytona stopped it since
     again = unnamed()
     session = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
@@ -140,5 +141,14 @@ async def test_a_sandbox_built_before_its_session_is_labelled_and_found_again(
         assert named.settings.session_id == "mine"
     with pytest.raises(ExecutorError, match="Daytona sandbox sbx-1 exists already"):
         again.serve("s3")
-    for executor in (first, again, named):
+    changed = DaytonaExecutor(  # another Dockerfile: refused at the resume, the lock let go
+        fake.settings(working_dir=str(tmp_path), dockerfile="FROM debian\n"),
+        transport=fake.transport,
+        clock=FakeClock(),
+    )
+    with pytest.raises(ConfigError, match="not built from the Dockerfile this resume names"):
+        await Session.resume("s1", store=store, model=ScriptedModel([]), executor=changed)
+    async with await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again):
+        pass
+    for executor in (first, again, named, changed):
         await executor.aclose()

@@ -5,7 +5,8 @@ adds ``statusCode``/``code``/``path``); anything else is shown as text, cut shor
 
 * transport failures (connect, timeout, protocol) -> ``ExecutorError``;
 * 401 from anywhere, 403 from the control plane, 429, 5xx, anything unexpected ->
-  ``ExecutorError``;
+  ``ExecutorError``; a 429, or a 503 with ``Retry-After``, is first asked again
+  (``answers.come_back_after``: the request was turned away, not done);
 * a toolbox file operation's 404 -> ``ToolError`` ("no such file"), 403 -> ``PermissionDenied``,
   other 4xx -> ``ToolError`` with the daemon's message (the model can correct its call).
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import json
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import attrs
 import httpx
 
 from rho_adapters.model.encodings import RefusedEncoding, decoded, read_at_most, read_head
 from rho_domain.errors import ExecutorError
+from rho_domain.ports.clock import Clock
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ANSWER_BYTES = 256 * 1024 * 1024
 """The largest answer read: a command's output is capped by its script (``scripts.capped``)
@@ -38,6 +41,67 @@ def quoted(text: str) -> str:
     if len(text) <= QUOTED:
         return text
     return f"{text[:QUOTED]}... ({len(text) - QUOTED:,} more characters)"
+
+
+RETRIES = 2  # a request turned away (429, 503 with Retry-After) is sent at most this often again
+MAX_WAIT = 10.0  # seconds: a longer Retry-After is waited this long (then said, if refused again)
+
+
+def come_back_after(response: httpx.Response, retried: int) -> float | None:
+    """Seconds to wait before sending again the request ``response`` turned away, or None
+    (not turned away, or already ``RETRIES`` times). A 429 is always retried (a second, or
+    its ``Retry-After``), a 503 only with a ``Retry-After``; the wait is at most
+    ``MAX_WAIT`` (an HTTP date or a bad value counts as a second). Before, a 429 failed the
+    tool call at once, whatever the server said to wait."""
+    status = response.status_code
+    header = response.headers.get("retry-after")
+    if retried >= RETRIES or not (status == 429 or (status == 503 and header is not None)):
+        return None
+    try:
+        seconds = float(header) if header is not None else 1.0
+    except ValueError:
+        seconds = 1.0
+    return min(MAX_WAIT, seconds) if seconds >= 0 else 1.0  # NaN: compared False, so 1 s
+
+
+@attrs.frozen
+class ExecAnswer:
+    """``POST /process/execute`` answered: exit code and combined output."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    exit_code: int
+    result: str
+
+
+def exec_answer(response: httpx.Response, sandbox_id: str) -> ExecAnswer:
+    """A command execution's answer, checked; ``ExecutorError`` for another shape, or for a
+    program the daemon could not start (a negative exit code)."""
+    data = json_object(response, f"command execution in sandbox {sandbox_id}")
+    # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
+    code, result = data.get("exitCode", data.get("code")), data.get("result") or ""
+    if type(code) is not int or not isinstance(result, str):  # True is no exit code
+        raise ExecutorError(
+            f"Daytona answered command execution in sandbox {sandbox_id} with exitCode "
+            f"{str(code)[:40]!r} and a result of type {type(result).__name__}, not the "
+            "daemon's {exitCode: integer, result: string}"
+        )
+    if code < 0:  # Go's error text (a few words), or whatever the daemon said
+        raise ExecutorError(f"the sandbox could not start the command: {quoted(result)}")
+    return ExecAnswer(exit_code=code, result=result)
+
+
+async def patiently(send: Callable[[], Awaitable[httpx.Response]], clock: Clock) -> httpx.Response:
+    """``send()``'s answer, sent again after ``come_back_after``'s wait (on ``clock``) while
+    the server turns it away; the last answer when it still does."""
+    for retried in range(RETRIES + 1):
+        response = await send()
+        if (wait := come_back_after(response, retried)) is None:
+            break
+        await clock.sleep(wait)
+    return response
 
 
 async def fetched(

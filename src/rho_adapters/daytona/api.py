@@ -22,7 +22,14 @@ import httpx
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import creation
 from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
-from rho_adapters.daytona.answers import ANSWER_BYTES, fetched, json_object, quoted
+from rho_adapters.daytona.answers import (
+    ANSWER_BYTES,
+    ExecAnswer,
+    exec_answer,
+    fetched,
+    json_object,
+    patiently,
+)
 from rho_adapters.daytona.confine import check_upload_path
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
@@ -48,18 +55,6 @@ class Sandbox:
 
     id: str
     toolbox_url: str
-
-
-@attrs.frozen
-class ExecAnswer:
-    """``POST /process/execute`` answered: exit code and combined output."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    exit_code: int
-    result: str
 
 
 class SandboxAPI:
@@ -121,10 +116,16 @@ class SandboxAPI:
         (``sandbox``) is first checked against the sandbox's state (``not_running``)."""
         deadline = waits + 2 * self._settings.request_timeout
         with hiding_key(self._settings.api_key):
-            with map_httpx_errors(what):
-                request = self._client.build_request(method, url, **kwargs)
-                response = await fetched(
-                    self._client, request, what, deadline=deadline, limit=self.answer_bytes
+            with map_httpx_errors(what):  # a request turned away is sent again (patiently)
+                response = await patiently(
+                    lambda: fetched(
+                        self._client,
+                        self._client.build_request(method, url, **kwargs),
+                        what,
+                        deadline=deadline,
+                        limit=self.answer_bytes,
+                    ),
+                    self._clock,
                 )
             if response.is_success or response.status_code in accept:
                 return response
@@ -166,12 +167,22 @@ class SandboxAPI:
                 await self.discard(sandbox_id, "which did not start")
                 raise
 
-    async def find(self, session_id: str) -> dict[str, Any] | None:
-        """The description of session ``session_id``'s sandbox, or None (``creation``)."""
-        query = creation.session_query(session_id)
-        response = await self._send("GET", f"{self._api}/sandbox", "sandbox lookup", params=query)
+    async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
+        """The description of session ``session_id``'s sandbox, or None (``creation``): the
+        sandbox ``known`` when the session's trace names it (never another that its labels
+        match: anyone in the organisation can label a sandbox so), else the one found by
+        its labels."""
+        if known is not None:
+            url = f"{self._api}/sandbox/{path_segment(known)}"
+            response = await self._send("GET", url, "sandbox lookup", accept=(404,))
+            found = b"[]" if response.status_code == 404 else b"[" + response.content + b"]"
+        else:
+            query = creation.session_query(session_id)
+            url = f"{self._api}/sandbox"
+            response = await self._send("GET", url, "sandbox lookup", params=query)
+            found = response.content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
-            return creation.session_sandbox(response.content, session_id)
+            return creation.session_sandbox(found, session_id)
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
@@ -246,20 +257,7 @@ class SandboxAPI:
             waits=seconds + _HTTP_GRACE,
             timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
         )
-        if response.status_code == 408:
-            return None
-        data = json_object(response, f"command execution in sandbox {sandbox.id}")
-        # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
-        code, result = data.get("exitCode", data.get("code")), data.get("result") or ""
-        if type(code) is not int or not isinstance(result, str):  # True is no exit code
-            raise ExecutorError(
-                f"Daytona answered command execution in sandbox {sandbox.id} with exitCode "
-                f"{str(code)[:40]!r} and a result of type {type(result).__name__}, not the "
-                "daemon's {exitCode: integer, result: string}"
-            )
-        if code < 0:  # Go's error text (a few words), or whatever the daemon said
-            raise ExecutorError(f"the sandbox could not start the command: {quoted(result)}")
-        return ExecAnswer(exit_code=code, result=result)
+        return None if response.status_code == 408 else exec_answer(response, sandbox.id)
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""

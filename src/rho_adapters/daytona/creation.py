@@ -9,6 +9,7 @@ id).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -21,12 +22,55 @@ from rho_domain.ports.clock import Clock
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
 SESSION_LABEL = "rho-agent-session"
 """The label naming the rho-agent session a sandbox serves (``DaytonaSettings.session_id``)."""
+BUILD_LABEL = "rho-agent-build"
+"""The label saying what built a sandbox (``build_of``), compared when a session reattaches."""
+DEFAULT_BUILD = "default"
+"""``BUILD_LABEL``'s value for a sandbox of the organisation's default snapshot."""
 
 
 def labels_for(settings: DaytonaSettings) -> dict[str, str]:
-    """The sandbox's labels: ``created-by=rho-agent``, the session's id, the settings' own."""
+    """The sandbox's labels: ``created-by=rho-agent``, the session's id, what built it
+    (``build_of``), the settings' own."""
     session = {SESSION_LABEL: settings.session_id} if settings.session_id else {}
-    return {**settings.labels, "created-by": "rho-agent", **session}
+    built = {BUILD_LABEL: build_of(settings) or DEFAULT_BUILD}
+    return {**settings.labels, "created-by": "rho-agent", **session, **built}
+
+
+def build_of(settings: DaytonaSettings) -> str | None:
+    """What the settings build a sandbox from, as a digest (the first 32 hex digits of
+    SHA-256 over ``snapshot:NAME`` or ``dockerfile:TEXT``; an image is the one-line
+    Dockerfile ``create_body`` sends for it, and a Dockerfile has no build context, so its
+    text is all of it), or None when they name none (the organisation's default)."""
+    if settings.snapshot:
+        named = f"snapshot:{settings.snapshot}"
+    elif settings.dockerfile or settings.image:
+        named = f"dockerfile:{settings.dockerfile or f'FROM {settings.image}' + chr(10)}"
+    else:
+        return None
+    return hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def other_build(settings: DaytonaSettings, found: dict[str, Any]) -> str | None:
+    """Why the sandbox ``found`` (``session_sandbox``) must not serve a session resumed with
+    ``settings``: they name a build (``build_of``) and it was built from another one, or its
+    labels do not say (made before rho-agent labelled builds); else None. A resume that names
+    no build takes the session's sandbox whatever built it (the build flags are not stored
+    with the session)."""
+    wanted = build_of(settings)
+    if wanted is None:
+        return None
+    labels = found.get("labels")
+    built = labels.get(BUILD_LABEL) if isinstance(labels, dict) else None
+    if built == wanted:
+        return None
+    named = "snapshot " + repr(settings.snapshot) if settings.snapshot else "Dockerfile"
+    was = "its labels do not say what built it" if built is None else "it was built otherwise"
+    return (
+        f"session {settings.session_id}'s Daytona sandbox {found.get('id')} was not built from "
+        f"the {named} this resume names ({was}); resume without naming a build "
+        "(--dockerfile, --snapshot, RHO_AGENT_DAYTONA_IMAGE/_SNAPSHOT) to go on in it, or "
+        "delete it in Daytona (its files go with it) and resume again to build a new one"
+    )
 
 
 def create_body(settings: DaytonaSettings) -> dict[str, Any]:

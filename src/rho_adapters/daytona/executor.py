@@ -13,7 +13,8 @@ The same tool handlers that run locally run here unchanged, under the same profi
 * a ``pipeline`` is validated again (``check_argv``/``harden_argv``: restricted.py), each
   argv word quoted with ``shlex.quote``, and run in an empty environment with ``ulimit -f 0``;
   a ``shell`` string runs only when ``allow_shell`` (the unrestricted profiles);
-* timeouts are the daemon's (it kills the process group; the output is lost), output is
+* timeouts are the daemon's (it kills the process group; the output is lost), and the
+  sandbox's own a second later (``scripts.deadline``: daemons that do not kill), output is
   capped inside the sandbox and the omitted bytes counted (scripts.py).
 
 Known gap: between the canonical check and the operation (two requests) an unrestricted
@@ -43,7 +44,14 @@ from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileUpload,
+    Placement,
+)
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
@@ -105,6 +113,11 @@ class DaytonaExecutor(Executor):
         return self._workspace.sandbox_id
 
     @property
+    def placement(self) -> Placement:
+        """See ``Executor.placement``: ``daytona`` and the sandbox's id once created."""
+        return Placement(backend="daytona", id=self._workspace.sandbox_id)
+
+    @property
     def recreated(self) -> str | None:
         """Why a resumed session's sandbox is a new, empty one (its own was gone), else None."""
         return self._workspace.recreated
@@ -115,6 +128,12 @@ class DaytonaExecutor(Executor):
         once it exists."""
         self._workspace.serve(session_id, resumed=resumed)
         self.settings = self._workspace.settings
+
+    def expect(self, sandbox_id: str) -> None:
+        """Reattach sandbox ``sandbox_id`` only (the one a resumed session's trace names,
+        ``Executor.placement``): a sandbox that merely carries the session's labels is never
+        taken instead, and when that one is gone a new one is made (and said)."""
+        self._workspace.known = sandbox_id
 
     async def attach(self) -> str | None:
         """Find or create the sandbox now rather than at the first call, and return
@@ -239,7 +258,9 @@ class DaytonaExecutor(Executor):
         sandbox = await self._workspace.ensure()
         started = time.monotonic()
         limits = self.limits
-        inner = scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds)
+        inner = scripts.deadline(
+            scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds), command.timeout
+        )
         answer = await self._workspace.api.execute(
             sandbox,
             scripts.wrap(scripts.capped(inner, command.max_output_bytes, limits.output_bytes)),
@@ -249,6 +270,11 @@ class DaytonaExecutor(Executor):
         if answer is None:
             return CommandResult(exit_code=None, output="", duration=duration, timed_out=True)
         captured = scripts.parse_capped(answer.result)
+        if captured.exit_code in (124, 137) and duration >= command.timeout:
+            # ended by its own deadline: a daemon that answers past the timeout let it run
+            return CommandResult(
+                exit_code=None, output=captured.output, duration=duration, timed_out=True
+            )
         seen = len(captured.output.encode()) + captured.omitted
         cut = limits.output_bytes is not None and seen >= limits.output_bytes
         return CommandResult(

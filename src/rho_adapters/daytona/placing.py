@@ -17,8 +17,8 @@ import logging
 import posixpath
 
 from rho_adapters.daytona import scripts
-from rho_adapters.daytona.answers import quoted
-from rho_adapters.daytona.api import ExecAnswer, Sandbox, SandboxAPI
+from rho_adapters.daytona.answers import ExecAnswer, quoted
+from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS, MOVED
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath
 from rho_domain.write_rules import environment_refusal

@@ -15,6 +15,7 @@ path_scripts.py; git's discovery and shadow directory are git_scripts.py.
 from __future__ import annotations
 
 import base64
+import math
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -140,6 +141,23 @@ def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) ->
         cpu = max(1, int(cpu_seconds + 0.999))
         settings += f"ulimit -H -t {cpu + 1} 2>/dev/null; ulimit -S -t {cpu} 2>/dev/null; "
     return f"({settings}{inner})" if settings else inner
+
+
+DEADLINE_GRACE = 1
+"""Seconds past a command's timeout at which its own deadline (``deadline``) ends it."""
+
+
+def deadline(inner: str, timeout: float) -> str:
+    """``inner`` ended by the sandbox itself ``DEADLINE_GRACE`` s after ``timeout``: GNU
+    ``timeout`` leads a process group of its own, sends it TERM, then KILL a second later,
+    and exits 124 (137 after the KILL). Daemons that only answer 408 at the timeout, or
+    none, left the command running (until the sandbox stopped); a daemon that kills it at
+    the timeout still does, first. The script reaches the inner ``sh`` on its stdin (read
+    whole, then run with stdin from /dev/null): ``printf`` is a builtin, so no argument
+    limit applies to a large script."""
+    seconds = max(1, math.ceil(timeout)) + DEADLINE_GRACE
+    run = "'rho_inner=$(cat) || exit 125; eval \"$rho_inner\" </dev/null'"
+    return f"printf '%s' {q(inner)} | timeout -k 1 {seconds} sh -c {run}"
 
 
 def capped(inner: str, cap: int, limit: int | None = None) -> str:

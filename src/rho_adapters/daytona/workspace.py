@@ -19,12 +19,18 @@ from collections.abc import Sequence
 import attrs
 import httpx
 
-from rho_adapters.daytona import aliases, path_scripts, scripts
+from rho_adapters.daytona import aliases, creation, path_scripts, scripts
 from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.errors import (
+    ConfigError,
+    ExecutorError,
+    PathOutsideWorkspace,
+    SensitivePath,
+    ToolError,
+)
 from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.clock import Clock
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
@@ -66,6 +72,7 @@ class SandboxWorkspace:
         self.policy = SecretPolicy(homes=tuple(homes))
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
+        self.known: str | None = None  # the sandbox a resumed session's trace names
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -122,7 +129,10 @@ class SandboxWorkspace:
         resumed session's that is gone is said (``recreated``), never silently replaced."""
         settings = self.settings
         session = settings.session_id
-        if settings.reattach and session and (found := await self.api.find(session)):
+        found = await self.api.find(session, self.known) if settings.reattach and session else None
+        if found:
+            if (refusal := creation.other_build(settings, found)) is not None:
+                raise ConfigError(refusal)  # the build named is not what the sandbox runs
             sandbox = await self.api.reattach(found)
             log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
             return sandbox

@@ -46,7 +46,7 @@ import httpx
 
 from rho_adapters.daytona.confine import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_adapters.fakes.daytona_process import Daemon, execute
+from rho_adapters.fakes.daytona_process import Daemon, OnTimeout, execute
 from rho_adapters.fakes.daytona_wire import decoded, file_info, multipart, script
 from rho_domain.value_methods import value_eq, value_repr
 
@@ -65,6 +65,7 @@ class _Fault:
     body: Any
     command: str | None = None
     hang: bool = False
+    headers: Any = None
 
 
 def _error(status: int, message: str, path: str = "") -> httpx.Response:
@@ -83,12 +84,15 @@ class FakeDaytona:
         api_url: str = API_URL,
         toolbox_url: str = TOOLBOX_URL,
         daemon: Daemon = "argv",
+        on_timeout: OnTimeout = "kill",
     ) -> None:
         self.api_key = api_key
         self.api_url = api_url  # any host and port, each URL with a path (as /api, /toolbox)
         self.toolbox_url = toolbox_url
         self.polls_until_started = polls_until_started
         self.daemon = daemon
+        self.on_timeout = on_timeout  # what the daemon does at a command's timeout
+        self.left: set[asyncio.Future[Any]] = set()  # reaping the commands left running
         self.created: list[dict[str, Any]] = []
         self.deleted: list[str] = []
         self.requests: list[tuple[str, str]] = []
@@ -115,10 +119,12 @@ class FakeDaytona:
         *,
         command: str | None = None,
         hang: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Answer the next ``method`` request whose path ends with ``path_suffix`` (and, with
-        ``command``, whose body holds that text) with an error, or never (``hang``)."""
-        self._faults.append(_Fault(method, path_suffix, status, body, command, hang))
+        ``command``, whose body holds that text) with an error (and ``headers``: a 429's
+        ``Retry-After``), or never (``hang``)."""
+        self._faults.append(_Fault(method, path_suffix, status, body, command, hang, headers))
 
     def fail_creation(self, reason: str) -> None:
         """Make sandbox creation end in the ``error`` state with ``reason``."""
@@ -156,8 +162,10 @@ class FakeDaytona:
                     self.hung.set()
                     await asyncio.Event().wait()  # until the client gives up (cancels)
                 if isinstance(fault.body, (dict, list)):
-                    return httpx.Response(fault.status, json=fault.body)
-                return httpx.Response(fault.status, text=str(fault.body or ""))
+                    return httpx.Response(fault.status, json=fault.body, headers=fault.headers)
+                return httpx.Response(
+                    fault.status, text=str(fault.body or ""), headers=fault.headers
+                )
         api = urlsplit(self.api_url)
         if (request.url.host, request.url.port) == (api.hostname, api.port):
             return self._control(request, path.removeprefix(api.path.rstrip("/")), body)
@@ -241,7 +249,10 @@ class FakeDaytona:
         if request.method == "POST" and path == "/process/execute":
             spec = next(b for b in self.created if b["id"] == sandbox_id)
             self.commands.append(str(json.loads(body).get("command") or ""))
-            return await execute(json.loads(body), spec.get("env") or {}, self.daemon)
+            wanted, env = json.loads(body), spec.get("env") or {}
+            return await execute(
+                wanted, env, self.daemon, on_timeout=self.on_timeout, left=self.left
+            )
         return self._files(request, path, body)
 
     def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:

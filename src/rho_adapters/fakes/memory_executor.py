@@ -29,6 +29,7 @@ from rho_domain.ports.executor import (
     FileInfo,
     FileKind,
     FileUpload,
+    Placement,
 )
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
@@ -69,6 +70,8 @@ class MemoryExecutor(Executor):
         self._keys_seen: tuple[str, ...] = ()
         self._sorted: list[str] = []  # the keys in order, for prefix ranges
         self._order: dict[str, int] = {}  # key -> its place in ``files``
+
+    placement = Placement(backend="memory")  # ``Executor.placement``: this process
 
     @property
     def working_dir(self) -> str:

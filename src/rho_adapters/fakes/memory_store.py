@@ -11,6 +11,7 @@ from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
+from rho_domain.placement import Placement, kept
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, first_prompt_summary
 from rho_domain.value_methods import value_eq, value_repr
@@ -36,14 +37,17 @@ def summarize(
 ) -> SessionInfo:
     """A SessionInfo computed from a record and its events (shared by store adapters)."""
     status, first_prompt, usage, updated = "created", "", Usage(), record.created_at
+    placement: Placement | None = None
     for event in events:
         updated = max(updated, event.at)
         match event:
             case ev.RunStarted(prompt=prompt):
                 status = "running"
                 first_prompt = first_prompt or first_prompt_summary(prompt or "")
+                placement = kept(placement, event.placement)
             case ev.RunEnded(status=final):
                 status = final
+                placement = kept(placement, event.placement)
             case ev.UsageRecorded(usage=used):
                 usage = usage + used
     profile = record.config.profile
@@ -63,6 +67,7 @@ def summarize(
         parent_id=record.parent_id,
         labels=dict(record.labels),
         holder="this process" if live else None,
+        placement=placement,
     )
 
 

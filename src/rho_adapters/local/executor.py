@@ -43,7 +43,7 @@ from rho_domain.errors import (
 from rho_domain.limits import LimitKind, ResourceLimits, limit_hit
 from rho_domain.paths import components, is_within
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor, FileInfo
+from rho_domain.ports.executor import Executor, FileInfo, Placement
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
@@ -138,6 +138,8 @@ class LocalExecutor(Executor):
             reach=self.reach,
             aliases=self._runner.aliases,
         )
+
+    placement = Placement(backend="local")  # ``Executor.placement``: this machine
 
     @property
     def working_dir(self) -> str:

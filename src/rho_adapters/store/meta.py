@@ -24,6 +24,7 @@ from rho_adapters.store.stored_config import stored_config, without_secrets
 from rho_domain import events as ev
 from rho_domain.messages import Usage
 from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
+from rho_domain.placement import Placement, kept
 from rho_domain.ports.store import SessionRecord, first_prompt_summary
 
 if TYPE_CHECKING:
@@ -95,12 +96,14 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
     for event in events:
         meta["updated_at"] = max(float(meta.get("updated_at") or 0.0), event.at)
         match event:
-            case ev.RunStarted(prompt=prompt):
+            case ev.RunStarted(prompt=prompt, placement=placement):
                 meta["status"], meta["runs"], changed = "running", meta.get("runs", 0) + 1, True
                 if prompt and not meta.get("first_prompt"):
                     meta["first_prompt"] = first_prompt_summary(prompt)
-            case ev.RunEnded(status=status, session_usage=usage):
+                _keep_placement(meta, placement)
+            case ev.RunEnded(status=status, session_usage=usage, placement=placement):
                 meta["status"], meta["usage"], changed = status, usage, True
+                _keep_placement(meta, placement)
             case ev.UsageRecorded(usage=usage):
                 meta["usage"] = usage_of(meta) + usage  # a Usage until written: cheaper
             case ev.LLMStarted(model=model) if model:
@@ -108,6 +111,14 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
             case _ if event.kind in _DURABLE_KINDS:
                 changed = True
     return changed
+
+
+def _keep_placement(meta: dict[str, Any], told: Placement | None) -> None:
+    """meta.json's ``placement`` after a run told ``told`` (``placement.kept``)."""
+    known = Placement.from_plain(meta.get("placement"))
+    now = kept(known, told)
+    if now is not None and now != known:
+        meta["placement"] = {"backend": now.backend, "id": now.id}
 
 
 def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
@@ -166,6 +177,7 @@ def info_from_meta(
         parent_id=meta.get("parent_id"),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
         holder=holder,
+        placement=Placement.from_plain(meta.get("placement")),
     )
 
 

@@ -17,6 +17,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from rho_domain.placement import Placement
+
 log = logging.getLogger("rho_adapters.store")
 
 _NUMBERS = ("created_at", "updated_at", "heartbeat")
@@ -52,6 +54,8 @@ def _fits(key: str, value: object) -> bool:
         return isinstance(value, str)
     if key == "labels":
         return isinstance(value, Mapping)
+    if key == "placement":
+        return Placement.from_plain(value) is not None
     if key == "usage":
         return isinstance(value, Mapping) and all(
             isinstance(value.get(count, 0), int) and not isinstance(value.get(count, 0), bool)

@@ -32,6 +32,7 @@ from rho_domain.ports.signals import SignalSource
 if TYPE_CHECKING:
     from rho_domain.ports.commands import Command, CommandResult, FileUpload
     from rho_domain.ports.directive import Directive
+    from rho_domain.ports.executor import Placement
 
 _T = TypeVar("_T")
 
@@ -81,6 +82,11 @@ class GuardedExecutor(Executor):
     def working_dir(self) -> str:
         """The executor's workspace root."""
         return self.executor.working_dir
+
+    @property
+    def placement(self) -> Placement:
+        """The executor's placement."""
+        return self.executor.placement
 
     async def run(self, command: Command) -> CommandResult:
         """``Executor.run``."""

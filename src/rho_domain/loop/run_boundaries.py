@@ -26,6 +26,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.not_run import CANCELLED_RESULT, DIED, ended_by
+from rho_domain.placement import Placement
 from rho_domain.plugged import described, message_of
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunResult, RunStatus
@@ -35,11 +36,13 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from rho_domain.loop.turns import RefreshTools, TurnSession
+    from rho_domain.ports.executor import Executor
 
     class FramedSession(TurnSession, Protocol):
         """What a run's frame uses of its session (``rho_domain.loop.session.Session``)."""
 
         last_result: RunResult | None
+        executor: Executor
 
 
 async def bounded_run(
@@ -62,7 +65,7 @@ async def bounded_run(
     error: BaseException | None = None
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
     try:
-        await begin_run(control, journal, record, tally, prompt)
+        await begin_run(control, journal, record, tally, prompt, where=session.executor)
         # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
         session.tools.written = session.tools.counted_in or WriteTally()
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
@@ -83,7 +86,8 @@ async def bounded_run(
         try:
             if ahead is not None:
                 await settle(ahead)
-            result = session.last_result = await end_run(control, journal, tally, status, error)
+            ended_run = end_run(control, journal, tally, status, error, where=session.executor)
+            result = session.last_result = await ended_run
         finally:  # a cancel landing in end_run (its fsync) still ends the run here
             ended()
     if session.agent.hooks.after_run:
@@ -100,13 +104,20 @@ async def begin_run(
     record: Callable[[], SessionRecord],
     tally: RunTally,
     prompt: str | None,
+    *,
+    where: Executor | None = None,
 ) -> None:
     """Start a run. ``record`` is called after ``control.start()``, so the stored session's
-    ``created_at`` is read when it is created. Store failures propagate."""
+    ``created_at`` is read when it is created; ``where``'s placement is recorded (none when
+    None). Store failures propagate."""
     await control.start()
     await journal.create(record())
     await journal.flush()
-    await journal.emit(ev.RunStarted(at=journal.clock.now(), run_id=tally.id, prompt=prompt))
+    placement = _placement(where)
+    started = ev.RunStarted(
+        at=journal.clock.now(), run_id=tally.id, prompt=prompt, placement=placement
+    )
+    await journal.emit(started)
     await journal.answer_all(journal.state.unanswered_calls(), DIED)
 
 
@@ -116,8 +127,11 @@ async def end_run(
     tally: RunTally,
     status: RunStatus,
     error: BaseException | None,
+    *,
+    where: Executor | None = None,
 ) -> RunResult:
-    """End a run and return its result. Never raises for a store failure: the result (with
+    """End a run and return its result, recording ``where``'s placement as it is now (a
+    sandbox the run created is named). Never raises for a store failure: the result (with
     the first error's message) must still reach the caller."""
     state, clock = journal.state, journal.clock
     message = _told(error) if error is not None else tally.reason
@@ -148,6 +162,7 @@ async def end_run(
                 session_usage=state.usage,
                 error=message,
                 output=tally.output,
+                placement=_placement(where),
             )
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
@@ -184,3 +199,15 @@ def _told(error: BaseException) -> str:
             "raised KeyboardInterrupt); resume the session to go on"
         )
     return described(error)
+
+
+def _placement(where: Executor | None) -> Placement | None:
+    """``where``'s placement; None when there is no executor or it cannot say (an executor
+    of an older release without the member, or one whose property fails): a run is never
+    ended by what only a listing shows."""
+    if where is None:
+        return None
+    try:
+        return where.placement
+    except Exception:  # noqa: BLE001 - see above
+        return None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from rho_domain.lazy_names import lazy_names
+from rho_domain.placement import Placement as Placement
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
@@ -62,6 +63,13 @@ class Executor(Protocol):
     @abstractmethod
     def working_dir(self) -> str:
         """The workspace root, as the model should see it."""
+
+    @property
+    @abstractmethod
+    def placement(self) -> Placement:
+        """Where the work runs: the backend and what it calls the place (a sandbox's id,
+        None until one exists). Never raises and sends no request: each run records it on
+        ``run_start`` and ``run_end``, so an operator can find (and delete) the sandbox."""
 
     @abstractmethod
     async def run(self, command: Command) -> CommandResult:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.messages import Usage
+from rho_domain.placement import Placement
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -37,3 +38,6 @@ class SessionInfo:
     labels: Mapping[str, str] = attrs.field(factory=dict)
     holder: str | None = None
     """Who holds the session open, as the store names it (``pid 12 on host-a``), or None."""
+    placement: Placement | None = None
+    """Where its work runs, as its last run recorded it (``rho_domain.placement``): the
+    Daytona sandbox to find or delete; None before a run, or from an older release."""

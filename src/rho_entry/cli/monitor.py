@@ -23,7 +23,7 @@ from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.monitor_parser import COMMANDS, command_parser, monitor_parser
-from rho_entry.cli.session_json import active_seconds, info_dict
+from rho_entry.cli.session_json import active_seconds, info_dict, placement_line
 from rho_entry.cli.terminal_text import json_visible, shell_word, visible
 from rho_entry.config.home import expanded
 from rho_entry.config.stores import (
@@ -191,6 +191,8 @@ def _ps(op: Operator, *, as_json: bool, limit: int) -> int:
             f"{_elapsed(info, now):>8}  {prompt}"
         )
         print(visible(line, newlines=False))  # every field comes from a session directory
+        if (where := placement_line(info)) is not None:
+            print(visible(where, newlines=False))
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Sessions as JSON objects: what ``monitor ps --json`` and ``rho-agent --list --json`` print.
+"""Sessions as JSON objects: what ``monitor ps --json`` and ``rho-agent --list --json`` print,
+and the line both tables add under a session that runs elsewhere (``placement_line``).
 
 A leaf (the standard library and the store's port types only), so the CLI and the monitor
 share it without importing each other.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rho_domain.placement import Placement
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 
@@ -29,7 +31,23 @@ def info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
         "cost_usd": info.usage.cost_usd,
         "working_dir": info.working_dir,
         "parent_id": info.parent_id,
+        "placement": _plain(info.placement),
     }
+
+
+def placement_line(info: SessionInfo) -> str | None:
+    """The line a table shows under ``info`` when its work runs off this machine (``└ runs
+    in daytona:<sandbox id>``: what an operator finds or deletes), else None. Not escaped:
+    the caller escapes it with the rest of the row (the id comes from a stored file)."""
+    where = info.placement
+    if where is None or not where.remote:
+        return None
+    shown = str(where) if where.id is not None else f"{where.backend} (no sandbox yet)"
+    return f"{'':<14} └ runs in {shown}"
+
+
+def _plain(where: Placement | None) -> dict[str, str | None] | None:
+    return None if where is None else {"backend": where.backend, "id": where.id}
 
 
 def active_seconds(info: SessionInfo, now: float) -> float:

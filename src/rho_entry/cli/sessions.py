@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from rho_domain.ports.store import SessionInfo
+from rho_entry.cli.session_json import placement_line
 from rho_entry.cli.terminal_text import visible
 
 HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
@@ -38,6 +39,8 @@ def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -
         if marked:  # not a built-in profile: say what it grants, whatever its name
             grant = f"{'':<14} └ profile {name}: {grants.strip().strip('()')}"
             lines.append(visible(grant, newlines=False))
+        if (where := placement_line(info)) is not None:
+            lines.append(visible(where, newlines=False))
     return lines
 
 

@@ -39,6 +39,7 @@ def summary_of(info: SessionInfo, *, running_here: bool) -> dict[str, Any]:
         "usage": attrs.asdict(info.usage),
         "parent_id": info.parent_id,
         "labels": dict(info.labels),
+        "placement": None if info.placement is None else attrs.asdict(info.placement),
         "stream": f"/api/sessions/{info.id}/stream",
     }
 

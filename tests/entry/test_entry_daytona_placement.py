@@ -1,0 +1,105 @@
+"""Where a session's work runs is on its record: the Daytona sandbox's id in the trace, in
+meta.json, in ``--list``, ``monitor ps`` and the server's session view (before, only the
+sandbox's labels and an INFO log named it: an operator had nothing to find or delete it by)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import (
+    FakeClock,
+    FakeDaytona,
+    MemorySessionStore,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
+from rho_adapters.store.files import FileSessionStore
+from rho_domain.placement import Placement
+from rho_entry import Agent, AgentConfig, Session
+from rho_entry.cli.session_json import info_dict
+from rho_entry.cli.sessions import format_sessions
+from rho_entry.server.views import summary_of
+
+
+async def test_the_sandbox_of_a_session_is_named_in_its_trace_and_listings(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = FakeDaytona()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("n\n")
+    store = FileSessionStore(tmp_path / "sessions")
+    settings = fake.settings(working_dir=str(ws), session_id="s1")
+    executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    model = ScriptedModel([tools(call("read", {"path": "notes.txt"})), text("done"), text("again")])
+    async with Session(agent, model=model, executor=executor, store=store, session_id="s1") as s:
+        await s.run("read the notes")  # the first call creates the sandbox, mid-run
+        await s.run("once more")
+    await executor.aclose()
+    trace = [json.loads(line) for line in (tmp_path / "sessions/s1/trace.jsonl").open()]
+    where = [(e["kind"], e["placement"]) for e in trace if e["kind"] in ("run_start", "run_end")]
+    sandbox = {"backend": "daytona", "id": "sbx-1"}
+    assert where == [
+        ("run_start", {"backend": "daytona", "id": None}),  # none yet: it is made lazily
+        ("run_end", sandbox),
+        ("run_start", sandbox),
+        ("run_end", sandbox),
+    ]
+    assert json.loads((tmp_path / "sessions/s1/meta.json").read_text())["placement"] == sandbox
+    (info,) = await store.list()
+    assert info.placement == Placement(backend="daytona", id="sbx-1")
+    assert info_dict(info, 0.0)["placement"] == sandbox  # ps --json, --list --json
+    assert summary_of(info, running_here=False)["placement"] == sandbox  # the server's view
+    assert format_sessions([info], now=0.0)[2].strip() == "└ runs in daytona:sbx-1"
+
+    # An older meta.json has none (nothing shown); one of another shape is ignored, said.
+    meta = tmp_path / "sessions/s1/meta.json"
+    for stored in (None, {"backend": 3}):
+        data = json.loads(meta.read_text())
+        data.pop("placement", None)
+        meta.write_text(json.dumps(data if stored is None else {**data, "placement": stored}))
+        with caplog.at_level(logging.WARNING, logger="rho_adapters.store"):
+            (info,) = await store.list()
+        assert info.placement is None
+        assert len(format_sessions([info], now=0.0)) == 2  # the header and the session
+    assert "ignored placement (dict)" in caplog.text
+
+
+async def test_a_resume_reattaches_the_sandbox_its_trace_names_not_one_labelled_so(
+    tmp_path: Path,
+) -> None:
+    # Before, a resume looked for its sandbox by its labels alone: once its own was gone,
+    # a sandbox anyone in the organisation had labelled rho-agent-session=<id> was taken,
+    # and the agent worked in it (its files, its programs).
+    fake = FakeDaytona()
+    store = MemorySessionStore()
+
+    def executor(session: str, *, resumed: bool) -> DaytonaExecutor:
+        settings = fake.settings(working_dir=str(tmp_path), session_id=session, reattach=resumed)
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    first = executor("s1", resumed=False)
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("done")])
+    async with Session(agent, model=model, executor=first, store=store, session_id="s1") as s:
+        await s.run("look")  # sbx-1, named by the run's end
+    spoof = executor("s1", resumed=False)  # another's sandbox, labelled as s1's
+    await spoof.stat(".")
+    for own, expected in (("started", "sbx-1"), ("gone", "sbx-3")):
+        if own == "gone":
+            await first.aclose()  # sbx-1 deleted
+        again = executor("s1", resumed=True)
+        resumed = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
+        async with resumed:
+            assert again.sandbox_id == expected
+            assert bool([n for n in resumed.resume_notices if "Daytona" in n]) == (own == "gone")
+        await again.aclose()
+    await spoof.aclose()
