@@ -17,6 +17,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 import pytest
 from hypothesis import given
@@ -34,6 +35,7 @@ from rho_domain.secrets import (
 )
 
 Matcher = Callable[[str], "re.Match[str] | None"]
+_Answer = TypeVar("_Answer")
 
 # Patterns of other shapes than the policy's: overlapping pieces, repeated and lone stars,
 # and the ``?``/``[`` patterns GlobSet hands to fnmatch.
@@ -211,13 +213,21 @@ def test_each_pattern_at_its_edges(group: str) -> None:
         assert [p for p, single in singles if single.matches(text)] == expected, text
 
 
+def _remembered(answer: Callable[[str], _Answer]) -> Callable[[str], _Answer]:
+    """``answer``, remembered per text: the reference's pattern look-ups are pure functions of
+    the folded text, and the edge test asks them again for each policy and for the path's
+    spellings that fold alike (``text.upper()``): 3.4 s of the reference's 3.5 a policy
+    before, 1.7 and 0.6 s after, the verdicts the same."""
+    return functools.lru_cache(maxsize=1 << 17)(answer)
+
+
 # The policy before GlobSet, written out with fnmatch's expressions: the verdict and the rule named.
-_ALLOWED = _fnmatch_any(ALLOWED)
+_ALLOWED = _remembered(_fnmatch_any(ALLOWED))
 # a relative path is named only by a location that starts with a star
-_LOCATION = _fnmatch_first(LOCATIONS)
-_RELATIVE_LOCATION = _fnmatch_first(p for p in LOCATIONS if p.startswith("*"))
-_TEMPLATES = _fnmatch_any(TEMPLATES)
-_NAME = _fnmatch_first(NAMES)
+_LOCATION = _remembered(_fnmatch_first(LOCATIONS))
+_RELATIVE_LOCATION = _remembered(_fnmatch_first(p for p in LOCATIONS if p.startswith("*")))
+_TEMPLATES = _remembered(_fnmatch_any(TEMPLATES))
+_NAME = _remembered(_fnmatch_first(NAMES))
 _KEY, _KEY_NOT = _fnmatch_any((SSH_KEY,)), _fnmatch_any((SSH_KEY_NOT,))
 
 
