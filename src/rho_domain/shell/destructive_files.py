@@ -118,8 +118,11 @@ def _rsync(name: str, args: Sequence[Arg]) -> str:
 
 
 def _crontab(name: str, args: Sequence[Arg]) -> str:
-    options, operands = split_options(args)
-    if "-r" in options or operands:
+    # crontab(1): with neither a file nor -l/-e it installs its standard input as the whole
+    # table (an empty one when nothing is piped): only listing and editing keep it
+    user = [i + 1 for i, a in enumerate(args) if a == "-u"]  # -u USER: a value, no file
+    options, operands = split_options([a for i, a in enumerate(args) if i not in user])
+    if "-r" in options or operands or not {"-l", "-e", "-V"} & set(options):
         return f"{name}: removes or replaces the user's whole crontab"
     return ""
 

@@ -22,7 +22,8 @@ The table (each row: the program, then when it asks again):
   remove or shift bytes in place), or an unknown word;
 * rsync: ``--delete*``, ``--del``, ``--remove-source-files`` or an abbreviation of them, or an
   unknown word;
-* crontab: ``-r``, or a file operand (it replaces the whole table);
+* crontab: ``-r``, a file operand, or neither a file nor ``-l``/``-e`` (it installs standard
+  input, even an empty one, as the whole table);
 * tar: ``--remove-files`` (deletes what it archived), ``--to-command``,
   ``--use-compress-program``/``-I``, ``--checkpoint-action``, ``--info-script``/``-F``,
   ``--new-volume-script``, ``--rsh-command`` (run commands), or an abbreviation of them;
