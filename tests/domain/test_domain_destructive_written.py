@@ -75,6 +75,49 @@ _CLIENTS_STILL_ORDINARY = (
     "gdb -batch -ex '!ls' ./a.out",
 )
 
+# Database clients and administration tools, package managers, storage and cloud CLIs the
+# tables did not know, options that delete, and archives whose members land outside the
+# directory: each ran unasked.
+_CLIENTS_AND_CLIS = {
+    "dropdb prod": "dropdb",
+    "dropuser bob": "dropuser",
+    "mysqladmin -f drop prod": "mysqladmin drop",
+    "pg_ctl stop -D data": "pg_ctl stop",
+    "duckdb x.db 'drop table t'": "duckdb runs SQL",
+    "duckdb x.db -c 'delete from t'": "duckdb runs SQL",
+    "clickhouse-client --query 'drop table t'": "clickhouse-client runs SQL",
+    "cqlsh -e 'drop keyspace k'": "cqlsh runs SQL",
+    "echo 'drop table t' | sqlcmd": "sqlcmd runs SQL from a pipe",
+    "dpkg -r nginx": "dpkg -r",
+    "snap remove x": "snap remove",
+    "gem uninstall x": "gem uninstall",
+    "cargo uninstall x": "cargo uninstall",
+    "conda remove -n x --all": "conda remove",
+    "kubectl drain node1": "kubectl drain",
+    "kubectl apply --prune -l app=x -f .": "kubectl --prune",
+    "aws s3 sync --delete a s3://b": "aws --delete",
+    "gsutil -m rsync -d -r a gs://b": "gsutil -d",
+    "rclone purge remote:b": "rclone purge",
+    "rclone sync a remote:b": "rclone sync",
+    "docker-compose down -v": "docker-compose down",
+    "sudo virsh undefine vm": "virsh undefine",
+    "tar -xPf a.tar": "tar -P",
+    "tar --absolute-names -xf a.tar": "tar --absolute-names",
+    "unzip -: a.zip": "unzip -:",
+}
+_CLIS_STILL_ORDINARY = (
+    "duckdb x.db 'select 1'",
+    "mysqladmin status",
+    "pg_ctl status -D data",
+    "dpkg -l",
+    "rclone copy a remote:b",
+    "uv sync",
+    "cargo build --release",
+    "docker run --rm -it image pytest",
+    "tar -xzf a.tgz",
+    "unzip -o a.zip",
+)
+
 
 def _asked(cases: dict[str, str]) -> list[tuple[str, str]]:
     """The cases whose reason is missing or lacks its fragment (expected: none)."""
@@ -89,6 +132,11 @@ def test_a_file_the_line_writes_then_hands_to_a_program_asks_again_after_always(
 def test_unreadable_shell_escapes_ftp_clients_and_crontab_from_stdin_ask_again() -> None:
     assert _asked(_ESCAPES_AND_CLIENTS) == []
     assert [c for c in _CLIENTS_STILL_ORDINARY if destructive_reason(c)] == []
+
+
+def test_database_tools_package_and_cloud_clis_the_tables_missed_ask_again() -> None:
+    assert _asked(_CLIENTS_AND_CLIS) == []
+    assert [c for c in _CLIS_STILL_ORDINARY if destructive_reason(c)] == []
 
 
 async def test_through_the_loop_a_written_makefile_run_by_make_asks_again() -> None:
