@@ -119,6 +119,21 @@ _CLIS_STILL_ORDINARY = (
 )
 
 
+# Programs that hand a word to a shell, whose word the parser cannot read (`~`, `$HOME`):
+# skipped as prose before, since only ssh, su, watch, sudo... were known to run one.
+_SHELL_STRINGS = {
+    "tmux new -d 'rm -rf ~'": "tmux runs a command string",
+    "tmux send-keys -t x 'rm -rf $HOME' Enter": "tmux runs a command string",
+    "screen -X stuff 'rm -rf ~\n'": "screen runs a command string",
+    "watchexec 'rm -rf ~'": "watchexec runs a command string",
+    "nodemon --exec 'rm -rf ~'": "nodemon runs a command string",
+    "entr -s 'rm -rf ~' < files": "entr runs a command string",
+    "xterm -e 'rm -rf ~'": "xterm runs a command string",
+    "cmake -E remove_directory src": "cmake remove_directory",
+}
+_SHELL_STRINGS_ORDINARY = ("tmux new -d -s w 'npm run dev'", "tmux ls", "cmake --build build")
+
+
 def _asked(cases: dict[str, str]) -> list[tuple[str, str]]:
     """The cases whose reason is missing or lacks its fragment (expected: none)."""
     return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
@@ -137,6 +152,11 @@ def test_unreadable_shell_escapes_ftp_clients_and_crontab_from_stdin_ask_again()
 def test_database_tools_package_and_cloud_clis_the_tables_missed_ask_again() -> None:
     assert _asked(_CLIENTS_AND_CLIS) == []
     assert [c for c in _CLIS_STILL_ORDINARY if destructive_reason(c)] == []
+
+
+def test_programs_that_hand_a_word_to_a_shell_ask_when_it_cannot_be_read() -> None:
+    assert _asked(_SHELL_STRINGS) == []
+    assert [c for c in _SHELL_STRINGS_ORDINARY if destructive_reason(c)] == []
 
 
 async def test_through_the_loop_a_written_makefile_run_by_make_asks_again() -> None:

@@ -27,8 +27,9 @@ is rm by its last path component) and judges every simple command in it:
   string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
   ``--option=value`` or of a short option it is glued to, ``su -c'...'``; what follows a
   shell escape, ``!cmd``, ``:%!cmd``, ``shell cmd``; a quoted part, ``system('cmd')``:
-  ``shell.destructive_texts``); for ``ssh``, ``su``, ``watch``, ``trap``, ``schtasks``... such
-  a word that cannot be parsed asks, and so does a shell escape's command anywhere (but in
+  ``shell.destructive_texts``); for ``ssh``, ``su``, ``watch``, ``trap``, ``schtasks``,
+  ``tmux``, ``screen``, ``watchexec``, ``entr``, ``xterm``... such a word that cannot be
+  parsed asks, and so does a shell escape's command anywhere (but in
   ``echo``, ``printf``, ``git``'s words: text);
 * a variable that chooses what runs (``PATH=``, ``LD_PRELOAD=``, ``BASH_ENV=``,
   ``GIT_SSH_COMMAND=``, ``PAGER=``...) set for or by any command, and ``alias``, ``hash``,
@@ -78,9 +79,15 @@ MAX_DEPTH = 6
 WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
+# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
+# nodemon --exec, entr -s, xterm -e): such a word the check cannot read asks
 _SHELL_STRING_TAKERS = frozenset(
-    ["ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap", "schtasks"]
-)
+    [
+        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
+        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
+        "konsole", "gnome-terminal", "kitty", "dtach", "abduco",
+    ]
+)  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
 _PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
 _WRITERS = frozenset(

@@ -97,7 +97,10 @@ _DELETING_VERBS = frozenset(
 _DELETING_OPTIONS = ("--delete", "--prune", "--purge", "--remove")
 _DELETING_SHORT = {"dpkg": "rP", "gsutil": "d"}  # dpkg -r/-P, gsutil rsync -d
 # verbs that delete only in one program's words (rclone sync/move remove files as they go)
-_MORE_VERBS = {"rclone": frozenset(["sync", "move", "deletefile", "rmdirs", "cleanup", "dedupe"])}
+_MORE_VERBS = {
+    "rclone": frozenset(["sync", "move", "deletefile", "rmdirs", "cleanup", "dedupe"]),
+    "cmake": frozenset(["remove_directory"]),  # cmake -E remove_directory DIR
+}
 _DELETING_CLIS = [
     "docker",
     "podman",
@@ -126,7 +129,7 @@ _DELETING_CLIS = [
     "bun", "composer", "poetry", "pdm", "uv", "apk", "flatpak", "zypper", "port", "dpkg",
     "rclone", "mc", "s3cmd", "gsutil", "bq", "docker-compose", "doctl", "hcloud", "vercel",
     "netlify", "wrangler", "firebase", "supabase", "eksctl", "minikube", "kind", "k3d",
-    "nomad", "vagrant", "multipass", "lxc", "virsh", "openstack", "dotnet",
+    "nomad", "vagrant", "multipass", "lxc", "virsh", "openstack", "dotnet", "cmake",
 ]  # fmt: skip
 
 _SERVICE_VERBS = frozenset(
