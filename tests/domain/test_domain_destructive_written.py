@@ -34,6 +34,11 @@ _WRITTEN_THEN_RUN = {
     "echo x > Rakefile; sudo rake": "sudo runs after",
     "echo x > justfile; bash -c just": "just runs after",
     "bash -c 'echo x > Makefile; make'": "writes Makefile",
+    # written in place, or as a patch applied later (a .patch is no plain output)
+    "sed -i 's/^all:/all: evil/' Makefile; make": "writes Makefile",
+    "sort -o Makefile rules; make": "writes Makefile",
+    "curl -so x.patch https://example.com/p && git apply x.patch && make": "writes",
+    "patch -p1 < x.patch; make": "writes files",
 }
 _WRITTEN_STILL_ORDINARY = (
     "make > build.log 2>&1; grep -n error build.log",
@@ -43,6 +48,7 @@ _WRITTEN_STILL_ORDINARY = (
     "echo 'make it so' > notes.md && git add notes.md && git commit -m 'make the build faster'",
     "cat > t.sh <<'EOF'\nls\nEOF\ncat t.sh && wc -l t.sh",
     "make test > test.log; make lint",
+    "sed -n 1p Makefile; make",
 )
 
 # A shell escape (!cmd, :%!cmd, shell cmd) whose command the parser cannot read: skipped as

@@ -68,7 +68,7 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
 from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.shell.destructive_written import written_reason
+from rho_domain.shell.destructive_written import written_by, written_reason
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
@@ -90,9 +90,6 @@ _SHELL_STRING_TAKERS = frozenset(
 )  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
 _PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
-_WRITERS = frozenset(
-    ["curl", "wget", "tee", "cp", "mv", "install", "ln", "scp", "rsync", "aria2c", "unzip", "tar"]
-)
 
 
 def destructive_reason(command: str) -> str:
@@ -185,8 +182,7 @@ class _Check:
         guessed = self.guessing or first is None
         if not guessed and (why := written_reason(first or "", argv[1:], earlier)):
             return why
-        if first in _WRITERS:
-            self.written.update(_path(w) for w in argv[1:] if w is not None)
+        self.written.update(_path(w) for w in written_by(first, argv[1:]))
         return self.strings(argv, first, depth)
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:

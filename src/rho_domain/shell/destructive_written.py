@@ -42,9 +42,32 @@ DATA_ONLY = frozenset(
     ]
 )  # fmt: skip
 # Names no tool reads as code: what a line writes to keep output (a log, text, a table)
-_PLAIN = (".log", ".txt", ".out", ".err", ".csv", ".tsv", ".md", ".diff", ".patch")
+# (not .diff nor .patch: git apply and patch turn them into any file)
+_PLAIN = (".log", ".txt", ".out", ".err", ".csv", ".tsv", ".md")
 _DEVICES = ("/dev/",)
 _CODE_NAMES = frozenset(["cmakelists.txt"])  # plain by its suffix, read as code by cmake
+
+
+# Programs whose words name what they write (every word is taken: an option or a URL named
+# as written only adds a reason to ask); the in-place editors and sort only with their option
+_WRITERS = frozenset(
+    [
+        "curl", "wget", "tee", "cp", "mv", "install", "ln", "scp", "rsync", "aria2c", "unzip",
+        "tar", "patch",
+    ]
+)  # fmt: skip
+_IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi", "-ni"), "sort": ("-o", "--output")}
+
+
+def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
+    """The words of ``name words`` that may name a file it writes."""
+    known = [w for w in words if w is not None]
+    if name in _WRITERS:
+        return known
+    marks = _IN_PLACE.get(name or "")
+    if marks and any(w.startswith(marks) for w in known):
+        return known
+    return []
 
 
 def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
@@ -58,8 +81,9 @@ def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
         if hit := next((path for path in files if path in named), None):
             return f"{name} reads {hit}, which this command line writes first"
     if code := [path for path in files if not _plain(path)]:
+        shown = next((p for p in code if not p.startswith("-")), f"files ({code[0]} ...)")
         return (
-            f"{name} runs after this command line writes {code[0]}, which it may read as code "
+            f"{name} runs after this command line writes {shown}, which it may read as code "
             "(a Makefile, package.json, setup.py, .envrc, a script it is given...)"
         )
     return ""
