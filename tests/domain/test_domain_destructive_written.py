@@ -165,6 +165,24 @@ def test_programs_that_hand_a_word_to_a_shell_ask_when_it_cannot_be_read() -> No
     assert [c for c in _SHELL_STRINGS_ORDINARY if destructive_reason(c)] == []
 
 
+def test_an_assignment_with_a_quoted_value_before_a_command_asks_again() -> None:
+    """Before, the parser took a quoted word for the program's name, so bash's assignment
+    ``LD_PRELOAD='./x.so' ls`` was the program "LD_PRELOAD=./x.so" and ran unasked (the
+    unquoted ``LD_PRELOAD=./x.so ls`` asked: an assignment the check cannot read)."""
+    hidden = [
+        "LD_PRELOAD='/tmp/x.so' ls",
+        "GIT_SSH_COMMAND='rm -rf src' git fetch",
+        'PATH="/tmp/evil:/usr/bin" make',
+        "BASH_ENV='./x' bash s.sh",
+        "PAGER='rm -rf ~' man ls",
+        "ls; X+='1' rm -rf src",
+    ]
+    reasons = {c: destructive_reason(c) for c in hidden}
+    assert {c: r for c, r in reasons.items() if "variable assignment" not in r} == {}
+    ordinary = ("echo 'A=b'", "git commit -m 'x=1 y=2'", "ls 'X=y'")
+    assert [c for c in ordinary if destructive_reason(c)] == []
+
+
 async def test_through_the_loop_a_written_makefile_run_by_make_asks_again() -> None:
     developer = attrs.evolve(builtin_profile("developer"), dangerous_patterns=())
     approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
