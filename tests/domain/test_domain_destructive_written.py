@@ -136,8 +136,23 @@ _SHELL_STRINGS = {
     "entr -s 'rm -rf ~' < files": "entr runs a command string",
     "xterm -e 'rm -rf ~'": "xterm runs a command string",
     "cmake -E remove_directory src": "cmake remove_directory",
+    "socat TCP-LISTEN:4444 EXEC:'rm -rf src'": "rm -r",
+    "socat - SYSTEM:'rm -rf ~'": "socat runs a command string",
+    "rsync -e 'rm -rf ~' a host:b": "rsync runs a command string",
+    "scp -o ProxyCommand='rm -rf ~' a host:b": "scp runs a command string",
+    "man -P 'rm -rf ~' ls": "man runs a command string",
+    "nc -l -p 4444 -e /bin/sh": "nc -e: runs a program for whoever connects",
+    "ncat -lk 4444 --sh-exec 'cat'": "ncat --sh-exec",
 }
-_SHELL_STRINGS_ORDINARY = ("tmux new -d -s w 'npm run dev'", "tmux ls", "cmake --build build")
+_SHELL_STRINGS_ORDINARY = (
+    "tmux new -d -s w 'npm run dev'",
+    "tmux ls",
+    "cmake --build build",
+    "rsync -av -e 'ssh -p 2222' src/ host:dst/",
+    "socat - TCP:host:80",
+    "nc -zv host 22",
+    "man -P cat ls",
+)
 
 
 def _asked(cases: dict[str, str]) -> list[tuple[str, str]]:

@@ -80,12 +80,14 @@ WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
 # programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
-# nodemon --exec, entr -s, xterm -e): such a word the check cannot read asks
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P):
+# such a word the check cannot read asks
 _SHELL_STRING_TAKERS = frozenset(
     [
         "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
         "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
-        "konsole", "gnome-terminal", "kitty", "dtach", "abduco",
+        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
+        "man",
     ]
 )  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
@@ -182,8 +184,9 @@ class _Check:
         guessed = self.guessing or first is None
         if not guessed and (why := written_reason(first or "", argv[1:], earlier)):
             return why
+        why = self.strings(argv, first, depth)  # a string it runs runs before it writes
         self.written.update(_path(w) for w in written_by(first, argv[1:]))
-        return self.strings(argv, first, depth)
+        return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
         """Judge one command's words (a whole command, or the suffix a wrapper runs)."""

@@ -132,6 +132,7 @@ _DELETING_CLIS = [
     "nomad", "vagrant", "multipass", "lxc", "virsh", "openstack", "dotnet", "cmake",
 ]  # fmt: skip
 
+_NETWORK_RUNS = frozenset(["-e", "--exec", "--sh-exec", "--lua-exec"])  # nc -e /bin/sh
 _SERVICE_VERBS = frozenset(
     ["stop", "kill", "disable", "mask", "isolate", "poweroff", "reboot", "halt", "kexec"]
 )
@@ -148,6 +149,10 @@ SERVICE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
         ["iptables", "ip6tables", "nft"], _verbs(_FIREWALL_VERBS, "deletes firewall rules")
     ),
     "redis-cli": _verbs(_REDIS_VERBS, "deletes keys, stops or reconfigures the server"),
+    **dict.fromkeys(
+        ["nc", "ncat", "netcat"],
+        _verbs(_NETWORK_RUNS, "runs a program for whoever connects"),
+    ),
     "mysqladmin": _verbs(frozenset(["drop", "shutdown", "kill"]), "drops or stops databases"),
     "pg_ctl": _verbs(frozenset(["stop", "kill"]), "stops the database server"),
     "pg_ctlcluster": _verbs(frozenset(["stop"]), "stops the database server"),

@@ -4,8 +4,9 @@ destructive-command check (``shell.destructive``).
 ``shell_texts(word)`` gives, for one parsed word: the word itself, the value of
 ``NAME=value`` (instead of the word) or of ``--option=value``, a value glued to a short option
 (``su -c'rm -rf x'``), and what follows a shell escape (``!rm -rf x`` in vim, gdb, less or an
-ftp client, ``:%!...``, ``shell ...``, ``\! ...`` in psql); only those with a blank or an
-operator. Each comes with ``escaped``: True for the text after a shell escape, which is a
+ftp client, ``:%!...``, ``shell ...``, ``\! ...`` in psql) or a running address (socat's
+``EXEC:cmd``, ``SYSTEM:cmd``); only those with a blank or an operator. Each comes with
+``escaped``: True for the text after a shell escape or in a running address, which is a
 shell command by its very shape, so one the check cannot read asks (``!rm -rf ~``: the
 restricted parser refuses ``~``, and the text was skipped as prose before). Other texts
 merely may be command lines: one that does not parse is searched for quoted parts
@@ -30,6 +31,8 @@ _SHELL_ESCAPE = re.compile(
     re.DOTALL,
 )
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+# an address that runs a command: socat's EXEC:cmd and SYSTEM:cmd
+_RUNNING_ADDRESS = re.compile(r"^(?:exec|system):(.+)$", re.IGNORECASE | re.DOTALL)
 
 
 def shell_texts(word: Arg) -> list[tuple[str, bool]]:
@@ -45,6 +48,7 @@ def shell_texts(word: Arg) -> list[tuple[str, bool]]:
         texts.append(word[2:])
     found = [(text, False) for text in texts]
     found += [(m.group(1), True) for m in map(_SHELL_ESCAPE.match, texts) if m]
+    found += [(m.group(1), True) for m in map(_RUNNING_ADDRESS.match, texts) if m]
     return [(text, escaped) for text, escaped in found if _LINE_CHARACTERS & set(text)]
 
 
