@@ -264,3 +264,30 @@ def test_an_approval_of_a_call_moved_to_another_directory_is_refused(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert (work / "here.txt").exists()
     assert not (work / "sub" / "here.txt").exists()
+
+
+def test_a_delegate_call_moved_to_another_directory_is_refused(tmp_path: Path) -> None:
+    """A delegate call's approval approves its sub-agent's call, which runs where the parent
+    runs. Before, the parent recorded no place for its delegate call: a writer of the parent's
+    stored config.yaml moved working_dir to work/sub and the approved write ran there."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    (work / "sub").mkdir(parents=True)
+    with LoopbackServer(DELEGATION) as server:
+        parent, child, named = _delegated(work, home, server)
+        config = home / "rho" / "sessions" / parent / "config.yaml"
+        text = config.read_text(encoding="utf-8")
+        in_work = os.path.realpath(work)
+        config.write_text(text.replace(in_work, f"{in_work}/sub"), encoding="utf-8")
+        # and where the sub-agent's own trace says it was asked (its check passes then)
+        _rewrite(home, child, f'"place":"{in_work}"', f'"place":"{in_work}/sub"')
+        refused = rho(
+            *("--resume", parent, *DEV, "--base-url", server.base_url, "--approve", named),
+            cwd=work,
+            home=home,
+        )
+    assert refused.returncode == 1, refused.stderr
+    assert f"asked about to run in {in_work}, but the session now runs it in {in_work}/sub" in (
+        refused.stderr
+    )
+    assert not (work / "sub" / "note.txt").exists()
+    assert not (work / "note.txt").exists()

@@ -20,11 +20,14 @@ def write_note(work: Path) -> str:
     )
 
 
-DELEGATE_NOTE = call_digest(  # a delegate call's: its sub-agent's waiting call too
-    "delegate",
-    json.dumps({"instruction": "write the note"}),
-    child=("write", json.dumps({"path": "note.txt", "content": "hi\n"})),
-)
+def delegate_note(work: Path) -> str:
+    """A delegate call's as shown: its sub-agent's waiting call too, run in ``work``."""
+    return call_digest(
+        "delegate",
+        json.dumps({"instruction": "write the note"}),
+        child=("write", json.dumps({"path": "note.txt", "content": "hi\n"})),
+        place=str(work.resolve()),
+    )
 
 
 def test_a_childs_approval_is_answered_from_another_process(tmp_path: Path) -> None:
@@ -76,7 +79,8 @@ def test_the_waiting_child_call_is_shown_with_the_exit_4_message(tmp_path: Path)
             cwd=work, home=home,
         )  # fmt: skip
         assert first.returncode == 4
-        assert "delegate (d1): the sub-agent" in first.stderr
+        # shown where it runs, as any call is (the delegate call recorded no place before)
+        assert f"delegate (d1) in {work.resolve()}: the sub-agent" in first.stderr
         assert 'asks to run write {"path": "n.txt"' in first.stderr
         sessions = home / "rho" / "sessions"
         # the session without a parent (ids are random hex: a text search could match both)
@@ -163,7 +167,7 @@ def test_a_child_answered_on_its_own_gives_its_answer_to_the_parent(tmp_path: Pa
         assert "write" in offered
         back = rho(
             "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
-            "--approve", f"d1@{DELEGATE_NOTE}", cwd=work, home=home,
+            "--approve", f"d1@{delegate_note(work)}", cwd=work, home=home,
         )  # fmt: skip
     assert back.returncode == 0, back.stderr
     assert back.stdout.strip() == "parent: the sub-agent says the note is written"

@@ -54,8 +54,12 @@ async def test_the_api_shows_the_sub_agents_call_its_digest_covers(tmp_path: Pat
     child = pending["sub_agent"]  # absent before
     assert (child["tool"], json.loads(child["arguments"])) == ("write", WRITE)
     covered = call_digest(
-        "delegate", pending["arguments"], child=(child["tool"], child["arguments"])
+        "delegate",
+        pending["arguments"],
+        child=(child["tool"], child["arguments"]),
+        place=pending["working_dir"],  # where the sub-agent runs: the parent's directory
     )
+    assert pending["working_dir"]  # recorded for a delegate call too (it was empty)
     assert pending["digest"] == covered
 
 

@@ -75,8 +75,12 @@ async def record_child_waiting(
     batch: Sequence[ToolCall],
     child_id: str,
     pending: Sequence[PendingApproval],
+    *,
+    place: str,
 ) -> None:
-    """Record the sub-agent's first waiting call as this delegate call's approval."""
+    """Record the sub-agent's first waiting call as this delegate call's approval, asked
+    about to run in ``place`` (the parent's executor's working directory, which the sub-agent
+    shares): the answer's digest covers it, as it covers any call's."""
     waiting = pending[0]
     reason = (
         f"the sub-agent {child_id} asks to run {waiting.call.name} "
@@ -90,6 +94,7 @@ async def record_child_waiting(
             pending=tuple(batch),
             child_session_id=child_id,
             child_call=waiting.call,
+            place=place,
         )
     )
 

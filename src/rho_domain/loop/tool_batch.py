@@ -215,7 +215,10 @@ class ToolBatch:
                 from rho_domain.loop.child_calls import record_child_waiting
 
                 child = str(output.metadata["child_session_id"])
-                await record_child_waiting(self.journal, self.clock, call, batch, child, pending)
+                place = self.executor.working_dir
+                await record_child_waiting(
+                    self.journal, self.clock, call, batch, child, pending, place=place
+                )
                 return "waiting"
             if self.agent.hooks.after_tool:
                 from rho_domain.loop.hooks_applied import after_tool

@@ -18,12 +18,19 @@ is rm by its last path component) and judges every simple command in it:
   (``psql -c``) ask;
 * a file this command line wrote (a redirection target, what curl, wget, tee, cp... name) run
   as a program or a script (``curl -o s.sh URL && sh s.sh``), or fed as code on standard
-  input (``sh < s.sh``, ``python3 < s.py``, ``at now < job``), asks;
+  input (``sh < s.sh``, ``python3 < s.py``, ``at now < job``), asks; so does any later
+  command whose program may read it as code, named (``m4 x.m4``) or by the name it looks for
+  (``> Makefile; make``, ``> package.json; npm run x``): every program but those that only
+  read, move or print data, unless all the line wrote is plain output (``build.log``)
+  (``shell.destructive_written``);
 * every other word with a blank or an operator in it that parses as a command line (the
   string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
   ``--option=value`` or of a short option it is glued to, ``su -c'...'``; what follows a
-  shell escape, ``!cmd``, ``:%!cmd``, ``shell cmd``; a quoted part, ``system('cmd')``); for
-  ``ssh``, ``su``, ``watch``, ``trap``... such a word that cannot be parsed asks;
+  shell escape, ``!cmd``, ``:%!cmd``, ``shell cmd``; a quoted part, ``system('cmd')``:
+  ``shell.destructive_texts``); for ``ssh``, ``su``, ``watch``, ``trap``, ``schtasks``,
+  ``tmux``, ``screen``, ``watchexec``, ``entr``, ``xterm``... such a word that cannot be
+  parsed asks, and so does a shell escape's command anywhere (but in
+  ``echo``, ``printf``, ``git``'s words: text);
 * a variable that chooses what runs (``PATH=``, ``LD_PRELOAD=``, ``BASH_ENV=``,
   ``GIT_SSH_COMMAND=``, ``PAGER=``...) set for or by any command, and ``alias``, ``hash``,
   ``enable`` (they change what a later name runs) ask;
@@ -39,9 +46,10 @@ Fail closed: a line, shell string or here-document the parser cannot read (varia
 ``$(...)``, keywords, more than 8192 characters, control characters) asks again with the
 parser's reason, and so does nesting deeper than ``MAX_DEPTH``.
 
-Not read, like any program's own behaviour: what a script or build tool does (``./deploy.sh``,
-``make``, ``python script.py``), and plain overwrites (``mv``, ``cp``, ``> file``, ``sed -i``,
-one file's ``rm``), which are ordinary work in a developer profile.
+Not read, like any program's own behaviour: what a script or build tool does with files the
+line did not write (``./deploy.sh``, ``make``, ``python script.py``), and plain overwrites
+(``mv``, ``cp``, ``> file``, ``sed -i``, one file's ``rm``), which are ordinary work in a
+developer profile.
 
 Contract: ``destructive_reason(command) -> str``, the reason shown to the human, or "".
 """
@@ -49,7 +57,6 @@ Contract: ``destructive_reason(command) -> str``, the reason shown to the human,
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Sequence
 
 import attrs
@@ -58,13 +65,10 @@ from rho_domain.errors import CommandRefused
 from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
-from rho_domain.shell.destructive_targets import (
-    ASSIGNMENT,
-    WRITING,
-    redirection_reason,
-    word_reason,
-)
+from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
+from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.destructive_written import written_by, written_reason
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
@@ -75,22 +79,19 @@ MAX_DEPTH = 6
 WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
+# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P):
+# such a word the check cannot read asks
 _SHELL_STRING_TAKERS = frozenset(
-    ["ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap"]
-)
+    [
+        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
+        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
+        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
+        "man",
+    ]
+)  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
-_WRITERS = frozenset(
-    ["curl", "wget", "tee", "cp", "mv", "install", "ln", "scp", "rsync", "aria2c", "unzip", "tar"]
-)
-_LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
-# A shell escape of an editor, debugger, pager or SQL client: [:][range][silent][r|w] ! text,
-# or "shell text", "system text", "\! text"
-_SHELL_ESCAPE = re.compile(
-    r"^\s*[:+]?\s*(?:silent!?\s*)?[.%$0-9,]*\s*(?:r\s|read\s|w\s|write\s)?\s*"
-    r"(?:\\!|!|shell\s|system\s)\s*(.+)$",
-    re.DOTALL,
-)
-_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+_PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
 
 
 def destructive_reason(command: str) -> str:
@@ -109,6 +110,9 @@ class _Check:
 
     written: set[str] = attrs.field(factory=set)
     budget: int = WORK_BUDGET
+    # > 0 while judging a word that merely parses as a command line (a commit message, an
+    # echo's text): a file the line wrote is not run by it
+    guessing: int = 0
 
     def spend(self, work: int) -> str:
         """Count ``work``; the reason to ask once the budget is spent."""
@@ -151,6 +155,7 @@ class _Check:
             for word, pattern in zip(command.argv, patterns, strict=True)
         )
         first = program_name(argv[0])
+        earlier = frozenset(self.written)  # what the commands before this one wrote
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
         stdin = _stdin(command.redirections, piped=piped)
@@ -176,9 +181,12 @@ class _Check:
             # a wrapper's command inherits its stdin; xargs and parallel give theirs none
             if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
                 return why
-        if first in _WRITERS:
-            self.written.update(_path(w) for w in argv[1:] if w is not None)
-        return self.strings(argv, first, depth)
+        guessed = self.guessing or first is None
+        if not guessed and (why := written_reason(first or "", argv[1:], earlier)):
+            return why
+        why = self.strings(argv, first, depth)  # a string it runs runs before it writes
+        self.written.update(_path(w) for w in written_by(first, argv[1:]))
+        return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
         """Judge one command's words (a whole command, or the suffix a wrapper runs)."""
@@ -212,7 +220,7 @@ class _Check:
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
         strict = first in _SHELL_STRING_TAKERS
-        for text in (t for word in argv[1:] for t in _shell_texts(word)):
+        for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
             if why := self.spend(len(text)):
                 return why
             try:
@@ -220,24 +228,33 @@ class _Check:
             except CommandRefused as exc:
                 if strict:
                     return f"{first} runs a command string the approval check cannot read ({exc})"
+                if escaped and first not in _PRINTERS:
+                    return f"{first} runs a shell escape the approval check cannot read ({exc})"
                 if why := self.quoted_parts(text, depth):
                     return why
                 continue
-            if why := self.commands(tree, depth + 1):
+            # the string a program known to run one runs (su -c, ssh, watch...) is no guess
+            if why := (self.commands if strict else self.guessed)(tree, depth + 1):
                 return why
         return ""
+
+    def guessed(self, tree: CommandList, depth: int) -> str:
+        """Judge ``tree``, parsed from a word that may or may not be run as a command line."""
+        self.guessing += 1
+        try:
+            return self.commands(tree, depth)
+        finally:
+            self.guessing -= 1
 
     def quoted_parts(self, text: str, depth: int) -> str:
         """Judge the quoted parts of a text that is not a command line (code of another
         language, ``os.system('rm -rf x')``) that parse as one."""
-        for part in (a or b for a, b in _QUOTED.findall(text)):
-            if not _LINE_CHARACTERS & set(part):
-                continue
+        for part in quoted_parts(text):
             try:
                 tree = parse(part)
             except CommandRefused:
                 continue
-            if why := self.commands(tree, depth + 1):
+            if why := self.guessed(tree, depth + 1):
                 return why
         return ""
 
@@ -250,27 +267,6 @@ class _Check:
             if redirection.target is not None and redirection.op in WRITING:
                 self.written.add(_path(redirection.target))
         return ""
-
-
-def _shell_texts(word: Arg) -> list[str]:
-    r"""Return the texts in ``word`` a program could hand to a shell.
-
-    The word, the value of ``NAME=value`` (instead of the word) or ``--option=value``, a value
-    glued to a short option (``su -c'rm -rf x'``) and what follows a shell escape (``!rm -rf
-    x`` in vim, gdb or less, ``:%!...``, ``shell ...``, ``\! ...`` in psql); only those with a
-    blank or an operator. (A text that does not parse is searched for quoted parts by
-    ``strings``.)
-    """
-    if word is None:
-        return []
-    match = ASSIGNMENT.match(word)
-    texts = [match.group(2)] if match else [word]
-    if not match and "=" in word:
-        texts.append(word.split("=", 1)[1])
-    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
-        texts.append(word[2:])
-    texts += [m.group(1) for m in map(_SHELL_ESCAPE.match, texts) if m]
-    return [text for text in texts if _LINE_CHARACTERS & set(text)]
 
 
 def _path(word: str) -> str:

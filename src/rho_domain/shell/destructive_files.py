@@ -1,5 +1,5 @@
 """The destructive-program table's rows for programs that remove, overwrite or change files:
-rm; chmod, chown, chgrp and setfacl; dd; fallocate; rsync; crontab; tar; zip and 7z.
+rm; chmod, chown, chgrp and setfacl; dd; fallocate; rsync; crontab; tar; zip, 7z and unzip.
 
 ``FILE_JUDGES`` maps each program to its rule: ``rule(name, args) -> str``, the reason the
 command asks again after "always", or "" when it may run. The rows are described in
@@ -118,8 +118,11 @@ def _rsync(name: str, args: Sequence[Arg]) -> str:
 
 
 def _crontab(name: str, args: Sequence[Arg]) -> str:
-    options, operands = split_options(args)
-    if "-r" in options or operands:
+    # crontab(1): with neither a file nor -l/-e it installs its standard input as the whole
+    # table (an empty one when nothing is piped): only listing and editing keep it
+    user = [i + 1 for i, a in enumerate(args) if a == "-u"]  # -u USER: a value, no file
+    options, operands = split_options([a for i, a in enumerate(args) if i not in user])
+    if "-r" in options or operands or not {"-l", "-e", "-V"} & set(options):
         return f"{name}: removes or replaces the user's whole crontab"
     return ""
 
@@ -134,6 +137,21 @@ def _tar(name: str, args: Sequence[Arg]) -> str:
     )
     if hit := runs or short:
         return f"{name} {hit}: deletes what it archives or runs a command"
+    # -P keeps a member's leading / and ../: extracted, it lands anywhere (~/.bashrc)
+    absolute = next((o for o in options if o == "-P" or long_hits(o, _TAR_ANYWHERE)), None)
+    if hit := absolute or (f"-{old_style}" if "P" in old_style else None):
+        return f"{name} {hit}: writes members with absolute or ../ names, outside the directory"
+    return ""
+
+
+_TAR_ANYWHERE = frozenset(["absolute-names"])
+
+
+def _unzip(name: str, args: Sequence[Arg]) -> str:
+    # unzip -: keeps a member's ../ (and leading /): extracted, it lands anywhere
+    options, _ = split_options(args)
+    if "-:" in options:
+        return f"{name} -:: writes members with ../ names, outside the directory"
     return ""
 
 
@@ -183,4 +201,5 @@ FILE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     "dd": _dd,
     "fallocate": _fallocate,
     "rsync": _rsync,
+    "unzip": _unzip,
 }

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rho_domain.shell.destructive_words import Arg, split_options
+from rho_domain.shell.destructive_words import Arg, short_hits, split_options
 
 
 def _deleting_cli(name: str, args: Sequence[Arg]) -> str:
-    _, operands = split_options(args)
+    options, operands = split_options(args)
+    verbs = _DELETING_VERBS | _MORE_VERBS.get(name, frozenset())
     for operand in operands:
         if operand is None:
             continue
         verb = operand.casefold()
-        if verb in _DELETING_VERBS or verb.startswith(("delete-", "terminate-", "remove-")):
+        if verb in verbs or verb.startswith(("delete-", "terminate-", "remove-")):
             return f"{name} {operand}: deletes resources"
+    # an option that deletes (aws s3 sync --delete, kubectl apply --prune), or its short form
+    deleting = next((o for o in options if o.startswith(_DELETING_OPTIONS)), None)
+    if hit := deleting or short_hits(options, _DELETING_SHORT.get(name, "")):
+        return f"{name} {hit}: deletes resources"
     destroy = ("-destroy", "--destroy")  # terraform's single-dash long option
     if hit := next((a for a in args if a is not None and a.split("=", 1)[0] in destroy), None):
         return f"{name} {hit}: deletes resources"
@@ -83,8 +88,19 @@ _DELETING_VERBS = frozenset(
         "wipe",
         "nuke",
         "reset",
+        "del",
+        "rmdir",
+        "undefine",
+        "drain",
     ]
 )
+_DELETING_OPTIONS = ("--delete", "--prune", "--purge", "--remove")
+_DELETING_SHORT = {"dpkg": "rP", "gsutil": "d"}  # dpkg -r/-P, gsutil rsync -d
+# verbs that delete only in one program's words (rclone sync/move remove files as they go)
+_MORE_VERBS = {
+    "rclone": frozenset(["sync", "move", "deletefile", "rmdirs", "cleanup", "dedupe"]),
+    "cmake": frozenset(["remove_directory"]),  # cmake -E remove_directory DIR
+}
 _DELETING_CLIS = [
     "docker",
     "podman",
@@ -109,8 +125,14 @@ _DELETING_CLIS = [
     "apt-get",
     "yum",
     "dnf",
-]
+    "snap", "gem", "cargo", "conda", "mamba", "micromamba", "pipx", "rustup", "yarn", "pnpm",
+    "bun", "composer", "poetry", "pdm", "uv", "apk", "flatpak", "zypper", "port", "dpkg",
+    "rclone", "mc", "s3cmd", "gsutil", "bq", "docker-compose", "doctl", "hcloud", "vercel",
+    "netlify", "wrangler", "firebase", "supabase", "eksctl", "minikube", "kind", "k3d",
+    "nomad", "vagrant", "multipass", "lxc", "virsh", "openstack", "dotnet", "cmake",
+]  # fmt: skip
 
+_NETWORK_RUNS = frozenset(["-e", "--exec", "--sh-exec", "--lua-exec"])  # nc -e /bin/sh
 _SERVICE_VERBS = frozenset(
     ["stop", "kill", "disable", "mask", "isolate", "poweroff", "reboot", "halt", "kexec"]
 )
@@ -127,4 +149,11 @@ SERVICE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
         ["iptables", "ip6tables", "nft"], _verbs(_FIREWALL_VERBS, "deletes firewall rules")
     ),
     "redis-cli": _verbs(_REDIS_VERBS, "deletes keys, stops or reconfigures the server"),
+    **dict.fromkeys(
+        ["nc", "ncat", "netcat"],
+        _verbs(_NETWORK_RUNS, "runs a program for whoever connects"),
+    ),
+    "mysqladmin": _verbs(frozenset(["drop", "shutdown", "kill"]), "drops or stops databases"),
+    "pg_ctl": _verbs(frozenset(["stop", "kill"]), "stops the database server"),
+    "pg_ctlcluster": _verbs(frozenset(["stop"]), "stops the database server"),
 }

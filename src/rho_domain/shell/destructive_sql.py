@@ -1,5 +1,7 @@
 """SQL clients in the destructive-command check (``shell.destructive_code``): psql,
-mysql/mariadb and sqlite3.
+mysql/mariadb and sqlite3, and the other clients of ``_OTHER_CLIENTS`` (duckdb,
+clickhouse-client, cqlsh, sqlcmd, snowsql, usql, trino, spark-sql, hive, beeline,
+impala-shell, vsql), whose SQL is judged as PostgreSQL reads it.
 
 SQL given inline (``-c``/``--command``, ``-e``/``--execute``, glued ``-cSQL``, sqlite3's
 ``-cmd`` and the operands after its database file) or in a here-document asks unless the SQL
@@ -18,14 +20,42 @@ from collections.abc import Sequence
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.sql import classify
 
-_SQL_DIALECT = {"psql": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite3": "sqlite"}
+# The other clients' SQL is judged as PostgreSQL reads it: one read-only statement there, or
+# the client's own words (CQL, a dialect's writes) asks, never the other way round
+_OTHER_CLIENTS = {
+    "duckdb": (("-c", "-cmd"), ("-init", "-f")),
+    "clickhouse-client": (("-q", "--query"), ("--queries-file",)),
+    "cqlsh": (("-e", "--execute"), ("-f", "--file")),
+    "sqlcmd": (("-Q", "-q", "--query"), ("-i", "--input-file")),
+    "snowsql": (("-q", "--query"), ("-f", "--filename")),
+    "usql": (("-c", "--command"), ("-f", "--file")),
+    "trino": (("-e", "--execute"), ("-f", "--file")),
+    "spark-sql": (("-e",), ("-f",)),
+    "hive": (("-e",), ("-f", "-i")),
+    "beeline": (("-e",), ("-f", "-i")),
+    "impala-shell": (("-q", "--query"), ("-f", "--query_file")),
+    "vsql": (("-c", "--command"), ("-f", "--file")),
+}
+_SQL_DIALECT = {
+    "psql": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "sqlite3": "sqlite",
+    **dict.fromkeys(_OTHER_CLIENTS, "postgres"),
+}
 SQL_CLIENTS = frozenset(_SQL_DIALECT)
 _SQL_INLINE = {
     "psql": ("-c", "--command"),
     "mysql": ("-e", "--execute"),
     "mariadb": ("-e", "--execute"),
+    **{name: inline for name, (inline, _) in _OTHER_CLIENTS.items()},
 }
-_SQL_FILE = {"psql": ("-f", "--file"), "sqlite3": ("-init",)}
+_SQL_FILE = {
+    "psql": ("-f", "--file"),
+    "sqlite3": ("-init",),
+    **{name: files for name, (_, files) in _OTHER_CLIENTS.items()},
+}
+_DATABASE_FILE_FIRST = frozenset(["sqlite3", "duckdb"])  # SQL may follow the database file
 _SQLITE_VALUED = frozenset(["-separator", "-nullvalue", "-newline", "-cmd", "-init"])
 _SQLITE_SHOWS = frozenset(
     [".tables", ".schema", ".indexes", ".headers", ".mode", ".databases", ".dump", ".help"]
@@ -60,7 +90,7 @@ def _sql_statements(name: str, args: Sequence[Arg]) -> list[str] | str:
         option, eq, value = arg.partition("=")
         if option in files:
             return f"{name} {option}: runs SQL from a file the approval check cannot read"
-        if option in inline or (name == "sqlite3" and option == "-cmd"):
+        if option in inline or (name in _DATABASE_FILE_FIRST and option == "-cmd"):
             statements.append(value if eq else str(words.pop(0) if words else ""))
         elif inline and arg[:2] == inline[0] and len(arg) > 2:
             statements.append(arg[2:])  # -cSQL, -eSQL
@@ -68,7 +98,7 @@ def _sql_statements(name: str, args: Sequence[Arg]) -> list[str] | str:
             words = words[1:]
         elif not arg.startswith("-"):
             operands.append(arg)
-    if name == "sqlite3":  # after the database file: SQL or dot-commands
+    if name in _DATABASE_FILE_FIRST:  # after the database file: SQL or dot-commands
         for operand in operands[1:]:
             command = operand.split()[0] if operand.split() else ""
             if command.startswith(".") and command not in _SQLITE_SHOWS:

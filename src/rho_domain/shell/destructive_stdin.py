@@ -11,8 +11,10 @@ to find that form:
   judged as a shell reads it; a pipe asks;
 * ``parallel`` with no command runs each input line (and each ``:::`` argument) as a command;
 * another language read from standard input: ``make -f -``, ``m4`` (``syscmd``), ``gdb``
-  (unless ``-batch`` without ``-x /dev/stdin``), ``dc`` (``!cmd``): a pipe or here-document
-  asks.
+  (unless ``-batch`` without ``-x /dev/stdin``), ``dc`` (``!cmd``), the ftp clients ``ftp``,
+  ``sftp`` (unless ``-b FILE``), ``lftp`` and ``smbclient`` (unless ``-c``/``-f``), whose
+  commands delete remote files and run local ones (``!cmd``): a pipe or here-document asks;
+  ``lftp -c/-e`` and ``smbclient -c`` commands given inline ask too.
 
 When a command is given (``ssh host ls``, ``sudo -s ls``), that command is what runs, and the
 check judges it as it judges any wrapper's command.
@@ -181,7 +183,27 @@ def _dc(args: Sequence[Arg]) -> bool:
     return not _operands(args, "ef", frozenset(["--expression", "--file"]))
 
 
+def _sftp(args: Sequence[Arg]) -> bool:
+    # sftp(1) reads its commands from stdin, unless -b names a batch file that is not stdin
+    batches = [b for a, b in pairwise(args) if a == "-b"]
+    return not batches or any(b is None or b in STDIN_FILES for b in batches)
+
+
+def _lftp(args: Sequence[Arg]) -> bool:
+    # lftp(1), smbclient(1): commands from stdin unless given with -c or a file with -f
+    return not _has(args, "cf", ("--command", "--file"))
+
+
+# ftp clients' own commands delete remote files (rm, mrm, mirror --delete, del) and run
+# local ones (!cmd): given inline they ask like an interpreter's inline code
+_FTP_INLINE = {"lftp": ("ce", ("--command",)), "smbclient": ("c", ("--command",))}
+
 _OTHER_LANGUAGES: dict[str, Callable[[Sequence[Arg]], bool]] = {
+    "ftp": lambda args: True,
+    "tnftp": lambda args: True,
+    "sftp": _sftp,
+    "lftp": _lftp,
+    "smbclient": _lftp,
     "make": _make,
     "gmake": _make,
     "m4": _m4,
@@ -216,6 +238,8 @@ def stdin_reason(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested) -
         if not command and not inputs and stdin not in ("", "file"):
             return "parallel with no command runs each line it reads as a command"
         return ""
+    if name in _FTP_INLINE and _has(args, *_FTP_INLINE[name]):
+        return f"{name}: runs its own commands (remote rm, ! shell escapes) given inline"
     if not reads_code(name, args) or stdin in ("", "file"):
         return ""
     if name in _LOGIN_SHELLS:

@@ -22,14 +22,21 @@ The table (each row: the program, then when it asks again):
   remove or shift bytes in place), or an unknown word;
 * rsync: ``--delete*``, ``--del``, ``--remove-source-files`` or an abbreviation of them, or an
   unknown word;
-* crontab: ``-r``, or a file operand (it replaces the whole table);
+* crontab: ``-r``, a file operand, or neither a file nor ``-l``/``-e`` (it installs standard
+  input, even an empty one, as the whole table);
 * tar: ``--remove-files`` (deletes what it archived), ``--to-command``,
   ``--use-compress-program``/``-I``, ``--checkpoint-action``, ``--info-script``/``-F``,
   ``--new-volume-script``, ``--rsh-command`` (run commands), or an abbreviation of them;
+  ``-P``/``--absolute-names`` (members land outside the directory); unzip: ``-:`` (the same);
 * docker, podman, kubectl, oc, helm, terraform, tofu, pulumi, aws, gcloud, az, gh, glab,
-  heroku, flyctl, npm, pip, brew, apt, apt-get, yum, dnf: an operand that deletes (``delete``,
+  heroku, flyctl, npm, pip, brew, apt, apt-get, yum, dnf, and the other package managers,
+  storage and cloud CLIs of ``destructive_services._DELETING_CLIS`` (snap, gem, cargo, conda,
+  dpkg, rclone, gsutil, bq, docker-compose, virsh...): an operand that deletes (``delete``,
   ``destroy``, ``prune``, ``rm``, ``rmi``, ``purge``, ``uninstall``, ``remove``, ``rb``,
-  ``down``, ``delete-*``, ``terminate-*``...) or a ``-destroy`` option;
+  ``down``, ``del``, ``drain``, ``delete-*``, ``terminate-*``...; rclone's ``sync``,
+  ``move``), an option that deletes (``--delete*``, ``--prune``, ``--purge``, ``--remove*``,
+  ``-destroy``; dpkg ``-r``/``-P``, gsutil ``-d``);
+* dropdb, dropuser: always; mysqladmin: drop, shutdown, kill; pg_ctl: stop, kill;
 * shred, truncate, wipefs, wipe, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk,
   sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff, pkill, killall,
   killall5, userdel, groupdel, deluser, delgroup, chattr: always;
@@ -86,6 +93,8 @@ ALWAYS = frozenset(
         "deluser",
         "delgroup",
         "chattr",
+        "dropdb",
+        "dropuser",
     ]
 )
 

@@ -14,6 +14,7 @@ Contract: ``tokenize(text) -> list[Token]``; raises ``CommandRefused`` with a re
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import attrs
@@ -30,6 +31,9 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 # What may follow "$" and make bash expand something.
 _EXPANDING_AFTER_DOLLAR = _NAME_START | frozenset("0123456789{([@*#?$!-'\"")
 
+# The unquoted head of an assignment word: NAME=, NAME+=, NAME[...]=
+_ASSIGNS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]'\"]*\])?\+?=")
+
 TokenKind = Literal["word", "op", "redirect", "newline"]
 
 
@@ -42,7 +46,8 @@ class Token:
     (``< > >> >| <> <& >& &> &>> << <<- <<<``), ``fd`` the explicit descriptor or None; the
     target follows as the next word token, except here-documents, whose body is ``heredoc``.
     ``pattern`` is set on a word with an unquoted glob character: the word for ``shell.glob``,
-    each quoted character escaped with a backslash.
+    each quoted character escaped with a backslash. ``assigns``: a quoted word bash still reads
+    as an assignment, its ``NAME=`` unquoted (``FOO='a b'``; not ``'FOO'=a``).
     """
 
     __repr__ = value_repr
@@ -55,6 +60,7 @@ class Token:
     fd: int | None = None
     heredoc: str | None = None
     pattern: str | None = None
+    assigns: bool = False
 
 
 def check_hygiene(text: str) -> None:
@@ -224,7 +230,11 @@ class _Lexer:
             self.redirect(int(text))
             return self.tokens[-1]
         token = Token(
-            kind="word", text=text, quoted=quoted, pattern="".join(pattern) if magic else None
+            kind="word",
+            text=text,
+            quoted=quoted,
+            pattern="".join(pattern) if magic else None,
+            assigns=quoted and bool(_ASSIGNS.match(self.s, start)),
         )
         if collect:
             self.tokens.append(token)

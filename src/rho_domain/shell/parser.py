@@ -191,7 +191,7 @@ class _Parser:
         redirections: list[Redirection] = []
         while (tok := self.peek()) is not None:
             if tok.kind == "word":
-                if not argv and not tok.quoted:
+                if not argv and (not tok.quoted or tok.assigns):
                     _check_command_word(tok.text)
                 if not argv and tok.pattern is not None:
                     raise CommandRefused(
