@@ -85,15 +85,16 @@ def interrupt_at_start(signum: int, frame: object) -> None:
 
 
 def service_stops() -> tuple[int, ...]:
-    """The signals a service stops on as it does on SIGTERM: SIGINT and every ending signal,
-    less those the process ignores (SIGHUP under ``nohup``) or someone else handles (a
-    profiler's SIGPROF); only the default and ``interrupt_at_start`` are replaced. Before,
-    SIGQUIT or SIGUSR1 reached ``interrupt_at_start`` in the middle of a service: a
-    traceback, the server's token file left on disk, the worker's run ended twice and its
-    command left running."""
+    """The signals a service stops on as it does on SIGTERM: SIGINT, SIGTERM (always, as
+    before) and every other ending signal, less those the process ignores (SIGHUP under
+    ``nohup``) or someone else handles (a profiler's SIGPROF): of those, only the default
+    and ``interrupt_at_start`` are replaced. Before, SIGQUIT or SIGUSR1 reached
+    ``interrupt_at_start`` in the middle of a service: a traceback, the server's token file
+    left on disk, the worker's run ended twice and its command left running."""
     ours = (signal.SIG_DFL, interrupt_at_start)
-    chosen = (int(signal.SIGINT), *ending_signals())
-    return tuple(s for s in chosen if signal.getsignal(s) in ours)
+    always = (int(signal.SIGINT), int(signal.SIGTERM))
+    others = (s for s in ending_signals() if s not in always)
+    return (*always, *(s for s in others if signal.getsignal(s) in ours))
 
 
 def service_exit(signum: int | None) -> int:
