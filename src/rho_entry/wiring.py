@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.guarded_clock import GuardedClock
 from rho_domain.loop.session_ports import Closeable, SessionPorts
 from rho_domain.permissions import (
     DatabaseMode,
@@ -158,10 +159,12 @@ def build_ports(
     if opened is not None and hasattr(opened, "aclose"):
         owned.append(cast(Closeable, opened))  # a store opened here closes with the session
     config = agent.config
-    if clock is None:
-        from rho_adapters.clock import SYSTEM_CLOCK
+    from rho_adapters.clock import SYSTEM_CLOCK
 
+    if clock is None:
         clock = SYSTEM_CLOCK  # one per process: it and its guard are shared by the sessions
+    else:  # a given clock that fails before it ever tells the time: dated by this one
+        GuardedClock.of(clock, fallback=SYSTEM_CLOCK)
     if model is None:
         model = build_model(config, env, clock)
         owned.append(model)

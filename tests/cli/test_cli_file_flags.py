@@ -100,3 +100,31 @@ def test_a_socket_a_dash_and_a_stream_as_system_prompt_are_named(tmp_path: Path)
         f"rho-agent: --system-prompt /dev/zero{stream}",
         "1",
     ], done.stderr
+
+
+def test_a_pipe_whose_writer_never_closes_is_refused_naming_it(tmp_path: Path) -> None:
+    """Before: ``--config FIFO`` held open by a writer that never closes it (``sleep 1000 >
+    FIFO``) was read as ``cat`` reads it, for good: the run never began, nothing was said,
+    until it was killed. Now a writer that sends nothing for ``idle`` seconds (30 by
+    default; a short one here) is refused, naming the file; one that closes is read."""
+    from rho_domain.errors import ConfigError
+    from rho_entry.config.yaml_text import read_config_text
+
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    for sent in (b"", b"model: half"):
+        writer = os.open(fifo, os.O_RDWR)  # a writer that holds it open
+        try:
+            os.write(writer, sent)
+            try:
+                read_config_text(fifo, where="--config config.yaml", what="it", idle=0.05)
+            except ConfigError as refused:
+                said = str(refused)
+            else:
+                raise AssertionError("read a pipe whose writer never closed it")
+        finally:
+            os.close(writer)
+        assert said == (
+            "--config config.yaml: cannot read it: it is a pipe whose writer sent nothing for "
+            "0.05 s and has not closed it; close the writer when it is done (or give a file)"
+        )

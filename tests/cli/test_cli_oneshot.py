@@ -290,12 +290,14 @@ def _as_on_a_terminal() -> None:
 
 
 def _reading_a_fifo(pid: int) -> bool:
-    """Whether process ``pid`` waits in a read of a pipe for its data (Linux: ``pipe_read``,
-    ``anon_pipe_read`` on newer kernels)."""
+    """Whether process ``pid`` waits on a pipe for its data: in ``poll`` (the file flags'
+    read waits there, bounded: ``yaml_text.PIPE_IDLE_SECONDS``; Linux ``poll_schedule_timeout``)
+    or, in a read, ``pipe_read`` (``anon_pipe_read`` on newer kernels)."""
     try:
-        return Path(f"/proc/{pid}/wchan").read_text().endswith("pipe_read")
+        waits = Path(f"/proc/{pid}/wchan").read_text()
     except OSError:
         return False
+    return waits.endswith("pipe_read") or waits.startswith("poll_schedule_timeout")
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from domain_support import make_session
 from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
 from rho_domain import events as ev
 from rho_domain.compaction import plan_compaction
-from rho_domain.errors import ServerError
+from rho_domain.errors import ContextLengthExceeded, ServerError
 from rho_domain.messages import (
     AssistantMessage,
     ToolCall,
@@ -181,3 +181,28 @@ async def test_failed_auto_compaction_ends_the_run_when_the_next_call_cannot_fit
     assert "1000 tokens" in (result.error or "")
     assert "empty summary" in (result.error or "")
     assert len(session.model.requests) == 2  # type: ignore[attr-defined]
+
+
+async def test_a_request_too_large_in_bytes_is_compacted_then_said_as_itself() -> None:
+    """A 413 (a proxy's request size limit: the adapter reads it as ContextLengthExceeded)
+    is compacted once and the call made again; refused again, the run's ContextFull quotes
+    the 413 instead of "the model's context window is 100000 tokens", a window the request
+    was nowhere near (what it said before)."""
+    too_large = ContextLengthExceeded("HTTP 413: Request Entity Too Large", status=413)
+    session = make_session(
+        [
+            text("ok " * 200),
+            Turn(error=too_large),
+            text("the summary"),
+            Turn(error=too_large),
+        ]
+    )
+    await session.run("first " * 200)
+    result = await session.run("second")
+    assert result.error_type == "ContextFull"
+    assert (result.error or "").startswith(
+        "ContextFull: context full: HTTP 413: Request Entity Too Large; and it still does not "
+        "fit after compaction. To continue:"
+    ), result.error
+    assert "raise the size limit of the server or the proxy before it" in (result.error or "")
+    assert len(session.model.requests) == 4  # type: ignore[attr-defined]

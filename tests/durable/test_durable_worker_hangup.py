@@ -1,9 +1,12 @@
 """SIGHUP (the terminal a worker was started from closes) stops ``rho-agent worker`` as
-SIGTERM does: exit 0, the run in flight ended ``cancelled`` in its trace, its command gone.
+SIGTERM does: exit 0, the run in flight ended ``cancelled`` in its trace, its command gone;
+SIGUSR1 (any other signal whose default ends a process) too, exit 128 + 10.
 
 Before, the worker listened for SIGTERM and SIGINT only: SIGHUP killed it (status -1), the
 run's trace ended at its ``tool_start`` with no ``run_end``, and the run stayed unended until
-another worker of the queue took it over, if one ever did.
+another worker of the queue took it over, if one ever did. SIGUSR1 reached the CLI's start-up
+handler mid-run: a DBOS traceback, "interrupted while starting", the run ended twice
+(two ``run_end``) and its ``sleep`` left running after the worker exited.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_sighup_stops_the_worker_and_ends_its_run_in_flight(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGHUP, 0), (signal.SIGUSR1, 138)])
+def test_a_stop_signal_stops_the_worker_and_ends_its_run_in_flight(
+    tmp_path: Path, signum: signal.Signals, code: int
+) -> None:
     db = str(tmp_path / "runs.sqlite")
     with LoopbackServer([], rules=[scripted({"hup": [bash(SLEEP, "c1")]})]) as model:
         worker = Worker(tmp_path, "hup", db=db, base_url=model.base_url, profile="eval")
@@ -43,12 +49,13 @@ def test_sighup_stops_the_worker_and_ends_its_run_in_flight(tmp_path: Path) -> N
             wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "", "sleep")
             sleeper = int(pid_file.read_text())
 
-            worker.process.send_signal(signal.SIGHUP)
-            code = worker.process.wait(30)
+            worker.process.send_signal(signum)
+            exited = worker.process.wait(30)
         finally:
             worker.stop()
     log = worker.log.read_text()
-    assert code == 0, log
+    assert exited == code, log
+    assert "Traceback" not in log
     ends = [e for e in trace(tmp_path / "store", session_id) if e["kind"] == "run_end"]
     assert [e["status"] for e in ends] == ["cancelled"], log
     running = _running(sleeper)

@@ -5,9 +5,10 @@ The service and the three resumes are forked from the CLI's zygote (``program_zy
 still a process of its own that gets the signal, its tools and its exit status; the 1 s of CPU
 each start paid importing rho_entry (4 s of the test's 5) was not what the test is about.
 
-SIGHUP (the terminal closing) closes the runtime too: before, ``shutdown_on_signals`` listened
-for SIGTERM and SIGINT only, and SIGHUP killed the service with its sessions unended. That
-check runs in this process (the handler shares the SIGTERM path above)."""
+SIGHUP (the terminal closing) and every other signal whose default ends a process (SIGUSR1...)
+close the runtime too: before, ``shutdown_on_signals`` listened for SIGTERM and SIGINT only
+(then SIGHUP too), and the others killed the service with its sessions unended. That check
+runs in this process (the handler shares the SIGTERM path above)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from runtime_support import clean_env, processes_with
 
 from rho_adapters.fakes import ScriptedModel
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_entry import AgentConfig, create_runtime, shutdown_on_signals, start_runtime
+from rho_entry.stop_signals import service_exit, service_stops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
 from program_zygote import popen
@@ -112,21 +115,52 @@ def test_sigterm_cancels_handles_and_leaves_resumable_sessions(tmp_path: Path) -
             assert roles == ["system", "user", "assistant", "tool", "user"]
 
 
-async def test_sighup_closes_a_runtime_as_sigterm_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGUSR1])
+async def test_an_ending_signal_closes_a_runtime_as_sigterm_does(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """SIGHUP, and SIGUSR1 for every other signal whose default ends a process (before,
+    ``shutdown_on_signals`` did not listen for it: SIGUSR1 killed the service)."""
     runtime = create_runtime(AgentConfig(working_dir=str(tmp_path)), model=ScriptedModel([]))
     await start_runtime(runtime)
     loop = asyncio.get_running_loop()
-    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-    # SIGHUP as a terminal gives it: under nohup (SIG_IGN) shutdown_on_signals rightly leaves
-    # it ignored, and the runtime waited out the 30 s bound below
-    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    # the signal as a terminal gives it: under nohup (SIG_IGN) shutdown_on_signals rightly
+    # leaves it ignored, and the runtime waited out the 30 s bound below
+    before = signal.signal(signum, signal.SIG_DFL)
+    stops = service_stops()
     try:
         shutdown_on_signals(runtime, deadline=5)
-        # checked before it is sent: SIGHUP's default would end this test process
-        assert signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL
-        os.kill(os.getpid(), signal.SIGHUP)
+        # checked before it is sent: the signal's default would end this test process
+        assert signal.getsignal(signum) is not signal.SIG_DFL
+        os.kill(os.getpid(), signum)
         await asyncio.wait_for(runtime.wait_closed(), 30)
     finally:
         for number in stops:
             loop.remove_signal_handler(number)
-        signal.signal(signal.SIGHUP, before)
+        signal.signal(signum, before)
+
+
+def test_a_service_stops_on_every_ending_signal_it_is_free_to_take() -> None:
+    """SIGINT and SIGTERM always (asyncio.run's own SIGINT handler too: leaving it out made a
+    worker's Ctrl+C exit 130 with a KeyboardInterrupt instead of stopping it); SIGUSR1 at its
+    default; not SIGHUP ignored (nohup) nor SIGPROF held by a profiler. 0 for the documented
+    stops, 128 + the number for another."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGPROF)}
+    saved[signal.SIGUSR1] = signal.getsignal(signal.SIGUSR1)
+    try:
+        signal.signal(signal.SIGINT, lambda *_: None)  # as asyncio.run sets it
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGPROF, lambda *_: None)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        stops = service_stops()
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+    assert stops[:2] == (signal.SIGINT, signal.SIGTERM)
+    assert signal.SIGUSR1 in stops
+    assert signal.SIGHUP not in stops
+    assert signal.SIGPROF not in stops
+    assert [service_exit(s) for s in (None, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)] == [
+        0
+    ] * 4
+    assert (service_exit(signal.SIGQUIT), service_exit(signal.SIGUSR1)) == (131, 138)

@@ -279,6 +279,12 @@ async def test_injected_mid_stream_error_fault() -> None:
         ),  # OpenRouter: integer code
         (422, {"message": "structured output timed out", "type": "x"}, BadRequest, "timed out"),
         (402, {"error": {"code": 402, "message": "Insufficient credits"}}, BadRequest, "credits"),
+        (
+            413,
+            {"error": {"message": "Request Entity Too Large"}},
+            ContextLengthExceeded,
+            "client_max_body_size",
+        ),  # a proxy's size limit (nginx: 1 MiB): compacted, not a BadRequest that ends the run
     ],
 )
 async def test_http_errors_map_to_typed_errors_with_the_servers_message(

@@ -70,7 +70,13 @@ def test_a_pending_approval_survives_a_restart(
     assert model_server.requests[1]["messages"][-1]["role"] == "tool"
 
 
-def test_sigterm_cancels_a_run_in_progress_and_leaves_it_resumable(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 0), (signal.SIGQUIT, 131)])
+def test_a_stop_signal_cancels_a_run_in_progress_and_leaves_it_resumable(
+    tmp_path: Path, signum: signal.Signals, code: int
+) -> None:
+    """SIGTERM, and any other signal whose default ends a process (SIGQUIT here: exit 131).
+    Before, SIGQUIT reached the CLI's start-up handler in the middle of a request: a
+    traceback on stderr, the token file left on disk, the lifespan's shutdown never run."""
     where = place(tmp_path)
     from rho_adapters.fakes.wire import stall
 
@@ -85,7 +91,10 @@ def test_sigterm_cancels_a_run_in_progress_and_leaves_it_resumable(tmp_path: Pat
             for line in r.iter_lines():
                 if line == "event: llm_start":
                     break
-        assert serve.stop() == 0
+        assert serve.stop(signum) == code
+        said = serve.process.communicate(timeout=10)[1]
+    assert "Traceback" not in said
+    assert list((where.home / "server").iterdir()) == []  # the token file removed
     meta = (where.sessions / sid / "meta.json").read_text()
     assert '"status": "cancelled"' in meta
     assert '"pid": null' in meta

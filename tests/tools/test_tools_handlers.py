@@ -188,6 +188,24 @@ async def test_tools_grep_rg_and_fallback_agree(ws: Path, fallback: bool) -> Non
     ]
 
 
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_grep_says_a_binary_file_it_was_given_matches(ws: Path, fallback: bool) -> None:
+    """Before: grep given a binary file (NUL bytes) that holds the pattern answered "No
+    matches.": rg's "binary file matches" line was dropped, the fallback skipped the file.
+    In a directory a binary file is still skipped, as rg does (not read through)."""
+    executor = NoRipgrep(str(ws)) if fallback else None
+    (ws / "src" / "blob.bin").write_bytes(b"\x00\x01FOO\xff\n")
+    out = await call(ws, "grep", RO, executor=executor, pattern="FOO", path="src/blob.bin")
+    assert out.content == (
+        "Binary file src/blob.bin matches (it holds NUL bytes, so its lines are not shown: "
+        "bash `grep -a`, `strings` or `xxd`)\n[no text lines to show]"
+    )
+    out = await call(ws, "grep", RO, executor=executor, pattern="BAR", path="src/blob.bin")
+    assert out.content == "No matches."
+    out = await call(ws, "grep", RO, executor=executor, pattern="FOO", path="src")
+    assert "blob.bin" not in out.content
+
+
 async def test_tools_grep_outside_workspace_is_refused(ws: Path) -> None:
     out = await call(ws, "grep", RO, pattern="root", path="/etc")
     assert out.is_error

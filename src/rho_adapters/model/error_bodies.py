@@ -55,6 +55,10 @@ _PROMPT_PATTERNS = (
     r"you requested (\d+) tokens",
 )
 _NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
+TOO_LARGE = (
+    "the request is larger than the server, or a proxy before it, accepts: its request "
+    "size limit, such as nginx's client_max_body_size"
+)
 
 
 def error_payload(body: str) -> tuple[str, str]:
@@ -138,6 +142,10 @@ def error_from_response(
     if any(m in haystack for m in _CONTEXT_MARKERS):
         window, prompt = overflow_numbers(haystack, body)
         return ContextLengthExceeded(text, window=window, prompt_tokens=prompt, **kw)
+    if status == 413:  # a request too large for the server or a proxy before it: the
+        # history grew past its size limit (nginx's client_max_body_size is 1 MiB), which
+        # compacting it answers; as a BadRequest it ended the run, uncompacted
+        return ContextLengthExceeded(f"{text} ({TOO_LARGE})", **kw)
     if status in (401, 403):
         return AuthenticationError(text, **kw)
     if status == 404 or any(m in haystack for m in _NOT_FOUND_MARKERS):

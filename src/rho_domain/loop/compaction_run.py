@@ -277,14 +277,18 @@ async def compact_after_overflow(
     window = overflow.window or size.window
     tokens = overflow.prompt_tokens or size.tokens
     if not agent.config.auto_compact:
-        raise context_full(window, tokens, "auto-compaction is off") from overflow
+        raise context_full(window, tokens, "auto-compaction is off", refused=overflow) from overflow
     if state.pending_calls:
-        raise context_full(window, tokens, "tool calls wait for approval") from overflow
+        raise context_full(
+            window, tokens, "tool calls wait for approval", refused=overflow
+        ) from overflow
     try:
         result = await compact_history(agent, model, journal, "", "overflow")
     except ContextFull:
         raise
     except (CompactionRejected, ModelError) as exc:
-        raise context_full(window, tokens, f"compaction failed ({exc})") from exc
+        raise context_full(window, tokens, f"compaction failed ({exc})", refused=overflow) from exc
     if not result.summary:
-        raise context_full(window, tokens, "there is no earlier history to compact") from overflow
+        raise context_full(
+            window, tokens, "there is no earlier history to compact", refused=overflow
+        ) from overflow

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.agent import Agent
-from rho_domain.errors import ConfigError, ContextFull
+from rho_domain.errors import ConfigError, ContextFull, ModelHTTPError
 from rho_domain.messages import Message, estimate_tokens, message_chars
 from rho_domain.model import ModelRequest
 from rho_domain.ports.model import ChatModel, ContextMeter, context_meter
@@ -143,8 +143,18 @@ def summary_tokens(agent: Agent, window: int) -> int:
     return min(room, limit) if limit else room
 
 
-def context_full(window: int, tokens: int | None, reason: str) -> ContextFull:
-    """The error that ends a run whose context cannot be made to fit."""
+def context_full(
+    window: int, tokens: int | None, reason: str, *, refused: ModelHTTPError | None = None
+) -> ContextFull:
+    """The error that ends a run whose context cannot be made to fit; ``refused``: the
+    server's refusal, whose HTTP 413 (a request too large for the server or a proxy before
+    it, in bytes) is said as itself, not as the model's window."""
+    if refused is not None and refused.status == 413:
+        return ContextFull(
+            f"context full: {refused}; and {reason}. To continue: /compact with shorter "
+            "instructions or /clear in the REPL (or a new session); send a shorter message; "
+            "or raise the size limit of the server or the proxy before it."
+        )
     need = f"about {tokens} tokens" if tokens else "more tokens"
     return ContextFull(
         f"context full: the next request needs {need}, the model's context window is "

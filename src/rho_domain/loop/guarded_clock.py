@@ -16,7 +16,9 @@ is a failure like a raise.
 ``GuardedClock`` takes the first failure of any member as the clock's end for this session:
 from then on every member answers from the running event loop's time (``loop.time()``,
 monotonic), continued from the clock's last good readings so that durations never go
-backwards and timestamps keep moving; and each session's ``Journal.emit`` records the
+backwards and timestamps keep moving (a clock that failed before its ``now()`` ever answered
+continues from its ``fallback``'s, the system clock that ``wiring.build_ports`` gives: from 0
+its events were dated 1970); and each session's ``Journal.emit`` records the
 failure once, as an ``ErrorOccurred`` with ``error_type`` ``ClockError``, before its next
 event (a durable run executed again says it once it no longer retraces its trace, and passes
 over the one its trace holds: a clock's failure is no step of the run to replay). A cancel of
@@ -56,29 +58,47 @@ class GuardedClock(Clock):
     docstring). ``failure`` says what failed (None while none did), for each journal to
     record once."""
 
-    __slots__ = ("_base", "_last_monotonic", "_last_now", "_read", "clock", "failed", "failure")
+    __slots__ = (
+        "_base",
+        "_last_monotonic",
+        "_last_now",
+        "_now_read",
+        "_read",
+        "clock",
+        "failed",
+        "failure",
+        "fallback",
+    )
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, *, fallback: Clock | None = None) -> None:
         self.clock = clock
         self.failed = False
         self.failure: str | None = None
+        # where the times start when the clock failed before now() ever answered (None:
+        # from 0, 1970); the composition root gives the system clock
+        self.fallback = fallback
         self._last_now = 0.0
+        self._now_read = False  # now() has answered once: the times continue from it
         self._last_monotonic = 0.0
         self._read = False  # monotonic() has answered once: a later reading may not be less
         self._base: float | None = None  # the loop time the fallback counts from
 
     @classmethod
-    def of(cls, clock: Clock) -> GuardedClock:
+    def of(cls, clock: Clock, *, fallback: Clock | None = None) -> GuardedClock:
         """``clock``'s guard, made once per clock (a clock that cannot be a weak key, unhashable
-        or without ``__weakref__``, gets one each time)."""
+        or without ``__weakref__``, gets one each time); ``fallback`` (kept once given) is
+        where its times start if it fails before its ``now()`` ever answered."""
         if isinstance(clock, GuardedClock):
-            return clock
-        try:
-            return _GUARDS[clock]
-        except (KeyError, TypeError):
-            guard = cls(clock)
-        with contextlib.suppress(TypeError):
-            _GUARDS[clock] = guard
+            guard = clock
+        else:
+            try:
+                guard = _GUARDS[clock]
+            except (KeyError, TypeError):
+                guard = cls(clock)
+            with contextlib.suppress(TypeError):
+                _GUARDS[clock] = guard
+        if guard.fallback is None:
+            guard.fallback = fallback
         return guard
 
     def __getattr__(self, name: str) -> Any:
@@ -91,6 +111,12 @@ class GuardedClock(Clock):
             return
         self.failed = True
         self._base = _loop_time()
+        if not self._now_read and self.fallback is not None:
+            # a clock that never told the time: its times from 0 were dated 1970
+            with contextlib.suppress(Exception):
+                reading = self.fallback.now()
+                if a_time(reading):
+                    self._last_now = reading
         what = f"raised {described(exc)} in {member}()" if exc is not None else lie
         self.failure = (
             f"the clock {plugged_name(self.clock)} {what}: from here on this session's times "
@@ -117,6 +143,7 @@ class GuardedClock(Clock):
             else:
                 if a_time(reading):
                     self._last_now = reading
+                    self._now_read = True
                     return reading
                 self._fail("now", lie=f"answered now() with {reading!r}, not a time")
         return self._last_now + self._elapsed()

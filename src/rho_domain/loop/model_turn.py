@@ -66,7 +66,9 @@ async def call_model(
     except ContextLengthExceeded as again:
         size = await measure(agent, model, journal.state)
         window, tokens = again.window or size.window, again.prompt_tokens or size.tokens
-        raise context_full(window, tokens, "it still does not fit after compaction") from again
+        raise context_full(
+            window, tokens, "it still does not fit after compaction", refused=again
+        ) from again
 
 
 async def _call_once(

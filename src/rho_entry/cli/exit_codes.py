@@ -13,6 +13,14 @@ Standard library only (imported by the parser for ``--help``).
 
 from __future__ import annotations
 
+# the signals' side lives below the CLI and the server (rho_entry.stop_signals): re-exported
+from rho_entry.stop_signals import SIGNALLED as SIGNALLED
+from rho_entry.stop_signals import ending_signals as ending_signals
+from rho_entry.stop_signals import first_heard
+from rho_entry.stop_signals import forget as forget
+from rho_entry.stop_signals import heard as heard
+from rho_entry.stop_signals import interrupt_at_start as interrupt_at_start
+
 OK = 0  # the run completed
 USAGE = 1  # bad flag, config, profile, template, output file or stdout; or an internal error
 MODEL = 2  # the model endpoint failed (connection, HTTP status, broken stream)
@@ -21,58 +29,13 @@ APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
 REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
 STUCK = 6  # stopped: the model repeated the same tool call after being told (--repeat-limit)
 CANCELLED = 130  # Ctrl+C (SIGINT), a cancel from the monitor; by a signal: 128 + its number
-SIGNALLED = 128  # a run a signal cancelled exits this plus the signal's number
-
-_heard: list[int] = []  # the stop signals this command heard, the first deciding
-
-
-def heard(signum: int) -> None:
-    """Record that the stop signal ``signum`` reached this command (a handler calls it)."""
-    _heard.append(int(signum))
-
-
-def forget() -> None:
-    """Forget the signals heard (``main`` starts each command with none)."""
-    _heard.clear()
-
-
-# Every signal whose default ends the process and that a handler can catch, besides SIGINT
-# (Python's KeyboardInterrupt): SIGQUIT, SIGUSR1 and the rest killed a run where it stood
-# (exit 131, 138: no --json result, no run_end, the session "running" until stale). Left out:
-# the faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS), which a Python
-# handler cannot answer, and SIGPIPE and SIGXFSZ, which Python ignores (a failed write raises).
-_ENDING_NAMES = (
-    "SIGTERM",
-    "SIGHUP",
-    "SIGQUIT",
-    "SIGUSR1",
-    "SIGUSR2",
-    "SIGALRM",
-    "SIGVTALRM",
-    "SIGPROF",
-    "SIGXCPU",
-    "SIGPOLL",
-    "SIGPWR",
-    "SIGSTKFLT",
-)
-
-
-def ending_signals() -> tuple[int, ...]:
-    """The signals that end a command as SIGTERM does (cancelled, exit 128 + the signal's
-    number), in this order, those this platform has; SIGTERM and SIGHUP first. Each handler
-    that installs them leaves alone one the process ignores (``nohup``) or that someone else
-    set (a profiler's SIGPROF): only the default, which killed the process, is replaced."""
-    import signal
-
-    named = [getattr(signal, name, None) for name in _ENDING_NAMES]
-    real_time = range(signal.SIGRTMIN, signal.SIGRTMAX + 1) if hasattr(signal, "SIGRTMIN") else ()
-    return (*(int(s) for s in named if s is not None), *real_time)
 
 
 def cancelled() -> int:
     """The exit code of a cancelled command: 128 + the first stop signal it heard (143
     SIGTERM, 129 SIGHUP, 130 SIGINT), else ``CANCELLED``."""
-    return SIGNALLED + _heard[0] if _heard else CANCELLED
+    first = first_heard()
+    return CANCELLED if first is None else SIGNALLED + first
 
 
 EXIT_CODES_HELP = """\

@@ -108,12 +108,7 @@ def _sigterm_cancels() -> None:
 
     for signum in exit_codes.ending_signals():  # SIGQUIT, SIGUSR1, ... too
         if signal.getsignal(signum) is signal.SIG_DFL:
-            signal.signal(signum, _interrupt)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    exit_codes.heard(signum)  # exits 128 + signum
-    raise KeyboardInterrupt
+            signal.signal(signum, exit_codes.interrupt_at_start)  # exits 128 + signum
 
 
 # Each subcommand imports its module when it runs (a plain import the architecture test sees,

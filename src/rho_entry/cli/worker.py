@@ -2,8 +2,10 @@
 
     rho-agent worker --durable-db runs.sqlite [--store URL] [--queue NAME] [--concurrency N]
 
-Runs until SIGTERM, SIGHUP (its terminal gone; left ignored under ``nohup``) or Ctrl+C (then
-exits 0, the runs in flight ended ``cancelled`` in their traces; Ctrl+C during the start: 130).
+Runs until SIGTERM, SIGHUP (its terminal gone; left ignored under ``nohup``), Ctrl+C (then
+exits 0, the runs in flight ended ``cancelled`` in their traces; Ctrl+C during the start: 130)
+or another signal whose default ends a process (SIGQUIT, SIGUSR1, ...: stopped the same way,
+exit 128 + its number).
 Sessions are read and written in ``--store`` (the store every worker and every enqueuer shares:
 a directory, or ``postgresql://...``; ``rho_entry.config.stores``); the queue, the step records
 and the heartbeats are in ``--durable-db`` (a SQLite file for one host, a PostgreSQL URL for
@@ -17,13 +19,13 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
 import socket
 import sys
 import uuid
 from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
+from rho_entry import stop_signals
 from rho_entry.cli import exit_codes
 from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser, at_least_one, seconds
@@ -142,21 +144,28 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> int:
-    """Start ``worker``, then consume until SIGTERM, SIGINT or SIGHUP; the worker stopped
-    after. SIGHUP killed a worker whose terminal closed: its runs in flight ended in no trace
-    (the last event a ``tool_start``) until another worker took them over, if one ever did."""
+    """Start ``worker``, then consume until SIGTERM, SIGINT, SIGHUP or another signal whose
+    default ends a process (``stop_signals.service_stops``); the worker stopped after. Exit 0,
+    or 128 + the signal's number for one other than those three. SIGHUP killed a worker whose
+    terminal closed: its runs in flight ended in no trace until another worker took them
+    over, if one ever did; SIGQUIT or SIGUSR1 reached the CLI's start-up handler mid-run: a
+    traceback, the run ended twice, its command left running."""
     executor_id = options.executor_id
     await worker.start()
     stop = asyncio.Event()
+    heard: list[int] = []
     loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        heard.append(signum)
+        stop.set()
+
     try:
         # listening before the banner: a supervisor that stops the worker as soon as it
         # reads "consuming" gets a clean stop, never a death by SIGTERM
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            if sig == signal.SIGHUP and signal.getsignal(sig) is signal.SIG_IGN:
-                continue  # nohup's choice: the worker outlives its terminal
+        for sig in stop_signals.service_stops():  # nohup's SIGHUP is left ignored
             with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+                loop.add_signal_handler(sig, on_signal, sig)
         sys.stderr.write(
             f"rho-agent worker {executor_id}: consuming {options.queue} in {where} "
             f"(version {options.app_version}, {options.concurrency} at once)\n"
@@ -165,4 +174,4 @@ async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> in
         await stop.wait()
     finally:
         await worker.stop()
-    return exit_codes.OK
+    return stop_signals.service_exit(heard[0] if heard else None)

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import json
 import os
+import select
 import stat
 from pathlib import Path
 from typing import Any
@@ -40,18 +41,33 @@ config, template or model's context window needs. Read whole, ``--config /dev/ze
 ``yes | rho-agent``) took memory until the process died ("internal error: MemoryError")."""
 
 
-def read_config_text(path: str | Path, *, where: str, what: str) -> str:
+PIPE_IDLE_SECONDS = 30.0
+"""How long a pipe the user names may send nothing, open, before the read gives up: its
+writer is stuck or never closes (a FIFO held open by ``sleep 1000 > fifo``), which held the
+run before it began, without a word, until it was killed."""
+
+
+def read_config_text(
+    path: str | Path, *, where: str, what: str, idle: float = PIPE_IDLE_SECONDS
+) -> str:
     """The text of a file the user gives rho-agent (a config, a profile, a template, a
     databases or price file, an answer schema): UTF-8, without the byte order mark some
     editors put first (it would hide a template's frontmatter, whose ``---`` must begin the
     text). ``ConfigError`` says ``"{where}: cannot read {what}: ..."`` when the file cannot be
     read (missing, a directory, no permission), holds more than ``MAX_INPUT_BYTES`` (a device
-    or a stream that never ends) or is not UTF-8 text, naming the first byte that is not and
-    where it is."""
+    or a stream that never ends), is a pipe whose writer sends nothing for ``idle`` seconds
+    without closing it, or is not UTF-8 text, naming the first byte that is not and where
+    it is."""
     try:
-        data, fifo = _read_bounded(Path(path))
+        data, fifo = _read_bounded(Path(path), idle)
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read {what}: {_unread(Path(path), exc)}") from exc
+    except _PipeIdle:
+        raise ConfigError(
+            f"{where}: cannot read {what}: it is a pipe whose writer sent nothing for "
+            f"{idle:g} s and has not closed it; close the writer when it is done (or give "
+            "a file)"
+        ) from None
     if fifo and not data:
         raise ConfigError(
             f"{where}: cannot read {what}: it is a named pipe (FIFO) that nothing writes to; "
@@ -84,20 +100,48 @@ def _unread(path: Path, exc: OSError) -> str:
     return said
 
 
-def _read_bounded(path: Path) -> tuple[bytes, bool]:
+class _PipeIdle(Exception):
+    """A pipe's writer sent nothing for ``idle`` seconds and did not close it."""
+
+
+def _read_bounded(path: Path, idle: float = PIPE_IDLE_SECONDS) -> tuple[bytes, bool]:
     """At most ``MAX_INPUT_BYTES + 1`` bytes of ``path``, and whether it is a FIFO. Opened
     without waiting: opening a named pipe that nothing writes to waits for a writer for
     good, so ``--config``, ``--vars-file`` or ``--output-schema`` naming one held the run
     before it began until it was killed. A pipe with a writer (``--config <(...)``) is then
-    read as it was, waiting for its data; one without reads nothing."""
+    read as ``cat`` reads it, to its end, but ``_PipeIdle`` once its writer sends nothing
+    for ``idle`` seconds; one without reads nothing."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        fifo = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return _read_pipe(fd, idle), True
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read(MAX_INPUT_BYTES + 1), fifo
+            return file.read(MAX_INPUT_BYTES + 1), False
     finally:
         os.close(fd)
+
+
+def _read_pipe(fd: int, idle: float) -> bytes:
+    """A non-blocking pipe ``fd`` read to its end (nothing when no writer ever opened it),
+    at most ``MAX_INPUT_BYTES + 1`` bytes; ``_PipeIdle`` after ``idle`` seconds without
+    a byte or the end."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_INPUT_BYTES:
+        try:
+            chunk = os.read(fd, min(1 << 16, MAX_INPUT_BYTES + 1 - size))
+        except BlockingIOError:  # a writer holds it open and has sent nothing yet
+            if not poller.poll(idle * 1000):
+                raise _PipeIdle from None
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:

@@ -26,6 +26,7 @@ from rho_entry.runtime.handle_values import (
     cancelled_result,
     empty_result,
     finished,
+    unclosed_result,
     waiting_result,
 )
 
@@ -264,7 +265,10 @@ class AgentHandle:
         session, self._session = self._session, None
         try:
             if session is not None:
-                await asyncio.shield(session.close())
+                try:
+                    await asyncio.shield(session.close())
+                except Exception as exc:  # noqa: BLE001 - said in the result (unclosed_result)
+                    result = unclosed_result(result, exc)
         finally:
             self._result = result
             self._status = HandleStatus(result.status.value)

@@ -85,6 +85,20 @@ def cancelled_result(
     return empty_result(session_id, session, RunStatus.CANCELLED, None, None)
 
 
+def unclosed_result(result: RunResult, failure: Exception) -> RunResult:
+    """``result`` of a run whose session then failed to close (its last events not written:
+    a full disk, a store gone), the failure added to its ``error``: raised instead, it ended
+    the handle's task, which nobody awaits ("Task exception was never retrieved" in the
+    service's log, at the collector's whim), and a run whose own result said nothing of it
+    stayed ``completed`` with no word that its end was never stored."""
+    said = f"{type(failure).__name__}: {failure}"
+    if result.error is None:
+        error = f"closing the session failed: {said}"
+    else:
+        error = f"{result.error}; then closing the session failed: {said}"
+    return attrs.evolve(result, error=error, error_type=result.error_type or type(failure).__name__)
+
+
 def waiting_result(session_id: str, session: Session | None) -> RunResult:
     """Awaiting approval, pending the calls ``session`` still waits on (each with the digest
     its answer must carry), without a run."""

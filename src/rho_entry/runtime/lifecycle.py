@@ -270,19 +270,20 @@ async def close_runtime(
 def shutdown_on_signals(
     runtime: AgentRuntime, *, signals: tuple[int, ...] | None = None, deadline: float = 30.0
 ) -> None:
-    """Close ``runtime`` when the process gets SIGTERM, SIGINT or SIGHUP (Unix event loops;
-    SIGHUP, the terminal closing, killed the service with its sessions unended; it is left
-    alone when ignored, as under ``nohup``). ``signals`` chooses others.
+    """Close ``runtime`` when the process gets SIGTERM, SIGINT, SIGHUP or another signal whose
+    default ends a process (SIGQUIT, SIGUSR1, ...: ``stop_signals.service_stops``; Unix event
+    loops). Each of those killed the service with its sessions unended; one the process
+    ignores (SIGHUP under ``nohup``) or already handles is left alone. ``signals`` chooses
+    others.
 
     For services that own their loop; under a server (uvicorn, hypercorn...) call
     ``close_runtime`` from its shutdown hook instead. ``await runtime.wait_closed()`` returns
     once the close is done.
     """
-    import signal
+    from rho_entry.stop_signals import service_stops
 
     loop = asyncio.get_running_loop()
-    hangup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
-    chosen = signals if signals is not None else (signal.SIGTERM, signal.SIGINT, *hangup)
+    chosen = signals if signals is not None else service_stops()
     closing: list[asyncio.Task[None]] = []
 
     def on_signal() -> None:

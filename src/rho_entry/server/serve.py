@@ -2,10 +2,12 @@
 
 The model endpoint, key and default model come from the environment as for the CLI
 (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``RHO_AGENT_MODEL``, ...); the server's limits from
-``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C, SIGTERM or
-SIGHUP (its terminal gone; left ignored under ``nohup``) stops it: runs in progress are
-cancelled and end ``cancelled`` on disk, so ``--resume`` (or ``POST /resume``) continues them.
-Exit codes: 0 stopped, 1 configuration error (found before listening: an unknown allowed
+``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C, SIGTERM,
+SIGHUP (its terminal gone; left ignored under ``nohup``) or any other signal whose default ends
+a process (SIGQUIT, SIGUSR1, ...) stops it: runs in progress are cancelled and end
+``cancelled`` on disk, so ``--resume`` (or ``POST /resume``) continues them.
+Exit codes: 0 stopped (128 + the signal's number for a signal other than SIGTERM, SIGINT,
+SIGHUP), 1 configuration error (found before listening: an unknown allowed
 profile, no model endpoint, a busy port; ``startup_checks``).
 
 Every request needs the token: ``RHO_AGENT_SERVER_TOKEN``, else one generated per start,
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_domain.errors import ConfigError, RhoError
+from rho_entry import stop_signals
 from rho_entry.config.home import expanded
 from rho_entry.server.authority import LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import (
@@ -218,7 +221,7 @@ def main(argv: Sequence[str]) -> int:
 
         say_unprotected(sandbox_notice())  # at start, not at the first session
     server.run(sockets=[listening])
-    return 1 if server.failed else 0
+    return 1 if server.failed else stop_signals.service_exit(server.stopped_by)
 
 
 def _durable(

@@ -3,7 +3,8 @@
 Its connections are bounded (``connections``: a request head's deadline, 503 past
 ``max_runs + max_streams + 64``). Once it listens it writes the token files
 (``token_file``), prints where it listens and the dashboard's URL, and freezes the start-up
-heap; a stop signal (SIGHUP too) shuts it down gracefully and exits 0; stopping removes the
+heap; a stop signal shuts it down gracefully (SIGTERM, SIGINT, SIGHUP: exit 0; another whose
+default ends a process, SIGQUIT, SIGUSR1, ...: exit 128 + its number); stopping removes the
 token files. uvicorn is imported when a server
 is built: ``MissingExtra`` names the ``server`` extra when it is not installed.
 """
@@ -20,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from rho_domain.errors import MissingExtra, RhoError
+from rho_entry import stop_signals
 from rho_entry.server.connections import uvicorn_limits
 from rho_entry.server.settings import ServerSettings
 
 __all__ = ["build_server", "freeze_start_up"]
+
+_UVICORN_STOPS = frozenset({int(signal.SIGINT), int(signal.SIGTERM)})  # uvicorn's own
 
 
 def build_server(
@@ -48,10 +52,14 @@ def build_server(
 
     class Server(uvicorn.Server):
         failed = False
+        stopped_by: int | None = None  # the first stop signal heard (``service_exit``)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
-            # A stop signal is the documented way to stop: shut down gracefully and exit 0,
-            # rather than re-raising the signal once uvicorn is done (its default).
+            # A stop signal is the documented way to stop: shut down gracefully and exit 0
+            # (128 + the signal for one other than SIGTERM, SIGINT, SIGHUP), rather than
+            # re-raising the signal once uvicorn is done (its default).
+            if self.stopped_by is None:
+                self.stopped_by = int(sig)
             super().handle_exit(sig, frame)
             captured = getattr(self, "_captured_signals", None)
             if isinstance(captured, list):
@@ -59,19 +67,12 @@ def build_server(
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            # uvicorn listens for SIGINT and SIGTERM only: SIGHUP (the terminal closed)
-            # killed the server, its runs in flight ended in no trace and its token file
-            # stayed on disk; it now stops as SIGTERM does
-            with super().capture_signals():
-                hangup = signal.getsignal(signal.SIGHUP)
-                if hangup is signal.SIG_IGN or not _main_thread():
-                    yield  # nohup's choice; an embedding program's thread cannot listen
-                    return
-                signal.signal(signal.SIGHUP, self.handle_exit)
-                try:
-                    yield
-                finally:
-                    signal.signal(signal.SIGHUP, hangup)
+            # uvicorn listens for SIGINT and SIGTERM only: SIGHUP (the terminal closed),
+            # SIGQUIT, SIGUSR1... reached the CLI's start-up handler mid-request (a
+            # traceback, the token file left on disk, exit 138) or killed the server; each
+            # now stops it as SIGTERM does, but one that nohup or a profiler holds
+            with super().capture_signals(), _more_stops(self.handle_exit):
+                yield
 
         async def startup(self, sockets: Any = None) -> None:
             try:
@@ -125,6 +126,23 @@ def build_server(
         app, host=host, port=port, log_level="warning", lifespan="on", **uvicorn_limits(settings)
     )
     return Server(config)
+
+
+@contextlib.contextmanager
+def _more_stops(handler: Any) -> Iterator[None]:
+    """``handler`` for the stop signals uvicorn leaves alone (``stop_signals.service_stops``)
+    while inside, those before put back after; none from a thread that is not the main one
+    (an embedding program's: it cannot listen)."""
+    if not _main_thread():
+        yield
+        return
+    extra = [s for s in stop_signals.service_stops() if s not in _UVICORN_STOPS]
+    saved = {s: signal.signal(s, handler) for s in extra}
+    try:
+        yield
+    finally:
+        for signum, before in saved.items():
+            signal.signal(signum, before)
 
 
 def freeze_start_up() -> None:

@@ -1,0 +1,106 @@
+"""The signals that end a process, which ``rho-agent``'s commands and services stop on.
+
+A one-shot run, the REPL, ``eval`` and the CLI's start-up are cancelled by any of them and exit
+128 + the first one's number (``rho_entry.cli.exit_codes``). A service (``rho-agent serve``,
+``rho-agent worker``) stops on them as it does on SIGTERM, its runs cancelled and ended on disk:
+exit 0 for its documented stops (SIGTERM, SIGINT, SIGHUP), 128 + the number for another.
+
+Below the CLI and the server, which both use it; standard library only (imported by the
+parser for ``--help``). The signals heard are process state: ``main`` forgets them when a
+command starts.
+"""
+
+from __future__ import annotations
+
+import signal
+
+__all__ = [
+    "SIGNALLED",
+    "ending_signals",
+    "first_heard",
+    "forget",
+    "heard",
+    "interrupt_at_start",
+    "service_exit",
+    "service_stops",
+]
+
+SIGNALLED = 128  # a process a signal ended exits this plus the signal's number
+
+_heard: list[int] = []  # the stop signals this command heard, the first deciding
+
+# Every signal whose default ends the process and that a handler can catch, besides SIGINT
+# (Python's KeyboardInterrupt): SIGQUIT, SIGUSR1 and the rest killed a run where it stood
+# (exit 131, 138: no --json result, no run_end, the session "running" until stale). Left out:
+# the faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS), which a Python
+# handler cannot answer, and SIGPIPE and SIGXFSZ, which Python ignores (a failed write raises).
+_ENDING_NAMES = (
+    "SIGTERM",
+    "SIGHUP",
+    "SIGQUIT",
+    "SIGUSR1",
+    "SIGUSR2",
+    "SIGALRM",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGXCPU",
+    "SIGPOLL",
+    "SIGPWR",
+    "SIGSTKFLT",
+)
+
+_SERVICE_STOPS = ("SIGTERM", "SIGINT", "SIGHUP")  # a service's documented stops: exit 0
+
+
+def heard(signum: int) -> None:
+    """Record that the stop signal ``signum`` reached this command (a handler calls it)."""
+    _heard.append(int(signum))
+
+
+def forget() -> None:
+    """Forget the signals heard (``main`` starts each command with none)."""
+    _heard.clear()
+
+
+def first_heard() -> int | None:
+    """The first stop signal this command heard, or None."""
+    return _heard[0] if _heard else None
+
+
+def ending_signals() -> tuple[int, ...]:
+    """The signals that end a command as SIGTERM does (cancelled, exit 128 + the signal's
+    number), in this order, those this platform has; SIGTERM and SIGHUP first. Each handler
+    that installs them leaves alone one the process ignores (``nohup``) or that someone else
+    set (a profiler's SIGPROF): only the default, which killed the process, is replaced."""
+    named = [getattr(signal, name, None) for name in _ENDING_NAMES]
+    real_time = range(signal.SIGRTMIN, signal.SIGRTMAX + 1) if hasattr(signal, "SIGRTMIN") else ()
+    return (*(int(s) for s in named if s is not None), *real_time)
+
+
+def interrupt_at_start(signum: int, frame: object) -> None:
+    """The handler ``main`` gives every ending signal until a command listens for them
+    itself: the command is cancelled (``KeyboardInterrupt``), exit 128 + ``signum``."""
+    heard(signum)
+    raise KeyboardInterrupt
+
+
+def service_stops() -> tuple[int, ...]:
+    """The signals a service stops on as it does on SIGTERM: SIGINT, SIGTERM (always, as
+    before) and every other ending signal, less those the process ignores (SIGHUP under
+    ``nohup``) or someone else handles (a profiler's SIGPROF): of those, only the default
+    and ``interrupt_at_start`` are replaced. Before, SIGQUIT or SIGUSR1 reached
+    ``interrupt_at_start`` in the middle of a service: a traceback, the server's token file
+    left on disk, the worker's run ended twice and its command left running."""
+    ours = (signal.SIG_DFL, interrupt_at_start)
+    always = (int(signal.SIGINT), int(signal.SIGTERM))
+    others = (s for s in ending_signals() if s not in always)
+    return (*always, *(s for s in others if signal.getsignal(s) in ours))
+
+
+def service_exit(signum: int | None) -> int:
+    """The exit code of a service a signal stopped (``None``: none did): 0 for its documented
+    stops (SIGTERM, SIGINT, SIGHUP), 128 + ``signum`` for another (131 SIGQUIT, 138
+    SIGUSR1), so a supervisor can tell a stop it asked for from one it did not."""
+    if signum is None or signal.Signals(signum).name in _SERVICE_STOPS:
+        return 0
+    return SIGNALLED + signum

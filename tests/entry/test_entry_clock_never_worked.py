@@ -1,0 +1,44 @@
+"""A clock given to a session that fails before it ever tells the time: the session's times
+are the system clock's from there on, not counted from 0.
+
+Before, the guard that takes over a failed clock (``GuardedClock``) continued from the
+clock's last good ``now()``, which a clock that never worked never gave: every event of the
+run, and the session's record, was dated 1970 (``at`` 0.0 and on), so ``ps`` and the
+dashboard sorted it last and showed its age as 56 years."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel, text
+from rho_adapters.fakes.memory_store import MemorySessionStore
+from rho_domain import events as ev
+from rho_entry import Agent, AgentConfig, Session
+
+YEAR_2020 = 1_577_836_800.0
+
+
+class _NoTime(FakeClock):
+    """A clock whose ``now()`` has never worked (its time source is gone)."""
+
+    def now(self) -> float:
+        raise OSError("no time source")
+
+
+async def test_a_clock_that_never_worked_dates_the_run_by_the_system_clock(
+    tmp_path: Path,
+) -> None:
+    store = MemorySessionStore()
+    async with Session(
+        Agent(AgentConfig(model="scripted", profile="eval", working_dir=str(tmp_path))),
+        model=ScriptedModel([text("done")]),
+        executor=MemoryExecutor(),
+        clock=_NoTime(),
+        store=store,
+    ) as session:
+        result = await session.run("go")
+    assert result.ok, result.error
+    events = store.events(result.session_id)
+    said = [e for e in events if isinstance(e, ev.ErrorOccurred)]
+    assert [e.error_type for e in said] == ["ClockError"]
+    assert min(e.at for e in events) > YEAR_2020, [e.at for e in events]
