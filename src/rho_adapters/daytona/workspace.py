@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import attrs
 import httpx
 
-from rho_adapters.daytona import aliases, path_scripts, scripts
+from rho_adapters.daytona import aliases, git_named, path_scripts, scripts
 from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
@@ -113,7 +113,15 @@ class SandboxWorkspace:
                 self.roots.root, self.roots.extra = lines[0], tuple(lines[1:-1])
                 found = base64.b64decode(lines[-1]).decode("utf-8", "surrogateescape")
                 homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
-                self.policy = attrs.evolve(self.policy, homes=tuple(dict.fromkeys(homes)))
+                known = tuple(dict.fromkeys(homes))
+                # the files the sandbox's git configurations name as credential sources
+                named = await git_named.named_secrets(
+                    lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
+                    (self.roots.root, *self.roots.extra),
+                    known,
+                )
+                locations = (*self.policy.locations, *named)
+                self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox
 
     async def _sandbox_of_session(self) -> Sandbox:
