@@ -120,7 +120,13 @@ class SandboxWorkspace:
                     (self.roots.root, *self.roots.extra),
                     known,
                 )
-                locations = (*self.policy.locations, *named)
+                # the files links named as secrets lead to (``.env -> env/prod.conf``),
+                # which a word naming the target shows no sign of (``parse_aliases``;
+                # hard links are found per command, where a word says it has several)
+                tree = aliases.scan_roots(self.policy, (self.roots.root, *self.roots.extra))
+                scan = await self.script(aliases.scan_script(tree), RESOLVE_TIMEOUT, sandbox)
+                others = aliases.parse_aliases(scan, attrs.evolve(self.policy, homes=known))
+                locations = (*self.policy.locations, *named, *sorted(others.targets))
                 self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox
 

@@ -96,16 +96,11 @@ class LocalExecutor(Executor):
         # it looked up for this executor just now (``build_executor``, once per Session).
         tree = Tree(root, real=resolved)
         extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
-        secret = (
-            tuple(secret_locations)
-            if resolved
-            else tuple(os.path.realpath(p) for p in secret_locations)
+        secret = tuple(
+            secret_locations if resolved else (os.path.realpath(p) for p in secret_locations)
         )
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
-        # the files a git configuration names as credential sources (``git_named.py``)
-        named = git_named_secrets(
-            (tree.root, *(t.root for t in extra)), known_homes, base_env or {}
-        )
+        named = git_named_secrets((tree.root, *(t.root for t in extra)), known_homes, base_env)
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
             homes=known_homes,

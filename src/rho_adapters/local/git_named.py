@@ -22,10 +22,12 @@ from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, 
 
 
 def git_named_secrets(
-    roots: Sequence[str], homes: Sequence[str], env: Mapping[str, str]
+    roots: Sequence[str], homes: Sequence[str], env: Mapping[str, str] | None
 ) -> tuple[str, ...]:
     """The real paths of the files the configurations above name (credential sources and
-    included configurations): secret locations for the executor's policy."""
+    included configurations): secret locations for the executor's policy. ``env``: the
+    commands' environment (``HOME``, ``XDG_CONFIG_HOME``), None for none."""
+    env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
     for root in roots:
