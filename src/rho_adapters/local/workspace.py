@@ -136,7 +136,9 @@ class Workspace:
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
             if reason := self.reach.refusal(real):
                 raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
-            self._check_other_names(path, real, several=several_links(real))
+            # a directory is listed on the event loop: no scan there (``list_small``)
+            if (several := several_links(real)) or os.path.isfile(real):
+                self._check_other_names(path, real, several=several)
 
     def _check_other_names(self, path: str, real: str, *, several: bool) -> None:
         """Refuse a file with several names when one of them is a secret (``hardlinks.py``),
