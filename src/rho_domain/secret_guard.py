@@ -22,6 +22,12 @@ from rho_domain.secrets import (
 _HEX_DIGIT = "[0-9a-fA-F]"  # secrets.in_loose_fanout's two digits, as a case class
 
 
+def _case_word(pattern: str) -> str:
+    """A policy pattern as one word of a ``case`` pattern: any letter case, a blank quoted
+    (Chromium's ``login data``: a bare blank ended the word, and the guard's sh refused it)."""
+    return case_insensitive(pattern).replace(" ", '" "')
+
+
 def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
     path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
@@ -38,9 +44,9 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
     home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
     fanout = f"*/{case_insensitive(LOOSE_FANOUT)}/{_HEX_DIGIT}{_HEX_DIGIT}"
-    trees = "|".join((*map(case_insensitive, LOCATIONS), fanout, f"{fanout}/*"))
-    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
-    names = "|".join(case_insensitive(p) for p in NAMES)
+    trees = "|".join((*map(_case_word, LOCATIONS), fanout, f"{fanout}/*"))
+    templates = "|".join(_case_word(p) for p in TEMPLATES)
+    names = "|".join(_case_word(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
     glued = "".join(f" *[-_]{case_insensitive(w)}) q=${{q%{'?' * (len(w) + 1)}}};;" for w in GLUED)

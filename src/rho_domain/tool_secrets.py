@@ -54,6 +54,20 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     "*/settings-security.xml", "*/.vultr-cli.yaml",
     # X11's cookie: whoever reads it reaches the user's display
     "*/.xauthority",
+    # redshell23, each file whole a key or a store of tokens wherever its tool's directory
+    # is moved (GNUPGHOME, AZURE_CONFIG_DIR, CLOUDSDK_CONFIG) or copied into a project:
+    # PuTTY's private keys, PKCS#8 keys (Apple's AuthKey_*.p8), PKCS#12 by its long suffix,
+    # OpenVPN profiles (their <key> inline), SSH host keys outside /etc/ssh (an image's
+    # build context), macOS keychains; the Azure CLI's token caches, gcloud's token
+    # databases; Chromium's saved logins (on Linux without a keyring their key is the
+    # fixed "peanuts") and Firefox's NSS key databases (logins.json is ciphertext under
+    # key4.db's key and stays readable); WordPress's wp-config.php, whose purpose is the
+    # database password and the authentication keys and salts (wp-config-sample.php is
+    # the template)
+    "*.ppk", "*.p8", "*.pkcs12", "*.ovpn", "*/ssh_host_*_key", "*.keychain", "*.keychain-db",
+    "*/msal_token_cache.json", "*/msal_token_cache.bin", "*/accesstokens.json",
+    "*/credentials.db", "*/access_tokens.db", "*/login data", "*/login data for account",
+    "*/key3.db", "*/key4.db", "*/wp-config.php",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),
@@ -71,4 +85,7 @@ TOOL_SECRET_LOCATIONS: tuple[str, ...] = (
     "*/.snowflake", "*/.dbt", "*/.clickhouse-client", "*/.circleci/cli.yml",
     "*/.travis/config.yml", "*/.netlify/config.json", "*/huggingface/token",
     "*/.huggingface/token",
+    # GnuPG's private keys and gcloud's older credentials, wherever GNUPGHOME or
+    # CLOUDSDK_CONFIG puts them (redshell23)
+    "*/private-keys-v1.d", "*/legacy_credentials",
 )  # fmt: skip

@@ -18,13 +18,17 @@ round, the credential files tools also read from a project directory (``.yarnrc.
 ``.terraformrc``, ``kaggle.json``, ``rclone.conf``, ``clouds.yaml``, ``pg_service.conf``,
 ``.dockercfg``): the home rule (2b) does not cover a workspace. secretnames17 surveyed the rest
 of that class (``rho_domain/tool_secrets.py``): before it, ``cat`` printed each of the 64 names
-added below (``terraform.tfstate`` first) on every backend.
+added below (``terraform.tfstate`` first) on every backend, and before redshell23 it printed
+PuTTY's and PKCS#8 keys, OpenVPN profiles, SSH host keys outside ``/etc/ssh``, keychains, the
+Azure CLI's and gcloud's token stores, Chromium's saved logins, Firefox's ``key4.db``, GnuPG's
+``private-keys-v1.d`` and ``wp-config.php``, kept where their tools' directories were moved.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -108,7 +112,15 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
          ".snowsql/config", ".snowflake/connections.toml", ".dbt/profiles.yml",
          ".clickhouse-client/config.xml", ".circleci/cli.yml", ".travis/config.yml",
          ".config/pypoetry/auth.toml", ".vultr-cli.yaml", ".netlify/config.json",
-         ".cache/huggingface/token", ".Xauthority")  # fmt: skip
+         ".cache/huggingface/token", ".Xauthority",
+         # redshell23: keys and token stores by their format, wherever their tool's
+         # directory is (GNUPGHOME, AZURE_CONFIG_DIR, CLOUDSDK_CONFIG) or copied to
+         "putty/deploy.ppk", "keys/AuthKey_AB12.p8", "certs/client.pkcs12", "vpn/c.ovpn",
+         "image/ssh_host_ed25519_key", "mac/login.keychain-db", "az/msal_token_cache.json",
+         "az/msal_token_cache.bin", "az/accessTokens.json", "gc/credentials.db",
+         "gc/access_tokens.db", "gc/legacy_credentials/a@b.c/adc.json",
+         "chrome/Default/Login Data", "firefox/p.default/key4.db",
+         "gnupg/private-keys-v1.d/ABCDEF", "site/wp-config.php")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +141,7 @@ async def test_credentials_kept_anywhere_are_secret_by_name(named_ws: Path, back
     pool = DaytonaPool()
     try:
         for name in NAMED:
-            out = await run_restricted(str(named_ws), f"cat {name}", backend, pool)
+            out = await run_restricted(str(named_ws), f"cat {shlex.quote(name)}", backend, pool)
             assert "a secret" in out, (name, out)
             assert "CRED-MARK" not in out, (name, out)
         out = await run_restricted(str(named_ws), "grep -r CRED-MARK .", backend, pool)

@@ -59,6 +59,7 @@ class Aliases:
     paths: frozenset[str] = frozenset()
     complete: bool = True
     secrets: frozenset[str] = frozenset()
+    targets: frozenset[str] = frozenset()  # of links named as secrets, in ``paths`` too
 
 
 def _secret_regex() -> str:
@@ -189,14 +190,16 @@ def outermost(paths: Sequence[str]) -> tuple[str, ...]:
 
 def scan_script(roots: Sequence[str]) -> str:
     """One line: the base64 of ``find``'s records (each ended by a NUL) below ``roots``:
-    ``s <device>:<inode> <path>`` for an entry a name or location rule may refuse, ``l ...``
+    ``s <device>:<inode> <path>`` for an entry a name or location rule may refuse (and,
+    when it is a symbolic link, ``t <device>:<inode> <path>`` and the link's text), ``l ...``
     for another regular file with several names (at most ``MAX_LINKED + 1`` records)."""
     prune = " -o ".join(f"-path {q(p)}" for p in _PRUNED)
     trees = " ".join(q(r) for r in roots) or "/nonexistent"
     return (
         f"LC_ALL=C find -P {trees} -regextype posix-extended \\( {prune} \\) -prune -o "
-        f"-iregex {q(_SECRET_REGEX)} "
-        "-printf 's %D:%i %p\\0' -o -type f -links +1 -printf 'l %D:%i %p\\0' 2>/dev/null "
+        f"-iregex {q(_SECRET_REGEX)} -printf 's %D:%i %p\\0' "
+        "\\( -type l -printf 't %D:%i %p\\0%l\\0' -o -true \\) "
+        "-o -type f -links +1 -printf 'l %D:%i %p\\0' 2>/dev/null "
         f"| head -z -n {MAX_LINKED + 1} | base64 -w0; echo\n"
     )
 
@@ -213,9 +216,14 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
     groups: dict[str, list[str]] = {}
     secrets: set[str] = set()
     listed: list[str] = []
-    for record in records[:MAX_LINKED]:
+    texts = iter(records[:MAX_LINKED])
+    targets: set[str] = set()
+    for record in texts:
         kind, _, rest = record.partition(" ")
         identity, _, path = rest.partition(" ")
+        if kind == "t":  # a link named as a secret: its target is one (``link_target``)
+            targets.update(_link_target(path, next(texts, ""), policy))
+            continue
         groups.setdefault(identity, []).append(path)
         if kind == "s":
             listed.append(path)
@@ -236,10 +244,23 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
             if any(policy.git_refusal(p) for p in paths):
                 found.update(p for p in paths if policy.git_refusal(p) is None)
     return Aliases(
-        paths=frozenset(found),
+        paths=frozenset(found | targets),
         complete=len(records) <= MAX_LINKED,
         secrets=frozenset(secrets),
+        targets=frozenset(targets),
     )
+
+
+def _link_target(link: str, text: str, policy: SecretPolicy) -> tuple[str, ...]:
+    """The target of ``link`` (its ``text``, read lexically from its directory), when the
+    link's own path is a secret and the target's is not: a secret's content kept under an
+    ordinary name (``.env -> env/prod.conf``), as the local scan finds it
+    (``local/alias_scan.link_targets``, which resolves every link on the way; here a
+    directory link on the way is not followed)."""
+    if not text or policy.git_refusal(link) is None:
+        return ()
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))
+    return (target,) if policy.refusal(target) is None else ()
 
 
 def _shape_only(path: str) -> bool:

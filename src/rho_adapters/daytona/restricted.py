@@ -127,7 +127,7 @@ class RestrictedPipelines:
             if real in found_aliases.paths or (kind == "l" and not found_aliases.complete):
                 raise SensitivePath(
                     f"{argv0}: {word} may not be read: it is another name (a hard link) of a "
-                    "secrets file"
+                    "secrets file, or the file a link named as one leads to"
                     + ("" if found_aliases.complete else ", or may be (too many to check)")
                 )
             if reason := _word_refusal(policy, word, posixpath.join(cwd, word), (real, place)):

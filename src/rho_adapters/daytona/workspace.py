@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import attrs
 import httpx
 
-from rho_adapters.daytona import aliases, creation, path_scripts, scripts
+from rho_adapters.daytona import aliases, creation, git_named, path_scripts, scripts
 from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
@@ -120,7 +120,21 @@ class SandboxWorkspace:
                 self.roots.root, self.roots.extra = lines[0], tuple(lines[1:-1])
                 found = base64.b64decode(lines[-1]).decode("utf-8", "surrogateescape")
                 homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
-                self.policy = attrs.evolve(self.policy, homes=tuple(dict.fromkeys(homes)))
+                known = tuple(dict.fromkeys(homes))
+                # the files the sandbox's git configurations name as credential sources
+                named = await git_named.named_secrets(
+                    lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
+                    (self.roots.root, *self.roots.extra),
+                    known,
+                )
+                # the files links named as secrets lead to (``.env -> env/prod.conf``),
+                # which a word naming the target shows no sign of (``parse_aliases``;
+                # hard links are found per command, where a word says it has several)
+                tree = aliases.scan_roots(self.policy, (self.roots.root, *self.roots.extra))
+                scan = await self.script(aliases.scan_script(tree), RESOLVE_TIMEOUT, sandbox)
+                others = aliases.parse_aliases(scan, attrs.evolve(self.policy, homes=known))
+                locations = (*self.policy.locations, *named, *sorted(others.targets))
+                self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox
 
     async def _sandbox_of_session(self) -> Sandbox:

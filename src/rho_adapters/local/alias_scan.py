@@ -64,10 +64,13 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
     """
     budget = [limit]
     by_inode: dict[int, list[str]] = {}
+    links: list[str] = []
     for root in dict.fromkeys(roots):
         for entry in _walk(root, budget):
             if entry.is_file(follow_symlinks=False):
                 by_inode.setdefault(entry.inode(), []).append(entry.path)
+            elif entry.is_symlink():
+                links.append(entry.path)
     complete = budget[0] >= 0
     outside: set[tuple[int, int]] = set()  # concrete secrets with several links
     for location in policy.absolute_locations():
@@ -95,7 +98,26 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
                 # a file in git's object store is git's to read, unless it is a secret's other name
                 if any(policy.git_refusal(p) for p in paths):
                     found.update(p for p in paths if policy.git_refusal(p) is None)
+    found.update(link_targets(links, policy))
     return Aliases(paths=tuple(sorted(found)), complete=complete)
+
+
+def link_targets(links: Iterable[str], policy: SecretPolicy) -> list[str]:
+    """The real targets, not secrets by their own paths, of the ``links`` whose own paths
+    are secrets: a secret's content kept under an ordinary name (``.env -> env/prod.conf``;
+    git-annex's ``id_rsa -> .git/annex/objects/.../KEY``), which ``cat env/prod.conf``
+    printed on every backend (redshell23). Links are judged as git's checks judge them
+    (``git_refusal``): a store linked elsewhere is git's to read."""
+    targets: list[str] = []
+    for link in links:
+        # a store's link (``.git/objects -> kept``) is git's to follow: judged by its holder
+        if policy.git_refusal(link) is None:
+            continue
+        with contextlib.suppress(OSError):
+            real = os.path.realpath(link)
+            if os.path.exists(real) and policy.refusal(real) is None:
+                targets.append(real)
+    return targets
 
 
 def _in_git_dir(policy: SecretPolicy, path: str) -> bool:

@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
+from rho_adapters.local.git_named import git_named_secrets
 from rho_adapters.local.homes import agent_homes
 from rho_adapters.local.runner import CommandRunner
 from rho_adapters.local.workspace import Workspace
@@ -95,14 +96,14 @@ class LocalExecutor(Executor):
         # it looked up for this executor just now (``build_executor``, once per Session).
         tree = Tree(root, real=resolved)
         extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
-        secret = (
-            tuple(secret_locations)
-            if resolved
-            else tuple(os.path.realpath(p) for p in secret_locations)
+        secret = tuple(
+            secret_locations if resolved else (os.path.realpath(p) for p in secret_locations)
         )
+        known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
+        named = git_named_secrets((tree.root, *(t.root for t in extra)), known_homes, base_env)
         self.policy = SecretPolicy(
-            locations=(*(os.path.realpath(p) for p in protected_paths), *secret),
-            homes=agent_homes(base_env or {}) if homes is None else tuple(homes),
+            locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
+            homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
         )
         # One rule for where reads go (rho_domain.reach): the file tools here, path words and

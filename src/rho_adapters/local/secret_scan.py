@@ -181,7 +181,9 @@ class SecretScan:
             target = os.stat(real)
         except OSError:
             return  # dangling: there is nothing to read through it
-        if self.policy.refusal(real) is not None:
+        # a link named as a secret (``.env -> env/prod.conf``) makes its target one: the
+        # secret's content under an ordinary name (a store's link is git's: ``git_refusal``)
+        if self.policy.refusal(real) is not None or self.policy.git_refusal(link) is not None:
             if stat.S_ISDIR(target.st_mode):
                 walk.dirs.append(real)
                 self._learn_inodes(real, walk)

@@ -136,11 +136,14 @@ class Workspace:
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
             if reason := self.reach.refusal(real):
                 raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
-            if several_links(real):
-                self._check_hard_link(path, real)
+            # a directory is listed on the event loop: no scan there (``list_small``)
+            if (several := several_links(real)) or os.path.isfile(real):
+                self._check_other_names(path, real, several=several)
 
-    def _check_hard_link(self, path: str, real: str) -> None:
-        """Refuse a file with several names when one of them is a secret (``hardlinks.py``)."""
+    def _check_other_names(self, path: str, real: str, *, several: bool) -> None:
+        """Refuse a file with several names when one of them is a secret (``hardlinks.py``),
+        and a file a link named as a secret leads to (``alias_scan.link_targets``), which
+        any file may be: the scan is remembered for two seconds (``AliasCache``)."""
         # The workspace, the file's own directory and the read root holding it (docs/x.txt
         # may be the twin of the root's .env), but "/", too large to scan on every read (a
         # secret there is found by its name where it is).
@@ -148,9 +151,10 @@ class Workspace:
         aliases = self.aliases.get((self._tree.root, os.path.dirname(real), *held))
         if real in aliases.paths:
             raise SensitivePath(
-                f"{path!r} is another name (a hard link) of a secrets file; it may not be read"
+                f"{path!r} is another name (a hard link) of a secrets file, or the file a "
+                "link named as one leads to; it may not be read"
             )
-        if not aliases.complete:
+        if several and not aliases.complete:
             raise SensitivePath(
                 f"{path!r} has several hard links and the workspace is too large to check that "
                 "none of them is a secret; it may not be read"

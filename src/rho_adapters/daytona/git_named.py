@@ -1,0 +1,109 @@
+"""The files the sandbox's git configurations name as credential sources
+(``rho_domain.git_named_files``), found when the sandbox is made, as the local executor finds
+this machine's (``rho_adapters/local/git_named.py`` says which configurations and how names
+are placed): the files are read in the sandbox by our scripts, a round of reads for each
+step (the repository above each root, a linked worktree's git directory, its common
+directory, each level of includes), at most ``MAX_CONFIGS`` files in all.
+"""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+from collections.abc import Awaitable, Callable, Sequence
+
+from rho_adapters.daytona import scripts
+from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+
+Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
+_Bases = tuple[str, ...]
+
+
+async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) -> tuple[str, ...]:
+    """The canonical paths (in the sandbox) of the files its git configurations name:
+    secret locations for the executor's policy."""
+    home = homes[0] if homes else None
+    configs: list[tuple[str, _Bases]] = []
+    for user_home in homes:
+        configs += [(f"{user_home}/.gitconfig", (user_home,))]
+        configs += [(f"{user_home}/.config/git/config", (user_home,))]
+    configs.append(("/etc/gitconfig", ("/etc",)))
+    for root in roots:
+        configs += await _repository_configs(run, root)
+    found: list[str] = []
+    seen: set[str] = set()
+    while configs and len(seen) < MAX_CONFIGS:
+        batch = [c for c in dict(configs).items() if c[0] not in seen][: MAX_CONFIGS - len(seen)]
+        configs = []
+        seen.update(path for path, _ in batch)
+        texts = await _texts(run, [path for path, _ in batch])
+        for (path, bases), text in zip(batch, texts, strict=True):
+            if text is None:
+                continue
+            named = named_in(text)
+            here = posixpath.dirname(path)
+            for value in named.includes:
+                if (include := placed(value, base=here, home=home)) is not None:
+                    found.append(include)
+                    configs.append((include, bases))
+            found += [
+                p
+                for value in named.secrets
+                for base in dict.fromkeys((*bases, here))
+                if (p := placed(value, base=base, home=home)) is not None
+            ]
+    return await _canonical(run, list(dict.fromkeys(found)))
+
+
+async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:
+    """The configurations of the repository holding ``root`` (canonical), with the bases of
+    their relative names: the nearest ancestor with a ``.git`` directory or file."""
+    ancestors = [root.rstrip("/") or "/"]
+    while ancestors[-1] != "/":
+        ancestors.append(posixpath.dirname(ancestors[-1]))
+    asked = [p for a in ancestors for p in (f"{a.rstrip('/')}/.git/HEAD", f"{a.rstrip('/')}/.git")]
+    texts = await _texts(run, asked, exists=True)
+    for at, top in enumerate(ancestors):
+        dot_git = f"{top.rstrip('/')}/.git"
+        directory, linked = texts[2 * at], texts[2 * at + 1]
+        if linked is not None and linked.startswith("gitdir:"):
+            git_dir = posixpath.join(top, linked.removeprefix("gitdir:").strip())
+        elif directory is not None:
+            git_dir = dot_git
+        else:
+            continue
+        (common,) = await _texts(run, [f"{git_dir}/commondir"])
+        shared = [posixpath.join(git_dir, common.strip())] if common else []
+        return [
+            (f"{git_dir}/config", (top, git_dir)),
+            (f"{git_dir}/config.worktree", (top, git_dir)),
+            *((f"{s}/config", (top, s)) for s in shared),
+        ]
+    return []
+
+
+async def _texts(run: Run, paths: Sequence[str], *, exists: bool = False) -> list[str | None]:
+    """Each regular file's text (None: missing, not a file, past ``MAX_CONFIG_BYTES``);
+    ``exists``: a file's text, or ``""`` for anything else that exists (a directory)."""
+    other = 'echo "+"' if exists else "echo -"
+    lines = "".join(
+        f'f={scripts.q(p)}; if [ -f "$f" ] && [ "$(wc -c < "$f")" -le {MAX_CONFIG_BYTES} ];'
+        ' then printf +; base64 -w0 < "$f"; echo;'
+        f' elif [ -e "$f" ]; then {other}; else echo -; fi\n'
+        for p in paths
+    )
+    answer = (await run(lines)).splitlines() if paths else []
+    return [
+        base64.b64decode(line[1:]).decode("utf-8", "replace") if line.startswith("+") else None
+        for line in answer
+    ]
+
+
+async def _canonical(run: Run, paths: Sequence[str]) -> tuple[str, ...]:
+    """``paths`` canonical in the sandbox, directories left out (no credential file)."""
+    if not paths:
+        return ()
+    script = "".join(f'p={scripts.q(p)}; [ -d "$p" ] || realpath -zm -- "$p"\n' for p in paths)
+    answer = await run(f"{{ {script}}} | base64 -w0; echo\n")
+    found = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape")
+    return tuple(dict.fromkeys(p for p in found.split("\0") if p))

@@ -1,0 +1,120 @@
+"""The files this machine's git configurations name as credential sources
+(``rho_domain.git_named_files``), found when an executor is made.
+
+The configurations read are those git reads for a command in the executor's roots: the
+repository holding each root (its ``.git`` directory, or the one a ``.git`` file names, with
+its common directory's config and its ``config.worktree``), every known home's
+``.gitconfig`` and ``.config/git/config``, ``$XDG_CONFIG_HOME/git/config`` and
+``/etc/gitconfig``, and what they include, each read at most ``MAX_CONFIG_BYTES``, at most
+``MAX_CONFIGS`` in all. A relative name is placed as git may place it: below the repository's
+work tree (git's directory when it runs a helper), its git directory and the configuration's
+own directory (an include's base). A repository nested inside the workspace (another clone in
+a subdirectory) is not looked for: see docs/security.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+
+
+def git_named_secrets(
+    roots: Sequence[str], homes: Sequence[str], env: Mapping[str, str] | None
+) -> tuple[str, ...]:
+    """The real paths of the files the configurations above name (credential sources and
+    included configurations): secret locations for the executor's policy. ``env``: the
+    commands' environment (``HOME``, ``XDG_CONFIG_HOME``), None for none."""
+    env = env or {}
+    home = env.get("HOME") or (homes[0] if homes else None)
+    pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
+    for root in roots:
+        pending.extend(_repository_configs(root))
+    xdg = env.get("XDG_CONFIG_HOME")
+    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
+        pending.append((f"{user_home}/.gitconfig", (user_home,)))
+        pending.append((f"{user_home}/.config/git/config", (user_home,)))
+    if xdg:
+        pending.append((f"{xdg}/git/config", (xdg,)))
+    pending.append(("/etc/gitconfig", ("/etc",)))
+    found: list[str] = []
+    seen: set[str] = set()
+    while pending and len(seen) < MAX_CONFIGS:
+        config, bases = pending.pop(0)
+        real = os.path.realpath(config)
+        if real in seen:
+            continue
+        seen.add(real)
+        text = _read(real)
+        if text is None:
+            continue
+        named = named_in(text)
+        here = os.path.dirname(real)
+        for value in named.includes:
+            include = placed(value, base=here, home=home)
+            if include is not None:
+                found.append(include)
+                pending.append((include, bases))
+        found.extend(_placed_all(named.secrets, (*bases, here), home))
+    # a directory named (``--file=.``) is no credential file git could write: not a secret
+    return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+
+
+def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:
+    return [
+        path
+        for value in values
+        for base in dict.fromkeys(bases)
+        if (path := placed(value, base=base, home=home)) is not None
+    ]
+
+
+def _repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The configurations of the repository holding ``root``, with the bases of their
+    relative names (the work tree, the git directory)."""
+    head = os.path.realpath(root)
+    while True:
+        dot_git = os.path.join(head, ".git")
+        git_dir = dot_git if os.path.isdir(dot_git) else _linked(dot_git, head)
+        if git_dir is not None:
+            bases = (head, git_dir)
+            configs: list[tuple[str, tuple[str, ...]]] = [
+                (f"{git_dir}/config", bases),
+                (f"{git_dir}/config.worktree", bases),
+            ]
+            common = _text_of(f"{git_dir}/commondir")
+            if common:
+                shared = os.path.join(git_dir, common.strip())
+                configs.append((f"{shared}/config", (head, shared)))
+            return configs
+        parent = os.path.dirname(head)
+        if parent == head:
+            return []
+        head = parent
+
+
+def _linked(dot_git: str, work_tree: str) -> str | None:
+    """The git directory a ``.git`` file names (``gitdir: PATH``), or None."""
+    text = _text_of(dot_git)
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    return os.path.join(work_tree, text.removeprefix("gitdir:").strip())
+
+
+def _text_of(path: str) -> str | None:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if os.path.isfile(path) and os.path.getsize(path) <= 4096:
+            with open(path, encoding="utf-8") as file:
+                return file.read()
+    return None
+
+
+def _read(path: str) -> str | None:
+    """A configuration's text, or None (missing, not a file, past ``MAX_CONFIG_BYTES``)."""
+    with contextlib.suppress(OSError):
+        if os.path.isfile(path) and os.path.getsize(path) <= MAX_CONFIG_BYTES:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                return file.read()
+    return None
