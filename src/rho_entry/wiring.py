@@ -71,9 +71,9 @@ __all__ = [
 
 
 def profile_of(config: AgentConfig) -> PermissionProfile:
-    """The config's permission profile (``config_files.resolve_profile`` under this
+    """The config's permission profile (``profile_files.resolve_profile`` under this
     environment's config directory)."""
-    from rho_entry.config.config_files import resolve_profile as resolve
+    from rho_entry.config.profile_files import resolve_profile as resolve
 
     return resolve(config.profile, config_dir=config_dir(os.environ))
 

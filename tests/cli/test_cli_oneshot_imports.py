@@ -147,6 +147,12 @@ NOT_IN_A_ONE_SHOT = (
     # a command's values and an uploaded file (Stage, Command, CommandResult, FileUpload) are
     # built where a tool runs a program or --upload gives files: list reads in-process
     "rho_domain.ports.commands",
+    # the files a flag names (--config, --prompt, --output, ...) are checked by launch_files,
+    # the task on stdin read by stdin_task, a config file by config_files: none is named here
+    # (the profile is resolved by profile_files itself)
+    "rho_entry.cli.launch_files",
+    "rho_entry.cli.stdin_task",
+    "rho_entry.config.config_files",
     # the approver port's values and the terminal's approver: with the first approver asked
     # (the terminal's approver is built only when stdin is a terminal)
     "rho_domain.ports.approver",

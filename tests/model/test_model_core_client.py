@@ -13,6 +13,10 @@ import httpx
 
 from rho_adapters.model.core_client import CoreClient, RequestTimeout, is_plain_url
 from rho_adapters.model.loop_clients import new_client
+from rho_adapters.model.openai_request import build_body, tools_encodings
+from rho_adapters.model.providers import PROVIDERS
+from rho_domain.messages import UserMessage
+from rho_domain.model import ModelRequest, ToolSpec
 
 
 class _Recorder:
@@ -116,3 +120,37 @@ def test_the_core_client_sends_what_httpx_sent_and_keeps_a_cookie() -> None:
     assert "cookie" not in first
     assert second["cookie"] == "affinity=b7"  # the server's affinity cookie goes back
     assert recorder.bodies == [httpx.Request("POST", "http://h", json=body).content] * 2
+
+
+def test_an_agents_tool_schemas_are_encoded_once_and_sent_byte_for_byte() -> None:
+    """The tools go out with every call of an agent: their JSON is made once per tools tuple
+    and spliced in, and the body is still, byte for byte, what httpx's ``json=`` sends, with
+    the tools between other members (``tool_choice`` after them) or last."""
+    specs = tuple(
+        ToolSpec(
+            name=name,
+            description="lit les fichiers « ici »",  # ensure_ascii=False: UTF-8, as httpx
+            parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+        )
+        for name in ("list", "read")
+    )
+    url = "http://127.0.0.1:1/v1/chat/completions"
+    client = new_client(url, {}, proxy=None, max_in_flight=2, keepalive_seconds=5, transport=None)
+    assert isinstance(client, CoreClient)
+    before = tools_encodings()
+    sent = []
+    for tools, choice in ((specs, None), (specs, "auto"), (specs[:1], None)):
+        request = ModelRequest(
+            model="m",
+            system="s",
+            messages=(UserMessage(content="héllo"),),
+            tools=tools,
+            tool_choice=choice,
+        )
+        body = build_body(request, PROVIDERS["openai"], stream=True)
+        sent.append(list(body))
+        made = client.build_request("POST", url, json=body)
+        assert made.body == httpx.Request("POST", "http://h", json=body).content
+    assert sent[0][-1] == "tools"
+    assert sent[1][-2:] == ["tools", "tool_choice"]
+    assert tools_encodings() - before == 2  # one per tuple: the second call reused the first

@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import httpcore
 
+from rho_adapters.model.openai_request import WireTools
+
 if TYPE_CHECKING:
     import ssl
 
@@ -276,5 +278,21 @@ def _phases(timeout: Any) -> dict[str, float | None]:
 
 
 def _dumps(body: Any) -> bytes:
-    """``body`` as httpx encodes a ``json=`` body."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """``body`` as httpx encodes a ``json=`` body, byte for byte; a Chat Completions body's
+    tools (``WireTools``) spliced in as their kept encoding, between the members before and
+    after them (a dict encodes its members in order)."""
+    tools = body.get("tools") if type(body) is dict else None
+    if not isinstance(tools, WireTools):
+        return _encode(body)
+    names = list(body)
+    at = names.index("tools")
+    head = _encode({name: body[name] for name in names[:at]})[:-1]  # "{...", no "}"
+    tail = _encode({name: body[name] for name in names[at + 1 :]})[1:]  # "...}", no "{"
+    joint = b"," if at else b""
+    return b"".join(
+        (head, joint, b'"tools":', tools.encoded(_encode), b"," if len(tail) > 1 else b"", tail)
+    )
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

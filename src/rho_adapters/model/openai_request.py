@@ -7,7 +7,7 @@ under the name the server reads (``max_completion_tokens`` or ``max_tokens``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -15,7 +15,7 @@ import attrs
 
 from rho_adapters.model.providers import Provider
 from rho_domain.messages import Message
-from rho_domain.model import ModelRequest
+from rho_domain.model import ModelRequest, ToolSpec
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
@@ -101,7 +101,7 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
             options["include_obfuscation"] = False
         body["stream_options"] = options
     if request.tools:
-        body["tools"] = [t.to_openai() for t in request.tools]
+        body["tools"] = WireTools(request.tools)
         choice = tool_choice_of(request, provider)
         if choice is not None:
             body["tool_choice"] = wire_tool_choice(choice)
@@ -122,6 +122,45 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
     for name in provider.dropped_params:
         body.pop(name, None)
     return body
+
+
+class WireTools(list[dict[str, Any]]):
+    """A body's ``tools``: the specs' entries (``ToolSpec.to_openai``), a list as any JSON
+    encoder takes it, whose encoding ``CoreClient`` takes from ``encoded`` instead: the same
+    schemas went out with every call of an agent, and encoding them was ~50 of a request
+    body's ~55 µs (docs/benchmarks.md, "stall22"). The entries are not to be changed: their
+    encoding is kept per tools tuple (a registry gives the same tuple while its tools are
+    unchanged, ``ToolRegistry.specs``, and its specs are frozen)."""
+
+    __slots__ = ("_specs",)
+
+    def __init__(self, specs: tuple[ToolSpec, ...]) -> None:
+        super().__init__([spec.to_openai() for spec in specs])
+        self._specs = specs
+
+    def encoded(self, encode: Callable[[Any], bytes]) -> bytes:
+        """``encode(self)``, made once per tools tuple and kept (the last few tuples)."""
+        global _encodings
+        specs = self._specs
+        kept = _ENCODED.get(id(specs))
+        if kept is not None and kept[0] is specs:
+            return kept[1]
+        data = encode(self)
+        _encodings += 1
+        if len(_ENCODED) >= _ENCODED_KEPT:
+            _ENCODED.clear()
+        _ENCODED[id(specs)] = (specs, data)  # the tuple kept alive: its id is not reused
+        return data
+
+
+_ENCODED: dict[int, tuple[tuple[ToolSpec, ...], bytes]] = {}
+_ENCODED_KEPT = 64
+_encodings = 0
+
+
+def tools_encodings() -> int:
+    """How many tools tuples ``WireTools.encoded`` has encoded in this process."""
+    return _encodings
 
 
 def json_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Everything that can be wrong with the invocation is found here, before any model is called:
 bad flags, config, profile, templates (a missing required variable names itself and the
 file), an --output file that exists without --force, no endpoint configured. The files the
-invocation names are found and checked by ``cli/launch_files.py``.
+invocation names are checked by ``cli/launch_files.py``, imported only when a flag names one.
 """
 
 from __future__ import annotations
@@ -21,20 +21,7 @@ from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.budget_flags import given_budget, with_budget
-from rho_entry.cli.launch_files import (
-    a_regular_file,
-    check_output,
-    find_template,
-    input_files,
-    is_template_path,
-    load_config,
-    load_schema,
-    read_by,
-    refuse_overwriting_an_input,
-    template_suggestions,
-)
 from rho_entry.cli.presentation import animated, color, preview_lines
-from rho_entry.cli.stdin_task import task_from_stdin
 from rho_entry.config.home import config_dir, expanded
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -140,6 +127,10 @@ def _base_config(args: argparse.Namespace, config_path: str | None) -> AgentConf
     """The --config (or ``RHO_AGENT_CONFIG``) file's AgentConfig with the --mcp-config servers
     added; None without either. A file named by the variable is refused naming it too: the
     user may not know the environment names one."""
+    if not config_path and not getattr(args, "mcp_config", None):
+        return None
+    from rho_entry.cli.launch_files import load_config, read_by
+
     try:
         with read_by("--config", args.config) if args.config else contextlib.nullcontext():
             base = load_config(config_path) if config_path else None
@@ -159,10 +150,28 @@ def _variables(args: argparse.Namespace) -> dict[str, str]:
     """The template variables of ``--vars-file`` and ``--var`` (which win)."""
     values: dict[str, str] = {}
     if args.vars_file:
+        from rho_entry.cli.launch_files import read_by
+
         with read_by("--vars-file", args.vars_file):
             values = load_vars_file(args.vars_file)
     values.update(parse_var_assignments(args.var))
     return values
+
+
+def _system_prompt(
+    system: str, values: Mapping[str, str]
+) -> tuple[str, str | None, dict[str, str]]:
+    """--system-prompt's value (a template file's resolved path, or the text as given), its
+    template's initial prompt and suggestions (None and none for text)."""
+    from rho_entry.cli import launch_files as files
+
+    if not files.is_template_path(system):
+        return system, None, {}
+    with files.read_by("--system-prompt", system):
+        template = load_template(files.a_regular_file(expanded(system)))
+        rendered = render_template(template, values)  # fail now on a missing variable
+    suggested = files.template_suggestions(template)
+    return str(expanded(system).resolve()), rendered.initial_prompt, suggested
 
 
 def prepare(
@@ -178,25 +187,26 @@ def prepare(
     values = _variables(args)
     task, suggested = args.task, {}
     if args.prompt is not None:
+        from rho_entry.cli.launch_files import find_template, read_by, template_suggestions
+
         with read_by("--prompt", args.prompt):
             template = load_template(find_template(args.prompt, home))
             task = render_template(template, values).system_prompt.strip()
         suggested = template_suggestions(template)
     system = args.system_prompt
-    if system is not None and is_template_path(system):
-        with read_by("--system-prompt", system):
-            template = load_template(a_regular_file(expanded(system)))
-            rendered = render_template(template, values)  # fail now on a missing variable
-        if task is None and rendered.initial_prompt and not args.resume:
-            task = rendered.initial_prompt
-        suggested = {**template_suggestions(template), **suggested}
-        system = str(expanded(system).resolve())
+    if system is not None:
+        system, initial, more = _system_prompt(system, values)
+        if task is None and initial and not args.resume:
+            task = initial
+        suggested = {**more, **suggested}
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
     transfers = _transfers(args, flags)
     flags["system_prompt"], flags["vars"] = system, values
     flags["budget"] = budget = given_budget(args)
     with_budget(Budget(), budget)  # a bad limit is named by its flag, now
     if args.output_schema is not None:
+        from rho_entry.cli.launch_files import load_schema, read_by
+
         with read_by("--output-schema", args.output_schema):
             flags["output_schema"] = load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
@@ -207,6 +217,8 @@ def prepare(
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
     continuing = given or bool(args.resume and args.auto_approve and not stdin_tty)
     if task is None and not stdin_tty and not given:
+        from rho_entry.cli.stdin_task import task_from_stdin
+
         task = task_from_stdin()
         if task is None and not continuing:  # no terminal to open a REPL on
             raise ConfigError(
@@ -220,7 +232,9 @@ def prepare(
         check_endpoint(settings, env)
     output = None
     if args.output:
-        with read_by("--output", args.output):
+        from rho_entry.cli import launch_files as files
+
+        with files.read_by("--output", args.output):
             output = expanded(args.output)
     downloads = transfers.downloads if transfers is not None else ()
     if args.force and output is None and not downloads:
@@ -230,9 +244,9 @@ def prepare(
         )
     if downloads and task is None:
         raise ConfigError("--download needs a task: it copies files once the run is over")
-    if output is not None:
-        check_output(output, force=args.force, interactive=interactive)
-        refuse_overwriting_an_input(output, input_files(args, home, config_path))
+    if output is not None:  # args.output given: ``files`` imported above
+        files.check_output(output, force=args.force, interactive=interactive)
+        files.refuse_overwriting_an_input(output, files.input_files(args, home, config_path))
     return Launch(
         settings=settings,
         task=task,

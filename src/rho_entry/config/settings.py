@@ -191,7 +191,7 @@ def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
 
 
 def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> PermissionProfile:
-    from rho_entry.config.config_files import resolve_profile
+    from rho_entry.config.profile_files import resolve_profile
 
     profile = resolve_profile(config.profile, config_dir=home)
     if shell_mode is None:
