@@ -25,8 +25,6 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 
 from __future__ import annotations
 
-import shlex
-
 import attrs
 
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -99,9 +97,19 @@ def _is_path(value: str) -> bool:
     return value.startswith(("/", "~", "./", "../"))
 
 
+_BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
+
+
 def _words(value: str) -> list[str]:
     """A command line's words as the shell splits them (none when it cannot: a quote left
     open is no command git runs either)."""
+    if not any(mark in value for mark in "'\"\\"):
+        # no quote and no escape: the shell's words are its blanks' pieces (what
+        # shlex.split gives), without importing shlex on every executor's start (a
+        # machine's /etc/gitconfig often names a helper: the one-shot pays it otherwise)
+        return [word for word in value.translate(_BLANKS).split(" ") if word]
+    import shlex
+
     try:
         return shlex.split(value, comments=False)
     except ValueError:

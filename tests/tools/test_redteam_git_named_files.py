@@ -136,3 +136,13 @@ def test_named_in_reads_every_spelling() -> None:
     assert placed("~/c.pem", base="/w", home="/h") == "/h/c.pem"
     assert placed("~bob/c", base="/w", home="/h") is None
     assert placed("p.key", base="/w/", home=None) == "/w/p.key"
+
+
+def test_a_helpers_words_are_the_shells_with_or_without_quotes() -> None:
+    # A value with no quote or escape is split without shlex (off the one-shot's imports):
+    # both paths must give git's shell words, tabs and runs of blanks included.
+    text = (
+        "[credential]\n helper = store\t--file=x.txt  --file  n.txt\n"
+        '[credential "https://c"]\n helper = "cache --socket \'/run/a b\'"\n'
+    )
+    assert named_in(text).secrets == ("x.txt", "n.txt", "/run/a b")
