@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.mysql_own_views import own_views
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
@@ -49,11 +50,6 @@ from rho_domain.sql.token_rules import default_schema_refusals
 
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
-_SERVERS_SYS_FUNCTIONS = (
-    "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sys' "
-    "AND ROUTINE_TYPE = 'FUNCTION' "
-    "AND DEFINER IN ('mariadb.sys@localhost', 'mysql.sys@localhost')"
-)
 
 
 def caps_temp_space(version: str) -> bool:
@@ -115,6 +111,7 @@ class MysqlDatabase(ThreadedDatabase):
             in_schema = default_schema_refusals(dialect("mysql"), str(schema or ""))
             conn.rho_refused = {**in_schema, **secret_settings(cursor)}
         conn.rho_sql_mode = str(sql_mode)
+        conn.rho_schema = str(schema or "")
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
 
@@ -123,7 +120,14 @@ class MysqlDatabase(ThreadedDatabase):
         before each statement: information_schema gives no version to compare, and a view
         made or replaced while the connection is open must be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
-            return read_views(cursor, mariadb=conn.rho_mariadb, refused=dict(conn.rho_refused))
+            own = own_views(cursor, mariadb=conn.rho_mariadb)
+            return read_views(
+                cursor,
+                mariadb=conn.rho_mariadb,
+                refused=dict(conn.rho_refused),
+                own=own,
+                schema=conn.rho_schema,
+            )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
@@ -136,15 +140,7 @@ class MysqlDatabase(ThreadedDatabase):
         # A name built into only the other server, or only into a later version of this
         # one, would call a stored function here (mysql_versions).
         functions: frozenset[str] = conn.rho_functions
-        if not hasattr(conn, "rho_sql_mode"):  # not prepared (a fake connection)
-            return functions
-        # the sys schema's listed functions, where the server's own account still defines
-        # them: read before each statement, as the views are (a replaced one runs its
-        # definer's code, SET GLOBAL included, which no read-only transaction stops)
-        with conn.cursor(self._module().cursors.Cursor) as cursor:
-            cursor.execute(_SERVERS_SYS_FUNCTIONS)
-            own = frozenset(f"sys.{str(row[0]).lower()}" for row in cursor.fetchall())
-        return functions | own
+        return functions
 
     def _reset(self, conn: Any) -> None:
         conn._execute_command(_COM_RESET_CONNECTION, b"")
