@@ -36,13 +36,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.mysql_login import INIT_CONNECT, init_connect_refusal
 from rho_adapters.db.mysql_own_views import own_views
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
 from rho_adapters.db.mysql_views import read_views
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.mysql_versions import mysql_builtins, server_version
@@ -76,7 +77,13 @@ class MysqlDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_pymysql()
 
+    # Why this alias's logins stopped ("": they did not): its server's init_connect, which
+    # runs again at each login (mysql_login).
+    _login_refused = ""
+
     def _open(self) -> Any:
+        if self._login_refused:
+            raise DatabaseError(self._login_refused)
         c, pymysql = self.config, self._module()
         socket_path = c.options.get("unix_socket")
         # (a fake driver in the tests has no connections module: its own connect)
@@ -105,6 +112,15 @@ class MysqlDatabase(ThreadedDatabase):
         version = server_version(conn.get_server_info())
         conn.rho_functions = mysql_builtins(mariadb=conn.rho_mariadb, version=version)
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
+            if self.read_only and hasattr(pymysql, "connections"):  # (not a fake driver)
+                cursor.execute(INIT_CONNECT)
+                (init_connect, skipped) = cursor.fetchone()
+                refusal = init_connect_refusal(
+                    self.alias, str(init_connect or ""), skipped=bool(skipped)
+                )
+                if refusal:
+                    self._login_refused = refusal
+                    raise DatabaseError(refusal)
             cursor.execute("SELECT @@SESSION.sql_mode, DATABASE()")
             (sql_mode, schema) = cursor.fetchone()
             # USE is no read statement: the alias's database stays the default schema
