@@ -83,6 +83,7 @@ def test_only_session_settings_pass() -> None:
         "SET NAMES utf8mb4",
         "SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci; SET SESSION sql_mode = 'ANSI'",
         "SET @@SESSION.wait_timeout = 60, autocommit = 0;",
+        "SET NAMES utf8mb4;\nSET time_zone = '+00:00'\n",
     ]
     for text in fine:
         assert init_connect_refusal("t", text, skipped=False) == "", text

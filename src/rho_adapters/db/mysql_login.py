@@ -26,7 +26,7 @@ INIT_CONNECT = (
 # (no call, no comment, no backslash), and none of the words that reach further: the server's
 # settings (GLOBAL, PERSIST), an account (PASSWORD, ROLE, DEFAULT ROLE), another statement
 # (SET STATEMENT ... FOR), the transaction.
-_SESSION_SET = re.compile(r"\s*SET\s+[\w@.'\"`=, -]+", re.IGNORECASE)
+_SESSION_SET = re.compile(r"\s*SET\s+[\w\s@.'\"`=,:+-]+", re.IGNORECASE)
 _FURTHER = re.compile(
     r"\b(?:GLOBAL|PERSIST|PERSIST_ONLY|PASSWORD|ROLE|DEFAULT|STATEMENT|FOR|TRANSACTION)\b",
     re.IGNORECASE,
