@@ -179,6 +179,7 @@ MYSQL_EXTRA = [
     "SELECT /*M!100000 sleep(0) */ 1",
     "SELECT 1sleep(0)",
     "SELECT sys.ps_setup_enable_thread(1)",
+    "SELECT sys.format_bytes(1024)",
     "SELECT any(1)",
     "SELECT NEXT VALUE FOR s",
     "SELECT next value for rho.s",
@@ -191,7 +192,6 @@ MYSQL_ALLOWED = [
     "SELECT @x",
     "SELECT @@version",
     "SELECT @x = 1",
-    "SELECT sys.format_bytes(1024)",
     "SELECT name FROM users WHERE name = 'O\\'Brien'",
 ]
 

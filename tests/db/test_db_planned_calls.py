@@ -84,6 +84,10 @@ _SETUP = [
     "CREATE TYPE mood AS ENUM ('sad', 'ok')",
     "CREATE TABLE t_io (data jsonb, s text CHECK (probe_ran(length(s)) > 0 AND s::mood <> 'ok'))",
     "CREATE INDEX ON t_io (probe_ran(length(data::text)))",
+    # a constant's conversion through built-in I/O functions, STABLE ones (enum_in, date_in,
+    # array_in) too, runs only what reads: read (probesql23b)
+    "CREATE TABLE t_io_builtin (m mood CHECK (m <> ('ok'::text)::mood), "
+    "d date CHECK (d > ('2020-01-01'::text)::date), a mood[] CHECK (a <> '{sad}'::text::mood[]))",
     # a constant's conversion runs its type's output function: an administrator's, judged
     "CREATE TYPE io_int",
     "CREATE FUNCTION io_in(cstring) RETURNS io_int IMMUTABLE STRICT LANGUAGE internal AS 'int4in'",
@@ -123,6 +127,7 @@ READ = [
     "SELECT * FROM t_part1",  # a partition read alone plans no key of its parent's
     "SELECT * FROM t_col WHERE x = 1 AND y = 2",
     "SELECT * FROM t_io",
+    "SELECT * FROM t_io_builtin",
 ]
 # (statement, what the refusal says): fail closed where a conversion runs what is not vetted
 CONVERTS = [

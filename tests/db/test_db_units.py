@@ -476,9 +476,10 @@ CLASSIFIER_RULES = [
     ("oracle", "SELECT \u017fum(1) FROM dual", "the function \u017fUM() is not on the oracle"),
     ("postgres", f"SELECT {'a' * 70}()", _NOT_LISTED.format("a" * 63)),
     ("postgres", f"SELECT {'é' * 40}()", _NOT_LISTED.format("é" * 31)),  # 2 bytes each
-    # MySQL's sys schema functions, qualified
-    ("mysql", "SELECT sys.format_bytes(1024)", ""),
-    ("mysql", "SELECT sys.ps_thread_id(NULL)", ""),
+    # MySQL's sys schema functions: trusted by no name (an administrator may replace one,
+    # under the definer mariadb.sys too)
+    ("mysql", "SELECT sys.format_bytes(1024)", "the function sys.format_bytes() is not on"),
+    ("mysql", "SELECT sys.ps_thread_id(NULL)", "the function sys.ps_thread_id() is not on"),
     ("mysql", "SELECT sys.format_bytes2(1)", "the function sys.format_bytes2() is not on"),
     ("postgres", "(SELECT 1) (2) OPERATOR", ")( is not a function call"),
     # each refusal in its own words (other rules would refuse some of these too)

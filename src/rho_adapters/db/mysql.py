@@ -36,12 +36,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.mysql_login import INIT_CONNECT, init_connect_refusal
+from rho_adapters.db.mysql_own_views import own_views
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
 from rho_adapters.db.mysql_views import read_views
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.mysql_versions import mysql_builtins, server_version
@@ -49,11 +51,6 @@ from rho_domain.sql.token_rules import default_schema_refusals
 
 _COM_RESET_CONNECTION = 0x1F
 _MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
-_SERVERS_SYS_FUNCTIONS = (
-    "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'sys' "
-    "AND ROUTINE_TYPE = 'FUNCTION' "
-    "AND DEFINER IN ('mariadb.sys@localhost', 'mysql.sys@localhost')"
-)
 
 
 def caps_temp_space(version: str) -> bool:
@@ -80,7 +77,13 @@ class MysqlDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_pymysql()
 
+    # Why this alias's logins stopped ("": they did not): its server's init_connect, which
+    # runs again at each login (mysql_login).
+    _login_refused = ""
+
     def _open(self) -> Any:
+        if self._login_refused:
+            raise DatabaseError(self._login_refused)
         c, pymysql = self.config, self._module()
         socket_path = c.options.get("unix_socket")
         # (a fake driver in the tests has no connections module: its own connect)
@@ -109,12 +112,22 @@ class MysqlDatabase(ThreadedDatabase):
         version = server_version(conn.get_server_info())
         conn.rho_functions = mysql_builtins(mariadb=conn.rho_mariadb, version=version)
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
+            if self.read_only and hasattr(pymysql, "connections"):  # (not a fake driver)
+                cursor.execute(INIT_CONNECT)
+                (init_connect, skipped) = cursor.fetchone()
+                refusal = init_connect_refusal(
+                    self.alias, str(init_connect or ""), skipped=bool(skipped)
+                )
+                if refusal:
+                    self._login_refused = refusal
+                    raise DatabaseError(refusal)
             cursor.execute("SELECT @@SESSION.sql_mode, DATABASE()")
             (sql_mode, schema) = cursor.fetchone()
             # USE is no read statement: the alias's database stays the default schema
             in_schema = default_schema_refusals(dialect("mysql"), str(schema or ""))
             conn.rho_refused = {**in_schema, **secret_settings(cursor)}
         conn.rho_sql_mode = str(sql_mode)
+        conn.rho_schema = str(schema or "")
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
 
@@ -123,7 +136,14 @@ class MysqlDatabase(ThreadedDatabase):
         before each statement: information_schema gives no version to compare, and a view
         made or replaced while the connection is open must be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
-            return read_views(cursor, mariadb=conn.rho_mariadb, refused=dict(conn.rho_refused))
+            own = own_views(cursor, mariadb=conn.rho_mariadb)
+            return read_views(
+                cursor,
+                mariadb=conn.rho_mariadb,
+                refused=dict(conn.rho_refused),
+                own=own,
+                schema=conn.rho_schema,
+            )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
@@ -136,15 +156,7 @@ class MysqlDatabase(ThreadedDatabase):
         # A name built into only the other server, or only into a later version of this
         # one, would call a stored function here (mysql_versions).
         functions: frozenset[str] = conn.rho_functions
-        if not hasattr(conn, "rho_sql_mode"):  # not prepared (a fake connection)
-            return functions
-        # the sys schema's listed functions, where the server's own account still defines
-        # them: read before each statement, as the views are (a replaced one runs its
-        # definer's code, SET GLOBAL included, which no read-only transaction stops)
-        with conn.cursor(self._module().cursors.Cursor) as cursor:
-            cursor.execute(_SERVERS_SYS_FUNCTIONS)
-            own = frozenset(f"sys.{str(row[0]).lower()}" for row in cursor.fetchall())
-        return functions | own
+        return functions
 
     def _reset(self, conn: Any) -> None:
         conn._execute_command(_COM_RESET_CONNECTION, b"")

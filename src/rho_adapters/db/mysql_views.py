@@ -32,28 +32,31 @@ is (``UUID_SHORT()`` advances a server-wide counter), and refuses by name
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal
+from rho_adapters.db.mysql_view_texts import judged_text, relations_named
 from rho_domain.sql import CatalogCalls, dialect
 from rho_domain.sql.name_folding import lookup_names
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # Each view with its query and what the harness knows of it: 'hidden' (its query shows
 # empty to this login), 'definer' (it reads as another login), or 'view'. The server's own
-# schemas' views (sys.session, sys.version, MariaDB's mysql.user) are its installer's
-# (definer mariadb.sys or mysql.sys; an administrator's view there, one calling SET GLOBAL,
-# is judged like any other), named by their exact
-# spelling: information_schema compares names regardless of case, and under
-# lower_case_table_names=0 a database ``Sys`` is anyone's (its view calling SET GLOBAL ran).
+# schemas' views (sys.session, sys.version, MariaDB's mysql.user: definer mariadb.sys or
+# mysql.sys, named by their exact spelling, since under lower_case_table_names=0 a database
+# ``Sys`` is anyone's) are read apart, when they change (``mysql_own_views``), and judged as
+# any other: a definer proves nothing, an administrator writes any.
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
 # whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
+VIEW_KIND = (
+    "IF(VIEW_DEFINITION = '', 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
+    "AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), 'definer', 'view'))"
+)
 _VIEWS = (
-    "SELECT TABLE_NAME, VIEW_DEFINITION, IF(VIEW_DEFINITION = '', 'hidden', "  # noqa: S608
-    "IF(SECURITY_TYPE = 'DEFINER' AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), "
-    "'definer', 'view')) "
+    f"SELECT TABLE_NAME, VIEW_DEFINITION, {VIEW_KIND} "  # noqa: S608
     "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
     "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
     "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
@@ -66,16 +69,11 @@ _COLUMNS = (
     "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
     "AND CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s)"
 )
-# A string literal as MariaDB's information_schema writes a view's query or a column's
-# expression (backslash escapes, measured under NO_BACKSLASH_ESCAPES too), or a quoted name.
-_LITERAL = re.compile(r"(`(?:[^`]|``)*`)|'(?:[^'\\]|\\.)*'", re.DOTALL)
 # MariaDB writes a column's expression when it is read, quoting names as the reading
 # session's sql_mode says: under ANSI_QUOTES (ORACLE, MSSQL, ANSI...) as "a'b", which
 # _LITERAL took for the start of a literal, emptying the call after it. Read in the default
 # mode, every name is written in backticks (a view's query is stored so already).
 _WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
-_NAME = r"`(?:[^`]|``)*`"
-_CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 # The SEQUENCE engine reads ASCII digits only: Python's \d took seq_\u0663_to_5 (an Arabic-Indic
 # three), any view's name, for the engine's, and one over a stored function's SET GLOBAL ran.
 _SEQUENCE_TABLE = re.compile(r"seq_[0-9]+_to_[0-9]+(?:_step_[0-9]+)?")
@@ -90,83 +88,37 @@ _STATIC_CATALOG = frozenset(
         "SQL_FUNCTIONS",
     }
 )
-# What follows a name that is called: `db`.`f`(...) is a stored function, not a relation.
-_CALLED = re.compile(r"\s*\(")
-# A view's query as a run of names, words, parentheses and other marks (literals emptied).
-_SCAN = re.compile(rf"(?P<chain>{_CHAIN.pattern})|(?P<word>\w+)|(?P<mark>[^\s\w])")
-# The functions whose parentheses hold a ``from`` that reads no relation.
-_FROM_INSIDE = frozenset({"extract", "trim"})
 
 
-def judged_text(text: str) -> str:
-    r"""MariaDB's ``text`` with every string literal emptied: a literal calls nothing, and
-    one holding an escaped quote (``'x\'y'``) reads otherwise under NO_BACKSLASH_ESCAPES,
-    a reading the check must pass too, so its view or table was refused as unreadable."""
-    return _LITERAL.sub(lambda found: found[1] or "''", text)
-
-
-def relations_named(query: str) -> frozenset[tuple[str, str]]:
-    """The ``(database, name)`` pairs ``query`` (a view's, as the server writes it: every
-    name in backticks, a relation as `` `db`.`name` `` right after ``from`` or ``join``, a
-    column as `` `t`.`c` `` or `` `db`.`t`.`c` ``) may read, spelled as written: each
-    two-part name in a relation's place (an alias or a column spelled like a database no
-    longer hides one: `` from `hid`.`tune` `hid` ``), and each whose first part qualifies no
-    column (is neither a lone name, an alias, nor the second part of another two-part name)."""
-    text = judged_text(query)
-    chains = [
-        tuple(part[1:-1].replace("``", "`") for part in re.findall(_NAME, found[0]))
-        for found in _CHAIN.finditer(text)
-        if not _CALLED.match(text, found.end())  # a stored function: the check judges calls
-    ]
-    qualifiers = {c[0] for c in chains if len(c) == 1} | {c[1] for c in chains if len(c) == 2}
-    unqualified = {(c[0], c[1]) for c in chains if len(c) == 2 and c[0] not in qualifiers}
-    return frozenset(unqualified | _in_relation_place(text))
-
-
-def _in_relation_place(text: str) -> set[tuple[str, str]]:
-    """The two-part names of ``text`` (literals emptied) standing where a relation stands:
-    after ``from`` or ``join`` (``straight_join``, ``left join``), past the parentheses
-    that group joins, but not the ``from`` of ``extract(year from `t`.`c`)`` or ``trim``."""
-    found: set[tuple[str, str]] = set()
-    opened: list[str] = []  # the word right before each open parenthesis, innermost last
-    relation_next, word = False, ""
-    for token in _SCAN.finditer(text):
-        if token["chain"]:
-            parts = tuple(p[1:-1].replace("``", "`") for p in re.findall(_NAME, token[0]))
-            if relation_next and len(parts) == 2:
-                found.add((parts[0], parts[1]))
-            relation_next, word = False, ""
-        elif token["word"]:
-            word = token[0].lower()
-            if word == "from":
-                relation_next = not opened or opened[-1] not in _FROM_INSIDE
-            else:
-                relation_next = word.endswith("join")
-        elif token[0] == "(":
-            opened.append(word)
-            word = ""
-        else:
-            if token[0] == ")" and opened:
-                opened.pop()
-            relation_next, word = False, ""
-    return found
-
-
-def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> CatalogCalls:
+def read_views(
+    cursor: Any,
+    *,
+    mariadb: bool,
+    refused: dict[str, str],
+    own: Iterable[tuple[str, str, str, str]] = (),
+    schema: str = "",
+) -> CatalogCalls:
     """The views, virtual columns and refusals of ``cursor``'s server as this login sees
-    it, with ``refused`` (the connection's other refusals) added to."""
+    it, with ``refused`` (the connection's other refusals) added to, and ``own`` (the
+    server's own views, read apart: ``mysql_own_views``) judged as the others, named by
+    ``sys.name`` (``session`` alone is an application's table, unless ``schema``, the
+    connection's default database, is ``sys``)."""
     found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
     definers: dict[str, set[tuple[str, str]]] = {}
     cursor.execute(
         (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
         (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
     )
-    mysql = dialect("mysql")
-    for name, query, kind in cursor.fetchall():
-        keys = lookup_names(str(name), mysql)
+    rows = [("", n, judged_text(str(q)) if mariadb else str(q), k) for n, q, k in cursor.fetchall()]
+    for database, name, query, kind in (*rows, *own):
+        keys = _view_keys(str(name))
+        if database:
+            keys = frozenset(f"{database}.{k}" for k in keys) | (
+                keys if database == schema else frozenset()
+            )
         for key in keys:
             if kind in ("view", "definer", "column"):
-                text = judged_text(str(query)) if mariadb else str(query)
+                text = query
                 found["column" if kind == "column" else "view"].setdefault(key, set()).add(text)
                 if kind == "definer":
                     definers.setdefault(key, set()).update(relations_named(text))
@@ -180,6 +132,12 @@ def read_views(cursor: Any, *, mariadb: bool, refused: dict[str, str]) -> Catalo
         refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
     return CatalogCalls(views=views, computed=computed, refused_names=refused)
+
+
+@functools.lru_cache(maxsize=4096)
+def _view_keys(name: str) -> frozenset[str]:
+    """The names the check looks the view ``name`` up by (``lookup_names``)."""
+    return lookup_names(name, dialect("mysql"))
 
 
 def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str, str]:
@@ -210,14 +168,16 @@ def _catalog_readers(
     """The refusals of the definers' views that read information_schema's tables as their
     definer, themselves or through the views they read (an invoker's view inside a
     definer's runs as that definer too)."""
-    reads = {key: _catalog_tables(texts) for key, texts in views.items()}
+    reads: dict[str, tuple[set[str], set[str]]] = {}  # the views a definer's reaches only
     refusals = {}
     for key in definers:
         tables, seen, todo = set(), {key}, [key]
         while todo:
             view = todo.pop()
+            if view not in reads:
+                reads[view] = _catalog_tables(views[view])
             tables |= reads[view][0]
-            for inner in (reads[view][1] & reads.keys()) - seen:
+            for inner in (reads[view][1] & views.keys()) - seen:
                 seen.add(inner)
                 todo.append(inner)
         if tables:

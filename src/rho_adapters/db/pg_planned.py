@@ -10,8 +10,9 @@ folds whatever its arguments are (``sql_ran(x)`` with body ``$1 + probe_ran(1)``
 An I/O conversion (``COERCEVIAIO``: ``jsonb::text``, ``text::some_enum``) folds as a call of
 its argument type's output function and its result type's input function, which run the
 functions of every type a value of it holds (``record_in`` each field's, ``array_in`` the
-element's): those are judged as calls, and a type holding a domain, whose input function
-runs the domain's CHECKs, leaves the tree unread.
+element's): a user's (C: a superuser's) are judged as calls, PostgreSQL's own read at
+most (``enum_in``, ``date_in``: STABLE, none VOLATILE), and a type holding a domain, whose
+input function runs the domain's CHECKs, leaves the tree unread.
 
 ``planned_calls`` reads the server's stored tree (``nodeToString``: ``{FUNCEXPR :funcid 16384
 :args ({VAR ...} {CONST ...})}``), bounded in size and depth, and answers the functions it
@@ -93,7 +94,7 @@ def planned_calls(
     may call it on constants); a built-in runs folded only when IMMUTABLE, which is pure,
     and is judged otherwise. An I/O conversion whose argument may fold runs the ``io`` of
     its result type and of every type named within its argument (``types``; one missing, or
-    holding a domain: unread)."""
+    holding a domain: unread): the user's among them are judged."""
     if len(tree) > MAX_CHARS:
         return None
     tokens = _TOKEN.findall(tree)
@@ -218,7 +219,10 @@ def _conversion(fields: dict[str, list[_Value]], catalog: _Catalog, found: set[s
             function = catalog.functions.get(io)
             if function is None:
                 raise _Unread
-            if function.user or not function.immutable:
+            # PostgreSQL's own I/O functions are IMMUTABLE or STABLE (15: 138 and 57, none
+            # VOLATILE): at most they read a setting or the catalog (enum_in, date_in), and
+            # what a value holds calls the held types' functions, judged here each
+            if function.user:
                 found.add(function.name)
 
 

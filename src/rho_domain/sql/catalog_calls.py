@@ -32,7 +32,7 @@ from rho_domain.errors import StatementRefused
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.lexer import tokenize
-from rho_domain.sql.name_folding import catalog_name, relation_name
+from rho_domain.sql.name_folding import catalog_name, qualified_names, relation_name
 from rho_domain.sql.token_rules import check_tokens
 from rho_domain.sql.tokens import Kind, Token
 
@@ -152,14 +152,14 @@ def _types(
     stmt: Sequence[Token], d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
 ) -> str:
     judged: set[str] = set()  # a name written 10,000 times is judged once
-    for token in stmt:
+    for i, token in enumerate(stmt):
         if token.kind not in (Kind.WORD, Kind.QUOTED):
             continue
         written = relation_name(token, d)
         spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
         if "json" in written:  # to_json(t), json_agg, row_to_json, JSON_OBJECT ...
             spellings = (*spellings, *_JSON)
-        for name in (written, *spellings):
+        for name in (written, *spellings, *qualified_names(stmt, i, d)):
             if name in judged:
                 continue
             judged.add(name)

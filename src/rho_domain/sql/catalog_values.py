@@ -40,6 +40,7 @@ class CatalogCalls:
     comparisons: frozenset[str] = frozenset()
     # Views, by name, with their queries: selecting from one runs what its query calls (a
     # MariaDB stored function: SET GLOBAL ...; pg_read_file) or reads (pg_file_settings).
+    # A name may be "schema.name", judged only where the name follows that schema.
     views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Row-level security policies, by their table's name, as queries ("SELECT <USING
     # expression>"): a read of the table runs them for the login they apply to, or for a

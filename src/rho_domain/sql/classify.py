@@ -89,9 +89,7 @@ def classify(
     ``name``, as the catalog spells them) to the dialect's allowlist. ``available_functions``
     are the names the connected server builds in: allowlisted names outside it are refused,
     since the server would resolve them to a user function of the same name, and the others
-    are refused in field notation as well (``x.name``, which PostgreSQL reads as ``name(x)``);
-    a schema's listed function (``sys.format_bytes``) is the server's own only when
-    ``available_functions`` holds it so qualified.
+    are refused in field notation as well (``x.name``, which PostgreSQL reads as ``name(x)``).
     ``catalog_calls``: the server's operators and types that run functions (rule 6)."""
     d = dialect(dialect_name)
     if available_functions is not None:
@@ -102,12 +100,6 @@ def classify(
             # refused there too, not only the names of known side effects (ts_stat runs
             # the SQL text it is given, and is no pg_read_* or dblink*)
             field_calls_refused=available_functions - d.functions,
-            # sys.format_bytes is the server's own only where the server says so: an
-            # administrator may replace it with a function of their own (SET GLOBAL ...)
-            qualified_functions={
-                schema: frozenset(n for n in names if f"{schema}.{n}" in available_functions)
-                for schema, names in d.qualified_functions.items()
-            },
         )
     allowed = _fold_allowed(allowed_functions, d)
     first: Verdict | None = None

@@ -47,7 +47,6 @@ class Dialect:
     # function, not sys's), so a call is allowed by its schema as written.
     schema_case: bool = False
     functions: frozenset[str] = frozenset()  # callable without a qualifier (catalog case)
-    qualified_functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
     reserved_parens: frozenset[str] = call_words.RESERVED_PARENS
     side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)

@@ -162,7 +162,6 @@ MYSQL = Dialect(
     # MariaDB in sql_mode=ORACLE reads seq.nextval as NEXTVAL(seq), no parentheses written.
     side_effect_prefixes=("nextval",),
     functions=fn.MYSQL_FUNCTIONS,
-    qualified_functions=fn.MYSQL_QUALIFIED,
     schema_case=True,
     reserved_parens=call_words.RESERVED_MYSQL,
     secret_relations=MYSQL_SECRET_RELATIONS,

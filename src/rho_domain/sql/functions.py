@@ -165,17 +165,10 @@ MYSQL_ONLY = names(
 
 MYSQL_FUNCTIONS |= MYSQL_ONLY
 
-# Stored functions of MySQL's ``sys`` schema that only format or read (``sys.x(...)``).
-MYSQL_QUALIFIED = {
-    "sys": names(
-        """
-        format_bytes format_path format_statement format_time list_add list_drop
-        ps_is_account_enabled ps_is_consumer_enabled ps_is_instrument_default_enabled
-        ps_is_thread_instrumented ps_thread_account ps_thread_id quote_identifier
-        sys_get_config version_major version_minor version_patch
-        """
-    )
-}
+# No stored function is trusted by its name, the ``sys`` schema's formatters
+# (``sys.format_bytes``...) included: an administrator may replace one, under any definer,
+# ``mariadb.sys`` too (``CREATE DEFINER``), and what a definer or a name says proves nothing
+# about its body. An alias vets one with ``options.allowed_functions``.
 
 # Oracle Database SQL Language Reference, "Functions" (single-row, aggregate, analytic,
 # JSON). Not listed: any package call (DBMS_*, UTL_*, HTTPURITYPE ...), which is refused

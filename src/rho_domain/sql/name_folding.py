@@ -8,6 +8,8 @@ refusals only. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rho_domain.sql.dialect_values import Dialect
 from rho_domain.sql.tokens import Kind, Token
 
@@ -40,6 +42,15 @@ def relation_name(token: Token, d: Dialect) -> str:
     if d.folding == "upper" and token.kind is not Kind.QUOTED:
         return name.translate(_UNICODE_UPPER)
     return name
+
+
+def qualified_names(stmt: Sequence[Token], i: int, d: Dialect) -> tuple[str, ...]:
+    """``schema.name`` (each ``relation_name``) where ``stmt[i]`` follows ``schema.``, the key
+    of what an adapter read by its schema too (MariaDB's ``sys.session``, which an
+    application's table ``session`` is not); nothing elsewhere."""
+    if i < 2 or not stmt[i - 1].is_punct(".") or stmt[i - 2].kind not in (Kind.WORD, Kind.QUOTED):
+        return ()
+    return (f"{relation_name(stmt[i - 2], d)}.{relation_name(stmt[i], d)}",)
 
 
 def lookup_names(name: str, d: Dialect) -> frozenset[str]:

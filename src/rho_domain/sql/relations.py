@@ -73,7 +73,7 @@ MYSQL_SECRET_RELATIONS = names(
 # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
 # The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
 # The sys schema's views over them (its lock waits show the waiter's and the blocker's
-# statements) are the server's own, judged by name, not by their queries.
+# statements) are refused by name, wherever the adapter cannot read their queries.
 # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info: the
 # MariaDB plugin's view of every cached SELECT, as its session wrote it.
 # user_variables_by_thread: every session's user variables and their values (an

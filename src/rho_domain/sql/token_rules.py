@@ -237,8 +237,6 @@ def _check_call(stmt: Sequence[Token], i: int, d: Dialect, allowed: frozenset[st
         schema = qualifiers[0]
         if schema in d.system_schemas and name in d.functions:
             return ""
-        if name in d.qualified_functions.get(schema, frozenset()):
-            return ""
     return (
         f"the function {full}() is not on the {d.name} list of read-only functions (a user "
         "function can write; an administrator can allow a vetted one with the alias's "

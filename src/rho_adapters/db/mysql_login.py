@@ -1,0 +1,56 @@
+"""What a MariaDB/MySQL server ran at the agent's login: its ``init_connect``.
+
+The server runs ``init_connect``'s statements at each login of an account without ``SUPER``
+or ``CONNECTION ADMIN`` (MySQL: ``CONNECTION_ADMIN``), before the adapter's first statement
+and outside any read-only transaction, and no client setting comes before it: one writing an
+audit row (``INSERT INTO rho.ic_log VALUES (CURRENT_USER())``) wrote at the readonly agent's
+connection (MariaDB 10.11), and one calling a procedure runs its definer's code, ``SET
+GLOBAL`` too. So the adapter reads it once logged in: one that only sets this session's
+variables (``SET NAMES utf8mb4``, ``SET sql_mode = '...'``) is let be; any other fails the
+connection, and the adapter logs in no more (each login runs it again).
+"""
+
+from __future__ import annotations
+
+import re
+
+# ``init_connect`` as the server gives it, and whether this login is one it skips (a direct
+# grant of either privilege; one held through a role is not seen, on the refusing side).
+INIT_CONNECT = (
+    "SELECT @@GLOBAL.init_connect, EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES "
+    "WHERE PRIVILEGE_TYPE IN ('SUPER', 'CONNECTION ADMIN', 'CONNECTION_ADMIN') "
+    "AND GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
+    "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), ''''))"
+)
+# A SET of this session's variables to plain values: names, numbers, quoted strings, = and ,
+# (no call, no comment, no backslash), and none of the words that reach further: the server's
+# settings (GLOBAL, PERSIST), an account (PASSWORD, ROLE, DEFAULT ROLE), another statement
+# (SET STATEMENT ... FOR), the transaction.
+_SESSION_SET = re.compile(r"\s*SET\s+[\w\s@.'\"`=,:+-]+", re.IGNORECASE)
+_FURTHER = re.compile(
+    r"\b(?:GLOBAL|PERSIST|PERSIST_ONLY|PASSWORD|ROLE|DEFAULT|STATEMENT|FOR|TRANSACTION)\b",
+    re.IGNORECASE,
+)
+_SHOWN = 200
+
+
+def init_connect_refusal(alias: str, init_connect: str, *, skipped: bool) -> str:
+    """Why the alias's login may not be used ("": it may): the server ran ``init_connect``
+    at it (``skipped``: this login is one it skips), and it does more than set this
+    session's variables. Each ``;``-separated statement is judged alone (a ``;`` within a
+    string splits it too, then refused: on the safe side)."""
+    if skipped or all(
+        _SESSION_SET.fullmatch(part) and not _FURTHER.search(part)
+        for part in init_connect.split(";")
+        if part.strip()
+    ):
+        return ""
+    shown = init_connect if len(init_connect) <= _SHOWN else init_connect[:_SHOWN] + "..."
+    return (
+        f"{alias}: the server ran its init_connect ({shown!r}) when the agent logged in, "
+        "outside any read-only transaction (it may write, or call a procedure that does), so "
+        "the adapter connects no more: ask the database's administrator to keep init_connect "
+        "to SET NAMES or session variables, or to make it skip this login (init_connect "
+        f"skips an account granted CONNECTION ADMIN), or point databases.{alias} at a server "
+        "without it"
+    )
