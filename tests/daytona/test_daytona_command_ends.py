@@ -1,0 +1,77 @@
+"""How a Daytona command's end is told: its own exit code is never taken for the sandbox's
+deadline, and what it left running ends with the call, as on the local machine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from daytona_support import Rig, closing, make_rig
+
+from rho_domain.ports.executor import Command
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+    async for r in closing(make_rig(tmp_path, allow_shell=True)):
+        yield r
+
+
+async def test_an_exit_code_of_124_or_137_is_the_command_s_own(rig: Rig) -> None:
+    # Before, an answer with exit code 124 or 137 that came after the command's timeout was
+    # taken for the sandbox's deadline (GNU timeout's codes): reported timed out, its exit
+    # code dropped, although the command had ended by itself (here within its deadline).
+    for code in (124, 137):
+        result = await rig.executor.run(Command(shell=f"sleep 0.3; exit {code}", timeout=0.2))
+        assert (result.exit_code, result.timed_out) == (code, False), result
+
+
+async def test_what_a_shell_command_left_running_ends_with_the_call(rig: Rig) -> None:
+    # Before, a process that left the command's process group (setsid) or its output pipe
+    # (nohup ... &) outlived the call in the sandbox; one that kept the output pipe held the
+    # answer until the daemon's timeout, which then reported the finished command timed out.
+    pids = rig.ws / "pids"
+    left = (
+        f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30' & "
+        f"nohup sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 & "
+        f"sleep 0.2; echo started"
+    )
+    result = await rig.executor.run(Command(shell=left, timeout=5))
+    assert (result.output, result.exit_code, result.timed_out) == ("started\n", 0, False)
+    assert await _all_ended([int(p) for p in pids.read_text().split()])
+
+    # Ended by its deadline (a daemon that ignores the timeout): a setsid child holding the
+    # output pipe held the call for its whole life (30 s here), past the deadline.
+    rig.fake.on_timeout = "ignore"
+    pids.unlink()
+    stuck = f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30' & echo $$ >> {pids}; sleep 30"
+    result = await rig.executor.run(Command(shell=stuck, timeout=0.2))
+    assert (result.exit_code, result.timed_out) == (None, True)
+    assert await _all_ended([int(p) for p in pids.read_text().split()])
+
+
+async def _all_ended(pids: list[int]) -> bool:
+    """Whether every pid has exited (zombies count), killing the survivors afterwards."""
+    try:
+        for _ in range(300):
+            if not any(_alive(pid) for pid in pids):
+                return True
+            await asyncio.sleep(0.01)
+        return False
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as status:
+            return status.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
