@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from daytona_support import Rig, closing, make_rig
 
+from rho_domain.errors import ToolError
 from rho_domain.ports.executor import Command
 
 
@@ -75,3 +76,12 @@ def _alive(pid: int) -> bool:
             return status.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), 0, -5.0, True])
+def test_a_command_s_timeout_is_a_positive_finite_number(seconds: float) -> None:
+    # Before, Daytona's run raised Python's ValueError (NaN) or OverflowError (infinity) from
+    # math.ceil, and gave 0 or -5 a second, while the local executor ran NaN without a
+    # deadline and ended 0 at once: the value is refused where it is made, for both.
+    with pytest.raises(ToolError, match=r"timeout must be a number of seconds, more than 0"):
+        Command(shell="true", timeout=seconds)

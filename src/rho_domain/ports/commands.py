@@ -14,6 +14,7 @@ from typing import Literal
 
 import attrs
 
+from rho_domain.errors import ToolError
 from rho_domain.limits import LimitKind
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -40,6 +41,19 @@ class Stage:
     stdout_null: bool = False
 
 
+def _seconds(_: object, attribute: attrs.Attribute[float], value: object) -> None:
+    """A positive, finite number of seconds. Before, the executors disagreed on the rest:
+    the local one ran a command of NaN or infinite seconds without a deadline and ended one
+    of 0 or less at once, the Daytona one raised Python's ValueError or OverflowError for
+    the first and gave the second a second."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not 0 < number < float("inf"):
+        raise ToolError(
+            f"a command's {attribute.name} must be a number of seconds, more than 0 and "
+            f"finite; got {value!r}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Command:
     """A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
@@ -56,7 +70,7 @@ class Command:
     pipeline: tuple[Stage, ...] = ()
     shell: str | None = None
     cwd: str = "."
-    timeout: float = 120.0
+    timeout: float = attrs.field(default=120.0, validator=_seconds)
     max_output_bytes: int = 256 * 1024
     env: Mapping[str, str] = attrs.field(factory=dict)
 
