@@ -337,3 +337,13 @@ async def test_daytona_a_redirect_is_not_followed_with_the_key(tmp_path: Path) -
         with pytest.raises(ExecutorError, match="307"):
             await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
         assert not [path for _, path in rig.fake.requests if path == "/steal"]
+
+
+async def test_daytona_a_url_httpx_refuses_is_an_executor_error(tmp_path: Path) -> None:
+    # Before, httpx's InvalidURL ("URL too long"; it is no httpx.HTTPError) left the adapter
+    # as httpx's own exception: a resumed session whose trace named a sandbox id of 70,000
+    # characters failed to resume with a raw httpx traceback (every resume of it).
+    async for rig in closing(make_rig(tmp_path, session_id="s1", reattach=True)):
+        rig.executor.expect("x" * 70_000)
+        with pytest.raises(ExecutorError, match="sandbox lookup: its URL URL too long"):
+            await rig.executor.stat(".")
