@@ -207,7 +207,7 @@ def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
     marked = "" if mark is None else f"{CALL_MARK}={q(mark)} "
     sweep = ""
     if mark is not None:
-        found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ"
+        found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null"
         sweep = (
             f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
             'kill -9 "${rho_p%/environ}" 2>/dev/null; done; done; '
