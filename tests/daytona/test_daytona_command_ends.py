@@ -85,3 +85,13 @@ def test_a_command_s_timeout_is_a_positive_finite_number(seconds: float) -> None
     # deadline and ended 0 at once: the value is refused where it is made, for both.
     with pytest.raises(ToolError, match=r"timeout must be a number of seconds, more than 0"):
         Command(shell="true", timeout=seconds)
+
+
+def test_a_nul_in_a_shell_command_or_its_environment_is_refused_where_it_is_made() -> None:
+    # Before, Daytona's sandbox dropped a NUL silently: `r<NUL>m -rf x`, which the approver
+    # was shown with its \x00 (and the destructive check could not read, so asked about),
+    # ran as `rm -rf x`; the local executor raised Python's ValueError instead.
+    with pytest.raises(ToolError, match=r"command line holds a NUL character \(at character 2"):
+        Command(shell="r\0m -rf x")
+    with pytest.raises(ToolError, match="environment holds a NUL character"):
+        Command(shell="true", env={"A": "x\0y"})
