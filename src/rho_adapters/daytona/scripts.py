@@ -146,7 +146,7 @@ def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) ->
 DEADLINE_GRACE = 1
 """Seconds past a command's timeout at which its own deadline (``capped``'s) ends it."""
 
-CALL_MARK = "RHO_AGENT_CALL"
+CALL_MARK = "RHO_CALL_MARK"
 """The environment variable that marks every process of one shell command (``capped``'s
 ``mark``): what the command left running is found by it and killed when the call ends."""
 
