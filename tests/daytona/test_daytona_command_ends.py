@@ -14,7 +14,7 @@ import pytest
 from daytona_support import Rig, closing, make_rig
 
 from rho_domain.errors import ToolError
-from rho_domain.ports.executor import Command
+from rho_domain.ports.executor import Command, Stage
 
 
 @pytest.fixture
@@ -95,3 +95,11 @@ def test_a_nul_in_a_shell_command_or_its_environment_is_refused_where_it_is_made
         Command(shell="r\0m -rf x")
     with pytest.raises(ToolError, match="environment holds a NUL character"):
         Command(shell="true", env={"A": "x\0y"})
+
+
+async def test_a_nul_never_reaches_the_sandbox_s_shell(rig: Rig) -> None:
+    # Before, a here-document's NUL (a restricted stage's stdin_data) was dropped by the
+    # decoder's command substitution: `wc -c` counted 2 bytes of "a<NUL>b", locally 3.
+    fed = Stage(argv=("wc", "-c"), stdin_data="a\0b")
+    with pytest.raises(ToolError, match="a NUL character cannot reach the Daytona sandbox"):
+        await rig.executor.run(Command(pipeline=(fed,)))

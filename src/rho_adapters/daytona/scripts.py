@@ -47,7 +47,16 @@ def wrap(script: str) -> str:
     word of its own below Linux's 128 KiB limit on one argument; ``DECODER`` joins them,
     clears the positional parameters and runs the script with ``eval`` (the whole text,
     parsed by sh) with stdin from /dev/null, so the exit status is the script's.
+
+    ``ToolError`` for a script holding a NUL: the decoder's command substitution drops it,
+    so the sandbox would run another text than the one built (a here-document's NUL
+    vanished; a shell string's joined the words around it).
     """
+    if "\0" in script:
+        raise ToolError(
+            "a NUL character cannot reach the Daytona sandbox's shell (it would be dropped "
+            "and another text run): remove it from the command or here-document"
+        )
     encoded = base64.b64encode(script.encode()).decode()
     chunks = [encoded[at : at + _CHUNK] for at in range(0, len(encoded), _CHUNK)]
     return " ".join(["sh", "-c", f"'{_DECODER}'", "sh", *chunks])
