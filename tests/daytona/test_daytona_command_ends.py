@@ -46,20 +46,23 @@ async def test_what_a_shell_command_left_running_ends_with_the_call(rig: Rig) ->
     assert (result.output, result.exit_code, result.timed_out) == ("started\n", 0, False)
     assert await _all_ended([int(p) for p in pids.read_text().split()])
 
-    # Ended by its deadline (a daemon that ignores the timeout): a setsid child holding the
-    # output pipe held the call for its whole life (30 s here), past the deadline.
-    rig.fake.on_timeout = "ignore"
-    pids.unlink()
-    stuck = f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30' & echo $$ >> {pids}; sleep 30"
-    result = await rig.executor.run(Command(shell=stuck, timeout=0.2))
-    assert (result.exit_code, result.timed_out) == (None, True)
-    assert await _all_ended([int(p) for p in pids.read_text().split()])
+    # Ended by its deadline. A daemon that kills the command's group at the timeout (408)
+    # killed the script that was to sweep too: a setsid child lived on. One that ignores the
+    # timeout: a setsid child holding the output pipe held the call for its whole life.
+    escaped = f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30'"
+    for daemon, stuck in (("kill", f"{escaped} >/dev/null 2>&1 &"), ("ignore", f"{escaped} &")):
+        rig.fake.on_timeout = daemon  # type: ignore[assignment]
+        pids.unlink()
+        command = Command(shell=f"{stuck} echo $$ >> {pids}; sleep 30", timeout=0.2)
+        result = await rig.executor.run(command)
+        assert (result.exit_code, result.timed_out) == (None, True)
+        assert await _all_ended([int(p) for p in pids.read_text().split()]), daemon
 
 
 async def _all_ended(pids: list[int]) -> bool:
     """Whether every pid has exited (zombies count), killing the survivors afterwards."""
     try:
-        for _ in range(300):
+        for _ in range(500):
             if not any(_alive(pid) for pid in pids):
                 return True
             await asyncio.sleep(0.01)

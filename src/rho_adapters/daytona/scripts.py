@@ -209,24 +209,39 @@ def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
     reaches the inner ``sh`` on its stdin (``printf`` is a builtin: no argument limit), which
     runs it in a subshell (an ``exit`` in it ends only that) and writes its status to
     ``$d/ran``; no status there, and ``timeout`` ended by its signal (124, or 137 after the
-    KILL), is ``LATE``. Then the processes marked ``mark`` are killed, twice (one may have
-    forked meanwhile)."""
+    KILL), is ``LATE``. Then the processes marked ``mark`` are killed (``_sweep``), here and
+    by a watcher in a session of its own (``setsid``, where the image has it): a daemon that
+    kills the command's process group at the timeout (408) kills this script too, never
+    ``timeout``'s group nor what left it."""
     seconds = max(1, math.ceil(timeout)) + DEADLINE_GRACE
     run = '\'rho_inner=$(cat) || exit 125; (eval "$rho_inner") </dev/null; echo $? >"$0"\''
     marked = "" if mark is None else f"{CALL_MARK}={q(mark)} "
-    sweep = ""
-    if mark is not None:
-        found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null"
-        sweep = (
-            f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
-            'kill -9 "${rho_p%/environ}" 2>/dev/null; done; done; '
+    started = f"printf '%s' {q(inner)} | {marked}timeout -k 1 {seconds} sh -c {run} \"$d/ran\""
+    if mark is None:
+        ended = f"{started}; rho_t=$?; "
+    else:
+        watcher = f'while kill -0 "$1" 2>/dev/null; do sleep 1; done; {_sweep(mark)}'
+        ended = (
+            f"{started} & rho_pid=$!; "
+            "if command -v setsid >/dev/null 2>&1; then "
+            f'setsid sh -c {q(watcher)} sh "$rho_pid" </dev/null >/dev/null 2>&1 & fi; '
+            f'wait "$rho_pid"; rho_t=$?; {_sweep(mark)}'
         )
     return (
-        f"printf '%s' {q(inner)} | {marked}timeout -k 1 {seconds} sh -c {run} \"$d/ran\"; "
-        f"rho_t=$?; {sweep}"
+        f"{ended}"
         'if [ -s "$d/ran" ]; then read -r rho_t <"$d/ran"; '
         f'elif [ "$rho_t" = 124 ] || [ "$rho_t" = 137 ]; then rho_t={LATE}; fi; '
         'echo "$rho_t" >"$d/rc";'
+    )
+
+
+def _sweep(mark: str) -> str:
+    """Kill every process whose environment holds ``CALL_MARK=mark``, twice (one may have
+    forked meanwhile); a grep that cannot (``-z``) says nothing."""
+    found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null"
+    return (
+        f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
+        'kill -9 "${rho_p%/environ}" 2>/dev/null; done; done; '
     )
 
 
