@@ -8,7 +8,9 @@ server's session view show it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import TypeGuard
 
 import attrs
 
@@ -50,9 +52,21 @@ class Placement:
         if not isinstance(value, Mapping):
             return None
         backend, place = value.get("backend"), value.get("id")
-        if not isinstance(backend, str) or not (place is None or isinstance(place, str)):
+        if not well_formed(backend) or not (place is None or well_formed(place)):
             return None
         return cls(backend=backend, id=place)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+
+
+def well_formed(name: object) -> TypeGuard[str]:
+    """Whether ``name`` can be a placement's backend or id as stored data gives it: 1 to 128
+    letters, digits and ``._:-``, the first a letter or digit (a Daytona sandbox's id is a
+    UUID). Stored data is anyone's: an id of 10^6 characters was a listing line of a
+    megabyte and a resume that failed with httpx's "URL too long"; one with a line break,
+    a ``/`` or a URL names no sandbox."""
+    return isinstance(name, str) and _NAME.match(name) is not None
 
 
 def kept(known: Placement | None, told: Placement | None) -> Placement | None:

@@ -122,6 +122,7 @@ def _expect_own_sandbox(executor: Executor, events: Sequence[ev.Event]) -> None:
     placement with an id), which alone it reattaches: found by its labels, another sandbox
     that anyone in the organisation labelled so was taken (``DaytonaExecutor.expect``)."""
     from rho_domain.events import RunEnded, RunStarted
+    from rho_domain.placement import well_formed
     from rho_entry.executor_wiring import daytona_of
 
     daytona = daytona_of(executor)
@@ -129,9 +130,17 @@ def _expect_own_sandbox(executor: Executor, events: Sequence[ev.Event]) -> None:
         return
     for event in reversed(events):
         where = event.placement if isinstance(event, RunStarted | RunEnded) else None
-        if where is not None and where.backend == "daytona" and where.id is not None:
-            daytona.expect(where.id)
+        if where is None or where.backend != "daytona" or where.id is None:
+            continue
+        if not well_formed(where.id):  # the trace is data: as if it named none, and said
+            log.warning(
+                "the trace names a Daytona sandbox id that is no id (%r...); "
+                "looking for the session's sandbox by its labels",
+                where.id[:40],
+            )
             return
+        daytona.expect(where.id)
+        return
 
 
 def _split_at_run(

@@ -337,3 +337,38 @@ async def test_daytona_a_redirect_is_not_followed_with_the_key(tmp_path: Path) -
         with pytest.raises(ExecutorError, match="307"):
             await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
         assert not [path for _, path in rig.fake.requests if path == "/steal"]
+
+
+async def test_daytona_a_url_httpx_refuses_is_an_executor_error(tmp_path: Path) -> None:
+    # Before, httpx's InvalidURL ("URL too long"; it is no httpx.HTTPError) left the adapter
+    # as httpx's own exception: a resumed session whose trace named a sandbox id of 70,000
+    # characters failed to resume with a raw httpx traceback (every resume of it).
+    async for rig in closing(make_rig(tmp_path, session_id="s1", reattach=True)):
+        rig.executor.expect("x" * 70_000)
+        with pytest.raises(ExecutorError, match="sandbox lookup: its URL URL too long"):
+            await rig.executor.stat(".")
+
+
+async def test_daytona_a_retry_after_date_is_waited_for(tmp_path: Path) -> None:
+    # Before, a Retry-After given as an HTTP date (RFC 9110 allows either form) counted as a
+    # second however far it named: the request came back too early, twice, and failed.
+    from email.utils import formatdate
+
+    fake, clock = FakeDaytona(), FakeClock()
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path)), transport=fake.transport, clock=clock
+    )
+    true = Command(pipeline=(Stage(argv=("true",)),))
+    try:
+        await executor.stat(".")
+        del clock.sleeps[:]
+        ahead, past = formatdate(int(clock.now()) + 6, usegmt=True), formatdate(0, usegmt=True)
+        for twice in ((ahead, past), ("soon", "-3")):  # each run turned away twice
+            for said in twice:
+                headers = {"Retry-After": said}
+                fake.fail("POST", "/process/execute", 429, {"message": "wait"}, headers=headers)
+            assert (await executor.run(true)).exit_code == 0
+        assert 5 < clock.sleeps[0] <= 6  # the date's whole seconds, less the fake's fraction
+        assert clock.sleeps[1:] == [0.0, 1.0, 1.0]  # a date past is no wait; no value, 1 s
+    finally:
+        await executor.aclose()

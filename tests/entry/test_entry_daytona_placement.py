@@ -62,7 +62,8 @@ async def test_the_sandbox_of_a_session_is_named_in_its_trace_and_listings(
 
     # An older meta.json has none (nothing shown); one of another shape is ignored, said.
     meta = tmp_path / "sessions/s1/meta.json"
-    for stored in (None, {"backend": 3}):
+    huge, shown = {"backend": "daytona", "id": "x" * 100_000}, {"backend": "daytona", "id": "a\nb"}
+    for stored in (None, {"backend": 3}, huge, shown):  # the last two: no id (a 100 kB line)
         data = json.loads(meta.read_text())
         data.pop("placement", None)
         meta.write_text(json.dumps(data if stored is None else {**data, "placement": stored}))
@@ -103,3 +104,40 @@ async def test_a_resume_reattaches_the_sandbox_its_trace_names_not_one_labelled_
             assert bool([n for n in resumed.resume_notices if "Daytona" in n]) == (own == "gone")
         await again.aclose()
     await spoof.aclose()
+
+
+async def test_a_trace_naming_no_sandbox_id_is_read_as_naming_none(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The trace is data anyone may have written. Before, a run_end whose placement id was
+    # 100,000 characters made every resume fail with httpx's own InvalidURL ("URL too
+    # long"); one with a line break, a "/" or a URL was asked for as a sandbox's id. Such an
+    # id now names none: the session's sandbox is looked for by its labels, and it is said.
+    fake = FakeDaytona()
+    store = FileSessionStore(tmp_path / "sessions")
+
+    def executor(*, resumed: bool) -> DaytonaExecutor:
+        settings = fake.settings(working_dir=str(tmp_path), session_id="s1", reattach=resumed)
+        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+
+    agent = Agent(AgentConfig(model="m", backend="daytona"))
+    first = executor(resumed=False)
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("done")])
+    async with Session(agent, model=model, executor=first, store=store, session_id="s1") as s:
+        await s.run("look")  # sbx-1, named by the run's end
+    trace = tmp_path / "sessions/s1/trace.jsonl"
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    resumers = []
+    for bad in ("x" * 100_000, "sbx-1\n\x1b[2J", "https://evil.example/"):
+        for event in events:
+            if (event.get("placement") or {}).get("id"):
+                event["placement"]["id"] = bad
+        trace.write_text("".join(json.dumps(event) + "\n" for event in events))
+        resumers.append(again := executor(resumed=True))
+        with caplog.at_level(logging.WARNING, logger="rho_entry.reopening"):
+            resumed = await Session.resume("s1", store=store, model=model, executor=again)
+        async with resumed:
+            assert again.sandbox_id == "sbx-1"  # its own, found by its labels
+        assert f"names a Daytona sandbox id that is no id ({bad[:40]!r}" in caplog.text
+    for each in (first, *resumers):  # the first deletes sbx-1; the others' deletion is logged
+        await each.aclose()

@@ -83,9 +83,14 @@ def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> Exec
 
 @contextlib.contextmanager
 def map_httpx_errors(what: str) -> Iterator[None]:
-    """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``."""
+    """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``, and
+    httpx's refusal of a URL (``InvalidURL``, no ``HTTPError``: a sandbox id read from a
+    trace or a toolbox URL a server named, too long or with a control character), which
+    before left the adapter as httpx's own exception."""
     try:
         yield
+    except httpx.InvalidURL as exc:
+        raise ExecutorError(f"no request could be made for {what}: its URL {exc}") from exc
     except httpx.TimeoutException as exc:
         raise ExecutorError(f"Daytona did not answer in time during {what}") from exc
     except httpx.HTTPError as exc:

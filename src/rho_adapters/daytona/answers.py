@@ -47,21 +47,34 @@ RETRIES = 2  # a request turned away (429, 503 with Retry-After) is sent at most
 MAX_WAIT = 10.0  # seconds: a longer Retry-After is waited this long (then said, if refused again)
 
 
-def come_back_after(response: httpx.Response, retried: int) -> float | None:
+def come_back_after(response: httpx.Response, retried: int, now: float) -> float | None:
     """Seconds to wait before sending again the request ``response`` turned away, or None
     (not turned away, or already ``RETRIES`` times). A 429 is always retried (a second, or
     its ``Retry-After``), a 503 only with a ``Retry-After``; the wait is at most
-    ``MAX_WAIT`` (an HTTP date or a bad value counts as a second). Before, a 429 failed the
-    tool call at once, whatever the server said to wait."""
+    ``MAX_WAIT``. ``Retry-After`` is seconds or an HTTP date (RFC 9110 10.2.3), counted
+    from ``now`` (the wall clock; a date past is no wait); a value that is neither, or
+    negative, counts as a second. Before, a 429 failed the tool call at once, whatever the
+    server said to wait, and then an HTTP date was a second however far it named."""
     status = response.status_code
     header = response.headers.get("retry-after")
     if retried >= RETRIES or not (status == 429 or (status == 503 and header is not None)):
         return None
-    try:
-        seconds = float(header) if header is not None else 1.0
-    except ValueError:
-        seconds = 1.0
+    seconds = 1.0 if header is None else _seconds_of(header.strip(), now)
     return min(MAX_WAIT, seconds) if seconds >= 0 else 1.0  # NaN: compared False, so 1 s
+
+
+def _seconds_of(header: str, now: float) -> float:
+    """A ``Retry-After`` value in seconds from ``now``; -1 for one that is no value."""
+    try:
+        return float(header)
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime  # only for a server that sends a date
+
+    try:
+        return max(0.0, parsedate_to_datetime(header).timestamp() - now)
+    except (TypeError, ValueError, OverflowError):
+        return -1.0
 
 
 @attrs.frozen
@@ -98,7 +111,7 @@ async def patiently(send: Callable[[], Awaitable[httpx.Response]], clock: Clock)
     the server turns it away; the last answer when it still does."""
     for retried in range(RETRIES + 1):
         response = await send()
-        if (wait := come_back_after(response, retried)) is None:
+        if (wait := come_back_after(response, retried, clock.now())) is None:
             break
         await clock.sleep(wait)
     return response

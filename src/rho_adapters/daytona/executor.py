@@ -14,8 +14,9 @@ The same tool handlers that run locally run here unchanged, under the same profi
   argv word quoted with ``shlex.quote``, and run in an empty environment with ``ulimit -f 0``;
   a ``shell`` string runs only when ``allow_shell`` (the unrestricted profiles);
 * timeouts are the daemon's (it kills the process group; the output is lost), and the
-  sandbox's own a second later (``scripts.deadline``: daemons that do not kill), output is
-  capped inside the sandbox and the omitted bytes counted (scripts.py).
+  sandbox's own a second later (``scripts.capped``'s deadline: daemons that do not kill),
+  and what a shell command left running (``setsid``, ``nohup``, a double fork) is killed
+  when it ends; output is capped inside the sandbox and the omitted bytes counted (scripts.py).
 
 Known gap: between the canonical check and the operation (two requests) an unrestricted
 shell in the same sandbox could swap a directory for a symlink; restricted profiles cannot.
@@ -28,6 +29,7 @@ import re
 import stat as stat_mod
 import time
 from collections.abc import Sequence
+from secrets import token_hex
 
 import httpx
 
@@ -258,19 +260,22 @@ class DaytonaExecutor(Executor):
         sandbox = await self._workspace.ensure()
         started = time.monotonic()
         limits = self.limits
-        inner = scripts.deadline(
-            scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds), command.timeout
+        script = scripts.capped(
+            scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds),
+            command.max_output_bytes,
+            limits.output_bytes,
+            deadline=command.timeout,
+            # a shell may leave programs running, in its group or not; a pipeline cannot
+            mark=token_hex(8) if command.shell is not None else None,
         )
         answer = await self._workspace.api.execute(
-            sandbox,
-            scripts.wrap(scripts.capped(inner, command.max_output_bytes, limits.output_bytes)),
-            timeout=command.timeout,
+            sandbox, scripts.wrap(script), timeout=command.timeout
         )
         duration = time.monotonic() - started
         if answer is None:
             return CommandResult(exit_code=None, output="", duration=duration, timed_out=True)
         captured = scripts.parse_capped(answer.result)
-        if captured.exit_code in (124, 137) and duration >= command.timeout:
+        if captured.late:
             # ended by its own deadline: a daemon that answers past the timeout let it run
             return CommandResult(
                 exit_code=None, output=captured.output, duration=duration, timed_out=True

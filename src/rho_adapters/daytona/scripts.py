@@ -47,7 +47,16 @@ def wrap(script: str) -> str:
     word of its own below Linux's 128 KiB limit on one argument; ``DECODER`` joins them,
     clears the positional parameters and runs the script with ``eval`` (the whole text,
     parsed by sh) with stdin from /dev/null, so the exit status is the script's.
+
+    ``ToolError`` for a script holding a NUL: the decoder's command substitution drops it,
+    so the sandbox would run another text than the one built (a here-document's NUL
+    vanished; a shell string's joined the words around it).
     """
+    if "\0" in script:
+        raise ToolError(
+            "a NUL character cannot reach the Daytona sandbox's shell (it would be dropped "
+            "and another text run): remove it from the command or here-document"
+        )
     encoded = base64.b64encode(script.encode()).decode()
     chunks = [encoded[at : at + _CHUNK] for at in range(0, len(encoded), _CHUNK)]
     return " ".join(["sh", "-c", f"'{_DECODER}'", "sh", *chunks])
@@ -144,36 +153,48 @@ def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) ->
 
 
 DEADLINE_GRACE = 1
-"""Seconds past a command's timeout at which its own deadline (``deadline``) ends it."""
+"""Seconds past a command's timeout at which its own deadline (``capped``'s) ends it."""
+
+CALL_MARK = "RHO_CALL_MARK"
+"""The environment variable that marks every process of one shell command (``capped``'s
+``mark``): what the command left running is found by it and killed when the call ends."""
+
+LATE = "late"
+"""The trailer's exit code of a command its own deadline ended (``Captured.late``)."""
 
 
-def deadline(inner: str, timeout: float) -> str:
-    """``inner`` ended by the sandbox itself ``DEADLINE_GRACE`` s after ``timeout``: GNU
-    ``timeout`` leads a process group of its own, sends it TERM, then KILL a second later,
-    and exits 124 (137 after the KILL). Daemons that only answer 408 at the timeout, or
-    none, left the command running (until the sandbox stopped); a daemon that kills it at
-    the timeout still does, first. The script reaches the inner ``sh`` on its stdin (read
-    whole, then run with stdin from /dev/null): ``printf`` is a builtin, so no argument
-    limit applies to a large script."""
-    seconds = max(1, math.ceil(timeout)) + DEADLINE_GRACE
-    run = "'rho_inner=$(cat) || exit 125; eval \"$rho_inner\" </dev/null'"
-    return f"printf '%s' {q(inner)} | timeout -k 1 {seconds} sh -c {run}"
-
-
-def capped(inner: str, cap: int, limit: int | None = None) -> str:
+def capped(
+    inner: str,
+    cap: int,
+    limit: int | None = None,
+    *,
+    deadline: float | None = None,
+    mark: str | None = None,
+) -> str:
     """Run ``inner`` with stdout+stderr merged; keep ``cap`` bytes, count the rest up to
     ``limit`` bytes in all, where reading stops (the command then dies of SIGPIPE).
 
     The answer ends with ``TRAILER`` + ``<exit code>:<omitted bytes>``; only the last trailer
     counts, so output that imitates one changes nothing.
+
+    ``deadline`` (seconds): the sandbox ends the command itself ``DEADLINE_GRACE`` s after
+    it (``_deadline_body``), and the trailer's exit code is then ``LATE``, which no exit of
+    the command's own can spell (a command exiting 124 or 137 by itself was reported timed
+    out). ``mark`` (a token): every process the command starts carries ``CALL_MARK=mark``,
+    and those still running when it ended or was ended (``setsid cmd &``, ``nohup``, a
+    daemon's double fork: out of its process group) are killed, as the local executor's
+    guard kills them; before, one holding the output pipe held the call past its deadline.
     """
     rest = "" if limit is None else f"head -c {max(0, int(limit) - int(cap))} | "
+    body = (
+        f'{inner}; echo $? >"$d/rc";' if deadline is None else _deadline_body(inner, deadline, mark)
+    )
     # The trailer's two numbers are read with the shell's own read (which also drops the
     # blanks some wc put before the count): a $(cat ...) and a $(tr ...) were two more
     # processes for every command.
     return (
         "d=$(mktemp -d) || exit 99\n"
-        f'{{ {inner}; echo $? >"$d/rc"; }} </dev/null 2>&1 | '
+        f"{{ {body} }} </dev/null 2>&1 | "
         f'{{ head -c {int(cap)}; {rest}wc -c >"$d/n"; }}\n'
         'read -r rc <"$d/rc"; read -r n <"$d/n"\n'
         'printf \'\\n\\036rho:%s:%s\\n\' "$rc" "$n"\n'
@@ -181,9 +202,53 @@ def capped(inner: str, cap: int, limit: int | None = None) -> str:
     )
 
 
+def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
+    """``capped``'s body with a deadline: GNU ``timeout`` leads a process group of its own,
+    sends it TERM ``DEADLINE_GRACE`` s after ``timeout`` and KILL a second later (daemons
+    that only answer 408 at the timeout, or none, left the command running). The script
+    reaches the inner ``sh`` on its stdin (``printf`` is a builtin: no argument limit), which
+    runs it in a subshell (an ``exit`` in it ends only that) and writes its status to
+    ``$d/ran``; no status there, and ``timeout`` ended by its signal (124, or 137 after the
+    KILL), is ``LATE``. Then the processes marked ``mark`` are killed (``_sweep``), here and
+    by a watcher in a session of its own (``setsid``, where the image has it): a daemon that
+    kills the command's process group at the timeout (408) kills this script too, never
+    ``timeout``'s group nor what left it."""
+    seconds = max(1, math.ceil(timeout)) + DEADLINE_GRACE
+    run = '\'rho_inner=$(cat) || exit 125; (eval "$rho_inner") </dev/null; echo $? >"$0"\''
+    marked = "" if mark is None else f"{CALL_MARK}={q(mark)} "
+    started = f"printf '%s' {q(inner)} | {marked}timeout -k 1 {seconds} sh -c {run} \"$d/ran\""
+    if mark is None:
+        ended = f"{started}; rho_t=$?; "
+    else:
+        watcher = f'while kill -0 "$1" 2>/dev/null; do sleep 1; done; {_sweep(mark)}'
+        ended = (
+            f"{started} & rho_pid=$!; "
+            "if command -v setsid >/dev/null 2>&1; then "
+            f'setsid sh -c {q(watcher)} sh "$rho_pid" </dev/null >/dev/null 2>&1 & fi; '
+            f'wait "$rho_pid"; rho_t=$?; {_sweep(mark)}'
+        )
+    return (
+        f"{ended}"
+        'if [ -s "$d/ran" ]; then read -r rho_t <"$d/ran"; '
+        f'elif [ "$rho_t" = 124 ] || [ "$rho_t" = 137 ]; then rho_t={LATE}; fi; '
+        'echo "$rho_t" >"$d/rc";'
+    )
+
+
+def _sweep(mark: str) -> str:
+    """Kill every process whose environment holds ``CALL_MARK=mark``, twice (one may have
+    forked meanwhile); a grep that cannot (``-z``) says nothing."""
+    found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null"
+    return (
+        f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
+        'kill -9 "${rho_p%/environ}" 2>/dev/null; done; done; '
+    )
+
+
 @attrs.frozen
 class Captured:
-    """A ``capped`` command's answer: exit code, output, and how many bytes were cut."""
+    """A ``capped`` command's answer: exit code, output, and how many bytes were cut;
+    ``late`` when its own deadline ended it (``exit_code`` is then ``timeout``'s 124)."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -192,6 +257,7 @@ class Captured:
     exit_code: int
     output: str
     omitted: int
+    late: bool = False
 
 
 def parse_capped(result: str) -> Captured:
@@ -200,8 +266,14 @@ def parse_capped(result: str) -> Captured:
     if at < 0:
         raise ExecutorError(f"the sandbox answered without a status line: {result[-200:]!r}")
     code, _, omitted = result[at + len(TRAILER) :].strip().partition(":")
+    late = code == LATE
     try:
-        return Captured(exit_code=int(code), output=result[:at], omitted=int(omitted or 0))
+        return Captured(
+            exit_code=124 if late else int(code),
+            output=result[:at],
+            omitted=int(omitted or 0),
+            late=late,
+        )
     except ValueError as exc:
         raise ExecutorError(f"unreadable status line from the sandbox: {code!r}") from exc
 

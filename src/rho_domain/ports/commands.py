@@ -10,10 +10,11 @@ uploaded. Import them from ``rho_domain.ports.executor``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
+from rho_domain.errors import ToolError
 from rho_domain.limits import LimitKind
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -40,6 +41,33 @@ class Stage:
     stdout_null: bool = False
 
 
+def _seconds(_: object, attribute: attrs.Attribute[float], value: object) -> None:
+    """A positive, finite number of seconds. Before, the executors disagreed on the rest:
+    the local one ran a command of NaN or infinite seconds without a deadline and ended one
+    of 0 or less at once, the Daytona one raised Python's ValueError or OverflowError for
+    the first and gave the second a second."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not 0 < number < float("inf"):
+        raise ToolError(
+            f"a command's {attribute.name} must be a number of seconds, more than 0 and "
+            f"finite; got {value!r}"
+        )
+
+
+def _no_nul(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """No NUL in a shell string or an environment: no shell or ``execve`` can hold one. Before,
+    Daytona's sandbox dropped it silently (``r<NUL>m -rf x``, shown so to the approver, ran
+    as ``rm -rf x``), and the local executor raised Python's ValueError."""
+    texts = value.items() if isinstance(value, Mapping) else ((value or "",),)
+    for text in (t for pair in texts for t in pair):
+        if isinstance(text, str) and "\0" in text:
+            where = "command line" if attribute.name == "shell" else "environment"
+            raise ToolError(
+                f"the {where} holds a NUL character (at character {text.index(chr(0)) + 1} of "
+                f"{text[:60]!r}): no shell can run it as written; remove it"
+            )
+
+
 @attrs.frozen(kw_only=True)
 class Command:
     """A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
@@ -54,11 +82,11 @@ class Command:
     __hash__ = value_hash
 
     pipeline: tuple[Stage, ...] = ()
-    shell: str | None = None
+    shell: str | None = attrs.field(default=None, validator=_no_nul)
     cwd: str = "."
-    timeout: float = 120.0
+    timeout: float = attrs.field(default=120.0, validator=_seconds)
     max_output_bytes: int = 256 * 1024
-    env: Mapping[str, str] = attrs.field(factory=dict)
+    env: Mapping[str, str] = attrs.field(factory=dict, validator=_no_nul)
 
 
 @attrs.frozen(kw_only=True)
