@@ -23,9 +23,11 @@ from __future__ import annotations
 import pytest
 from db_support import Server, adapter, own_pg_database
 
+from rho_adapters.db.factory import open_databases
 from rho_adapters.db.postgres import PostgresDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.permissions import DatabaseMode
 from rho_domain.sql import CatalogCalls, classify
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
@@ -126,6 +128,16 @@ def test_the_read_only_default_keeps_the_dsns_options() -> None:
     config = DatabaseConfig(engine="postgres", dsn="host=h options='-c work_mem=8MB'")
     said = PostgresDatabase("t", config)._read_only_options(config.dsn or "")
     assert said == "-c work_mem=8MB -c default_transaction_read_only=on"
+    # PGOPTIONS comes from the environment the wiring gives (never the process's, read
+    # below the entry layer), and a dsn's own options replace it, as libpq's do
+    bare = DatabaseConfig(engine="postgres", dsn="host=h")
+    environ = {"PGOPTIONS": "-c work_mem=4MB"}
+    (wired,) = open_databases({"t": bare}, mode=DatabaseMode.READONLY, environ=environ).values()
+    assert isinstance(wired, PostgresDatabase)
+    assert wired._read_only_options("host=h") == (
+        "-c work_mem=4MB -c default_transaction_read_only=on"
+    )
+    assert wired._read_only_options(config.dsn or "").startswith("-c work_mem=8MB ")
 
 
 def test_the_sql_json_words_of_16_and_17_read_and_their_casts_are_judged() -> None:

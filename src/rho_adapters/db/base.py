@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rho_adapters.db.connection_slot import ConnectionSlot, close_quietly
@@ -55,12 +55,16 @@ class ThreadedDatabase(Database):
         driver: Any = None,
         check_statements: bool = True,
         hidden: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """``password`` is the password, or a function that returns it when the first
         connection is made (so a missing one fails that database's calls, not start-up).
         ``driver`` replaces the lazily imported driver module (tests pass a fake DB-API).
         ``check_statements=False`` exists only to prove the engine fence on its own.
-        ``hidden``: more text no error may show (the values of the dsn's ``${VAR}``s)."""
+        ``hidden``: more text no error may show (the values of the dsn's ``${VAR}``s).
+        ``environ``: the environment the driver would read by itself where the adapter
+        replaces what it reads (PostgreSQL's ``PGOPTIONS``), given by the wiring; none when
+        omitted (the entry layer alone reads the process's)."""
         self.alias = alias
         self.config = config
         self.mode = mode
@@ -69,6 +73,7 @@ class ThreadedDatabase(Database):
         self._check = check_statements and mode is DatabaseMode.READONLY
         self._allowed = allowed_functions(config.options, alias=alias)
         self._hidden = tuple(hidden)
+        self.environ: Mapping[str, str] = {} if environ is None else environ
         # The engine's hooks, bound here: a subclass's overrides are the ones called.
         self.slot = ConnectionSlot(
             alias,

@@ -50,7 +50,9 @@ def open_databases(
         hidden = [environ.get(name, "") for name in VARIABLE.findall(config.dsn or "")]
         config = expanded(config, environ, alias=alias)  # ${VAR} references, see db.config
         password = _password_reader(alias, config.password_env, environ)
-        databases[alias] = cls(alias, config, mode=mode, password=password, hidden=hidden)
+        databases[alias] = cls(
+            alias, config, mode=mode, password=password, hidden=hidden, environ=environ
+        )
     return databases
 
 

@@ -30,7 +30,6 @@ and operators: no user operator, an exact match the server would prefer, runs in
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,12 +91,13 @@ class PostgresDatabase(ThreadedDatabase):
         return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
 
     def _read_only_options(self, dsn: str) -> str:
-        """The session's startup options, the dsn's (else ``$PGOPTIONS``) with every
+        """The session's startup options, the dsn's (else ``PGOPTIONS`` of the ``environ``
+        the wiring gave, which libpq would have read had no options been given) with every
         transaction read-only by default: what runs before the adapter's first ``BEGIN
         TRANSACTION READ ONLY`` (a PostgreSQL 17+ login event trigger, an administrator's
         function run as the agent's login at every connection) writes nothing either."""
         given = self._module().conninfo.conninfo_to_dict(dsn).get("options")
-        given = given if given is not None else os.environ.get("PGOPTIONS", "")
+        given = given if given is not None else self.environ.get("PGOPTIONS", "")
         return f"{given} -c default_transaction_read_only=on".strip()
 
     def _prepare(self, conn: Any) -> None:
