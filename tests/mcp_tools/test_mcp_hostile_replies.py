@@ -14,7 +14,7 @@ from rho_adapters.mcp.client import MAX_PAGES, McpClient
 from rho_adapters.mcp.jsonrpc import Message
 from rho_domain.errors import McpProtocolError
 
-HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}}
+HELLO: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}}
 
 
 def answered(request: Message, result: dict[str, object]) -> str:
@@ -49,3 +49,69 @@ def test_page_cursors_that_never_repeat_are_not_held_whole() -> None:
         tracemalloc.stop()
     assert pages == MAX_PAGES
     assert peak < 5_000_000  # bytes: 21 MB before
+
+
+REPLIES = {  # how a server replies to a request's POST without the answer in it
+    "an empty JSON body": (200, "application/json", b""),
+    "JSON typed, an event inside": (200, "application/json", b'data: {"id": 1}\n\n'),
+    "a stream ended after a notification": (
+        200,
+        "text/event-stream",
+        b'data: {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}\n\n',
+    ),
+    "a stream left for a poll (id, retry: 0)": (200, "text/event-stream", b"id: 1\nretry: 0\n\n"),
+    "a stream typed, JSON inside": (200, "text/event-stream", b'{"jsonrpc": "2.0"}'),
+    "202 to a request": (202, "", b""),
+    "another request's answer": (
+        200,
+        "application/json",
+        b'{"jsonrpc": "2.0", "id": 99, "result": {}}',
+    ),
+}
+
+
+def test_an_http_reply_without_the_answer_fails_its_request_at_once() -> None:
+    # redmcp23: a POST's reply that ended without the request's answer (a stream closed
+    # early, as the SDK's servers do to be polled with Last-Event-ID, which we do not
+    # send; a content type that lies; 202; an answer to another id) left the request
+    # waiting for its deadline: each of these variants took the whole call_timeout (60 s by
+    # default; 2.0 s each with timeout=2 in a probe). Now it fails as the reply ends.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    said: dict[str, str] = {}
+
+    async def one(kind: str) -> None:
+        status, content_type, body = REPLIES[kind]
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            if request.method != "POST" or "id" not in json.loads(request.content):
+                return httpx.Response(202)  # no stream of its own; a notification taken
+            headers = {"content-type": content_type} if content_type else {}
+            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body))
+
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport("h", "http://mcp.invalid/mcp", headers={}, http_client=client)
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        try:
+            with pytest.raises(McpProtocolError) as raised:
+                # before, each variant reached this deadline (McpTimeout)
+                await peer.request("tools/call", {}, timeout=10, setting="call_timeout")
+            said[kind] = str(raised.value)
+        finally:
+            await peer.aclose()
+            await client.aclose()
+
+    async def main() -> None:
+        for kind in REPLIES:
+            await one(kind)
+
+    asyncio.run(main())
+    for kind, message in said.items():
+        assert message.startswith(
+            "MCP server 'h' ended its reply to tools/call without the answer"
+        ), kind
+    assert "could not be read meanwhile, the last: data: {" in said["JSON typed, an event inside"]

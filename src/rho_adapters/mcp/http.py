@@ -8,8 +8,10 @@ messages: notifications first, then the response. The ``Mcp-Session-Id`` the ser
 request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
 own notifications (a server without one answers 405, which is fine). A redirect is not
 followed (our headers would go along) and an answer that is neither JSON nor an event stream
-is not MCP: both fail the request at once, saying so. Shutdown DELETEs the session. httpx
-errors become ``McpError`` here, naming the server and its URL.
+is not MCP: both fail the request at once, saying so, as does a reply that ends without the
+request's answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``).
+Shutdown DELETEs the session. httpx errors become ``McpError`` here, naming the server and
+its URL.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ _BLANK_LINES = (b"\n\n", b"\r\r", b"\n\r\n")  # an event's end, whichever line e
 class HttpTransport:
     """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved), through
     ``proxy`` when one is given."""
+
+    answers_in_reply = True  # a request's answer is in the reply to its POST, or nowhere
 
     def __init__(
         self,
