@@ -13,6 +13,7 @@ from mcp_support import ScriptedTransport
 from rho_adapters.mcp.client import MAX_PAGES, McpClient
 from rho_adapters.mcp.jsonrpc import Message
 from rho_domain.errors import McpProtocolError
+from rho_domain.tools.base import ToolOutput
 
 HELLO: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}}
 
@@ -115,3 +116,45 @@ def test_an_http_reply_without_the_answer_fails_its_request_at_once() -> None:
             "MCP server 'h' ended its reply to tools/call without the answer"
         ), kind
     assert "could not be read meanwhile, the last: data: {" in said["JSON typed, an event inside"]
+
+
+def test_an_input_schema_that_is_no_object_is_left_out_named() -> None:
+    # redmcp23: an inputSchema that is not an object's (a string, a list, a number, a
+    # "type": "string") was shown to the model as an empty object, silently, and one
+    # without "type" lost its properties the same way: the model called a tool whose
+    # arguments it was never shown. Now the first is left out, naming the server, the tool
+    # and why; the second is shown as the object it describes.
+    from rho_adapters.mcp.tool import kept_entry, made_tools
+    from rho_domain.mcp_config import McpServerConfig
+
+    schemas: dict[str, object] = {
+        "text": "x" * 100,
+        "list": [{"type": "object"}],
+        "number": 5,
+        "string": {"type": "string"},
+        "nullable": {"type": ["object", "null"]},
+    }
+    words = {"type": "object", "properties": {"q": {"type": "string"}}}
+    listed = [kept_entry({"name": name, "inputSchema": s}) for name, s in schemas.items()]
+    listed += [
+        kept_entry({"name": "untyped", "inputSchema": {"properties": words["properties"]}}),
+        kept_entry({"name": "typed", "inputSchema": words}),
+        kept_entry({"name": "bare"}),  # no schema: no arguments
+    ]
+
+    async def never(*args: object, **kwargs: object) -> ToolOutput:
+        raise AssertionError("not called")
+
+    made, problems = made_tools("h", McpServerConfig(command=("x",)), listed, never)
+    assert {tool.tool: tool.parameters for tool in made} == {
+        "untyped": words,
+        "typed": words,
+        "bare": {"type": "object", "properties": {}},
+    }
+    assert len(problems) == len(schemas)
+    for (name, _), problem in zip(schemas.items(), problems, strict=True):
+        assert problem.startswith(f"MCP server 'h': tool '{name}' is left out: its input schema"), (
+            problem
+        )
+    assert "is a JSON str, not an object schema" in problems[0]
+    assert "is of type 'string', not an object schema" in problems[3]

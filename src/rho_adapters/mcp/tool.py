@@ -9,7 +9,8 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
-trace), its input schema is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+trace), its input schema is not an object's (``_not_an_object``: a string, a list, a
+``"type": "string"``), is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
 cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
 message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
 description's lone surrogates are shown as escapes. One server's tools
@@ -23,6 +24,7 @@ import json
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
+from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.mcp_names import PREFIX, tool_name
@@ -71,7 +73,8 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, its input schema over ``MAX_SCHEMA`` bytes of JSON, or not JSON at all (a
+    characters, its input schema not an object's (``_not_an_object``), over ``MAX_SCHEMA``
+    bytes of JSON, or not JSON at all (a
     number JSON cannot carry, or a lone surrogate: the model client cannot encode a request
     holding one); "" when it is made."""
     length = len(str(tool["name"]))
@@ -80,6 +83,8 @@ def left_out(tool: Mapping[str, Any]) -> str:
             f"its name is {length:,} characters (at most {MAX_TOOL_NAME}; the model is shown "
             "it with the tool)"
         )
+    if why := _not_an_object(tool.get("inputSchema")):
+        return why
     if why := _schema_shape(tool.get("inputSchema")):
         return why
     try:  # as a model request encodes it; safe: it nests MAX_SCHEMA_DEPTH at most
@@ -100,6 +105,24 @@ def left_out(tool: Mapping[str, Any]) -> str:
     return (
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
+    )
+
+
+def _not_an_object(schema: object) -> str:
+    """Why ``schema`` (an ``inputSchema``) describes no object of arguments: it is not a JSON
+    object, or its ``type`` is not ``"object"``; "" when it does, or is absent (no
+    arguments; a schema without ``type`` is read as an object's). The model would be shown
+    an empty object in its place (its arguments are always one), never what was listed."""
+    if schema is None or (isinstance(schema, dict) and schema.get("type", "object") == "object"):
+        return ""
+    what = (
+        f"of type {said(repr(schema.get('type')), 100)}"
+        if isinstance(schema, dict)
+        else f"a JSON {type(schema).__name__}"
+    )
+    return (
+        f"its input schema is {what}, not an object schema (a tool's arguments are an "
+        'object: "type": "object")'
     )
 
 
@@ -170,8 +193,8 @@ class McpTool(ToolHandler):
         self._description = f"{description}\n(MCP server {server!r}, tool {self.tool!r})".strip()
         schema = tool.get("inputSchema")
         self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA
-        if isinstance(schema, dict) and schema.get("type") == "object":
-            self._parameters = schema
+        if isinstance(schema, dict):  # an object's (``left_out``): its properties shown
+            self._parameters = schema if "type" in schema else {"type": "object", **schema}
         self._policy = READ_ONLY if read_only else DANGEROUS
         self._call = call
 
