@@ -158,3 +158,39 @@ def test_an_input_schema_that_is_no_object_is_left_out_named() -> None:
         )
     assert "is a JSON str, not an object schema" in problems[0]
     assert "is of type 'string', not an object schema" in problems[3]
+
+
+def test_a_servers_words_of_line_breaks_are_split_only_as_far_as_they_are_shown() -> None:
+    # redmcp23: said() split a server's whole text into lines before cutting it to the
+    # 200 or 1,000 characters shown; \x1c and \v are line breaks to splitlines, inside one
+    # stdio line, so a 30 MB line that is not JSON ('ab\x1c' repeated) grew the agent by
+    # 755 MB (a string per break), 28 MB now. Here 1.5 MB of it as a stray line and as a
+    # call's error message: 37 MB traced at the peak before, 8 MB now.
+    from rho_domain.errors import McpError
+
+    breaks = "ab\x1c" * 500_000
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            return answered(request, HELLO)
+        error = {"code": -32000, "message": breaks}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error})
+
+    async def main() -> tuple[str, str]:
+        client = McpClient("h", ScriptedTransport(answer), on_list_changed=lambda: None)
+        await client.start(timeout=10)
+        client.peer.receive(breaks)  # a line that is not JSON
+        with pytest.raises(McpError) as raised:
+            await client.call_tool("t", {}, timeout=10)
+        return client.peer.last_malformed, str(raised.value)
+
+    tracemalloc.start()
+    try:
+        stray, refused = asyncio.run(main())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16_000_000  # bytes: 37 MB before, 8 MB now (4 MB: the JSON sent)
+    assert stray.startswith("ab\\nab\\n")
+    assert stray.endswith("... (1,499,999 characters)")
+    assert refused.endswith("... (1,500,000 characters)")
