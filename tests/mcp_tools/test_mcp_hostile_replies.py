@@ -194,3 +194,44 @@ def test_a_servers_words_of_line_breaks_are_split_only_as_far_as_they_are_shown(
     assert stray.startswith("ab\\nab\\n")
     assert stray.endswith("... (1,499,999 characters)")
     assert refused.endswith("... (1,500,000 characters)")
+
+
+def test_a_405_without_post_names_the_older_sse_transport() -> None:
+    # redmcp23: a URL of the official SDK's older HTTP+SSE server (run("sse"), /sse) was
+    # refused as "answered initialize with HTTP 405: Method Not Allowed" (seen against a
+    # real one, which allows HEAD and GET there), which says nothing of why. A 405 whose
+    # Allow header has no POST now names that transport; one that allows POST does not.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+    from rho_domain.errors import McpError
+
+    async def refused(allow: str) -> str:
+        def handler(request: httpx.Request) -> httpx.Response:
+            body = httpx.ByteStream(b"Method Not Allowed")
+            return httpx.Response(405, headers={"allow": allow}, stream=body)
+
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport("old", "http://mcp.invalid/sse", headers={}, http_client=client)
+        peer = RpcPeer("old", http, on_notification=lambda method, params: None)
+        await peer.start()
+        try:
+            with pytest.raises(McpError) as raised:
+                await peer.request("initialize", {}, timeout=10, setting="startup_timeout")
+        finally:
+            await peer.aclose()
+            await client.aclose()
+        return str(raised.value)
+
+    async def main() -> tuple[str, str]:
+        return await refused("HEAD, GET"), await refused("GET, POST")
+
+    old, other = asyncio.run(main())
+    assert old == (
+        "MCP server 'old' at http://mcp.invalid/sse answered initialize with HTTP 405 (it "
+        "takes no POST here: a server of MCP's older HTTP+SSE transport, often at a URL "
+        "ending in /sse, answers so; rho-agent speaks Streamable HTTP only, usually at "
+        "/mcp): Method Not Allowed"
+    )
+    assert other.endswith("answered initialize with HTTP 405: Method Not Allowed")

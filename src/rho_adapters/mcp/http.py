@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
+from rho_adapters.mcp.http_refusals import refusal
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
@@ -31,7 +32,7 @@ from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http, transport_for
 from rho_adapters.model.tls_context import CERTIFI, CaTrust
-from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
+from rho_domain.errors import McpError, McpProtocolError
 from rho_domain.url_logins import hide_url_logins
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
@@ -140,7 +141,14 @@ class HttpTransport:
         to ``max_body`` for each of the 64 answers a server's requests may keep waiting."""
         if response.status_code >= 300:
             head = await self._head(response) if response.status_code >= 400 else b""
-            self._refused(response, what=what, head=head)
+            raise refusal(
+                response,
+                server=self.server,
+                url=self.shown_url,
+                what=what,
+                head=head,
+                session=self.session_id is not None,
+            )
 
     async def _read(self, response: httpx.Response, *, what: str) -> None:
         if response.status_code == 202:
@@ -162,29 +170,6 @@ class HttpTransport:
             data = b"".join([chunk async for chunk in self._bounded(response)])
             if data.strip():
                 self._deliver(data.decode("utf-8", errors="replace"))
-
-    def _refused(self, response: httpx.Response, *, what: str, head: bytes) -> None:
-        """Raise for an answer of HTTP 300 or more: an error (``head``, its first bytes, shown;
-        a 404 to our session is ``McpSessionExpired``) or a redirect, which is not followed."""
-        if response.status_code >= 400:
-            body = said(head.decode("utf-8", "replace")[:300])
-            expired = response.status_code == 404 and self.session_id is not None
-            error = McpSessionExpired if expired else McpError
-            hint = " (it forgot our session)" if expired else ""
-            raise error(
-                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
-                f"{response.status_code}{hint}: {body}",
-                server=self.server,
-            )
-        if response.status_code >= 300:  # httpx follows no redirect here (follow_redirects)
-            where = hide_url_logins(response.headers.get("location", ""))
-            raise McpError(
-                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
-                f"{response.status_code}, a redirect to {said(repr(where))}, which is not "
-                "followed (our headers, a token among them, would go along): give "
-                f"mcp_servers.{self.server}.url as where it leads, if you trust it",
-                server=self.server,
-            )
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server
