@@ -124,7 +124,8 @@ def test_an_input_schema_that_is_no_object_is_left_out_named() -> None:
     # without "type" lost its properties the same way: the model called a tool whose
     # arguments it was never shown. Now the first is left out, naming the server, the tool
     # and why; the second is shown as the object it describes.
-    from rho_adapters.mcp.tool import kept_entry, made_tools
+    from rho_adapters.mcp.shown_tools import made_tools
+    from rho_adapters.mcp.tool import kept_entry
     from rho_domain.mcp_config import McpServerConfig
 
     schemas: dict[str, object] = {
@@ -235,3 +236,31 @@ def test_a_405_without_post_names_the_older_sse_transport() -> None:
         "/mcp): Method Not Allowed"
     )
     assert other.endswith("answered initialize with HTTP 405: Method Not Allowed")
+
+
+def test_a_listing_draws_a_bounded_number_of_problems() -> None:
+    # redmcp23: each entry left out drew a problem of its own, and each problem is an error
+    # event of the run (a trace line, a terminal line): a server listing 300,000 tools of
+    # one name, within the listing's 16 MiB, drew 299,999 error events at the run's start
+    # (measured through a Session). Now at most 20 are said, each once, and one counts the
+    # rest.
+    from rho_adapters.mcp.shown_tools import MAX_PROBLEMS, made_tools
+    from rho_adapters.mcp.tool import kept_entry
+    from rho_domain.mcp_config import McpServerConfig
+
+    async def never(*args: object, **kwargs: object) -> ToolOutput:
+        raise AssertionError("not called")
+
+    same = [kept_entry({"name": "a", "inputSchema": {"type": "object"}})] * 1_000
+    odd = [kept_entry({"name": f"s{i}", "inputSchema": "x"}) for i in range(30)]
+    made, problems = made_tools("h", McpServerConfig(command=("x",)), same + odd, never)
+    assert [tool.tool for tool in made] == ["a"]
+    assert len(problems) == MAX_PROBLEMS + 1
+    assert len(set(problems)) == len(problems)
+    assert (
+        problems[0] == "MCP server 'h': tools 'a' and 'a' both become 'mcp__h__a'; 'a' is left out"
+    )
+    assert problems[-1] == (
+        "MCP server 'h': 1,009 more of its tools are left out, for reasons of the kinds above "
+        "(at most 20 are said one by one)"
+    )

@@ -13,21 +13,18 @@ trace), its input schema is not an object's (``_not_an_object``: a string, a lis
 ``"type": "string"``), is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
 cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
 message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
-description's lone surrogates are shown as escapes. One server's tools
-together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
-tools past that are left out (``McpToolSource``), the first ones listed kept.
+description's lone surrogates are shown as escapes. Which of a server's tools are made,
+and the problems its listing draws, are ``shown_tools``'s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
 from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
-from rho_domain.mcp_config import McpServerConfig
-from rho_domain.mcp_names import PREFIX, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -60,10 +57,8 @@ class Caller(Protocol):
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
-MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
 MAX_LISTING = 16 * 1024 * 1024  # bytes of JSON of the entries kept of one tools/list
 MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
-MAX_BOUND = 10_000  # model names one server's tools may take in a session (each kept)
 
 
 def shown_name(name: str) -> str:
@@ -165,12 +160,6 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def listed_size(tool: ToolHandler) -> int:
-    """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
-    shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-    return len(json.dumps(shown))
-
-
 class McpTool(ToolHandler):
     """Tool ``tool`` (its ``tools/list`` entry) of server ``server``, called through ``call``."""
 
@@ -220,74 +209,3 @@ class McpTool(ToolHandler):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server (see ``McpToolSource.call``), as it was listed."""
         return await self._call(self.server, self.tool, arguments, ctx, listed=self._listed)
-
-
-def made_tools(
-    server: str,
-    config: McpServerConfig,
-    listed: Sequence[Mapping[str, Any]],
-    call: Caller,
-    bound: dict[str, str] | None = None,
-) -> tuple[list[McpTool], list[str]]:
-    """The tools of ``server`` the model is shown, from its ``tools/list`` entries in order,
-    and the problems met: the ones ``config`` filters out are skipped; one ``left_out``, one
-    whose model name another took, in this listing or (``bound``: model name to the tool
-    it was made for, kept for the session and filled here) in an earlier one, and those
-    past the server's ``MAX_LISTED`` bytes are left out, named.
-
-    A model name stands for one tool of the server for the session: an approval (an
-    "always" among them) is given to the name, and ``get.item`` listed after ``get_item``
-    would have taken its approvals. A name given in model form in ``read_only_tools`` vouches
-    only for the tool whose name it is unchanged (``get_item``, not ``get.item``)."""
-    bound = {} if bound is None else bound
-    made: list[McpTool] = []
-    problems: list[str] = []
-    taken: dict[str, str] = {}
-    spent, past = 0, 0
-    for tool in listed:
-        original = str(tool["name"])
-        if not config.tools.admits(server, original):
-            continue
-        if why := tool.get("left_out"):  # kept_entry's record; the server's key is not kept
-            problems.append(
-                f"MCP server {server!r}: tool {shown_name(original)} is left out: {why}"
-            )
-            continue
-        name = tool_name(server, original)
-        if bound.get(name, original) != original:
-            problems.append(
-                f"MCP server {server!r}: tool {original!r} would become {name!r}, which is "
-                f"its tool {bound[name]!r} in this session (approvals given to the name were "
-                f"given to that tool); {original!r} is left out"
-            )
-            continue
-        if name in taken:
-            problems.append(
-                f"MCP server {server!r}: tools {taken[name]!r} and {original!r} both become "
-                f"{name!r}; {original!r} is left out"
-            )
-            continue
-        if name not in bound and len(bound) >= MAX_BOUND:
-            problems.append(
-                f"MCP server {server!r}: tool {original!r} is left out: the server named more "
-                f"than {MAX_BOUND:,} tools in this session"
-            )
-            continue
-        taken[name] = bound[name] = original
-        unchanged = name == f"{PREFIX}{server}__{original}"
-        read_only = original in config.read_only_tools or (
-            unchanged and name in config.read_only_tools
-        )
-        handler = McpTool(name=name, server=server, tool=tool, read_only=read_only, call=call)
-        spent += listed_size(handler)
-        if past or spent > MAX_LISTED:  # the first ones listed are kept, in the server's order
-            past += 1
-            continue
-        made.append(handler)
-    if past:
-        problems.append(
-            f"MCP server {server!r}: {past:,} of its {len(taken):,} tools are left out: together "
-            f"they would add over {MAX_LISTED // 1024} KiB of JSON to every model request; "
-            f"choose the ones needed with mcp_servers.{server}.tools.allow"
-        )
-    return made, problems
