@@ -3,8 +3,11 @@
 An error status shows the head of its body (cut, on one line: ``said``); a 404 to a request
 that carried our session is ``McpSessionExpired`` (the source opens a new one); a 405 that
 allows no POST names MCP's older HTTP+SSE transport, which is how the official SDK's ``sse``
-servers answer the POST of Streamable HTTP; a redirect is never followed (our headers, a
-token among them, would go along) and says where it led.
+servers answer the POST of Streamable HTTP; a 401 says what it asks for
+(``WWW-Authenticate``, cut) and which settings give a token: no authorization flow is
+followed, so a ``resource_metadata`` URL it names (another host's, maybe) is never fetched;
+a redirect is never followed (our headers, a token among them, would go along) and says
+where it led.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def refusal(
         body = said(head.decode("utf-8", "replace")[:300])
         expired = status == 404 and session
         hint = " (it forgot our session)" if expired else _no_post(response)
+        hint = hint or _unauthorized(response, server)
         error = McpSessionExpired if expired else McpError
         return error(
             f"MCP server {server!r} at {url} answered {what} with HTTP {status}{hint}: {body}",
@@ -51,4 +55,17 @@ def _no_post(response: httpx.Response) -> str:
     return (
         " (it takes no POST here: a server of MCP's older HTTP+SSE transport, often at a URL "
         "ending in /sse, answers so; rho-agent speaks Streamable HTTP only, usually at /mcp)"
+    )
+
+
+def _unauthorized(response: httpx.Response, server: str) -> str:
+    """What a 401 asks for and how to give it; "" for any other answer. Its
+    ``WWW-Authenticate`` is the server's words (said, cut): shown, never acted on."""
+    if response.status_code != 401:
+        return ""
+    asked = response.headers.get("www-authenticate", "")
+    shown = f"; it asks: WWW-Authenticate {said(asked, 200)}" if asked else ""
+    return (
+        f" (unauthorized{shown}; give a token with mcp_servers.{server}.bearer_token_env or "
+        "headers: rho-agent follows no authorization flow and fetches no URL it names)"
     )
