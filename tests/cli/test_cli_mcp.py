@@ -84,7 +84,7 @@ def test_mcp_list_shows_servers_states_and_tools(setup: tuple[Path, Path, Path, 
     listed = rho("mcp", "list", "--mcp-config", str(mcp_config), cwd=work, home=home)
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert lines[0] == "ref  stdio  ready  10 tool(s)"
+    assert lines[0] == "ref  stdio  ready  11 tool(s)"
     assert "  mcp__ref__echo  read-only" in lines
     assert "  mcp__ref__add  dangerous" in lines
     assert "sessions under profile readonly do not start it" in listed.stdout

@@ -116,6 +116,8 @@ class ScriptedTransport:
         if "id" in message and (text := self.answer(message)) is not None:
             self.deliver(text)
 
+    answers_in_reply = False  # a request left unanswered waits for its deadline
+
     def negotiated(self, version: str) -> None:
         return None
 

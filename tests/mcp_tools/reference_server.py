@@ -2,9 +2,10 @@
 
 Run as ``python reference_server.py stdio`` or ``python reference_server.py http PORT``. Its
 tools cover what the client must handle: text, structured content, a 5 MB result, a call
-that hangs, a server that dies mid-call, a tool list that changes, an error, and a
-grandchild process (to see the process group killed). ``HANG_AT_START=1`` in its
-environment makes it hang before serving; ``env`` reports what environment it was given.
+that hangs, a server that dies mid-call, a tool list that changes, an error, a grandchild
+process (to see the process group killed), and requests of its own in a call (``ask``).
+``HANG_AT_START=1`` in its environment makes it hang before serving; ``env`` reports what
+environment it was given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 if os.environ.get("HANG_AT_START") == "1":  # before the SDK's imports, which cost a second
     time.sleep(120)  # past every test's bound: a missed startup_timeout fails, not hangs
 
+from mcp import MCPError, types
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
@@ -29,6 +31,10 @@ server = MCPServer(
 
 class Sum(BaseModel):
     total: int
+
+
+class Consent(BaseModel):
+    ok: bool
 
 
 @server.tool(description="Echo the text back.")
@@ -79,6 +85,26 @@ def headers(ctx: Context) -> str:
 def spawn() -> str:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     return str(child.pid)
+
+
+@server.tool(description="Ask the client: ping, roots, sampling, elicitation; say what came back.")
+async def ask(ctx: Context) -> str:
+    session = ctx.session
+    hello = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
+    asked = {
+        "ping": session.send_ping,
+        "roots": session.list_roots,
+        "sampling": lambda: session.create_message(messages=[hello], max_tokens=5),
+        "elicitation": lambda: ctx.elicit("Proceed?", Consent),
+    }
+    said = []
+    for name, request in asked.items():
+        try:
+            await request()
+            said.append(f"{name}: answered")
+        except MCPError as exc:  # the client's refusal, as the SDK raises it
+            said.append(f"{name}: {exc}")
+    return "\n".join(said)
 
 
 @server.tool(description="Add the tool 'late' and tell the client the list changed.")

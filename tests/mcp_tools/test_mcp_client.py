@@ -39,6 +39,14 @@ def context(call_id: str = "call-1") -> ToolContext:
     )
 
 
+# What the reference server's ``ask`` hears back: its ping answered, every other request
+# of its own refused (the client offers no capability), and its call still answered.
+ASKED = (
+    "ping: answered\nroots: roots/list unsupported\nsampling: sampling/createMessage "
+    "unsupported\nelicitation: elicitation/create unsupported"
+)
+
+
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     process, url = start_http_server()
@@ -75,8 +83,10 @@ async def test_stdio_server_lists_tools_with_their_schemas_and_instructions() ->
         assert failed.is_error
         assert failed.content == "Error executing tool fail"  # the SDK keeps its reason
         names = json.loads((await tools.call("ref", "env", {}, context())).content)
+        asked = (await tools.call("ref", "ask", {}, context())).content
     finally:
         await tools.aclose()
+    assert asked == ASKED  # the server's requests in a call: refused, the call answered
     assert "OPENAI_API_KEY" not in names  # the agent's key does not leak into the server
     assert {"TICKETS_URL", "TOKEN", "PATH"} <= set(names)
 
@@ -96,6 +106,7 @@ async def test_streamable_http_server_lists_calls_and_refreshes(http_url: str) -
         assert sent["x-token"] == "t0k3n"
         assert sent["mcp-protocol-version"] == "2025-11-25"
         assert sent["mcp-session-id"]
+        assert (await tools.call("web", "ask", {}, context())).content == ASKED
         # the server forgets the session (a restart, an expiry): a new one, the call again
         async with httpx.AsyncClient() as http:
             gone = await http.delete(http_url, headers={"Mcp-Session-Id": sent["mcp-session-id"]})

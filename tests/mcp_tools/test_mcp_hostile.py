@@ -21,7 +21,8 @@ from mcp_support import free_port
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
-from rho_adapters.mcp.tool import MAX_LISTED, kept_entry, listed_size
+from rho_adapters.mcp.shown_tools import MAX_LISTED, listed_size
+from rho_adapters.mcp.tool import kept_entry
 from rho_domain.errors import McpError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.permissions import readonly_profile

@@ -30,6 +30,8 @@ class SilentTransport:
     async def send(self, message: Message) -> None:
         self.sent.append(message)
 
+    answers_in_reply = False  # a request left unanswered waits for its deadline
+
     def negotiated(self, version: str) -> None:
         return None
 

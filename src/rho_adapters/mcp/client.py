@@ -6,12 +6,14 @@ another answer is refused with the versions we speak. A server's ``instructions`
 for the system prompt, cut to ``MAX_INSTRUCTIONS`` characters, and of its ``serverInfo`` the
 name and version (``said``): nothing else of the answer is held. ``tools/list`` follows
 ``nextCursor`` pages (a cursor seen twice, or more than ``MAX_PAGES`` pages, ends the listing
-with an error rather than a loop).
+with an error rather than a loop); the cursors seen are held as digests, since a server
+chooses their length (100 distinct 10 MB cursors held 1 GB).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -91,7 +93,7 @@ class McpClient:
         ``name``), at most ``MAX_LISTING`` bytes of them (past it ``McpProtocolError``)."""
         tools: list[Message] = []
         cursor: str | None = None
-        seen: set[str] = set()
+        seen: set[bytes] = set()  # the digests of the cursors met (``_cursor_digest``)
         size = 0  # bytes of JSON of the entries kept
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
@@ -119,9 +121,10 @@ class McpClient:
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return tools
-            if cursor in seen:
+            digest = _cursor_digest(cursor)
+            if digest in seen:
                 break
-            seen.add(cursor)
+            seen.add(digest)
         raise McpProtocolError(
             f"MCP server {self.server!r}: tools/list pages do not end (cursor "
             f"{said(repr(cursor))})",
@@ -164,6 +167,12 @@ def _json_kind(value: object) -> str:
     """What JSON value ``value`` is, as a message names it (not the value: a server's)."""
     kinds = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (dict, "an object"))
     return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
+def _cursor_digest(cursor: str) -> bytes:
+    r"""A page cursor as the loop check holds it: its SHA-256, 32 bytes whatever its length
+    (``surrogatepass``: JSON's lone ``\ud800`` may be in it)."""
+    return hashlib.sha256(cursor.encode("utf-8", "surrogatepass")).digest()
 
 
 def _kept_page(listed: list[Any]) -> list[tuple[Message, int]]:

@@ -8,8 +8,10 @@ messages: notifications first, then the response. The ``Mcp-Session-Id`` the ser
 request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
 own notifications (a server without one answers 405, which is fine). A redirect is not
 followed (our headers would go along) and an answer that is neither JSON nor an event stream
-is not MCP: both fail the request at once, saying so. Shutdown DELETEs the session. httpx
-errors become ``McpError`` here, naming the server and its URL.
+is not MCP: both fail the request at once, saying so, as does a reply that ends without the
+request's answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``).
+Shutdown DELETEs the session. httpx errors become ``McpError`` here, naming the server and
+its URL.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
+from rho_adapters.mcp.http_refusals import refusal
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
@@ -29,7 +32,7 @@ from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http, transport_for
 from rho_adapters.model.tls_context import CERTIFI, CaTrust
-from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
+from rho_domain.errors import McpError, McpProtocolError
 from rho_domain.url_logins import hide_url_logins
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
@@ -45,6 +48,8 @@ _BLANK_LINES = (b"\n\n", b"\r\r", b"\n\r\n")  # an event's end, whichever line e
 class HttpTransport:
     """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved), through
     ``proxy`` when one is given."""
+
+    answers_in_reply = True  # a request's answer is in the reply to its POST, or nowhere
 
     def __init__(
         self,
@@ -136,7 +141,14 @@ class HttpTransport:
         to ``max_body`` for each of the 64 answers a server's requests may keep waiting."""
         if response.status_code >= 300:
             head = await self._head(response) if response.status_code >= 400 else b""
-            self._refused(response, what=what, head=head)
+            raise refusal(
+                response,
+                server=self.server,
+                url=self.shown_url,
+                what=what,
+                head=head,
+                session=self.session_id is not None,
+            )
 
     async def _read(self, response: httpx.Response, *, what: str) -> None:
         if response.status_code == 202:
@@ -158,29 +170,6 @@ class HttpTransport:
             data = b"".join([chunk async for chunk in self._bounded(response)])
             if data.strip():
                 self._deliver(data.decode("utf-8", errors="replace"))
-
-    def _refused(self, response: httpx.Response, *, what: str, head: bytes) -> None:
-        """Raise for an answer of HTTP 300 or more: an error (``head``, its first bytes, shown;
-        a 404 to our session is ``McpSessionExpired``) or a redirect, which is not followed."""
-        if response.status_code >= 400:
-            body = said(head.decode("utf-8", "replace")[:300])
-            expired = response.status_code == 404 and self.session_id is not None
-            error = McpSessionExpired if expired else McpError
-            hint = " (it forgot our session)" if expired else ""
-            raise error(
-                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
-                f"{response.status_code}{hint}: {body}",
-                server=self.server,
-            )
-        if response.status_code >= 300:  # httpx follows no redirect here (follow_redirects)
-            where = hide_url_logins(response.headers.get("location", ""))
-            raise McpError(
-                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
-                f"{response.status_code}, a redirect to {said(repr(where))}, which is not "
-                "followed (our headers, a token among them, would go along): give "
-                f"mcp_servers.{self.server}.url as where it leads, if you trust it",
-                server=self.server,
-            )
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server

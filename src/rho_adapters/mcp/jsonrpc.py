@@ -3,7 +3,8 @@
 A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an
 HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
-``result`` or ``error`` fails its own request with ``McpProtocolError``, a message of more
+``result`` or ``error`` fails its own request with ``McpProtocolError``, so does an HTTP
+reply that ended without its request's answer (``Transport.answers_in_reply``), a message of more
 than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it times
 out), and a response to no request is skipped. A
 server's requests are answered (``ping``; anything else "method not found": this client
@@ -52,6 +53,13 @@ class Transport(Protocol):
 
     def negotiated(self, version: str) -> None:
         """The protocol version the handshake agreed on (HTTP sends it on every request)."""
+        ...
+
+    @property
+    def answers_in_reply(self) -> bool:
+        """True when ``send`` of a request delivers its answer before it returns, or the
+        answer never comes (HTTP: it is in the reply to the request's POST); False when
+        answers arrive on their own, later (stdio: a line read from the server)."""
         ...
 
     async def aclose(self) -> None:
@@ -105,7 +113,7 @@ class RpcPeer:
             message["params"] = params
         try:
             async with asyncio.timeout(timeout):
-                return await self._answered(message, future)
+                return await self._answered(message, future, malformed)
         except TimeoutError:
             self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
             unread = self.unread_since(malformed)
@@ -121,15 +129,28 @@ class RpcPeer:
         finally:
             self._pending.pop(request_id, None)
 
-    async def _answered(self, message: Message, future: asyncio.Future[Message]) -> Message:
+    async def _answered(
+        self, message: Message, future: asyncio.Future[Message], malformed: int
+    ) -> Message:
         """Send ``message`` and return its answer, which may come while it is still being
         sent: over HTTP the answer is an event of the POST's stream, which a server may keep
-        open after it; the answer ends the sending (its stream is closed)."""
+        open after it; the answer ends the sending (its stream is closed). A reply that
+        ended without the answer, where answers come in replies (``answers_in_reply``), is
+        ``McpProtocolError`` at once: waiting would only reach the request's deadline.
+        ``malformed``: the count of unreadable messages when the request began."""
         sending = asyncio.ensure_future(self.transport.send(message))
         try:
             await asyncio.wait((sending, future), return_when=asyncio.FIRST_COMPLETED)
             if not future.done():
                 await sending  # its McpError; sent, the answer is still to come
+            if not future.done() and self.transport.answers_in_reply:
+                unread = self.unread_since(malformed)
+                raise McpProtocolError(
+                    f"MCP server {self.server!r} ended its reply to {message['method']} without "
+                    "the answer (over HTTP a request is answered in the reply to its POST; "
+                    f"rho-agent resumes no event stream){'; ' + unread if unread else ''}",
+                    server=self.server,
+                )
             return await future
         finally:
             if not sending.done():

@@ -3,7 +3,8 @@
 Text blocks are joined; an image or audio block becomes a one-line note of its type and size
 (the model reads text); an embedded resource gives its text, else its URI; a resource link its
 URI, the server's words in these notes on one line and cut; a block of a type MCP does not
-define is labelled so and shown as the JSON sent. ``structuredContent`` is shown as JSON when
+define is labelled so and shown as the JSON sent, and blocks that are not objects are
+counted in one note that shows the first. ``structuredContent`` is shown as JSON when
 the server sent no content blocks (a server that sends both repeats the structure as text, by
 the specification's advice; nothing here acts on the structure, so one that disagrees with the
 text changes nothing the model reads). A result over
@@ -32,11 +33,22 @@ _MARKER_ROOM = 200  # characters truncate_middle's marker may take
 
 
 def result_text(result: Mapping[str, Any]) -> str:
-    """The text of a ``CallToolResult``."""
-    parts = [_block_text(block) for block in result.get("content") or () if isinstance(block, dict)]
+    """The text of a ``CallToolResult``: its blocks, else its structured content; blocks
+    that are not objects (``"content": ["done"]``) are said in one note after them, the
+    first as sent, never dropped unsaid (the model read an empty result) nor one note
+    each (``[0,0,...]``: two bytes sent would be a line of ours)."""
+    content = result.get("content") or ()
+    parts = [_block_text(block) for block in content if isinstance(block, dict)]
     structured = result.get("structuredContent")
     if not parts and structured is not None:
         parts.append(json.dumps(structured, indent=2, ensure_ascii=False))
+    strays = [block for block in content if not isinstance(block, dict)]
+    if strays:
+        first = _word(json.dumps(strays[0], ensure_ascii=False))
+        parts.append(
+            f"[{len(strays):,} content block(s) that are not objects, which this client does "
+            f"not read; the first, as sent: {first}]"
+        )
     return "\n".join(parts)
 
 

@@ -40,11 +40,15 @@ def said(value: object, limit: int = MAX_SAID) -> str:
     break shown as ``\n``), cut to ``limit`` characters with how long it was. The server
     chooses both: our messages go into the trace, the model's context and the terminal,
     which prints an error event's lines at the margin, where the server's own lines would
-    be drawn as rho-agent's (a tool call, an approval)."""
-    text = "\\n".join(str(value).splitlines())
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text):,} characters)"
+    be drawn as rho-agent's (a tool call, an approval). Only the start that may be shown is
+    split into lines: split whole, a text of 256 MiB made of line breaks (``\x1c`` and
+    ``\v`` are breaks too, inside one stdio line) was a list of a string per break, some
+    50 bytes each: a 30 MB line not JSON grew the agent by 755 MB."""
+    text = str(value)
+    head = "\\n".join(text[: limit + 2].splitlines())  # + 2: a last CRLF is dropped
+    if len(text) <= limit + 2 and len(head) <= limit:
+        return head
+    return f"{head[:limit]}... ({len(text):,} characters)"
 
 
 def preview(text: str) -> str:

@@ -32,7 +32,8 @@ from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, relisted, restart_due
-from rho_adapters.mcp.tool import McpTool, made_tools
+from rho_adapters.mcp.shown_tools import made_tools
+from rho_adapters.mcp.tool import McpTool
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, check_name_room
 from rho_domain.ports.clock import Clock

@@ -62,6 +62,8 @@ def environment(given: Mapping[str, str], ours: Mapping[str, str]) -> dict[str, 
 class StdioTransport:
     """Runs ``command`` and speaks JSON-RPC on its stdin and stdout."""
 
+    answers_in_reply = False  # an answer is a line the reader meets later
+
     def __init__(
         self,
         server: str,

@@ -9,23 +9,22 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
-trace), its input schema is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+trace), its input schema is not an object's (``_not_an_object``: a string, a list, a
+``"type": "string"``), is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
 cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
 message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
-description's lone surrogates are shown as escapes. One server's tools
-together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
-tools past that are left out (``McpToolSource``), the first ones listed kept.
+description's lone surrogates are shown as escapes. Which of a server's tools are made,
+and the problems its listing draws, are ``shown_tools``'s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
+from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
-from rho_domain.mcp_config import McpServerConfig
-from rho_domain.mcp_names import PREFIX, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -58,10 +57,8 @@ class Caller(Protocol):
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
-MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
 MAX_LISTING = 16 * 1024 * 1024  # bytes of JSON of the entries kept of one tools/list
 MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
-MAX_BOUND = 10_000  # model names one server's tools may take in a session (each kept)
 
 
 def shown_name(name: str) -> str:
@@ -71,7 +68,8 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, its input schema over ``MAX_SCHEMA`` bytes of JSON, or not JSON at all (a
+    characters, its input schema not an object's (``_not_an_object``), over ``MAX_SCHEMA``
+    bytes of JSON, or not JSON at all (a
     number JSON cannot carry, or a lone surrogate: the model client cannot encode a request
     holding one); "" when it is made."""
     length = len(str(tool["name"]))
@@ -80,6 +78,8 @@ def left_out(tool: Mapping[str, Any]) -> str:
             f"its name is {length:,} characters (at most {MAX_TOOL_NAME}; the model is shown "
             "it with the tool)"
         )
+    if why := _not_an_object(tool.get("inputSchema")):
+        return why
     if why := _schema_shape(tool.get("inputSchema")):
         return why
     try:  # as a model request encodes it; safe: it nests MAX_SCHEMA_DEPTH at most
@@ -100,6 +100,24 @@ def left_out(tool: Mapping[str, Any]) -> str:
     return (
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
+    )
+
+
+def _not_an_object(schema: object) -> str:
+    """Why ``schema`` (an ``inputSchema``) describes no object of arguments: it is not a JSON
+    object, or its ``type`` is not ``"object"``; "" when it does, or is absent (no
+    arguments; a schema without ``type`` is read as an object's). The model would be shown
+    an empty object in its place (its arguments are always one), never what was listed."""
+    if schema is None or (isinstance(schema, dict) and schema.get("type", "object") == "object"):
+        return ""
+    what = (
+        f"of type {said(repr(schema.get('type')), 100)}"
+        if isinstance(schema, dict)
+        else f"a JSON {type(schema).__name__}"
+    )
+    return (
+        f"its input schema is {what}, not an object schema (a tool's arguments are an "
+        'object: "type": "object")'
     )
 
 
@@ -142,12 +160,6 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def listed_size(tool: ToolHandler) -> int:
-    """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
-    shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-    return len(json.dumps(shown))
-
-
 class McpTool(ToolHandler):
     """Tool ``tool`` (its ``tools/list`` entry) of server ``server``, called through ``call``."""
 
@@ -170,8 +182,8 @@ class McpTool(ToolHandler):
         self._description = f"{description}\n(MCP server {server!r}, tool {self.tool!r})".strip()
         schema = tool.get("inputSchema")
         self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA
-        if isinstance(schema, dict) and schema.get("type") == "object":
-            self._parameters = schema
+        if isinstance(schema, dict):  # an object's (``left_out``): its properties shown
+            self._parameters = schema if "type" in schema else {"type": "object", **schema}
         self._policy = READ_ONLY if read_only else DANGEROUS
         self._call = call
 
@@ -197,74 +209,3 @@ class McpTool(ToolHandler):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server (see ``McpToolSource.call``), as it was listed."""
         return await self._call(self.server, self.tool, arguments, ctx, listed=self._listed)
-
-
-def made_tools(
-    server: str,
-    config: McpServerConfig,
-    listed: Sequence[Mapping[str, Any]],
-    call: Caller,
-    bound: dict[str, str] | None = None,
-) -> tuple[list[McpTool], list[str]]:
-    """The tools of ``server`` the model is shown, from its ``tools/list`` entries in order,
-    and the problems met: the ones ``config`` filters out are skipped; one ``left_out``, one
-    whose model name another took, in this listing or (``bound``: model name to the tool
-    it was made for, kept for the session and filled here) in an earlier one, and those
-    past the server's ``MAX_LISTED`` bytes are left out, named.
-
-    A model name stands for one tool of the server for the session: an approval (an
-    "always" among them) is given to the name, and ``get.item`` listed after ``get_item``
-    would have taken its approvals. A name given in model form in ``read_only_tools`` vouches
-    only for the tool whose name it is unchanged (``get_item``, not ``get.item``)."""
-    bound = {} if bound is None else bound
-    made: list[McpTool] = []
-    problems: list[str] = []
-    taken: dict[str, str] = {}
-    spent, past = 0, 0
-    for tool in listed:
-        original = str(tool["name"])
-        if not config.tools.admits(server, original):
-            continue
-        if why := tool.get("left_out"):  # kept_entry's record; the server's key is not kept
-            problems.append(
-                f"MCP server {server!r}: tool {shown_name(original)} is left out: {why}"
-            )
-            continue
-        name = tool_name(server, original)
-        if bound.get(name, original) != original:
-            problems.append(
-                f"MCP server {server!r}: tool {original!r} would become {name!r}, which is "
-                f"its tool {bound[name]!r} in this session (approvals given to the name were "
-                f"given to that tool); {original!r} is left out"
-            )
-            continue
-        if name in taken:
-            problems.append(
-                f"MCP server {server!r}: tools {taken[name]!r} and {original!r} both become "
-                f"{name!r}; {original!r} is left out"
-            )
-            continue
-        if name not in bound and len(bound) >= MAX_BOUND:
-            problems.append(
-                f"MCP server {server!r}: tool {original!r} is left out: the server named more "
-                f"than {MAX_BOUND:,} tools in this session"
-            )
-            continue
-        taken[name] = bound[name] = original
-        unchanged = name == f"{PREFIX}{server}__{original}"
-        read_only = original in config.read_only_tools or (
-            unchanged and name in config.read_only_tools
-        )
-        handler = McpTool(name=name, server=server, tool=tool, read_only=read_only, call=call)
-        spent += listed_size(handler)
-        if past or spent > MAX_LISTED:  # the first ones listed are kept, in the server's order
-            past += 1
-            continue
-        made.append(handler)
-    if past:
-        problems.append(
-            f"MCP server {server!r}: {past:,} of its {len(taken):,} tools are left out: together "
-            f"they would add over {MAX_LISTED // 1024} KiB of JSON to every model request; "
-            f"choose the ones needed with mcp_servers.{server}.tools.allow"
-        )
-    return made, problems
