@@ -129,6 +129,41 @@ async def test_a_trace_rewritten_in_place_is_shown_as_it_is_now(tmp_path: Path) 
         assert "out.txt" not in replay.text
 
 
+async def test_an_answer_while_the_hold_lets_go_is_taken(tmp_path: Path) -> None:
+    """``approval_hold`` let the session go (``handle.cancel``) and an answer came while it
+    closed: that handle took no answer any more, so the answer was a 404 "no tool call 'c1'
+    awaits approval (pending: none)", while c1 still waited in the trace (a retry a moment
+    later was taken). Now the answer waits for the session to close, reopens it, and runs."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+        runs = app.state.host.runs
+        held = runs.handles[sid]
+        # its session is released only once the answer waits for it: the answer comes
+        # mid-close, whatever the machine's load
+        gate, store = asyncio.Event(), app.state.host.store
+        release, wait_closed = store.release, runs.closed
+
+        async def slow_release(session_id: str) -> None:
+            await gate.wait()
+            await release(session_id)
+
+        async def closed(handle: object, grace: float) -> None:
+            gate.set()
+            await wait_closed(handle, grace)
+
+        store.release, runs.closed = slow_release, closed
+        held.cancel()  # what the hold does once approval_hold has passed
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        answered = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        gate.set()
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "out.txt").read_text() == "hi\n"
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}

@@ -162,6 +162,17 @@ class Runs:
                 f"session {handle.session_id} is running; wait for it or cancel it"
             ) from None
 
+    async def closed(self, handle: AgentHandle, grace: float) -> None:
+        """Wait up to ``grace`` seconds for a handle let go while it awaited approval (the
+        hold, a cancel) to close its session; 409 if it does not. Closing, it takes no
+        answer, though its calls still wait in the trace for the next one to reopen it."""
+        try:
+            await asyncio.wait_for(asyncio.shield(handle.wait_done()), grace)
+        except TimeoutError:
+            raise Conflict(
+                f"session {handle.session_id} is closing; answer again in a moment"
+            ) from None
+
     async def stop(self, session_id: str, grace: float) -> None:
         """Cancel a session's handle and wait until it is done (its session closed)."""
         handle = self.handles.get(session_id)
