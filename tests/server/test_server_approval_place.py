@@ -164,6 +164,29 @@ async def test_an_answer_while_the_hold_lets_go_is_taken(tmp_path: Path) -> None
     assert (where.work / "out.txt").read_text() == "hi\n"
 
 
+async def test_only_the_calls_asked_about_are_listed_as_waiting(tmp_path: Path) -> None:
+    """A turn of two writes stops for approval of the first; the second is asked about only
+    once the first is answered. GET /api/sessions/ID (and the store's ``approvals``, which
+    ``rho-agent monitor`` answers from) listed both, the second with a digest of no place
+    (``working_dir`` ''): answered in the listed order (``rho-agent --server``'s prompt does),
+    the second was refused, 'changed since it was shown', though nothing had changed."""
+    where = place(tmp_path)
+    second = call("write", {"path": "b.txt", "content": "b\n"}, id="c2")
+    app = app_for(where, ScriptedModel([tools(WRITE, second), text("Wrote them.")]))
+    async with client_for(app) as client:
+        sid, in_work = (await _create(client))["id"], os.path.realpath(where.work)
+        for call_id in ("c1", "c2"):
+            (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+            assert (shown["call_id"], shown["working_dir"]) == (call_id, in_work)
+            stored = await app.state.host.sessions.approvals(sid)
+            assert [p.call_id for p in stored] == [call_id]
+            approve = {"decision": "approve", "digest": shown["digest"]}
+            answered = await client.post(f"/api/sessions/{sid}/approvals/{call_id}", json=approve)
+            assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "b.txt").read_text() == "b\n"
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}
