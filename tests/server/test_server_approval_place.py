@@ -9,12 +9,16 @@ it against its own, and the answer is refused (409, nothing runs, the call still
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from server_support import app_for, client_for, place, shown_in, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_entry.server.errors import Conflict
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
 
@@ -185,6 +189,63 @@ async def test_only_the_calls_asked_about_are_listed_as_waiting(tmp_path: Path) 
             assert answered.status_code == 202, answered.text
         assert (await wait_idle(client, sid))["status"] == "completed"
     assert (where.work / "b.txt").read_text() == "b\n"
+
+
+async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None:
+    """Two answers to a released session at once (a double click, a retry): both found no
+    handle and both reopened it; the second was refused 409 in the runtime's words for
+    library callers ('await that handle (runtime.get_handle(...))'). Now answers to a
+    session take turns: the second finds the call answered, a 404 as on a held session."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs, sessions = app.state.host.runs, app.state.host.sessions
+        first = runs.handles[sid]
+        (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+        await asyncio.wait_for(first.wait_done(), 30)  # released
+        # both answers have found no handle (or the second waits its turn) before either
+        # reopens it: the race, whatever the machine's load
+        arrived, both = [0, 0], asyncio.Event()
+
+        def arrive(at: int) -> None:
+            arrived[at] += 1
+            if sum(arrived) == 2:
+                both.set()
+
+        recording, answering = sessions.recording, getattr(runs, "answering", None)
+
+        async def gated(session_id: str) -> object:
+            arrive(0)
+            await both.wait()
+            return await recording(session_id)
+
+        @contextlib.asynccontextmanager
+        async def taking_turns(session_id: str) -> AsyncIterator[None]:
+            if arrived[1] == 0 and len(turns) == 1:
+                arrive(1)  # waits behind the first
+            turns.append(session_id)
+            async with answering(session_id):  # type: ignore[misc]
+                yield
+
+        turns: list[str] = []
+        sessions.recording, runs.answering = gated, taking_turns
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        answers = await asyncio.gather(
+            *(client.post(f"/api/sessions/{sid}/approvals/c1", json=approve) for _ in "ab")
+        )
+        assert sorted(a.status_code for a in answers) == [202, 404], [a.text for a in answers]
+        assert "(pending: none)" in max(answers, key=lambda a: a.status_code).text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+        # a message and an answer at once still race: refused in a route's words
+        feed, done = await app.state.host.feeds.current(sid), app.state.host.feeds.done(sid)
+        reopened = await runs.dispatch(sid, None, feed, done=done)
+        try:
+            with pytest.raises(Conflict, match=r"^session \w+ was taken by another request"):
+                await runs.dispatch(sid, None, feed, done=done)
+        finally:
+            await asyncio.wait_for(reopened.wait_done(), 30)
+    assert (where.work / "out.txt").read_text() == "hi\n"
 
 
 async def _create(client: object) -> dict[str, str]:

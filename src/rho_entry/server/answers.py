@@ -62,8 +62,21 @@ async def answer_here(
     settings: ServerSettings,
 ) -> None:
     """Give ``answer`` to the handle of ``session_id`` in this process (dispatching one when
-    none holds the call). Raises ``NotFound`` for a call that is not waiting, ``Busy`` when
-    no run may start, and ``CallChanged`` (through the handle) for a changed call."""
+    none holds the call), one answer at a time per session (``Runs.answering``). Raises
+    ``NotFound`` for a call that is not waiting, ``Busy`` when no run may start, and
+    ``CallChanged`` (through the handle) for a changed call."""
+    async with runs.answering(session_id):
+        await _answer_here(runs, feeds, sessions, session_id, answer, settings)
+
+
+async def _answer_here(
+    runs: Runs,
+    feeds: SessionFeeds,
+    sessions: SessionOperator,
+    session_id: str,
+    answer: Answer,
+    settings: ServerSettings,
+) -> None:
     call_id = answer.call_id
     handle = runs.handles.get(session_id)
     if handle is not None:
