@@ -142,11 +142,18 @@ def paths_text(value: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
 
 def optional_path(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """A field holding a path's text (after ``path_text``), or None: ``working_dir=5``
-    ended ``Agent(...)`` on "expected str, bytes or os.PathLike object, not int"."""
+    ended ``Agent(...)`` on "expected str, bytes or os.PathLike object, not int". A text
+    with a NUL is no path either (the OS refuses it): one in a stored config.yaml raised
+    ``ValueError`` from every ``resolve`` of it, where a server placed the session."""
     if value is not None and not isinstance(value, str):
         raise ConfigError(
             f"{attribute.name} must be a directory's path (str or pathlib.Path) or None, "
             f"not {_shown(value)}"
+        )
+    if value is not None and "\0" in value:
+        raise ConfigError(
+            f"{attribute.name} {value!r:.80} has a NUL character, which no path has: "
+            "give the directory's path without it"
         )
 
 

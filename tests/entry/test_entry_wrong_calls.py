@@ -225,6 +225,7 @@ def test_a_setting_or_label_of_another_type_names_the_setting() -> None:
         ({"profile": None}, r"^profile must be a profile's name .* not NoneType None"),
         ({"profile": object()}, r"^profile must be .*; not object <object"),
         ({"working_dir": 5}, r"^working_dir must be a directory's path .* not int 5"),
+        ({"working_dir": "/srv/a\0b"}, r"^working_dir '/srv/a\\x00b' has a NUL character"),
         ({"system_prompt": b"x"}, r"^system_prompt must be a text \(str\), not bytes b'x'"),
         ({"model": None}, r"^model must be a text \(str\), not NoneType None"),
         ({"provider": 1}, r"^provider must be a text \(str\) or None, not int 1"),

@@ -9,12 +9,16 @@ it against its own, and the answer is refused (409, nothing runs, the call still
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from server_support import app_for, client_for, place, shown_in, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_entry.server.errors import Conflict
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
 
@@ -127,6 +131,121 @@ async def test_a_trace_rewritten_in_place_is_shown_as_it_is_now(tmp_path: Path) 
         assert shown["digest"] == shown_in(where.work, moved.name, moved.arguments)
         replay = await client.get(f"/api/sessions/{sid}/stream", params={"until": "idle"})
         assert "out.txt" not in replay.text
+
+
+async def test_an_answer_while_the_hold_lets_go_is_taken(tmp_path: Path) -> None:
+    """``approval_hold`` let the session go (``handle.cancel``) and an answer came while it
+    closed: that handle took no answer any more, so the answer was a 404 "no tool call 'c1'
+    awaits approval (pending: none)", while c1 still waited in the trace (a retry a moment
+    later was taken). Now the answer waits for the session to close, reopens it, and runs."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+        runs = app.state.host.runs
+        held = runs.handles[sid]
+        # its session is released only once the answer waits for it: the answer comes
+        # mid-close, whatever the machine's load
+        gate, store = asyncio.Event(), app.state.host.store
+        release, wait_closed = store.release, runs.closed
+
+        async def slow_release(session_id: str) -> None:
+            await gate.wait()
+            await release(session_id)
+
+        async def closed(handle: object, grace: float) -> None:
+            gate.set()
+            await wait_closed(handle, grace)
+
+        store.release, runs.closed = slow_release, closed
+        held.cancel()  # what the hold does once approval_hold has passed
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        answered = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
+        gate.set()
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "out.txt").read_text() == "hi\n"
+
+
+async def test_only_the_calls_asked_about_are_listed_as_waiting(tmp_path: Path) -> None:
+    """A turn of two writes stops for approval of the first; the second is asked about only
+    once the first is answered. GET /api/sessions/ID (and the store's ``approvals``, which
+    ``rho-agent monitor`` answers from) listed both, the second with a digest of no place
+    (``working_dir`` ''): answered in the listed order (``rho-agent --server``'s prompt does),
+    the second was refused, 'changed since it was shown', though nothing had changed."""
+    where = place(tmp_path)
+    second = call("write", {"path": "b.txt", "content": "b\n"}, id="c2")
+    app = app_for(where, ScriptedModel([tools(WRITE, second), text("Wrote them.")]))
+    async with client_for(app) as client:
+        sid, in_work = (await _create(client))["id"], os.path.realpath(where.work)
+        for call_id in ("c1", "c2"):
+            (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+            assert (shown["call_id"], shown["working_dir"]) == (call_id, in_work)
+            stored = await app.state.host.sessions.approvals(sid)
+            assert [p.call_id for p in stored] == [call_id]
+            approve = {"decision": "approve", "digest": shown["digest"]}
+            answered = await client.post(f"/api/sessions/{sid}/approvals/{call_id}", json=approve)
+            assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert (where.work / "b.txt").read_text() == "b\n"
+
+
+async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None:
+    """Two answers to a released session at once (a double click, a retry): both found no
+    handle and both reopened it; the second was refused 409 in the runtime's words for
+    library callers ('await that handle (runtime.get_handle(...))'). Now answers to a
+    session take turns: the second finds the call answered, a 404 as on a held session."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        runs, sessions = app.state.host.runs, app.state.host.sessions
+        first = runs.handles[sid]
+        (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+        await asyncio.wait_for(first.wait_done(), 30)  # released
+        # both answers have found no handle (or the second waits its turn) before either
+        # reopens it: the race, whatever the machine's load
+        arrived, both = [0, 0], asyncio.Event()
+
+        def arrive(at: int) -> None:
+            arrived[at] += 1
+            if sum(arrived) == 2:
+                both.set()
+
+        recording, answering = sessions.recording, getattr(runs, "answering", None)
+
+        async def gated(session_id: str) -> object:
+            arrive(0)
+            await both.wait()
+            return await recording(session_id)
+
+        @contextlib.asynccontextmanager
+        async def taking_turns(session_id: str) -> AsyncIterator[None]:
+            if arrived[1] == 0 and len(turns) == 1:
+                arrive(1)  # waits behind the first
+            turns.append(session_id)
+            async with answering(session_id):  # type: ignore[misc]
+                yield
+
+        turns: list[str] = []
+        sessions.recording, runs.answering = gated, taking_turns
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        answers = await asyncio.gather(
+            *(client.post(f"/api/sessions/{sid}/approvals/c1", json=approve) for _ in "ab")
+        )
+        assert sorted(a.status_code for a in answers) == [202, 404], [a.text for a in answers]
+        assert "(pending: none)" in max(answers, key=lambda a: a.status_code).text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+        # a message and an answer at once still race: refused in a route's words
+        feed, done = await app.state.host.feeds.current(sid), app.state.host.feeds.done(sid)
+        reopened = await runs.dispatch(sid, None, feed, done=done)
+        try:
+            with pytest.raises(Conflict, match=r"^session \w+ was taken by another request"):
+                await runs.dispatch(sid, None, feed, done=done)
+        finally:
+            await asyncio.wait_for(reopened.wait_done(), 30)
+    assert (where.work / "out.txt").read_text() == "hi\n"
 
 
 async def _create(client: object) -> dict[str, str]:

@@ -63,3 +63,25 @@ async def test_a_refused_delete_changes_nothing_and_an_unreadable_summary_is_no_
             "shared store: missing, not JSON, or past its bound); "
             f"`rho-agent --resume {summary}` rebuilds it from the trace"
         )
+
+
+async def test_a_working_directory_with_a_nul_leaves_the_listing_whole(tmp_path: Path) -> None:
+    """meta.json's ``working_dir`` with a NUL, or config.yaml's of a session whose meta.json
+    cannot be read: placing it resolved that path, which raised ``ValueError`` ('embedded null
+    byte'): GET /api/sessions (the dashboard's listing) was a 500 for every session. Now no
+    such text is a path: meta.json's is left out, config.yaml's is refused as invalid."""
+    where = place(tmp_path)
+    app = app_for(where, by_prompt({"hi": "done"}))
+    async with client_for(app) as client:
+        by_meta, by_config, fine = await finished_sessions(client, 3)
+        meta = where.sessions / by_meta / "meta.json"
+        meta.write_text(meta.read_text().replace(str(where.work.resolve()), "/srv/\\u0000x"))
+        config = where.sessions / by_config / "config.yaml"
+        config.write_text(config.read_text().replace(str(where.work.resolve()), '"/srv/\\0x"'))
+        (where.sessions / by_config / "meta.json").write_text("{not json")
+        listing = await client.get("/api/sessions")
+        assert listing.status_code == 200, listing.text
+        listed = {row["id"] for row in listing.json()["sessions"]}
+        assert listed == {by_meta, fine}  # by_meta placed by its config.yaml, in the roots
+        assert (await client.get(f"/api/sessions/{by_meta}")).status_code == 409
+        assert (await client.get(f"/api/sessions/{by_config}")).status_code == 404

@@ -50,6 +50,8 @@ def _fits(key: str, value: object) -> bool:
     if key in _WHOLE_NUMBERS:
         whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
         return whole and (key != "pid" or value <= PID_MAX)  # type: ignore[operator]
+    if key == "working_dir":  # resolved to place the session: a NUL raised ValueError
+        return isinstance(value, str) and "\0" not in value
     if key in _TEXTS:
         return isinstance(value, str)
     if key == "labels":

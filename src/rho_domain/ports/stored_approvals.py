@@ -32,7 +32,9 @@ class PendingApproval:
 
 
 def pending_approvals(events: Sequence[ev.Event]) -> tuple[PendingApproval, ...]:
-    """The calls of a stored session that still wait for a decision, from its events."""
+    """The calls of a stored session that still wait for a decision, from its events: the
+    calls asked about and not answered (``State.awaiting_decision``), not the rest of their
+    batch, which no one was asked about yet (and some of which need no approval)."""
     state = State.from_events(events)
     return tuple(
         PendingApproval(
@@ -41,8 +43,7 @@ def pending_approvals(events: Sequence[ev.Event]) -> tuple[PendingApproval, ...]
             arguments=c.arguments,
             reason=state.approval_reasons.get(c.id, ""),
         )
-        for c in state.pending_calls
-        if state.approvals.get(c.id) is None
+        for c in state.awaiting_decision()
     )
 
 

@@ -9,7 +9,9 @@ the answer and its digest, which the worker checks again against the call it res
 Either way a call that is not waiting is a 404 naming the calls that are. A session reopened
 for an answer it does not take (``CallChanged``, or the call not waiting there) is let go at
 once, so the next answer reopens it from what is stored then; one still opening when the
-answer gives up is released after ``approval_hold``. Before, it ended no run, so
+answer gives up is released after ``approval_hold``. An answer that comes while a
+session is being released (closing: it takes no answer) waits for it to close, then
+reopens it; it was a 404 'pending: none'. Before, a reopened session ended no run, so
 nothing released it: reopened with an edited config.yaml (``working_dir`` moved), it stayed
 held with that config until the server stopped (config.yaml put back, every answer was still
 refused, "now runs it in .../sub"), and a terminal's ``--resume`` found it locked.
@@ -23,6 +25,7 @@ import attrs
 
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.runtime.handle_values import HandleStatus
 from rho_entry.server.bodies import Decision
 from rho_entry.server.errors import Conflict, NotFound
 from rho_entry.server.views import pending_approvals
@@ -59,12 +62,30 @@ async def answer_here(
     settings: ServerSettings,
 ) -> None:
     """Give ``answer`` to the handle of ``session_id`` in this process (dispatching one when
-    none holds the call). Raises ``NotFound`` for a call that is not waiting, ``Busy`` when
-    no run may start, and ``CallChanged`` (through the handle) for a changed call."""
+    none holds the call), one answer at a time per session (``Runs.answering``). Raises
+    ``NotFound`` for a call that is not waiting, ``Busy`` when no run may start, and
+    ``CallChanged`` (through the handle) for a changed call."""
+    async with runs.answering(session_id):
+        await _answer_here(runs, feeds, sessions, session_id, answer, settings)
+
+
+async def _answer_here(
+    runs: Runs,
+    feeds: SessionFeeds,
+    sessions: SessionOperator,
+    session_id: str,
+    answer: Answer,
+    settings: ServerSettings,
+) -> None:
     call_id = answer.call_id
     handle = runs.handles.get(session_id)
     if handle is not None:
         await runs.settle(handle, settings.answer_grace)
+        if not handle.done and handle.status is not HandleStatus.AWAITING_APPROVAL:
+            # settled, yet neither waiting nor done: let go (approval_hold, a cancel) and
+            # closing its session. It takes no answer, and the call still waits in the
+            # trace: this was a 404 'pending: none'. Reopened below once closed.
+            await runs.closed(handle, settings.answer_grace)
     if handle is None or handle.done:
         # asked before anything runs: a run dispatched to find out would call the model
         state = State.from_events((await sessions.recording(session_id))[1])

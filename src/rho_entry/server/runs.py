@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,7 @@ class Runs:
         )
         self.handles: dict[str, AgentHandle] = {}
         self._pumps: set[asyncio.Task[None]] = set()
+        self._answering: dict[str, tuple[asyncio.Lock, int]] = {}  # id -> (lock, users)
 
     def active(self, session_id: str) -> bool:
         """A run of this session is queued or in progress here."""
@@ -86,6 +87,24 @@ class Runs:
                 retry_after=self.retry_after,
             )
 
+    @contextlib.asynccontextmanager
+    async def answering(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the turn to answer ``session_id``'s calls: one answer at a time per session.
+        Two answers at once (a double click, a retry) both found a released session and
+        both reopened it: the second was refused by the runtime, in its words for library
+        callers. One after the other, the second finds the handle the first reopened."""
+        lock, users = self._answering.get(session_id, (asyncio.Lock(), 0))
+        self._answering[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._answering[session_id]
+            if users == 1:
+                del self._answering[session_id]
+            else:
+                self._answering[session_id] = (lock, users - 1)
+
     async def dispatch(
         self,
         session_id: str,
@@ -103,8 +122,12 @@ class Runs:
             handle = await dispatch_prompt(self.runtime, prompt, session_id=session_id)
         except RuntimeFull as exc:
             raise Busy(str(exc), retry_after=self.retry_after) from exc
-        except SessionStateError as exc:
-            raise Conflict(str(exc)) from exc
+        except SessionStateError as exc:  # its words name the runtime's API, not a route
+            raise Conflict(
+                f"session {session_id} was taken by another request to this server meanwhile "
+                f"(a message, or an answer that reopened it): read it again (GET "
+                f"/api/sessions/{session_id}) and retry"
+            ) from exc
         self.handles[session_id] = handle
         self._keep(asyncio.ensure_future(self._pump(session_id, handle, feed, done)))
         return handle
@@ -160,6 +183,17 @@ class Runs:
         except TimeoutError:
             raise Conflict(
                 f"session {handle.session_id} is running; wait for it or cancel it"
+            ) from None
+
+    async def closed(self, handle: AgentHandle, grace: float) -> None:
+        """Wait up to ``grace`` seconds for a handle let go while it awaited approval (the
+        hold, a cancel) to close its session; 409 if it does not. Closing, it takes no
+        answer, though its calls still wait in the trace for the next one to reopen it."""
+        try:
+            await asyncio.wait_for(asyncio.shield(handle.wait_done()), grace)
+        except TimeoutError:
+            raise Conflict(
+                f"session {handle.session_id} is closing; answer again in a moment"
             ) from None
 
     async def stop(self, session_id: str, grace: float) -> None:

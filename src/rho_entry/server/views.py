@@ -53,9 +53,10 @@ def pending_approvals(state: State) -> list[dict[str, Any]]:
     call the answer approves, which its digest covers; a surface shows it, else the
     answerer approves a call never shown)."""
     shown: list[dict[str, Any]] = []
-    for c in state.pending_calls:
-        if state.approvals.get(c.id) is not None:
-            continue
+    # asked and undecided (what a handle takes answers for), not the whole batch: a later
+    # call of it, not asked yet (or needing no approval), was listed with a digest of no
+    # place, and its answer refused as 'changed since it was shown'
+    for c in state.awaiting_decision():
         item: dict[str, Any] = {
             "call_id": c.id,
             "tool": c.name,
