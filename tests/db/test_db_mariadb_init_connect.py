@@ -100,6 +100,27 @@ async def test_a_sequence_advanced_by_a_plain_looking_set_stops_the_logins(
     assert cursor.fetchone() == (None, 2)  # this session's none yet; the login's took 1
 
 
+async def test_an_init_connect_changed_after_the_login_stops_the_next_one(
+    limited: tuple[Server, Any],
+) -> None:
+    """init_connect was read at the login only: set to an INSERT while the connection was
+    open, the next login (a result left rows unread, so the connection was replaced) wrote
+    a row before it was read. Now each statement reads it first, and no login follows."""
+    server, cursor = limited
+    db = ADAPTERS["mysql"]("t", server.config, password="pw-ic")
+    try:
+        assert (await db.query("SELECT 1", max_rows=1, timeout=10)).rows == ((1,),)
+        cursor.execute("SET GLOBAL init_connect = %s", (WRITES,))
+        more = await db.query("SELECT 1 UNION SELECT 2", max_rows=1, timeout=10)
+        assert more.more_rows  # read on the open connection, which is then replaced
+        with pytest.raises(DatabaseError, match=r"t: the server's init_connect is now 'INSERT"):
+            await db.query("SELECT 1", max_rows=1, timeout=10)
+    finally:
+        await db.aclose()
+    cursor.execute("SELECT COUNT(*) FROM rho.rho_ic_log")
+    assert cursor.fetchone() == (0,)
+
+
 def test_only_session_settings_pass() -> None:
     fine = [
         "",

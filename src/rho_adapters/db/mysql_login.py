@@ -7,7 +7,8 @@ audit row (``INSERT INTO rho.ic_log VALUES (CURRENT_USER())``) wrote at the read
 connection (MariaDB 10.11), and one calling a procedure runs its definer's code, ``SET
 GLOBAL`` too. So the adapter reads it once logged in: one that only sets this session's
 variables (``SET NAMES utf8mb4``, ``SET sql_mode = '...'``) is let be; any other fails the
-connection, and the adapter logs in no more (each login runs it again).
+connection, and the adapter logs in no more (each login runs it again). It reads it again
+before each statement, so one changed while a connection is open stops the next login.
 """
 
 from __future__ import annotations
@@ -40,15 +41,21 @@ _PLAIN_DOTS = re.compile(r"@@(?:SESSION|LOCAL)\.|(?<![\w.])\d+\.\d*(?:e[+-]?\d+)
 _SHOWN = 200
 
 
-def init_connect_refusal(alias: str, init_connect: str, *, skipped: bool) -> str:
+def init_connect_refusal(alias: str, init_connect: str, *, skipped: bool, ran: bool = True) -> str:
     """Why the alias's login may not be used ("": it may): the server ran ``init_connect``
-    at it (``skipped``: this login is one it skips), and it does more than set this
-    session's variables (``_session_settings``)."""
+    at it (``ran``; else: the next login would run it, as it is now; ``skipped``: this
+    login is one it skips), and it does more than set this session's variables
+    (``_session_settings``)."""
     if skipped or _session_settings(init_connect):
         return ""
     shown = init_connect if len(init_connect) <= _SHOWN else init_connect[:_SHOWN] + "..."
+    what = (
+        f"the server ran its init_connect ({shown!r}) when the agent logged in"
+        if ran
+        else f"the server's init_connect is now {shown!r}, which the agent's next login runs"
+    )
     return (
-        f"{alias}: the server ran its init_connect ({shown!r}) when the agent logged in, "
+        f"{alias}: {what}, "
         "outside any read-only transaction (it may write, or call a procedure that does), so "
         "the adapter connects no more: ask the database's administrator to keep init_connect "
         "to SET NAMES or session variables, or to make it skip this login (init_connect "
