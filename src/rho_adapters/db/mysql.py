@@ -115,6 +115,7 @@ class MysqlDatabase(ThreadedDatabase):
             if self.read_only and hasattr(pymysql, "connections"):  # (not a fake driver)
                 cursor.execute(INIT_CONNECT)
                 (init_connect, skipped) = cursor.fetchone()
+                conn.rho_init_skipped = bool(skipped)
                 refusal = init_connect_refusal(
                     self.alias, str(init_connect or ""), skipped=bool(skipped)
                 )
@@ -136,6 +137,8 @@ class MysqlDatabase(ThreadedDatabase):
         before each statement: information_schema gives no version to compare, and a view
         made or replaced while the connection is open must be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
+            if hasattr(conn, "rho_init_skipped") and not self._login_refused:
+                self._next_login(cursor, skipped=conn.rho_init_skipped)
             own = own_views(cursor, mariadb=conn.rho_mariadb)
             return read_views(
                 cursor,
@@ -144,6 +147,16 @@ class MysqlDatabase(ThreadedDatabase):
                 own=own,
                 schema=conn.rho_schema,
             )
+
+    def _next_login(self, cursor: Any, *, skipped: bool) -> None:
+        """Stop the alias's logins if ``init_connect`` changed, since this connection's,
+        to one the next login may not run (a connection is replaced after a result left
+        rows unread, an error, a timeout): this connection's statements still read."""
+        cursor.execute("SELECT @@GLOBAL.init_connect")
+        (init_connect,) = cursor.fetchone()
+        self._login_refused = init_connect_refusal(
+            self.alias, str(init_connect or ""), skipped=skipped, ran=False
+        )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
