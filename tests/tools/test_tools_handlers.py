@@ -242,6 +242,24 @@ async def test_tools_show_a_name_with_a_line_break_or_an_escape_on_one_line(
         ]
 
 
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_show_a_name_not_utf8_as_list_does(ws: Path, fallback: bool) -> None:
+    """A name holding a byte that is not UTF-8 was 'caf\\xe9.txt' in list and in glob
+    without ripgrep, but 'caf\ufffd.txt' in glob and grep with it (rg's output decoded with
+    U+FFFD, the byte lost). Now one way for all: the byte as \\xNN; a line's text is still
+    shown as read shows it (U+FFFD)."""
+    executor = NoRipgrep(str(ws)) if fallback else None
+    (ws / "d").mkdir()
+    Path(os.fsdecode(os.fsencode(ws / "d") + b"/caf\xe9.txt")).write_bytes(b"caf\xe9 foo\n")
+    out = await call(ws, "glob", RO, executor=executor, pattern="d/*")
+    assert out.content == "d/caf\\xe9.txt\n[1 file]"
+    out = await call(ws, "list", RO, executor=executor, path="d")
+    assert out.content.split()[-1] == "caf\\xe9.txt"
+    if not fallback:  # without ripgrep the file tools cannot open such a name (noted)
+        out = await call(ws, "grep", RO, executor=executor, pattern="foo", path="d")
+        assert out.content == "d/caf\\xe9.txt:1:caf\ufffd foo\n[1 match]"
+
+
 async def test_tools_grep_outside_workspace_is_refused(ws: Path) -> None:
     out = await call(ws, "grep", RO, pattern="root", path="/etc")
     assert out.is_error

@@ -143,6 +143,7 @@ async def _ripgrep(
             pipeline=(Stage(argv=tuple(argv), stderr="null"),),
             timeout=TIMEOUT,
             max_output_bytes=8 << 20,
+            keep_undecodable=True,  # names as list shows them; the lines' text as read does
         )
     )
     if result.timed_out:
@@ -168,7 +169,8 @@ def _parse_rg(stop: Stop, output: str, binary: list[str]) -> list[tuple[str, int
         rest, _, after = record.partition("\n")
         match = rg_line.match(rest)
         if match:
-            lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
+            said = rest[match.end() :].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            lines.append((name, int(match.group(1)), match.group(2) == ":", said))
         name = after.removeprefix("--\n")  # the next name ("--": context groups' separator)
     if len(records) == 1:  # no match shown: a file named alone that is binary and matches
         said, found, _ = output.rstrip("\n").rpartition(_RG_BINARY)

@@ -59,7 +59,11 @@ class GlobHandler(ToolHandler):
 
             argv = ("rg", "--no-config", "--files", "--null", "--", base)
             result = await ctx.executor.run(
-                Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)
+                Command(
+                    pipeline=(Stage(argv=argv, stderr="null"),),
+                    max_output_bytes=64 << 20,
+                    keep_undecodable=True,  # caf\xe9.txt, as list shows it, not caf\ufffd
+                )
             )
             listing = result.output  # up to 64 MB: split in the thread below
             candidates = []
