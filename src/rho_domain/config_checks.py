@@ -164,20 +164,27 @@ def _shown(value: object) -> str:
 
 def check_model_name(value: str, key: str) -> None:
     r"""Raise ``ConfigError`` naming ``key`` when ``value`` has a space or a line break around
-    it or a control character in it, which no model's name has. ``RHO_AGENT_MODEL`` read
-    from a file (``gpt-4o\n``) was sent as it was, and the server answered that no such
-    model exists, the line break unseen. Checked where a setting is given (the settings), not
-    by ``AgentConfig``: a stored session's config must still load, whatever it holds. An
-    empty one (``-m "$MODEL"`` with MODEL unset) is refused too: it was sent as it was."""
+    it, or a control or invisible character in it (a zero-width space, a no-break space, a
+    bidirectional mark: any that is not printable), which no model's name has. A space
+    inside is a name's own (``Qwen 2.5 Coder``, a path a server serves a model by): the
+    error said "around or in it" and let ``gpt 4o`` and ``gpt-4o\u200b`` through.
+    ``RHO_AGENT_MODEL`` read from a file (``gpt-4o\n``) was sent as it was, and the server
+    answered that no such model exists, the line break unseen. Checked where a setting is
+    given (the settings), not by ``AgentConfig``: a stored session's config must still load,
+    whatever it holds. An empty one (``-m "$MODEL"`` with MODEL unset) is refused too: it
+    was sent as it was."""
     if not value:
         raise ConfigError(
             f"{key} is empty (an unset shell variable?): give a model's name, or leave the "
             "setting out for the default"
         )
-    if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
+    hidden = next((c for c in value if not c.isprintable()), None)
+    if value != value.strip() or hidden is not None:
+        what = f" (U+{ord(hidden):04X} at character {value.index(hidden) + 1})" if hidden else ""
         raise ConfigError(
-            f"{key} {value!r} has a space, a line break or a control character "
-            "around or in it, which no model's name has: set it again without it"
+            f"{key} {value!r} has a space or a line break around it, or a control or "
+            f"invisible character in it{what}, which no model's name has: set it again "
+            "without it"
         )
 
 

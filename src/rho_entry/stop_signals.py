@@ -79,9 +79,15 @@ def ending_signals() -> tuple[int, ...]:
 
 def interrupt_at_start(signum: int, frame: object) -> None:
     """The handler ``main`` gives every ending signal until a command listens for them
-    itself: the command is cancelled (``KeyboardInterrupt``), exit 128 + ``signum``."""
+    itself: the command is cancelled (``KeyboardInterrupt``), exit 128 + ``signum``. Only
+    the first signal cancels; a later one is heard, not raised. A storm of them (a
+    supervisor's repeated SIGTERM, SIGHUP and SIGTERM from a closing shell) raised again
+    into the cancellation's own handling and teardown: a second ``KeyboardInterrupt`` out of
+    ``main``, 'lost sys.stderr' and exit 130 instead of 'rho-agent: cancelled' and 143."""
+    first = not _heard
     heard(signum)
-    raise KeyboardInterrupt
+    if first:
+        raise KeyboardInterrupt
 
 
 def service_stops() -> tuple[int, ...]:

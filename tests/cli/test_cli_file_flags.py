@@ -102,6 +102,45 @@ def test_a_socket_a_dash_and_a_stream_as_system_prompt_are_named(tmp_path: Path)
     ], done.stderr
 
 
+def test_a_pipe_that_trickles_and_never_closes_is_refused_in_time(tmp_path: Path) -> None:
+    """Before: a writer sending a byte more often than the idle bound (every 29 s of 30),
+    never closing, was read for as long as it liked: each byte reset the idle bound, and
+    16 MiB at that pace take 15 years. The read now ends ``within`` seconds in all (120 by
+    default; a short one here, the writer sending every 10 ms, the idle bound 60 s).
+    ``O_RDWR`` opens the writer without waiting for the reader."""
+    import threading
+
+    import pytest
+
+    from rho_domain.errors import ConfigError
+    from rho_entry.config.yaml_text import read_config_text
+
+    fifo = tmp_path / "vars.yaml"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)
+    done = threading.Event()
+
+    def trickle() -> None:  # 3 s at most, then closed: read whole, were it not bounded
+        for _ in range(300):
+            if done.wait(0.01):
+                break
+            os.write(writer, b"#")
+        os.close(writer)
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        with pytest.raises(ConfigError) as refused:
+            read_config_text(fifo, where="--vars-file vars.yaml", what="it", idle=60, within=0.2)
+    finally:
+        done.set()
+        thread.join()
+    assert str(refused.value) == (
+        "--vars-file vars.yaml: cannot read it: it is a pipe whose writer has not closed it "
+        "after 0.2 s; close the writer when it is done (or give a file)"
+    )
+
+
 def test_a_pipe_whose_writer_never_closes_is_refused_naming_it(tmp_path: Path) -> None:
     """Before: ``--config FIFO`` held open by a writer that never closes it (``sleep 1000 >
     FIFO``) was read as ``cat`` reads it, for good: the run never began, nothing was said,

@@ -300,6 +300,26 @@ def _reading_a_fifo(pid: int) -> bool:
     return waits.endswith("pipe_read") or waits.startswith("poll_schedule_timeout")
 
 
+def test_a_storm_of_signals_during_start_up_cancels_once() -> None:
+    """Before, every signal reaching ``interrupt_at_start`` raised: a SIGTERM storm (50
+    sent to a start-up blocked on a --config FIFO) raised a second KeyboardInterrupt into
+    the cancellation's own handling, out of ``main``: 'lost sys.stderr', exit 130 instead of
+    'rho-agent: cancelled' and 143 (a race: seen in 2 of 13 runs). The first cancels; later
+    ones are heard only, the first still deciding the exit code."""
+    from rho_entry.cli import exit_codes
+    from rho_entry.stop_signals import interrupt_at_start
+
+    exit_codes.forget()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            interrupt_at_start(signal.SIGTERM, None)
+        interrupt_at_start(signal.SIGTERM, None)  # in the middle of the cancellation
+        interrupt_at_start(signal.SIGHUP, None)
+        assert exit_codes.cancelled() == 128 + signal.SIGTERM
+    finally:
+        exit_codes.forget()
+
+
 @pytest.mark.parametrize(
     ("args", "signum"),
     [

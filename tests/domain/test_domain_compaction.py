@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from domain_support import make_session
 
-from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
+from rho_adapters.fakes import FunctionModel, MemorySessionStore, Turn, call, text, tools
 from rho_domain import events as ev
 from rho_domain.compaction import plan_compaction
 from rho_domain.errors import ContextLengthExceeded, ServerError
@@ -14,7 +14,9 @@ from rho_domain.messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    message_chars,
 )
+from rho_domain.model import ModelRequest
 from rho_domain.run import RunStatus
 from rho_domain.state import State
 
@@ -206,3 +208,36 @@ async def test_a_request_too_large_in_bytes_is_compacted_then_said_as_itself() -
     ), result.error
     assert "raise the size limit of the server or the proxy before it" in (result.error or "")
     assert len(session.model.requests) == 4  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("summary_limit", [9_000, 5_000])
+async def test_a_413_on_one_long_turn_is_compacted_within_the_size_limit(
+    summary_limit: int,
+) -> None:
+    """A proxy's size limit passed inside one turn (a task's tool results: the common
+    one-shot run) is compacted: the latest turn is kept whole within a quarter of the
+    refused size, not of the token window, and the summary request is cut to half of it (a
+    quarter when that too is refused). Before, the whole turn was the tail ('there is no
+    earlier history to compact') and a summary request sent whole held nearly all of the
+    refused request."""
+    sent: list[tuple[int, bool]] = []
+
+    def proxy(request: ModelRequest) -> Turn:
+        size = sum(message_chars(m) for m in request.messages)
+        summary = not request.tools
+        sent.append((size, summary))
+        if size > (summary_limit if summary else 9_000):
+            return Turn(error=ContextLengthExceeded("HTTP 413: Too Large", status=413))
+        if summary:
+            return text("the summary")
+        if any(m.role == "user" and m.origin == "summary" for m in request.messages):
+            return text("done")
+        return tools(call("echo", {"text": "x" * 2_000}))
+
+    session = make_session([])
+    session.model = FunctionModel(proxy)
+    result = await session.run("go")
+    assert (result.status, result.error, result.text) == (RunStatus.COMPLETED, None, "done")
+    summaries = [size for size, summary in sent if summary]
+    assert len(summaries) == (1 if summary_limit == 9_000 else 2)
+    assert summaries[-1] <= summary_limit

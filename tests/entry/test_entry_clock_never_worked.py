@@ -42,3 +42,22 @@ async def test_a_clock_that_never_worked_dates_the_run_by_the_system_clock(
     said = [e for e in events if isinstance(e, ev.ErrorOccurred)]
     assert [e.error_type for e in said] == ["ClockError"]
     assert min(e.at for e in events) > YEAR_2020, [e.at for e in events]
+
+
+async def test_a_fallback_that_fails_too_is_said_where_the_times_start() -> None:
+    """A fallback clock that also failed was passed over unsaid: the times counted from 0
+    (1970) while the failure said they counted from the clock's last good reading, which
+    the clock never gave. Each case now says where its times start."""
+    from rho_domain.loop.guarded_clock import GuardedClock
+
+    said = []
+    for fallback in (_NoTime(), None, FakeClock(start=YEAR_2020 + 5)):
+        guard = GuardedClock(_NoTime(), fallback=fallback)
+        guard.now()
+        said.append((guard.failure or "").split("counted from ", 1)[1].split("; fix", 1)[0])
+    assert said == [
+        "0 (dated 1970-01-01: the clock never told the time, and its fallback "
+        "test_entry_clock_never_worked._NoTime raised OSError: no time source in now())",
+        "0 (dated 1970-01-01: the clock never told the time, and has no fallback)",
+        "the fallback clock rho_adapters.fakes.clock.FakeClock's time",
+    ]

@@ -7,6 +7,7 @@ error, how many attempts), never durations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,6 +148,16 @@ def test_a_line_break_read_with_a_variable_is_refused_naming_it() -> None:
         with pytest.raises(ConfigError, match=r"^--model: model .* which no model's name has"):
             resolve_settings({"model": name}, {})
     assert resolve_settings({"model": "Qwen 2.5 Coder"}, {}).config.model == "Qwen 2.5 Coder"
+    # pasted from a page: a zero-width space, a no-break space, a bidirectional mark, a C1
+    # control were let through (only ASCII was checked), while the error said "in it"
+    for name, said in (
+        ("gpt-4o\u200b", "U+200B at character 7"),
+        ("gpt\u00a04o", "U+00A0 at character 4"),
+        ("\u202egpt-4o", "U+202E at character 1"),
+        ("gpt\x854o", "U+0085 at character 4"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(f"invisible character in it ({said})")):
+            resolve_settings({"model": name}, {})
     # -m "$MODEL" with MODEL unset: the empty name was sent to the server as it was
     with pytest.raises(ConfigError, match=r"^--model: model is empty \(an unset shell var"):
         resolve_settings({"model": ""}, {})

@@ -338,6 +338,27 @@ async def test_non_json_error_body_is_kept_as_text() -> None:
     assert "Bad Gateway" in str(err)
 
 
+def test_nginx_413_page_is_said_as_a_size_limit_not_a_wrong_base_url() -> None:
+    """nginx answers a body over client_max_body_size with its own HTML page: before, the
+    error said 'is the base URL an OpenAI-compatible or Anthropic API? it usually ends in
+    /v1', sending the user to fix a URL that is right."""
+    from rho_adapters.model._errors import error_from_response
+
+    page = (
+        "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n"
+        "<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx"
+        "</center>\r\n</body>\r\n</html>\r\n"
+    )
+    err = error_from_response(413, page)
+    assert isinstance(err, ContextLengthExceeded)
+    assert str(err) == (
+        "HTTP 413: the server or a proxy before it answered with a page: '413 Request Entity "
+        "Too Large 413 Request Entity Too Large nginx' (the request is larger than the "
+        "server, or a proxy before it, accepts: its request size limit, such as nginx's "
+        "client_max_body_size)"
+    )
+
+
 async def test_endpoint_errors_name_the_url_the_model_and_what_to_check() -> None:
     """Issue 16: a 404 suggests --model and the /v1 path; a 401 names the key's variable;
     every error names the URL and the model."""

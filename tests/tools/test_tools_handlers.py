@@ -206,6 +206,60 @@ async def test_tools_grep_says_a_binary_file_it_was_given_matches(ws: Path, fall
     assert "blob.bin" not in out.content
 
 
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_show_a_name_with_a_line_break_or_an_escape_on_one_line(
+    ws: Path, fallback: bool
+) -> None:
+    """A file named "x\\nREADME.md" was listed by glob and list as two lines, one naming
+    README.md; grep (ripgrep) reported its match as one in "README.md:1:"; an escape
+    sequence in a name reached the terminal of whoever reads the trace; and grep without
+    ripgrep failed whole on such a file ("control characters in a path are not allowed").
+    Each control character is now shown as its \\xNN escape, and grep's fallback notes
+    the file it cannot read and searches the rest."""
+    executor = NoRipgrep(str(ws)) if fallback else None
+    (ws / "d").mkdir()
+    (ws / "d" / "x\nREADME.md").write_text("planted foo\n")
+    (ws / "d" / "e\x1b[31m.txt").write_text("foo\n")
+    (ws / "d" / "plain.txt").write_text("foo\n")
+    out = await call(ws, "glob", RO, executor=executor, pattern="d/*")
+    assert out.content == "d/e\\x1b[31m.txt\nd/plain.txt\nd/x\\x0aREADME.md\n[3 files]"
+    out = await call(ws, "list", RO, executor=executor, path="d")
+    assert [line.split()[-1] for line in out.content.splitlines()] == [
+        "e\\x1b[31m.txt",
+        "plain.txt",
+        "x\\x0aREADME.md",
+    ]
+    out = await call(ws, "grep", RO, executor=executor, pattern="foo", path="d")
+    lines = out.content.splitlines()
+    if fallback:
+        assert lines[0] == "d/plain.txt:1:foo"
+        assert "d/x\\x0aREADME.md: not searched (control characters" in lines[1]
+    else:
+        assert sorted(lines[:-1]) == [
+            "d/e\\x1b[31m.txt:1:foo",
+            "d/plain.txt:1:foo",
+            "d/x\\x0aREADME.md:1:planted foo",
+        ]
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_show_a_name_not_utf8_as_list_does(ws: Path, fallback: bool) -> None:
+    """A name holding a byte that is not UTF-8 was 'caf\\xe9.txt' in list and in glob
+    without ripgrep, but 'caf\ufffd.txt' in glob and grep with it (rg's output decoded with
+    U+FFFD, the byte lost). Now one way for all: the byte as \\xNN; a line's text is still
+    shown as read shows it (U+FFFD)."""
+    executor = NoRipgrep(str(ws)) if fallback else None
+    (ws / "d").mkdir()
+    Path(os.fsdecode(os.fsencode(ws / "d") + b"/caf\xe9.txt")).write_bytes(b"caf\xe9 foo\n")
+    out = await call(ws, "glob", RO, executor=executor, pattern="d/*")
+    assert out.content == "d/caf\\xe9.txt\n[1 file]"
+    out = await call(ws, "list", RO, executor=executor, path="d")
+    assert out.content.split()[-1] == "caf\\xe9.txt"
+    if not fallback:  # without ripgrep the file tools cannot open such a name (noted)
+        out = await call(ws, "grep", RO, executor=executor, pattern="foo", path="d")
+        assert out.content == "d/caf\\xe9.txt:1:caf\ufffd foo\n[1 match]"
+
+
 async def test_tools_grep_outside_workspace_is_refused(ws: Path) -> None:
     out = await call(ws, "grep", RO, pattern="root", path="/etc")
     assert out.is_error

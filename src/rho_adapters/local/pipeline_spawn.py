@@ -88,6 +88,7 @@ async def spawn_pipeline(
         env=env,
         timeout=command.timeout,
         cap=command.max_output_bytes,
+        undecodable="surrogateescape" if command.keep_undecodable else "replace",
         close_after_spawn=opened,
         kill_after=kill_after,
     )

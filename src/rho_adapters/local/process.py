@@ -60,10 +60,11 @@ class Capture:
         """Bytes seen so far, kept or not."""
         return len(self.head) + len(self.tail) + self.omitted
 
-    def text(self) -> str:
-        """The captured output as text, with a marker where the middle was omitted."""
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
+    def text(self, undecodable: str = "replace") -> str:
+        """The captured output as text, with a marker where the middle was omitted; bytes
+        that are not UTF-8 decoded by the ``undecodable`` error handler."""
+        head = self.head.decode("utf-8", undecodable)
+        tail = self.tail.decode("utf-8", undecodable)
         if self.omitted:
             return f"{head}\n[... {self.omitted:,} bytes of output omitted ...]\n{tail}"
         return head + tail
@@ -171,6 +172,7 @@ async def run_processes(
     cap: int,
     close_after_spawn: Sequence[int],
     kill_after: int | None = None,
+    undecodable: str = "replace",
 ) -> Finished:
     """Start ``spawns``, collect ``out_read`` (at most ``kill_after`` bytes) and say how it ended.
 
@@ -237,7 +239,7 @@ async def run_processes(
         code = 128 - code  # killed by a signal, reported like bash does
     return Finished(
         code=code,
-        output=capture.text(),
+        output=capture.text(undecodable),
         timed_out=timed_out,
         omitted=capture.omitted,
         output_limited=limited,

@@ -81,13 +81,17 @@ def html_page(body: str) -> str:
     ``HTML_PAGE_CHARS``, named as a page that is no API's error. A web server or a proxy on
     the base URL (Python's ``http.server`` answers a POST with 501) sent it, and its markup
     was quoted whole, up to 1,000 characters of tags, with no word on what to fix."""
-    text = re.sub(r"<[^>]*>", " ", re.sub(_HIDDEN, " ", body, flags=re.IGNORECASE))
-    text = " ".join(html.unescape(text).split())
     return (
         "the server answered with an HTML page, not an API's error (is the base URL an "
         "OpenAI-compatible or Anthropic API? it usually ends in /v1): "
-        f"{said(text, HTML_PAGE_CHARS)!r}"
+        f"{_page_text(body)!r}"
     )
+
+
+def _page_text(body: str) -> str:
+    """An HTML page's text without markup, cut to ``HTML_PAGE_CHARS``."""
+    text = re.sub(r"<[^>]*>", " ", re.sub(_HIDDEN, " ", body, flags=re.IGNORECASE))
+    return said(" ".join(html.unescape(text).split()), HTML_PAGE_CHARS)
 
 
 # A style sheet or a script is no text. One holding a `<` is left as text: `[^<]*` and `[^>]*`
@@ -136,6 +140,9 @@ def error_from_response(
 ) -> ModelHTTPError:
     """The typed error for an HTTP error response."""
     message, tags = error_payload(body)
+    if status == 413 and _is_html(body):  # nginx's own 413 page: a proxy's size limit,
+        # not a wrong base URL (what the page's usual hint would have said)
+        message = f"the server or a proxy before it answered with a page: {_page_text(body)!r}"
     haystack = f"{message} {tags}".lower()
     text = f"HTTP {status}: {message}" if message else f"HTTP {status}"
     kw: dict[str, Any] = {"status": status, "body": body[:4000], "partial_text": partial_text}

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import (
@@ -24,7 +22,6 @@ from rho_domain.compaction import (
     compaction_instructions,
     plan_compaction,
     should_compact,
-    transcript,
 )
 from rho_domain.errors import (
     CompactionRejected,
@@ -34,13 +31,11 @@ from rho_domain.errors import (
     ModelProtocolError,
     SessionStateError,
 )
-from rho_domain.loop.context_fit import context_full, measure, prompt_tokens, summary_tokens
+from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.journal import Journal
-from rho_domain.loop.streaming import Assembly, consume_stream
-from rho_domain.messages import Message, UserMessage
-from rho_domain.model import ModelRequest
-from rho_domain.ports.clock import Clock
-from rho_domain.ports.model import ChatModel, context_meter
+from rho_domain.loop.summary_request import refused_chars, summarise
+from rho_domain.messages import UserMessage
+from rho_domain.ports.model import ChatModel
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
 # the one compaction that compacts nothing without an ``error`` event (nothing was asked)
@@ -50,18 +45,17 @@ if TYPE_CHECKING:  # built where a compaction runs (a run that never compacts ne
     from rho_domain.compaction_values import CompactResult, CompactTrigger
 
 
-async def _discard(event: ev.Event) -> None:
-    """Deltas of a compaction call are not shown: the summary is not an answer."""
-
-
 async def compact_history(
     agent: Agent,
     model: ChatModel,
     journal: Journal,
     custom_instructions: str,
     trigger: CompactTrigger,
+    size_limit: int | None = None,
 ) -> CompactResult:
     """Summarise through ``model`` and emit one ``Compacted`` event carrying the new history.
+    ``size_limit``: after an HTTP 413, the characters of history a request may carry (the
+    latest turn is kept whole within a quarter of it, the summary request cut to it).
 
     Raises ``ModelError`` if the call fails or the summary is empty, ``CompactionRejected`` if
     it would not shrink the context, ``ContextFull`` if not even a shortened summary request
@@ -77,7 +71,10 @@ async def compact_history(
         await before_model(agent.hooks, journal, agent.config.model)
     size = await measure(agent, model, state, state.messages)
     before, window = size.tokens, size.window
-    plan = plan_compaction(state.messages, tail_budget_chars=int(window * 4 * TAIL_SHARE))
+    tail_budget = int(window * 4 * TAIL_SHARE)
+    if size_limit is not None:  # a 413 counts bytes, not tokens: the tail must fit in it too
+        tail_budget = min(tail_budget, int(size_limit * TAIL_SHARE))
+    plan = plan_compaction(state.messages, tail_budget_chars=tail_budget)
     if plan.is_empty:
         return CompactResult(
             summary="",
@@ -88,8 +85,8 @@ async def compact_history(
         )
     await journal.emit(ev.CompactStarted(at=clock.now(), trigger=trigger, tokens_before=before))
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
-    request, assembly = await _summarise(
-        agent, model, clock, (plan.to_summarize, instruction), window
+    request, assembly = await summarise(
+        agent, model, clock, (plan.to_summarize, instruction), window, size_limit
     )
     summary = assembly.partial_text.strip()
     if not summary:
@@ -202,69 +199,6 @@ async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None
         return
 
 
-async def _summarise(
-    agent: Agent,
-    model: ChatModel,
-    clock: Clock,
-    what: tuple[tuple[Message, ...], UserMessage],
-    window: int,
-) -> tuple[ModelRequest, Assembly]:
-    """Ask for the summary. If the server still finds the request too long (the estimate
-    was off), the meter has learned its count from the error: fit once more and retry."""
-
-    async def attempt() -> tuple[ModelRequest, Assembly]:
-        request = await _fitting_request(agent, model, *what, window)
-        assembly = Assembly()
-        await consume_stream(model, request, assembly, _discard, clock)
-        return request, assembly
-
-    try:
-        return await attempt()
-    except ContextLengthExceeded:
-        if context_meter(model) is None:
-            raise
-    return await attempt()
-
-
-async def _fitting_request(
-    agent: Agent,
-    model: ChatModel,
-    to_summarize: tuple[Message, ...],
-    instruction: UserMessage,
-    window: int,
-) -> ModelRequest:
-    """The summary request: no tool schemas, room for the summary, and under the window.
-
-    Raises ContextFull when not even a short transcript fits (the instructions and system
-    prompt alone fill the window)."""
-    room = summary_tokens(agent, window)
-    request = attrs.evolve(
-        agent.request((*to_summarize, instruction), tool_choice="none"),
-        tools=(),
-        max_output_tokens=room,
-    )
-    meter = context_meter(model)
-    if meter is None:
-        return request
-    limit = window - room
-    tokens = await prompt_tokens(meter, request, window)
-    if tokens <= limit:
-        return request
-    text = transcript(to_summarize)
-    keep = len(text)
-    for _ in range(6):
-        keep = int(keep * limit / max(tokens, 1) * 0.9)
-        if keep < 200:
-            break
-        cut = text[-keep:]
-        note = f"[Conversation so far, oldest part cut to fit the window]\n{cut}"
-        request = attrs.evolve(request, messages=(UserMessage(content=note), instruction))
-        tokens = await prompt_tokens(meter, request, window)
-        if tokens <= limit:
-            return request
-    raise context_full(window, tokens, "not even a shortened summary request fits")
-
-
 async def compact_after_overflow(
     agent: Agent, model: ChatModel, journal: Journal, overflow: ContextLengthExceeded
 ) -> None:
@@ -282,8 +216,10 @@ async def compact_after_overflow(
         raise context_full(
             window, tokens, "tool calls wait for approval", refused=overflow
         ) from overflow
+    # a 413 is a size in bytes: the next requests must carry less than the refused one
+    size_limit = refused_chars(agent, state.messages) // 2 if overflow.status == 413 else None
     try:
-        result = await compact_history(agent, model, journal, "", "overflow")
+        result = await compact_history(agent, model, journal, "", "overflow", size_limit)
     except ContextFull:
         raise
     except (CompactionRejected, ModelError) as exc:

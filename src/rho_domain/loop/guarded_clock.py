@@ -111,20 +111,37 @@ class GuardedClock(Clock):
             return
         self.failed = True
         self._base = _loop_time()
-        if not self._now_read and self.fallback is not None:
-            # a clock that never told the time: its times from 0 were dated 1970
-            with contextlib.suppress(Exception):
-                reading = self.fallback.now()
-                if a_time(reading):
-                    self._last_now = reading
+        start = "the clock's last good reading"
+        if not self._now_read:  # a clock that never told the time: from 0 was dated 1970
+            start = self._fallback_start()
         what = f"raised {described(exc)} in {member}()" if exc is not None else lie
         self.failure = (
             f"the clock {plugged_name(self.clock)} {what}: from here on this session's times "
-            "come from the event loop's clock, counted from the clock's last good reading; "
+            f"come from the event loop's clock, counted from {start}; "
             "fix the clock (the Clock port's now, monotonic and sleep must not raise, and "
             "must answer times: monotonic never going back)"
         )
         _log.warning("%s", self.failure)
+
+    def _fallback_start(self) -> str:
+        """Start the times at the fallback's reading; say where they start. A fallback that
+        failed too was passed over unsaid, the times dated 1970 while the failure said
+        they counted from the clock's last good reading, which it never gave."""
+        if self.fallback is None:
+            return "0 (dated 1970-01-01: the clock never told the time, and has no fallback)"
+        try:
+            reading = self.fallback.now()
+        except Exception as exc:  # noqa: BLE001 - said in the failure, not raised
+            failed = f"raised {described(exc)}"
+        else:
+            if a_time(reading):
+                self._last_now = reading
+                return f"the fallback clock {plugged_name(self.fallback)}'s time"
+            failed = f"answered {reading!r}"
+        return (
+            "0 (dated 1970-01-01: the clock never told the time, and its fallback "
+            f"{plugged_name(self.fallback)} {failed} in now())"
+        )
 
     def _elapsed(self) -> float:
         now = _loop_time()

@@ -70,11 +70,15 @@ def _no_nul(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 @attrs.frozen(kw_only=True)
 class Command:
-    """A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
+    r"""A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
 
     Exactly one of ``pipeline`` and ``shell`` is set. stdin is always /dev/null unless a stage
     reads a file. ``max_output_bytes`` caps what is kept while the output streams; the rest is
-    counted, not stored.
+    counted, not stored. ``keep_undecodable``: output bytes that are not UTF-8 come back as
+    lone surrogates (``surrogateescape``, as Python lists a file name) instead of U+FFFD, for
+    output that names files (``rg --files``): shown as ``\xe9``, as ``list`` shows the name,
+    where U+FFFD said nothing of the byte. Honoured where the executor has the bytes (the
+    local one); elsewhere the output is as without it.
     """
 
     __repr__ = value_repr
@@ -87,6 +91,7 @@ class Command:
     timeout: float = attrs.field(default=120.0, validator=_seconds)
     max_output_bytes: int = 256 * 1024
     env: Mapping[str, str] = attrs.field(factory=dict, validator=_no_nul)
+    keep_undecodable: bool = False
 
 
 @attrs.frozen(kw_only=True)

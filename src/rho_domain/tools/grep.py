@@ -18,11 +18,13 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from rho_domain.errors import ToolError
+from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.ports.executor import FileKind
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.grep_render import render
 from rho_domain.tools.offload import Stop, in_thread
+from rho_domain.tools.shown_names import shown_name
 from rho_domain.tools.walk import MAX_PATTERN, glob_matcher, relative_to, walk_files
 
 SECRET_GLOBS = (
@@ -35,8 +37,6 @@ SECRET_GLOBS = (
     "!id_rsa",
     "!id_ed25519",
 )
-MAX_LINE = 500
-_BINARY_HINT = "it holds NUL bytes, so its lines are not shown: bash `grep -a`, `strings` or `xxd`"
 FALLBACK_MAX_FILE = 8 << 20  # bytes searched per file without ripgrep
 FALLBACK_MAX_TOTAL = 128 << 20  # bytes searched per call without ripgrep
 TIMEOUT = 120.0  # seconds a search may take, with ripgrep or without
@@ -110,7 +110,7 @@ class GrepHandler(ToolHandler):
                 "grep needs ripgrep (rg) where the files are, or a line searcher to run the "
                 "pattern in (build_registry(line_searcher=...)); install ripgrep"
             )
-        return _render(lines, max_results, grouped=context > 0, notes=notes, binary=binary)
+        return render(lines, max_results, grouped=context > 0, notes=notes, binary=binary)
 
 
 async def _ripgrep(
@@ -143,6 +143,7 @@ async def _ripgrep(
             pipeline=(Stage(argv=tuple(argv), stderr="null"),),
             timeout=TIMEOUT,
             max_output_bytes=8 << 20,
+            keep_undecodable=True,  # names as list shows them; the lines' text as read does
         )
     )
     if result.timed_out:
@@ -154,24 +155,27 @@ async def _ripgrep(
 
 
 def _parse_rg(stop: Stop, output: str, binary: list[str]) -> list[tuple[str, int, bool, str]]:
-    """(path, line number, is a match, text) of each line of ``rg --null`` output; a file
-    named alone that rg says is binary and matches is added to ``binary`` (its line, "F:
-    binary file matches (found ...)", was dropped: "No matches." for a file that matched).
-    In a directory rg skips binary files unsaid: searching them (``--binary``) would read
-    every large binary through (a 2 GiB file: 0.01 s skipped, 1.5 s searched)."""
+    r"""(path, line number, is a match, text) of each line of ``rg --null`` output, split at
+    the NULs first (a name may hold a line break: "a\nsrc/app.py", split into lines, was a
+    match in a file that is not there). A file named alone that rg says is binary and
+    matches is added to ``binary``; in a directory rg skips binary files unsaid (searching
+    them would read every large binary through: 2 GiB, 0.01 s skipped, 1.5 s searched)."""
     lines: list[tuple[str, int, bool, str]] = []
     rg_line = re.compile(_RG_LINE)
-    for line in output.splitlines():
+    records = output.split("\x00")
+    name = records[0]
+    for record in records[1:]:
         stop.check()
-        name, sep, rest = line.partition("\x00")
-        if not sep:
-            said, found, _ = line.rpartition(_RG_BINARY)
-            if found:
-                binary.append(said)
-            continue  # "--" group separators: re-rendered from line numbers
+        rest, _, after = record.partition("\n")
         match = rg_line.match(rest)
         if match:
-            lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
+            said = rest[match.end() :].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            lines.append((name, int(match.group(1)), match.group(2) == ":", said))
+        name = after.removeprefix("--\n")  # the next name ("--": context groups' separator)
+    if len(records) == 1:  # no match shown: a file named alone that is binary and matches
+        said, found, _ = output.rstrip("\n").rpartition(_RG_BINARY)
+        if found:
+            binary.append(said)
     return lines
 
 
@@ -204,11 +208,17 @@ async def _python_grep(
                     f"stopped after searching {FALLBACK_MAX_TOTAL:,} bytes; narrow the path"
                 )
                 break
-            data = await ctx.executor.read(name, length=min(FALLBACK_MAX_FILE, budget) + 1)
+            try:
+                data = await ctx.executor.read(name, length=min(FALLBACK_MAX_FILE, budget) + 1)
+            except (PermissionDenied, ToolError) as refused:  # a name no path may hold
+                notes.append(f"{shown_name(name)}: not searched ({refused})")  # (it ended grep)
+                continue
             budget -= len(data)
             if len(data) > FALLBACK_MAX_FILE:
                 data = data[:FALLBACK_MAX_FILE]
-                notes.append(f"{name}: only the first {FALLBACK_MAX_FILE:,} bytes were searched")
+                notes.append(
+                    f"{shown_name(name)}: only the first {FALLBACK_MAX_FILE:,} bytes searched"
+                )
             is_binary = b"\x00" in data[:8192]  # as rg judges
             if is_binary and not is_file:
                 continue  # binary, as rg skips it in a directory
@@ -243,52 +253,3 @@ async def _each(files: list[str] | AsyncIterator[str]) -> AsyncIterator[str]:
     else:
         async for name in files:
             yield name
-
-
-def _render(
-    lines: list[tuple[str, int, bool, str]],
-    max_results: int,
-    grouped: bool,
-    notes: list[str] | None = None,
-    binary: list[str] | None = None,
-) -> ToolOutput:
-    rendered: list[str] = []
-    matches = 0
-    truncated = False
-    previous: tuple[str, int] | None = None
-    for name, number, is_match, text in lines:
-        if is_match:
-            if matches >= max_results:
-                truncated = True
-                break
-            matches += 1
-        if grouped and previous is not None and (previous != (name, number - 1)):
-            rendered.append("--")
-        if len(text) > MAX_LINE:
-            text = text[:MAX_LINE] + " [...]"
-        sep = ":" if is_match else "-"
-        rendered.append(f"{name}{sep}{number}{sep}{text}")
-        previous = (name, number)
-    extra = "".join(f"; {n}" for n in (notes or [])[:5])
-    said = [f"Binary file {name} matches ({_BINARY_HINT})" for name in (binary or [])[:20]]
-    if not matches and said:
-        return ToolOutput(
-            content="\n".join(said) + f"\n[no text lines to show{extra}]",
-            metadata={"matches": 0, "binary_matches": len(binary or [])},
-        )
-    if not matches:
-        return ToolOutput(
-            content=f"No matches.{f' [{extra[2:]}]' if extra else ''}", metadata={"matches": 0}
-        )
-    rendered.extend(said)
-    if truncated:
-        footer = (
-            f"[showing the first {matches} matches; more exist: narrow the search or raise "
-            f"max_results{extra}]"
-        )
-    else:
-        footer = f"[{matches} match{'es' if matches != 1 else ''}{extra}]"
-    return ToolOutput(
-        content="\n".join(rendered) + "\n" + footer,
-        metadata={"matches": matches, "truncated": truncated, "binary_matches": len(binary or [])},
-    )

@@ -18,6 +18,7 @@ from rho_domain.paths import is_secret
 from rho_domain.ports.executor import FileKind
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.offload import Stop, in_thread
+from rho_domain.tools.shown_names import shown_name
 from rho_domain.tools.walk import MAX_PATTERN, GlobMatcher, glob_matcher, relative_to, walk_files
 
 
@@ -58,7 +59,11 @@ class GlobHandler(ToolHandler):
 
             argv = ("rg", "--no-config", "--files", "--null", "--", base)
             result = await ctx.executor.run(
-                Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)
+                Command(
+                    pipeline=(Stage(argv=argv, stderr="null"),),
+                    max_output_bytes=64 << 20,
+                    keep_undecodable=True,  # caf\xe9.txt, as list shows it, not caf\ufffd
+                )
             )
             listing = result.output  # up to 64 MB: split in the thread below
             candidates = []
@@ -76,7 +81,7 @@ class GlobHandler(ToolHandler):
             else f"[{len(found)} file{'s' if len(found) != 1 else ''}]"
         )
         return ToolOutput(
-            content="\n".join(shown) + "\n" + footer,
+            content="\n".join(map(shown_name, shown)) + "\n" + footer,
             metadata={"count": len(found), "truncated": len(found) > cap},
         )
 
@@ -116,13 +121,14 @@ class ListHandler(ToolHandler):
             return ToolOutput(content=f"{path}: empty directory")
         lines = []
         for entry in entries[:cap]:
+            name = shown_name(entry.name)
             if entry.kind is FileKind.DIRECTORY:
-                lines.append(f"dir   {'-':>9}  {entry.name}/")
+                lines.append(f"dir   {'-':>9}  {name}/")
             elif entry.kind is FileKind.SYMLINK:
-                lines.append(f"link  {'-':>9}  {entry.name} -> {entry.link_target}")
+                lines.append(f"link  {'-':>9}  {name} -> {shown_name(entry.link_target or '')}")
             else:
                 kind = "file " if entry.kind is FileKind.FILE else "other"
-                lines.append(f"{kind} {_size(entry.size):>9}  {entry.name}")
+                lines.append(f"{kind} {_size(entry.size):>9}  {name}")
         if len(entries) > cap:
             lines.append(f"[showing {cap} of {len(entries)} entries]")
         return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})

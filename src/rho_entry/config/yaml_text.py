@@ -19,6 +19,7 @@ import json
 import os
 import select
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,19 @@ writer is stuck or never closes (a FIFO held open by ``sleep 1000 > fifo``), whi
 run before it began, without a word, until it was killed."""
 
 
+PIPE_WITHIN_SECONDS = 120.0
+"""How long a pipe the user names may take in all, however it sends: a writer that sends a
+byte every 29 s and never closes passed the idle bound each time, and held the run before it
+began for as long as it liked (16 MiB at that pace: 15 years)."""
+
+
 def read_config_text(
-    path: str | Path, *, where: str, what: str, idle: float = PIPE_IDLE_SECONDS
+    path: str | Path,
+    *,
+    where: str,
+    what: str,
+    idle: float = PIPE_IDLE_SECONDS,
+    within: float = PIPE_WITHIN_SECONDS,
 ) -> str:
     """The text of a file the user gives rho-agent (a config, a profile, a template, a
     databases or price file, an answer schema): UTF-8, without the byte order mark some
@@ -56,12 +68,17 @@ def read_config_text(
     text). ``ConfigError`` says ``"{where}: cannot read {what}: ..."`` when the file cannot be
     read (missing, a directory, no permission), holds more than ``MAX_INPUT_BYTES`` (a device
     or a stream that never ends), is a pipe whose writer sends nothing for ``idle`` seconds
-    without closing it, or is not UTF-8 text, naming the first byte that is not and where
-    it is."""
+    without closing it or has not closed it after ``within`` seconds, or is not UTF-8
+    text, naming the first byte that is not and where it is."""
     try:
-        data, fifo = _read_bounded(Path(path), idle)
+        data, fifo = _read_bounded(Path(path), idle, within)
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read {what}: {_unread(Path(path), exc)}") from exc
+    except _PipeSlow:
+        raise ConfigError(
+            f"{where}: cannot read {what}: it is a pipe whose writer has not closed it after "
+            f"{within:g} s; close the writer when it is done (or give a file)"
+        ) from None
     except _PipeIdle:
         raise ConfigError(
             f"{where}: cannot read {what}: it is a pipe whose writer sent nothing for "
@@ -104,17 +121,24 @@ class _PipeIdle(Exception):
     """A pipe's writer sent nothing for ``idle`` seconds and did not close it."""
 
 
-def _read_bounded(path: Path, idle: float = PIPE_IDLE_SECONDS) -> tuple[bytes, bool]:
+class _PipeSlow(Exception):
+    """A pipe's writer had not closed it ``within`` seconds of the read's start."""
+
+
+def _read_bounded(
+    path: Path, idle: float = PIPE_IDLE_SECONDS, within: float = PIPE_WITHIN_SECONDS
+) -> tuple[bytes, bool]:
     """At most ``MAX_INPUT_BYTES + 1`` bytes of ``path``, and whether it is a FIFO. Opened
     without waiting: opening a named pipe that nothing writes to waits for a writer for
     good, so ``--config``, ``--vars-file`` or ``--output-schema`` naming one held the run
     before it began until it was killed. A pipe with a writer (``--config <(...)``) is then
     read as ``cat`` reads it, to its end, but ``_PipeIdle`` once its writer sends nothing
-    for ``idle`` seconds; one without reads nothing."""
+    for ``idle`` seconds, ``_PipeSlow`` once it has not closed ``within`` seconds; one
+    without reads nothing."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return _read_pipe(fd, idle), True
+            return _read_pipe(fd, idle, time.monotonic() + within), True
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as file:
             return file.read(MAX_INPUT_BYTES + 1), False
@@ -122,10 +146,10 @@ def _read_bounded(path: Path, idle: float = PIPE_IDLE_SECONDS) -> tuple[bytes, b
         os.close(fd)
 
 
-def _read_pipe(fd: int, idle: float) -> bytes:
+def _read_pipe(fd: int, idle: float, deadline: float) -> bytes:
     """A non-blocking pipe ``fd`` read to its end (nothing when no writer ever opened it),
     at most ``MAX_INPUT_BYTES + 1`` bytes; ``_PipeIdle`` after ``idle`` seconds without
-    a byte or the end."""
+    a byte or the end, ``_PipeSlow`` at ``deadline`` (``time.monotonic``) without the end."""
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     chunks: list[bytes] = []
@@ -134,8 +158,11 @@ def _read_pipe(fd: int, idle: float) -> bytes:
         try:
             chunk = os.read(fd, min(1 << 16, MAX_INPUT_BYTES + 1 - size))
         except BlockingIOError:  # a writer holds it open and has sent nothing yet
-            if not poller.poll(idle * 1000):
-                raise _PipeIdle from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _PipeSlow from None
+            if not poller.poll(min(idle, left) * 1000):
+                raise (_PipeIdle if left > idle else _PipeSlow) from None
             continue
         if not chunk:
             break
