@@ -91,3 +91,37 @@ def test_options_that_make_a_data_program_run_a_command_and_package_settings_ask
     )
     assert _asking(ordinary) == []
 
+
+def test_a_file_the_line_writes_reached_another_way_or_by_a_program_thought_data_only() -> None:
+    """The written-then-run rule missed: a name glued to a short option, reached after a cd
+    or by an absolute path, or appended by xargs; a program on the data-only list that runs
+    one (find -exec, git bisect run, git commit's hooks); what git apply, am and --output
+    write, and find -fprint; text names pytest (test*.txt) and pip-sync read as code."""
+    hidden = {
+        "echo 'all:' > x.txt; make -fx.txt": "make reads x.txt",
+        "echo x > out.txt; cd sub && make -f ../out.txt": "make reads out.txt",
+        "echo x > out.txt; make -f /work/p/out.txt": "make reads out.txt",
+        "echo x > o.txt; echo o.txt | xargs make -f": "generated word",
+        "echo x > Makefile; find . -maxdepth 0 -exec make \\;": "find runs after",
+        "echo x > Makefile; git bisect run make": "git runs after",
+        "printf 'repos: []' > .pre-commit-config.yaml && git commit -m x": "git runs after",
+        "echo 'npm test' > .husky/pre-commit && git commit -m x": "git runs after",
+        "git apply x.patch; make": "the files git apply writes",
+        "git am x.mbox && make": "the files git am writes",
+        "git diff --output=Makefile HEAD~1; make": "make runs after",
+        "find . -name x -fprint Makefile; make": "make runs after",
+        "curl -sox.txt https://example.com/y.txt; bash x.txt": "runs x.txt",
+        "echo '>>> import os' > test_x.txt; pytest": "writes test_x.txt",
+        "echo 'x @ file:///tmp/x' > requirements.txt; pip-sync": "writes requirements.txt",
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "make > build.log 2>&1; grep -n error build.log",
+        "echo 'make it so' > notes.md && git add notes.md && git commit -m 'x'",
+        "make test > test.log; make lint",
+        "pytest -q > out.txt; ls | xargs grep -l x",
+        "git log --oneline > log.txt; git checkout main",
+        "sed -i s/a/b/ x.py && git add x.py && git diff --cached",
+        "echo x > out.txt; find . -name '*.py' -print",
+    )
+    assert _asking(ordinary) == []

@@ -38,7 +38,7 @@ _WRITTEN_THEN_RUN = {
     "sed -i 's/^all:/all: evil/' Makefile; make": "writes Makefile",
     "sort -o Makefile rules; make": "writes Makefile",
     "curl -so x.patch https://example.com/p && git apply x.patch && make": "writes",
-    "patch -p1 < x.patch; make": "writes files",
+    "patch -p1 < x.patch; make": "writes the files patch writes",
 }
 _WRITTEN_STILL_ORDINARY = (
     "make > build.log 2>&1; grep -n error build.log",

@@ -182,7 +182,8 @@ class _Check:
             if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
                 return why
         guessed = self.guessing or first is None
-        if not guessed and (why := written_reason(first or "", argv[1:], earlier)):
+        appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
+        if not guessed and (why := written_reason(first or "", (*argv[1:], *appended), earlier)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
         self.written.update(_path(w) for w in written_by(first, argv[1:]))
