@@ -68,7 +68,7 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
 from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.shell.destructive_written import written_by, written_reason
+from rho_domain.shell.destructive_written import data_only, written_by, written_reason
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
@@ -186,7 +186,12 @@ class _Check:
         if not guessed and (why := written_reason(first or "", (*argv[1:], *appended), earlier)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
-        self.written.update(_path(w) for w in written_by(first, argv[1:]))
+        # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            self.written.update(
+                _path(w) for w in written_by(program_name(argv[start]), argv[start + 1 :])
+            )
         return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:

@@ -19,7 +19,9 @@ what ``xargs`` appends may name any. Programs that run code handed to them (shel
 interpreters, ``sed``, ``awk``...) are judged by their own rules too.
 
 Contract: ``written_reason(name, words, earlier) -> str``: why ``name words`` asks, given
-the paths ``earlier`` commands of the line wrote (normalised), or "".
+the paths ``earlier`` commands of the line wrote (normalised), or ""; ``written_by(name,
+words)``, the paths a command may write; ``data_only(name, words)``, whether it runs no file
+as code.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
         output = any(long_hits(w, _OUTPUT) for w in known) or (
             sub in ("archive", "format-patch") and any(w.startswith("-o") for w in known)
         )
+        if sub == "mv":
+            return known
         if sub in _GIT_WRITES or output:
             return [_unnamed(f"git {sub}"), *known]
         return []
@@ -112,7 +116,7 @@ def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
     """Why ``name`` run with ``words`` asks because an earlier command of the line wrote a
     file it may read as code, or ""."""
     files = sorted(p for p in earlier if p and not p.startswith(_DEVICES))
-    if not files or _data_only(name, words):
+    if not files or data_only(name, words):
         return ""
     for word in words:
         if word is None:  # a glob or what xargs appends: it may name any of them
@@ -134,7 +138,7 @@ def _unnamed(writer: str) -> str:
     return f"{_UNNAMED}{writer} writes"
 
 
-def _data_only(name: str, words: Sequence[Arg]) -> bool:
+def data_only(name: str, words: Sequence[Arg]) -> bool:
     """True when ``name words`` runs no file as code (``find -exec``, ``git commit`` do)."""
     if name == "find":
         return not _FIND_RUNS & set(words)
