@@ -132,3 +132,33 @@ def test_a_file_the_line_writes_reached_another_way_or_by_a_program_thought_data
         "grep -rn tee src; make",
     )
     assert _asking(ordinary) == []
+
+
+def test_variables_and_make_strings_that_choose_what_runs_ask() -> None:
+    """make's variables run in its recipes (CC='cmd'), so a command there the parser cannot
+    read was skipped as prose while the readable one asked; cargo --config sets a runner as
+    git -c does; and the variables of cargo, make, npm, tar and the JVM that choose a program
+    were not on the list."""
+    hidden = {
+        "make CC='rm -rf ~'": "make runs a command string",
+        "make --eval='x: ; rm -rf ~'": "make runs a command string",
+        "cargo --config 'target.x.runner=\"rm\"' run": "cargo --config",
+        "env RUSTC_WRAPPER=./x cargo build": "RUSTC_WRAPPER=",
+        "env CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./x cargo run": "_RUNNER=",
+        "env npm_config_script_shell=./x npm run t": "npm_config_script_shell=",
+        "env MAKEFLAGS='-f x.txt' make": "MAKEFLAGS=",
+        "env MAKEFILES=x.txt make": "MAKEFILES=",
+        "env TAR_OPTIONS=--to-command=./x tar xf a.tar": "TAR_OPTIONS=",
+        "export JAVA_TOOL_OPTIONS='-javaagent:./x.jar'; ./gradlew build": "JAVA_TOOL_OPTIONS=",
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "make CFLAGS='-O2 -g'",
+        "make -j4 V=1",
+        "make test ARGS='-k foo'",
+        "cmake -DCMAKE_C_FLAGS='-O2 -Wall' -B build",
+        "env CARGO_TERM_COLOR=always cargo test",
+        "env CARGO_TARGET_DIR=/tmp/t cargo build",
+        "env CC=clang make",
+    )
+    assert _asking(ordinary) == []

@@ -80,14 +80,15 @@ WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
 # programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
-# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P):
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
+# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
 # such a word the check cannot read asks
 _SHELL_STRING_TAKERS = frozenset(
     [
         "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
         "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
         "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
-        "man",
+        "man", "make", "gmake",
     ]
 )  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})

@@ -8,6 +8,7 @@ command: programs that otherwise only read, sort or fetch data (``shell.destruct
   data;
 * wget ``--use-askpass``, an ``-e``/``--execute`` command setting ``use_askpass``, and
   ``--config`` (a wgetrc, which may set it): run a program for a password;
+* cargo ``--config``: sets a runner, a rustc wrapper or an alias (git -c's kin);
 * npm, pnpm, yarn, pip, pip3 ``config set``, ``set`` or ``config edit``: writes a setting a
   later run obeys (npm's ``script-shell`` runs every script, pip's ``index-url`` chooses the
   code installed); npm, pnpm, yarn ``--script-shell``, ``--shell``, ``--node-options``,
@@ -79,5 +80,6 @@ RUNNING_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     "sort": _long_option("compress-program", "runs a program on its temporary files"),
     "split": _long_option("filter", "runs a shell command on every piece"),
     "wget": _wget,
+    "cargo": _long_option("config", "sets configuration that chooses what runs (a runner)"),
     **dict.fromkeys([*_NODE_MANAGERS, "pip", "pip3"], _package_manager),
 }

@@ -37,8 +37,16 @@ _PROGRAM_VARIABLES = frozenset(
         "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
         "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
         "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
-        "MANPAGER", "LESSOPEN", "LESSCLOSE",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC",
+        "MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "TAR_OPTIONS", "ZIPOPT", "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONHOME", "RUBYLIB",
+        "PERLLIB", "NODE_PATH", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG",
     ]
+)  # fmt: skip
+# families of such variables: npm's settings (npm_config_script_shell, any case), cargo's
+# (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_<triple>_RUNNER), git's GIT_CONFIG_KEY_<n>
+_PROGRAM_VARIABLE_PREFIXES = (
+    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"
 )  # fmt: skip
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
@@ -60,7 +68,7 @@ def word_reason(argv: Sequence[Arg], first: str | None) -> str:
     and judged elsewhere)."""
     for word in argv[1:]:
         match = ASSIGNMENT.match(word or "")
-        if match and match.group(1) in _PROGRAM_VARIABLES:
+        if match and _chooses_program(match.group(1)):
             return f"{match.group(1)}=...: sets what a later command runs"
         path = (word or "").split("=", 1)[-1]
         if first not in _DEVICE_READERS and _DISK.match(path):
@@ -68,6 +76,12 @@ def word_reason(argv: Sequence[Arg], first: str | None) -> str:
         if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
             return f"{first} {word}: may write inside .git (hooks and config run later)"
     return ""
+
+
+def _chooses_program(variable: str) -> bool:
+    upper = variable.upper()
+    runner = upper.startswith("CARGO_TARGET_") and upper.endswith(("_RUNNER", "_LINKER"))
+    return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
 
 
 def redirection_reason(op: str, target: str | None) -> str:
