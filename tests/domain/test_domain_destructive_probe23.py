@@ -162,3 +162,26 @@ def test_variables_and_make_strings_that_choose_what_runs_ask() -> None:
         "env CC=clang make",
     )
     assert _asking(ordinary) == []
+
+
+def test_a_written_file_fed_through_a_descriptor_or_run_by_another_path_asks() -> None:
+    """Only a command's own ``< x`` counted as feeding it x: ``exec < x.txt; bash`` (the rest
+    of the line reads x.txt), ``exec 3< x.txt; bash <&3`` and ``bash 3< x.txt 0<&3`` ran what
+    the line wrote unasked; so did the written file run by an absolute path or from a
+    ``cd`` (only the path as written matched)."""
+    hidden = {
+        "echo 'rm -rf ~' > x.txt; exec < x.txt; bash": "bash runs x.txt from standard input",
+        "echo x > x.txt; exec 0< x.txt; sh": "sh runs x.txt from standard input",
+        "echo x > x.txt; exec 3< x.txt; bash <&3": "bash runs x.txt from standard input",
+        "echo x > x.txt; bash 3< x.txt 0<&3": "bash runs x.txt from standard input",
+        "echo x > x.txt; chmod +x x.txt && /work/p/x.txt": "runs /work/p/x.txt",
+        "echo x > x.txt; cd d && sh ../x.txt": "runs ../x.txt",
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "exec < input.txt; cat",
+        "echo x > x.txt; exec < x.txt; wc -l",
+        "make > b.log; ./configure --help",
+        "bash < scripts/setup.sh",
+    )
+    assert _asking(ordinary) == []

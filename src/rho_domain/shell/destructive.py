@@ -62,7 +62,8 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_descriptors import opened_files, standard_input
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
@@ -110,6 +111,8 @@ class _Check:
     __eq__ = value_eq
 
     written: set[str] = attrs.field(factory=set)
+    # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
+    opened: dict[int, str] = attrs.field(factory=dict)
     budget: int = WORK_BUDGET
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
@@ -159,8 +162,10 @@ class _Check:
         earlier = frozenset(self.written)  # what the commands before this one wrote
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
-        stdin = _stdin(command.redirections, piped=piped)
-        fed = _fed(command.redirections) if stdin == "file" else None
+        opened = opened_files(command.redirections, self.opened)
+        if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
+            self.opened = opened
+        stdin, fed = standard_input(command, opened, piped=piped)
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
@@ -206,7 +211,7 @@ class _Check:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
         runs = words if runner is not None else words[:1]  # a runner's script is a word
-        if ran := next((w for w in runs if w is not None and _path(w) in self.written), None):
+        if ran := next((w for w in runs if w is not None and self.wrote(w)), None):
             return f"runs {ran}, which this command line writes first"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
@@ -218,6 +223,14 @@ class _Check:
             lambda text, who: self.line(text, depth + 1, who),
             lambda command: self.argv(command, "", depth + 1),
         )
+
+    def wrote(self, word: str) -> bool:
+        """True when running ``word`` runs a file this line wrote: its path, or a path to a
+        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``)."""
+        if _path(word) in self.written:
+            return True
+        names = {posixpath.basename(path) for path in self.written}
+        return "/" in word and posixpath.basename(_path(word)) in names
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs; disk devices and paths inside ``.git`` named as
@@ -278,23 +291,3 @@ class _Check:
 
 def _path(word: str) -> str:
     return posixpath.normpath(word) if word else word
-
-
-def _fed(redirections: Sequence[Redirection]) -> str | None:
-    """The file the last ``<`` of descriptor 0 reads (``sh < x`` runs ``x`` as ``sh x``)."""
-    targets = [r.target for r in redirections if r.fd in (None, 0) and r.op in ("<", "<>")]
-    return _path(targets[-1]) if targets and targets[-1] is not None else None
-
-
-def _stdin(redirections: Sequence[Redirection], *, piped: bool) -> Stdin:
-    """What the command reads on standard input: a pipe, a file, a here-document's text, or
-    nothing (the tool's stdin is empty). The last redirection of descriptor 0 wins."""
-    stdin: Stdin = "pipe" if piped else ""
-    for redirection in redirections:
-        if redirection.fd not in (None, 0):
-            continue
-        if redirection.heredoc is not None:
-            stdin = redirection.heredoc
-        elif redirection.op in ("<", "<>"):
-            stdin = "pipe" if redirection.target in STDIN_FILES else "file"
-    return stdin
