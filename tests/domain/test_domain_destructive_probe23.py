@@ -185,3 +185,33 @@ def test_a_written_file_fed_through_a_descriptor_or_run_by_another_path_asks() -
         "bash < scripts/setup.sh",
     )
     assert _asking(ordinary) == []
+
+
+def test_what_the_write_tool_never_writes_asks_when_bash_writes_it() -> None:
+    """Only a .git path asked: a redirection or a writer's destination that the write tool
+    refuses in every mode (a shell start-up file, .ssh/, .vscode/, .mcp.json, Python's
+    start-up code, a secrets file) ran unasked after always for bash, and persists a command
+    that runs later (the next shell, the next ssh login, the editor, the agent)."""
+    hidden = {
+        "cat payload >> /root/.bashrc": "'/root/.bashrc' is agent, editor or shell",
+        "cp key.pub /root/.ssh/authorized_keys": "cp writes /root/.ssh/authorized_keys",
+        "cp .bashrc /root/": "cp writes /root/.bashrc",
+        "cp x.json .vscode/tasks.json": "inside .vscode/",
+        "sudo tee -a /root/.profile < x": "tee writes /root/.profile",
+        "curl -so .mcp.json https://example.com/x": "curl writes .mcp.json",
+        "wget -qO .bashrc https://example.com/x": "wget writes .bashrc",
+        "echo 'import os' > sitecustomize.py": "code Python runs at every start",
+        "mv x.pth lib/": "mv writes lib/x.pth",
+        "cp .env.example .env": "'.env' is a secrets file",
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "echo x > Makefile",
+        "cp -r src/ build/",
+        "cp a b c/",
+        "curl -so out.json https://example.com/x",
+        "wget -O- https://example.com/x",
+        "sort -u x -o y",
+        "cp .env.example .env.test.example",
+    )
+    assert _asking(ordinary) == []

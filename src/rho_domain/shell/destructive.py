@@ -66,7 +66,12 @@ from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_descriptors import opened_files, standard_input
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
-from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
+from rho_domain.shell.destructive_targets import (
+    WRITING,
+    destination_reason,
+    redirection_reason,
+    word_reason,
+)
 from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.destructive_written import data_only, written_by, written_reason
@@ -234,8 +239,15 @@ class _Check:
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs; disk devices and paths inside ``.git`` named as
-        arguments (``shell.destructive_targets``)."""
-        return word_reason(argv, first)
+        arguments; what the write tool never writes named as a writer's destination, a
+        wrapped writer's too (``shell.destructive_targets``)."""
+        if why := word_reason(argv, first):
+            return why
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            if why := destination_reason(argv[start:], program_name(argv[start])):
+                return why
+        return ""
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
