@@ -62,9 +62,10 @@ def test_git_options_that_run_a_command_ask_even_in_a_subcommand_that_only_reads
 
 
 def test_options_that_make_a_data_program_run_a_command_and_package_settings_ask() -> None:
-    """rg, sort, split and wget only read or fetch data, so nothing judged them: rg --pre rm
-    deleted every file it searched; npm, pnpm, yarn and pip config set wrote what their later
-    runs obey (npm's script-shell runs every script), unasked."""
+    """rg, sort, split, wget and less only read or fetch data, so nothing judged them: rg --pre
+    rm deleted every file it searched, a lesskey file's #env set LESSOPEN; npm, pnpm, yarn
+    and pip config set wrote what their later runs obey (npm's script-shell runs every
+    script), unasked."""
     hidden = {
         "rg --pre rm x .": "rg --pre: runs a command on every file",
         "rg --pre=./x.sh x": "rg --pre=./x.sh",
@@ -78,6 +79,9 @@ def test_options_that_make_a_data_program_run_a_command_and_package_settings_ask
         "pnpm config set script-shell ./x": "pnpm config set",
         "yarn config set yarnPath ./x.js": "yarn config set",
         "pip config set global.index-url https://example.com/": "pip config set",
+        "less --lesskey-src=lk.txt f": "less --lesskey-src=lk.txt: reads a lesskey file",
+        "less -Sklk f": "less -k",
+        "env LESSKEYIN=lk.txt less f": "LESSKEYIN=",
     }
     assert _missed(hidden) == []
     ordinary = (
@@ -85,6 +89,7 @@ def test_options_that_make_a_data_program_run_a_command_and_package_settings_ask
         "sort -u a",
         "split -l 10 a",
         "wget -e robots=off https://example.com/",
+        "git log | less -R",
         "npm config get registry",
         "npm install",
         "pip install -r requirements.txt",

@@ -8,6 +8,8 @@ command: programs that otherwise only read, sort or fetch data (``shell.destruct
   data;
 * wget ``--use-askpass``, an ``-e``/``--execute`` command setting ``use_askpass``, and
   ``--config`` (a wgetrc, which may set it): run a program for a password;
+* less ``-k``, ``--lesskey-file``, ``--lesskey-src``, ``--lesskey-content``: a lesskey
+  file's ``#env`` section sets ``LESSOPEN``, a command less runs on every file (seen);
 * cargo ``--config``: sets a runner, a rustc wrapper or an alias (git -c's kin);
 * npm, pnpm, yarn, pip, pip3 ``config set``, ``set`` or ``config edit``: writes a setting a
   later run obeys (npm's ``script-shell`` runs every script, pip's ``index-url`` chooses the
@@ -55,6 +57,16 @@ def _wget(name: str, args: Sequence[Arg]) -> str:
     return ""
 
 
+def _less(name: str, args: Sequence[Arg]) -> str:
+    options, _ = split_options(args)
+    hit = next((o for o in options if o == "-k" or long_hits(o, _LESSKEY)), None)
+    return (
+        f"{name} {hit}: reads a lesskey file, whose #env can set LESSOPEN (a command)"
+        if hit
+        else ""
+    )
+
+
 def _package_manager(name: str, args: Sequence[Arg]) -> str:
     options, operands = split_options(args)
     verb = operands[1:2] if operands[:1] in (["config"], ["c"]) else operands[:1]
@@ -72,6 +84,7 @@ def _package_manager(name: str, args: Sequence[Arg]) -> str:
 
 
 _EXECUTE = frozenset(["execute"])
+_LESSKEY = frozenset(["lesskey-file", "lesskey-src", "lesskey-content"])
 _NODE_MANAGERS = frozenset(["npm", "pnpm", "yarn"])
 _NPM_RUNS = frozenset(["script-shell", "shell", "node-options", "userconfig", "globalconfig"])
 
@@ -80,6 +93,7 @@ RUNNING_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     "sort": _long_option("compress-program", "runs a program on its temporary files"),
     "split": _long_option("filter", "runs a shell command on every piece"),
     "wget": _wget,
+    "less": _less,
     "cargo": _long_option("config", "sets configuration that chooses what runs (a runner)"),
     **dict.fromkeys([*_NODE_MANAGERS, "pip", "pip3"], _package_manager),
 }
