@@ -26,7 +26,7 @@ _WRITTEN_THEN_RUN = {
     "printf 'all:\\n\\trm -rf ~\\n' > Makefile; make": "make runs after",
     "printf 'all:\\n\\trm -rf ~\\n' > Makefile && make -j2 all": "writes Makefile",
     'echo \'{"scripts":{"x":"rm -rf ~"}}\' > package.json; npm run x': "writes package.json",
-    "echo 'rm -rf ~' > .envrc; direnv allow": "writes .envrc",
+    "echo 'rm -rf ~' > .envrc; direnv allow": "'.envrc' is a secrets file",
     "echo 'import os' > setup.py; pip install .": "writes setup.py",
     "cat > conftest.py <<'EOF'\nimport os\nEOF\npytest -q": "writes conftest.py",
     "echo x > CMakeLists.txt; cmake .": "writes CMakeLists.txt",
@@ -38,7 +38,7 @@ _WRITTEN_THEN_RUN = {
     "sed -i 's/^all:/all: evil/' Makefile; make": "writes Makefile",
     "sort -o Makefile rules; make": "writes Makefile",
     "curl -so x.patch https://example.com/p && git apply x.patch && make": "writes",
-    "patch -p1 < x.patch; make": "writes files",
+    "patch -p1 < x.patch; make": "writes the files patch writes",
 }
 _WRITTEN_STILL_ORDINARY = (
     "make > build.log 2>&1; grep -n error build.log",

@@ -466,3 +466,15 @@ def test_shell_words_match_what_bash_would_pass(command: str) -> None:
     ).stdout
     words = tuple(out.decode().split("\0")[:-1])
     assert plan_command(command).argvs() == (words,)
+
+
+def test_a_line_continuation_inside_a_word_is_removed_as_bash_removes_it() -> None:
+    """A backslash-newline is no quoting: bash drops it before reading words. The lexer took
+    it for quoting, so ``2\\<newline>>/dev/null`` was an argument "2" and a stdout redirection
+    (bash: stderr to /dev/null), and ``LD_PRE\\<newline>LOAD=x`` a program's name, not the
+    assignment it is (probeapprove23b)."""
+    assert plan_command("cat f 2\\\n>/dev/null").argvs() == (("cat", "f"),)
+    with pytest.raises(CommandRefused, match="variable assignment LD_PRELOAD"):
+        plan_command("LD_PRE\\\nLOAD=./x.so cat f")
+    with pytest.raises(CommandRefused, match="shell keyword 'time'"):
+        plan_command("ti\\\nme cat f")

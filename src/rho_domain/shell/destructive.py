@@ -62,13 +62,19 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_descriptors import opened_files, standard_input
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
-from rho_domain.shell.destructive_targets import WRITING, redirection_reason, word_reason
+from rho_domain.shell.destructive_targets import (
+    WRITING,
+    destination_reason,
+    redirection_reason,
+    word_reason,
+)
 from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.shell.destructive_written import written_by, written_reason
+from rho_domain.shell.destructive_written import data_only, written_by, written_reason
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
@@ -80,14 +86,15 @@ WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
 # programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
-# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P):
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
+# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
 # such a word the check cannot read asks
 _SHELL_STRING_TAKERS = frozenset(
     [
         "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
         "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
         "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
-        "man",
+        "man", "make", "gmake",
     ]
 )  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
@@ -109,6 +116,8 @@ class _Check:
     __eq__ = value_eq
 
     written: set[str] = attrs.field(factory=set)
+    # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
+    opened: dict[int, str] = attrs.field(factory=dict)
     budget: int = WORK_BUDGET
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
@@ -158,8 +167,10 @@ class _Check:
         earlier = frozenset(self.written)  # what the commands before this one wrote
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
-        stdin = _stdin(command.redirections, piped=piped)
-        fed = _fed(command.redirections) if stdin == "file" else None
+        opened = opened_files(command.redirections, self.opened)
+        if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
+            self.opened = opened
+        stdin, fed = standard_input(command, opened, piped=piped)
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
@@ -182,10 +193,16 @@ class _Check:
             if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
                 return why
         guessed = self.guessing or first is None
-        if not guessed and (why := written_reason(first or "", argv[1:], earlier)):
+        appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
+        if not guessed and (why := written_reason(first or "", (*argv[1:], *appended), earlier)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
-        self.written.update(_path(w) for w in written_by(first, argv[1:]))
+        # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            self.written.update(
+                _path(w) for w in written_by(program_name(argv[start]), argv[start + 1 :])
+            )
         return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
@@ -199,7 +216,7 @@ class _Check:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
         runs = words if runner is not None else words[:1]  # a runner's script is a word
-        if ran := next((w for w in runs if w is not None and _path(w) in self.written), None):
+        if ran := next((w for w in runs if w is not None and self.wrote(w)), None):
             return f"runs {ran}, which this command line writes first"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
@@ -212,10 +229,25 @@ class _Check:
             lambda command: self.argv(command, "", depth + 1),
         )
 
+    def wrote(self, word: str) -> bool:
+        """True when running ``word`` runs a file this line wrote: its path, or a path to a
+        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``)."""
+        if _path(word) in self.written:
+            return True
+        names = {posixpath.basename(path) for path in self.written}
+        return "/" in word and posixpath.basename(_path(word)) in names
+
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs; disk devices and paths inside ``.git`` named as
-        arguments (``shell.destructive_targets``)."""
-        return word_reason(argv, first)
+        arguments; what the write tool never writes named as a writer's destination, a
+        wrapped writer's too (``shell.destructive_targets``)."""
+        if why := word_reason(argv, first):
+            return why
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            if why := destination_reason(argv[start:], program_name(argv[start])):
+                return why
+        return ""
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
@@ -271,23 +303,3 @@ class _Check:
 
 def _path(word: str) -> str:
     return posixpath.normpath(word) if word else word
-
-
-def _fed(redirections: Sequence[Redirection]) -> str | None:
-    """The file the last ``<`` of descriptor 0 reads (``sh < x`` runs ``x`` as ``sh x``)."""
-    targets = [r.target for r in redirections if r.fd in (None, 0) and r.op in ("<", "<>")]
-    return _path(targets[-1]) if targets and targets[-1] is not None else None
-
-
-def _stdin(redirections: Sequence[Redirection], *, piped: bool) -> Stdin:
-    """What the command reads on standard input: a pipe, a file, a here-document's text, or
-    nothing (the tool's stdin is empty). The last redirection of descriptor 0 wins."""
-    stdin: Stdin = "pipe" if piped else ""
-    for redirection in redirections:
-        if redirection.fd not in (None, 0):
-            continue
-        if redirection.heredoc is not None:
-            stdin = redirection.heredoc
-        elif redirection.op in ("<", "<>"):
-            stdin = "pipe" if redirection.target in STDIN_FILES else "file"
-    return stdin

@@ -5,18 +5,21 @@ Global options are read up to the subcommand; ``-c``, ``--config-env``, ``--exec
 whose config does), and so does a global option or a
 subcommand this check does not know (an alias in the repository's config can run anything).
 
-A subcommand in ``_HARMLESS`` adds to history or only reads, whatever its options; the others
-are judged by their own rule (``shell.destructive_git_rules``: push with ``--force``, reset
+A subcommand in ``_HARMLESS`` adds to history or only reads, but for the options that run a
+command (``_RUNS_COMMAND``: grep ``-O``, fetch, pull, ls-remote and clone ``--upload-pack``,
+archive ``--exec``, clone and init ``--template``, clone ``-c``); the others are judged by
+their own rule (``shell.destructive_git_rules``: push with ``--force``, reset
 ``--hard``, clean, config that writes...).
 
-Contract: ``judge_git(args) -> str``, the reason to ask again or "".
+Contract: ``judge_git(args) -> str``, the reason to ask again or ""; ``git_subcommand(args)``,
+the subcommand after the global options (or None).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_git_rules import RULES
+from rho_domain.shell.destructive_git_rules import RULES, options_hit
 from rho_domain.shell.destructive_words import Arg
 
 _GLOBAL_FLAGS = frozenset(
@@ -97,8 +100,52 @@ _HARMLESS = frozenset(
 )
 
 
+# options of subcommands that only read or add to history which run a command: a pager
+# (grep -O), the other side's program (--upload-pack, archive --exec, run through a shell even
+# for a local repository), a hooks template or configuration for the new repository
+_RUNS_COMMAND = {
+    "grep": ("O", "open-files-in-pager"),
+    "clone": ("uc", "upload-pack template config"),
+    "fetch": ("", "upload-pack"),
+    "pull": ("", "upload-pack"),
+    "ls-remote": ("", "upload-pack"),
+    "archive": ("", "exec"),
+    "init": ("", "template"),
+}
+
+
 def judge_git(args: Sequence[Arg]) -> str:
     """Why ``git args`` asks again after "always", or ""."""
+    found = _subcommand(args)
+    if isinstance(found, str):
+        return found
+    if found >= len(args):
+        return ""
+    sub, rest = args[found], args[found + 1 :]
+    if sub in _RUNS_COMMAND:
+        shorts, longs = _RUNS_COMMAND[sub]
+        runs = options_hit(shorts, longs, "runs a command (a pager, a program, hooks)")(rest)
+        if runs:
+            return f"git {sub}: {runs}"
+    if sub in _HARMLESS:
+        return ""
+    rule = RULES.get(sub or "")
+    if rule is None:
+        return f"git {sub}: a subcommand this check does not know (an alias can run anything)"
+    why = rule(rest)
+    return f"git {sub}: {why}" if why else ""
+
+
+def git_subcommand(args: Sequence[Arg]) -> str | None:
+    """The subcommand of ``git args`` after its global options; None when there is none or
+    the global options cannot be read."""
+    found = _subcommand(args)
+    return args[found] if isinstance(found, int) and found < len(args) else None
+
+
+def _subcommand(args: Sequence[Arg]) -> int | str:
+    """The index of the subcommand in ``args`` (``len(args)`` when there is none), or the
+    reason to ask that a global option gives."""
     i = 0
     while i < len(args):
         arg = args[i]
@@ -115,13 +162,4 @@ def judge_git(args: Sequence[Arg]) -> str:
             i += 1
         else:
             return f"git {arg}: a global option this check does not know"
-    if i >= len(args):
-        return ""
-    sub, rest = args[i], args[i + 1 :]
-    if sub in _HARMLESS:
-        return ""
-    rule = RULES.get(sub or "")
-    if rule is None:
-        return f"git {sub}: a subcommand this check does not know (an alias can run anything)"
-    why = rule(rest)
-    return f"git {sub}: {why}" if why else ""
+    return i

@@ -72,7 +72,9 @@ def _push(rest: Sequence[Arg]) -> str:
     return ""
 
 
-def _options_hit(shorts: str, longs: str, why: str) -> Callable[[Sequence[Arg]], str]:
+def options_hit(shorts: str, longs: str, why: str) -> Callable[[Sequence[Arg]], str]:
+    """A rule that asks, with ``why``, when a short option in ``shorts`` or a long one in
+    ``longs`` (or its abbreviation) is given."""
     names = frozenset(longs.split())
 
     def rule(rest: Sequence[Arg]) -> str:
@@ -109,7 +111,7 @@ def _checkout(rest: Sequence[Arg]) -> str:
             del words[words.index(valued) + 1]
     if "--" in words:
         return "-- discards the uncommitted changes of the paths that follow"
-    if why := _options_hit("fB", "force ours theirs merge", "discards uncommitted changes")(words):
+    if why := options_hit("fB", "force ours theirs merge", "discards uncommitted changes")(words):
         return why
     _, operands = split_options(words)
     if "." in operands or None in operands or len(operands) > 1:
@@ -152,14 +154,14 @@ def _submodule(rest: Sequence[Arg]) -> str:
     if operands[:1] == ["foreach"] or None in operands[:1]:
         return "foreach runs a shell command in every submodule"
     if operands[:1] == ["deinit"]:
-        return _options_hit("f", "force all", "deinit deletes submodule working trees")(rest)
+        return options_hit("f", "force all", "deinit deletes submodule working trees")(rest)
     return ""
 
 
 def _abort_or(rule: Callable[[Sequence[Arg]], str]) -> Callable[[Sequence[Arg]], str]:
     """``--abort`` throws away the conflict resolution in progress (and changes made since
     the operation started); otherwise ``rule``."""
-    aborts = _options_hit("", "abort quit", "throws away the resolution in progress")
+    aborts = options_hit("", "abort quit", "throws away the resolution in progress")
     return lambda rest: aborts(rest) or rule(rest)
 
 
@@ -169,25 +171,25 @@ def _nothing(rest: Sequence[Arg]) -> str:
 
 RULES: Mapping[str, Callable[[Sequence[Arg]], str]] = {
     "push": _push,
-    "reset": _options_hit("", "hard merge", "discards uncommitted changes"),
+    "reset": options_hit("", "hard merge", "discards uncommitted changes"),
     "clean": _unless_dry_run("deletes untracked files"),
     "prune": _unless_dry_run("deletes unreachable objects"),
     "checkout": _checkout,
-    "switch": _options_hit("fC", "force discard-changes force-create", "discards changes"),
+    "switch": options_hit("fC", "force discard-changes force-create", "discards changes"),
     "restore": _restore,
-    "branch": _options_hit("DfMC", "force", "deletes or overwrites a branch"),
-    "rm": _options_hit("f", "force", "removes files with uncommitted changes"),
+    "branch": options_hit("DfMC", "force", "deletes or overwrites a branch"),
+    "rm": options_hit("f", "force", "removes files with uncommitted changes"),
     "stash": _first_operand("drop clear", "deletes stashed changes"),
     "reflog": _first_operand("expire delete", "deletes reflog entries (the way back)"),
-    "gc": _options_hit("", "prune", "deletes unreachable objects"),
-    "update-ref": _options_hit("d", "delete", "deletes a ref"),
+    "gc": options_hit("", "prune", "deletes unreachable objects"),
+    "update-ref": options_hit("d", "delete", "deletes a ref"),
     "worktree": _worktree,
-    "rebase": _abort_or(_options_hit("x", "exec", "runs a shell command per commit")),
+    "rebase": _abort_or(options_hit("x", "exec", "runs a shell command per commit")),
     "merge": _abort_or(_nothing),
     "cherry-pick": _abort_or(_nothing),
     "revert": _abort_or(_nothing),
     "am": _abort_or(_nothing),
-    "tag": _options_hit("d", "delete", "deletes a tag (a tag not pushed has no copy)"),
+    "tag": options_hit("d", "delete", "deletes a tag (a tag not pushed has no copy)"),
     "config": _config,
     "submodule": _submodule,
     "filter-branch": _always("rewrites the whole history"),

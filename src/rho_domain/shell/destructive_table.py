@@ -45,6 +45,9 @@ The table (each row: the program, then when it asks again):
   flush or delete; redis-cli: flushall, flushdb, del, shutdown, config, eval...; setfacl: as
   chmod; zip ``-m``/``--move``, 7z ``-sdel`` (delete what they archived), zip ``-TT`` (runs a
   command);
+* rg ``--pre``, sort ``--compress-program``, split ``--filter``, wget ``--use-askpass``
+  (they run a command), npm, pnpm, yarn, pip ``config set`` (a setting later runs obey):
+  ``destructive_runs.py``;
 * git: see ``shell.destructive_git``.
 
 The rows of programs that change files are ``destructive_files.py``'s (``FILE_JUDGES``), those
@@ -60,6 +63,7 @@ from collections.abc import Callable, Sequence
 
 from rho_domain.shell.destructive_files import FILE_JUDGES
 from rho_domain.shell.destructive_git import judge_git
+from rho_domain.shell.destructive_runs import RUNNING_JUDGES
 from rho_domain.shell.destructive_services import SERVICE_JUDGES
 from rho_domain.shell.destructive_words import Arg
 
@@ -125,8 +129,14 @@ def _git(name: str, args: Sequence[Arg]) -> str:
     return judge_git(args)
 
 
-_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
-    **SERVICE_JUDGES,
-    **FILE_JUDGES,
-    "git": _git,
-}
+_Judge = Callable[[str, Sequence[Arg]], str]
+
+
+def _both(first: _Judge | None, second: _Judge) -> _Judge:
+    if first is None:
+        return second
+    return lambda name, args: first(name, args) or second(name, args)
+
+
+_JUDGES: dict[str, _Judge] = {**SERVICE_JUDGES, **FILE_JUDGES, "git": _git}
+_JUDGES.update({name: _both(_JUDGES.get(name), rule) for name, rule in RUNNING_JUDGES.items()})

@@ -19,10 +19,13 @@ Each returns the reason shown to the human, or "". ``ASSIGNMENT`` is the shape o
 
 from __future__ import annotations
 
+import itertools
+import posixpath
 import re
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.destructive_words import Arg, split_options
+from rho_domain.write_rules import write_refusal
 
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
 WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
@@ -37,8 +40,17 @@ _PROGRAM_VARIABLES = frozenset(
         "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
         "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
         "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
-        "MANPAGER", "LESSOPEN", "LESSCLOSE",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC",
+        "MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "TAR_OPTIONS", "ZIPOPT", "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONHOME", "RUBYLIB",
+        "PERLLIB", "NODE_PATH", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG",
+        "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
     ]
+)  # fmt: skip
+# families of such variables: npm's settings (npm_config_script_shell, any case), cargo's
+# (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_<triple>_RUNNER), git's GIT_CONFIG_KEY_<n>
+_PROGRAM_VARIABLE_PREFIXES = (
+    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"
 )  # fmt: skip
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
@@ -60,7 +72,7 @@ def word_reason(argv: Sequence[Arg], first: str | None) -> str:
     and judged elsewhere)."""
     for word in argv[1:]:
         match = ASSIGNMENT.match(word or "")
-        if match and match.group(1) in _PROGRAM_VARIABLES:
+        if match and _chooses_program(match.group(1)):
             return f"{match.group(1)}=...: sets what a later command runs"
         path = (word or "").split("=", 1)[-1]
         if first not in _DEVICE_READERS and _DISK.match(path):
@@ -68,6 +80,12 @@ def word_reason(argv: Sequence[Arg], first: str | None) -> str:
         if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
             return f"{first} {word}: may write inside .git (hooks and config run later)"
     return ""
+
+
+def _chooses_program(variable: str) -> bool:
+    upper = variable.upper()
+    runner = upper.startswith("CARGO_TARGET_") and upper.endswith(("_RUNNER", "_LINKER"))
+    return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
 
 
 def redirection_reason(op: str, target: str | None) -> str:
@@ -79,4 +97,62 @@ def redirection_reason(op: str, target: str | None) -> str:
         return f"{op} {target}: writes to a device"
     if ".git" in target.casefold().split("/"):
         return f"{op} {target}: writes inside .git (hooks and config run later)"
+    if why := write_refusal(target):
+        return f"{op} {target}: {why} (the write tool refuses it in every mode)"
     return ""
+
+
+def destination_reason(argv: Sequence[Arg], first: str | None) -> str:
+    """Why the file a writer's words name as its destination asks, or "": what the write
+    tool never writes (``write_rules.write_refusal``: start-up files such as ``.bashrc``,
+    ``.ssh/``, ``.vscode/``, ``.mcp.json``, ``sitecustomize.py``, secrets...), written by
+    ``cp``, ``mv``, ``install``, ``ln``, ``rsync``, ``scp`` (their last operand, or that
+    directory joined with a source's name), ``tee``, or the output of ``curl -o``, ``wget
+    -O``, ``sort -o``, ``dd of=``."""
+    for path in _destinations(argv[1:], first):
+        if why := write_refusal(path):
+            return f"{first} writes {path}: {why} (the write tool refuses it in every mode)"
+    return ""
+
+
+def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
+    known = [w for w in words if w is not None]
+    if first == "tee":
+        return [w for w in known if not w.startswith("-")]
+    if first == "dd":
+        return [w[3:] for w in known if w.startswith("of=")]
+    if first in _OUTPUT_OPTIONS:
+        short, long = _OUTPUT_OPTIONS[first]
+        found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
+        for word, following in itertools.pairwise([*known, ""]):
+            cluster = word[1:] if word.startswith("-") and not word.startswith("--") else ""
+            letters = cluster[: len(cluster) - len(cluster.lstrip(_LETTERS))]
+            if short in letters:  # -o FILE, -oFILE, -so FILE (curl's cluster)
+                found.append(cluster[letters.index(short) + 1 :] or following)
+            elif word == long:
+                found.append(following)
+        return [f for f in found if f]
+    if first not in _COPIERS:
+        return []
+    _, operands = split_options(words)
+    paths = [o for o in operands if o is not None]
+    target = [w.split("=", 1)[1] for w in known if w.startswith("--target-directory=")]
+    target += [value for option, value in itertools.pairwise(known) if option == "-t"]
+    if target:
+        destination, sources = target[0], paths
+    elif paths:
+        destination, sources = paths[-1], paths[:-1]
+    else:
+        return []
+    names = [source.rstrip("/").rsplit("/", 1)[-1] for source in sources]
+    joined = (posixpath.join(destination, name) for name in names if name)
+    return [destination, *joined]
+
+
+_COPIERS = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
+_OUTPUT_OPTIONS = {
+    "curl": ("o", "--output"),
+    "wget": ("O", "--output-document"),
+    "sort": ("o", "--output"),
+}
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -10,11 +10,18 @@ one would never end, so the rule is the other way round: after the line wrote a 
 later command asks unless its program only reads, moves or prints data (``DATA_ONLY``: it
 runs no file as code), or every file written so far is plain output (``build.log``,
 ``notes.txt``, ``out.csv``: no tool reads such a name as code) and none of them is named to
-that program. Programs that run code handed to them (shells, interpreters, ``sed``, ``awk``,
-``find -exec``...) are judged by their own rules too.
+that program. A program is not data only when it runs one (``find -exec``, ``git bisect
+run``, ``xargs`` with anything but a data program) or hooks that may read what was written
+(``git commit``: a ``.pre-commit-config.yaml``, a ``.husky/`` script). A word names a written
+file by itself, by the value of ``--option=`` or of a short option glued to it (``make
+-fx.txt``), or by its last component (a ``cd`` or an absolute path reach it too); a glob or
+what ``xargs`` appends may name any. Programs that run code handed to them (shells,
+interpreters, ``sed``, ``awk``...) are judged by their own rules too.
 
 Contract: ``written_reason(name, words, earlier) -> str``: why ``name words`` asks, given
-the paths ``earlier`` commands of the line wrote (normalised), or "".
+the paths ``earlier`` commands of the line wrote (normalised), or ""; ``written_by(name,
+words)``, the paths a command may write; ``data_only(name, words)``, whether it runs no file
+as code.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence, Set
 
-from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.destructive_git import git_subcommand
+from rho_domain.shell.destructive_words import Arg, long_hits
 
 # Programs that read, move, compare or print files and run none of them as code (shells,
 # interpreters, build tools, package managers and anything unknown are not here). sed, awk,
@@ -45,7 +53,26 @@ DATA_ONLY = frozenset(
 # (not .diff nor .patch: git apply and patch turn them into any file)
 _PLAIN = (".log", ".txt", ".out", ".err", ".csv", ".tsv", ".md")
 _DEVICES = ("/dev/",)
-_CODE_NAMES = frozenset(["cmakelists.txt"])  # plain by its suffix, read as code by cmake
+# plain by their suffix, read as code by the tool that looks for them: cmake's
+# CMakeLists.txt, pytest's doctests (its default --doctest-glob is test*.txt), the
+# requirements pip-sync and pipenv install by default
+_CODE_TEXTS = ("cmakelists.txt", "test", "requirements", "constraints")
+# find's actions and git's subcommands that run a program or hooks (a pre-commit
+# configuration, .husky/ scripts, the project's test command): not data only
+_FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
+_FIND_WRITES = frozenset(["-fprint", "-fprint0", "-fprintf", "-fls"])
+_GIT_RUNS = frozenset(
+    [
+        "commit", "merge", "pull", "checkout", "switch", "rebase", "am", "cherry-pick",
+        "revert", "push", "bisect", "worktree", "clone", "submodule", "gc", "stash",
+    ]
+)  # fmt: skip
+# git's subcommands that write the files a patch, a mailbox or a bundle names
+_GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle"])
+_OUTPUT = frozenset(["output", "output-directory"])
+_UNNAMED = "the files "
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_XARGS_VALUED = frozenset(["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s"])
 
 
 # Programs whose words name what they write (every word is taken: an option or a URL named
@@ -60,9 +87,24 @@ _IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi", "-ni"), "sort": 
 
 
 def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
-    """The words of ``name words`` that may name a file it writes."""
-    known = [w for w in words if w is not None]
+    """The paths ``name words`` may write: its words, and the values in them (``-oFILE``,
+    ``--output=FILE``), for the programs that write what they name."""
+    known = [v for w in words if w is not None for v in _values(w)]
+    if name == "patch":
+        return [_unnamed(name), *known]
     if name in _WRITERS:
+        return known
+    if name == "git":  # apply, am: the patch's files; log/diff --output=, archive -o...
+        sub = git_subcommand(words)
+        output = any(long_hits(w, _OUTPUT) for w in known) or (
+            sub in ("archive", "format-patch") and any(w.startswith("-o") for w in known)
+        )
+        if sub == "mv":
+            return known
+        if sub in _GIT_WRITES or output:
+            return [_unnamed(f"git {sub}"), *known]
+        return []
+    if name == "find" and _FIND_WRITES & set(known):
         return known
     marks = _IN_PLACE.get(name or "")
     if marks and any(w.startswith(marks) for w in known):
@@ -74,14 +116,16 @@ def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
     """Why ``name`` run with ``words`` asks because an earlier command of the line wrote a
     file it may read as code, or ""."""
     files = sorted(p for p in earlier if p and not p.startswith(_DEVICES))
-    if not files or name in DATA_ONLY:
+    if not files or data_only(name, words):
         return ""
-    for word in (w for w in words if w):
-        named = {posixpath.normpath(w) for w in (word, word.split("=", 1)[-1]) if w}
-        if hit := next((path for path in files if path in named), None):
+    for word in words:
+        if word is None:  # a glob or what xargs appends: it may name any of them
+            return f"{name} runs on a generated word after this command line writes {files[0]}"
+        if hit := next((path for path in files if _names(word, path)), None):
             return f"{name} reads {hit}, which this command line writes first"
     if code := [path for path in files if not _plain(path)]:
-        shown = next((p for p in code if not p.startswith("-")), f"files ({code[0]} ...)")
+        named = [p for p in code if p.startswith(_UNNAMED)] + [p for p in code if p[0] != "-"]
+        shown = named[0] if named else f"files ({code[0]} ...)"
         return (
             f"{name} runs after this command line writes {shown}, which it may read as code "
             "(a Makefile, package.json, setup.py, .envrc, a script it is given...)"
@@ -89,6 +133,47 @@ def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
     return ""
 
 
+def _unnamed(writer: str) -> str:
+    """What stands for the files a patch names, which the line does not show."""
+    return f"{_UNNAMED}{writer} writes"
+
+
+def data_only(name: str, words: Sequence[Arg]) -> bool:
+    """True when ``name words`` runs no file as code (``find -exec``, ``git commit`` do)."""
+    if name == "find":
+        return not _FIND_RUNS & set(words)
+    if name == "git":
+        return git_subcommand(words) not in _GIT_RUNS
+    if name == "xargs":  # as data only as the program it runs
+        valued = [i + 1 for i, w in enumerate(words) if w in _XARGS_VALUED]
+        program = next(
+            (w for i, w in enumerate(words) if i not in valued and w and w[0] != "-"), ""
+        )
+        return program in DATA_ONLY and program != "xargs"
+    return name in DATA_ONLY
+
+
+def _names(word: str, path: str) -> bool:
+    """True when ``word`` may name the written ``path``: itself, the value of ``--option=``
+    or of a short option it is glued to (``make -fx.txt``), compared by the last component
+    too (a ``cd`` earlier in the line, ``../x.txt`` or an absolute path reach it as well)."""
+    base = posixpath.basename(path)
+    return any(
+        posixpath.normpath(v) == path or posixpath.basename(posixpath.normpath(v)) == base
+        for v in _values(word)
+    )
+
+
+def _values(word: str) -> set[str]:
+    """``word``, the value of ``--option=value`` and of a short option it is glued to, in a
+    cluster too (``-sox.txt`` is ``-s -o x.txt``)."""
+    values = {word, word.split("=", 1)[-1]}
+    if word.startswith("-") and not word.startswith("--"):
+        flags = len(word) - len(word[1:].lstrip(_LETTERS))
+        values.update(word[k:] for k in range(2, flags + 1))
+    return {v for v in values if v}
+
+
 def _plain(path: str) -> bool:
     name = path.rsplit("/", 1)[-1].casefold()
-    return name.endswith(_PLAIN) and name not in _CODE_NAMES
+    return name.endswith(_PLAIN) and not (name.endswith(".txt") and name.startswith(_CODE_TEXTS))

@@ -172,11 +172,12 @@ class _Lexer:
         pattern: list[str] = []  # the same characters, quoted ones escaped for shell.glob
         magic = False
         quoted = False
+        head = ""  # the characters before the first quoted one: bash's NAME= must be there
         while self.i < len(self.s) and self.s[self.i] not in _META:
             ch = self.s[self.i]
             at_start = self.i == start
             if ch == "'":
-                quoted = True
+                head, quoted = (head if quoted else "".join(out)), True
                 end = self.s.find("'", self.i + 1)
                 if end < 0:
                     raise CommandRefused("unterminated single quote")
@@ -184,7 +185,7 @@ class _Lexer:
                 pattern.extend("\\" + c for c in self.s[self.i + 1 : end])
                 self.i = end + 1
             elif ch == '"':
-                quoted = True
+                head, quoted = (head if quoted else "".join(out)), True
                 before = len("".join(out))
                 self.double_quoted(out)
                 pattern.extend("\\" + c for c in "".join(out)[before:])
@@ -192,8 +193,8 @@ class _Lexer:
                 nxt = self.peek(1)
                 if not nxt:
                     raise CommandRefused("backslash at the end of the command")
-                quoted = True
-                if nxt != "\n":
+                if nxt != "\n":  # a line continuation is removed, as bash does: no quoting
+                    head, quoted = (head if quoted else "".join(out)), True
                     out.append(nxt)
                     pattern.append("\\" + nxt)
                 self.i += 2
@@ -234,7 +235,7 @@ class _Lexer:
             text=text,
             quoted=quoted,
             pattern="".join(pattern) if magic else None,
-            assigns=quoted and bool(_ASSIGNS.match(self.s, start)),
+            assigns=quoted and bool(_ASSIGNS.match(head)),
         )
         if collect:
             self.tokens.append(token)
