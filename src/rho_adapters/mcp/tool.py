@@ -10,7 +10,8 @@ What a server says about a tool goes into every model request: its description (
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
 trace), its input schema is not an object's (``_not_an_object``: a string, a list, a
-``"type": "string"``), is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+``"type": "string"``), is one a model API refuses (``schema_kinds``: ``"required": "q"``),
+is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
 cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
 message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
 description's lone surrogates are shown as escapes. Which of a server's tools are made,
@@ -23,6 +24,7 @@ import json
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
+from rho_adapters.mcp.schema_kinds import misfit
 from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.tools.base import (
@@ -68,8 +70,9 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, its input schema not an object's (``_not_an_object``), over ``MAX_SCHEMA``
-    bytes of JSON, or not JSON at all (a
+    characters, its input schema not an object's (``_not_an_object``), one a model API
+    refuses (``schema_kinds.misfit``: ``"items": 5``), over ``MAX_SCHEMA`` bytes of JSON,
+    or not JSON at all (a
     number JSON cannot carry, or a lone surrogate: the model client cannot encode a request
     holding one); "" when it is made."""
     length = len(str(tool["name"]))
@@ -82,6 +85,9 @@ def left_out(tool: Mapping[str, Any]) -> str:
         return why
     if why := _schema_shape(tool.get("inputSchema")):
         return why
+    schema = tool.get("inputSchema")
+    if isinstance(schema, dict) and (why := misfit(schema)):
+        return why  # a keyword's value of the wrong kind: every model request refused
     try:  # as a model request encodes it; safe: it nests MAX_SCHEMA_DEPTH at most
         text = json.dumps(tool.get("inputSchema"), allow_nan=False, ensure_ascii=False)
         size = len(text.encode("utf-8"))
