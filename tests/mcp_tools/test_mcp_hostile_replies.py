@@ -285,3 +285,60 @@ def test_a_listing_draws_a_bounded_number_of_problems() -> None:
         "MCP server 'h': 1,009 more of its tools are left out, for reasons of the kinds above "
         "(at most 20 are said one by one)"
     )
+
+
+def test_the_notification_stream_is_opened_again_when_it_ends() -> None:
+    # probemcp23b: the GET stream of the server's own notifications was opened once. One a
+    # server or a proxy closed (an idle timeout), or that passed the 256 MiB an answer may
+    # take over a long session, was never opened again: list_changed stopped without a word
+    # and the model was shown the old tools. Here the first stream ends after its
+    # notification and the second passes max_body after it; each is opened again.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    changed = b'data: {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n\n'
+    gets = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal gets
+        if request.method != "GET":
+            return httpx.Response(202)
+        gets += 1
+        body = changed + (b": " + b"x" * 2_000 + b"\n\n" if gets % 2 == 0 else b"")
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+
+    async def main() -> int:
+        heard = asyncio.Event()
+        count = 0
+
+        def notified(method: str, params: Message) -> None:
+            nonlocal count
+            count += method == "notifications/tools/list_changed"
+            if count == 3:
+                heard.set()
+
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport(
+            "h",
+            "http://mcp.invalid/mcp",
+            headers={},
+            http_client=client,
+            max_body=1_000,
+            relisten=(0.0, 0.0),
+        )
+        peer = RpcPeer("h", http, on_notification=notified)
+        await peer.start()
+        try:
+            await peer.notify("notifications/initialized")  # the stream is opened after it
+            async with asyncio.timeout(10):  # a bound on a hang: before, a second never came
+                await heard.wait()
+        finally:
+            await peer.aclose()
+            await client.aclose()
+        return count
+
+    assert asyncio.run(main()) >= 3
+    assert gets >= 3
