@@ -283,3 +283,42 @@ def test_a_servers_request_is_answered_small_or_not_at_all() -> None:
     assert refused.startswith("sampling/createMessage")
     assert "(100,022 characters)" in refused
     assert max(len(json.dumps(answer)) for answer in sent) < 400
+
+
+def test_is_error_is_read_as_the_sdks_client_reads_it() -> None:
+    # probemcp23b: isError was read as `is True` alone, so a server answering "isError":
+    # "true" (or 1) had its failed call shown to the model as a success, and the run went on
+    # as if the write had been made. The official SDK's client reads those as true (pydantic's
+    # lax bool), "false" and 0 as false, and refuses anything else; so does ours now.
+    flags: dict[str, object] = {"true": "true", "1": 1, "false": "false", "0": 0, "no": "NO"}
+    flags |= {"maybe": "maybe", "object": {}, "2": 2, "absent": None}
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        else:
+            flag = flags[request["params"]["name"]]
+            result = {"content": [{"type": "text", "text": "x"}]}
+            result |= {} if flag is None else {"isError": flag}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    read: dict[str, object] = {}
+
+    async def main() -> None:
+        client = McpClient("h", ScriptedTransport(answer), on_list_changed=lambda: None)
+        await client.start(timeout=5)
+        for name in flags:
+            try:
+                read[name] = (await client.call_tool(name, {}, timeout=5)).get("isError")
+            except McpProtocolError as exc:
+                read[name] = str(exc)
+
+    asyncio.run(main())
+    assert {name: read[name] for name in ("true", "1", "false", "0", "no", "absent")} == {
+        "true": True, "1": True, "false": False, "0": False, "no": False, "absent": False,
+    }  # fmt: skip
+    assert read["maybe"] == (
+        "MCP server 'h' answered tools/call 'maybe' with isError 'maybe', not true or false"
+    )
+    assert str(read["object"]).endswith("with isError {}, not true or false")
+    assert str(read["2"]).endswith("with isError 2, not true or false")
