@@ -86,3 +86,37 @@ def test_a_schema_a_model_api_refuses_is_left_out_named() -> None:
         assert words in problem, problem
     assert "JSON Schema 2020-12" in problems[0]
     assert "a model API refuses every request carrying it (HTTP 400)" in problems[0]
+
+
+def test_an_array_schema_without_items_is_shown_with_any_items() -> None:
+    # probemcp23b: a bare "type": "array" (common in MCP servers) was passed as listed, and
+    # OpenAI refuses it in every request ("Invalid schema for function ...: array schema
+    # missing items"). It is shown with "items": {}, which allows any item as the bare form
+    # does; the entry as listed (what an approval's shape and the server hold) is unchanged.
+    bare = {"type": "array"}
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": bare,
+            "maybe": {"anyOf": [{"type": ["array", "null"]}, {"type": "string"}]},
+            "pair": {"type": "array", "prefixItems": [{"type": "string"}]},
+            "ref": {"$ref": "#/$defs/Rows"},
+        },
+        "$defs": {"Rows": {"type": "array", "items": {"type": "array"}}},
+    }
+    entry = {"name": "t", "inputSchema": schema}
+    plain = {
+        "name": "p",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+    }
+    made, problems = made_tools(
+        "h", McpServerConfig(command=("x",)), [kept_entry(entry), kept_entry(plain)], _never
+    )
+    assert problems == []
+    shown = made[0].parameters
+    assert shown["properties"]["tags"] == {"type": "array", "items": {}}
+    assert shown["properties"]["maybe"]["anyOf"][0] == {"type": ["array", "null"], "items": {}}
+    assert shown["properties"]["pair"] == schema["properties"]["pair"]  # prefixItems: as listed
+    assert shown["$defs"]["Rows"]["items"] == {"type": "array", "items": {}}
+    assert bare == {"type": "array"}  # the server's schema is not changed in place
+    assert made[1].parameters is plain["inputSchema"]  # nothing bare: nothing copied

@@ -19,6 +19,7 @@ stops at the first misfit, over a schema ``tool._schema_shape`` has already boun
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -142,3 +143,37 @@ def _kind(value: object) -> str:
     if isinstance(value, dict | list) and not value:
         return f"an empty {'object' if isinstance(value, dict) else 'list'}"
     return name if isinstance(value, dict | list) else f"{name} ({said(repr(value), 40)})"
+
+
+def with_items(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (one ``misfit`` passed) with ``"items": {}`` added to every array schema
+    that has neither ``items`` nor ``prefixItems``; ``schema`` itself when none lacks them.
+    OpenAI refuses a bare ``"type": "array"`` in every request ("array schema missing
+    items"); ``{}`` allows any item, as the bare form does, so what the model is told and
+    what the server checks stay one."""
+    if not _bare_arrays(schema):
+        return schema
+    copied: dict[str, Any] = json.loads(json.dumps(schema))  # within MAX_SCHEMA bytes
+    for node in _bare_arrays(copied):
+        node["items"] = {}
+    return copied
+
+
+def _bare_arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The array schemas in ``schema`` without ``items`` or ``prefixItems``."""
+    bare: list[dict[str, Any]] = []
+    todo: list[object] = [schema]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        kinds = node.get("type")
+        array = "array" in ([kinds] if isinstance(kinds, str) else kinds or ())
+        if array and "items" not in node and "prefixItems" not in node:
+            bare.append(node)
+        todo.extend(node[key] for key in _ONE if key in node)
+        for key in _NAMED:
+            todo.extend(node[key].values() if isinstance(node.get(key), dict) else ())
+        for key in _LISTED:
+            todo.extend(node[key] if isinstance(node.get(key), list) else ())
+    return bare
