@@ -3,6 +3,8 @@ would otherwise fail every model request of every run (pure: no server started).
 
 from __future__ import annotations
 
+from typing import Any
+
 from rho_adapters.mcp.shown_tools import made_tools
 from rho_adapters.mcp.tool import kept_entry
 from rho_domain.mcp_config import McpServerConfig
@@ -94,7 +96,7 @@ def test_an_array_schema_without_items_is_shown_with_any_items() -> None:
     # missing items"). It is shown with "items": {}, which allows any item as the bare form
     # does; the entry as listed (what an approval's shape and the server hold) is unchanged.
     bare = {"type": "array"}
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "tags": bare,
