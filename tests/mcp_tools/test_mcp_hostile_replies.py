@@ -342,3 +342,42 @@ def test_the_notification_stream_is_opened_again_when_it_ends() -> None:
 
     assert asyncio.run(main()) >= 3
     assert gets >= 3
+
+
+def test_a_notification_stream_answered_with_json_is_not_asked_again() -> None:
+    # probemcp23b: a GET answered 200 with a JSON body (no event stream: the server has
+    # none) delivered it and, opened again when it ended, would be asked once a second for
+    # the session's life. An answer other than a 200 event stream is none, as a 405 is.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    gets = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal gets
+        if request.method != "GET":
+            return httpx.Response(202)
+        gets += 1
+        body = b'{"jsonrpc": "2.0", "method": "notifications/progress"}'
+        headers = {"content-type": "application/json"}
+        return httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+
+    async def main() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport(
+            "h", "http://mcp.invalid/mcp", headers={}, http_client=client, relisten=(0.0, 0.0)
+        )
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        try:
+            await peer.notify("notifications/initialized")
+            for _ in range(200):  # turns of the loop, enough for many openings (none timed)
+                await asyncio.sleep(0)
+        finally:
+            await peer.aclose()
+            await client.aclose()
+
+    asyncio.run(main())
+    assert gets == 1, gets

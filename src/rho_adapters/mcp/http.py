@@ -241,7 +241,7 @@ class HttpTransport:
         passed ``max_body``, which bounds each opening): left closed, a long session's
         ``list_changed`` stopped without a word. The wait before it doubles from
         ``relisten[0]`` to ``relisten[1]`` while an opening delivers nothing; a server that
-        answers anything but 200 has no stream (405) and is not asked again."""
+        answers anything but a 200 event stream has none (405) and is not asked again."""
         first, longest = self._relisten
         wait = first
         while (delivered := await self._listen_once()) is not None:
@@ -249,12 +249,13 @@ class HttpTransport:
             await asyncio.sleep(wait)
 
     async def _listen_once(self) -> bool | None:
-        """One opening of the stream: whether it delivered a message; None: not a 200."""
+        """One opening: whether it delivered a message; None: not a 200 event stream."""
         headers = {"Accept": "text/event-stream", **self._session_headers()}
         received = self._received
         with contextlib.suppress(httpx.HTTPError, McpError):
             async with self._require_client().stream("GET", self.url, headers=headers) as response:
-                if response.status_code != 200:
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if response.status_code != 200 or kind != "text/event-stream":
                     return None
                 await self._read(response, what="the notification stream")
         return self._received > received
