@@ -381,3 +381,37 @@ def test_a_notification_stream_answered_with_json_is_not_asked_again() -> None:
 
     asyncio.run(main())
     assert gets == 1, gets
+
+
+def test_a_send_on_a_closed_http_client_is_mcp_error() -> None:
+    # probemcp23b: HttpTransport checked only that it had a client: one closed (given closed,
+    # or being closed by aclose while a background answer or cancel started) let httpx's
+    # RuntimeError ("Cannot send a request, as the client has been closed.") escape the
+    # transport's McpError contract; in a background send it was "Task exception was never
+    # retrieved". Now each is McpError, which a background send drops.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+    from rho_domain.errors import McpError
+
+    said: list[str] = []
+
+    async def main() -> None:
+        accepted = httpx.Response(202, headers={"mcp-session-id": "s1"})
+        client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: accepted))
+        http = HttpTransport("h", "http://mcp.invalid/mcp", headers={}, http_client=client)
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        await peer.notify("notifications/progress", {})  # a session: aclose would DELETE it
+        await client.aclose()
+        with pytest.raises(McpError) as raised:
+            await peer.notify("notifications/cancelled", {"requestId": 1})
+        said.append(str(raised.value))
+        with pytest.raises(McpError) as raised:
+            await peer.request("tools/list", None, timeout=5, setting="call_timeout")
+        said.append(str(raised.value))
+        await peer.aclose()  # its DELETE on the closed client raised httpx's RuntimeError
+
+    asyncio.run(main())
+    assert said == ["MCP server 'h': not connected"] * 2

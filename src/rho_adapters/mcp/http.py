@@ -1,18 +1,17 @@
 """The Streamable HTTP transport: each message is a POST; answers come back as JSON or SSE.
 
 A POST carries one message; the server answers 202 (a notification or a response of ours:
-any 2xx is taken so, its body never read), a JSON
-body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
-messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
-``initialize`` (visible ASCII, as the specification requires) is sent back on every later
-request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
-own notifications (a server without one answers 405, which is fine), opened again when it
-ends (``_listen``). A redirect is not
-followed (our headers would go along) and an answer that is neither JSON nor an event stream
-is not MCP: both fail the request at once, saying so, as does a reply that ends without the
-request's answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``).
-Shutdown DELETEs the session. httpx errors become ``McpError`` here, naming the server and
-its URL.
+any 2xx is taken so, its body never read), a JSON body, or an SSE stream (``text/event-stream``,
+read with our decoder) whose events are messages: notifications first, then the response. The
+``Mcp-Session-Id`` the server gives at ``initialize`` (visible ASCII, as the specification
+requires) is sent back on every later request, with ``MCP-Protocol-Version``. After the
+handshake a GET stream carries the server's own notifications (a server without one answers
+405, which is fine), opened again when it ends (``_listen``). A redirect is not followed (our
+headers would go along) and an answer that is neither JSON nor an event stream is not MCP:
+both fail the request at once, saying so, as does a reply that ends without the request's
+answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``). Shutdown DELETEs
+the session. httpx errors become ``McpError`` here, naming the server and its URL; a send on
+a closed client (one that ``aclose`` is closing) is "not connected", not httpx's RuntimeError.
 """
 
 from __future__ import annotations
@@ -130,7 +129,7 @@ class HttpTransport:
         client = self._client
         if client is None:
             return
-        if self.session_id is not None:
+        if self.session_id is not None and not client.is_closed:
             with contextlib.suppress(httpx.HTTPError, TimeoutError):
                 async with asyncio.timeout(2):
                     await client.delete(self.url, headers=self._session_headers())
@@ -281,7 +280,7 @@ class HttpTransport:
         return headers
 
     def _require_client(self) -> httpx.AsyncClient:
-        if self._client is None:
+        if self._client is None or self._client.is_closed:  # httpx's RuntimeError, else
             raise McpError(f"MCP server {self.server!r}: not connected", server=self.server)
         return self._client
 
