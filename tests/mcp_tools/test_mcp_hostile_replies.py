@@ -285,3 +285,133 @@ def test_a_listing_draws_a_bounded_number_of_problems() -> None:
         "MCP server 'h': 1,009 more of its tools are left out, for reasons of the kinds above "
         "(at most 20 are said one by one)"
     )
+
+
+def test_the_notification_stream_is_opened_again_when_it_ends() -> None:
+    # probemcp23b: the GET stream of the server's own notifications was opened once. One a
+    # server or a proxy closed (an idle timeout), or that passed the 256 MiB an answer may
+    # take over a long session, was never opened again: list_changed stopped without a word
+    # and the model was shown the old tools. Here the first stream ends after its
+    # notification and the second passes max_body after it; each is opened again.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    changed = b'data: {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n\n'
+    gets = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal gets
+        if request.method != "GET":
+            return httpx.Response(202)
+        gets += 1
+        body = changed + (b": " + b"x" * 2_000 + b"\n\n" if gets % 2 == 0 else b"")
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+
+    async def main() -> int:
+        heard = asyncio.Event()
+        count = 0
+
+        def notified(method: str, params: Message) -> None:
+            nonlocal count
+            count += method == "notifications/tools/list_changed"
+            if count == 3:
+                heard.set()
+
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport(
+            "h",
+            "http://mcp.invalid/mcp",
+            headers={},
+            http_client=client,
+            max_body=1_000,
+            relisten=(0.0, 0.0),
+        )
+        peer = RpcPeer("h", http, on_notification=notified)
+        await peer.start()
+        try:
+            await peer.notify("notifications/initialized")  # the stream is opened after it
+            async with asyncio.timeout(10):  # a bound on a hang: before, a second never came
+                await heard.wait()
+        finally:
+            await peer.aclose()
+            await client.aclose()
+        return count
+
+    assert asyncio.run(main()) >= 3
+    assert gets >= 3
+
+
+def test_a_notification_stream_answered_with_json_is_not_asked_again() -> None:
+    # probemcp23b: a GET answered 200 with a JSON body (no event stream: the server has
+    # none) delivered it and, opened again when it ended, would be asked once a second for
+    # the session's life. An answer other than a 200 event stream is none, as a 405 is.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    gets = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal gets
+        if request.method != "GET":
+            return httpx.Response(202)
+        gets += 1
+        body = b'{"jsonrpc": "2.0", "method": "notifications/progress"}'
+        headers = {"content-type": "application/json"}
+        return httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+
+    async def main() -> None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport(
+            "h", "http://mcp.invalid/mcp", headers={}, http_client=client, relisten=(0.0, 0.0)
+        )
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        try:
+            await peer.notify("notifications/initialized")
+            for _ in range(200):  # turns of the loop, enough for many openings (none timed)
+                await asyncio.sleep(0)
+        finally:
+            await peer.aclose()
+            await client.aclose()
+
+    asyncio.run(main())
+    assert gets == 1, gets
+
+
+def test_a_send_on_a_closed_http_client_is_mcp_error() -> None:
+    # probemcp23b: HttpTransport checked only that it had a client: one closed (given closed,
+    # or being closed by aclose while a background answer or cancel started) let httpx's
+    # RuntimeError ("Cannot send a request, as the client has been closed.") escape the
+    # transport's McpError contract; in a background send it was "Task exception was never
+    # retrieved". Now each is McpError, which a background send drops.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+    from rho_domain.errors import McpError
+
+    said: list[str] = []
+
+    async def main() -> None:
+        accepted = httpx.Response(202, headers={"mcp-session-id": "s1"})
+        client = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: accepted))
+        http = HttpTransport("h", "http://mcp.invalid/mcp", headers={}, http_client=client)
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        await peer.notify("notifications/progress", {})  # a session: aclose would DELETE it
+        await client.aclose()
+        with pytest.raises(McpError) as raised:
+            await peer.notify("notifications/cancelled", {"requestId": 1})
+        said.append(str(raised.value))
+        with pytest.raises(McpError) as raised:
+            await peer.request("tools/list", None, timeout=5, setting="call_timeout")
+        said.append(str(raised.value))
+        await peer.aclose()  # its DELETE on the closed client raised httpx's RuntimeError
+
+    asyncio.run(main())
+    assert said == ["MCP server 'h': not connected"] * 2

@@ -1,7 +1,8 @@
 """What a server shapes off the protocol, read by the client in this process (a scripted
 transport: no server process): an id that is not ours answers nothing, a call's ``content``
 that is not a list of blocks is the server's protocol error, and an input schema whose
-keywords hold values of the wrong kind is checked as far as it can be, not our crash."""
+keywords hold values of the wrong kind is left out (a model API refuses it), its check, on
+its own, never our crash."""
 
 from __future__ import annotations
 
@@ -70,7 +71,9 @@ def test_a_call_whose_content_is_not_a_list_is_the_servers_protocol_error(
 
 
 # Keywords of types the keyword does not take: each made the argument check raise TypeError or
-# AttributeError, which ended the run that called the tool.
+# AttributeError, which ended the run that called the tool. A model API refuses such a schema
+# (JSON Schema 2020-12's kinds), so such a tool is now left out (test_mcp_schema_kinds.py);
+# the check still holds on its own, for whatever schema reaches it.
 ODD_SCHEMA: Message = {
     "type": "object",
     "required": 5,
@@ -83,7 +86,17 @@ ODD_SCHEMA: Message = {
 }
 
 
-def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_runs(
+def test_a_schema_of_odd_keyword_values_is_checked_as_far_as_it_can_be() -> None:
+    from rho_domain.errors import ToolArgumentsError
+    from rho_domain.tools.schema import coerce_and_validate
+
+    arguments = {"word": "w", "count": "3", "tags": ["a"], "other": 1}
+    assert coerce_and_validate(arguments, ODD_SCHEMA) == {**arguments, "count": 3}
+    with pytest.raises(ToolArgumentsError, match=r"arguments\.count must be integer, got 2\.5"):
+        coerce_and_validate({"count": 2.5}, ODD_SCHEMA)
+
+
+def test_a_servers_schema_of_odd_keyword_values_is_left_out_and_the_run_goes_on(
     tmp_path: Path,
 ) -> None:
     sent: list[Message] = []
@@ -108,14 +121,7 @@ def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_
         output_limit=2_000,
         connect=connect,
     )
-    arguments = {"word": "w", "count": "3", "tags": ["a"], "other": 1}
-    model = ScriptedModel(
-        [
-            tools(call("mcp__h__odd", arguments, id="c1")),
-            tools(call("mcp__h__odd", {"count": 2.5}, id="c2")),  # what is checked still is
-            text("done"),
-        ]
-    )
+    model = ScriptedModel([tools(call("mcp__h__odd", {"word": "w"}, id="c1")), text("done")])
     config = AgentConfig(model="m", profile="eval", working_dir=str(tmp_path))
 
     async def main() -> RunResult:
@@ -124,10 +130,11 @@ def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_
 
     result = asyncio.run(main())
     assert result.status is RunStatus.COMPLETED, result.error
-    assert sent == [{"name": "odd", "arguments": {**arguments, "count": 3}}]
-    refused = model.requests[2].messages[-1]
+    assert sent == []
+    assert all(spec.name != "mcp__h__odd" for spec in model.requests[0].tools)
+    refused = model.requests[1].messages[-1]
     assert isinstance(refused, ToolResultMessage)
-    assert "arguments.count must be integer, got 2.5" in refused.content
+    assert "mcp__h__odd" in refused.content
 
 
 def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
@@ -276,3 +283,42 @@ def test_a_servers_request_is_answered_small_or_not_at_all() -> None:
     assert refused.startswith("sampling/createMessage")
     assert "(100,022 characters)" in refused
     assert max(len(json.dumps(answer)) for answer in sent) < 400
+
+
+def test_is_error_is_read_as_the_sdks_client_reads_it() -> None:
+    # probemcp23b: isError was read as `is True` alone, so a server answering "isError":
+    # "true" (or 1) had its failed call shown to the model as a success, and the run went on
+    # as if the write had been made. The official SDK's client reads those as true (pydantic's
+    # lax bool), "false" and 0 as false, and refuses anything else; so does ours now.
+    flags: dict[str, object] = {"true": "true", "1": 1, "false": "false", "0": 0, "no": "NO"}
+    flags |= {"maybe": "maybe", "object": {}, "2": 2, "absent": None}
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        else:
+            flag = flags[request["params"]["name"]]
+            result = {"content": [{"type": "text", "text": "x"}]}
+            result |= {} if flag is None else {"isError": flag}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    read: dict[str, object] = {}
+
+    async def main() -> None:
+        client = McpClient("h", ScriptedTransport(answer), on_list_changed=lambda: None)
+        await client.start(timeout=5)
+        for name in flags:
+            try:
+                read[name] = (await client.call_tool(name, {}, timeout=5)).get("isError")
+            except McpProtocolError as exc:
+                read[name] = str(exc)
+
+    asyncio.run(main())
+    assert {name: read[name] for name in ("true", "1", "false", "0", "no", "absent")} == {
+        "true": True, "1": True, "false": False, "0": False, "no": False, "absent": False,
+    }  # fmt: skip
+    assert read["maybe"] == (
+        "MCP server 'h' answered tools/call 'maybe' with isError 'maybe', not true or false"
+    )
+    assert str(read["object"]).endswith("with isError {}, not true or false")
+    assert str(read["2"]).endswith("with isError 2, not true or false")

@@ -27,7 +27,7 @@ from rho_domain.permissions import builtin_profile
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_domain.tools.registry import ToolRegistry
 
-NUMBER: dict[str, Any] = {"type": "integer", "minimum": 1}
+NUMBER: dict[str, Any] = {"type": "integer", "minimum": 1, "default": 1}
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"to": {"type": "string"}, "n": NUMBER}}
 EXPORT = {
     "name": "export",
@@ -52,7 +52,8 @@ RELISTED: dict[str, tuple[dict[str, Any], bool]] = {  # listed again: asked agai
     "annotations": ({**EXPORT, "annotations": {"readOnlyHint": True}}, False),
     "1.0 for 1": ({**EXPORT, "inputSchema": _with_n({**NUMBER, "minimum": 1.0})}, False),
     "2 for 1": ({**EXPORT, "inputSchema": _with_n({**NUMBER, "minimum": 2})}, True),
-    "true for 1": ({**EXPORT, "inputSchema": _with_n({**NUMBER, "minimum": True})}, True),
+    # in a value's place (a "minimum": true is a schema a model API refuses: left out)
+    "true for 1": ({**EXPORT, "inputSchema": _with_n({**NUMBER, "default": True})}, True),
     "$ref": ({**EXPORT, "inputSchema": REFERENCED}, True),
     "words": ({**EXPORT, "description": "Export the rows to any URL."}, True),
 }

@@ -135,8 +135,9 @@ class McpClient:
         self, tool: str, arguments: Mapping[str, Any], *, timeout: float
     ) -> Message:
         """The ``CallToolResult`` of one call (``content``, ``structuredContent``,
-        ``isError``). Raises ``McpError``, ``McpProtocolError`` when ``content`` is there
-        but not a list (the specification's array of blocks); cancelling the caller cancels
+        ``isError``, made a boolean: ``_error_flag``). Raises ``McpError``,
+        ``McpProtocolError`` when ``content`` is there but not a list (the specification's
+        array of blocks), or ``isError`` is no boolean's spelling; cancelling the caller cancels
         the call."""
         result = await self.peer.request(
             "tools/call",
@@ -151,7 +152,14 @@ class McpClient:
                 f"content that is {_json_kind(content)}, not a list of blocks",
                 server=self.server,
             )
-        return result
+        flag = result.get("isError")
+        if (failed := _error_flag(flag)) is None:
+            raise McpProtocolError(
+                f"MCP server {self.server!r} answered tools/call {said(repr(tool))} with "
+                f"isError {said(repr(flag), 40)}, not true or false",
+                server=self.server,
+            )
+        return {**result, "isError": failed}
 
     async def aclose(self) -> None:
         """Shut the server down (see the transport's ``aclose``)."""
@@ -161,6 +169,22 @@ class McpClient:
         del params
         if method == "notifications/tools/list_changed":
             self._on_list_changed()
+
+
+# isError's spellings the official SDK's client takes (pydantic's lax bool), as meant
+_FLAGS = dict.fromkeys(("1", "on", "t", "true", "y", "yes"), True)
+_FLAGS |= dict.fromkeys(("0", "off", "f", "false", "n", "no"), False)
+
+
+def _error_flag(value: object) -> bool | None:
+    """A result's ``isError`` as the official SDK's client reads it: a boolean, absent
+    (false), 0 or 1, or a string such as ``"true"`` or ``"no"``; None for anything else.
+    Read as ``is True`` alone, ``"true"`` or ``1`` made a failed call the model's success."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    return _FLAGS.get(value.lower()) if isinstance(value, str) else None
 
 
 def _json_kind(value: object) -> str:

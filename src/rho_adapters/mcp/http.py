@@ -1,17 +1,17 @@
 """The Streamable HTTP transport: each message is a POST; answers come back as JSON or SSE.
 
 A POST carries one message; the server answers 202 (a notification or a response of ours:
-any 2xx is taken so, its body never read), a JSON
-body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
-messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
-``initialize`` (visible ASCII, as the specification requires) is sent back on every later
-request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
-own notifications (a server without one answers 405, which is fine). A redirect is not
-followed (our headers would go along) and an answer that is neither JSON nor an event stream
-is not MCP: both fail the request at once, saying so, as does a reply that ends without the
-request's answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``).
-Shutdown DELETEs the session. httpx errors become ``McpError`` here, naming the server and
-its URL.
+any 2xx is taken so, its body never read), a JSON body, or an SSE stream (``text/event-stream``,
+read with our decoder) whose events are messages: notifications first, then the response. The
+``Mcp-Session-Id`` the server gives at ``initialize`` (visible ASCII, as the specification
+requires) is sent back on every later request, with ``MCP-Protocol-Version``. After the
+handshake a GET stream carries the server's own notifications (a server without one answers
+405, which is fine), opened again when it ends (``_listen``). A redirect is not followed (our
+headers would go along) and an answer that is neither JSON nor an event stream is not MCP:
+both fail the request at once, saying so, as does a reply that ends without the request's
+answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``). Shutdown DELETEs
+the session. httpx errors become ``McpError`` here, naming the server and its URL; a send on
+a closed client (one that ``aclose`` is closing) is "not connected", not httpx's RuntimeError.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ class HttpTransport:
         max_body: int = MAX_BODY,
         proxy: str | None = None,
         trust: CaTrust = CERTIFI,
+        relisten: tuple[float, float] = (1.0, 60.0),
     ) -> None:
         self.server = server
         self.url = url
@@ -77,6 +78,8 @@ class HttpTransport:
         self._trust = trust
         self._owns_client = http_client is None
         self._deliver: Callable[[str], None] = lambda _: None
+        self._received = 0  # messages delivered (``_listen`` asks whether an opening did)
+        self._relisten = relisten  # seconds before the stream is opened again (``_listen``)
         self._listener: asyncio.Task[None] | None = None
 
     async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
@@ -126,7 +129,7 @@ class HttpTransport:
         client = self._client
         if client is None:
             return
-        if self.session_id is not None:
+        if self.session_id is not None and not client.is_closed:
             with contextlib.suppress(httpx.HTTPError, TimeoutError):
                 async with asyncio.timeout(2):
                     await client.delete(self.url, headers=self._session_headers())
@@ -165,10 +168,12 @@ class HttpTransport:
         if kind == "text/event-stream":
             async for event in aiter_sse(self._short_events(self._bounded(response))):
                 if event.data.strip():
+                    self._received += 1
                     self._deliver(event.data)
         else:
             data = b"".join([chunk async for chunk in self._bounded(response)])
             if data.strip():
+                self._received += 1
                 self._deliver(data.decode("utf-8", errors="replace"))
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
@@ -230,13 +235,29 @@ class HttpTransport:
         return head[:_ERROR_HEAD]
 
     async def _listen(self) -> None:
-        """The server's notifications outside any request, until it closes or we do."""
-        client = self._require_client()
+        """The server's notifications outside any request, while we are connected. The
+        stream is opened again when it ends (a server or a proxy closes an idle one, or it
+        passed ``max_body``, which bounds each opening): left closed, a long session's
+        ``list_changed`` stopped without a word. The wait before it doubles from
+        ``relisten[0]`` to ``relisten[1]`` while an opening delivers nothing; a server that
+        answers anything but a 200 event stream has none (405) and is not asked again."""
+        first, longest = self._relisten
+        wait = first
+        while (delivered := await self._listen_once()) is not None:
+            wait = first if delivered else min(longest, wait * 2)
+            await asyncio.sleep(wait)
+
+    async def _listen_once(self) -> bool | None:
+        """One opening: whether it delivered a message; None: not a 200 event stream."""
         headers = {"Accept": "text/event-stream", **self._session_headers()}
+        received = self._received
         with contextlib.suppress(httpx.HTTPError, McpError):
-            async with client.stream("GET", self.url, headers=headers) as response:
-                if response.status_code == 200:
-                    await self._read(response, what="the notification stream")
+            async with self._require_client().stream("GET", self.url, headers=headers) as response:
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if response.status_code != 200 or kind != "text/event-stream":
+                    return None
+                await self._read(response, what="the notification stream")
+        return self._received > received
 
     def _session_id(self, sid: str) -> str:
         """``sid`` when it is visible ASCII, as the specification requires (0x21-0x7E), else
@@ -259,7 +280,7 @@ class HttpTransport:
         return headers
 
     def _require_client(self) -> httpx.AsyncClient:
-        if self._client is None:
+        if self._client is None or self._client.is_closed:  # httpx's RuntimeError, else
             raise McpError(f"MCP server {self.server!r}: not connected", server=self.server)
         return self._client
 

@@ -1,16 +1,19 @@
 r"""One MCP server tool as a tool handler of ours: ``mcp__<server>__<tool>``.
 
 Its schema is the server's ``inputSchema``, passed through (our validator checks the subset it
-knows; the server checks the rest). Its risk is the operator's word, not the server's: a tool
-is read-only only when its server's ``read_only_tools`` names it, else every call is dangerous
-(asked about under the readonly and developer profiles). The server's own annotations
-(``readOnlyHint``) are not trusted: a server describes itself.
+knows; the server checks the rest), an array schema without ``items`` given ``"items": {}``
+(``schema_kinds.with_items``: the same meaning, a form OpenAI takes). Its risk is the
+operator's word, not the server's: a tool is read-only only when its server's
+``read_only_tools`` names it, else every call is dangerous (asked about under the readonly
+and developer profiles). The server's own annotations (``readOnlyHint``) are not trusted: a
+server describes itself.
 
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
 trace), its input schema is not an object's (``_not_an_object``: a string, a list, a
-``"type": "string"``), is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+``"type": "string"``), is one a model API refuses (``schema_kinds``: ``"required": "q"``),
+is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
 cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
 message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
 description's lone surrogates are shown as escapes. Which of a server's tools are made,
@@ -23,6 +26,7 @@ import json
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
+from rho_adapters.mcp.schema_kinds import misfit, with_items
 from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.tools.base import (
@@ -68,8 +72,9 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, its input schema not an object's (``_not_an_object``), over ``MAX_SCHEMA``
-    bytes of JSON, or not JSON at all (a
+    characters, its input schema not an object's (``_not_an_object``), one a model API
+    refuses (``schema_kinds.misfit``: ``"items": 5``), over ``MAX_SCHEMA`` bytes of JSON,
+    or not JSON at all (a
     number JSON cannot carry, or a lone surrogate: the model client cannot encode a request
     holding one); "" when it is made."""
     length = len(str(tool["name"]))
@@ -82,6 +87,9 @@ def left_out(tool: Mapping[str, Any]) -> str:
         return why
     if why := _schema_shape(tool.get("inputSchema")):
         return why
+    schema = tool.get("inputSchema")
+    if isinstance(schema, dict) and (why := misfit(schema)):
+        return why  # a keyword's value of the wrong kind: every model request refused
     try:  # as a model request encodes it; safe: it nests MAX_SCHEMA_DEPTH at most
         text = json.dumps(tool.get("inputSchema"), allow_nan=False, ensure_ascii=False)
         size = len(text.encode("utf-8"))
@@ -183,7 +191,8 @@ class McpTool(ToolHandler):
         schema = tool.get("inputSchema")
         self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA
         if isinstance(schema, dict):  # an object's (``left_out``): its properties shown
-            self._parameters = schema if "type" in schema else {"type": "object", **schema}
+            shown = schema if "type" in schema else {"type": "object", **schema}
+            self._parameters = with_items(shown)  # a bare array: every OpenAI request refused
         self._policy = READ_ONLY if read_only else DANGEROUS
         self._call = call
 
