@@ -20,6 +20,7 @@ import asyncio
 import sys
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rho_domain.errors import ConfigError, RhoError
@@ -122,7 +123,11 @@ async def _run(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     directory = config_dir(env) / "continuum"
     if args.resume:
-        path = given_state(args.state) if args.state else latest_state(directory)
+        path = (
+            given_state(args.state)
+            if args.state
+            else latest_state(directory, Path(args.working_dir))
+        )
         state = attrs.evolve(load_state(path), config=recorded(args))
     else:
         state = ContinuumState(run_id=uuid.uuid4().hex[:12], config=recorded(args))
@@ -192,9 +197,10 @@ def read_prd(path: str) -> str:
 
 def recorded(args: argparse.Namespace) -> dict[str, object]:
     """The flags a state file records (for the reader; a resume uses its own). Not the base
-    URL: it may hold a password (``https://user:secret@host``)."""
+    URL: it may hold a password (``https://user:secret@host``). The working directory
+    resolved, as ``--resume`` finds the latest run of a directory by it."""
     return {
-        name: value
+        name: str(Path(value).resolve()) if name == "working_dir" else value
         for name, value in vars(args).items()
         if value is not None and name != "base_url"
     }

@@ -87,7 +87,9 @@ async def run_continuum(
     plan: ContinuumPlan, ports: ContinuumPorts, state: ContinuumState
 ) -> ContinuumState:
     """Run sessions from ``state`` on; the final state (also saved). Raises
-    ``WorkspaceGitError`` (saved as status ``error`` first) when git fails."""
+    ``WorkspaceGitError`` (saved as status ``error`` first) when git fails; one for a
+    workspace outside a git work tree before anything runs or is saved."""
+    await workspace.require_repository(ports.executor)
     try:
         await workspace.ignore_own_files(ports.executor)
         if plan.branch is not None:
