@@ -116,6 +116,21 @@ def test_refused_before_anything_runs(
     assert not (repo / ".rho-agent").exists()
 
 
+def test_store_keeps_the_sessions_where_it_says(repo: Path, tmp_path: Path) -> None:
+    """--store was refused as an unrecognized argument (every other command that stores
+    sessions takes it); a store that cannot be opened is named before anything runs."""
+    prd, elsewhere = str(tmp_path / "prd.md"), tmp_path / "elsewhere"
+    flags = ("-m", "demo", "-y", "--max-sessions", "1", "--store")
+    done = rho("continuum", prd, *flags, str(elsewhere), cwd=repo, home=tmp_path)
+    assert done.returncode == 3, done.stderr
+    listed = rho("ps", "--json", "--store", str(elsewhere), cwd=repo, home=tmp_path)
+    assert [s["profile"] for s in json.loads(listed.stdout)] == ["developer"]
+    assert not (tmp_path / "rho" / "sessions").exists()
+    bad = rho("continuum", prd, *flags, str(tmp_path / "prd.md"), cwd=repo, home=tmp_path)
+    assert bad.returncode == 1
+    assert "(set by --store; give a directory rho-agent can write)" in bad.stderr
+
+
 def test_a_directory_outside_git_is_refused_before_a_session(tmp_path: Path) -> None:
     """It ran a whole session, wrote .gitignore and a state file (the next --resume's
     "latest"), and failed at the first commit with advice about .gitignore; a repository
