@@ -219,6 +219,11 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
                 "or false as a boolean)"
             )
         return f"expected one of {values}{got}"
+    if attrs.has(type_) and isinstance(exc, TypeError | AttributeError):
+        # a scalar or a list where a section goes (``budget: 5``) was "invalid value for
+        # type, expected Budget": a class name the file never shows, and no keys
+        keys = ", ".join(f.name for f in attrs.fields(type_))
+        return f"expected a mapping (indented `key: value` lines) of {keys}"
     return None
 
 

@@ -168,6 +168,19 @@ def test_a_key_given_twice_names_the_file_and_the_key(tmp_path: Path) -> None:
         load_agent_config(path)
 
 
+def test_a_scalar_where_a_section_goes_names_the_section_s_keys(tmp_path: Path) -> None:
+    """``budget: 5`` read "invalid value for type, expected Budget": a class the file never
+    shows, and not one of the keys that go there."""
+    for text in ("budget: 5\n", "budget: [1]\n"):
+        path = write(tmp_path / "a.yaml", text)
+        with pytest.raises(ConfigError) as info:
+            load_agent_config(path)
+        assert str(info.value).startswith(
+            f"{path}: expected a mapping (indented `key: value` lines) of max_input_tokens, "
+        )
+        assert str(info.value).endswith(", session_max_cost_usd @ config.budget")
+
+
 def test_a_nested_value_refused_by_its_own_check_says_why(tmp_path: Path) -> None:
     """It read 'unknown error (max_cost_usd must be ...) @ config.budget'."""
     path = write(tmp_path / "a.yaml", "budget: {max_cost_usd: -1}\n")

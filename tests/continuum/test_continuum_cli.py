@@ -60,6 +60,15 @@ def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: 
     assert (state["format"], state["session_count"], state["status"]) == (1, 1, "paused")
     assert state["config"]["max_sessions"] == 1
     assert "hunter2" not in state_file.read_text()  # a base URL may hold a password
+    # --resume in another repository took this run (the latest), wrote its config over and
+    # went on with its session count there; it is the latest run of that directory now
+    other = tmp_path / "other"
+    subprocess.run(("git", "init", "-q", str(other)), check=True)
+    elsewhere = rho("continuum", prd, "-m", "demo", "-y", "--resume", cwd=other, home=home)
+    assert elsewhere.returncode == 1, elsewhere.stderr
+    assert f"--resume: no continuum run of {other.resolve()} is recorded" in elsewhere.stderr
+    assert "(1 for other directories: name one with --state)" in elsewhere.stderr
+    assert json.loads(state_file.read_text())["config"]["working_dir"] == str(repo.resolve())
     again = rho(
         "continuum",
         prd,
@@ -93,7 +102,7 @@ def test_sessions_are_stored_and_resume_goes_on_numbering(repo: Path, tmp_path: 
         (("--lint-cmd", "ruff check > out"), "'>' is a shell operator"),
         (("--budget-threshold", "1.5"), "--budget-threshold must be above 0"),
         (("--max-sessions", "0"), "--max-sessions must be at least 1"),
-        (("-y", "--resume"), "--resume: no continuum run is recorded in"),
+        (("-y", "--resume"), "--resume: no continuum run of "),
         ((), "stdin is not a terminal to answer on: give -y"),
         (("-y", "--state", ".env"), "is a secrets file (.env); the state file is written over"),
     ],
@@ -105,6 +114,44 @@ def test_refused_before_anything_runs(
     assert done.returncode == 1
     assert said in done.stderr
     assert not (repo / ".rho-agent").exists()
+
+
+def test_store_keeps_the_sessions_where_it_says(repo: Path, tmp_path: Path) -> None:
+    """--store was refused as an unrecognized argument (every other command that stores
+    sessions takes it); a store that cannot be opened is named before anything runs."""
+    prd, elsewhere = str(tmp_path / "prd.md"), tmp_path / "elsewhere"
+    flags = ("-m", "demo", "-y", "--max-sessions", "1", "--store")
+    done = rho("continuum", prd, *flags, str(elsewhere), cwd=repo, home=tmp_path)
+    assert done.returncode == 3, done.stderr
+    listed = rho("ps", "--json", "--store", str(elsewhere), cwd=repo, home=tmp_path)
+    assert [s["profile"] for s in json.loads(listed.stdout)] == ["developer"]
+    assert not (tmp_path / "rho" / "sessions").exists()
+    bad = rho("continuum", prd, *flags, str(tmp_path / "prd.md"), cwd=repo, home=tmp_path)
+    assert bad.returncode == 1
+    assert "(set by --store; give a directory rho-agent can write)" in bad.stderr
+
+
+def test_a_directory_outside_git_is_refused_before_a_session(tmp_path: Path) -> None:
+    """It ran a whole session, wrote .gitignore and a state file (the next --resume's
+    "latest"), and failed at the first commit with advice about .gitignore; a repository
+    without a committer failed at the same point."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (tmp_path / "prd.md").write_text("Describe it.\n")
+    done = rho("continuum", "../prd.md", "-m", "demo", "-y", cwd=plain, home=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert f"{plain} is not in a git work tree" in done.stderr
+    assert "run `git init` there, or give the repository with -d/--working-dir" in done.stderr
+    assert "session 1" not in done.stderr
+    assert list(plain.iterdir()) == []
+    # a repository where git knows no committer: the first commit failed after a session
+    subprocess.run(("git", "init", "-q", str(plain)), check=True)
+    done = rho("continuum", "../prd.md", "-m", "demo", "-y", cwd=plain, home=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert f"git cannot commit in {plain}: it knows no committer" in done.stderr
+    assert "`git config user.email EMAIL` there" in done.stderr
+    assert [p.name for p in plain.iterdir()] == [".git"]
+    assert not (tmp_path / "rho" / "continuum").exists()
 
 
 class _Terminal(io.StringIO):

@@ -227,3 +227,22 @@ def test_a_status_listing_too_long_to_keep_whole_stops_the_run(
     with pytest.raises(WorkspaceGitError, match="more than 40 bytes of paths; add what should"):
         run.go(max_sessions=1)
     assert run.git("log", "--format=%s").split() == ["start"]
+
+
+class _Interrupted(Run):
+    async def ask(self, question: str) -> str | None:
+        raise KeyboardInterrupt  # Ctrl+C while the question is asked
+
+
+def test_a_cancelled_run_is_saved_paused_saying_so(world: Callable[..., Run]) -> None:
+    """Ctrl+C left the state "running", with the reason of the pause before (seen: "used all
+    200 sessions" on a run cancelled in session 2860)."""
+    made = world([text("HANDOFF: one\nfirst")], [text("Which colour?\nNEEDS_INPUT")])
+    run = _Interrupted(repo=made.repo, store=made.store, scripts=made.scripts)
+    before = ContinuumState(run_id="r1", status="paused", reason="used all 5 sessions")
+    with pytest.raises(KeyboardInterrupt):
+        run.go(before, max_sessions=9)
+    assert [(s.status, s.reason) for s in run.saved[:3]] == [("running", "")] * 3
+    last = run.saved[-1]
+    assert (last.status, last.session_count) == ("paused", 2)
+    assert last.reason == "cancelled in session 2; --resume goes on"

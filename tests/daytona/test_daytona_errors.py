@@ -95,6 +95,8 @@ async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -
     with pytest.raises(ExecutorError, match="connection to Daytona failed") as info:
         await executor.stat(".")
     assert isinstance(info.value.__cause__, httpx.ConnectError)
+    # the server and the variable named: a wrong DAYTONA_API_URL said neither
+    assert "(at https://fake-daytona.test; the API's URL is DAYTONA_API_URL)" in str(info.value)
     await executor.aclose()
 
 

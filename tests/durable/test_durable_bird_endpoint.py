@@ -210,3 +210,46 @@ async def test_a_queued_question_does_not_choose_the_workspace_or_the_data_a_wor
             for n, bad in enumerate(("nan", "inf", "0", "-1", "soon"), start=4)
         ),
     ]
+
+
+async def test_a_durable_question_keeps_no_evidence_and_the_system_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--no-evidence`` and ``--system-prompt`` travel in the question's payload (a worker's
+    own config has neither); a payload whose system prompt names a file is refused, since a
+    payload must not make a worker read one."""
+    from rho_entry.evals.bird_data import load_bird
+    from rho_entry.evals.bird_durable import question_run
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    data, workspace = write_sample(tmp_path / "bird"), tmp_path / "ws"
+    workspace.mkdir()
+    dataset = load_bird(data)
+    store = FileSessionStore(tmp_path / "store")
+    with LoopbackServer([text_reply("done")]) as model:
+        config = AgentConfig(
+            model="fake-model", base_url=model.base_url, profile="readonly",
+            system_prompt="Answer in SQLite.",
+        )  # fmt: skip
+        for name, value in worker_environ(
+            store.root, {}, config, data=data, workspace=workspace
+        ).items():
+            if name.startswith("RHO_AGENT_BIRD_"):
+                monkeypatch.setenv(name, value)
+        queued = question_run(
+            dataset, tmp_path / "r.jsonl", dataset.questions[0], config=config, timeout=30,
+            workspace=workspace, evidence=False,
+        )  # fmt: skip
+        worker_config = AgentConfig(model="fake-model", base_url=model.base_url)
+        await run_question(queued, RecordingSteps(), config=worker_config, store=store)
+        forged = QueuedRun(
+            run_id="bird-f", session_id="f", prompt=None,
+            settings={**queued.settings, "system_prompt": "~/notes/keys.md"},
+        )  # fmt: skip
+        with pytest.raises(ConfigError, match=r"its system prompt names a file '~/notes/keys\.md'"):
+            await run_question(forged, RecordingSteps(), config=worker_config, store=store)
+    (request,) = model.requests
+    system, user = request["messages"][:2]
+    assert system == {"role": "system", "content": "Answer in SQLite."}
+    assert "External knowledge" not in user["content"]
+    assert dataset.questions[0].question in user["content"]

@@ -83,19 +83,32 @@ def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> Exec
 
 @contextlib.contextmanager
 def map_httpx_errors(what: str) -> Iterator[None]:
-    """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``, and
-    httpx's refusal of a URL (``InvalidURL``, no ``HTTPError``: a sandbox id read from a
-    trace or a toolbox URL a server named, too long or with a control character), which
-    before left the adapter as httpx's own exception."""
+    """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``,
+    naming the server asked (a wrong ``DAYTONA_API_URL`` was said as "Connect call failed
+    ('127.0.0.1', 9)", naming neither the URL nor the variable), and httpx's refusal of a URL
+    (``InvalidURL``, no ``HTTPError``: a sandbox id read from a trace or a toolbox URL a
+    server named, too long or with a control character), which before left the adapter as
+    httpx's own exception."""
     try:
         yield
     except httpx.InvalidURL as exc:
         raise ExecutorError(f"no request could be made for {what}: its URL {exc}") from exc
     except httpx.TimeoutException as exc:
-        raise ExecutorError(f"Daytona did not answer in time during {what}") from exc
+        raise ExecutorError(f"Daytona did not answer in time during {what}{_asked(exc)}") from exc
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
-        raise ExecutorError(f"connection to Daytona failed during {what}: {detail}") from exc
+        raise ExecutorError(
+            f"connection to Daytona failed during {what}{_asked(exc)}: {detail}"
+        ) from exc
+
+
+def _asked(exc: httpx.HTTPError) -> str:
+    """`` (at <server>; ...)`` for a request error, naming the setting of that URL."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error without its request
+        return ""
+    return f" (at {url.scheme}://{url.netloc.decode()}; the API's URL is DAYTONA_API_URL)"
 
 
 @contextlib.contextmanager

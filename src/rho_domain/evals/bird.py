@@ -185,15 +185,16 @@ def _unique(
     return tuple(kept), tuple(problems)
 
 
-def prompt_for(question: BirdQuestion, *, tool: str, alias: str) -> str:
-    """The task given to the agent: the question, its evidence, and how to answer."""
+def prompt_for(question: BirdQuestion, *, tool: str, alias: str, evidence: bool = True) -> str:
+    """The task given to the agent: the question, its evidence (unless ``evidence`` is False:
+    the reference's ``--no-evidence``, BIRD's harder setting), and how to answer."""
     lines = [
         f"Answer this question with one SQLite query over the database `{alias}` "
         f"(use the `{tool}` tool to look at its tables and try queries).",
         "",
         f"Question: {question.question}",
     ]
-    if question.evidence.strip():
+    if evidence and question.evidence.strip():
         lines.append(f"External knowledge: {question.evidence}")
     lines += [
         "",

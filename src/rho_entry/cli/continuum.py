@@ -5,7 +5,7 @@
     rho-agent continuum PRD [-d DIR] [-m MODEL] [--service-tier T] [--base-url URL]
                             [--context-window N] [--budget-threshold F] [--max-sessions N]
                             [--test-cmd CMD] [--lint-cmd CMD] [--typecheck-cmd CMD]
-                            [--branch NAME] [--resume] [--state FILE] [-y]
+                            [--branch NAME] [--resume] [--state FILE] [--store URL] [-y]
 
 The loop is ``rho_entry.continuum.loop``'s (docs/continuum.md). Progress lines go to stderr.
 Exit codes: 0 completed (the agent said PROJECT COMPLETE and the checks passed); 1 bad flags,
@@ -20,6 +20,7 @@ import asyncio
 import sys
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rho_domain.errors import ConfigError, RhoError
@@ -66,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue the latest run")
     parser.add_argument("--state", metavar="FILE", help="the run's state file")
     parser.add_argument(
+        "--store", metavar="URL", help="where the sessions are kept (as rho-agent --store)"
+    )
+    parser.add_argument(
         "-y", "--yes", action="store_true", help="approve every tool call without asking"
     )
     return parser
@@ -94,7 +98,7 @@ async def _run(args: argparse.Namespace) -> int:
     from rho_entry import wiring
     from rho_entry.config.home import config_dir
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
-    from rho_entry.config.stores import choose_store
+    from rho_entry.config.stores import choose_store, store_setting
     from rho_entry.continuum.loop import ContinuumPorts, run_continuum
     from rho_entry.continuum.state_file import (
         given_state,
@@ -122,12 +126,17 @@ async def _run(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     directory = config_dir(env) / "continuum"
     if args.resume:
-        path = given_state(args.state) if args.state else latest_state(directory)
+        path = (
+            given_state(args.state)
+            if args.state
+            else latest_state(directory, Path(args.working_dir))
+        )
         state = attrs.evolve(load_state(path), config=recorded(args))
     else:
         state = ContinuumState(run_id=uuid.uuid4().hex[:12], config=recorded(args))
         path = given_state(args.state) if args.state else state_path(directory, state.run_id)
-    chosen = choose_store(None, env)
+    url, origin = store_setting(args.store, env)
+    chosen = choose_store(url, env, origin=origin)
     executor = build_executor(config, wiring.profile_of(config), chosen.store)
     ports = ContinuumPorts(
         executor=executor,
@@ -192,9 +201,10 @@ def read_prd(path: str) -> str:
 
 def recorded(args: argparse.Namespace) -> dict[str, object]:
     """The flags a state file records (for the reader; a resume uses its own). Not the base
-    URL: it may hold a password (``https://user:secret@host``)."""
+    URL: it may hold a password (``https://user:secret@host``). The working directory
+    resolved, as ``--resume`` finds the latest run of a directory by it."""
     return {
-        name: value
+        name: str(Path(value).resolve()) if name == "working_dir" else value
         for name, value in vars(args).items()
         if value is not None and name != "base_url"
     }

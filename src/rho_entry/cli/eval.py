@@ -5,6 +5,7 @@
     rho-agent eval bird --data DIR [--split dev] [--difficulty D] [--offset N] [-n/--limit N]
                         [--workers K] [--model M] [--service-tier T]
                         [--out FILE] [--timeout S] [--max-turns N]
+                        [--no-evidence] [-s/--system-prompt FILE|TEXT]
                         [--durable [--durable-db URL] [--dead-after S]]
     rho-agent eval sample-data DIR
 
@@ -60,6 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="S", help="per graded query (30)"
     )
     bird.add_argument("--max-turns", type=int, metavar="N", help="model calls per question")
+    bird.add_argument(
+        "--no-evidence",
+        action="store_true",
+        help="leave each question's evidence (external knowledge) out of its prompt "
+        "(default --out: bird-<split>-no-evidence-results.jsonl)",
+    )
+    bird.add_argument(
+        "-s",
+        "--system-prompt",
+        metavar="FILE|TEXT",
+        help="the sessions' system prompt: a .md template (its body; variables from its "
+        "front matter's defaults) or text",
+    )
     bird.add_argument(
         "--durable",
         action="store_true",
@@ -135,7 +149,9 @@ def _bird(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run_from_cli(args))
     except KeyboardInterrupt:
-        out = args.out or f"bird-{args.split}-results.jsonl"
+        from rho_entry.cli.eval_console import results_path
+
+        out = results_path(args)
         sys.stderr.write(
             f"rho-agent eval: interrupted; the graded questions are in {out}. "
             "Run the same command to continue.\n"

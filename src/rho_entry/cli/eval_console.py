@@ -43,9 +43,11 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     dataset = attrs.evolve(dataset, questions=selected)
     for problem in dataset.problems:
         sys.stderr.write(f"rho-agent eval: skipped {visible(str(problem))}\n")
-    out = Path(args.out or f"bird-{args.split}-results.jsonl")
+    out = results_path(args)
     counter = _Progress()
     config = attrs.evolve(settings.config, auto_approve=False)
+    if args.system_prompt is not None:
+        config = attrs.evolve(config, system_prompt=system_prompt_text(args.system_prompt))
     # one empty directory for every eval session, kept (a resumed session runs in it),
     # not left in the directory the command ran in
     workspace = config_dir(env) / "evals" / "workspace"
@@ -66,6 +68,7 @@ async def run_from_cli(args: argparse.Namespace) -> int:
                 store=chosen.store,
                 on_result=counter,
                 workspace=workspace,
+                evidence=not args.no_evidence,
             )
         finally:  # an error's and Ctrl+C's too: a PostgreSQL store's share of the pool
             await chosen.aclose()
@@ -76,6 +79,40 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     sys.stdout.write(format_summary(summarize(run.results)) + "\n")
     sys.stderr.write(f"results: {out}\n")
     return exit_codes.MODEL if run.not_graded else exit_codes.OK
+
+
+def results_path(args: argparse.Namespace) -> Path:
+    """``--out``, else ``bird-<split>-results.jsonl`` (``-no-evidence-`` before ``results``
+    with ``--no-evidence``: a run without evidence never continues one with it)."""
+    if args.out:
+        return Path(args.out)
+    setting = "-no-evidence" if args.no_evidence else ""
+    return Path(f"bird-{args.split}{setting}-results.jsonl")
+
+
+def system_prompt_text(given: str) -> str:
+    """``--system-prompt``'s prompt, read once: a template file's body rendered with its own
+    defaults (the reference used the body and ignored variables), or the text as given. A
+    file that cannot be read, or a variable without a default, is a ``ConfigError`` naming
+    it (the reference fell back to its default prompt without a word)."""
+    from rho_domain.errors import ConfigError
+    from rho_entry.cli import launch_files as files
+    from rho_entry.config.home import expanded
+    from rho_entry.config.system_prompt import template_path
+    from rho_entry.config.templates import load_template, render_template
+
+    if files.is_template_path(given):
+        with files.read_by("--system-prompt", given):
+            template = load_template(files.a_regular_file(expanded(given)))
+            text = render_template(template, {}).system_prompt.strip()
+    else:
+        text = given.strip()
+    if not text or template_path(text) is not None:
+        raise ConfigError(
+            f"--system-prompt {given!r}: its text is empty or one line naming a .md file; "
+            "give the prompt's text or a template file"
+        )
+    return text
 
 
 class _Progress:

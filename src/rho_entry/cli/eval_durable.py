@@ -75,6 +75,7 @@ async def run_durable(
             timeout=args.timeout,
             workspace=workspace,
             on_result=on_result,
+            evidence=not args.no_evidence,
         )
     finally:
         queue.close()

@@ -18,6 +18,7 @@ continues the session count and the handoff numbering.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -86,14 +87,19 @@ class ContinuumPorts:
 async def run_continuum(
     plan: ContinuumPlan, ports: ContinuumPorts, state: ContinuumState
 ) -> ContinuumState:
-    """Run sessions from ``state`` on; the final state (also saved). Raises
-    ``WorkspaceGitError`` (saved as status ``error`` first) when git fails."""
+    """Run sessions from ``state`` on; the final state (also saved; a cancelled run's is
+    saved ``paused``, saying so, before the cancellation goes on). Raises
+    ``WorkspaceGitError`` (saved as status ``error`` first) when git fails; one for a
+    workspace outside a git work tree before anything runs or is saved."""
+    await workspace.require_repository(ports.executor)
     try:
         await workspace.ignore_own_files(ports.executor)
         if plan.branch is not None:
             await workspace.switch_branch(ports.executor, plan.branch)
         while state.session_count < plan.max_sessions:
-            state = attrs.evolve(state, status="running", session_count=state.session_count + 1)
+            state = attrs.evolve(
+                state, status="running", reason="", session_count=state.session_count + 1
+            )
             ports.save(state)
             state = await _session(plan, ports, state)
             ports.save(state)
@@ -101,6 +107,11 @@ async def run_continuum(
                 return state
     except Exception as exc:
         ports.save(attrs.evolve(state, status="error", reason=str(exc)))
+        raise
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl+C or SIGTERM left the file "running" with the last pause's reason
+        why = f"cancelled in session {state.session_count}; --resume goes on"
+        ports.save(attrs.evolve(state, status="paused", reason=why))
         raise
     state = attrs.evolve(
         state,

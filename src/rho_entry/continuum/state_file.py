@@ -53,12 +53,27 @@ def load_state(path: Path) -> ContinuumState:
         raise ConfigError(f"{where}: {exc} (give another with --state)") from exc
 
 
-def latest_state(directory: Path) -> Path:
-    """The most recently written state file in ``directory``; ``ConfigError`` when none."""
+def latest_state(directory: Path, working_dir: Path) -> Path:
+    """The most recently written state file in ``directory`` of a run in ``working_dir`` (its
+    recorded ``working_dir``, resolved); ``ConfigError`` when there is none. Any run's latest
+    was taken before: ``--resume`` in one repository went on with another's run, its
+    session count and config written over."""
+    target = working_dir.resolve()
     found = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
-    if not found:
-        raise ConfigError(
-            f"--resume: no continuum run is recorded in {directory}; start one without "
-            "--resume, or name its state file with --state"
-        )
-    return found[-1]
+    for path in reversed(found):
+        if _recorded_dir(path) == target:
+            return path
+    others = f" ({len(found)} for other directories: name one with --state)" if found else ""
+    raise ConfigError(
+        f"--resume: no continuum run of {target} is recorded in {directory}{others}; start "
+        "one without --resume, or name its state file with --state"
+    )
+
+
+def _recorded_dir(path: Path) -> Path | None:
+    """The resolved ``working_dir`` a state file records (None when it cannot be read)."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config", {})
+        return Path(str(config.get("working_dir", "."))).resolve()
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -85,6 +85,32 @@ async def git(executor: Executor, *args: str) -> str:
     return result.output
 
 
+async def require_repository(executor: Executor) -> None:
+    """Raise ``WorkspaceGitError`` unless the workspace is inside a git work tree whose git
+    knows a committer. Asked before anything runs: a directory without one ran a whole
+    session (the model paid for), wrote a ``.gitignore`` and a state file that ``--resume``
+    then took as the latest run, and only the first commit failed, with advice about
+    ``.gitignore``; without a committer (no ``user.email``) the first commit failed so too."""
+    argv = ("git", "rev-parse", "--is-inside-work-tree")
+    result = await run_argv(executor, argv, 60.0)
+    if result.exit_code != 0 or result.output.strip() != "true":
+        said = result.output.strip()[-300:] or f"exit code {result.exit_code}"
+        raise WorkspaceGitError(
+            f"{executor.working_dir} is not in a git work tree (`git rev-parse "
+            f"--is-inside-work-tree`: {said}); run `git init` there, or give the repository "
+            "with -d/--working-dir"
+        )
+    # the committer git would use: without one, the first commit failed after a session
+    identity = await run_argv(executor, ("git", "var", "GIT_COMMITTER_IDENT"), 60.0)
+    if identity.exit_code != 0:
+        said = identity.output.strip()[-300:] or f"exit code {identity.exit_code}"
+        raise WorkspaceGitError(
+            f"git cannot commit in {executor.working_dir}: it knows no committer ({said}); "
+            "set one with `git config user.name NAME` and `git config user.email EMAIL` there "
+            "(or --global)"
+        )
+
+
 async def switch_branch(executor: Executor, branch: str) -> None:
     """Work on ``branch``: switched to when it exists, created from HEAD when not. A failure
     stops the run (the reference went on silently on the branch it was on)."""

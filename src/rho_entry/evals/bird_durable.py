@@ -27,7 +27,7 @@ import attrs
 
 from rho_adapters.clock import SystemClock
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionNotFound
+from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.evals.accuracy import QuestionResult
 from rho_domain.evals.bird import BirdQuestion
 from rho_domain.events import Event, RunStarted
@@ -45,9 +45,11 @@ KIND = "bird"
 
 def question_run(
     dataset: BirdDataset, out: Path, question: BirdQuestion, *, config: AgentConfig, timeout: float,
-    workspace: Path,
+    workspace: Path, evidence: bool = True,
 ) -> QueuedRun:  # fmt: skip
-    """The durable run of ``question`` for the results file ``out``: the same ids every time."""
+    """The durable run of ``question`` for the results file ``out``: the same ids every time.
+    Its settings carry what the worker's own config cannot: ``evidence`` (``no`` when left
+    out) and the eval's system prompt text (``--system-prompt``, already read)."""
     key = f"{out.resolve()}\0{dataset.root.resolve()}\0{dataset.split}\0{question.question_id}"
     digest = hashlib.sha256(key.encode()).hexdigest()
     settings = {
@@ -58,6 +60,8 @@ def question_run(
         "timeout": str(timeout),
         "workspace": str(workspace),
         **{f: str(getattr(config, f)) for f in ENDPOINT if getattr(config, f) is not None},
+        **({} if evidence else {"evidence": "no"}),
+        **({"system_prompt": config.system_prompt} if config.system_prompt else {}),
     }
     return QueuedRun(run_id=f"bird-{digest[:16]}", session_id=digest[:12], prompt=None,
                      settings=settings)  # fmt: skip
@@ -76,12 +80,13 @@ async def run_question(
     clock = SystemClock()
     grader = Grader(
         dataset,
-        attrs.evolve(config, auto_approve=False),
+        attrs.evolve(config, auto_approve=False, system_prompt=_system_prompt(queued)),
         Path(settings["workspace"]),
         timeout,
         None,
         store,
         clock,
+        evidence=settings.get("evidence") != "no",
     )
     started = clock.monotonic()
     db = dataset.database(question).resolve()
@@ -89,7 +94,9 @@ async def run_question(
     session = await _open(queued, steps, grader.agent_for(question, db), store, question)
     session.journal.listeners.append(events.append)
     try:
-        outcome = await session.run(prompt(question), run_id=queued.run_id)
+        outcome = await session.run(
+            prompt(question, evidence=grader.evidence), run_id=queued.run_id
+        )
     finally:
         await session.close()
 
@@ -98,6 +105,17 @@ async def run_question(
         return json.dumps({"line": result_to_line(result), "failure": failure})
 
     return await steps.once("grade", grade)
+
+
+def _system_prompt(queued: QueuedRun) -> str:
+    """The payload's system prompt: text (the CLI read the file). One naming a template file
+    is refused, since a payload must not make the worker read a file."""
+    from rho_entry.config.system_prompt import template_path
+
+    text = queued.settings.get("system_prompt", "")
+    if template_path(text) is not None:
+        raise ConfigError(f"durable run {queued.run_id}: its system prompt names a file {text!r}")
+    return text
 
 
 async def _open(
@@ -143,6 +161,7 @@ async def run_bird_durable(
     timeout: float = 30.0,
     workspace: Path,
     on_result: Callable[[QuestionResult], None] | None = None,
+    evidence: bool = True,
 ) -> BirdRun:
     """``run_bird`` over the queue: enqueue, keep ``workers`` worker processes running (one
     that dies is replaced), write each result once as its run ends; the workers are stopped
@@ -154,7 +173,13 @@ async def run_bird_durable(
     await asyncio.to_thread(workspace.mkdir, parents=True, exist_ok=True)
     runs = {
         q.question_id: question_run(
-            dataset, out, q, config=config, timeout=timeout, workspace=workspace
+            dataset,
+            out,
+            q,
+            config=config,
+            timeout=timeout,
+            workspace=workspace,
+            evidence=evidence,
         )
         for q in todo
     }

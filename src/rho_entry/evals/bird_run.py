@@ -87,13 +87,15 @@ async def run_bird(
     clock: Clock | None = None,
     on_result: OnResult | None = None,
     workspace: Path | None = None,
+    evidence: bool = True,
 ) -> BirdRun:
     """Run the first ``limit`` questions (all when None) that ``out`` has no line for, with at
     most ``workers`` sessions at once. ``model_factory`` makes each session's model (default:
     the config's endpoint); ``clock`` measures wall time (default: the system clock).
     ``workspace`` is the empty working directory of every session (default: ``<out>.workspace``
     beside ``out``; the CLI's is in the config directory); it and the database paths are
-    stored absolute, so ``rho-agent --resume ID`` opens a session from any directory."""
+    stored absolute, so ``rho-agent --resume ID`` opens a session from any directory.
+    ``evidence`` False leaves each question's evidence out of its prompt."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if clock is None:
@@ -108,7 +110,9 @@ async def run_bird(
         workspace = out.parent / f"{out.name}.workspace"
     workspace = expanded(workspace).resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    grader = Grader(dataset, config, workspace, timeout, model_factory, store, clock)
+    grader = Grader(
+        dataset, config, workspace, timeout, model_factory, store, clock, evidence=evidence
+    )
     results_file = ResultsFile(out)
     results_file.open()
     fresh: dict[int, QuestionResult] = {}
@@ -159,6 +163,7 @@ class Grader:
     model_factory: ModelFactory | None
     store: SessionStore | None
     clock: Clock
+    evidence: bool = True
 
     async def grade(self, question: BirdQuestion) -> tuple[QuestionResult, str | None]:
         """Run the agent on ``question`` and grade it; the second value says why a run is not
@@ -168,7 +173,7 @@ class Grader:
         events: list[Event] = []
         session = self._session(question, db, events.append)
         try:
-            outcome = await session.run(prompt(question))
+            outcome = await session.run(prompt(question, evidence=self.evidence))
         finally:
             await session.close()
         return await self.judge(question, outcome, events, started)
@@ -225,11 +230,11 @@ def question_labels(question: BirdQuestion) -> dict[str, str]:
     return {"eval": "bird", "question_id": str(question.question_id)}
 
 
-def prompt(question: BirdQuestion) -> str:
-    """The prompt of ``question``."""
+def prompt(question: BirdQuestion, *, evidence: bool = True) -> str:
+    """The prompt of ``question`` (without its evidence when ``evidence`` is False)."""
     from rho_domain.evals.bird import prompt_for
 
-    return prompt_for(question, tool="sqlite", alias=question.db_id)
+    return prompt_for(question, tool="sqlite", alias=question.db_id, evidence=evidence)
 
 
 def _result(
