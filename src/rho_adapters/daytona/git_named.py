@@ -24,12 +24,15 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     secret locations for the executor's policy."""
     home = homes[0] if homes else None
     configs: list[tuple[str, _Bases]] = []
-    for user_home in homes:
-        configs += [(f"{user_home}/.gitconfig", (user_home,))]
-        configs += [(f"{user_home}/.config/git/config", (user_home,))]
-    configs.append(("/etc/gitconfig", ("/etc",)))
+    tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        configs += await _repository_configs(run, root)
+        repo = await _repository_configs(run, root)
+        configs += repo
+        tops += [root, *(repo[0][1][:1] if repo else ())]
+    for user_home in homes:
+        configs += [(f"{user_home}/.gitconfig", (user_home, *tops))]
+        configs += [(f"{user_home}/.config/git/config", (user_home, *tops))]
+    configs.append(("/etc/gitconfig", ("/etc", *tops)))
     found: list[str] = []
     seen: set[str] = set()
     while configs and len(seen) < MAX_CONFIGS:
@@ -40,7 +43,7 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
         for (path, bases), text in zip(batch, texts, strict=True):
             if text is None:
                 continue
-            named = named_in(text)
+            named = named_in(text, env={"HOME": home} if home else None)
             here = posixpath.dirname(path)
             for value in named.includes:
                 if (include := placed(value, base=here, home=home)) is not None:

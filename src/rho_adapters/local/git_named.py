@@ -16,9 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+from rho_domain.git_named_files import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIGS,
+    entry_of,
+    named_by,
+    named_in,
+    placed,
+)
 
 
 def git_named_secrets(
@@ -26,20 +34,20 @@ def git_named_secrets(
 ) -> tuple[str, ...]:
     """The real paths of the files the configurations above name (credential sources and
     included configurations): secret locations for the executor's policy. ``env``: the
-    commands' environment (``HOME``, ``XDG_CONFIG_HOME``), None for none."""
+    environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
+    ``GIT_SSH_COMMAND``), None for none."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
+    shell_env = {**env, "HOME": home} if home else dict(env)
     pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
+    tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        pending.extend(_repository_configs(root))
-    xdg = env.get("XDG_CONFIG_HOME")
-    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
-        pending.append((f"{user_home}/.gitconfig", (user_home,)))
-        pending.append((f"{user_home}/.config/git/config", (user_home,)))
-    if xdg:
-        pending.append((f"{xdg}/git/config", (xdg,)))
-    pending.append(("/etc/gitconfig", ("/etc",)))
-    found: list[str] = []
+        configs = _repository_configs(root)
+        pending.extend(configs)
+        tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
+    for config, base in _user_configs(homes, home, env):
+        pending.append((config, (base, *tops)))
+    found = _placed_all(_env_named(env, shell_env), tops, home)
     seen: set[str] = set()
     while pending and len(seen) < MAX_CONFIGS:
         config, bases = pending.pop(0)
@@ -50,7 +58,7 @@ def git_named_secrets(
         text = _read(real)
         if text is None:
             continue
-        named = named_in(text)
+        named = named_in(text, env=shell_env)
         here = os.path.dirname(real)
         for value in named.includes:
             include = placed(value, base=here, home=home)
@@ -60,6 +68,43 @@ def git_named_secrets(
         found.extend(_placed_all(named.secrets, (*bases, here), home))
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+
+
+def _user_configs(
+    homes: Sequence[str], home: str | None, env: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The user's and the system's configurations, each with its directory: every home's,
+    ``XDG_CONFIG_HOME``'s, ``/etc/gitconfig``, and the ones ``GIT_CONFIG_GLOBAL`` and
+    ``GIT_CONFIG_SYSTEM`` put in their place."""
+    configs: list[tuple[str, str]] = []
+    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
+        configs += [(f"{user_home}/.gitconfig", user_home)]
+        configs += [(f"{user_home}/.config/git/config", user_home)]
+    if xdg := env.get("XDG_CONFIG_HOME"):
+        configs.append((f"{xdg}/git/config", xdg))
+    configs.append(("/etc/gitconfig", "/etc"))
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        if given := env.get(name):
+            configs.append((os.path.abspath(given), os.path.dirname(os.path.abspath(given))))
+    return configs
+
+
+def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[str, ...]:
+    """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
+    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
+    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
+    pairs: list[tuple[str, str | None]] = []
+    count = env.get("GIT_CONFIG_COUNT", "")
+    for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
+        pairs.append((env.get(f"GIT_CONFIG_KEY_{at}", ""), env.get(f"GIT_CONFIG_VALUE_{at}")))
+    with contextlib.suppress(ValueError):  # a quote left open: git refuses it too
+        for word in shlex.split(env.get("GIT_CONFIG_PARAMETERS", "")):
+            key, equals, value = word.partition("=")
+            pairs.append((key, value if equals else None))
+    if ssh := env.get("GIT_SSH_COMMAND"):
+        pairs.append(("core.sshCommand", ssh))
+    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
+    return (*named.secrets, *named.includes)
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:
