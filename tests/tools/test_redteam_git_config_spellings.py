@@ -11,7 +11,9 @@ section the rest of the line spelled), a ``]`` in a quoted subsection, a ``--fil
 (``--fi=x``, ``--f x``: git's option parser takes any unique start), ``$HOME`` in a helper's
 command line (the shell expands it), ssh flags run together (``-vi key``), an SSH signing key
 given without ``./``, and a relative name in the user's own ``.gitconfig`` (git runs the
-helper at the top of the repository, not in the home). Locally also the configuration the
+helper at the top of the repository, not in the home). Locally also what a ``~/.gitconfig``
+that is a link (``-> dotfiles/gitconfig``) includes by a relative name (git places it by the
+link's directory; the finder placed it by the target's), and the configuration the
 environment gives (``GIT_CONFIG_COUNT``, ``GIT_CONFIG_PARAMETERS``, ``GIT_CONFIG_GLOBAL``,
 ``GIT_SSH_COMMAND``).
 """
@@ -46,9 +48,11 @@ CONFIG = (
     "[credential]\n"
     "\thelper = store --file=${HOME}/../ws/s-home.txt\n"
 )
-GLOBAL = "[credential]\n\thelper = store --file=s-global.txt\n"
+# ~/.gitconfig, a link to dotfiles/gitconfig: git places its include by the link's directory
+GLOBAL = "[credential]\n\thelper = store --file=s-global.txt\n[include]\n\tpath = extra.inc\n"
+INCLUDED = "[credential]\n\thelper = store --file=s-included.txt\n"
 SPELLED = ["s-comment.txt", "s-bracket.txt", "s-ssh-ident", "sign/s-sign-ident", "s-home.txt"]
-NAMED = [*SPELLED, "s-global.txt"]
+NAMED = [*SPELLED, "s-global.txt", "s-included.txt"]
 # what the environment gives (local only: the user's git runs in the agent's environment)
 BY_ENV = {
     "GIT_CONFIG_COUNT": "1",
@@ -66,7 +70,10 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root, home = top / "ws", top / "home"
     root.mkdir()
     home.mkdir()
-    (home / ".gitconfig").write_text(GLOBAL)
+    (home / "dotfiles").mkdir()
+    (home / "dotfiles/gitconfig").write_text(GLOBAL)
+    (home / ".gitconfig").symlink_to("dotfiles/gitconfig")
+    (home / "extra.inc").write_text(INCLUDED)
     (home / "alt.gitconfig").write_text("[credential]\n\thelper = store --file=e-global.txt\n")
     subprocess.run(["git", "init", "-q"], cwd=root, env=ENV, check=True)
     (root / ".git/config").write_text(CONFIG, encoding="utf-8")
@@ -85,9 +92,10 @@ def test_git_reads_every_spelling(ws: Path) -> None:
     env = {**ENV, "HOME": str(ws.parent / "home")}
     listed = subprocess.run(["git", "config", "--list"], cwd=ws, env=env,
                             capture_output=True, text=True, check=True).stdout  # fmt: skip
-    for value in ("--fi=s-comment.txt", "--f s-bracket.txt", "-vi s-ssh-ident", "s-global.txt"):
+    for value in ("--fi=s-comment.txt", "--f s-bracket.txt", "-vi s-ssh-ident", "s-global"):
         assert value in listed, (value, listed)
     assert "user.signingkey=sign/s-sign-ident" in listed, listed
+    assert "helper=store --file=s-included.txt" in listed, listed
     env = {**env, **BY_ENV, "GIT_CONFIG_GLOBAL": str(ws.parent / "home/alt.gitconfig")}
     listed = subprocess.run(["git", "config", "--list"], cwd=ws, env=env,
                             capture_output=True, text=True, check=True).stdout  # fmt: skip

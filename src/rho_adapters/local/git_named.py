@@ -48,23 +48,25 @@ def git_named_secrets(
     for config, base in _user_configs(homes, home, env):
         pending.append((config, (base, *tops)))
     found = _placed_all(_env_named(env, shell_env), tops, home)
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     while pending and len(seen) < MAX_CONFIGS:
         config, bases = pending.pop(0)
         real = os.path.realpath(config)
-        if real in seen:
+        # git places an include by the including file's path as it reached it, a link's
+        # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
+        here = os.path.dirname(os.path.abspath(config))
+        if (real, here) in seen:
             continue
-        seen.add(real)
+        seen.add((real, here))
         text = _read(real)
         if text is None:
             continue
         named = named_in(text, env=shell_env)
-        here = os.path.dirname(real)
         for value in named.includes:
-            include = placed(value, base=here, home=home)
-            if include is not None:
-                found.append(include)
-                pending.append((include, bases))
+            for base in dict.fromkeys((here, os.path.dirname(real))):
+                if (include := placed(value, base=base, home=home)) is not None:
+                    found.append(include)
+                    pending.append((include, bases))
         found.extend(_placed_all(named.secrets, (*bases, here), home))
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
