@@ -3,14 +3,15 @@
 this machine's (``rho_adapters/local/git_named.py`` says which configurations and how names
 are placed): the files are read in the sandbox by our scripts, a round of reads for each
 step (the repository above each root, a linked worktree's git directory, its common
-directory, each level of includes), at most ``MAX_CONFIGS`` files in all.
+directory, each level of includes), at most ``MAX_CONFIGS`` files in all; a repository
+nested below a root is found by the alias scan made with the sandbox (``nested``).
 """
 
 from __future__ import annotations
 
 import base64
 import posixpath
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts
 from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
@@ -56,6 +57,14 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
                 if (p := placed(value, base=base, home=home)) is not None
             ]
     return await _canonical(run, list(dict.fromkeys(found)))
+
+
+def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
+    """The tops of the repositories whose ``.git/config`` is among ``secrets`` (what the
+    alias scan met below ``roots``), but the roots: another clone in a subdirectory, whose
+    configuration may name a credential file there (probeshell23b)."""
+    tops = (p.removesuffix("/.git/config") for p in sorted(secrets) if p.endswith("/.git/config"))
+    return tuple(t for t in dict.fromkeys(tops) if t not in roots)[:MAX_CONFIGS]
 
 
 async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:

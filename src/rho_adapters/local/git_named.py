@@ -9,7 +9,7 @@ its common directory's config and its ``config.worktree``), every known home's
 ``MAX_CONFIGS`` in all. A relative name is placed as git may place it: below the repository's
 work tree (git's directory when it runs a helper), its git directory and the configuration's
 own directory (an include's base). A repository nested inside the workspace (another clone in
-a subdirectory) is not looked for: see docs/security.md.
+a subdirectory) is found by the walks before each command (``nested_secrets``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from rho_domain.git_named_files import (
     named_in,
     placed,
 )
+from rho_domain.secrets import SecretPolicy
 
 
 def git_named_secrets(
@@ -165,3 +166,20 @@ def _read(path: str) -> str | None:
             with open(path, encoding="utf-8", errors="replace") as file:
                 return file.read()
     return None
+
+
+def nested_secrets(
+    found: Iterable[str], policy: SecretPolicy, roots: Sequence[str]
+) -> tuple[str, ...]:
+    """The files the configurations of the repositories nested below ``roots`` name (their
+    ``.git`` or ``.git/config`` among the paths a walk ``found``: another clone in a
+    subdirectory, whose config the finder above does not read), regular files the policy
+    does not refuse already: ``cd sub && git config credential.helper 'store
+    --file=notes.txt'`` kept the token readable by ``cat sub/notes.txt`` (probeshell23b)."""
+    ends = ("/.git", "/.git/config")
+    tops = (p.rpartition("/.git")[0] for p in found if p.endswith(ends))
+    nested = [top for top in dict.fromkeys(tops) if top not in roots]
+    if not nested:
+        return ()
+    named = git_named_secrets(nested, policy.homes, None)
+    return tuple(p for p in named if policy.refusal(p) is None and os.path.isfile(p))
