@@ -6,12 +6,14 @@ Before probeshell23b:
   chain/a.txt -> b.txt`` and ``.env.production -> cfgdir/prod2.conf`` (``cfgdir ->
   realcfg``), ``cat chain/b.txt``, ``cat realcfg/prod2.conf``, ``grep -r`` and the read tool
   printed them (the local scans resolve every link on the way and held);
-* locally a hard link of such a target was no alias: with ``.env -> env/prod.conf``,
-  ``ln env/prod.conf copy.txt`` gave the secret to ``cat copy.txt`` without bubblewrap and to
-  the read tool on both (the sandbox's own scan hid it);
+* locally a hard link of such a target was no alias: with ``.env -> env/prod.conf`` (or
+  ``.ssh -> keys``), ``ln env/prod.conf copy.txt`` (``ln keys/k copy2``) gave the secret to
+  ``cat copy.txt`` without bubblewrap and to the read tool on both (the sandbox's own scan
+  hid it);
 * a repository nested below the workspace (another clone in ``sub/``) had its configuration
   read by no finder: ``credential.helper 'store --file=notes.txt'`` there kept the token
-  readable by ``cat sub/notes.txt``, ``grep -r`` and the read tool on every backend.
+  readable by ``cat sub/notes.txt`` (and its hard link ``notes-copy``), ``grep -r`` and the
+  read tool on every backend.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ from rho_adapters.local.executor import sandbox_available
 from rho_domain.tools.read import ReadHandler
 
 MARK = "K-STEP-MARK"
-SECRETS = ["chain/b.txt", "realcfg/prod2.conf", "copy.txt", "sub/notes.txt"]
+SECRETS = ["chain/b.txt", "realcfg/prod2.conf", "copy.txt", "copy2", "notes-copy", "sub/notes.txt"]
+LINKED = {"copy.txt": "env/prod.conf", "copy2": "keys/k", "notes-copy": "sub/notes.txt"}
 ATTACKS = [*(f"cat {path}" for path in SECRETS), "cd sub && cat notes.txt", "grep -r K-STEP ."]
 
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("steps") / "ws"
-    for path in (*SECRETS, "env/prod.conf"):
-        if path != "copy.txt":
+    for path in (*SECRETS, *LINKED.values()):
+        if path not in LINKED:
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(f"https://u:{MARK}-{path}@h.example\n")
     (root / "chain/a.txt").symlink_to("b.txt")
@@ -45,7 +48,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "cfgdir").symlink_to("realcfg")
     (root / ".env.production").symlink_to("cfgdir/prod2.conf")
     (root / ".env").symlink_to("env/prod.conf")
-    os.link(root / "env/prod.conf", root / "copy.txt")
+    (root / ".ssh").symlink_to("keys")
+    for name, target in LINKED.items():
+        os.link(root / target, root / name)
     env = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "init", "-q", "sub"], cwd=root, env=env, check=True)
     with (root / "sub/.git/config").open("a") as config:
@@ -60,7 +65,8 @@ pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
 def test_the_files_hold_the_secrets(ws: Path) -> None:
     assert MARK in (ws / ".env.local").read_text()
     assert MARK in (ws / ".env.production").read_text()
-    assert (ws / "copy.txt").stat().st_ino == (ws / "env/prod.conf").stat().st_ino
+    for name, target in LINKED.items():
+        assert (ws / name).stat().st_ino == (ws / target).stat().st_ino
 
 
 @pytest.mark.asyncio(loop_scope="module")

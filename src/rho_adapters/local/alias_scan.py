@@ -69,12 +69,11 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
     by_inode, links, dot_gits = _index(roots, budget)
     complete = budget[0] >= 0
     outside: set[tuple[int, int]] = set()  # concrete secrets with several links
-    # a secret-named link's target is a secret whose other names are aliases too: with
-    # ``.env -> env/prod.conf``, ``ln env/prod.conf copy.txt`` gave it to ``cat copy.txt``
-    targets = link_targets(links, policy)
-    for target in targets:
-        _note_linked(target, outside)
-    for location in policy.absolute_locations():
+    # secrets the policy does not hold, whose other names are aliases too: with ``.env ->
+    # env/prod.conf`` (or ``.ssh -> keys``), ``ln env/prod.conf copy.txt`` gave it to ``cat
+    # copy.txt``
+    extra = (*link_targets(links, policy), *nested_secrets(dot_gits, policy, roots))
+    for location in (*policy.absolute_locations(), *extra):
         if location in SYSTEM_SECRETS or not os.path.isdir(location):
             _note_linked(location, outside)  # system trees (/sys/firmware) are not walked
             continue
@@ -99,8 +98,7 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
                 # a file in git's object store is git's to read, unless it is a secret's other name
                 if any(policy.git_refusal(p) for p in paths):
                     found.update(p for p in paths if policy.git_refusal(p) is None)
-    found.update(targets)
-    found.update(nested_secrets(dot_gits, policy, roots))
+    found.update(extra)
     return Aliases(paths=tuple(sorted(found)), complete=complete)
 
 
