@@ -100,7 +100,9 @@ def named_by(
             secrets.append(value)
         elif (section, key) == ("credential", "helper"):
             words = _words(value.removeprefix("!"), env or {})
-            secrets.extend(_option_values(words, ("file", "socket")))
+            secrets.extend(_option_values(words, ("file", "socket"), ("--",)))
+            if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
+                secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
             secrets.extend(_ssh_identities(_words(value, env or {})))
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
@@ -144,13 +146,17 @@ def _words(value: str, env: Mapping[str, str]) -> list[str]:
     return [*expanded, *(w for w, e in zip(words, expanded, strict=True) if w != e)]
 
 
-def _option_values(words: list[str], options: tuple[str, ...]) -> list[str]:
-    """The values of long ``options`` in ``words``, ``--file=x`` and ``--file x``, and of
-    every unique start of one (``--fi=x``): git's option parser takes those too."""
+def _option_values(
+    words: list[str], options: tuple[str, ...], dashes: tuple[str, ...]
+) -> list[str]:
+    """The values of ``options`` after one of ``dashes`` in ``words``, ``--file=x`` and
+    ``--file x``, and of every unique start of one (``--fi=x``, ``-f x``): git's option
+    parser takes those, and Perl's Getopt::Long with one dash too."""
     found: list[str] = []
     for at, word in enumerate(words):
-        name, equals, value = word.removeprefix("--").partition("=")
-        if not word.startswith("--") or not name or not any(o.startswith(name) for o in options):
+        dash = next((d for d in dashes if word.startswith(d) and word[len(d) : len(d) + 1]), "")
+        name, equals, value = word[len(dash) :].partition("=")
+        if not dash or word.startswith("---") or not any(o.startswith(name) for o in options):
             continue
         if equals:
             found.append(value)
@@ -177,8 +183,14 @@ def _ssh_identities(words: list[str]) -> list[str]:
                 continue
             argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
             if flag == "i":
-                found.append(argument)
+                found.append(_home_token(argument))
             elif (option := _SSH_OPTION.fullmatch(argument)) and flag == "o":
-                found += [option[2].strip()] if option[1].lower() == "identityfile" else []
+                name = option[1].lower()
+                found += [_home_token(option[2].strip())] if name == "identityfile" else []
             break
     return found
+
+
+def _home_token(path: str) -> str:
+    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
+    return "~" + path[2:] if path.startswith("%d/") else path

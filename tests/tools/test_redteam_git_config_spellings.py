@@ -9,8 +9,9 @@ section lost), a ``\\`` ending a comment (the next entry joined to the comment),
 inside a value (``str.splitlines`` broke the line there and put the entries below it in the
 section the rest of the line spelled), a ``]`` in a quoted subsection, a ``--file`` abbreviated
 (``--fi=x``, ``--f x``: git's option parser takes any unique start), ``$HOME`` in a helper's
-command line (the shell expands it), ssh flags run together (``-vi key``), an SSH signing key
-given without ``./``, and a relative name in the user's own ``.gitconfig`` (git runs the
+command line (the shell expands it), ssh flags run together (``-vi key``) and its ``%d``
+(the home: ``-i %d/key``), contrib's netrc helper's ``-f file``, an SSH signing key given
+without ``./``, and a relative name in the user's own ``.gitconfig`` (git runs the
 helper at the top of the repository, not in the home). Locally also what a ``~/.gitconfig``
 that is a link (``-> dotfiles/gitconfig``) includes by a relative name (git places it by the
 link's directory; the finder placed it by the target's), and the configuration the
@@ -42,16 +43,20 @@ CONFIG = (
     '[credential "https://h]x"] helper = store --f s-bracket.txt\n'
     "[core]\n"
     "\tx = a\x0c[http]\n"
-    "\tsshCommand = ssh -vi s-ssh-ident\n"
+    "\tsshCommand = ssh -vi s-ssh-ident -o IdentityFile=%d/../ws/s-tokened\n"
     "[user]\n"
     "\tsigningKey = sign/s-sign-ident\n"
     "[credential]\n"
     "\thelper = store --file=${HOME}/../ws/s-home.txt\n"
+    "\thelper = netrc -f s-netrc.txt\n"
 )
 # ~/.gitconfig, a link to dotfiles/gitconfig: git places its include by the link's directory
 GLOBAL = "[credential]\n\thelper = store --file=s-global.txt\n[include]\n\tpath = extra.inc\n"
 INCLUDED = "[credential]\n\thelper = store --file=s-included.txt\n"
-SPELLED = ["s-comment.txt", "s-bracket.txt", "s-ssh-ident", "sign/s-sign-ident", "s-home.txt"]
+SPELLED = [
+    *("s-comment.txt", "s-bracket.txt", "s-ssh-ident", "sign/s-sign-ident", "s-home.txt"),
+    *("s-netrc.txt", "s-tokened"),
+]
 NAMED = [*SPELLED, "s-global.txt", "s-included.txt"]
 # what the environment gives (local only: the user's git runs in the agent's environment)
 BY_ENV = {
@@ -161,6 +166,10 @@ def test_named_in_reads_as_git_reads() -> None:
         "[core]\n\tsshCommand = ssh -4Ai n6 -o 'identityfile n7' -F cfg\n": ("n6", "n7"),
         "[credential]\n\thelper = store --file='$HOME/n8'\n": ("/h/n8", "$HOME/n8"),
         "[user]\n\tsigningKey = key::ssh-ed25519 AAAA\n": (),
+        "[credential]\n\thelper = !perl /c/git-credential-netrc.perl -d -f n10 -file=n11\n": (
+            "n10",
+            "n11",
+        ),
         '[credential]\n\thelper = "a\n\thelper = store --file=n9\n': (),  # git refuses it
     }
     for text, secrets in cases.items():
