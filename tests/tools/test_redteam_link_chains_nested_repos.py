@@ -12,8 +12,9 @@ Before probeshell23b:
   hid it);
 * a repository nested below the workspace (another clone in ``sub/``) had its configuration
   read by no finder: ``credential.helper 'store --file=notes.txt'`` there kept the token
-  readable by ``cat sub/notes.txt`` (and its hard link ``notes-copy``), ``grep -r`` and the
-  read tool on every backend.
+  readable by ``cat sub/notes.txt`` (and its hard link ``notes-copy``), ``grep -r``, the
+  read tool and, once committed there, ``git show HEAD:notes.txt`` and ``git log -p`` in
+  ``sub`` on every backend.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ from rho_domain.tools.read import ReadHandler
 MARK = "K-STEP-MARK"
 SECRETS = ["chain/b.txt", "realcfg/prod2.conf", "copy.txt", "copy2", "notes-copy", "sub/notes.txt"]
 LINKED = {"copy.txt": "env/prod.conf", "copy2": "keys/k", "notes-copy": "sub/notes.txt"}
-ATTACKS = [*(f"cat {path}" for path in SECRETS), "cd sub && cat notes.txt", "grep -r K-STEP ."]
+ATTACKS = [
+    *(f"cat {path}" for path in SECRETS),
+    *("cd sub && cat notes.txt", "grep -r K-STEP ."),
+    *("cd sub && git show HEAD:notes.txt", "cd sub && git log -p"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +60,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["git", "init", "-q", "sub"], cwd=root, env=env, check=True)
     with (root / "sub/.git/config").open("a") as config:
         config.write("[credential]\n\thelper = store --file=notes.txt\n")
+    commit = ["git", "-c", "user.name=u", "-c", "user.email=u@h", "commit", "-qm", "notes"]
+    subprocess.run(["git", "add", "notes.txt"], cwd=root / "sub", env=env, check=True)
+    subprocess.run(commit, cwd=root / "sub", env=env, check=True)  # its history holds it too
     (root / "plain.txt").write_text("plain words\n")
     return root
 
@@ -75,7 +83,7 @@ async def test_no_tool_reads_them(ws: Path, backend: str, pool: DaytonaPool) -> 
     for command in ATTACKS:
         out = await run_restricted(str(ws), command, backend, pool)
         assert MARK not in out, (command, out)
-        if "cat " in command:
+        if "cat " in command or " show " in command:
             assert out.startswith("SensitivePath"), (command, out)
     plain = await run_restricted(str(ws), "cat plain.txt", backend, pool)
     assert "plain words" in plain, plain
