@@ -42,6 +42,7 @@ __all__ = [
     "named_by",
     "named_in",
     "placed",
+    "repository_tops",
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this is not read (git's are a few KiB)
@@ -124,6 +125,20 @@ def placed(value: str, *, base: str, home: str | None) -> str | None:
     if value.startswith("/"):
         return value
     return f"{base.rstrip('/')}/{value}"
+
+
+def repository_tops(paths: Iterable[str]) -> tuple[str, ...]:
+    """The work trees of the repositories whose ``.git`` (``X/.git``, ``X/.git/config``) or
+    submodule configuration (``X/.git/modules/P/config``: the submodule checked out at
+    ``X/P``, as ``git submodule add`` names it) is among ``paths``, in order."""
+    tops: list[str] = []
+    for path in paths:
+        head, dot_git, rest = path.rpartition("/.git/modules/")
+        if dot_git and rest.endswith("/config"):
+            tops.append(f"{head}/{rest.removesuffix('/config')}")
+        elif path.endswith(("/.git", "/.git/config")):
+            tops.append(path.rpartition("/.git")[0])
+    return tuple(dict.fromkeys(tops))
 
 
 # a signing key given as the key itself (``key::ssh-ed25519 AAAA...``, the older bare

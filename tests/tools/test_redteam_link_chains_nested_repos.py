@@ -14,7 +14,8 @@ Before probeshell23b:
   read by no finder: ``credential.helper 'store --file=notes.txt'`` there kept the token
   readable by ``cat sub/notes.txt`` (and its hard link ``notes-copy``), ``grep -r``, the
   read tool and, once committed there, ``git show HEAD:notes.txt`` and ``git log -p`` in
-  ``sub`` on every backend.
+  ``sub`` on every backend; and a submodule's (``.git/modules/lib/sm/config`` naming
+  ``lib/sm/sm-notes.txt``) on Daytona and through the sandbox alone.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from rho_adapters.local.executor import sandbox_available
 from rho_domain.tools.read import ReadHandler
 
 MARK = "K-STEP-MARK"
-SECRETS = ["chain/b.txt", "realcfg/prod2.conf", "copy.txt", "copy2", "notes-copy", "sub/notes.txt"]
+SECRETS = [
+    *("chain/b.txt", "realcfg/prod2.conf", "copy.txt", "copy2", "notes-copy", "sub/notes.txt"),
+    "lib/sm/sm-notes.txt",  # a submodule's: its configuration is .git/modules/lib/sm/config
+]
 LINKED = {"copy.txt": "env/prod.conf", "copy2": "keys/k", "notes-copy": "sub/notes.txt"}
 ATTACKS = [
     *(f"cat {path}" for path in SECRETS),
@@ -57,7 +61,13 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, target in LINKED.items():
         os.link(root / target, root / name)
     env = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=root, env=env, check=True)
     subprocess.run(["git", "init", "-q", "sub"], cwd=root, env=env, check=True)
+    module = ["git", "init", "-q", f"--separate-git-dir={root}/.git/modules/lib/sm", "lib/sm"]
+    (root / ".git/modules/lib").mkdir(parents=True)
+    subprocess.run(module, cwd=root, env=env, check=True)  # as git submodule add lays it out
+    with (root / ".git/modules/lib/sm/config").open("a") as config:
+        config.write("[credential]\n\thelper = store --file=sm-notes.txt\n")
     with (root / "sub/.git/config").open("a") as config:
         config.write("[credential]\n\thelper = store --file=notes.txt\n")
     commit = ["git", "-c", "user.name=u", "-c", "user.email=u@h", "commit", "-qm", "notes"]

@@ -14,7 +14,13 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+from rho_domain.git_named_files import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIGS,
+    named_in,
+    placed,
+    repository_tops,
+)
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -60,11 +66,11 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
 
 
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
-    """The tops of the repositories whose ``.git/config`` is among ``secrets`` (what the
-    alias scan met below ``roots``), but the roots: another clone in a subdirectory, whose
-    configuration may name a credential file there (probeshell23b)."""
-    tops = (p.removesuffix("/.git/config") for p in sorted(secrets) if p.endswith("/.git/config"))
-    return tuple(t for t in dict.fromkeys(tops) if t not in roots)[:MAX_CONFIGS]
+    """The tops of the repositories whose ``.git/config`` or submodule configuration is
+    among ``secrets`` (what the alias scan met below ``roots``), but the roots: another
+    clone in a subdirectory, whose configuration may name a credential file there
+    (probeshell23b)."""
+    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)[:MAX_CONFIGS]
 
 
 async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:

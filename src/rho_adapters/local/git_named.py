@@ -26,6 +26,7 @@ from rho_domain.git_named_files import (
     named_by,
     named_in,
     placed,
+    repository_tops,
 )
 from rho_domain.secrets import SecretPolicy
 
@@ -172,13 +173,12 @@ def nested_secrets(
     found: Iterable[str], policy: SecretPolicy, roots: Sequence[str]
 ) -> tuple[str, ...]:
     """The files the configurations of the repositories nested below ``roots`` name (their
-    ``.git`` or ``.git/config`` among the paths a walk ``found``: another clone in a
-    subdirectory, whose config the finder above does not read), regular files the policy
+    ``.git``, ``.git/config`` or submodule configuration among the paths a walk ``found``:
+    another clone in a subdirectory, whose config the finder above does not read), regular
+    files the policy
     does not refuse already: ``cd sub && git config credential.helper 'store
     --file=notes.txt'`` kept the token readable by ``cat sub/notes.txt`` (probeshell23b)."""
-    ends = ("/.git", "/.git/config")
-    tops = (p.rpartition("/.git")[0] for p in found if p.endswith(ends))
-    nested = [top for top in dict.fromkeys(tops) if top not in roots]
+    nested = [top for top in repository_tops(found) if top not in roots]
     if not nested:
         return ()
     named = git_named_secrets(nested, policy.homes, None)
