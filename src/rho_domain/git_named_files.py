@@ -25,11 +25,24 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
+
 import attrs
 
+from rho_domain.git_config_syntax import entries
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
-__all__ = ["MAX_CONFIGS", "MAX_CONFIG_BYTES", "NamedFiles", "named_in", "placed"]
+__all__ = [
+    "MAX_CONFIGS",
+    "MAX_CONFIG_BYTES",
+    "NamedFiles",
+    "entry_of",
+    "named_by",
+    "named_in",
+    "placed",
+    "repository_tops",
+]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this is not read (git's are a few KiB)
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
@@ -59,21 +72,41 @@ class NamedFiles:
     includes: tuple[str, ...] = ()  # more configuration, a secret too
 
 
-def named_in(text: str) -> NamedFiles:
-    """The files ``text`` (a git configuration) names as credential sources and includes."""
+def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
+    """The files ``text`` (a git configuration, read as git reads it:
+    ``git_config_syntax``) names as credential sources and includes; ``env`` expands the
+    variables of the command lines git gives the shell (``--file=$HOME/x``)."""
+    return named_by(entries(text), env=env)
+
+
+def entry_of(name: str, value: str | None) -> tuple[str, str, str | None]:
+    """A ``section[.subsection].key`` name and its value as ``named_by`` takes them (the
+    form of ``GIT_CONFIG_KEY_<n>`` and ``git -c``)."""
+    section, _, rest = name.partition(".")
+    return section.lower(), rest.rpartition(".")[2].lower(), value
+
+
+def named_by(
+    found: Iterable[tuple[str, str, str | None]], *, env: Mapping[str, str] | None = None
+) -> NamedFiles:
+    """The files the ``(section, key, value)`` entries name (a value None is git's true)."""
     secrets: list[str] = []
     includes: list[str] = []
-    for section, key, value in _entries(text):
+    for section, key, given in found:
+        value = "true" if given is None else given
         if (section, key) in _INCLUDES:
             includes.append(value)
         elif (section, key) in _PATH_KEYS:
             secrets.append(value)
         elif (section, key) == ("credential", "helper"):
-            secrets.extend(_option_values(_words(value.lstrip("!")), ("--file", "--socket")))
+            words = _words(value.removeprefix("!"), env or {})
+            secrets.extend(_option_values(words, ("file", "socket"), ("--",)))
+            if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
+                secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            secrets.extend(_ssh_identities(_words(value)))
-        elif (section, key) == ("user", "signingkey") and _is_path(value):
-            secrets.append(value)
+            secrets.extend(_ssh_identities(_words(value, env or {})))
+        elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
+            secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
     return NamedFiles(
         secrets=tuple(dict.fromkeys(v for v in secrets if v)),
         includes=tuple(dict.fromkeys(v for v in includes if v)),
@@ -93,104 +126,96 @@ def placed(value: str, *, base: str, home: str | None) -> str | None:
     return f"{base.rstrip('/')}/{value}"
 
 
-def _is_path(value: str) -> bool:
-    return value.startswith(("/", "~", "./", "../"))
+def repository_tops(paths: Iterable[str]) -> tuple[str, ...]:
+    """The work trees of the repositories whose ``.git`` (``X/.git``, ``X/.git/config``) or
+    submodule configuration (``X/.git/modules/P/config``: the submodule checked out at
+    ``X/P``, as ``git submodule add`` names it) is among ``paths``, in order."""
+    tops: list[str] = []
+    for path in paths:
+        head, dot_git, rest = path.rpartition("/.git/modules/")
+        if dot_git and rest.endswith("/config"):
+            tops.append(f"{head}/{rest.removesuffix('/config')}")
+        elif path.endswith(("/.git", "/.git/config")):
+            tops.append(path.rpartition("/.git")[0])
+    return tuple(dict.fromkeys(tops))
+
+
+# a signing key given as the key itself (``key::ssh-ed25519 AAAA...``, the older bare
+# ``ssh-ed25519 AAAA...``), not as a file; an OpenPGP key id or e-mail is placed as a path
+# too, a file that most likely does not exist
+_LITERAL_KEYS = ("key::", "ssh-", "ecdsa-", "sk-")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 _BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
 
 
-def _words(value: str) -> list[str]:
-    """A command line's words as the shell splits them (none when it cannot: a quote left
-    open is no command git runs either)."""
+def _words(value: str, env: Mapping[str, str]) -> list[str]:
+    """A command line's words as the shell gives them to the program: split (on blanks when
+    a quote is left open), each with its ``$NAME`` and ``${NAME}`` expanded from ``env``
+    (unset: empty, as the shell does) and also as written (a word in single quotes is not
+    expanded)."""
     if not any(mark in value for mark in "'\"\\"):
         # no quote and no escape: the shell's words are its blanks' pieces (what
         # shlex.split gives), without importing shlex on every executor's start (a
         # machine's /etc/gitconfig often names a helper: the one-shot pays it otherwise)
-        return [word for word in value.translate(_BLANKS).split(" ") if word]
-    import shlex
+        words = [word for word in value.translate(_BLANKS).split(" ") if word]
+    else:
+        import shlex
 
-    try:
-        return shlex.split(value, comments=False)
-    except ValueError:
-        return value.split()
+        try:
+            words = shlex.split(value, comments=False)
+        except ValueError:
+            words = value.split()
+    expanded = [_VARIABLE.sub(lambda m: env.get(m[1] or m[2], ""), word) for word in words]
+    return [*expanded, *(w for w, e in zip(words, expanded, strict=True) if w != e)]
 
 
-def _option_values(words: list[str], options: tuple[str, ...]) -> list[str]:
-    """The values of ``options`` in ``words``: ``--file=x`` and ``--file x``."""
+def _option_values(
+    words: list[str], options: tuple[str, ...], dashes: tuple[str, ...]
+) -> list[str]:
+    """The values of ``options`` after one of ``dashes`` in ``words``, ``--file=x`` and
+    ``--file x``, and of every unique start of one (``--fi=x``, ``-f x``): git's option
+    parser takes those, and Perl's Getopt::Long with one dash too."""
     found: list[str] = []
     for at, word in enumerate(words):
-        for option in options:
-            if word.startswith(option + "="):
-                found.append(word[len(option) + 1 :])
-            elif word == option and at + 1 < len(words):
-                found.append(words[at + 1])
+        dash = next((d for d in dashes if word.startswith(d) and word[len(d) : len(d) + 1]), "")
+        name, equals, value = word[len(dash) :].partition("=")
+        if not dash or word.startswith("---") or not any(o.startswith(name) for o in options):
+            continue
+        if equals:
+            found.append(value)
+        elif at + 1 < len(words):
+            found.append(words[at + 1])
     return found
+
+
+# ssh's one-letter options taking an argument (its getopt string); the others take none
+_SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+_SSH_OPTION = re.compile(r"\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)", re.DOTALL)
 
 
 def _ssh_identities(words: list[str]) -> list[str]:
-    """The identity files of an ssh command line: ``-i key``, ``-ikey``, ``-o
-    IdentityFile=key`` (``-oIdentityFile key`` too; ssh takes the keyword in any case)."""
+    """The identity files of an ssh command line: ``-i key``, ``-ikey``, ``-vi key`` (flags
+    run together as getopt reads them), ``-o IdentityFile=key``, ``-oIdentityFile key``
+    (ssh takes the keyword in any case, after ``=`` or blanks)."""
     found: list[str] = []
     for at, word in enumerate(words):
-        following = words[at + 1] if at + 1 < len(words) else ""
-        if word == "-i":
-            found.append(following)
-        elif word.startswith("-i"):
-            found.append(word[2:])
-        elif word == "-o" or word.startswith("-o"):
-            option = following if word == "-o" else word[2:]
-            name, _, rest = option.replace("=", " ", 1).partition(" ")
-            if name.lower() == "identityfile":
-                found.append(rest.strip())
+        if not word.startswith("-") or word.startswith("--"):
+            continue
+        for pos, flag in enumerate(word[1:], start=2):
+            if flag not in _SSH_WITH_ARGUMENT:
+                continue
+            argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
+            if flag == "i":
+                found.append(_home_token(argument))
+            elif (option := _SSH_OPTION.fullmatch(argument)) and flag == "o":
+                name = option[1].lower()
+                found += [_home_token(option[2].strip())] if name == "identityfile" else []
+            break
     return found
 
 
-def _entries(text: str) -> list[tuple[str, str, str]]:
-    r"""Every ``(section, key, value)`` of a git configuration text, the section and key
-    lowercase, the subsection dropped, the value unquoted (git's syntax: ``[s "sub"]`` and
-    ``[s.sub]``, ``#`` and ``;`` comments, ``"`` quotes, ``\\`` escapes and continued
-    lines). A line git would refuse is skipped: only what git could read matters."""
-    entries: list[tuple[str, str, str]] = []
-    section = ""
-    lines = iter(text.splitlines())
-    for raw in lines:
-        line = raw.strip()
-        if line.startswith("["):
-            head, _, rest = line[1:].partition("]")
-            section = head.strip().split(" ", 1)[0].split(".", 1)[0].lower()
-            line = rest.strip()  # a key may follow on the same line: [core] x = y
-        if not line or line[0] in "#;":
-            continue
-        key, equals, value = line.partition("=")
-        while equals and _continued(value):
-            value = value.rstrip()[:-1] + next(lines, "")
-        entries.append((section, key.strip().lower(), _unquoted(value) if equals else "true"))
-    return entries
-
-
-def _continued(value: str) -> bool:
-    """Whether ``value`` ends in an odd number of backslashes (git's line continuation)."""
-    stripped = value.rstrip()
-    return (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 1
-
-
-_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
-
-
-def _unquoted(value: str) -> str:
-    """A value as git reads it: quotes removed, escapes undone, a comment outside quotes
-    dropped, blanks at either end outside quotes dropped."""
-    out: list[str] = []
-    quoted = False
-    chars = iter(value.strip())
-    for char in chars:
-        if char == '"':
-            quoted = not quoted
-        elif char == "\\":
-            out.append(_ESCAPES.get(next(chars, ""), ""))
-        elif char in "#;" and not quoted:
-            break
-        else:
-            out.append(char)
-    return "".join(out).strip()
+def _home_token(path: str) -> str:
+    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
+    return "~" + path[2:] if path.startswith("%d/") else path

@@ -88,4 +88,7 @@ TOOL_SECRET_LOCATIONS: tuple[str, ...] = (
     # GnuPG's private keys and gcloud's older credentials, wherever GNUPGHOME or
     # CLOUDSDK_CONFIG puts them (redshell23)
     "*/private-keys-v1.d", "*/legacy_credentials",
+    # Git Credential Manager's plaintext store (credential.credentialStore=plaintext): one
+    # file per login, the password in clear (probeshell23b)
+    "*/.gcm/store",
 )  # fmt: skip

@@ -21,7 +21,8 @@ of that class (``rho_domain/tool_secrets.py``): before it, ``cat`` printed each 
 added below (``terraform.tfstate`` first) on every backend, and before redshell23 it printed
 PuTTY's and PKCS#8 keys, OpenVPN profiles, SSH host keys outside ``/etc/ssh``, keychains, the
 Azure CLI's and gcloud's token stores, Chromium's saved logins, Firefox's ``key4.db``, GnuPG's
-``private-keys-v1.d`` and ``wp-config.php``, kept where their tools' directories were moved.
+``private-keys-v1.d`` and ``wp-config.php``, kept where their tools' directories were moved,
+and before probeshell23b Git Credential Manager's plaintext store (``.gcm/store``).
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
          "az/msal_token_cache.bin", "az/accessTokens.json", "gc/credentials.db",
          "gc/access_tokens.db", "gc/legacy_credentials/a@b.c/adc.json",
          "chrome/Default/Login Data", "firefox/p.default/key4.db",
-         "gnupg/private-keys-v1.d/ABCDEF", "site/wp-config.php")  # fmt: skip
+         "gnupg/private-keys-v1.d/ABCDEF", "site/wp-config.php",
+         "home/.gcm/store/git/https/h.example/u.credential")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

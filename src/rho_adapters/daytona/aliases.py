@@ -191,14 +191,18 @@ def outermost(paths: Sequence[str]) -> tuple[str, ...]:
 def scan_script(roots: Sequence[str]) -> str:
     """One line: the base64 of ``find``'s records (each ended by a NUL) below ``roots``:
     ``s <device>:<inode> <path>`` for an entry a name or location rule may refuse (and,
-    when it is a symbolic link, ``t <device>:<inode> <path>`` and the link's text), ``l ...``
+    when it is a symbolic link, ``t <device>:<inode> <path>`` and its target's canonical
+    path), ``l ...``
     for another regular file with several names (at most ``MAX_LINKED + 1`` records)."""
     prune = " -o ".join(f"-path {q(p)}" for p in _PRUNED)
     trees = " ".join(q(r) for r in roots) or "/nonexistent"
     return (
         f"LC_ALL=C find -P {trees} -regextype posix-extended \\( {prune} \\) -prune -o "
         f"-iregex {q(_SECRET_REGEX)} -printf 's %D:%i %p\\0' "
-        "\\( -type l -printf 't %D:%i %p\\0%l\\0' -o -true \\) "
+        # the link's target resolved in the sandbox, every link on the way followed (GNU
+        # find flushes its own output before it runs a command); a loop: an empty text
+        "\\( -type l -printf 't %D:%i %p\\0' \\( -exec realpath -zm -- {} \\; -o -printf '\\0' \\)"
+        " -o -true \\) "
         "-o -type f -links +1 -printf 'l %D:%i %p\\0' 2>/dev/null "
         f"| head -z -n {MAX_LINKED + 1} | base64 -w0; echo\n"
     )
@@ -252,11 +256,12 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
 
 
 def _link_target(link: str, text: str, policy: SecretPolicy) -> tuple[str, ...]:
-    """The target of ``link`` (its ``text``, read lexically from its directory), when the
-    link's own path is a secret and the target's is not: a secret's content kept under an
-    ordinary name (``.env -> env/prod.conf``), as the local scan finds it
-    (``local/alias_scan.link_targets``, which resolves every link on the way; here a
-    directory link on the way is not followed)."""
+    """The target of ``link`` (``text``: its canonical path, every link on the way
+    followed), when the link's own path is a secret and the target's is not: a secret's
+    content kept under an ordinary name (``.env -> env/prod.conf``), as the local scan
+    finds it (``local/alias_scan.link_targets``). The link's own text, read from its
+    directory, missed a chain (``.env.local -> a.txt -> b.txt``: ``cat b.txt`` printed it)
+    and a directory link on the way (probeshell23b)."""
     if not text or policy.git_refusal(link) is None:
         return ()
     target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))

@@ -3,17 +3,24 @@
 this machine's (``rho_adapters/local/git_named.py`` says which configurations and how names
 are placed): the files are read in the sandbox by our scripts, a round of reads for each
 step (the repository above each root, a linked worktree's git directory, its common
-directory, each level of includes), at most ``MAX_CONFIGS`` files in all.
+directory, each level of includes), at most ``MAX_CONFIGS`` files in all; a repository
+nested below a root is found by the alias scan made with the sandbox (``nested``).
 """
 
 from __future__ import annotations
 
 import base64
 import posixpath
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+from rho_domain.git_named_files import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIGS,
+    named_in,
+    placed,
+    repository_tops,
+)
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -24,12 +31,15 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     secret locations for the executor's policy."""
     home = homes[0] if homes else None
     configs: list[tuple[str, _Bases]] = []
-    for user_home in homes:
-        configs += [(f"{user_home}/.gitconfig", (user_home,))]
-        configs += [(f"{user_home}/.config/git/config", (user_home,))]
-    configs.append(("/etc/gitconfig", ("/etc",)))
+    tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        configs += await _repository_configs(run, root)
+        repo = await _repository_configs(run, root)
+        configs += repo
+        tops += [root, *(repo[0][1][:1] if repo else ())]
+    for user_home in homes:
+        configs += [(f"{user_home}/.gitconfig", (user_home, *tops))]
+        configs += [(f"{user_home}/.config/git/config", (user_home, *tops))]
+    configs.append(("/etc/gitconfig", ("/etc", *tops)))
     found: list[str] = []
     seen: set[str] = set()
     while configs and len(seen) < MAX_CONFIGS:
@@ -40,7 +50,7 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
         for (path, bases), text in zip(batch, texts, strict=True):
             if text is None:
                 continue
-            named = named_in(text)
+            named = named_in(text, env={"HOME": home} if home else None)
             here = posixpath.dirname(path)
             for value in named.includes:
                 if (include := placed(value, base=here, home=home)) is not None:
@@ -53,6 +63,14 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
                 if (p := placed(value, base=base, home=home)) is not None
             ]
     return await _canonical(run, list(dict.fromkeys(found)))
+
+
+def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
+    """The tops of the repositories whose ``.git/config`` or submodule configuration is
+    among ``secrets`` (what the alias scan met below ``roots``), but the roots: another
+    clone in a subdirectory, whose configuration may name a credential file there
+    (probeshell23b)."""
+    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)[:MAX_CONFIGS]
 
 
 async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:

@@ -121,18 +121,20 @@ class SandboxWorkspace:
                 found = base64.b64decode(lines[-1]).decode("utf-8", "surrogateescape")
                 homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
                 known = tuple(dict.fromkeys(homes))
-                # the files the sandbox's git configurations name as credential sources
-                named = await git_named.named_secrets(
-                    lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
-                    (self.roots.root, *self.roots.extra),
-                    known,
-                )
                 # the files links named as secrets lead to (``.env -> env/prod.conf``),
                 # which a word naming the target shows no sign of (``parse_aliases``;
                 # hard links are found per command, where a word says it has several)
                 tree = aliases.scan_roots(self.policy, (self.roots.root, *self.roots.extra))
                 scan = await self.script(aliases.scan_script(tree), RESOLVE_TIMEOUT, sandbox)
                 others = aliases.parse_aliases(scan, attrs.evolve(self.policy, homes=known))
+                # the files the sandbox's git configurations name as credential sources,
+                # those of repositories nested below a root (the scan met their config) too
+                held = (self.roots.root, *self.roots.extra)
+                named = await git_named.named_secrets(
+                    lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
+                    (*held, *git_named.nested(others.secrets, held)),
+                    known,
+                )
                 locations = (*self.policy.locations, *named, *sorted(others.targets))
                 self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox

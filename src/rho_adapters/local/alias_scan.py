@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rho_adapters.local.git_dirs import shaped_place_of
+from rho_adapters.local.git_named import nested_secrets
 from rho_domain.git_dir_shape import GIT_DIR, shaped_refusal
 from rho_domain.secrets import SYSTEM_SECRETS, SecretPolicy
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -61,19 +62,18 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
     Only names sharing an inode number are judged (judging every path of a large tree by the
     policy took seconds): the files below ``roots`` by inode, then each inode found twice or
     equal to a concrete secret's with several links is checked by ``lstat`` and the policy.
+    Found with them: the targets of links named as secrets (``link_targets``) and the files
+    the configurations of repositories nested below ``roots`` name (``nested_secrets``).
     """
     budget = [limit]
-    by_inode: dict[int, list[str]] = {}
-    links: list[str] = []
-    for root in dict.fromkeys(roots):
-        for entry in _walk(root, budget):
-            if entry.is_file(follow_symlinks=False):
-                by_inode.setdefault(entry.inode(), []).append(entry.path)
-            elif entry.is_symlink():
-                links.append(entry.path)
+    by_inode, links, dot_gits = _index(roots, budget)
     complete = budget[0] >= 0
     outside: set[tuple[int, int]] = set()  # concrete secrets with several links
-    for location in policy.absolute_locations():
+    # secrets the policy does not hold, whose other names are aliases too: with ``.env ->
+    # env/prod.conf`` (or ``.ssh -> keys``), ``ln env/prod.conf copy.txt`` gave it to ``cat
+    # copy.txt``
+    extra = (*link_targets(links, policy), *nested_secrets(dot_gits, policy, roots))
+    for location in (*policy.absolute_locations(), *extra):
         if location in SYSTEM_SECRETS or not os.path.isdir(location):
             _note_linked(location, outside)  # system trees (/sys/firmware) are not walked
             continue
@@ -98,8 +98,28 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
                 # a file in git's object store is git's to read, unless it is a secret's other name
                 if any(policy.git_refusal(p) for p in paths):
                     found.update(p for p in paths if policy.git_refusal(p) is None)
-    found.update(link_targets(links, policy))
+    found.update(extra)
     return Aliases(paths=tuple(sorted(found)), complete=complete)
+
+
+def _index(
+    roots: Sequence[str], budget: list[int]
+) -> tuple[dict[int, list[str]], list[str], list[str]]:
+    """The regular files below ``roots`` by inode number, the symbolic links, and the
+    ``.git`` entries (of repositories nested below a root: their configurations name
+    secrets, ``git_named.nested_secrets``)."""
+    by_inode: dict[int, list[str]] = {}
+    links: list[str] = []
+    dot_gits: list[str] = []
+    for root in dict.fromkeys(roots):
+        for entry in _walk(root, budget):
+            if entry.is_file(follow_symlinks=False):
+                by_inode.setdefault(entry.inode(), []).append(entry.path)
+            elif entry.is_symlink():
+                links.append(entry.path)
+            if entry.name == ".git":
+                dot_gits.append(entry.path)
+    return by_inode, links, dot_gits
 
 
 def link_targets(links: Iterable[str], policy: SecretPolicy) -> list[str]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.git_named import git_named_secrets
-from rho_adapters.local.homes import agent_homes
+from rho_adapters.local.homes import agent_homes, environment_secrets
 from rho_adapters.local.runner import CommandRunner
 from rho_adapters.local.workspace import Workspace
 from rho_domain.errors import (
@@ -96,11 +96,11 @@ class LocalExecutor(Executor):
         # it looked up for this executor just now (``build_executor``, once per Session).
         tree = Tree(root, real=resolved)
         extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
-        secret = tuple(
-            secret_locations if resolved else (os.path.realpath(p) for p in secret_locations)
-        )
+        secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
-        named = git_named_secrets((tree.root, *(t.root for t in extra)), known_homes, base_env)
+        held = (tree.root, *(t.root for t in extra))
+        named = git_named_secrets(held, known_homes, base_env)
+        named += environment_secrets(base_env or {}, (*held, *known_homes))
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
             homes=known_homes,

@@ -9,7 +9,7 @@ its common directory's config and its ``config.worktree``), every known home's
 ``MAX_CONFIGS`` in all. A relative name is placed as git may place it: below the repository's
 work tree (git's directory when it runs a helper), its git directory and the configuration's
 own directory (an include's base). A repository nested inside the workspace (another clone in
-a subdirectory) is not looked for: see docs/security.md.
+a subdirectory) is found by the walks before each command (``nested_secrets``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,16 @@ import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, named_in, placed
+from rho_domain.git_named_files import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIGS,
+    entry_of,
+    named_by,
+    named_in,
+    placed,
+    repository_tops,
+)
+from rho_domain.secrets import SecretPolicy
 
 
 def git_named_secrets(
@@ -26,40 +35,83 @@ def git_named_secrets(
 ) -> tuple[str, ...]:
     """The real paths of the files the configurations above name (credential sources and
     included configurations): secret locations for the executor's policy. ``env``: the
-    commands' environment (``HOME``, ``XDG_CONFIG_HOME``), None for none."""
+    environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
+    ``GIT_SSH_COMMAND``), None for none."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
+    shell_env = {**env, "HOME": home} if home else dict(env)
     pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
+    tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        pending.extend(_repository_configs(root))
-    xdg = env.get("XDG_CONFIG_HOME")
-    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
-        pending.append((f"{user_home}/.gitconfig", (user_home,)))
-        pending.append((f"{user_home}/.config/git/config", (user_home,)))
-    if xdg:
-        pending.append((f"{xdg}/git/config", (xdg,)))
-    pending.append(("/etc/gitconfig", ("/etc",)))
-    found: list[str] = []
-    seen: set[str] = set()
+        configs = _repository_configs(root)
+        pending.extend(configs)
+        tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
+    for config, base in _user_configs(homes, home, env):
+        pending.append((config, (base, *tops)))
+    found = _placed_all(_env_named(env, shell_env), tops, home)
+    seen: set[tuple[str, str]] = set()
     while pending and len(seen) < MAX_CONFIGS:
         config, bases = pending.pop(0)
         real = os.path.realpath(config)
-        if real in seen:
+        # git places an include by the including file's path as it reached it, a link's
+        # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
+        here = os.path.dirname(os.path.abspath(config))
+        if (real, here) in seen:
             continue
-        seen.add(real)
+        seen.add((real, here))
         text = _read(real)
         if text is None:
             continue
-        named = named_in(text)
-        here = os.path.dirname(real)
+        named = named_in(text, env=shell_env)
         for value in named.includes:
-            include = placed(value, base=here, home=home)
-            if include is not None:
-                found.append(include)
-                pending.append((include, bases))
+            for base in dict.fromkeys((here, os.path.dirname(real))):
+                if (include := placed(value, base=base, home=home)) is not None:
+                    found.append(include)
+                    pending.append((include, bases))
         found.extend(_placed_all(named.secrets, (*bases, here), home))
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+
+
+def _user_configs(
+    homes: Sequence[str], home: str | None, env: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The user's and the system's configurations, each with its directory: every home's,
+    ``XDG_CONFIG_HOME``'s, ``/etc/gitconfig``, and the ones ``GIT_CONFIG_GLOBAL`` and
+    ``GIT_CONFIG_SYSTEM`` put in their place."""
+    configs: list[tuple[str, str]] = []
+    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
+        configs += [(f"{user_home}/.gitconfig", user_home)]
+        configs += [(f"{user_home}/.config/git/config", user_home)]
+    if xdg := env.get("XDG_CONFIG_HOME"):
+        configs.append((f"{xdg}/git/config", xdg))
+    configs.append(("/etc/gitconfig", "/etc"))
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        if given := env.get(name):
+            configs.append((os.path.abspath(given), os.path.dirname(os.path.abspath(given))))
+    return configs
+
+
+def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[str, ...]:
+    """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
+    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
+    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
+    pairs: list[tuple[str, str | None]] = []
+    count = env.get("GIT_CONFIG_COUNT", "")
+    for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
+        pairs.append((env.get(f"GIT_CONFIG_KEY_{at}", ""), env.get(f"GIT_CONFIG_VALUE_{at}")))
+    if parameters := env.get("GIT_CONFIG_PARAMETERS", ""):
+        import shlex  # only where git -c set something: off every other executor's start
+
+        with contextlib.suppress(ValueError):  # a quote left open: git refuses it too
+            words = shlex.split(parameters)
+            for word in words:
+                key, equals, value = word.partition("=")
+                pairs.append((key, value if equals else None))
+    if ssh := env.get("GIT_SSH_COMMAND"):
+        pairs.append(("core.sshCommand", ssh))
+    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
+    return (*named.secrets, *named.includes)
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:
@@ -118,3 +170,19 @@ def _read(path: str) -> str | None:
             with open(path, encoding="utf-8", errors="replace") as file:
                 return file.read()
     return None
+
+
+def nested_secrets(
+    found: Iterable[str], policy: SecretPolicy, roots: Sequence[str]
+) -> tuple[str, ...]:
+    """The files the configurations of the repositories nested below ``roots`` name (their
+    ``.git``, ``.git/config`` or submodule configuration among the paths a walk ``found``:
+    another clone in a subdirectory, whose config the finder above does not read), regular
+    files the policy
+    does not refuse already: ``cd sub && git config credential.helper 'store
+    --file=notes.txt'`` kept the token readable by ``cat sub/notes.txt`` (probeshell23b)."""
+    nested = [top for top in repository_tops(found) if top not in roots]
+    if not nested:
+        return ()
+    named = git_named_secrets(nested, policy.homes, None)
+    return tuple(p for p in named if policy.refusal(p) is None and os.path.isfile(p))

@@ -2,7 +2,8 @@
 
 ``machine_homes`` scans this machine's (remembered per process until /home changes);
 ``agent_homes`` adds the agent's own ``$HOME`` when it is another directory. Real paths, in
-the order found, without repeats.
+the order found, without repeats. ``environment_secrets``: the credential files the
+environment names (``GOOGLE_APPLICATION_CREDENTIALS``, ``KUBECONFIG``...).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+from rho_domain.environment_secrets import named_by_environment
+from rho_domain.paths import components, is_within
 
 
 def machine_homes() -> tuple[str, ...]:
@@ -67,3 +71,18 @@ def agent_homes(env: Mapping[str, str]) -> tuple[str, ...]:
     if home and home.startswith("/") and os.path.isdir(home):
         return tuple(dict.fromkeys((*homes, os.path.realpath(home))))
     return homes
+
+
+def environment_secrets(env: Mapping[str, str], held: Sequence[str]) -> tuple[str, ...]:
+    """The real paths of the credential files and directories ``env`` names
+    (``rho_domain.environment_secrets``), relative ones below this process's directory
+    (where the user's programs started); a file that is a directory, and a directory that
+    is or holds one of ``held`` (the roots and homes: ``DOCKER_CONFIG=.``), left out."""
+    files, directories = named_by_environment(env)
+    held_parts = [components(os.path.realpath(h)) for h in held]
+    found = [r for f in files if not os.path.isdir(r := os.path.realpath(f))]
+    for directory in directories:
+        real = os.path.realpath(directory)
+        if real != "/" and not any(is_within(parts, components(real)) for parts in held_parts):
+            found.append(real)
+    return tuple(dict.fromkeys(found))

@@ -12,7 +12,7 @@ secret it finds: files and directories by their names and locations, at any dept
   walked as well (once each; not ``/``, an ancestor of a root, ``/proc``, ``/sys`` or ``/dev``);
 * every hard link of a secret file: a regular file with more than one link whose inode is a
   secret's (found by the walk, or among the policy's concrete locations);
-* sockets (a program could talk to a daemon through a socket file on a read-only mount).
+* sockets (a daemon's, on a read-only mount); what a nested repository's config names.
 
 The walk never follows a symlink into a directory it does not also judge, and does not descend
 below a secret directory except to learn its files' inodes. Each directory's judgement is
@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rho_adapters.local.git_dirs import shaped_place_of
+from rho_adapters.local.git_named import nested_secrets
 from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
 from rho_domain.git_dir_shape import GIT_DIR, as_dot_git, shape_of, shaped_refusal
@@ -151,6 +152,7 @@ class SecretScan:
             walk.linked.extend(summary.linked)
             for link in summary.links:
                 self._follow(link, walk, queue)
+        walk.files.extend(nested_secrets(walk.files, self.policy, walk.roots))
         # the inodes of secret files found by name, and of those shown to git: git reads a
         # store's config by that name, never by another (``ln store/config notes``)
         shown = walk.shown_to_git if walk.linked else []

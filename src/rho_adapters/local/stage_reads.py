@@ -117,7 +117,8 @@ def _judge_words(
         if real in aliases:
             raise SensitivePath(
                 f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
-                "secrets file, or the file a link named as one leads to"
+                "secrets file, the file a link named as one leads to, or a file a nested "
+                "repository's git configuration names for credentials"
             )
         for candidate in (full, real):
             if reason := policy.refusal(candidate):

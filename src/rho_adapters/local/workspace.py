@@ -151,8 +151,9 @@ class Workspace:
         aliases = self.aliases.get((self._tree.root, os.path.dirname(real), *held))
         if real in aliases.paths:
             raise SensitivePath(
-                f"{path!r} is another name (a hard link) of a secrets file, or the file a "
-                "link named as one leads to; it may not be read"
+                f"{path!r} is another name (a hard link) of a secrets file, the file a link "
+                "named as one leads to, or a file a nested repository's git configuration "
+                "names for credentials; it may not be read"
             )
         if several and not aliases.complete:
             raise SensitivePath(
