@@ -14,9 +14,14 @@ from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError
 
 
-def _executor(fake: FakeDaytona, ws: Path, session: str, *, resumed: bool) -> DaytonaExecutor:
+def _executor(
+    fake: FakeDaytona, ws: Path, session: str, *, resumed: bool, known: str | None = None
+) -> DaytonaExecutor:
     settings = fake.settings(working_dir=str(ws), session_id=session, reattach=resumed)
-    return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    if known is not None:  # the sandbox the session's trace names (rho_entry.reopening)
+        executor.expect(known)
+    return executor
 
 
 async def test_a_resumed_session_finds_its_sandbox_in_each_state(
@@ -33,7 +38,7 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     for state in ("started", "stopped", "archived"):
         if state != "started":
             fake.stop("sbx-1", state)
-        again = _executor(fake, tmp_path, "s1", resumed=True)
+        again = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
         await again.stat(".")
         assert (again.sandbox_id, again.recreated, len(fake.created)) == ("sbx-1", None, 1)
         assert fake.starts == (["sbx-1"] if state == "stopped" else fake.starts)
@@ -42,13 +47,13 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     await other.stat(".")
     assert other.sandbox_id == "sbx-2"
     fake.stop("sbx-2", "error")  # Daytona refuses to start it: a new one, said
-    failed = _executor(fake, tmp_path, "s2", resumed=True)
+    failed = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
     await failed.stat(".")
     assert failed.sandbox_id == "sbx-3"
     assert failed.recreated is not None
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
-        gone = _executor(fake, tmp_path, "s1", resumed=True)
+        gone = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
         await gone.stat(".")
     assert gone.sandbox_id == "sbx-4"
     assert gone.recreated is not None
@@ -72,7 +77,9 @@ async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbo
         settings = fake.settings(
             working_dir=str(tmp_path), session_id=session, reattach=True, **build
         )
-        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        executor.expect({"s1": "sbx-1", "s2": "sbx-2"}[session])  # what its trace names
+        return executor
 
     built = resumed("s1", dockerfile="FROM alpine\n")  # nothing to find: built
     await built.stat(".")

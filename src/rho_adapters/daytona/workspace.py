@@ -33,6 +33,7 @@ from rho_domain.errors import (
 )
 from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.clock import Clock
+from rho_domain.ports.executor import PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.write_rules import home_entry_refusal, write_refusal
@@ -73,6 +74,7 @@ class SandboxWorkspace:
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
         self.known: str | None = None  # the sandbox a resumed session's trace names
+        self.told: PlacementTold | None = None  # records the sandbox (Executor.on_placed)
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -107,6 +109,7 @@ class SandboxWorkspace:
             if self._sandbox is None:
                 sandbox = await self._sandbox_of_session()
                 self._sandbox = sandbox
+                await creation.tell(self.told, sandbox.id)  # in the trace before it is used
                 roots = (self.roots.given, *self.roots.extra)
                 script = f"mkdir -p -- {scripts.q(roots[0])} || exit 1\n" + "".join(
                     f"realpath -m -- {scripts.q(r)}\n" for r in roots
@@ -140,11 +143,13 @@ class SandboxWorkspace:
     async def _sandbox_of_session(self) -> Sandbox:
         """The session's sandbox: a resumed session's own when Daytona still has it (started
         again when stopped or archived), else a new one, logged with the session's id; a
-        resumed session's that is gone is said (``recreated``), never silently replaced."""
+        resumed session's that is gone is said (``recreated``), never silently replaced.
+        Its own is only the one its trace names (``known``): one that merely carries its
+        labels, which anyone in the organisation can set, is never attached, only said."""
         settings = self.settings
         session = settings.session_id
         found = await self.api.find(session, self.known) if settings.reattach and session else None
-        if found:
+        if found and self.known is not None:
             if (refusal := creation.other_build(settings, found)) is not None:
                 raise ConfigError(refusal)  # the build named is not what the sandbox runs
             sandbox = await self.api.reattach(found)
@@ -152,12 +157,15 @@ class SandboxWorkspace:
             return sandbox
         sandbox = await self.api.create()
         log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
-        if settings.reattach and session:
+        if found:
+            self.recreated = creation.labelled_only(session, found, sandbox.id)
+        elif settings.reattach and session:
             self.recreated = (
                 f"this session's Daytona sandbox is gone (deleted when the session last closed, "
                 f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
                 "replaces it, so files the conversation mentions from before are not there"
             )
+        if self.recreated is not None:
             log.warning("session %s: %s", session, self.recreated)
         return sandbox
 
