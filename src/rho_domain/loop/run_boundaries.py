@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rho_domain import events as ev
 from rho_domain.errors import RunSuperseded
@@ -66,13 +66,12 @@ async def bounded_run(
     status: RunStatus = RunStatus.ERROR
     error: BaseException | None = None
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
-    told = functools.partial(_record_placed, journal)
-    before: PlacementTold | None = told  # nothing registered yet: nothing to give back
+    before: PlacementTold | object | None = _UNTOLD  # nothing registered: nothing to give back
     try:
         await begin_run(control, journal, record, tally, prompt, where=session.executor)
         # a sandbox made by this run is named the moment it exists; a sub-agent's run on
         # the same executor gives the parent's back when it ends
-        before = _tell_places(session.executor, told)
+        before = _tell_places(session.executor, functools.partial(_record_placed, journal))
         # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
         session.tools.written = session.tools.counted_in or WriteTally()
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
@@ -91,8 +90,8 @@ async def bounded_run(
         raise
     finally:
         try:
-            if before is not told:
-                _tell_places(session.executor, before)
+            if before is not _UNTOLD:
+                _tell_places(session.executor, cast("PlacementTold | None", before))
             if ahead is not None:
                 await settle(ahead)
             ended_run = end_run(control, journal, tally, status, error, where=session.executor)
@@ -130,13 +129,16 @@ async def begin_run(
     await journal.answer_all(journal.state.unanswered_calls(), DIED)
 
 
-def _tell_places(where: Executor, told: PlacementTold | None) -> PlacementTold | None:
-    """``where.on_placed(told)``; ``told`` itself when the executor cannot (one of an older
+_UNTOLD = object()  # bounded_run's executor was given no recorder (yet)
+
+
+def _tell_places(where: Executor, told: PlacementTold | None) -> PlacementTold | object | None:
+    """``where.on_placed(told)``; ``_UNTOLD`` when the executor cannot (one of an older
     release without the member): its place is recorded at ``run_end``, as before."""
     try:
         return where.on_placed(told)
     except Exception:  # noqa: BLE001 - a listing's record never ends a run
-        return told
+        return _UNTOLD
 
 
 async def _record_placed(journal: Journal, placement: Placement) -> None:
