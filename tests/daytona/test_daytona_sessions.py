@@ -132,3 +132,47 @@ async def test_a_server_ignoring_the_label_query_never_hands_over_another_sessio
     assert fake.requests.count(("GET", "/api/sandbox")) == 1  # the lookup, unfiltered
     for executor in (first, other):
         await executor.aclose()
+
+
+async def test_a_sandbox_of_another_organisation_is_never_reattached(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before, the organisation of a sandbox found was never looked at: a server or proxy
+    # that ignored X-Daytona-Organization-ID handed over another organisation's sandbox
+    # carrying the session's labels, and it was attached.
+    fake = FakeDaytona()  # every sandbox it makes belongs to org-fake
+    first = _executor(fake, tmp_path, "s1", resumed=False)
+    await first.stat(".")
+    made = []
+    for organization in ("org-mine", "org-fake"):
+        settings = fake.settings(
+            working_dir=str(tmp_path), session_id="s1", reattach=True, organization_id=organization
+        )
+        again = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        again.expect("sbx-1")
+        with caplog.at_level(logging.WARNING, logger="rho_adapters.daytona.executor"):
+            await again.stat(".")
+        made.append(again)
+    assert [e.sandbox_id for e in made] == ["sbx-2", "sbx-1"]  # another's: a new one
+    said = (
+        "Daytona sandbox sbx-1 labelled as session s1's belongs to organisation 'org-fake', "
+        "not 'org-mine' (DaytonaSettings.organization_id): not attached"
+    )
+    assert said in caplog.text
+    for executor in (first, *made):
+        await executor.aclose()
+
+
+async def test_a_failed_label_search_makes_a_new_sandbox_and_is_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The trace names no sandbox: a label search only says what it left (it attaches none),
+    # so its failure no longer fails the resumed session's first call.
+    fake = FakeDaytona()
+    fake.fail("GET", "/sandbox", 502, {"statusCode": 502, "message": "bad gateway"})
+    again = _executor(fake, tmp_path, "s1", resumed=True)
+    with caplog.at_level(logging.WARNING, logger="rho_adapters.daytona.executor"):
+        await again.stat(".")
+    assert again.sandbox_id == "sbx-1"
+    assert "could not look for sandboxes labelled as its own: Daytona failed sandbox" in caplog.text
+    await again.aclose()

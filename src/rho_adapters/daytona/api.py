@@ -189,7 +189,8 @@ class SandboxAPI:
             response = await self._send("GET", url, "sandbox lookup", params=query)
             found = response.content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
-            return creation.session_sandbox(found, session_id)
+            organization = self._settings.organization_id
+            return creation.session_sandbox(found, session_id, organization)
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or

@@ -106,12 +106,16 @@ def session_query(session_id: str) -> dict[str, str]:
     return {"labels": json.dumps({"created-by": "rho-agent", SESSION_LABEL: session_id})}
 
 
-def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
+def session_sandbox(
+    content: bytes, session_id: str, organization: str | None = None
+) -> dict[str, Any] | None:
     """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
     rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
     would hand over another's sandbox) and is not destroyed or failed (Daytona refuses to
-    start an ``error`` one: the session would fail at every call), else None;
-    ``ExecutorError`` for an answer that is not JSON."""
+    start an ``error`` one: the session would fail at every call) and, when ``organization``
+    is named (``DaytonaSettings.organization_id``), whose ``organizationId`` is not another's
+    (logged: a server or proxy that ignored the header would hand over another
+    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON."""
     labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
     try:
         body = json.loads(content)
@@ -122,8 +126,20 @@ def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
         if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
             continue
         found = data.get("labels")
-        if isinstance(found, dict) and all(found.get(k) == v for k, v in labels.items()):
-            return data
+        if not isinstance(found, dict) or any(found.get(k) != v for k, v in labels.items()):
+            continue
+        owner = data.get("organizationId")
+        if organization and owner is not None and owner != organization:
+            _log.warning(
+                "Daytona sandbox %s labelled as session %s's belongs to organisation %r, not "
+                "%r (DaytonaSettings.organization_id): not attached",
+                data.get("id"),
+                session_id,
+                str(owner)[:80],
+                organization,
+            )
+            continue
+        return data
     return None
 
 

@@ -15,6 +15,7 @@ import base64
 import logging
 import stat as stat_mod
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import httpx
@@ -148,7 +149,7 @@ class SandboxWorkspace:
         labels, which anyone in the organisation can set, is never attached, only said."""
         settings = self.settings
         session = settings.session_id
-        found = await self.api.find(session, self.known) if settings.reattach and session else None
+        found = await self._find(session) if settings.reattach and session else None
         if found and self.known is not None:
             if (refusal := creation.other_build(settings, found)) is not None:
                 raise ConfigError(refusal)  # the build named is not what the sandbox runs
@@ -168,6 +169,19 @@ class SandboxWorkspace:
         if self.recreated is not None:
             log.warning("session %s: %s", session, self.recreated)
         return sandbox
+
+    async def _find(self, session: str) -> dict[str, Any] | None:
+        """``SandboxAPI.find``. A label search (the trace names none) only says what it left:
+        its failure (a 5xx, a page that is no JSON) is logged, and a new sandbox is made."""
+        if self.known is not None:
+            return await self.api.find(session, self.known)
+        try:
+            return await self.api.find(session)
+        except ExecutorError as exc:
+            log.warning(
+                "session %s: could not look for sandboxes labelled as its own: %s", session, exc
+            )
+            return None
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:
         """Run one of our scripts; its output on success, else ExecutorError/ToolError."""
