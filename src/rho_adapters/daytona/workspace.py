@@ -15,7 +15,6 @@ import base64
 import logging
 import stat as stat_mod
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 import httpx
@@ -24,9 +23,9 @@ from rho_adapters.daytona import aliases, creation, git_named, path_scripts, scr
 from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
+from rho_adapters.daytona.reattaching import session_sandbox
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import (
-    ConfigError,
     ExecutorError,
     PathOutsideWorkspace,
     SensitivePath,
@@ -108,7 +107,8 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
-                sandbox = await self._sandbox_of_session()
+                chosen = await session_sandbox(self.api, self.settings, self.known)
+                sandbox, self.recreated = chosen
                 self._sandbox = sandbox
                 await creation.tell(self.told, sandbox.id)  # in the trace before it is used
                 roots = (self.roots.given, *self.roots.extra)
@@ -140,48 +140,6 @@ class SandboxWorkspace:
                 locations = (*self.policy.locations, *named, *sorted(others.targets))
                 self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox
-
-    async def _sandbox_of_session(self) -> Sandbox:
-        """The session's sandbox: a resumed session's own when Daytona still has it (started
-        again when stopped or archived), else a new one, logged with the session's id; a
-        resumed session's that is gone is said (``recreated``), never silently replaced.
-        Its own is only the one its trace names (``known``): one that merely carries its
-        labels, which anyone in the organisation can set, is never attached, only said."""
-        settings = self.settings
-        session = settings.session_id
-        found = await self._find(session) if settings.reattach and session else None
-        if found and self.known is not None:
-            if (refusal := creation.other_build(settings, found)) is not None:
-                raise ConfigError(refusal)  # the build named is not what the sandbox runs
-            sandbox = await self.api.reattach(found)
-            log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
-            return sandbox
-        sandbox = await self.api.create()
-        log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
-        if found:
-            self.recreated = creation.labelled_only(session, found, sandbox.id)
-        elif settings.reattach and session:
-            self.recreated = (
-                f"this session's Daytona sandbox is gone (deleted when the session last closed, "
-                f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
-                "replaces it, so files the conversation mentions from before are not there"
-            )
-        if self.recreated is not None:
-            log.warning("session %s: %s", session, self.recreated)
-        return sandbox
-
-    async def _find(self, session: str) -> dict[str, Any] | None:
-        """``SandboxAPI.find``. A label search (the trace names none) only says what it left:
-        its failure (a 5xx, a page that is no JSON) is logged, and a new sandbox is made."""
-        if self.known is not None:
-            return await self.api.find(session, self.known)
-        try:
-            return await self.api.find(session)
-        except ExecutorError as exc:
-            log.warning(
-                "session %s: could not look for sandboxes labelled as its own: %s", session, exc
-            )
-            return None
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:
         """Run one of our scripts; its output on success, else ExecutorError/ToolError."""
