@@ -1,5 +1,6 @@
 """The events of what bends a run off its plan: compaction, a pause or a cancellation, an
-operator's directive, an error, a model call retried, a piece of the stream skipped.
+operator's directive, an error, a model call retried, a piece of the stream skipped, a
+sandbox the executor placed the session's work in (``Placed``).
 
 A run that goes as planned emits none of them, so they are built by the first process that
 emits or reads one: ``rho_domain.events`` names them lazily (PEP 562), and ``State.apply``,
@@ -17,6 +18,7 @@ from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
 from rho_domain.model_extras import TraceName
+from rho_domain.placement import Placement
 from rho_domain.shown_numbers import count, seconds
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -193,3 +195,24 @@ class ModelRetrying(SeedEventView):
             f"retrying in {self.delay:.1f} s ({self.reason}, attempt "
             f"{self.attempt}/{self.attempts}){note}"
         )
+
+
+@attrs.frozen(kw_only=True)
+class Placed(SeedEventView):
+    """The executor has just made or reattached the place the session's work runs in (a
+    Daytona sandbox), recorded before anything runs in it: a run killed then (SIGKILL, OOM,
+    a host crash) never reaches ``run_end``, and its resume must still name its sandbox
+    (``Executor.on_placed``; ``rho_entry.reopening`` reads the last one a trace names).
+
+    Attributes:
+        at: Wall-clock time.
+        placement: The backend and the place's id.
+    """
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    kind: ClassVar[str] = "placed"
+    at: float
+    placement: Placement

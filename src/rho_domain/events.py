@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from rho_domain.control_events import Interrupted as Interrupted
     from rho_domain.control_events import InterruptReason as InterruptReason
     from rho_domain.control_events import ModelRetrying as ModelRetrying
+    from rho_domain.control_events import Placed as Placed
     from rho_domain.control_events import TraceNoted as TraceNoted
     from rho_domain.hook_events import HookActed as HookActed
     from rho_domain.hook_events import ListenerFailed as ListenerFailed
@@ -155,6 +156,7 @@ if TYPE_CHECKING:
         | ErrorOccurred
         | ModelRetrying
         | TraceNoted
+        | Placed
         | ListenerFailed
         | HookActed
     )
@@ -183,6 +185,7 @@ def _join() -> None:
         approval.ApprovalResolved, control.CompactStarted, control.Compacted, UsageRecorded,
         control.Interrupted, control.DirectiveApplied, control.ErrorOccurred,
         control.ModelRetrying, control.TraceNoted, hook.ListenerFailed, hook.HookActed,
+        control.Placed,
     )  # fmt: skip
     globals().update(
         Event=functools.reduce(operator.or_, types),
@@ -200,7 +203,7 @@ _named_later = lazy_names(
         **dict.fromkeys(
             (
                 "CompactStarted", "Compacted", "DirectiveApplied", "ErrorOccurred", "Interrupted",
-                "InterruptReason", "ModelRetrying", "TraceNoted",
+                "InterruptReason", "ModelRetrying", "TraceNoted", "Placed",
             ),
             "rho_domain.control_events",
         ),

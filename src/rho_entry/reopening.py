@@ -118,24 +118,26 @@ async def open_stored(
 
 
 def _expect_own_sandbox(executor: Executor, events: Sequence[ev.Event]) -> None:
-    """Tell a resumed session's Daytona executor the sandbox its trace names (the last run's
-    placement with an id), which alone it reattaches: found by its labels, another sandbox
+    """Tell a resumed session's Daytona executor the sandbox its trace names (the last
+    placement with an id: a ``placed`` event, recorded the moment the sandbox was made, or a
+    run's start or end), which alone it reattaches: found by its labels, another sandbox
     that anyone in the organisation labelled so was taken (``DaytonaExecutor.expect``)."""
     from rho_domain.events import RunEnded, RunStarted
-    from rho_domain.placement import well_formed
+    from rho_domain.placement import Placement, well_formed
     from rho_entry.executor_wiring import daytona_of
 
     daytona = daytona_of(executor)
     if daytona is None or not daytona.settings.reattach:
         return
     for event in reversed(events):
-        where = event.placement if isinstance(event, RunStarted | RunEnded) else None
+        named = isinstance(event, RunStarted | RunEnded) or event.kind == "placed"
+        where: Placement | None = getattr(event, "placement", None) if named else None
         if where is None or where.backend != "daytona" or where.id is None:
             continue
         if not well_formed(where.id):  # the trace is data: as if it named none, and said
             log.warning(
                 "the trace names a Daytona sandbox id that is no id (%r...); "
-                "looking for the session's sandbox by its labels",
+                "it is read as naming none",
                 where.id[:40],
             )
             return

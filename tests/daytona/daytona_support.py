@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
+import httpx
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
@@ -22,6 +24,44 @@ class Rig:
 
     def toolbox_calls(self, suffix: str) -> int:
         return sum(1 for _, path in self.fake.requests if path.endswith(suffix))
+
+
+class Door(Protocol):
+    """What ``serve_http`` notes of a listening socket: the request lines, the connections."""
+
+    lines: list[str]
+    connections: int
+
+
+async def serve_http(
+    fake: FakeDaytona, door: Door, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """HTTP/1.1 with keep-alive: each request, direct (origin-form, the Host header names
+    the origin) or through the proxy (absolute-form), answered by the fake's handler."""
+    door.connections += 1
+    try:
+        while head := await reader.readuntil(b"\r\n\r\n"):
+            line, *fields = head.decode().split("\r\n")
+            door.lines.append(line)
+            method, target, _ = line.split(" ")
+            headers = [(k, v) for k, _, v in (f.partition(": ") for f in fields if f)]
+            named = {k.lower(): v for k, v in headers}
+            body = await reader.readexactly(int(named.get("content-length", "0")))
+            if not target.startswith("http://"):
+                target = f"http://{named['host']}{target}"
+            request = httpx.Request(method, target, headers=headers, content=body)
+            response = await fake.handler(request)
+            content = await response.aread()
+            writer.write(
+                f"HTTP/1.1 {response.status_code} X\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(content)}\r\n\r\n".encode()
+                + content
+            )
+            await writer.drain()
+    except asyncio.IncompleteReadError:
+        pass  # the client closed its connection
+    finally:
+        writer.close()
 
 
 def make_rig(

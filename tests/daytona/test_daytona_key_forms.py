@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import traceback
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -50,13 +51,25 @@ async def test_the_key_is_hidden_encoded_and_in_the_cause_a_log_prints(tmp_path:
         rig.fake.stopped.clear()
 
 
-async def test_a_lookup_answer_that_is_no_json_does_not_quote_the_key(tmp_path: Path) -> None:
-    """A resumed session's lookup (``GET /sandbox?labels=``) answered 200 with a page that
-    quoted the key: the error quoted the page's first 80 bytes, key included."""
-    rig = make_rig(tmp_path, api_key=KEY, session_id="s1", reattach=True)
-    rig.fake.api_key = KEY
-    rig.fake.fail("GET", "/sandbox", 200, f"token {KEY}")
-    with pytest.raises(ExecutorError, match="no JSON") as caught:
-        await rig.executor.stat(".")
-    assert KEY not in str(caught.value)
-    await rig.executor.aclose()
+async def test_a_lookup_answer_that_is_no_json_does_not_quote_the_key(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A resumed session's lookup answered 200 with a page that quoted the key: the error
+    quoted the page's first 80 bytes, key included. The lookup of the sandbox its trace
+    names raises; a label search (the trace names none) logs it and makes a new one."""
+    for known in ("sbx-9", None):
+        rig = make_rig(tmp_path, api_key=KEY, session_id="s1", reattach=True)
+        rig.fake.api_key = KEY
+        if known is not None:
+            rig.executor.expect(known)
+        rig.fake.fail("GET", f"/sandbox/{known}" if known else "/sandbox", 200, f"token {KEY}")
+        with caplog.at_level(logging.WARNING, logger="rho_adapters.daytona.executor"):
+            if known is not None:
+                with pytest.raises(ExecutorError, match="no JSON") as caught:
+                    await rig.executor.stat(".")
+                assert KEY not in str(caught.value)
+            else:
+                await rig.executor.stat(".")
+                assert "no JSON" in caplog.text
+        assert KEY not in caplog.text
+        await rig.executor.aclose()

@@ -15,8 +15,8 @@ import functools
 from collections.abc import AsyncIterator
 
 import attrs
-import httpx
 import pytest
+from daytona_support import serve_http
 
 from rho_adapters.daytona.api import SandboxAPI
 from rho_adapters.fakes import FakeClock
@@ -42,44 +42,13 @@ class Doors:
     fake: FakeDaytona
 
 
-async def _serve(
-    fake: FakeDaytona, door: Door, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    """HTTP/1.1 with keep-alive: each request, direct (origin-form, the Host header names
-    the origin) or through the proxy (absolute-form), answered by the fake's handler."""
-    door.connections += 1
-    try:
-        while head := await reader.readuntil(b"\r\n\r\n"):
-            line, *fields = head.decode().split("\r\n")
-            door.lines.append(line)
-            method, target, _ = line.split(" ")
-            headers = [(k, v) for k, _, v in (f.partition(": ") for f in fields if f)]
-            named = {k.lower(): v for k, v in headers}
-            body = await reader.readexactly(int(named.get("content-length", "0")))
-            if not target.startswith("http://"):
-                target = f"http://{named['host']}{target}"
-            request = httpx.Request(method, target, headers=headers, content=body)
-            response = await fake.handler(request)
-            content = await response.aread()
-            writer.write(
-                f"HTTP/1.1 {response.status_code} X\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(content)}\r\n\r\n".encode()
-                + content
-            )
-            await writer.drain()
-    except asyncio.IncompleteReadError:
-        pass  # the client closed its connection
-    finally:
-        writer.close()
-
-
 @pytest.fixture
 async def doors() -> AsyncIterator[Doors]:
     api, toolbox, proxy = Door(), Door(), Door()
     fake = FakeDaytona()  # its URLs are the doors', once they listen
     servers = []
     for door, host in ((api, "127.0.0.1"), (toolbox, "127.0.0.2"), (proxy, "127.0.0.1")):
-        server = await asyncio.start_server(functools.partial(_serve, fake, door), host, 0)
+        server = await asyncio.start_server(functools.partial(serve_http, fake, door), host, 0)
         door.url = f"http://{host}:{server.sockets[0].getsockname()[1]}"
         servers.append(server)
     fake.api_url, fake.toolbox_url = f"{api.url}/api", f"{toolbox.url}/toolbox"

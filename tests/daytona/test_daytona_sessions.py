@@ -14,9 +14,14 @@ from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError
 
 
-def _executor(fake: FakeDaytona, ws: Path, session: str, *, resumed: bool) -> DaytonaExecutor:
+def _executor(
+    fake: FakeDaytona, ws: Path, session: str, *, resumed: bool, known: str | None = None
+) -> DaytonaExecutor:
     settings = fake.settings(working_dir=str(ws), session_id=session, reattach=resumed)
-    return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+    if known is not None:  # the sandbox the session's trace names (rho_entry.reopening)
+        executor.expect(known)
+    return executor
 
 
 async def test_a_resumed_session_finds_its_sandbox_in_each_state(
@@ -33,7 +38,7 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     for state in ("started", "stopped", "archived"):
         if state != "started":
             fake.stop("sbx-1", state)
-        again = _executor(fake, tmp_path, "s1", resumed=True)
+        again = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
         await again.stat(".")
         assert (again.sandbox_id, again.recreated, len(fake.created)) == ("sbx-1", None, 1)
         assert fake.starts == (["sbx-1"] if state == "stopped" else fake.starts)
@@ -42,13 +47,13 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     await other.stat(".")
     assert other.sandbox_id == "sbx-2"
     fake.stop("sbx-2", "error")  # Daytona refuses to start it: a new one, said
-    failed = _executor(fake, tmp_path, "s2", resumed=True)
+    failed = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
     await failed.stat(".")
     assert failed.sandbox_id == "sbx-3"
     assert failed.recreated is not None
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
-        gone = _executor(fake, tmp_path, "s1", resumed=True)
+        gone = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
         await gone.stat(".")
     assert gone.sandbox_id == "sbx-4"
     assert gone.recreated is not None
@@ -72,7 +77,9 @@ async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbo
         settings = fake.settings(
             working_dir=str(tmp_path), session_id=session, reattach=True, **build
         )
-        return DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        executor = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        executor.expect({"s1": "sbx-1", "s2": "sbx-2"}[session])  # what its trace names
+        return executor
 
     built = resumed("s1", dockerfile="FROM alpine\n")  # nothing to find: built
     await built.stat(".")
@@ -125,3 +132,47 @@ async def test_a_server_ignoring_the_label_query_never_hands_over_another_sessio
     assert fake.requests.count(("GET", "/api/sandbox")) == 1  # the lookup, unfiltered
     for executor in (first, other):
         await executor.aclose()
+
+
+async def test_a_sandbox_of_another_organisation_is_never_reattached(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before, the organisation of a sandbox found was never looked at: a server or proxy
+    # that ignored X-Daytona-Organization-ID handed over another organisation's sandbox
+    # carrying the session's labels, and it was attached.
+    fake = FakeDaytona()  # every sandbox it makes belongs to org-fake
+    first = _executor(fake, tmp_path, "s1", resumed=False)
+    await first.stat(".")
+    made = []
+    for organization in ("org-mine", "org-fake"):
+        settings = fake.settings(
+            working_dir=str(tmp_path), session_id="s1", reattach=True, organization_id=organization
+        )
+        again = DaytonaExecutor(settings, transport=fake.transport, clock=FakeClock())
+        again.expect("sbx-1")
+        with caplog.at_level(logging.WARNING, logger="rho_adapters.daytona.executor"):
+            await again.stat(".")
+        made.append(again)
+    assert [e.sandbox_id for e in made] == ["sbx-2", "sbx-1"]  # another's: a new one
+    said = (
+        "Daytona sandbox sbx-1 labelled as session s1's belongs to organisation 'org-fake', "
+        "not 'org-mine' (DaytonaSettings.organization_id): not attached"
+    )
+    assert said in caplog.text
+    for executor in (first, *made):
+        await executor.aclose()
+
+
+async def test_a_failed_label_search_makes_a_new_sandbox_and_is_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The trace names no sandbox: a label search only says what it left (it attaches none),
+    # so its failure no longer fails the resumed session's first call.
+    fake = FakeDaytona()
+    fake.fail("GET", "/sandbox", 502, {"statusCode": 502, "message": "bad gateway"})
+    again = _executor(fake, tmp_path, "s1", resumed=True)
+    with caplog.at_level(logging.WARNING, logger="rho_adapters.daytona.executor"):
+        await again.stat(".")
+    assert again.sandbox_id == "sbx-1"
+    assert "could not look for sandboxes labelled as its own: Daytona failed sandbox" in caplog.text
+    await again.aclose()

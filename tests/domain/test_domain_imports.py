@@ -177,7 +177,7 @@ def test_the_kinds_a_plain_run_never_emits_load_with_the_first_one_and_fold() ->
     assert done.returncode == 0, done.stderr
     folded, joined, found = done.stdout.splitlines()[-3:]
     assert folded == "{'c1': True} ['list'] 5"
-    assert joined == "23 23 Compacted"
+    assert joined == "24 24 Compacted"
     assert found == "True True"
 
 

@@ -90,10 +90,10 @@ async def test_a_resumed_session_whose_sandbox_is_gone_is_told_so(tmp_path: Path
 
     agent = Agent(AgentConfig(model="m", backend="daytona"))
     first = executor(False)
-    async with Session(agent, model=ScriptedModel([text("hi")]), executor=first, store=store,
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("hi")])
+    async with Session(agent, model=model, executor=first, store=store,
                        session_id="s1", clock=FakeClock()) as session:  # fmt: skip
-        await session.run("hello")
-        await first.stat(".")
+        await session.run("hello")  # the sandbox made by its call: named in the trace
     await first.aclose()  # the session's sandbox, sbx-1, deleted as the CLI's close does
     again = executor(True)
     session = await Session.resume("s1", store=store, model=ScriptedModel([]), executor=again)
@@ -122,10 +122,10 @@ async def test_a_sandbox_built_before_its_session_is_labelled_and_found_again(
 
     agent = Agent(AgentConfig(model="m", backend="daytona"))
     first = unnamed()
-    async with Session(agent, model=ScriptedModel([text("hi")]), executor=first, store=store,
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("hi")])
+    async with Session(agent, model=model, executor=first, store=store,
                        session_id="s1", clock=FakeClock()) as session:  # fmt: skip
-        await session.run("hello")
-        await first.stat(".")
+        await session.run("hello")  # the sandbox made by its call: named in the trace
     labels = fake.created[0]["labels"]
     assert (labels["created-by"], labels["rho-agent-session"]) == ("rho-agent", "s1")
     fake.stop("sbx-1", "stopped")  # the process died; Daytona stopped it since

@@ -112,7 +112,8 @@ async def test_a_trace_naming_no_sandbox_id_is_read_as_naming_none(
     # The trace is data anyone may have written. Before, a run_end whose placement id was
     # 100,000 characters made every resume fail with httpx's own InvalidURL ("URL too
     # long"); one with a line break, a "/" or a URL was asked for as a sandbox's id. Such an
-    # id now names none: the session's sandbox is looked for by its labels, and it is said.
+    # id now names none, and it is said: what merely carries the session's labels (its own
+    # sbx-1 here, or anyone's) is not attached, and the new sandbox says why.
     fake = FakeDaytona()
     store = FileSessionStore(tmp_path / "sessions")
 
@@ -137,7 +138,9 @@ async def test_a_trace_naming_no_sandbox_id_is_read_as_naming_none(
         with caplog.at_level(logging.WARNING, logger="rho_entry.reopening"):
             resumed = await Session.resume("s1", store=store, model=model, executor=again)
         async with resumed:
-            assert again.sandbox_id == "sbx-1"  # its own, found by its labels
+            assert again.sandbox_id not in (None, "sbx-1")  # found by its labels: not taken
+            (notice,) = [n for n in resumed.resume_notices if "Daytona" in n]
+            assert "sandbox sbx-1 that carries its labels was not attached" in notice
         assert f"names a Daytona sandbox id that is no id ({bad[:40]!r}" in caplog.text
     for each in (first, *resumers):  # the first deletes sbx-1; the others' deletion is logged
         await each.aclose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
@@ -22,7 +23,7 @@ from rho_adapters.daytona.creation import create_body
 from rho_adapters.fakes import FakeClock, FakeDaytona, MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError, PathOutsideWorkspace, SensitivePath
+from rho_domain.errors import ConfigError, ExecutorError, PathOutsideWorkspace, SensitivePath
 from rho_domain.permissions import FileWriteMode, builtin_profile
 from rho_domain.ports.executor import FileUpload
 from rho_domain.secrets import SecretPolicy
@@ -99,6 +100,43 @@ async def test_many_files_go_in_batches(tmp_path: Path) -> None:
     assert (ws / "many" / "f149.txt").read_text() == "149"
     uploads = [p for m, p in fake.requests if p.endswith("/files/bulk-upload")]
     assert len(uploads) == -(-150 // UPLOAD_BATCH) == 2
+
+
+async def test_a_batch_that_fails_after_others_were_written_says_which_were(
+    tmp_path: Path,
+) -> None:
+    # Before, a 5xx on the second bulk-upload request raised the daemon's error alone: the
+    # first batch's files stayed in the sandbox, unsaid, and the operator could not tell a
+    # partial upload from none.
+    fake, _, ws = sandbox(tmp_path)
+    sent: list[int] = []
+
+    async def second_fails(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/files/bulk-upload"):
+            sent.append(1)
+            if len(sent) == 2:
+                return httpx.Response(502, json={"statusCode": 502, "message": "bad gateway"})
+        return await fake.handler(request)
+
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(ws)), transport=httpx.MockTransport(second_fails)
+    )
+    count = 2 * UPLOAD_BATCH + 1  # three batches: the third is never sent
+    files = [FileUpload(path=f"many/f{i:03}.txt", data=b"x") for i in range(count)]
+    try:
+        with pytest.raises(ExecutorError) as caught:
+            await executor.upload(files)
+    finally:
+        await executor.aclose()
+    written, last = UPLOAD_BATCH, f"{UPLOAD_BATCH - 1:03}"
+    assert len(list((ws / "many").iterdir())) == written
+    assert "(502)" in str(caught.value)
+    assert str(caught.value).endswith(
+        f"; {written} of the {count} files were written before it ({ws}/many/f000.txt to "
+        f"{ws}/many/f{last}.txt, in the order given) and stay in the sandbox; the other "
+        f"{count - written}, from {ws}/many/f{written:03}.txt, were not: upload them again"
+    )
+    assert len(sent) == 2  # the third batch was not sent
 
 
 @pytest.mark.parametrize("target", [".env", "config/.env.local", "keys/id_rsa", ".git/hooks/x"])

@@ -29,6 +29,7 @@ from rho_domain.messages import (
     UserMessage,
 )
 from rho_domain.permissions import developer_profile, eval_profile
+from rho_domain.placement import Placement
 from rho_domain.run import RunStatus
 
 CALL = ToolCall("call_1", "bash", '{"command": "ls -la"}')
@@ -89,6 +90,7 @@ ONE_OF_EACH: tuple[ev.Event, ...] = (
     ev.ErrorOccurred(at=1.0, error_type="ModelHTTPError", message="boom"),
     ev.ModelRetrying(at=1.0, delay=1.0, reason="429", attempt=2, attempts=3),
     ev.TraceNoted(at=1.0, name="parse_error", message="skipped", detail="{garbage"),
+    ev.Placed(at=1.0, placement=Placement(backend="daytona", id="sbx-1")),
     ev.CompactStarted(at=1.0, trigger="manual", tokens_before=900),
     ev.ListenerFailed(
         at=1.0, listener="ui.Renderer", event_kind="tool_end", error_type="KeyError", message="w"

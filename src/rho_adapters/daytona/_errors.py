@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import httpx
 
@@ -130,3 +130,14 @@ def hiding_key(key: str) -> Iterator[None]:
                 chained.args = hidden
             chained = chained.__cause__ or chained.__context__
         raise
+
+
+def partly_uploaded(error: RhoError, paths: Sequence[str], written: int) -> ExecutorError:
+    """``error`` of a bulk upload whose first ``written`` of ``paths`` were written by
+    requests answered before it: they stay in the sandbox (no transaction spans requests),
+    named with the ones that were not, so the operator knows what to send again."""
+    return ExecutorError(
+        f"{error}; {written} of the {len(paths)} files were written before it ({paths[0]} "
+        f"to {paths[written - 1]}, in the order given) and stay in the sandbox; the other "
+        f"{len(paths) - written}, from {paths[written]}, were not: upload them again"
+    )

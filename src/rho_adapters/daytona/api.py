@@ -21,7 +21,13 @@ import httpx
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import creation
-from rho_adapters.daytona._errors import error_for, hiding_key, map_httpx_errors, not_running
+from rho_adapters.daytona._errors import (
+    error_for,
+    hiding_key,
+    map_httpx_errors,
+    not_running,
+    partly_uploaded,
+)
 from rho_adapters.daytona.answers import (
     ANSWER_BYTES,
     ExecAnswer,
@@ -62,6 +68,7 @@ class SandboxAPI:
     largest answer read (``ExecutorError`` beyond)."""
 
     answer_bytes = ANSWER_BYTES
+    upload_batch = UPLOAD_BATCH  # files per bulk-upload request
 
     def __init__(
         self,
@@ -182,7 +189,8 @@ class SandboxAPI:
             response = await self._send("GET", url, "sandbox lookup", params=query)
             found = response.content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
-            return creation.session_sandbox(found, session_id)
+            organization = self._settings.organization_id
+            return creation.session_sandbox(found, session_id, organization)
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
@@ -273,25 +281,33 @@ class SandboxAPI:
         )
 
     async def upload_many(self, sandbox: Sandbox, files: Sequence[tuple[str, bytes]]) -> None:
-        """Upload ``(path, data)`` pairs, ``UPLOAD_BATCH`` per bulk-upload request, each
+        """Upload ``(path, data)`` pairs, ``upload_batch`` per bulk-upload request, each
         ``.path`` field right before its ``.file`` field (the daemon reads the stream in
         order; httpx would put every plain field first, so the paths go as file parts without
-        a file name, which multipart sends as plain fields)."""
-        for start in range(0, len(files), UPLOAD_BATCH):
-            batch = files[start : start + UPLOAD_BATCH]
+        a file name, which multipart sends as plain fields). Every path is checked before the
+        first request; a failure after a batch was written says which were
+        (``partly_uploaded``: the daemon has no transaction across requests)."""
+        for path, _ in files:
+            check_upload_path(path)
+        for start in range(0, len(files), self.upload_batch):
+            batch = files[start : start + self.upload_batch]
             parts: list[tuple[str, tuple[str | None, bytes | str, str | None]]] = []
             for i, (path, data) in enumerate(batch):
-                check_upload_path(path)
                 parts.append((f"files[{i}].path", (None, path, None)))
                 parts.append((f"files[{i}].file", ("upload", data, "application/octet-stream")))
-            await self._send(
-                "POST",
-                f"{sandbox.toolbox_url}/files/bulk-upload",
-                f"file upload to sandbox {sandbox.id}",
-                file_path=batch[0][0],
-                sandbox=sandbox,
-                files=parts,
-            )
+            try:
+                await self._send(
+                    "POST",
+                    f"{sandbox.toolbox_url}/files/bulk-upload",
+                    f"file upload to sandbox {sandbox.id}",
+                    file_path=batch[0][0],
+                    sandbox=sandbox,
+                    files=parts,
+                )
+            except RhoError as exc:
+                if start == 0:
+                    raise  # nothing was written: the error says all there is
+                raise partly_uploaded(exc, [path for path, _ in files], start) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created (a passed one stays open)."""

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
+from rho_domain.placement import Placement
 from rho_domain.ports.clock import Clock
+from rho_domain.ports.executor import PlacementTold
+
+_log = logging.getLogger("rho_adapters.daytona.executor")
 
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
 SESSION_LABEL = "rho-agent-session"
@@ -101,12 +106,16 @@ def session_query(session_id: str) -> dict[str, str]:
     return {"labels": json.dumps({"created-by": "rho-agent", SESSION_LABEL: session_id})}
 
 
-def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
+def session_sandbox(
+    content: bytes, session_id: str, organization: str | None = None
+) -> dict[str, Any] | None:
     """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
     rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
     would hand over another's sandbox) and is not destroyed or failed (Daytona refuses to
-    start an ``error`` one: the session would fail at every call), else None;
-    ``ExecutorError`` for an answer that is not JSON."""
+    start an ``error`` one: the session would fail at every call) and, when ``organization``
+    is named (``DaytonaSettings.organization_id``), whose ``organizationId`` is not another's
+    (logged: a server or proxy that ignored the header would hand over another
+    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON."""
     labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
     try:
         body = json.loads(content)
@@ -117,9 +126,35 @@ def session_sandbox(content: bytes, session_id: str) -> dict[str, Any] | None:
         if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
             continue
         found = data.get("labels")
-        if isinstance(found, dict) and all(found.get(k) == v for k, v in labels.items()):
-            return data
+        if not isinstance(found, dict) or any(found.get(k) != v for k, v in labels.items()):
+            continue
+        owner = data.get("organizationId")
+        if organization and owner is not None and owner != organization:
+            _log.warning(
+                "Daytona sandbox %s labelled as session %s's belongs to organisation %r, not "
+                "%r (DaytonaSettings.organization_id): not attached",
+                data.get("id"),
+                session_id,
+                str(owner)[:80],
+                organization,
+            )
+            continue
+        return data
     return None
+
+
+def labelled_only(session_id: str | None, found: dict[str, Any], made: str) -> str:
+    """What a resume says when its trace names no sandbox (none ever recorded: a session
+    that ran none, a trace from before rho-agent recorded them) and ``found`` carries the
+    session's labels: it is not attached (anyone in the organisation can set them), and
+    ``made`` serves the session instead."""
+    return (
+        f"session {session_id}'s trace names no Daytona sandbox, and sandbox {found.get('id')} "
+        "that carries its labels was not attached: anyone in the organisation can label a "
+        f"sandbox so. A new, empty one ({made}) serves it; if {found.get('id')} was this "
+        "session's (a trace written before rho-agent recorded its sandbox), copy what you "
+        "need from it, then delete it in Daytona"
+    )
 
 
 async def started(
@@ -163,3 +198,19 @@ def toolbox_base(api: str, proxy: str, sandbox_id: str) -> str:
             "toolbox proxy settings"
         )
     return f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}"
+
+
+async def tell(told: PlacementTold | None, sandbox_id: str) -> None:
+    """Have ``told`` record sandbox ``sandbox_id`` (``Executor.on_placed``) before anything
+    runs in it; its failure (a full disk) is logged: the run's ``run_end`` names it too."""
+    if told is None:
+        return
+    try:
+        await told(Placement(backend="daytona", id=sandbox_id))
+    except Exception as exc:  # noqa: BLE001 - the call that made the sandbox goes on
+        _log.warning(
+            "could not record Daytona sandbox %s in the session's trace (%s); the run's end "
+            "names it, or delete it in Daytona if the run dies before",
+            sandbox_id,
+            exc,
+        )

@@ -53,6 +53,7 @@ from rho_domain.ports.executor import (
     FileInfo,
     FileUpload,
     Placement,
+    PlacementTold,
 )
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
@@ -136,6 +137,11 @@ class DaytonaExecutor(Executor):
         ``Executor.placement``): a sandbox that merely carries the session's labels is never
         taken instead, and when that one is gone a new one is made (and said)."""
         self._workspace.known = sandbox_id
+
+    def on_placed(self, told: PlacementTold | None) -> PlacementTold | None:
+        """See ``Executor.on_placed``: told when the sandbox is made or reattached."""
+        before, self._workspace.told = self._workspace.told, told
+        return before
 
     async def attach(self) -> str | None:
         """Find or create the sandbox now rather than at the first call, and return

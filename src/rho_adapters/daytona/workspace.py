@@ -23,9 +23,9 @@ from rho_adapters.daytona import aliases, creation, git_named, path_scripts, scr
 from rho_adapters.daytona.answers import quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
+from rho_adapters.daytona.reattaching import session_sandbox
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import (
-    ConfigError,
     ExecutorError,
     PathOutsideWorkspace,
     SensitivePath,
@@ -33,6 +33,7 @@ from rho_domain.errors import (
 )
 from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.clock import Clock
+from rho_domain.ports.executor import PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.write_rules import home_entry_refusal, write_refusal
@@ -73,6 +74,7 @@ class SandboxWorkspace:
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
         self.known: str | None = None  # the sandbox a resumed session's trace names
+        self.told: PlacementTold | None = None  # records the sandbox (Executor.on_placed)
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -105,8 +107,10 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
-                sandbox = await self._sandbox_of_session()
+                chosen = await session_sandbox(self.api, self.settings, self.known)
+                sandbox, self.recreated = chosen
                 self._sandbox = sandbox
+                await creation.tell(self.told, sandbox.id)  # in the trace before it is used
                 roots = (self.roots.given, *self.roots.extra)
                 script = f"mkdir -p -- {scripts.q(roots[0])} || exit 1\n" + "".join(
                     f"realpath -m -- {scripts.q(r)}\n" for r in roots
@@ -138,30 +142,6 @@ class SandboxWorkspace:
                 locations = (*self.policy.locations, *named, *sorted(others.targets))
                 self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
         return self._sandbox
-
-    async def _sandbox_of_session(self) -> Sandbox:
-        """The session's sandbox: a resumed session's own when Daytona still has it (started
-        again when stopped or archived), else a new one, logged with the session's id; a
-        resumed session's that is gone is said (``recreated``), never silently replaced."""
-        settings = self.settings
-        session = settings.session_id
-        found = await self.api.find(session, self.known) if settings.reattach and session else None
-        if found:
-            if (refusal := creation.other_build(settings, found)) is not None:
-                raise ConfigError(refusal)  # the build named is not what the sandbox runs
-            sandbox = await self.api.reattach(found)
-            log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
-            return sandbox
-        sandbox = await self.api.create()
-        log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
-        if settings.reattach and session:
-            self.recreated = (
-                f"this session's Daytona sandbox is gone (deleted when the session last closed, "
-                f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
-                "replaces it, so files the conversation mentions from before are not there"
-            )
-            log.warning("session %s: %s", session, self.recreated)
-        return sandbox
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:
         """Run one of our scripts; its output on success, else ExecutorError/ToolError."""

@@ -30,6 +30,7 @@ from rho_domain.ports.executor import (
     FileKind,
     FileUpload,
     Placement,
+    PlacementTold,
 )
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
@@ -72,6 +73,10 @@ class MemoryExecutor(Executor):
         self._order: dict[str, int] = {}  # key -> its place in ``files``
 
     placement = Placement(backend="memory")  # ``Executor.placement``: this process
+
+    def on_placed(self, told: PlacementTold | None) -> None:
+        """See ``Executor.on_placed``: the place never changes, so no one is ever told."""
+        return
 
     @property
     def working_dir(self) -> str:

@@ -44,7 +44,7 @@ from rho_domain.errors import (
 from rho_domain.limits import LimitKind, ResourceLimits, limit_hit
 from rho_domain.paths import components, is_within
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor, FileInfo, Placement
+from rho_domain.ports.executor import Executor, FileInfo, Placement, PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
@@ -141,6 +141,10 @@ class LocalExecutor(Executor):
         )
 
     placement = Placement(backend="local")  # ``Executor.placement``: this machine
+
+    def on_placed(self, told: PlacementTold | None) -> None:
+        """See ``Executor.on_placed``: the place never changes, so no one is ever told."""
+        return
 
     @property
     def working_dir(self) -> str:

@@ -104,6 +104,9 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
             case ev.RunEnded(status=status, session_usage=usage, placement=placement):
                 meta["status"], meta["usage"], changed = status, usage, True
                 _keep_placement(meta, placement)
+            case _ if event.kind == "placed":  # a sandbox the run has just made
+                _keep_placement(meta, event.placement)  # type: ignore[union-attr]
+                changed = True  # durable now: the run may die before its end
             case ev.UsageRecorded(usage=usage):
                 meta["usage"] = usage_of(meta) + usage  # a Usage until written: cheaper
             case ev.LLMStarted(model=model) if model:

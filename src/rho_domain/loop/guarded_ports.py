@@ -32,7 +32,7 @@ from rho_domain.ports.signals import SignalSource
 if TYPE_CHECKING:
     from rho_domain.ports.commands import Command, CommandResult, FileUpload
     from rho_domain.ports.directive import Directive
-    from rho_domain.ports.executor import Placement
+    from rho_domain.ports.executor import Placement, PlacementTold
 
 _T = TypeVar("_T")
 
@@ -87,6 +87,10 @@ class GuardedExecutor(Executor):
     def placement(self) -> Placement:
         """The executor's placement."""
         return self.executor.placement
+
+    def on_placed(self, told: PlacementTold | None) -> PlacementTold | None:
+        """``Executor.on_placed``."""
+        return self.executor.on_placed(told)
 
     async def run(self, command: Command) -> CommandResult:
         """``Executor.run``."""

@@ -4,7 +4,8 @@
 window asked ahead, ``begin_run``, the budget watch and ``Turns.drive``, then ``end_run``
 whatever happened, and the ``after_run`` hooks. ``begin_run`` listens for signals, creates the
 stored session on first use, records ``run_start`` and answers tool calls a dead process left
-running. ``end_run`` answers every call still open, records the error and ``run_end``, stops
+running. Between them the executor tells the trace the sandbox it makes (``Placed``).
+``end_run`` answers every call still open, records the error and ``run_end``, stops
 listening (clearing the run's signals: a pause or cancel left behind, export requests
 answered), and builds the ``RunResult``; a durable run that another execution owns now
 (``RunSuperseded``) records none of it. A run in progress is ended from outside it by
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rho_domain import events as ev
 from rho_domain.errors import RunSuperseded
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from rho_domain.loop.turns import RefreshTools, TurnSession
-    from rho_domain.ports.executor import Executor
+    from rho_domain.ports.executor import Executor, PlacementTold
 
     class FramedSession(TurnSession, Protocol):
         """What a run's frame uses of its session (``rho_domain.loop.session.Session``)."""
@@ -64,8 +66,12 @@ async def bounded_run(
     status: RunStatus = RunStatus.ERROR
     error: BaseException | None = None
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
+    before: PlacementTold | object | None = _UNTOLD  # nothing registered: nothing to give back
     try:
         await begin_run(control, journal, record, tally, prompt, where=session.executor)
+        # a sandbox made by this run is named the moment it exists; a sub-agent's run on
+        # the same executor gives the parent's back when it ends
+        before = _tell_places(session.executor, functools.partial(_record_placed, journal))
         # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
         session.tools.written = session.tools.counted_in or WriteTally()
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
@@ -84,6 +90,8 @@ async def bounded_run(
         raise
     finally:
         try:
+            if before is not _UNTOLD:
+                _tell_places(session.executor, cast("PlacementTold | None", before))
             if ahead is not None:
                 await settle(ahead)
             ended_run = end_run(control, journal, tally, status, error, where=session.executor)
@@ -119,6 +127,23 @@ async def begin_run(
     )
     await journal.emit(started)
     await journal.answer_all(journal.state.unanswered_calls(), DIED)
+
+
+_UNTOLD = object()  # bounded_run's executor was given no recorder (yet)
+
+
+def _tell_places(where: Executor, told: PlacementTold | None) -> PlacementTold | object | None:
+    """``where.on_placed(told)``; ``_UNTOLD`` when the executor cannot (one of an older
+    release without the member): its place is recorded at ``run_end``, as before."""
+    try:
+        return where.on_placed(told)
+    except Exception:  # noqa: BLE001 - a listing's record never ends a run
+        return _UNTOLD
+
+
+async def _record_placed(journal: Journal, placement: Placement) -> None:
+    """Record ``placement`` (``Executor.on_placed``), written before the executor goes on."""
+    await journal.emit(ev.Placed(at=journal.clock.now(), placement=placement))
 
 
 async def end_run(

@@ -13,7 +13,7 @@ first one asked for: a run that starts no command and uploads nothing never buil
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +22,9 @@ import attrs
 from rho_domain.lazy_names import lazy_names
 from rho_domain.placement import Placement as Placement
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+
+PlacementTold = Callable[[Placement], Awaitable[None]]
+"""What ``Executor.on_placed`` calls with a place just made or reattached: it records it."""
 
 if TYPE_CHECKING:
     from rho_domain.ports.commands import Command as Command
@@ -70,6 +73,17 @@ class Executor(Protocol):
         """Where the work runs: the backend and what it calls the place (a sandbox's id,
         None until one exists). Never raises and sends no request: each run records it on
         ``run_start`` and ``run_end``, so an operator can find (and delete) the sandbox."""
+
+    @abstractmethod
+    def on_placed(self, told: PlacementTold | None) -> PlacementTold | None:
+        """Have ``told`` awaited with the placement whenever the executor makes or reattaches
+        its place (a sandbox), before any command runs there (None: tell no one); returns
+        the one it replaces, which a run gives back when it ends (``run_boundaries``: a
+        sub-agent's run on its parent's executor). A run registers its journal's here, so
+        the trace names a sandbox the moment it exists: a run killed before its ``run_end``
+        has still named it for its resume. A failure of ``told`` is logged, never raised
+        into the call that made the place. Executors whose place never changes (this
+        machine, memory) keep nothing and return None."""
 
     @abstractmethod
     async def run(self, command: Command) -> CommandResult:

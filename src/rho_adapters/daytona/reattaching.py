@@ -1,0 +1,66 @@
+"""Which sandbox serves a session: a resumed session's own, found by the id its trace names,
+or a new one, and what the resume says when it is not its own.
+
+A sandbox's labels (``created-by=rho-agent``, ``rho-agent-session=<id>``) can be set by anyone
+in the organisation, so they attach nothing: only the sandbox the trace names
+(``DaytonaExecutor.expect``) is reattached; when the trace names none, a sandbox that merely
+carries the labels is named in the resume's notice and left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rho_adapters.daytona import creation
+from rho_adapters.daytona.api import Sandbox, SandboxAPI
+from rho_adapters.daytona.settings import DaytonaSettings
+from rho_domain.errors import ConfigError, ExecutorError
+
+# the executor's logger, as before this was split from the workspace
+log = logging.getLogger("rho_adapters.daytona.executor")
+
+
+async def session_sandbox(
+    api: SandboxAPI, settings: DaytonaSettings, known: str | None
+) -> tuple[Sandbox, str | None]:
+    """The session's sandbox and why it is a new one when a resume wanted its own (else
+    None): the sandbox ``known`` when Daytona still has it (started again when stopped or
+    archived), else a new one, logged with the session's id. ``ConfigError`` when the
+    settings name a build it was not made from (``creation.other_build``)."""
+    session = settings.session_id
+    found = await _find(api, session, known) if settings.reattach and session else None
+    if found and known is not None:
+        if (refusal := creation.other_build(settings, found)) is not None:
+            raise ConfigError(refusal)  # the build named is not what the sandbox runs
+        sandbox = await api.reattach(found)
+        log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
+        return sandbox, None
+    sandbox = await api.create()
+    log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
+    recreated = None
+    if found:
+        recreated = creation.labelled_only(session, found, sandbox.id)
+    elif settings.reattach and session:
+        recreated = (
+            f"this session's Daytona sandbox is gone (deleted when the session last closed, "
+            f"by Daytona's auto-delete, or failed): a new, empty one ({sandbox.id}) "
+            "replaces it, so files the conversation mentions from before are not there"
+        )
+    if recreated is not None:
+        log.warning("session %s: %s", session, recreated)
+    return sandbox, recreated
+
+
+async def _find(api: SandboxAPI, session: str, known: str | None) -> dict[str, Any] | None:
+    """``SandboxAPI.find``. A label search (the trace names none) only says what it left:
+    its failure (a 5xx, a page that is no JSON) is logged, and a new sandbox is made."""
+    if known is not None:
+        return await api.find(session, known)
+    try:
+        return await api.find(session)
+    except ExecutorError as exc:
+        log.warning(
+            "session %s: could not look for sandboxes labelled as its own: %s", session, exc
+        )
+        return None
