@@ -248,6 +248,41 @@ async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None
     assert (where.work / "out.txt").read_text() == "hi\n"
 
 
+async def test_a_message_while_the_hold_lets_go_is_taken(tmp_path: Path) -> None:
+    """A chat message that came while ``approval_hold`` let the session go (its handle
+    closing: status running, no run in progress) was a 409 'is running; wait for it or
+    cancel it', though a retry a moment later was taken. Now it waits for the close
+    (``answer_grace``) and starts its run, superseding the pending call."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Left it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        await wait_idle(client, sid)
+        runs, store = app.state.host.runs, app.state.host.store
+        held = runs.handles[sid]
+        # its session is released only once the message waits for it: mid-close, whatever
+        # the machine's load
+        gate = asyncio.Event()
+        release, wait_closed = store.release, runs.closed
+
+        async def slow_release(session_id: str) -> None:
+            await gate.wait()
+            await release(session_id)
+
+        async def closed(handle: object, grace: float) -> None:
+            gate.set()
+            await wait_closed(handle, grace)
+
+        store.release, runs.closed = slow_release, closed
+        held.cancel()  # what the hold does once approval_hold has passed
+        assert held.closing
+        sent = await client.post(f"/api/sessions/{sid}/chat", json={"prompt": "leave it"})
+        gate.set()
+        assert sent.status_code == 202, sent.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert not (where.work / "out.txt").exists()  # superseded, never run
+
+
 async def _create(client: object) -> dict[str, str]:
     response = await client.post(  # type: ignore[attr-defined]
         "/api/sessions", json={"prompt": "write", "profile": "developer"}

@@ -112,6 +112,12 @@ class AgentHandle:
         return self._log.closed
 
     @property
+    def closing(self) -> bool:
+        """True while a handle cancelled as it awaited approval closes its session (status
+        ``running``, no run in progress, no answer taken; its calls still wait in the store)."""
+        return self._cancelled and self._settled and not self.done
+
+    @property
     def result(self) -> RunResult | None:
         """The last ``RunResult`` (None until the first run settles)."""
         return self._result
