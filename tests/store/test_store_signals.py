@@ -89,7 +89,11 @@ async def test_a_sentinel_that_is_no_regular_file_is_ignored_and_cleared(tmp_pat
         _plant(directory / "cancel", kind)
         assert not await signals.is_paused(directory.name), kind
         assert not await signals.cancel_requested(directory.name), kind
-        assert not request_resume(directory), kind  # no pause there to lift, and no error
+        if kind == "full directory":  # the operator's own ask is told what is left
+            with pytest.raises(StoreError, match=r"pause is a directory, .* pauses nothing"):
+                request_resume(directory)
+        else:
+            assert not request_resume(directory), kind  # no pause there to lift, no error
         await signals.clear_cancel(directory.name)
         await signals.clear_pause(directory.name)
         kept = kind == "full directory"  # its contents are not the store's to delete

@@ -52,7 +52,15 @@ def request_pause(session_dir: Path) -> None:
 def request_resume(session_dir: Path) -> bool:
     """Lift a pause; False when the session was not paused (what is at ``pause`` and is no
     sentinel is removed too, or named in a warning: ``sentinels.clear``)."""
-    return sentinels.clear(session_dir / "pause")
+    path = session_dir / "pause"
+    if sentinels.clear(path):
+        return True
+    if os.path.lexists(path):  # a directory with something in it: the operator is told
+        raise StoreError(
+            f"{path} is a directory, not the pause file rho-agent writes: it pauses nothing "
+            "and was left as it is; remove it yourself"
+        )
+    return False
 
 
 EXPORT_BYTES = 64 << 20
