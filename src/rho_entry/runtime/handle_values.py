@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from rho_domain.ports.signals import SignalSource
     from rho_domain.state import State
     from rho_entry.facade import Session
-    from rho_entry.runtime.handle import AgentHandle
     from rho_entry.seed_api.state import State as DocumentState
 
 
@@ -34,7 +33,7 @@ class HandleOwner(Protocol):
     def open_session(self, listener: Callable[[ev.Event], None]) -> Awaitable[Session]:
         """Open the handle's session with ``listener`` subscribed to its events."""
 
-    def on_done(self, handle: AgentHandle) -> None:
+    def on_done(self, handle: Any) -> None:  # an AgentHandle (handle.py sits a floor up)
         """The handle reached a final status (called once)."""
 
     def leave_queue(self) -> None:
