@@ -18,6 +18,8 @@ import pytest
 from server_support import app_for, client_for, place, shown_in, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_adapters.store import FileSessionStore
+from rho_entry.server.answers import Answer
 from rho_entry.server.errors import Conflict
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
@@ -105,7 +107,8 @@ async def test_a_session_still_opening_when_its_answer_gave_up_is_released(
         busy = await client.post(f"/api/sessions/{sid}/approvals/c1", json=approve)
         assert busy.status_code == 409, busy.text
         assert "is running" in busy.json()["error"]["message"]
-        reopened = runs.handles[sid]
+        reopened = runs.runtime.get_handle(sid)
+        assert reopened is not None
         await asyncio.wait_for(reopened.wait_done(), 30)  # released, not held for good
         assert sid not in runs.handles
 
@@ -245,6 +248,110 @@ async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None
                 await runs.dispatch(sid, None, feed, done=done)
         finally:
             await asyncio.wait_for(reopened.wait_done(), 30)
+    assert (where.work / "out.txt").read_text() == "hi\n"
+
+
+async def test_a_message_while_the_hold_lets_go_is_taken(tmp_path: Path) -> None:
+    """A chat message that came while ``approval_hold`` let the session go (its handle
+    closing: status running, no run in progress) was a 409 'is running; wait for it or
+    cancel it', though a retry a moment later was taken. Now it waits for the close
+    (``answer_grace``) and starts its run, superseding the pending call."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Left it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        await wait_idle(client, sid)
+        runs, store = app.state.host.runs, app.state.host.store
+        held = runs.handles[sid]
+        # its session is released only once the message waits for it: mid-close, whatever
+        # the machine's load
+        gate = asyncio.Event()
+        release, wait_closed = store.release, runs.closed
+
+        async def slow_release(session_id: str) -> None:
+            await gate.wait()
+            await release(session_id)
+
+        async def closed(handle: object, grace: float) -> None:
+            gate.set()
+            await wait_closed(handle, grace)
+
+        store.release, runs.closed = slow_release, closed
+        held.cancel()  # what the hold does once approval_hold has passed
+        assert held.closing
+        sent = await client.post(f"/api/sessions/{sid}/chat", json={"prompt": "leave it"})
+        gate.set()
+        assert sent.status_code == 202, sent.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+    assert not (where.work / "out.txt").exists()  # superseded, never run
+
+
+async def test_a_session_reopened_for_an_answer_that_ends_or_is_left(tmp_path: Path) -> None:
+    """Reopened for an answer, the session ended before it took it: another process opened
+    it meanwhile (a terminal's ``--resume``; on a shared store, another host), or a cancel
+    came while it opened. The answer was a 404 'pending: none' though the call still waited
+    (now a 409 saying why). An answer whose request was cancelled while the session opened
+    (client gone, shutdown) left it held until the server stopped (now released after the
+    hold)."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]), approval_hold=0.0)
+    async with client_for(app) as client:
+        sid = (await _create(client))["id"]
+        host = app.state.host
+        runs, sessions, store = host.runs, host.sessions, host.store
+        first = runs.handles[sid]
+        (shown,) = (await wait_idle(client, sid))["pending_approvals"]
+        await asyncio.wait_for(first.wait_done(), 30)  # released
+        approve = {"decision": "approve", "digest": shown["digest"]}
+        url = f"/api/sessions/{sid}/approvals/c1"
+
+        # another process opens it between the answer's checks and its reopening
+        other, recording = FileSessionStore(where.sessions), sessions.recording
+
+        async def opened_meanwhile(session_id: str) -> object:
+            await other.open(session_id)
+            return await recording(session_id)
+
+        sessions.recording = opened_meanwhile
+        refused = await client.post(url, json=approve)
+        sessions.recording = recording
+        await other.release(sid)
+        assert refused.status_code == 409, refused.text
+        assert "ended before it took the answer (session" in refused.text
+        assert "'c1' still waits" in refused.text
+
+        # a cancel, and then a cancelled request, while the reopened session opens
+        entered, gate, open_ = asyncio.Event(), asyncio.Event(), store.open
+
+        async def slow_open(session_id: str) -> object:
+            entered.set()
+            await gate.wait()
+            return await open_(session_id)
+
+        store.open = slow_open
+        answering = asyncio.ensure_future(client.post(url, json=approve))
+        await entered.wait()
+        assert (await client.post(f"/api/sessions/{sid}/cancel")).status_code == 202
+        gate.set()
+        refused = await answering
+        assert refused.status_code == 409, refused.text
+        assert "ended before it took the answer (cancelled)" in refused.text
+        entered.clear()
+        gate.clear()
+        answer = Answer(call_id="c1", decision="approve", digest=shown["digest"])
+        gone = asyncio.ensure_future(host.answer(sid, "c1", answer.decision, answer.digest))
+        await entered.wait()
+        reopened = runs.runtime.get_handle(sid)
+        assert reopened is not None
+        gone.cancel()
+        gate.set()
+        store.open = open_
+        await asyncio.wait_for(reopened.wait_done(), 30)  # let go by the hold, not kept
+        assert reopened.status.value == "cancelled"
+
+        answered = await client.post(url, json=approve)  # the call waited all along
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
     assert (where.work / "out.txt").read_text() == "hi\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,61 @@ async def test_pause_and_resume(session_dir: Path) -> None:
     assert request_resume(session_dir)
     assert not request_resume(session_dir)
     assert not await signals.is_paused("s1")
+
+
+def _plant(path: Path, kind: str) -> None:
+    """Something at a sentinel's name that ``request_*`` never makes."""
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "full directory":
+        path.mkdir()
+        (path / "notes").write_text("the operator's")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:  # a link to a regular file outside the session
+        target = path.parent.parent / f"{path.name}-target"
+        target.write_text("x")
+        path.symlink_to(target)
+
+
+KINDS = ("directory", "full directory", "fifo", "link")
+
+
+async def test_a_sentinel_that_is_no_regular_file_is_ignored_and_cleared(tmp_path: Path) -> None:
+    """A directory named ``pause`` kept a session paused that ``monitor resume`` could not
+    lift ("Is a directory"); one named ``cancel`` failed every run's start (clearing it
+    raised), and a link was followed to decide. Now only a regular file is a signal; clearing
+    removes the rest without following it, or names what it leaves."""
+    root = tmp_path / "sessions"
+    signals = FileSignals(root)
+    for number, kind in enumerate(KINDS):
+        directory = root / f"s{number}"
+        directory.mkdir(parents=True)
+        _plant(directory / "pause", kind)
+        _plant(directory / "cancel", kind)
+        assert not await signals.is_paused(directory.name), kind
+        assert not await signals.cancel_requested(directory.name), kind
+        if kind == "full directory":  # the operator's own ask is told what is left
+            with pytest.raises(StoreError, match=r"pause is a directory, .* pauses nothing"):
+                request_resume(directory)
+        else:
+            assert not request_resume(directory), kind  # no pause there to lift, no error
+        await signals.clear_cancel(directory.name)
+        await signals.clear_pause(directory.name)
+        kept = kind == "full directory"  # its contents are not the store's to delete
+        assert (directory / "cancel").exists() is kept, kind
+        assert (directory / "pause").exists() is kept, kind
+        assert (root / "cancel-target").exists() or kind != "link"  # never followed
+    with pytest.raises(StoreError, match=r"pause: is a directory; .*remove it"):
+        request_pause(root / "s1")
+    # A run of a session whose directory holds a ``cancel`` directory starts and ends.
+    store = FileSessionStore(root, heartbeat=0.05)
+    session = build_session([text("one"), text("two")], store=store, signals=signals)
+    assert (await session.run("first")).ok
+    _plant(root / session.id / "cancel", "full directory")
+    _plant(root / session.id / "pause", "full directory")
+    assert (await session.run("second")).ok
+    await session.close()
 
 
 async def test_directives_have_stable_offsets(session_dir: Path) -> None:

@@ -17,9 +17,10 @@ session of the loop felt five times a second).
 from __future__ import annotations
 
 import asyncio
-import os
 import weakref
 from pathlib import Path
+
+from rho_adapters.store.sentinels import is_set
 
 SLICE = 64
 """The most paths one tick checks."""
@@ -44,7 +45,7 @@ class CancelWatch:
     async def wait(self, path: Path) -> None:
         """Return once ``path`` exists (at once if it does)."""
         # One stat in the session's own directory: cheaper than a worker-thread hop.
-        if path.exists():  # noqa: ASYNC240
+        if is_set(path):
             return
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
@@ -77,7 +78,7 @@ class CancelWatch:
         self.checks += len(chosen)
         self.ticks += 1
         for path in chosen:
-            if os.path.exists(path):
+            if is_set(path):
                 for future in self._waiting.pop(path):
                     if not future.done():
                         future.set_result(None)

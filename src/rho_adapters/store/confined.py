@@ -94,6 +94,8 @@ def open_fd(
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _refused(path, "is a symbolic link") from None
+            if exc.errno == errno.EISDIR:
+                raise _refused(path, "is a directory") from None
             raise
     try:
         info = os.fstat(fd)

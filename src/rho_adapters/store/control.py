@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+from rho_adapters.store import sentinels
 from rho_adapters.store.directive_lines import add_directive
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, resolve
 from rho_adapters.store.listing import info_of, list_sessions
@@ -147,7 +148,7 @@ class FileSessions(SessionCatalog, SessionControl):
 
     @staticmethod
     def _liveness(paths: SessionPaths) -> str:
-        return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+        return liveness(read_meta(paths), paused=sentinels.is_set(paths.pause), now=time.time())
 
     async def request(self, session_id: str, signal: Signal) -> bool:
         """See ``SessionControl.request``."""

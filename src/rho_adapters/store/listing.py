@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.store import sentinels
 from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import info_from_meta
@@ -40,7 +41,7 @@ def info_of(paths: SessionPaths, *, now: float) -> SessionInfo:
         paths.id,
         meta,
         status=str(meta.get("status", "unknown")),
-        liveness=liveness(meta, paused=paths.pause.exists(), now=now),
+        liveness=liveness(meta, paused=sentinels.is_set(paths.pause), now=now),
         labels=meta.get("labels"),
         holder=holder,
     )

@@ -1,7 +1,8 @@
 """FileSignals: control a session through files in its directory, from any process.
 
 - ``cancel``: present means "stop". The session consumes it (``clear_cancel``) at the start
-  and end of a run, so a cancel never leaks into the next run or a resume.
+  and end of a run, so a cancel never leaks into the next run or a resume. Present means a
+  regular file; anything else at the name is no signal (``sentinels``).
 - ``pause``: present means "wait before the next model call or tool"; removing it resumes.
   A run that ends removes it (``clear_pause``): the next run never starts paused.
 - ``directives.jsonl``: the operator's instructions, one line each (``directive_lines``:
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rho_adapters.store import sentinels
 from rho_adapters.store.cancel_watch import cancel_watch
 from rho_adapters.store.confined import directory_fd, read_bytes, touch
 from rho_adapters.store.directive_lines import DIRECTIVES_BYTES as DIRECTIVES_BYTES  # re-exported
@@ -48,14 +50,17 @@ def request_pause(session_dir: Path) -> None:
 
 
 def request_resume(session_dir: Path) -> bool:
-    """Lift a pause; False when the session was not paused."""
-    try:
-        (session_dir / "pause").unlink()
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise StoreError(f"cannot resume {session_dir}: {exc.strerror or exc}") from exc
-    return True
+    """Lift a pause; False when the session was not paused (what is at ``pause`` and is no
+    sentinel is removed too, or named in a warning: ``sentinels.clear``)."""
+    path = session_dir / "pause"
+    if sentinels.clear(path):
+        return True
+    if os.path.lexists(path):  # a directory with something in it: the operator is told
+        raise StoreError(
+            f"{path} is a directory, not the pause file rho-agent writes: it pauses nothing "
+            "and was left as it is; remove it yourself"
+        )
+    return False
 
 
 EXPORT_BYTES = 64 << 20
@@ -139,22 +144,16 @@ class FileSignals(SignalSource):
         self._refused: set[tuple[str, int]] = set()
 
     async def cancel_requested(self, session_id: str) -> bool:
-        """True while the session's ``cancel`` file exists."""
-        return (self._locate(session_id) / "cancel").exists()
+        """True while the session's ``cancel`` file exists (``sentinels.is_set``)."""
+        return sentinels.is_set(self._locate(session_id) / "cancel")
 
     async def clear_cancel(self, session_id: str) -> None:
         """See ``SignalSource.clear_cancel``."""
-        try:
-            (self._locate(session_id) / "cancel").unlink(missing_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot clear the cancel request: {exc.strerror or exc}") from exc
+        sentinels.clear(self._locate(session_id) / "cancel")
 
     async def clear_pause(self, session_id: str) -> None:
         """See ``SignalSource.clear_pause``."""
-        try:
-            (self._locate(session_id) / "pause").unlink(missing_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot clear the pause: {exc.strerror or exc}") from exc
+        sentinels.clear(self._locate(session_id) / "pause")
 
     async def wait_for_cancel(self, session_id: str) -> None:
         """See ``SignalSource.wait_for_cancel``."""
@@ -164,7 +163,7 @@ class FileSignals(SignalSource):
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""
-        return (self._locate(session_id) / "pause").exists()
+        return sentinels.is_set(self._locate(session_id) / "pause")
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import Protocol
+from collections.abc import AsyncIterator, Generator
 
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError
@@ -22,6 +21,7 @@ from rho_entry.facade import Session
 from rho_entry.runtime.event_log import EventLog
 from rho_entry.runtime.handle_values import (
     FINISHED,
+    HandleOwner,
     HandleStatus,
     cancelled_result,
     empty_result,
@@ -31,20 +31,6 @@ from rho_entry.runtime.handle_values import (
 )
 
 __all__ = ["AgentHandle", "HandleOwner", "HandleStatus"]
-
-
-class HandleOwner(Protocol):
-    """What a handle calls back in the runtime that dispatched it (one object per handle,
-    not three callbacks: each would be an object the garbage collector walks)."""
-
-    def open_session(self, listener: Callable[[ev.Event], None]) -> Awaitable[Session]:
-        """Open the handle's session with ``listener`` subscribed to its events."""
-
-    def on_done(self, handle: AgentHandle) -> None:
-        """The handle reached a final status (called once)."""
-
-    def leave_queue(self) -> None:
-        """The handle gives its place back: it is done or awaits a human (idempotent)."""
 
 
 class AgentHandle:
@@ -110,6 +96,12 @@ class AgentHandle:
     def done(self) -> bool:
         """True once the handle reached a final status (its session is closed)."""
         return self._log.closed
+
+    @property
+    def closing(self) -> bool:
+        """True while a handle cancelled as it awaited approval closes its session (status
+        ``running``, no run in progress, no answer taken; its calls still wait in the store)."""
+        return self._cancelled and self._settled and not self.done
 
     @property
     def result(self) -> RunResult | None:

@@ -8,9 +8,9 @@ conversation the model has finished (``finished``). Each carries the session's u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -24,6 +24,20 @@ if TYPE_CHECKING:
     from rho_domain.state import State
     from rho_entry.facade import Session
     from rho_entry.seed_api.state import State as DocumentState
+
+
+class HandleOwner(Protocol):
+    """What a handle calls back in the runtime that dispatched it (one object per handle,
+    not three callbacks: each would be an object the garbage collector walks)."""
+
+    def open_session(self, listener: Callable[[ev.Event], None]) -> Awaitable[Session]:
+        """Open the handle's session with ``listener`` subscribed to its events."""
+
+    def on_done(self, handle: Any) -> None:  # an AgentHandle (handle.py sits a floor up)
+        """The handle reached a final status (called once)."""
+
+    def leave_queue(self) -> None:
+        """The handle gives its place back: it is done or awaits a human (idempotent)."""
 
 
 class _Finished:

@@ -9,7 +9,9 @@ the answer and its digest, which the worker checks again against the call it res
 Either way a call that is not waiting is a 404 naming the calls that are. A session reopened
 for an answer it does not take (``CallChanged``, or the call not waiting there) is let go at
 once, so the next answer reopens it from what is stored then; one still opening when the
-answer gives up is released after ``approval_hold``. An answer that comes while a
+answer gives up (or whose request is cancelled: the client gone, a shutdown) is released
+after ``approval_hold``; one that ends before it takes the answer (another process opened it
+meanwhile, a cancel) is a 409 saying why, the call still waiting. An answer that comes while a
 session is being released (closing: it takes no answer) waits for it to close, then
 reopens it; it was a 404 'pending: none'. Before, a reopened session ended no run, so
 nothing released it: reopened with an edited config.yaml (``working_dir`` moved), it stayed
@@ -100,9 +102,11 @@ async def _answer_here(
         # run that stopped for approval is; not taking this answer, it is let go at once
         try:
             await runs.settle(handle, settings.answer_grace)
-        except Conflict:
+        except BaseException:  # past the grace, or the request cancelled (client gone, stop)
             runs.hold(handle, feed)
             raise
+        if handle.done:
+            raise Conflict(_ended(handle, session_id, call_id))
         try:
             _give(handle, answer)
         except Exception:
@@ -110,6 +114,19 @@ async def _answer_here(
             raise
         return
     _give(handle, answer)
+
+
+def _ended(handle: AgentHandle, session_id: str, call_id: str) -> str:
+    """The 409's words: the reopened session ended before it took the answer (another
+    process opened it meanwhile, a cancel, its working directory gone); it was a 404
+    'pending: none' though the call still waits in the trace."""
+    result = handle.result
+    why = result.error if result is not None and result.error else handle.status.value
+    return (
+        f"session {session_id} ended before it took the answer ({why}); tool call "
+        f"{call_id[:200]!r} still waits: read it again (GET /api/sessions/{session_id}) "
+        "and answer it once nothing else holds the session"
+    )
 
 
 def _give(handle: AgentHandle, answer: Answer) -> None:

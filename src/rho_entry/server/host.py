@@ -181,7 +181,8 @@ class SessionHost:
 
     async def chat(self, session_id: str, prompt: str) -> None:
         """Start a run with the next user message (pending approvals are superseded, as in
-        the CLI). 409 while a run is in progress."""
+        the CLI). 409 while a run is in progress; a session being let go as it awaited
+        approval is waited for (``answer_grace``, then 409 'closing')."""
         await self._check_drivable(session_id)
         await self._start(session_id, prompt)
 
@@ -264,6 +265,9 @@ class SessionHost:
             await self.durable.enqueue(session_id, prompt)
             return
         handle = self.runs.handles.get(session_id)
+        if handle is not None and handle.closing:  # let go (approval_hold, a cancel)
+            # no run is in progress: this was a 409 'is running' that a retry got past
+            await self.runs.closed(handle, self.settings.answer_grace)
         if handle is not None and not handle.done:
             if self.runs.active(session_id):
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
