@@ -14,7 +14,9 @@ named a secret location of their policy.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, run_r
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
+from rho_adapters.local.git_named import git_named_secrets
 from rho_domain.git_named_files import named_in, placed
 from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.read import ReadHandler
@@ -149,3 +152,37 @@ def test_a_helpers_words_are_the_shells_with_or_without_quotes() -> None:
         '[credential "https://c"]\n helper = "cache --socket \'/run/a b\'"\n'
     )
     assert named_in(text).secrets == ("x.txt", "n.txt", "/run/a b")
+
+
+@pytest.mark.asyncio
+async def test_a_changed_configuration_is_read_again(tmp_path: Path) -> None:
+    # speed23b: a configuration's findings are remembered per (real path, device, inode,
+    # mtime_ns, ctime_ns, size) for the process. Each variant below changes the file so that
+    # its path, size and mtime_ns stay as they were (the clock an hour ahead: remembered at
+    # once); remembered by path alone, the next executor missed the new credential file.
+    ahead = time.time_ns() + 3_600 * 10**9
+    config = tmp_path / ".git/config"
+    config.parent.mkdir()
+    config.write_text("[credential]\n\thelper = store --file=aa.txt\n")
+    when = config.stat().st_mtime_ns
+    for name in ("aa.txt", "bb.txt", "cc.txt"):
+        (tmp_path / name).write_text(f"https://u:{MARK}@h.example\n")
+
+    def named() -> set[str]:
+        found = git_named_secrets(
+            (str(tmp_path),), (), {"HOME": "/nonexistent"}, now_ns=lambda: ahead
+        )
+        return {os.path.basename(p) for p in found}
+
+    assert named() == {"aa.txt"}
+    config.write_text("[credential]\n\thelper = store --file=bb.txt\n")  # same inode, size
+    os.utime(config, ns=(when, when))
+    assert named() == {"bb.txt"}  # ctime_ns moved
+    replaced = tmp_path / "new-config"
+    replaced.write_text("[credential]\n\thelper = store --file=cc.txt\n")
+    os.utime(replaced, ns=(when, when))
+    os.replace(replaced, config)  # another inode, same size and mtime_ns
+    assert named() == {"cc.txt"}
+    out = await call_tool(ReadHandler(), {"path": "cc.txt"}, LocalExecutor(str(tmp_path)))
+    assert out.startswith("SensitivePath"), out  # the next executor refuses it
+    assert "secret location" in out, out

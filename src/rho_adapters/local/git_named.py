@@ -10,33 +10,55 @@ its common directory's config and its ``config.worktree``), every known home's
 work tree (git's directory when it runs a helper), its git directory and the configuration's
 own directory (an include's base). A repository nested inside the workspace (another clone in
 a subdirectory) is found by the walks before each command (``nested_secrets``).
+
+Every executor of a process asks again (a Session per request makes one each time), so a
+configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
+size) for the process (``_ENTRIES``; what they name is worked out again from them, with this
+executor's environment): a file changed, replaced or moved is read again, so a credential
+file named after the first executor is still a secret for the next. A name that does not
+exist is passed over after one ``stat``, without resolving its real path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import stat
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
     entry_of,
     named_by,
-    named_in,
     placed,
     repository_tops,
 )
 from rho_domain.secrets import SecretPolicy
 
+_Entries = tuple[tuple[str, str, str | None], ...]
+_EntriesKey = tuple[str, int, int, int, int, int]
+# a configuration's entries by its real path and what its stat says of its content; bounded
+# (the oldest forgotten first): a process sees a few configurations, git's own and its users'
+_ENTRIES: dict[_EntriesKey, _Entries] = {}
+_MAX_ENTRIES = 256
+_SETTLED_NS = 2_000_000_000  # older than this, a change moves mtime_ns or ctime_ns
+
 
 def git_named_secrets(
-    roots: Sequence[str], homes: Sequence[str], env: Mapping[str, str] | None
+    roots: Sequence[str],
+    homes: Sequence[str],
+    env: Mapping[str, str] | None,
+    *,
+    now_ns: Callable[[], int] = time.time_ns,
 ) -> tuple[str, ...]:
     """The real paths of the files the configurations above name (credential sources and
     included configurations): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
-    ``GIT_SSH_COMMAND``), None for none."""
+    ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
+    configuration's times are settled (see ``_entries_of``)."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
@@ -52,6 +74,11 @@ def git_named_secrets(
     seen: set[tuple[str, str]] = set()
     while pending and len(seen) < MAX_CONFIGS:
         config, bases = pending.pop(0)
+        if not _exists(config):
+            # counted by its spelling, unresolved: each missing name takes one of the
+            # MAX_CONFIGS places (distinct names already could fill them all)
+            seen.add((config, ""))
+            continue
         real = os.path.realpath(config)
         # git places an include by the including file's path as it reached it, a link's
         # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
@@ -59,10 +86,10 @@ def git_named_secrets(
         if (real, here) in seen:
             continue
         seen.add((real, here))
-        text = _read(real)
-        if text is None:
+        found_entries = _entries_of(real, now_ns)
+        if found_entries is None:
             continue
-        named = named_in(text, env=shell_env)
+        named = named_by(found_entries, env=shell_env)
         for value in named.includes:
             for base in dict.fromkeys((here, os.path.dirname(real))):
                 if (include := placed(value, base=base, home=home)) is not None:
@@ -163,12 +190,45 @@ def _text_of(path: str) -> str | None:
     return None
 
 
+def _exists(path: str) -> bool:
+    """Whether ``path`` names anything (its links followed): one ``stat``."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in a name from a configuration
+        return False
+    return True
+
+
+def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
+    """The entries of the configuration at ``real`` as git reads them, or None (missing, not
+    a regular file, past ``MAX_CONFIG_BYTES``); read and parsed once per content (see the
+    module docstring)."""
+    try:
+        info = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+        return None
+    key = (real, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
+    found = _ENTRIES.get(key)
+    if found is None:
+        text = _read(real)
+        if text is None:
+            return None
+        found = tuple(entries(text))
+        # A file changed within the filesystem's clock tick can keep its times and size
+        # (git's "racy" entries): one changed lately is read again until it is settled.
+        if now_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS:
+            if len(_ENTRIES) >= _MAX_ENTRIES:
+                del _ENTRIES[next(iter(_ENTRIES))]
+            _ENTRIES[key] = found
+    return found
+
+
 def _read(path: str) -> str | None:
-    """A configuration's text, or None (missing, not a file, past ``MAX_CONFIG_BYTES``)."""
-    with contextlib.suppress(OSError):
-        if os.path.isfile(path) and os.path.getsize(path) <= MAX_CONFIG_BYTES:
-            with open(path, encoding="utf-8", errors="replace") as file:
-                return file.read()
+    """A configuration's text, or None (unreadable)."""
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
+        return file.read()
     return None
 
 
