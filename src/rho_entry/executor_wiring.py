@@ -102,7 +102,7 @@ def probe_sandbox_ahead(config: AgentConfig, profile: PermissionProfile) -> None
     executor's answer and its notice are the same, and said at the same point."""
     if config.backend != "local" or profile.shell is ShellMode.UNRESTRICTED:
         return
-    from rho_adapters.local.executor import default_search_path
+    from rho_adapters.local.programs import default_search_path
     from rho_adapters.local.runner import probe_ahead
 
     probe_ahead(default_search_path())

@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
-import shutil
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -34,6 +31,10 @@ from typing import TYPE_CHECKING
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.git_named import git_named_secrets
 from rho_adapters.local.homes import agent_homes, environment_secrets
+from rho_adapters.local.programs import default_search_path, programs_outside
+from rho_adapters.local.programs import (  # re-exported: where the tests have long found it
+    sandbox_available as sandbox_available,
+)
 from rho_adapters.local.runner import CommandRunner
 from rho_adapters.local.workspace import Workspace
 from rho_domain.errors import (
@@ -42,7 +43,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import LimitKind, ResourceLimits, limit_hit
-from rho_domain.paths import components, is_within
+from rho_domain.paths import components
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor, FileInfo, Placement, PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach
@@ -53,19 +54,6 @@ from rho_domain.write_rules import check_write_mode
 if TYPE_CHECKING:  # the launcher and a command's values load with the first command
     from rho_adapters.local.process import Finished
     from rho_domain.ports.commands import Command, CommandResult, FileUpload
-
-
-@functools.lru_cache(maxsize=64)
-def _programs_outside(path: tuple[str, ...], root: tuple[str, ...]) -> tuple[str, ...]:
-    """The absolute directories of ``path`` outside ``root`` (components): a program directory
-    inside the workspace would let files there pose as programs. A pure function of its
-    strings, remembered per process (every Session's executor asks it)."""
-    return tuple(p for p in path if p.startswith("/") and not is_within(components(p), root))
-
-
-def default_search_path() -> tuple[str, ...]:
-    """Where restricted programs come from: system directories and this Python's bin (rg)."""
-    return ("/usr/local/bin", "/usr/bin", "/bin", os.path.dirname(sys.executable))
 
 
 class LocalExecutor(Executor):
@@ -120,7 +108,7 @@ class LocalExecutor(Executor):
         self.allow_shell = allow_shell
         path = tuple(search_path) if search_path is not None else default_search_path()
         self._runner = CommandRunner(
-            _programs_outside(path, tree.root_parts),
+            programs_outside(path, tree.root_parts),
             base_env or {},
             sandbox=sandbox,
             visible_roots=(tree.root, *(t.root for t in extra)),
@@ -292,15 +280,3 @@ class LocalExecutor(Executor):
 
     async def aclose(self) -> None:
         """Nothing is held between calls; every run cleans up its own processes."""
-
-
-def sandbox_notice(search_path: Sequence[str] | None = None) -> str | None:
-    """What restricted commands on this machine lose because bubblewrap is missing or cannot
-    run (programs from ``search_path``, default ``default_search_path()``), or None."""
-    path = default_search_path() if search_path is None else tuple(search_path)
-    return CommandRunner(path, {}, sandbox=None).unprotected()
-
-
-def sandbox_available() -> bool:
-    """Whether the bubblewrap binary is installed (it still has to work: see CommandRunner)."""
-    return shutil.which("bwrap") is not None

@@ -216,7 +216,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
         return 1
     if set(settings.profiles) - {"developer", "eval", "unrestricted"}:  # a restricted shell
-        from rho_adapters.local.executor import sandbox_notice
+        from rho_adapters.local.programs import sandbox_notice
         from rho_entry.wiring import say_unprotected
 
         say_unprotected(sandbox_notice())  # at start, not at the first session
