@@ -36,17 +36,15 @@ from rho_adapters.daytona.answers import (
     json_object,
     patiently,
 )
+from rho_adapters.daytona.client import api_client
 from rho_adapters.daytona.confine import check_upload_path
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError, RhoError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
-# The daemon splits session output and accepts the current process API only for new clients.
-SDK_VERSION = "0.190.0"
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
 
@@ -79,25 +77,7 @@ class SandboxAPI:
     ) -> None:
         self._settings = settings
         self._clock = clock or SystemClock()  # polls and the creation deadline (fakes: instant)
-        headers = {
-            "Authorization": f"Bearer {settings.api_key}",
-            "X-Daytona-Source": "rho-agent",
-            "X-Daytona-SDK-Version": SDK_VERSION,
-        }
-        if settings.organization_id:
-            headers["X-Daytona-Organization-ID"] = settings.organization_id
-        if transport is None:
-            # The toolbox is another host, learnt from the API's answers: each host takes
-            # its own proxy route (NO_PROXY may name one of them). One SSL context per
-            # process, not one per sandbox (httpx builds one per client).
-            routed = RoutedTransport(settings.proxies)
-            routed.transport_for_url(httpx.URL(settings.api_url))  # a bad proxy: said now
-            transport = routed
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            transport=transport,
-            timeout=settings.request_timeout,
-        )
+        self._client = api_client(settings, transport)
         self._api = settings.api_url.rstrip("/")
 
     def serve(self, settings: DaytonaSettings) -> None:

@@ -236,10 +236,8 @@ class DaytonaExecutor(Executor):
 
     async def which(self, program: str) -> str | None:
         """See ``Executor.which``."""
-        if not _PROGRAM.match(program):
-            return None
-        if program in self._found:
-            return self._found[program]
+        if not _PROGRAM.match(program) or program in self._found:
+            return self._found.get(program)  # a name that is no program's: None
         script = f"PATH={scripts.SEARCH_PATH} command -v -- {scripts.q(program)} || true\n"
         found = (await self._workspace.script(script, RESOLVE_TIMEOUT)).strip()
         if not found.startswith("/"):
