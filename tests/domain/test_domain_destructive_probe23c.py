@@ -1,8 +1,9 @@
-"""probeapprove23c: what bash wrote unasked after "always" that runs later, outside the
-write tool's reach (the system's start-up and PATH locations, a home's hidden entries and
-bin) or through writers the destination rule did not read (tar -C / unzip -d extraction,
-find -fprint); and the ordinary work next to each that must still run unasked. The check is
-a pure function: every variant in one process."""
+"""probeapprove23c: what bash wrote or ran unasked after "always" that runs later: writes
+outside the write tool's reach (the system's start-up and PATH locations, a home's hidden
+entries and bin), writers the destination rule did not read (tar -C / unzip -d extraction,
+find -fprint), a written file run through a descriptor's path (/dev/fd/3); and the ordinary
+work next to each that must still run unasked. The check is a pure function: every variant
+in one process."""
 
 from __future__ import annotations
 
@@ -72,5 +73,27 @@ def test_extraction_and_find_destinations_are_judged_as_writes() -> None:
         "tar cf a.tar -C /root .",
         "unzip -o a.zip -d out",
         "find . -name '*.py' -fprint files.txt",
+    )
+    assert _asking(ordinary) == []
+
+
+def test_a_written_file_run_through_its_descriptors_path_asks() -> None:
+    """/dev/fd/N and /proc/self/fd/N name the file descriptor N holds: the check compared the
+    word with what the line wrote, so a file written then opened on 3 (by exec for the rest
+    of the line, or the command's own 3<) and run as /dev/fd/3 ran unasked."""
+    ran = "runs x.txt, which this command line writes first"
+    hidden = {
+        "printf 'touch p' > x.txt; exec 3<x.txt; source /dev/fd/3": ran,
+        "printf 'touch p' > x.txt; exec 3<x.txt; bash /proc/self/fd/3": ran,
+        "printf 'touch p' > x.txt; bash /dev/fd/3 3<x.txt": ran,
+        "printf 'touch p' > x.txt; . /proc/thread-self/fd/4 4< x.txt": ran,
+        "printf 'touch p' > x.txt; exec 3<x.txt 4<&3; python3 /dev/fd/4": ran,
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "printf 'touch p' > x.txt; exec 3<x.txt; cat /dev/fd/3",
+        "exec 3<input.txt; bash /dev/fd/3",
+        "printf 'touch p' > x.txt; exec 3<x.txt; exec 3<&-; bash /dev/fd/3",
+        "cat /dev/stdin < x.txt",
     )
     assert _asking(ordinary) == []
