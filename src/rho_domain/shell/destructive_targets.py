@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
+from rho_domain.shell.destructive_writers import more_destinations
 from rho_domain.write_rules import write_refusal
 
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
@@ -140,9 +141,9 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
                 found.append(cluster[letters.index(short) + 1 :] or following)
             elif word == long:
                 found.append(following)
-        return [f for f in found if f]
+        return [f for f in found if f] + more_destinations(words, first)
     if first not in _COPIERS:
-        return []
+        return more_destinations(words, first)
     _, operands = split_options(words)
     paths = [o for o in operands if o is not None]
     target = [w.split("=", 1)[1] for w in known if w.startswith("--target-directory=")]
