@@ -62,8 +62,8 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.errors import CommandRefused
+from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
-from rho_domain.shell.destructive_descriptors import opened_files, standard_input
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -167,10 +167,11 @@ class _Check:
         earlier = frozenset(self.written)  # what the commands before this one wrote
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
-        opened = opened_files(command.redirections, self.opened)
+        opened = fds.opened_files(command.redirections, self.opened)
         if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
             self.opened = opened
-        stdin, fed = standard_input(command, opened, piped=piped)
+        stdin, fed = fds.standard_input(command, opened, piped=piped)
+        argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
@@ -238,9 +239,8 @@ class _Check:
         return "/" in word and posixpath.basename(_path(word)) in names
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
-        """Variables that choose what runs; disk devices and paths inside ``.git`` named as
-        arguments; what the write tool never writes named as a writer's destination, a
-        wrapped writer's too (``shell.destructive_targets``)."""
+        """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
+        (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
         if why := word_reason(argv, first):
             return why
         wrapper = not data_only(first or "", argv[1:])

@@ -5,15 +5,18 @@ redirections opened for the rest of the line (``exec < x; bash`` runs ``x`` as `
 
 Contract: ``opened_files(redirections, inherited)``, the file each descriptor reads after
 them; ``standard_input(command, opened, piped=)``, what the command reads (a ``Stdin``) and
-the file it is fed, or None.
+the file it is fed, or None; ``through_descriptors(argv, opened)``, the words with a
+descriptor's path (``/dev/fd/3``, ``/proc/self/fd/3``) read as the file it holds.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 
 from rho_domain.shell.destructive_code import STDIN_FILES, Stdin
+from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.syntax_tree import Redirection, SimpleCommand
 
 
@@ -61,3 +64,19 @@ def standard_input(
     if stdin in ("", "pipe") and read and read not in STDIN_FILES and (own or not piped):
         stdin = "file"  # exec < x earlier, or 0<&3 to what 3< x opened
     return stdin, read if stdin == "file" else None
+
+
+def through_descriptors(argv: Sequence[Arg], opened: Mapping[int, str]) -> tuple[Arg, ...]:
+    """``argv`` with each word naming a descriptor's file (``/dev/fd/N``, ``/proc/self/fd/N``,
+    ``/proc/thread-self/fd/N``, ``/dev/stdin``) replaced by the file ``opened`` says it reads:
+    ``exec 3< x; source /dev/fd/3`` and ``bash /proc/self/fd/3 3< x`` run ``x``."""
+    named = []
+    for word in argv:
+        match = _DESCRIPTOR_PATH.fullmatch(posixpath.normpath(word)) if word else None
+        fd = (0 if match.group(1) is None else int(match.group(1))) if match else None
+        named.append(opened.get(fd, word) if fd is not None else word)
+    return tuple(named)
+
+
+# /dev/stdin is descriptor 0 (group 1 None); /dev/fd/N and /proc's links are descriptor N
+_DESCRIPTOR_PATH = re.compile(r"/dev/stdin|(?:/dev/fd|/proc/(?:self|thread-self)/fd)/(\d+)")

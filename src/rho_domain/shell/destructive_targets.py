@@ -24,7 +24,9 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_words import Arg, split_options
+from rho_domain.shell.destructive_outside import outside_refusal
+from rho_domain.shell.destructive_words import Arg, long_hits, split_options
+from rho_domain.shell.destructive_writers import more_destinations
 from rho_domain.write_rules import write_refusal
 
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
@@ -99,6 +101,8 @@ def redirection_reason(op: str, target: str | None) -> str:
         return f"{op} {target}: writes inside .git (hooks and config run later)"
     if why := write_refusal(target):
         return f"{op} {target}: {why} (the write tool refuses it in every mode)"
+    if why := outside_refusal(target):
+        return f"{op} {target}: {why}"
     return ""
 
 
@@ -112,6 +116,8 @@ def destination_reason(argv: Sequence[Arg], first: str | None) -> str:
     for path in _destinations(argv[1:], first):
         if why := write_refusal(path):
             return f"{first} writes {path}: {why} (the write tool refuses it in every mode)"
+        if why := outside_refusal(path):
+            return f"{first} writes {path}: {why}"
     return ""
 
 
@@ -121,6 +127,10 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
         return [w for w in known if not w.startswith("-")]
     if first == "dd":
         return [w[3:] for w in known if w.startswith("of=")]
+    if first == "find":  # -fprint FILE, -fprint0 FILE, -fprintf FILE FORMAT, -fls FILE
+        return [f for o, f in itertools.pairwise(known) if o in _FIND_WRITES]
+    if first in _EXTRACTORS and (first == "unzip" or _tar_extracts(known)):
+        return _extracted(known, *_EXTRACTORS[first])
     if first in _OUTPUT_OPTIONS:
         short, long = _OUTPUT_OPTIONS[first]
         found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
@@ -131,9 +141,9 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
                 found.append(cluster[letters.index(short) + 1 :] or following)
             elif word == long:
                 found.append(following)
-        return [f for f in found if f]
+        return [f for f in found if f] + more_destinations(words, first)
     if first not in _COPIERS:
-        return []
+        return more_destinations(words, first)
     _, operands = split_options(words)
     paths = [o for o in operands if o is not None]
     target = [w.split("=", 1)[1] for w in known if w.startswith("--target-directory=")]
@@ -149,6 +159,41 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
     return [destination, *joined]
 
 
+def _extracted(known: list[str], short: str, long: str) -> list[str]:
+    """The directory an extractor writes into (tar -C DIR, --directory=DIR, -CDIR; unzip -d
+    DIR), and that directory joined with each member named and with ``.*``: the archive's
+    contents are not read here, so a directory the write tool never writes, or a home whose
+    hidden entries it may hold, asks whatever they are."""
+    found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
+    for word, following in itertools.pairwise([*known, ""]):
+        if word in (short, long):
+            found.append(following)
+        elif word.startswith(short) and not word.startswith("--"):
+            found.append(word[len(short) :])
+    members = [w for w in known if not w.startswith("-") and w not in found]
+    members.append(".*")  # any hidden entry: a home's .bashrc
+    return [p for d in found if d for p in (d, *(posixpath.join(d, m) for m in members))]
+
+
+def _tar_extracts(known: list[str]) -> bool:
+    """True when tar's words extract (-x in a cluster, ``xf`` as its first word, --extract,
+    --get): creating an archive with -C DIR only reads DIR."""
+    first = known[0] if known and not known[0].startswith("-") else ""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    return (
+        "x" in first
+        or any("x" in c for c in clusters)
+        or any(long_hits(w, _EXTRACT) for w in known if w.startswith("--"))
+    )
+
+
+_EXTRACT = frozenset(["extract", "get"])
+_FIND_WRITES = frozenset(["-fprint", "-fprint0", "-fprintf", "-fls"])
+_EXTRACTORS = {
+    "tar": ("-C", "--directory"),
+    "bsdtar": ("-C", "--directory"),
+    "unzip": ("-d", "--directory"),
+}
 _COPIERS = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
 _OUTPUT_OPTIONS = {
     "curl": ("o", "--output"),

@@ -1,0 +1,74 @@
+"""More destinations a writer's words name, for ``shell.destructive_targets``'s destination
+rule: the files ``sed -i`` edits in place, ``sponge``'s output, ``patch``'s file and ``-d``
+directory, the directory ``curl --output-dir`` and ``wget -P`` save into (joined with each
+URL's last component, the name they save it as), and ``git clone``'s new directory.
+
+Contract: ``more_destinations(words, first) -> list[str]``, the paths ``first`` run with
+``words`` (its arguments; ``None`` unknown) may write, or [] for any other program.
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from collections.abc import Sequence
+
+from rho_domain.shell.destructive_words import Arg, long_hits
+
+
+def more_destinations(words: Sequence[Arg], first: str | None) -> list[str]:
+    """The paths ``first`` writes besides those ``destructive_targets`` reads."""
+    known = [w for w in words if w is not None]
+    operands = [w for w in known if not w.startswith("-")]
+    if first == "sed" and any(_in_place(w) for w in known):
+        scripted = any(w in ("-e", "-f") or long_hits(w, _SED_SCRIPTS) for w in known)
+        return operands if scripted else operands[1:]  # the first operand is the script
+    if first == "sponge":
+        return operands
+    if first == "patch":
+        return operands[:1] + _values(known, "-d", "--directory")
+    if first in ("curl", "wget"):
+        return _fetched(known, operands, first)
+    if first == "git" and operands[:1] == ["clone"]:
+        return operands[2:3]
+    return []
+
+
+def _fetched(known: list[str], operands: list[str], first: str) -> list[str]:
+    """What curl -O (--remote-name) and wget without -O save: each URL's last component in
+    the directory --output-dir or -P (--directory-prefix) names, or the current one."""
+    if first == "curl":
+        saves = any(w.startswith("--remote-name") or _letter(w, "O") for w in known)
+        dirs = _values(known, "", "--output-dir")
+    else:
+        saves = not any(w.startswith("--output-document") or _letter(w, "O") for w in known)
+        dirs = _values(known, "-P", "--directory-prefix")
+    names = [u.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] for u in operands if "://" in u]
+    joined = [posixpath.join(d, n) for d in dirs or ["."] for n in names] if saves else []
+    return dirs + joined
+
+
+def _letter(word: str, letter: str) -> bool:
+    """True when the short cluster ``word`` holds ``letter`` (-LO, -sSO)."""
+    return word.startswith("-") and not word.startswith("--") and letter in word[1:]
+
+
+def _in_place(word: str) -> bool:
+    if word.startswith("--"):
+        return long_hits(word, _IN_PLACE)
+    return word.startswith("-") and "i" in word[1:].split("e", 1)[0].split("f", 1)[0]
+
+
+def _values(known: list[str], short: str, long: str) -> list[str]:
+    """The values of ``short``/``long`` (``-P DIR``, ``-PDIR``, ``--long=DIR``, ``--long DIR``)."""
+    found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
+    for word, following in itertools.pairwise([*known, ""]):
+        if word == long or (short and word == short):
+            found.append(following)
+        elif short and word.startswith(short) and not word.startswith("--"):
+            found.append(word[len(short) :])
+    return [f for f in found if f]
+
+
+_IN_PLACE = frozenset(["in-place"])
+_SED_SCRIPTS = frozenset(["expression", "file"])
