@@ -64,6 +64,7 @@ import attrs
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -119,6 +120,7 @@ class _Check:
     # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
     opened: dict[int, str] = attrs.field(factory=dict)
     budget: int = WORK_BUDGET
+    cwd: Directories = HERE  # where the next command runs (cd, pushd, popd)
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
@@ -147,10 +149,13 @@ class _Check:
     def commands(self, tree: CommandList, depth: int) -> str:
         if depth > MAX_DEPTH:
             return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
-        for _, pipeline in tree.items:
+        for operator, pipeline in tree.items:
+            self.cwd = self.cwd.following(operator)
             for index, command in enumerate(pipeline.commands):
                 if isinstance(command, Subshell):
+                    cwd = self.cwd  # a subshell's cd ends with it
                     why = self.commands(command.body, depth + 1)
+                    self.cwd = cwd
                 else:
                     why = self.simple(command, depth, piped=index > 0)
                 if why:
@@ -165,6 +170,7 @@ class _Check:
         )
         first = program_name(argv[0])
         earlier = frozenset(self.written)  # what the commands before this one wrote
+        self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
@@ -245,7 +251,7 @@ class _Check:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
-            if why := destination_reason(argv[start:], program_name(argv[start])):
+            if why := destination_reason(argv[start:], program_name(argv[start]), self.cwd):
                 return why
         return ""
 
@@ -294,7 +300,7 @@ class _Check:
         """Writes to a device or inside ``.git`` ask; other targets are remembered as written
         (running one later in the line asks)."""
         for redirection in redirections:
-            if why := redirection_reason(redirection.op, redirection.target):
+            if why := redirection_reason(redirection.op, redirection.target, self.cwd):
                 return why
             if redirection.target is not None and redirection.op in WRITING:
                 self.written.add(_path(redirection.target))
