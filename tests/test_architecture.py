@@ -72,6 +72,7 @@ def imported_roots(path: Path) -> set[tuple[str, int]]:
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
+            and not node.args[0].value.startswith(".")  # relative: inside its own package
         ):
             found.add((node.args[0].value.split(".")[0], node.lineno))
     return found
@@ -274,20 +275,23 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
 
     ``from package import name`` points at ``package.name`` when that is a module, else at
     ``package``. Relative imports are resolved against the importing module. A string that
-    names a module of the tree is an import too (``"rho_entry.cli.monitor"``,
-    ``"rho_entry.cli.monitor:main"``, ``".monitor"``): a table of names that importlib reads
-    later is an import the ``import`` statements do not show, and it can hide a cycle. A
-    module that imports by a computed name (``import_module(f"pkg.{name}")``) is taken to
-    import every module of its package its strings name (``"files"``). Logger names
-    (``logging.getLogger("rho_entry.server")``) and a module's own packages
-    (``resources.files("rho_entry.server")`` in ``rho_entry.server.dashboard``) are not.
+    names a module of the tree is an import too: a table of names that importlib reads later
+    is an import the ``import`` statements do not show, and it can hide a cycle. An absolute
+    name of ours (``"rho_entry.cli.monitor"``, ``"rho_entry.cli.monitor:main"``) counts
+    wherever it stands; a relative one (``".monitor"``) only where it reaches an importer
+    (``_import_strings``), and a bare one (``"files"``) only where an importer builds the
+    name from it (``import_module(f"pkg.{NAMES[name]}")``): a directory name such as
+    ``".git"`` or ``".agent"`` elsewhere is text, not the module ``git`` or ``agent`` of
+    the package. Logger names (``logging.getLogger("rho_entry.server")``) and a module's own
+    packages (``resources.files("rho_entry.server")`` in ``rho_entry.server.dashboard``)
+    are not imports.
     """
     paths = {module_name(p, root): p for pkg in FORBIDDEN for p in (root / pkg).rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = parse(path)
-        computed = _imports_by_computed_name(tree)
+        imported = _import_strings(tree)
         loggers = _logger_names(tree)
         for node in nodes(tree):
             targets: list[str] = []
@@ -305,8 +309,10 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
                 isinstance(node, ast.Constant)
                 and isinstance(node.value, str)
                 and id(node) not in loggers
+                and (id(node) in imported or node.value.split(".")[0] in FORBIDDEN)
             ):
-                targets = _named_modules(node.value, package, paths, bare=computed)
+                bare = imported.get(id(node), False)
+                targets = _named_modules(node.value, package, paths, bare=bare)
                 # its own packages were imported before it: naming one (resources.files) adds
                 # no import
                 targets = [t for t in targets if not name.startswith(f"{t}.")]
@@ -338,17 +344,47 @@ def _named_modules(text: str, package: str, paths: Mapping[str, Path], *, bare: 
     return found
 
 
-def _imports_by_computed_name(tree: ast.AST) -> bool:
-    """Whether the module calls ``import_module`` or ``__import__`` with a name it builds."""
+# What hands a string to the import system: importlib's and the builtin's, and our
+# ``lazy_names`` (rho_domain/lazy_names.py), whose table of names goes to ``import_module``.
+_IMPORTERS = frozenset({"import_module", "__import__", "lazy_names"})
+
+
+def _import_strings(tree: ast.AST) -> dict[int, bool]:
+    """The ids of the string nodes that reach an importer's call (``_IMPORTERS``): written in
+    its arguments, or in what the module assigns to a name they use (a table such as
+    ``_EXPORTS``, followed through names it uses in turn). Each id maps to whether a bare
+    name counts: the call's first argument is built (``import_module(f"pkg.{NAMES[n]}")``),
+    so any string that reaches it may be a module of the package."""
+    assigned: dict[str, list[ast.expr]] = {}
     for node in nodes(tree):
-        if isinstance(node, ast.Call) and node.args:
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if called in ("import_module", "__import__") and not isinstance(
-                node.args[0], ast.Constant
-            ):
-                return True
-    return False
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                assigned.setdefault(target.id, []).append(value)
+    found: dict[int, bool] = {}
+    for node in nodes(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called not in _IMPORTERS:
+            continue
+        built = called != "lazy_names" and not isinstance(node.args[0], ast.Constant)
+        todo: list[ast.expr] = [*node.args, *(k.value for k in node.keywords)]
+        followed: set[str] = set()
+        while todo:
+            for part in ast.walk(todo.pop()):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    found[id(part)] = found.get(id(part), False) or built
+                elif isinstance(part, ast.Name) and part.id not in followed:
+                    followed.add(part.id)
+                    todo.extend(assigned.get(part.id, ()))
+    return found
 
 
 def _logger_names(tree: ast.AST) -> set[int]:
@@ -568,9 +604,10 @@ def _tree(root: Path, files: Mapping[str, str]) -> dict[str, set[str]]:
 
 
 def test_a_string_naming_a_module_is_an_import(tmp_path: Path) -> None:
-    """A table of module names is an import: absolute, ``module:function``, relative, and
-    bare names where the module imports by a computed name. Logger names and a module's own
-    package are not."""
+    """A table of module names is an import: absolute, ``module:function``, relative where it
+    reaches an importer (``lazy_names`` too), and bare names where the importer builds the
+    name. Logger names, a module's own package, and a relative or bare name that reaches no
+    importer (a directory name: ``".git"``, ``".agent"``) are not."""
     graph = _tree(
         tmp_path,
         {
@@ -580,7 +617,16 @@ def test_a_string_naming_a_module_is_an_import(tmp_path: Path) -> None:
                 "TABLE = {'monitor': 'rho_entry.monitor', 'ps': 'rho_entry.cli.short:ps',\n"
                 "         'fork': '.fork', 'stats': 'rho_entry.stats.main'}\n"
                 "PROSE = 'see rho_entry.export for the format'\n"
+                "def load(name):\n"
+                "    return importlib.import_module(TABLE[name].partition(':')[0], __package__)\n"
             ),
+            "rho_entry/cli/walls.py": "NEVER = ('.git', '.fork', 'short')\n",
+            "rho_entry/cli/__init__.py": (
+                "from rho_domain.lazy_names import lazy_names\n"
+                "_EXPORTS = {'Short': '.short', 'git': '.fork:git'}\n"
+                "__getattr__ = lazy_names(__name__, _EXPORTS)\n"
+            ),
+            "rho_entry/cli/git.py": "",
             "rho_entry/cli/short.py": "",
             "rho_entry/cli/fork.py": "",
             "rho_entry/monitor.py": "from rho_entry.cli.main import TABLE\n",
@@ -603,6 +649,8 @@ def test_a_string_naming_a_module_is_an_import(tmp_path: Path) -> None:
         "rho_entry.cli.fork",
         "rho_entry.stats",
     }
+    assert graph["rho_entry.cli.walls"] == set()
+    assert graph["rho_entry.cli"] == {"rho_entry.cli.short", "rho_entry.cli.fork"}
     assert graph["rho_entry.lazy"] == {"rho_entry.lazy.things"}
     assert graph["rho_entry.lazy.things"] == set()
     assert graph["rho_entry.plain"] == set()

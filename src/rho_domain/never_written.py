@@ -45,9 +45,8 @@ NEVER_WRITTEN_DIRS = frozenset(
      # instructions and the scripts they run, when a task matches its description, and
      # Antigravity its rules, workflows (a "// turbo" step runs without asking), MCP
      # servers (mcp_config.json) and hooks (hooks.json); Antigravity's first .agent
-     # (rules, workflows) and JetBrains AI Assistant's .aiassistant (rules always applied);
-     # built: tests/test_architecture reads a lone ".agent" string as the module rho_domain.agent
-     ".agents", "." + "agent", ".aiassistant"}
+     # (rules, workflows) and JetBrains AI Assistant's .aiassistant (rules always applied)
+     ".agents", ".agent", ".aiassistant"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every

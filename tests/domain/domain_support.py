@@ -6,19 +6,25 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from rho_adapters.fakes import (
     FakeClock,
     InlineLineSearcher,
     MemoryExecutor,
     MemorySessionStore,
+    ScriptedApprover,
     ScriptedModel,
+    call,
+    text,
+    tools,
 )
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.hooks import Hooks
 from rho_domain.loop.session import Session
-from rho_domain.permissions import PermissionProfile, builtin_profile
-from rho_domain.ports.approver import Approver
+from rho_domain.permissions import FileWriteMode, PermissionProfile, builtin_profile
+from rho_domain.ports.approver import ApprovalAnswer, Approver
 from rho_domain.ports.signals import SignalSource
 from rho_domain.tools.base import (
     DANGEROUS,
@@ -151,3 +157,30 @@ def make_session(
         line_searcher=InlineLineSearcher(),  # the output schemas' patterns are the tests'
         labels=labels,
     )
+
+
+def session_after_always(
+    command: str, *, patterns: bool = True
+) -> tuple[ScriptedApprover, Session]:
+    """A developer session (unrestricted bash, full writes) whose first bash call is answered
+    "always", then ``command`` (call id ``second``; a further question is answered no).
+    Without ``patterns`` the profile has no text patterns, so only the parsed destructive
+    check (``shell.destructive``) can ask."""
+    from rho_domain.tools.bash import BashHandler  # the bash tests' only
+
+    developer = builtin_profile("developer")
+    if not patterns:
+        developer = attrs.evolve(developer, dangerous_patterns=())
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
+    session = make_session(
+        [
+            tools(call("bash", {"command": "touch first"})),
+            tools(call("bash", {"command": command}, id="second")),
+            text("done"),
+        ],
+        tools=[BashHandler(restricted=False, timeout=30)],
+        profile=developer,
+        approver=approver,
+        executor=MemoryExecutor(allow_shell=True, file_write=FileWriteMode.FULL),
+    )
+    return approver, session

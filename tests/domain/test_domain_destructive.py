@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import shlex
 
-import attrs
 import pytest
-from domain_support import make_session
+from domain_support import session_after_always
 
-from rho_adapters.fakes import MemoryExecutor, ScriptedApprover, call, text, tools
+from rho_adapters.fakes import call
 from rho_domain.approval import Allowed, RequiresApproval, decide
-from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall
-from rho_domain.permissions import FileWriteMode, builtin_profile
-from rho_domain.ports.approver import ApprovalAnswer
+from rho_domain.permissions import builtin_profile
 from rho_domain.run import RunStatus
 from rho_domain.shell.destructive import destructive_reason
 from rho_domain.tools.bash import BashHandler
@@ -433,35 +430,11 @@ def test_every_spelling_in_every_wrapper_and_place_asks(wrapper: str, context: s
         assert destructive_reason(command), command
 
 
-def _session_after_always(
-    command: str, *, patterns: bool = True
-) -> tuple[ScriptedApprover, Session]:
-    """A developer session whose first bash call is answered "always", then ``command``.
-    Without ``patterns`` the profile has no text patterns (their own layer, tested above:
-    ``dd if=`` is one), so only the parsed check can ask."""
-    developer = builtin_profile("developer")
-    if not patterns:
-        developer = attrs.evolve(developer, dangerous_patterns=())
-    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
-    session = make_session(
-        [
-            tools(call("bash", {"command": "touch first"})),
-            tools(call("bash", {"command": command}, id="second")),
-            text("done"),
-        ],
-        tools=[BashHandler(restricted=False, timeout=30)],
-        profile=developer,
-        approver=approver,
-        executor=MemoryExecutor(allow_shell=True, file_write=FileWriteMode.FULL),
-    )
-    return approver, session
-
-
 @pytest.mark.parametrize(("command", "fragment"), DESTRUCTIVE)
 async def test_through_the_loop_each_destructive_variant_asks_again(
     command: str, fragment: str
 ) -> None:
-    approver, session = _session_after_always(command)
+    approver, session = session_after_always(command)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert approver.requests[1].reason == destructive_reason(command)
@@ -470,7 +443,7 @@ async def test_through_the_loop_each_destructive_variant_asks_again(
 
 @pytest.mark.parametrize("command", BENIGN)
 async def test_through_the_loop_ordinary_work_runs_unasked(command: str) -> None:
-    approver, session = _session_after_always(command, patterns=False)
+    approver, session = session_after_always(command, patterns=False)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert len(approver.requests) == 1  # only the first call, answered "always"
 
@@ -513,7 +486,7 @@ async def test_queued_jobs_and_in_place_byte_changes_ask_again_after_always() ->
         assert fragment in destructive_reason(command), command
     assert [c for c in _STILL_ORDINARY if destructive_reason(c)] == []
     command = "at now <<'EOF'\nrm -rf .\nEOF"
-    approver, session = _session_after_always(command, patterns=False)
+    approver, session = session_after_always(command, patterns=False)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert "rm -r" in approver.requests[1].reason
@@ -577,7 +550,7 @@ async def test_programs_that_run_stdin_as_code_in_some_forms_ask_again_after_alw
         assert fragment in destructive_reason(command), command
     assert [c for c in _STDIN_STILL_ORDINARY if destructive_reason(c)] == []
     command = "echo 'rm -rf ~' | ssh host"
-    approver, session = _session_after_always(command, patterns=False)
+    approver, session = session_after_always(command, patterns=False)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert "pipe into ssh" in approver.requests[1].reason

@@ -5,15 +5,10 @@ a pure function), plus one run through the loop."""
 
 from __future__ import annotations
 
-import attrs
-from domain_support import make_session
+from domain_support import session_after_always
 
-from rho_adapters.fakes import MemoryExecutor, ScriptedApprover, call, text, tools
-from rho_domain.permissions import FileWriteMode, builtin_profile
-from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
 from rho_domain.shell.destructive import destructive_reason
-from rho_domain.tools.bash import BashHandler
 
 # A file the line writes, then handed to a program that reads code from it: named, or by the
 # name the program looks for (a Makefile, package.json, setup.py, .envrc...). Before, only a
@@ -199,20 +194,8 @@ def test_an_assignment_with_a_quoted_value_before_a_command_asks_again() -> None
 
 
 async def test_through_the_loop_a_written_makefile_run_by_make_asks_again() -> None:
-    developer = attrs.evolve(builtin_profile("developer"), dangerous_patterns=())
-    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
     command = "printf 'all:\\n\\trm -rf ~\\n' > Makefile; make"
-    session = make_session(
-        [
-            tools(call("bash", {"command": "touch first"})),
-            tools(call("bash", {"command": command}, id="second")),
-            text("done"),
-        ],
-        tools=[BashHandler(restricted=False, timeout=30)],
-        profile=developer,
-        approver=approver,
-        executor=MemoryExecutor(allow_shell=True, file_write=FileWriteMode.FULL),
-    )
+    approver, session = session_after_always(command, patterns=False)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert "writes Makefile" in approver.requests[1].reason

@@ -18,16 +18,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from domain_support import make_session
+from domain_support import make_session, session_after_always
 
 from rho_adapters.fakes import MemoryExecutor, ScriptedApprover, call, text, tools
 from rho_domain.messages import ToolCall
-from rho_domain.permissions import builtin_profile, readonly_profile
-from rho_domain.ports.approver import ApprovalAnswer
+from rho_domain.permissions import readonly_profile
 from rho_domain.run import RunStatus
 from rho_domain.shell.destructive import destructive_reason
 from rho_domain.tools.base import ToolHandler
-from rho_domain.tools.bash import BashHandler
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 
@@ -329,18 +327,7 @@ def test_ordinary_work_runs_unasked(command: str) -> None:
 
 @pytest.mark.parametrize("command", FIXED)
 async def test_through_the_loop_the_fixed_classes_ask_again(command: str) -> None:
-    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
-    session = make_session(
-        [
-            tools(call("bash", {"command": "touch first"})),
-            tools(call("bash", {"command": command}, id="second")),
-            text("done"),
-        ],
-        tools=[BashHandler(restricted=False, timeout=30)],
-        profile=builtin_profile("developer"),
-        approver=approver,
-        executor=MemoryExecutor(allow_shell=True),
-    )
+    approver, session = session_after_always(command)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert [r.call.id for r in approver.requests][1:] == ["second"]
     assert approver.requests[1].reason == destructive_reason(command)

@@ -17,7 +17,7 @@ against real bash in ``tests/tools/test_shell_glob.py``:
 * the matches are sorted by bytes (C collation); no match leaves the word as written
   (neither nullglob nor failglob).
 
-Patterns are written with quoted characters escaped by ``\`` (``lexer.Token.pattern``).
+Patterns are written with quoted characters escaped by ``\`` (``tokens.Token.pattern``).
 ``expand(pattern, cwd, lister)`` is pure: ``lister(path)`` returns ``(name, is_dir)`` entries
 of one directory and raises ``ToolError`` (missing, not a directory) or ``PermissionDenied``
 (outside the roots). Directories reached below the pattern's fixed prefix that are refused are

@@ -4,7 +4,8 @@ It reads a command line the way bash would, but only as far as it fully understa
 construct that would make bash *compute* a word (parameter, command, arithmetic, process, brace
 or tilde expansion, ANSI-C quoting, unquoted expanding here-documents) raises
 ``CommandRefused`` naming the construct. What comes out are literal words (quotes removed),
-operators and redirections, so the argv that is later validated is exactly the argv that runs.
+operators and redirections (``shell.tokens``), so the argv that is later validated is exactly
+the argv that runs.
 The one expansion kept is pathname expansion: a word with an unquoted ``*``, ``?`` or ``[``
 carries a ``pattern`` (quoted characters escaped with ``\``) that ``shell.glob`` expands
 through the executor at run time, as bash would.
@@ -15,12 +16,13 @@ Contract: ``tokenize(text) -> list[Token]``; raises ``CommandRefused`` with a re
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_domain.shell.tokens import Token, TokenKind
+
+__all__ = ["MAX_LENGTH", "Token", "TokenKind", "check_hygiene", "tokenize"]
 
 MAX_LENGTH = 8192
 
@@ -33,34 +35,6 @@ _EXPANDING_AFTER_DOLLAR = _NAME_START | frozenset("0123456789{([@*#?$!-'\"")
 
 # The unquoted head of an assignment word: NAME=, NAME+=, NAME[...]=
 _ASSIGNS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]'\"]*\])?\+?=")
-
-TokenKind = Literal["word", "op", "redirect", "newline"]
-
-
-@attrs.frozen(kw_only=True)
-class Token:
-    """A lexical unit.
-
-    ``word``: ``text`` is the word after quote removal, ``quoted`` says whether any part was
-    quoted. ``op``: one of ``| || && ; ( ) & |& ;;``. ``redirect``: ``text`` is the operator
-    (``< > >> >| <> <& >& &> &>> << <<- <<<``), ``fd`` the explicit descriptor or None; the
-    target follows as the next word token, except here-documents, whose body is ``heredoc``.
-    ``pattern`` is set on a word with an unquoted glob character: the word for ``shell.glob``,
-    each quoted character escaped with a backslash. ``assigns``: a quoted word bash still reads
-    as an assignment, its ``NAME=`` unquoted (``FOO='a b'``; not ``'FOO'=a``).
-    """
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    kind: TokenKind
-    text: str
-    quoted: bool = False
-    fd: int | None = None
-    heredoc: str | None = None
-    pattern: str | None = None
-    assigns: bool = False
 
 
 def check_hygiene(text: str) -> None:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.lexer import Token, tokenize
+from rho_domain.shell.lexer import tokenize
 from rho_domain.shell.syntax_tree import CommandList, Pipeline, Redirection, SimpleCommand, Subshell
+from rho_domain.shell.tokens import Token
 
 MAX_COMMANDS = 64
 MAX_DEPTH = 8

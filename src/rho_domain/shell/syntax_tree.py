@@ -32,7 +32,7 @@ class Redirection:
 
 @attrs.frozen(kw_only=True)
 class SimpleCommand:
-    """``patterns[i]`` is the glob pattern of ``argv[i]`` (``lexer.Token.pattern``) or None;
+    """``patterns[i]`` is the glob pattern of ``argv[i]`` (``tokens.Token.pattern``) or None;
     empty when no word has one."""
 
     __repr__ = value_repr

@@ -1,0 +1,263 @@
+"""The walk of the destructive-command check (``shell.destructive``) over one parsed line.
+
+``LineCheck().line(text, 0, "")`` parses ``text`` and judges every simple command in it, in
+order: every list, pipeline and subshell, every suffix a wrapper runs, every string a program
+may hand to a shell, each parsed and judged in turn up to ``MAX_DEPTH`` levels, all within
+``WORK_BUDGET`` characters and words. It keeps what the line's commands wrote (a later command
+that runs one asks) and the descriptors ``exec`` opened; what asks for one simple command is
+the other ``destructive_*`` modules'. Returns the first reason to ask, or "".
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+import attrs
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell import destructive_descriptors as fds
+from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_cwd import HERE, Directories
+from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
+from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
+from rho_domain.shell.destructive_targets import (
+    WRITING,
+    destination_reason,
+    redirection_reason,
+    word_reason,
+)
+from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
+from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.destructive_written import data_only, written_by, written_reason
+from rho_domain.shell.parser import parse
+from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
+from rho_domain.value_methods import value_eq, value_repr
+
+MAX_DEPTH = 6
+# Characters parsed and words judged in one check, nested strings included: past it the line
+# asks (eval eval eval ... over a long line would otherwise take seconds)
+WORK_BUDGET = 50_000
+
+_APPENDERS = frozenset({"xargs", "parallel"})
+# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
+# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
+# such a word the check cannot read asks
+_SHELL_STRING_TAKERS = frozenset(
+    [
+        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
+        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
+        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
+        "man", "make", "gmake",
+    ]
+)  # fmt: skip
+_RENAMERS = frozenset({"alias", "hash", "enable"})
+_PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
+
+
+@attrs.define
+class LineCheck:
+    """One check of one command line; ``written`` holds the paths its commands write, in
+    order, so that running one of them later in the line asks."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+
+    written: set[str] = attrs.field(factory=set)
+    # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
+    opened: dict[int, str] = attrs.field(factory=dict)
+    budget: int = WORK_BUDGET
+    cwd: Directories = HERE  # where the next command runs (cd, pushd, popd)
+    # > 0 while judging a word that merely parses as a command line (a commit message, an
+    # echo's text): a file the line wrote is not run by it
+    guessing: int = 0
+
+    def spend(self, work: int) -> str:
+        """Count ``work``; the reason to ask once the budget is spent."""
+        self.budget -= work
+        if self.budget < 0:
+            return "the command line is too complex to check (nested runs of long lines)"
+        return ""
+
+    def line(self, text: str, depth: int, who: str) -> str:
+        """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
+        if depth > MAX_DEPTH:
+            return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
+        if why := self.spend(len(text)):
+            return why
+        try:
+            tree = parse(text)
+        except CommandRefused as exc:
+            if who:
+                return f"{who} runs a command string the approval check cannot read ({exc})"
+            return f"the approval check cannot read this command line, so it asks ({exc})"
+        return self.commands(tree, depth)
+
+    def commands(self, tree: CommandList, depth: int) -> str:
+        """Judge every simple command of every list, pipeline and subshell of ``tree``."""
+        if depth > MAX_DEPTH:
+            return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
+        for operator, pipeline in tree.items:
+            self.cwd = self.cwd.following(operator)
+            for index, command in enumerate(pipeline.commands):
+                if isinstance(command, Subshell):
+                    cwd = self.cwd  # a subshell's cd ends with it
+                    why = self.commands(command.body, depth + 1)
+                    self.cwd = cwd
+                else:
+                    why = self.simple(command, depth, piped=index > 0)
+                if why:
+                    return why
+        return ""
+
+    def simple(self, command: SimpleCommand, depth: int, *, piped: bool) -> str:
+        """Judge one simple command: its redirections and words, every suffix a wrapper runs,
+        what it runs that the line wrote, the strings it may hand to a shell; then remember
+        what it writes (``piped``: its standard input is a pipe)."""
+        patterns = command.patterns or (None,) * len(command.argv)
+        argv: tuple[Arg, ...] = tuple(
+            None if pattern is not None else word
+            for word, pattern in zip(command.argv, patterns, strict=True)
+        )
+        first = program_name(argv[0])
+        earlier = frozenset(self.written)  # what the commands before this one wrote
+        self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
+        if why := self.redirections(command.redirections) or self.words(argv, first):
+            return why
+        opened = fds.opened_files(command.redirections, self.opened)
+        if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
+            self.opened = opened
+        stdin, fed = fds.standard_input(command, opened, piped=piped)
+        argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
+        for start in range(len(argv)):
+            name = program_name(argv[start])
+            if start and (
+                name == "."
+                or not (
+                    is_listed(name)
+                    or runner_for(name or "")
+                    or name in _RENAMERS
+                    or is_stdin_runner(name)
+                )
+            ):
+                continue  # "." is a program only in first place (jq . file)
+            runs = runs_stdin(name or "") or reads_code(name or "", argv[start + 1 :])
+            if fed in self.written and runs and not (start and first in _APPENDERS):
+                return f"{name} runs {fed} from standard input, which this line writes first"
+            words = argv[start:]
+            if start and first in _APPENDERS:  # what they append, and their {}, are unknown
+                words = (*(None if w is not None and "{}" in w else w for w in words), None)
+            # a wrapper's command inherits its stdin; xargs and parallel give theirs none
+            if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
+                return why
+        guessed = self.guessing or first is None
+        appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
+        if not guessed and (why := written_reason(first or "", (*argv[1:], *appended), earlier)):
+            return why
+        why = self.strings(argv, first, depth)  # a string it runs runs before it writes
+        # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            self.written.update(
+                _path(w) for w in written_by(program_name(argv[start]), argv[start + 1 :])
+            )
+        return why
+
+    def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
+        """Judge one command's words (a whole command, or the suffix a wrapper runs)."""
+        name = program_name(words[0])
+        if name is None:
+            return "the program to run is a glob or generated word"
+        if why := self.spend(len(words)):
+            return why
+        if name in _RENAMERS:
+            return f"{name} changes what a later command name runs"
+        runner = runner_for(name)
+        runs = words if runner is not None else words[:1]  # a runner's script is a word
+        if ran := next((w for w in runs if w is not None and self.wrote(w)), None):
+            return f"runs {ran}, which this command line writes first"
+        if runner is None:
+            nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
+            return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
+        return runner(
+            name,
+            words[1:],
+            stdin,
+            lambda text, who: self.line(text, depth + 1, who),
+            lambda command: self.argv(command, "", depth + 1),
+        )
+
+    def wrote(self, word: str) -> bool:
+        """True when running ``word`` runs a file this line wrote: its path, or a path to a
+        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``)."""
+        if _path(word) in self.written:
+            return True
+        names = {posixpath.basename(path) for path in self.written}
+        return "/" in word and posixpath.basename(_path(word)) in names
+
+    def words(self, argv: Sequence[Arg], first: str | None) -> str:
+        """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
+        (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
+        if why := word_reason(argv, first):
+            return why
+        wrapper = not data_only(first or "", argv[1:])
+        for start in range(len(argv)) if wrapper else (0,):
+            if why := destination_reason(argv[start:], program_name(argv[start]), self.cwd):
+                return why
+        return ""
+
+    def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
+        """Words a program may hand to a shell: parsed and judged when they parse."""
+        strict = first in _SHELL_STRING_TAKERS
+        for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
+            if why := self.spend(len(text)):
+                return why
+            try:
+                tree = parse(text)
+            except CommandRefused as exc:
+                if strict:
+                    return f"{first} runs a command string the approval check cannot read ({exc})"
+                if escaped and first not in _PRINTERS:
+                    return f"{first} runs a shell escape the approval check cannot read ({exc})"
+                if why := self.quoted_parts(text, depth):
+                    return why
+                continue
+            # the string a program known to run one runs (su -c, ssh, watch...) is no guess
+            if why := (self.commands if strict else self.guessed)(tree, depth + 1):
+                return why
+        return ""
+
+    def guessed(self, tree: CommandList, depth: int) -> str:
+        """Judge ``tree``, parsed from a word that may or may not be run as a command line."""
+        self.guessing += 1
+        try:
+            return self.commands(tree, depth)
+        finally:
+            self.guessing -= 1
+
+    def quoted_parts(self, text: str, depth: int) -> str:
+        """Judge the quoted parts of a text that is not a command line (code of another
+        language, ``os.system('rm -rf x')``) that parse as one."""
+        for part in quoted_parts(text):
+            try:
+                tree = parse(part)
+            except CommandRefused:
+                continue
+            if why := self.guessed(tree, depth + 1):
+                return why
+        return ""
+
+    def redirections(self, redirections: Sequence[Redirection]) -> str:
+        """Writes to a device or inside ``.git`` ask; other targets are remembered as written
+        (running one later in the line asks)."""
+        for redirection in redirections:
+            if why := redirection_reason(redirection.op, redirection.target, self.cwd):
+                return why
+            if redirection.target is not None and redirection.op in WRITING:
+                self.written.add(_path(redirection.target))
+        return ""
+
+
+def _path(word: str) -> str:
+    return posixpath.normpath(word) if word else word
