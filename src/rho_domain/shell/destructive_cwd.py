@@ -89,6 +89,27 @@ class Directories:
             places = tuple(p for p in places if p not in self.failed)
         return Directories(places=places, cdpath=self.cdpath)
 
+    def wrapped(self, prefix: Sequence[Arg]) -> Directories:
+        """The places the command after the wrapper words ``prefix`` runs in: ``env -C
+        DIR`` and ``sudo -D DIR`` (``--chdir``) enter DIR; after ``sudo -i`` (its user's
+        home) and ``find -execdir`` (each found file's directory) it is unknown."""
+        places, program = self, ""
+        for index, word in enumerate(prefix):
+            name = posixpath.basename(word or "")
+            if name in ("env", "sudo", "find"):
+                program = name
+            elif word is None or not word.startswith("-"):
+                continue
+            elif program == "find" and word in ("-execdir", "-okdir"):
+                return _unknown(self, f"find {word} runs in each found file's directory")
+            elif program == "sudo" and (word == "--login" or _short(word, "i")):
+                return _unknown(self, "sudo -i runs in its user's home")
+            elif program in _CHDIRS:
+                following = prefix[index + 1] if index + 1 < len(prefix) else None
+                if target := _option_value(word, following, *_CHDIRS[program]):
+                    places = places.after(("cd", "--", target), piped=True)
+        return places
+
     def judge(self, path: str, judge: Callable[[str], str], who: str) -> str:
         """Why writing ``path`` asks from any of the places (``judge`` reads the path as
         seen from the call's directory: absolute, or relative to it), or "". ``who`` (``cp
@@ -108,6 +129,25 @@ class Directories:
 
 
 HERE = Directories()
+_CHDIRS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
+
+
+def _unknown(directories: Directories, why: str) -> Directories:
+    return Directories(places=(Place(unknown=why),), cdpath=directories.cdpath)
+
+
+def _short(word: str, letter: str) -> bool:
+    """True when ``word`` is a short option cluster holding ``letter`` (-i, -iu)."""
+    return word.startswith("-") and not word.startswith("--") and letter in word[1:]
+
+
+def _option_value(word: str, following: Arg, short: str, long: str) -> Arg:
+    """The value ``word`` (and the word after it) give ``short``/``long``, or None."""
+    if word.startswith(long + "="):
+        return word[len(long) + 1 :]
+    if word in (short, long):
+        return following
+    return word[len(short) :] if word.startswith(short) and not word.startswith("--") else None
 
 
 def _names_cdpath(word: Arg) -> bool:

@@ -203,7 +203,8 @@ class LineCheck:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
-            if why := destination_reason(argv[start:], program_name(argv[start]), self.cwd):
+            cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
+            if why := destination_reason(argv[start:], program_name(argv[start]), cwd):
                 return why
         return ""
 
