@@ -12,11 +12,15 @@ the reason why: ``cd`` to a pattern, ``cd`` alone (``$HOME``), ``cd -`` before a
 destination in an unknown place may be anywhere (a home's start-up files, ``/etc``), so it
 asks; an absolute one is judged as it is. A subshell's moves end with it (the caller restores
 its ``Directories``); a nested line's (``bash -c``, ``eval``) are kept, which is safe either
-way since every move keeps the place it left.
+way since every move keeps the place it left; ``&&`` after a move drops the place it left.
+A wrapper moves the command it runs (``env -C DIR``, ``sudo -D DIR``) or leaves it unknown
+(``sudo -i``, ``find -execdir``).
 
-Contract: ``HERE`` is the call's own directory; ``Directories.after(argv)`` the places after
-one simple command; ``Directories.judge(path, judge, who)`` the first reason ``judge`` gives for
-``path`` as seen from any place, or a reason for an unknown place, or "".
+Contract: ``HERE`` is the call's own directory; ``Directories.after(argv, piped=)`` the
+places after one simple command, ``following(operator)`` those of the next pipeline,
+``wrapped(prefix)`` those of the command wrapper words run; ``judge(path, judge, who)``
+the first reason ``judge`` gives for ``path`` as seen from any place, or a reason for an
+unknown place, or "".
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ command, whatever its program:
   (``> /dev/sda``; not ``/dev/null``, ``/dev/std*``, ``/dev/tty``, ``/dev/fd/*``) or inside
   ``.git``.
 
-Each returns the reason shown to the human, or "". ``ASSIGNMENT`` is the shape of a
+Each returns the reason shown to the human, or "". ``redirection_reason`` and
+``destination_reason`` take the directories the command may run in (``shell.destructive_cwd``,
+after a ``cd``), and judge a relative path joined with each. ``ASSIGNMENT`` is the shape of a
 ``NAME=value`` word, which the check also reads for the value a program may run.
 """
 
