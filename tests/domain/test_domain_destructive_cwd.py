@@ -25,7 +25,7 @@ def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def test_a_write_after_a_move_is_judged_where_it_lands() -> None:
     """Each wrote a home's start-up files, .ssh, /etc or .git unasked before (env -C and
-    sudo -D move the command they wrap)."""
+    sudo -D move the command they wrap, eval's cd moves the line)."""
     moved = {
         "cd /root/.ssh && cp k authorized_keys": f"cp writes {KEYS}: '{KEYS}' is inside .ssh/",
         "cd /etc/profile.d; echo x > a.sh": "> /etc/profile.d/a.sh: /etc/profile.d/a.sh is the",
@@ -50,13 +50,17 @@ def test_a_write_after_a_move_is_judged_where_it_lands() -> None:
         "env --chdir=/root/.ssh cp k authorized_keys": f"cp writes {KEYS}",
         "sudo -D /root/.ssh cp k authorized_keys": f"cp writes {KEYS}",
         "sudo --chdir /etc/cron.d tee a < x": "tee writes /etc/cron.d/a",
+        "env -C /root sh -c 'cp x .curlrc'": "cp writes /root/.curlrc",
+        "sudo -D /root bash -c 'echo x > .curlrc'": "> /root/.curlrc",
+        "eval 'cd /root'; cp x .curlrc": "cp writes /root/.curlrc",
     }
     assert _missed(moved) == []
 
 
 def test_a_write_in_a_directory_that_cannot_be_known_asks() -> None:
     """A pattern, $HOME, an unknown OLDPWD, a parent of the call's directory, CDPATH and a
-    rotated stack leave the directory unknown: each wrote anywhere unasked before (~, $HOME,
+    rotated stack leave the directory unknown, as do sudo -i, su -, runuser -l and ssh (a
+    home) and find -execdir: each wrote anywhere unasked before (~, $HOME,
     $(...) and functions the parser refuses: they asked and still do)."""
     unknown = {
         "cd /ro*/.ssh && cp x k": f"cp writes k: {UNKNOWN} (cd to a pattern)",
@@ -68,6 +72,10 @@ def test_a_write_in_a_directory_that_cannot_be_known_asks() -> None:
         "env CDPATH=/root sh -c 'cd .ssh && cat > authorized_keys'": "> authorized_keys",
         "pushd /tmp; pushd +1; echo x > .curlrc": "(pushd +1)",
         "sudo -u bob -i tee .curlrc < x": "(sudo -i runs in its user's home)",
+        "sudo -i sh -c 'cp x .curlrc'": "(sudo -i runs in its user's home)",
+        "su - -c 'cp x .curlrc'": "(su - runs in its user's home)",
+        "runuser -l bob -c 'cp x .wgetrc'": "(runuser -l runs in its user's home)",
+        "ssh host 'cp x .curlrc'": "(ssh runs its command in the remote home)",
         "find /root -maxdepth 0 -execdir cp x .curlrc ';'": "(find -execdir runs in each found",
         "cd ~ && cp x .curlrc": "tilde expansion",
         'cd "$HOME" && ln -sf x bin/ls': "variable expansion",
@@ -94,5 +102,10 @@ def test_ordinary_moves_stay_unasked() -> None:
         "env -C build cp a b",
         "sudo -u root cp a /srv/b",
         "find . -name '*.o' -execdir ls ';'",
+        "sudo -u bob sh -c 'make > build.log'",
+        "su -c 'make' bob",
+        "ssh host ls",
+        "echo 'cd ..' > notes.txt && echo x > out.txt",
+        "env -C build sh -c 'cd /root' && echo x > .curlrc.example",
     )
     assert _asking(ordinary) == []

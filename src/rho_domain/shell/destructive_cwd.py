@@ -95,19 +95,24 @@ class Directories:
 
     def wrapped(self, prefix: Sequence[Arg]) -> Directories:
         """The places the command after the wrapper words ``prefix`` runs in: ``env -C
-        DIR`` and ``sudo -D DIR`` (``--chdir``) enter DIR; after ``sudo -i`` (its user's
-        home) and ``find -execdir`` (each found file's directory) it is unknown."""
+        DIR`` and ``sudo -D DIR`` (``--chdir``) enter DIR; after ``sudo -i``, ``su -``,
+        ``runuser -l``, ``ssh`` (a home) and ``find -execdir`` (each found file's
+        directory) it is unknown."""
         places, program = self, ""
         for index, word in enumerate(prefix):
             name = posixpath.basename(word or "")
-            if name in ("env", "sudo", "find"):
+            if name in ("env", "sudo", "find", "su", "runuser"):
                 program = name
+            elif name == "ssh":  # its command runs in the remote user's home
+                return _unknown(self, "ssh runs its command in the remote home")
             elif word is None or not word.startswith("-"):
                 continue
             elif program == "find" and word in ("-execdir", "-okdir"):
                 return _unknown(self, f"find {word} runs in each found file's directory")
             elif program == "sudo" and (word == "--login" or _short(word, "i")):
                 return _unknown(self, "sudo -i runs in its user's home")
+            elif program in ("su", "runuser") and (word in ("-", "--login") or _short(word, "l")):
+                return _unknown(self, f"{program} {word} runs in its user's home")
             elif program in _CHDIRS:
                 following = prefix[index + 1] if index + 1 < len(prefix) else None
                 if target := _option_value(word, following, *_CHDIRS[program]):

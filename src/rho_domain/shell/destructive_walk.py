@@ -149,7 +149,11 @@ class LineCheck:
             if start and first in _APPENDERS:  # what they append, and their {}, are unknown
                 words = (*(None if w is not None and "{}" in w else w for w in words), None)
             # a wrapper's command inherits its stdin; xargs and parallel give theirs none
-            if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
+            kept = self.cwd
+            self.cwd = moved = kept.wrapped(argv[:start])  # env -C DIR sh -c '...' runs in DIR
+            why = self.argv(words, "" if start and first in _APPENDERS else stdin, depth)
+            self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
+            if why:
                 return why
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
@@ -225,7 +229,11 @@ class LineCheck:
                     return why
                 continue
             # the string a program known to run one runs (su -c, ssh, watch...) is no guess
-            if why := (self.commands if strict else self.guessed)(tree, depth + 1):
+            # another process runs it, or none does (a message): its cd ends with it
+            kept, self.cwd = self.cwd, self.cwd.wrapped(argv)  # su - -c '...': a home
+            why = (self.commands if strict else self.guessed)(tree, depth + 1)
+            self.cwd = kept
+            if why:
                 return why
         return ""
 
