@@ -13,7 +13,9 @@ command, whatever its program:
   (``> /dev/sda``; not ``/dev/null``, ``/dev/std*``, ``/dev/tty``, ``/dev/fd/*``) or inside
   ``.git``.
 
-Each returns the reason shown to the human, or "". ``ASSIGNMENT`` is the shape of a
+Each returns the reason shown to the human, or "". ``redirection_reason`` and
+``destination_reason`` take the directories the command may run in (``shell.destructive_cwd``,
+after a ``cd``), and judge a relative path joined with each. ``ASSIGNMENT`` is the shape of a
 ``NAME=value`` word, which the check also reads for the value a program may run.
 """
 
@@ -24,6 +26,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
 from rho_domain.shell.destructive_writers import more_destinations
@@ -90,11 +93,16 @@ def _chooses_program(variable: str) -> bool:
     return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
 
 
-def redirection_reason(op: str, target: str | None) -> str:
+def redirection_reason(op: str, target: str | None, cwd: Directories = HERE) -> str:
     """Why the redirection ``op target`` asks again, or "": it writes to a device or inside
-    ``.git``. A redirection that reads, or one without a target (a here-document), is ""."""
+    ``.git``. A redirection that reads, or one without a target (a here-document), is "".
+    A relative target is judged in each directory ``cwd`` says the command may run in."""
     if target is None or op not in WRITING:
         return ""
+    return cwd.judge(target, lambda path: _redirection_reason(op, path), op)
+
+
+def _redirection_reason(op: str, target: str) -> str:
     if target.startswith("/dev/") and not target.startswith(_HARMLESS_DEVICES):
         return f"{op} {target}: writes to a device"
     if ".git" in target.casefold().split("/"):
@@ -106,18 +114,25 @@ def redirection_reason(op: str, target: str | None) -> str:
     return ""
 
 
-def destination_reason(argv: Sequence[Arg], first: str | None) -> str:
+def destination_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE) -> str:
     """Why the file a writer's words name as its destination asks, or "": what the write
     tool never writes (``write_rules.write_refusal``: start-up files such as ``.bashrc``,
     ``.ssh/``, ``.vscode/``, ``.mcp.json``, ``sitecustomize.py``, secrets...), written by
     ``cp``, ``mv``, ``install``, ``ln``, ``rsync``, ``scp`` (their last operand, or that
     directory joined with a source's name), ``tee``, or the output of ``curl -o``, ``wget
-    -O``, ``sort -o``, ``dd of=``."""
+    -O``, ``sort -o``, ``dd of=``; a relative one in each directory ``cwd`` says the
+    command may run in."""
     for path in _destinations(argv[1:], first):
-        if why := write_refusal(path):
-            return f"{first} writes {path}: {why} (the write tool refuses it in every mode)"
-        if why := outside_refusal(path):
-            return f"{first} writes {path}: {why}"
+        if why := cwd.judge(path, lambda p: _destination_reason(p, first), f"{first} writes"):
+            return why
+    return ""
+
+
+def _destination_reason(path: str, first: str | None) -> str:
+    if why := write_refusal(path):
+        return f"{first} writes {path}: {why} (the write tool refuses it in every mode)"
+    if why := outside_refusal(path):
+        return f"{first} writes {path}: {why}"
     return ""
 
 
@@ -170,6 +185,7 @@ def _extracted(known: list[str], short: str, long: str) -> list[str]:
             found.append(following)
         elif word.startswith(short) and not word.startswith("--"):
             found.append(word[len(short) :])
+    found = found or ["."]  # no directory given: the one the command runs in
     members = [w for w in known if not w.startswith("-") and w not in found]
     members.append(".*")  # any hidden entry: a home's .bashrc
     return [p for d in found if d for p in (d, *(posixpath.join(d, m) for m in members))]

@@ -18,6 +18,7 @@ import attrs
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
+from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -67,6 +68,7 @@ class LineCheck:
     # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
     opened: dict[int, str] = attrs.field(factory=dict)
     budget: int = WORK_BUDGET
+    cwd: Directories = HERE  # where the next command runs (cd, pushd, popd)
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
@@ -96,10 +98,13 @@ class LineCheck:
         """Judge every simple command of every list, pipeline and subshell of ``tree``."""
         if depth > MAX_DEPTH:
             return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
-        for _, pipeline in tree.items:
+        for operator, pipeline in tree.items:
+            self.cwd = self.cwd.following(operator)
             for index, command in enumerate(pipeline.commands):
                 if isinstance(command, Subshell):
+                    cwd = self.cwd  # a subshell's cd ends with it
                     why = self.commands(command.body, depth + 1)
+                    self.cwd = cwd
                 else:
                     why = self.simple(command, depth, piped=index > 0)
                 if why:
@@ -117,6 +122,7 @@ class LineCheck:
         )
         first = program_name(argv[0])
         earlier = frozenset(self.written)  # what the commands before this one wrote
+        self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
@@ -143,7 +149,11 @@ class LineCheck:
             if start and first in _APPENDERS:  # what they append, and their {}, are unknown
                 words = (*(None if w is not None and "{}" in w else w for w in words), None)
             # a wrapper's command inherits its stdin; xargs and parallel give theirs none
-            if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
+            kept = self.cwd
+            self.cwd = moved = kept.wrapped(argv[:start])  # env -C DIR sh -c '...' runs in DIR
+            why = self.argv(words, "" if start and first in _APPENDERS else stdin, depth)
+            self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
+            if why:
                 return why
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
@@ -197,7 +207,8 @@ class LineCheck:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
-            if why := destination_reason(argv[start:], program_name(argv[start])):
+            cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
+            if why := destination_reason(argv[start:], program_name(argv[start]), cwd):
                 return why
         return ""
 
@@ -218,7 +229,11 @@ class LineCheck:
                     return why
                 continue
             # the string a program known to run one runs (su -c, ssh, watch...) is no guess
-            if why := (self.commands if strict else self.guessed)(tree, depth + 1):
+            # another process runs it, or none does (a message): its cd ends with it
+            kept, self.cwd = self.cwd, self.cwd.wrapped(argv)  # su - -c '...': a home
+            why = (self.commands if strict else self.guessed)(tree, depth + 1)
+            self.cwd = kept
+            if why:
                 return why
         return ""
 
@@ -246,7 +261,7 @@ class LineCheck:
         """Writes to a device or inside ``.git`` ask; other targets are remembered as written
         (running one later in the line asks)."""
         for redirection in redirections:
-            if why := redirection_reason(redirection.op, redirection.target):
+            if why := redirection_reason(redirection.op, redirection.target, self.cwd):
                 return why
             if redirection.target is not None and redirection.op in WRITING:
                 self.written.add(_path(redirection.target))
