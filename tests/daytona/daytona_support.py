@@ -21,6 +21,7 @@ class Rig:
     fake: FakeDaytona
     executor: DaytonaExecutor
     ws: Path
+    clock: FakeClock  # the executor's: its waits (polls, a Retry-After) are counted, not slept
 
     def toolbox_calls(self, suffix: str) -> int:
         return sum(1 for _, path in self.fake.requests if path.endswith(suffix))
@@ -76,15 +77,15 @@ def make_rig(
     ws.mkdir(exist_ok=True)
     (ws / "src").mkdir(exist_ok=True)
     (ws / "src" / "a.txt").write_bytes(b"hello\nworld\n")
-    fake = FakeDaytona(polls_until_started=2)
+    fake, clock = FakeDaytona(polls_until_started=2), FakeClock()
     executor = executor_class(
         fake.settings(working_dir=str(ws), **settings),
         file_write=file_write,
         allow_shell=allow_shell,
         transport=fake.transport,
-        clock=FakeClock(),  # the sandbox "starts" on fake time: no real polling waits
+        clock=clock,  # the sandbox "starts" on fake time: no real polling waits
     )
-    return Rig(fake=fake, executor=executor, ws=ws)
+    return Rig(fake=fake, executor=executor, ws=ws, clock=clock)
 
 
 async def closing(rig: Rig) -> AsyncIterator[Rig]:

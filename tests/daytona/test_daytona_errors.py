@@ -49,12 +49,9 @@ async def test_daytona_create_errors_mapped(
 
 async def test_daytona_a_request_turned_away_is_sent_again_when_told(tmp_path: Path) -> None:
     # Before, a 429 (or a 503 saying when to come back) failed the tool call at once.
-    fake, clock = FakeDaytona(), FakeClock()
-    executor = DaytonaExecutor(
-        fake.settings(working_dir=str(tmp_path)), transport=fake.transport, clock=clock
-    )
     true = Command(pipeline=(Stage(argv=("true",)),))
-    try:
+    async for rig in closing(make_rig(tmp_path)):
+        fake, clock, executor = rig.fake, rig.clock, rig.executor
         await executor.stat(".")
         turned_away = (  # two commands (one execute each), each turned away twice
             ((429, {"Retry-After": "3"}), (503, {"Retry-After": "0.5"})),
@@ -73,8 +70,6 @@ async def test_daytona_a_request_turned_away_is_sent_again_when_told(tmp_path: P
             fake.fail("POST", "/process/execute", 429, {"message": "slow down"})
         with pytest.raises(ExecutorError, match=r"rate limit.*slow down"):
             await executor.run(true)
-    finally:
-        await executor.aclose()
 
 
 async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
@@ -356,12 +351,9 @@ async def test_daytona_a_retry_after_date_is_waited_for(tmp_path: Path) -> None:
     # second however far it named: the request came back too early, twice, and failed.
     from email.utils import formatdate
 
-    fake, clock = FakeDaytona(), FakeClock()
-    executor = DaytonaExecutor(
-        fake.settings(working_dir=str(tmp_path)), transport=fake.transport, clock=clock
-    )
     true = Command(pipeline=(Stage(argv=("true",)),))
-    try:
+    async for rig in closing(make_rig(tmp_path)):
+        fake, clock, executor = rig.fake, rig.clock, rig.executor
         await executor.stat(".")
         del clock.sleeps[:]
         ahead, past = formatdate(int(clock.now()) + 6, usegmt=True), formatdate(0, usegmt=True)
@@ -372,5 +364,3 @@ async def test_daytona_a_retry_after_date_is_waited_for(tmp_path: Path) -> None:
             assert (await executor.run(true)).exit_code == 0
         assert 5 < clock.sleeps[0] <= 6  # the date's whole seconds, less the fake's fraction
         assert clock.sleeps[1:] == [0.0, 1.0, 1.0]  # a date past is no wait; no value, 1 s
-    finally:
-        await executor.aclose()
