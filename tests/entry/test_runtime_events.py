@@ -197,7 +197,14 @@ async def test_handles_waiting_for_a_slot_or_a_model_hold_little_for_the_collect
         handles = [await dispatch_prompt(runtime, "hi", new_session=True) for _ in range(50)]
         while calls[0] < 10:  # ten in their model call, forty waiting for a slot
             await asyncio.sleep(0.01)
-        per_handle = (_tracked_objects() - before) / len(handles)
+        # the fewest of a few counts: what a handle holds stays, what is in flight as the
+        # tenth call starts (a store write's future, a timer) comes and goes (under load one
+        # count read 28.22)
+        counts = []
+        for _ in range(5):
+            counts.append(_tracked_objects() - before)
+            await asyncio.sleep(0.01)
+        per_handle = min(counts) / len(handles)
         release.set()
         for handle in handles:
             assert (await handle.wait_done()).status is RunStatus.COMPLETED

@@ -281,9 +281,19 @@ async def test_two_hosts_of_one_hostname_and_pid_never_share_a_holder_name(
     b = of_backend(host(hosts, url, stale_after=0.2))
     await a.store.create(record("twin1"))
     await a.store.append("twin1", run_events())
-    with psycopg.connect(url) as conn:  # A's last beat, 5 s ago: frozen past its lease
-        conn.execute("UPDATE rho_sessions SET beat = now() - interval '5 s' WHERE id = 'twin1'")
-    await b.store.open("twin1")
+    # A's last beat, 5 s ago: frozen past its lease. A's listener beats once as it starts
+    # (its next beat is an hour away); under load that beat can land after the back-dating,
+    # and B is then refused as it should be: back-date again until B has taken over.
+    for _ in range(50):
+        with psycopg.connect(url) as conn:
+            conn.execute("UPDATE rho_sessions SET beat = now() - interval '5 s' WHERE id = 'twin1'")
+        try:
+            await b.store.open("twin1")
+            break
+        except SessionLocked:
+            continue
+    else:
+        pytest.fail("B never took the session over from A's back-dated claim")
     assert await a.signals.cancel_requested("twin1")
     with pytest.raises(SessionLocked, match="no longer held by this process"):
         await a.store.append("twin1", run_events("A again"))
