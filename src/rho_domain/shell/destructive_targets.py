@@ -21,6 +21,7 @@ after a ``cd``), and judge a relative path joined with each. ``ASSIGNMENT`` is t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import posixpath
 import re
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
-from rho_domain.shell.destructive_writers import more_destinations
+from rho_domain.shell.destructive_writers import more_destinations, names_more
 from rho_domain.write_rules import write_refusal
 
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
@@ -128,6 +129,9 @@ def destination_reason(argv: Sequence[Arg], first: str | None, cwd: Directories 
     return ""
 
 
+# each suffix a wrapper runs names the same paths again (``env cp a b ... d``: d/a, d/b for
+# every suffix): judged once each (the write rules are pure functions of the path)
+@functools.lru_cache(maxsize=4096)
 def _destination_reason(path: str, first: str | None) -> str:
     if why := write_refusal(path):
         return f"{first} writes {path}: {why} (the write tool refuses it in every mode)"
@@ -136,7 +140,15 @@ def _destination_reason(path: str, first: str | None) -> str:
     return ""
 
 
+def names_destinations(first: str | None) -> bool:
+    """True when ``first`` is a program whose words may name a destination (the only ones
+    ``destination_reason`` reads further): a wrapper's every suffix is not read again."""
+    return first in _DESTINATION_NAMERS or names_more(first)
+
+
 def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
+    if not names_destinations(first):
+        return []
     known = [w for w in words if w is not None]
     if first == "tee":
         return [w for w in known if not w.startswith("-")]
@@ -217,3 +229,4 @@ _OUTPUT_OPTIONS = {
     "sort": ("o", "--output"),
 }
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_DESTINATION_NAMERS = frozenset(["tee", "dd", "find", *_EXTRACTORS, *_COPIERS, *_OUTPUT_OPTIONS])

@@ -24,12 +24,18 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import (
     WRITING,
     destination_reason,
+    names_destinations,
     redirection_reason,
     word_reason,
 )
 from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
 from rho_domain.shell.destructive_words import Arg
-from rho_domain.shell.destructive_written import data_only, written_by, written_reason
+from rho_domain.shell.destructive_written import (
+    data_only,
+    writes_named,
+    written_by,
+    written_reason,
+)
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
 from rho_domain.value_methods import value_eq, value_repr
@@ -79,6 +85,13 @@ class LineCheck:
         if self.budget < 0:
             return "the command line is too complex to check (nested runs of long lines)"
         return ""
+
+    def again(self, argv: Sequence[Arg], start: int) -> str:
+        """Count reading ``argv`` again from ``start`` (the suffix a wrapper runs) as the
+        whole line's words: each suffix read is as long as the line (where it runs, what it
+        writes), and a line of thousands of program names read once per suffix took a
+        minute of CPU (``eval eval ... ls ls ls``); the first read (``start`` 0) is free."""
+        return self.spend(len(argv)) if start else ""
 
     def line(self, text: str, depth: int, who: str) -> str:
         """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
@@ -142,6 +155,8 @@ class LineCheck:
                 )
             ):
                 continue  # "." is a program only in first place (jq . file)
+            if why := self.again(argv, start):
+                return why
             runs = runs_stdin(name or "") or reads_code(name or "", argv[start + 1 :])
             if fed in self.written and runs and not (start and first in _APPENDERS):
                 return f"{name} runs {fed} from standard input, which this line writes first"
@@ -163,9 +178,12 @@ class LineCheck:
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
-            self.written.update(
-                _path(w) for w in written_by(program_name(argv[start]), argv[start + 1 :])
-            )
+            name = program_name(argv[start])
+            if not writes_named(name):
+                continue
+            if spent := self.again(argv, start):
+                return why or spent
+            self.written.update(_path(w) for w in written_by(name, argv[start + 1 :]))
         return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
@@ -179,7 +197,8 @@ class LineCheck:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
         runs = words if runner is not None else words[:1]  # a runner's script is a word
-        if ran := next((w for w in runs if w is not None and self.wrote(w)), None):
+        names = {posixpath.basename(path) for path in self.written}
+        if ran := next((w for w in runs if w is not None and self.wrote(w, names)), None):
             return f"runs {ran}, which this command line writes first"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
@@ -192,12 +211,12 @@ class LineCheck:
             lambda command: self.argv(command, "", depth + 1),
         )
 
-    def wrote(self, word: str) -> bool:
+    def wrote(self, word: str, names: set[str]) -> bool:
         """True when running ``word`` runs a file this line wrote: its path, or a path to a
-        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``)."""
+        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``; ``names``: the
+        written paths' last components)."""
         if _path(word) in self.written:
             return True
-        names = {posixpath.basename(path) for path in self.written}
         return "/" in word and posixpath.basename(_path(word)) in names
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
@@ -207,14 +226,20 @@ class LineCheck:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
+            name = program_name(argv[start])
+            if start and not names_destinations(name):
+                continue  # no destination in its words: not read again
+            if why := self.again(argv, start):
+                return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
-            if why := destination_reason(argv[start:], program_name(argv[start]), cwd):
+            if why := destination_reason(argv[start:], name, cwd):
                 return why
         return ""
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
         strict = first in _SHELL_STRING_TAKERS
+        inner: Directories | None = None  # where they run: read once, for the first
         for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
             if why := self.spend(len(text)):
                 return why
@@ -230,7 +255,8 @@ class LineCheck:
                 continue
             # the string a program known to run one runs (su -c, ssh, watch...) is no guess
             # another process runs it, or none does (a message): its cd ends with it
-            kept, self.cwd = self.cwd, self.cwd.wrapped(argv)  # su - -c '...': a home
+            inner = self.cwd.wrapped(argv) if inner is None else inner  # su - -c '...': a home
+            kept, self.cwd = self.cwd, inner
             why = (self.commands if strict else self.guessed)(tree, depth + 1)
             self.cwd = kept
             if why:

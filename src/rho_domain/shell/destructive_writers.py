@@ -16,8 +16,15 @@ from collections.abc import Sequence
 from rho_domain.shell.destructive_words import Arg, long_hits
 
 
+def names_more(first: str | None) -> bool:
+    """True when ``more_destinations`` may find a path in ``first``'s words."""
+    return first in _MORE_WRITERS
+
+
 def more_destinations(words: Sequence[Arg], first: str | None) -> list[str]:
     """The paths ``first`` writes besides those ``destructive_targets`` reads."""
+    if first not in _MORE_WRITERS:
+        return []
     known = [w for w in words if w is not None]
     operands = [w for w in known if not w.startswith("-")]
     if first == "sed" and any(_in_place(w) for w in known):
@@ -72,3 +79,6 @@ def _values(known: list[str], short: str, long: str) -> list[str]:
 
 _IN_PLACE = frozenset(["in-place"])
 _SED_SCRIPTS = frozenset(["expression", "file"])
+
+
+_MORE_WRITERS = frozenset(["sed", "sponge", "patch", "curl", "wget", "git"])

@@ -84,11 +84,19 @@ _WRITERS = frozenset(
     ]
 )  # fmt: skip
 _IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi", "-ni"), "sort": ("-o", "--output")}
+_NAMING = frozenset(["patch", "git", "find", *_WRITERS])
+
+
+def writes_named(name: str | None) -> bool:
+    """True when ``written_by`` may find a path in ``name``'s words."""
+    return name in _NAMING or name in _IN_PLACE
 
 
 def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     """The paths ``name words`` may write: its words, and the values in them (``-oFILE``,
     ``--output=FILE``), for the programs that write what they name."""
+    if not writes_named(name):
+        return []
     known = [v for w in words if w is not None for v in _values(w)]
     if name == "patch":
         return [_unnamed(name), *known]
