@@ -17,6 +17,7 @@ from pathlib import Path
 from rho_adapters.fakes import FunctionModel, MemorySessionStore, text
 from rho_adapters.fakes.scripted_model import Turn
 from rho_domain import events as ev
+from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunStatus
@@ -98,6 +99,7 @@ async def test_a_prompt_cancelled_before_its_run_began_is_recorded(tmp_path: Pat
         store.gate.set()
         assert (await asyncio.wait_for(opening.wait_done(), HANG)).status is RunStatus.CANCELLED
         # a reopening without a prompt asks nothing the store does not hold: nothing written
+        # (the stored session's events, asserted below, are the cancelled run's alone)
         store.gate.clear()
         store.opening.clear()
         reopened = await dispatch_prompt(runtime, None, session_id=stored.id)
@@ -109,7 +111,8 @@ async def test_a_prompt_cancelled_before_its_run_began_is_recorded(tmp_path: Pat
     assert recorded(store, unbegun) == cancelled_at_start("never begun")
     assert recorded(store, queued) == cancelled_at_start("second")
     assert recorded(store, opening) == cancelled_at_start("while opening")
-    assert [m.messages[-1].content for m in model.requests] == ["first"]  # nothing else ran
+    asked = [m.content for r in model.requests for m in r.messages if isinstance(m, UserMessage)]
+    assert asked == ["first"]  # nothing else reached the model
     listed = {info.id: info for info in await store.list()}
     for handle in (unbegun, queued, opening):
         assert listed[handle.session_id].status == "cancelled"
