@@ -76,6 +76,20 @@ def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0, wait: 
     return sid
 
 
+def run_started(url: str, auth: dict[str, str], sid: str) -> None:
+    """Return once ``sid``'s run has really begun: its model call started (``llm_start`` on its
+    event stream, replayed from the first line). The listing says ``running`` from the moment
+    the server holds the run (``running_here``), before anything is written: a cancel sent
+    then landed before the run's start (round 24)."""
+    stream = f"{url}/api/sessions/{sid}/stream"
+    with http().stream("GET", stream, headers=auth) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line == "event: llm_start":
+                return
+    raise AssertionError(f"the stream of {sid} ended before its model call began")
+
+
 def seed(url: str, auth: dict[str, str], count: int, *, first: int = 0) -> list[str]:
     """``count`` sessions cycling through ``PROMPTS`` (every kind of outcome), numbered from
     ``first``, in that order; each has ended (or waits for approval) on return.

@@ -25,6 +25,7 @@ from dashboard_support import (
     edges,
     model,
     overflow,
+    run_started,
     seed,
     start,
 )
@@ -248,6 +249,7 @@ def test_cancel_shows_only_while_a_run_is_in_progress(tmp_path: Path, browser: A
         done = start(server.url, server.auth, "plain finished work")
         waiting = start(server.url, server.auth, "ask to write", index=1)
         busy = start(server.url, server.auth, "hang until cancelled", wait=False)
+        run_started(server.url, server.auth, busy)  # what Cancel is for: a run in progress
         page = browser.new_page(viewport={"width": 1024, "height": 800})
         try:
             dashboard(page, server.url, server.token)
@@ -307,6 +309,7 @@ def test_the_list_follows_the_server_without_a_reload(tmp_path: Path, browser: A
             poll()
             expect(row.locator(".badge")).to_have_text("running", timeout=WAIT_MS)
             expect(page.locator("#summary .chip.running")).to_have_text("1 running")
+            run_started(server.url, server.auth, busy)  # the cancel is meant for a run begun
             cancelled = http().post(f"{server.url}/api/sessions/{busy}/cancel", headers=server.auth)
             assert cancelled.status_code == 202
             # the run ends after the answer: a poll brought forward before it missed the

@@ -93,7 +93,7 @@ def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
     the time the process's threads waited for a core (``core_waits``): the work itself,
     blocking calls included, not the time the OS gave other processes (on 2 cores shared by
     4 test workers a 3 ms step read 335 ms in asyncio's debug mode, which times in wall
-    time)."""
+    time); never less than the thread's own CPU time in the callback."""
     times: list[float] = []
     run = asyncio.Handle._run
     thread = threading.get_ident()
@@ -104,12 +104,14 @@ def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
         # Read the waits outside the timed span: reading /proc releases the GIL, and taking
         # it back behind a worker thread's long C call is not this callback's work.
         before = waits()
-        started = time.perf_counter()
+        started, computed = time.perf_counter(), time.thread_time()
         try:
             return run(handle)
         finally:
-            ended = time.perf_counter()
-            times.append(ended - started - waited(before, waits()))
+            ended, computed = time.perf_counter(), time.thread_time() - computed
+            # At least its own CPU time, which no load makes: the waits subtracted are every
+            # thread's, and at load 19 another thread's waits took a held loop to 0.11 s
+            times.append(max(computed, ended - started - waited(before, waits())))
 
     # Handle._run is where asyncio runs every callback (debug mode times it from outside).
     asyncio.Handle._run = timed  # type: ignore[method-assign,assignment]

@@ -164,13 +164,17 @@ class Turns:
         """``check_window``, raced with a cancel and the run's deadline: the first check
         waits for the server's window (a probe of up to ``--timeout``, or the meter's
         question already out), and a cancel was seen only once it was answered. False when
-        stopped, with the ``interrupted`` event saying where."""
+        stopped, with the ``interrupted`` event saying where (before the run's first step
+        when the cancel came with its start)."""
         session = self._session
         control = session.control
+        early = control.cancelled  # a service's cancel given as the run started (a handle's)
         finished, _ = await control.within(check_window(session.agent, session.model))
         if finished:
             return True
         detail = "waiting for the context window" + ("" if control.cancelled else ": out of time")
+        if early:
+            detail = "before the run's first step"
         await session.journal.emit(
             ev.Interrupted(at=session.clock.now(), reason="cancelled", detail=detail)
         )

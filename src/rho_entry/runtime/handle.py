@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Generator
 
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError
-from rho_domain.messages import ToolCall
 from rho_domain.run import PendingApproval, RunResult, RunStatus
 from rho_entry.facade import Session
 from rho_entry.runtime.event_log import EventLog
@@ -23,11 +22,12 @@ from rho_entry.runtime.handle_values import (
     FINISHED,
     HandleOwner,
     HandleStatus,
+    asked_again,
     cancelled_result,
     empty_result,
-    finished,
+    still_pending,
     unclosed_result,
-    waiting_result,
+    without_run,
 )
 
 __all__ = ["AgentHandle", "HandleOwner", "HandleStatus"]
@@ -51,6 +51,7 @@ class AgentHandle:
         "_slots",
         "_status",
         "_task",
+        "_waiting",
         "session_id",
     )
 
@@ -81,6 +82,7 @@ class AgentHandle:
         self._finished_event: asyncio.Event | None = None
         self._cancelled = False
         self._task: asyncio.Task[None] | None = None
+        self._waiting = False  # the task waits for a run slot (``cancel`` ends the wait)
 
     def __repr__(self) -> str:
         return f"<AgentHandle session={self.session_id} status={self._status.value}>"
@@ -111,17 +113,12 @@ class AgentHandle:
     @property
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """The calls waiting for ``approve``/``deny`` (empty unless awaiting approval)."""
-        if self._status is not HandleStatus.AWAITING_APPROVAL or self._session is None:
-            return ()
-        waiting = {call.id for call in self._session.state.awaiting_decision()}
-        pending = self._result.pending if self._result is not None else ()
-        return tuple(p for p in pending if p.call.id in waiting)
+        waiting = self._status is HandleStatus.AWAITING_APPROVAL
+        return still_pending(self._session, self._result) if waiting else ()
 
     def events(self) -> AsyncIterator[ev.Event]:
-        """Every event of this handle from its start, then live ones, until it is done.
-
-        Any number of readers may join at any time; see ``EventLog`` for what is kept.
-        """
+        """Every event of this handle from its start, then live ones, until it is done. Any
+        number of readers may join at any time; see ``EventLog`` for what is kept."""
         return self._log.follow()
 
     async def wait(self) -> RunResult:
@@ -148,21 +145,23 @@ class AgentHandle:
     # ------------------------------------------------------------------ what a service does
 
     def cancel(self) -> None:
-        """Stop the handle: a queued one never runs, a running one stops at its next
-        checkpoint (a running tool's process group is killed), one awaiting approval ends
-        with its calls left pending in the store (``--resume`` can still answer them)."""
+        """Stop the handle: a running one stops at its next checkpoint (a running tool's
+        process group is killed), one awaiting approval ends with its calls left pending in
+        the store (``--resume`` can still answer them); a prompt whose run had not begun is
+        recorded, as a run cancelled before its first step (``_heard``)."""
         if self.done or self._cancelled:
             return
         self._cancelled = True
         if self._status is HandleStatus.AWAITING_APPROVAL:
             self._status = HandleStatus.RUNNING  # closing; no approvals are taken any more
             self._task = asyncio.ensure_future(self._finish(self._cancelled_result()))
-        elif self._status is HandleStatus.QUEUED and self._task is not None:
-            self._task.cancel()  # waiting for a slot (first run, or continuing after approval)
+        elif self._status is HandleStatus.QUEUED and self._waiting and self._task is not None:
+            # not one before its first step: its body never ran, ``await handle`` hung
+            self._waiting = False  # ended by ``cancel``, not by ``abort``
+            self._task.cancel()
         elif self._session is not None:
-            self._session.cancel()
-        # Opening its session: cancelling the open would leak the store's lock (the open runs
-        # in a worker thread and takes the lock anyway); ``_cancelled`` stops it right after.
+            self._session.cancel()  # forgotten if the run has not started: ``_heard``
+        # Opening: cancelled, the open (in a thread) leaked the store's lock; see ``_heard``
 
     def approve(
         self,
@@ -214,31 +213,35 @@ class AgentHandle:
                 await task
 
     async def _segment(self, prompt: str | None) -> None:
+        slot = False
         try:
-            # acquire/release rather than ``async with``: a running handle would hold the
-            # bound ``__aexit__`` for its whole run, one more object per running session
-            # for each full collection to walk (issue 33)
-            await self._slots.acquire()
-            try:
+            # acquire/release here: ``async with`` or a coroutine are objects to collect (#33)
+            if not self._cancelled:  # else cancelled before its task began: no slot taken
+                self._waiting = True
+                try:
+                    await self._slots.acquire()
+                    slot = True
+                except asyncio.CancelledError:
+                    if self._waiting or asked_again():
+                        raise  # ``abort``'s: not ``cancel``'s alone
+                finally:
+                    self._waiting = False
+            try:  # a prompt cancelled as it waited is recorded without a slot: it runs nothing
                 self._status = HandleStatus.RUNNING
-                if self._session is None:
-                    self._session = await self._owner.open_session(self._log.append)
-                if self._cancelled:
-                    result = self._cancelled_result()
-                elif prompt is None and self._result is None and self._waiting_calls():
-                    result = waiting_result(
-                        self.session_id, self._session
-                    )  # reopened with calls still undecided
-                elif prompt is None and self._result is None and await finished(self._session):
-                    result = empty_result(  # reopened on a finished conversation: no run
-                        self.session_id, self._session, RunStatus.COMPLETED, None, None
-                    )
-                else:
-                    result = await self._session.run(
+                if self._session is None and not (self._cancelled and prompt is None):
+                    self._session = await self._owner.open_session(self._heard)
+                session = self._session  # a method, not a lambda: a closure made ``self`` a cell
+                result = await without_run(
+                    self.session_id, session, prompt, self._result, self._asked_to_cancel
+                )
+                if result is None:
+                    assert session is not None  # ``without_run`` runs nothing without one
+                    result = await session.run(
                         prompt, max_turns=self._max_turns, record_events=self._record_events
                     )
             finally:
-                self._slots.release()
+                if slot:
+                    self._slots.release()
         except asyncio.CancelledError:
             result = self._cancelled_result()
         except Exception as exc:  # noqa: BLE001 - opening failed: the handle ends in error
@@ -252,6 +255,13 @@ class AgentHandle:
             self._owner.leave_queue()
             return
         await self._finish(result)
+
+    def _heard(self, event: ev.Event) -> None:
+        """Each event into the log; at ``run_start`` a cancel from before, which ``RunControl``
+        forgets (the prompt was lost), is given again: the run ends before any model call."""
+        self._log.append(event)
+        if self._cancelled and event.kind == "run_start" and self._session is not None:
+            self._session.cancel()
 
     async def _finish(self, result: RunResult) -> None:
         session, self._session = self._session, None
@@ -270,23 +280,18 @@ class AgentHandle:
             if self._finished_event is not None:
                 self._finished_event.set()
             self._owner.on_done(self)
-            self._let_go()
+            # A service keeps finished handles as long as it likes: the runtime's closures,
+            # their cells and the finished task were objects for the collector (issue 33: ~12)
+            self._owner = FINISHED
+            self._task = None
 
     def _settle(self) -> None:
         self._settled = True
         if self._settled_event is not None:
             self._settled_event.set()
 
-    def _let_go(self) -> None:
-        """Drop what only a run needed. A service keeps finished handles (their status,
-        result and events) as long as it likes; the runtime's closures, their cells and the
-        finished task would stay with each, objects the garbage collector walks at every
-        full pass (issue 33: ~12 of them per kept handle)."""
-        self._owner = FINISHED
-        self._task = None
+    def _asked_to_cancel(self) -> bool:
+        return self._cancelled
 
     def _cancelled_result(self) -> RunResult:
         return cancelled_result(self._result, self.session_id, self._session)
-
-    def _waiting_calls(self) -> tuple[ToolCall, ...]:
-        return self._session.state.awaiting_decision() if self._session is not None else ()

@@ -3,11 +3,13 @@ finished handle (``FINISHED``: it opens nothing and is told nothing; a live hand
 is the runtime), and the ``RunResult``s a handle makes without a run: cancelled before or
 between runs, an error before the run (its session would not open), calls still waiting
 since an earlier run (a handle reopened on a session whose calls are undecided), and a
-conversation the model has finished (``finished``). Each carries the session's usage so far.
+conversation the model has finished (``finished``); ``without_run`` chooses among them. Each
+carries the session's usage so far.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -99,6 +101,14 @@ def cancelled_result(
     return empty_result(session_id, session, RunStatus.CANCELLED, None, None)
 
 
+def asked_again() -> bool:
+    """Whether the current task was asked to stop more than once (a handle's ``cancel`` ended
+    its wait for a run slot, and ``abort`` came too): ``cancel``'s request is taken back
+    (``Task.uncancel``), and True says the rest must be raised."""
+    task = asyncio.current_task()
+    return task is None or task.uncancel() > 0
+
+
 def unclosed_result(result: RunResult, failure: Exception) -> RunResult:
     """``result`` of a run whose session then failed to close (its last events not written:
     a full disk, a store gone), the failure added to its ``error``: raised instead, it ended
@@ -129,6 +139,37 @@ def waiting_result(session_id: str, session: Session | None) -> RunResult:
             for call in waiting
         ),
     )
+
+
+async def without_run(
+    session_id: str,
+    session: Session | None,
+    prompt: str | None,
+    previous: RunResult | None,
+    cancelled: Callable[[], bool],
+) -> RunResult | None:
+    """The result of a handle's segment that runs nothing, or None when ``prompt`` must run on
+    ``session`` (None: it was not opened). ``previous`` is the handle's last result;
+    ``cancelled`` says whether the handle was cancelled (asked again after each wait). A
+    cancelled handle without a prompt ends cancelled: it asked nothing the store does not
+    hold. One with a prompt runs it, to be recorded cancelled (``AgentHandle._heard``)."""
+    if session is None or (prompt is None and cancelled()):
+        return cancelled_result(previous, session_id, session)
+    if prompt is not None or previous is not None:
+        return None
+    if session.state.awaiting_decision():  # reopened with calls still undecided
+        return waiting_result(session_id, session)
+    if await finished(session):  # reopened on a finished conversation: no run
+        return empty_result(session_id, session, RunStatus.COMPLETED, None, None)
+    return cancelled_result(previous, session_id, session) if cancelled() else None
+
+
+def still_pending(session: Session | None, result: RunResult | None) -> tuple[PendingApproval, ...]:
+    """``result``'s pending calls that ``session`` still waits on (a handle awaiting approval)."""
+    if session is None or result is None:
+        return ()
+    waiting = {call.id for call in session.state.awaiting_decision()}
+    return tuple(p for p in result.pending if p.call.id in waiting)
 
 
 def nothing_to_continue(state: State | DocumentState) -> bool:

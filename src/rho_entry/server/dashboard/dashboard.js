@@ -546,7 +546,9 @@ window.addEventListener("hashchange", async () => {
 bindFilters();
 loadProfiles();
 refreshSessions().then(() => {
+  // A link followed before this first list came back has opened its session already:
+  // opened again, its stream began anew and lost what was sent live in between.
   const id = sessionInUrl();
-  if (id) openSession(id);
+  if (id && id !== selected) openSession(id);
 });
 setInterval(() => { if (!document.hidden) refreshSessions(); }, 2000);
