@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_support import Terminal, rho
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.daytona.api import UPLOAD_BATCH
 from rho_adapters.daytona.creation import create_body
+from rho_adapters.daytona.uploads import UPLOAD_BATCH
 from rho_adapters.fakes import FakeClock, FakeDaytona, MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.config import AgentConfig

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -78,13 +79,23 @@ def other_build(settings: DaytonaSettings, found: dict[str, Any]) -> str | None:
     )
 
 
-def create_body(settings: DaytonaSettings) -> dict[str, Any]:
-    """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
+def new_name() -> str:
+    """A name for a sandbox still to be made (``rho-agent-`` and 16 random hex digits): told
+    to the trace before ``POST /sandbox`` asks for it, so a run killed before Daytona
+    answered with its id has named it (``GET``/``DELETE /sandbox/{idOrName}`` take it)."""
+    return f"rho-agent-{secrets.token_hex(8)}"
+
+
+def create_body(settings: DaytonaSettings, name: str | None = None) -> dict[str, Any]:
+    """The ``CreateSandbox`` body: only the fields that are set (older servers reject
+    unknowns), and ``name`` (``new_name``) when given."""
     body: dict[str, Any] = {
         "env": dict(settings.env),
         "labels": labels_for(settings),
         "autoStopInterval": settings.auto_stop_interval,
     }
+    if name is not None:
+        body["name"] = name
     if settings.auto_delete_interval is not None:
         body["autoDeleteInterval"] = settings.auto_delete_interval
     if settings.target:
@@ -99,6 +110,15 @@ def create_body(settings: DaytonaSettings) -> dict[str, Any]:
             if (value := getattr(settings, key)) is not None:
                 body[key] = value
     return body
+
+
+def made_by_us(found: dict[str, Any], session_id: str | None) -> bool:
+    """Whether the sandbox ``found`` describes carries rho-agent's label and, when
+    ``session_id`` is given, that session's."""
+    labels = found.get("labels")
+    if not isinstance(labels, dict) or labels.get("created-by") != "rho-agent":
+        return False
+    return session_id is None or labels.get(SESSION_LABEL) == session_id
 
 
 def session_query(session_id: str) -> dict[str, str]:

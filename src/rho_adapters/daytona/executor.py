@@ -33,7 +33,7 @@ from secrets import token_hex
 
 import httpx
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import scripts, uploads
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import list_script, parse_listing
 from rho_adapters.daytona.restricted import RestrictedPipelines
@@ -228,7 +228,7 @@ class DaytonaExecutor(Executor):
             if target == self._workspace.roots.root:
                 raise ToolError(f"{item.path} is the workspace directory, not a file")
             pairs.append((target, item.data))
-        await self._workspace.api.upload_many(sandbox, pairs)
+        await uploads.upload_many(self._workspace.api, sandbox, pairs)
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""

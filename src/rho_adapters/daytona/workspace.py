@@ -107,7 +107,7 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
-                chosen = await session_sandbox(self.api, self.settings, self.known)
+                chosen = await session_sandbox(self.api, self.settings, self.known, self.told)
                 sandbox, self.recreated = chosen
                 self._sandbox = sandbox
                 await creation.tell(self.told, sandbox.id)  # in the trace before it is used
