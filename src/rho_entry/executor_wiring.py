@@ -145,6 +145,7 @@ def build_daytona_executor(
         or environ.get("DAYTONA_SERVER_URL")
         or "https://app.daytona.io/api",
         target=environ.get("DAYTONA_TARGET") or None,
+        organization_id=environ.get("DAYTONA_ORGANIZATION_ID") or None,
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
         proxies=ProxyRoutes.from_environ(environ),
