@@ -8,14 +8,40 @@ request.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rho_adapters.daytona._errors import partly_uploaded
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import check_upload_path
-from rho_domain.errors import RhoError
+from rho_domain.errors import RhoError, SensitivePath, ToolError
+from rho_domain.paths import check_file_path, check_path_text
+from rho_domain.ports.commands import FileUpload
+from rho_domain.write_rules import write_refusal
+
+if TYPE_CHECKING:
+    from rho_adapters.daytona.workspace import SandboxWorkspace
 
 UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
+
+
+async def put(workspace: SandboxWorkspace, files: Sequence[FileUpload]) -> None:
+    """``DaytonaExecutor.upload``: the operator's files anywhere in the sandbox (a relative
+    path joins the workspace), whatever the profile's write mode, never a path rho-agent
+    never writes; every path judged before the first request."""
+    pairs: list[tuple[str, bytes]] = []
+    sandbox = await workspace.ensure()
+    for item in files:
+        check_path_text(item.path)
+        check_file_path(item.path)
+        if reason := write_refusal(item.path):
+            raise SensitivePath(reason)
+        target = posixpath.normpath(posixpath.join(workspace.roots.root, item.path))
+        if target == workspace.roots.root:
+            raise ToolError(f"{item.path} is the workspace directory, not a file")
+        pairs.append((target, item.data))
+    await upload_many(workspace.api, sandbox, pairs)
 
 
 async def upload(api: SandboxAPI, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
