@@ -14,7 +14,7 @@ from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.daytona.answers import MAX_WAIT, RETRIES
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
+from rho_domain.errors import ExecutorError, PermissionDenied, PlacementRefused, ToolError
 from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
@@ -77,6 +77,29 @@ async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
         rig.fake.fail_creation("image pull failed")
         with pytest.raises(ExecutorError, match="is error: image pull failed"):
             await rig.executor.stat(".")
+        with pytest.raises(ExecutorError, match="is error: image pull failed"):
+            await rig.executor.stat(".")  # an error state may pass: asked again
+        assert len(rig.fake.created) == 2
+
+
+async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    # Before, each tool call after a Dockerfile that does not build asked Daytona to build
+    # it again (minutes each, deleted each time), and each after a snapshot it does not know
+    # sent the same refused request again; the run went on failing call after call.
+    async for rig in closing(make_rig(tmp_path, dockerfile="FROM alpine\nRUN false\n")):
+        rig.fake.fail_creation("RUN false: exit code 1", state="build_failed")
+        for said in ("exit code 1$", "exit code 1 \\(not asked again: fix the build"):
+            with pytest.raises(PlacementRefused, match="is build_failed: RUN false: " + said):
+                await rig.executor.stat(".")
+        assert len(rig.fake.created) == 1  # before: 2
+    async for rig in closing(make_rig(tmp_path, snapshot="nope")):
+        rig.fake.fail("POST", "/sandbox", 400, {"message": "Snapshot nope not found"})
+        for _ in range(2):
+            with pytest.raises(PlacementRefused, match=r"\(400\): Snapshot nope not found"):
+                await rig.executor.stat(".")
+        assert rig.fake.requests == [("POST", "/api/sandbox")]  # before: two, each refused
 
 
 async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:

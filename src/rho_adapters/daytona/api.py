@@ -37,11 +37,12 @@ from rho_adapters.daytona.answers import (
 from rho_adapters.daytona.client import api_client
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, RhoError
+from rho_domain.errors import ExecutorError, PlacementRefused, RhoError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
+_REFUSED = (400, 404, 422)  # answers to a creation that the same body meets again
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 
 
@@ -153,11 +154,16 @@ class SandboxAPI:
             body = creation.create_body(self._settings, name)
             url = f"{self._api}/sandbox"
             try:
-                response = await self.send("POST", url, "sandbox creation", json=body)
+                response = await self.send(
+                    "POST", url, "sandbox creation", json=body, accept=_REFUSED
+                )
             except BaseException as exc:
                 if _may_have_made(exc):
                     await self._discard_named(name)
                 raise
+            if response.status_code in _REFUSED:  # the same body would be refused again
+                key = self._settings.api_key
+                raise PlacementRefused(str(error_for(response, "sandbox creation", key=key)))
             data = json_object(response, "sandbox creation")
             sandbox_id = str(data.get("id") or "")
             if not sandbox_id:

@@ -18,7 +18,7 @@ from typing import Any
 
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError
+from rho_domain.errors import ExecutorError, PlacementRefused
 from rho_domain.placement import Placement
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import PlacementTold
@@ -194,7 +194,9 @@ async def started(
         state = str(data.get("state") or "unknown")
         if state in _FAILED_STATES:
             reason = data.get("errorReason") or "no reason given"
-            raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
+            # a failed build fails again: the same Dockerfile or snapshot, the same error
+            failed = PlacementRefused if state == "build_failed" else ExecutorError
+            raise failed(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
         if clock.monotonic() > deadline:
             raise ExecutorError(
                 f"Daytona sandbox {sandbox_id} not started after {timeout:g} s (state {state})"

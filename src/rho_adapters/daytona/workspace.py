@@ -28,6 +28,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
+    PlacementRefused,
     RhoError,
     SensitivePath,
     ToolError,
@@ -75,6 +76,7 @@ class SandboxWorkspace:
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
         self.unmade: str | None = None  # why the last try to find or make the sandbox failed
+        self.refused = False  # and whether it would fail again (PlacementRefused)
         self.known: str | None = None  # the sandbox a resumed session's trace names
         self.told: PlacementTold | None = None  # records the sandbox (Executor.on_placed)
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
@@ -109,10 +111,15 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
+                if self.refused:  # a build or a request that failed will fail alike
+                    raise PlacementRefused(
+                        f"{self.unmade} (not asked again: fix the build or the settings "
+                        "named, then start a new session)"
+                    )
                 try:
                     chosen = await session_sandbox(self.api, self.settings, self.known, self.told)
                 except RhoError as exc:
-                    self.unmade = str(exc)
+                    self.unmade, self.refused = str(exc), isinstance(exc, PlacementRefused)
                     raise
                 sandbox, self.recreated = chosen
                 self.unmade = None

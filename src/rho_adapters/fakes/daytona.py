@@ -16,15 +16,15 @@ directory.
 
 Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
 ``commands`` (``scripts``: the scripts they carried, decoded); ``fail(method, path_suffix,
-status, body)`` injects one error answer (``command``:
-on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
-``fail_creation(reason)`` makes the next sandbox end in state ``error``; ``stop(id, state)``
-stops (``stopped``) or archives (``archived``) a sandbox as its auto-stop would, and its
-toolbox then answers as the real proxy does (daytonaio/daytona #4142, #4632); ``GET
-/sandbox?labels=`` lists the live sandboxes carrying those labels, and ``POST
-/sandbox/{id}/start`` starts one again (``starts``; ``starting``, or ``restoring`` when it
-was archived, for ``polls_until_started`` polls). ``api_url`` and
-``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
+status, body)`` injects one error answer (``command``: on an execute whose script holds it;
+``hang``: never answered, ``hung`` set once waiting); ``fail_creation(reason, state)`` makes the
+next sandbox end in state ``error`` (or ``state``); ``stop(id, state)`` stops (``stopped``) or
+archives (``archived``) a sandbox as its auto-stop would, and its toolbox then answers as the
+real proxy does (daytonaio/daytona #4142, #4632); ``GET /sandbox?labels=`` lists the live
+sandboxes carrying those labels, and ``POST /sandbox/{id}/start`` starts one again (``starts``;
+``starting``, or ``restoring`` when it was archived, for ``polls_until_started`` polls).
+``api_url`` and ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real
+sockets).
 
     fake = FakeDaytona()
     executor = DaytonaExecutor(
@@ -95,6 +95,7 @@ class FakeDaytona:
         self._faults: list[_Fault] = []
         self.hung = asyncio.Event()
         self._creation_failure: str | None = None
+        self._failed_state = "error"
         self.stopped: dict[str, str] = {}  # sandbox id -> stopped or archived
         self.starts: list[str] = []  # ids of the sandboxes started again
         self._waking: dict[str, str] = {}  # sandbox id -> starting or restoring
@@ -120,9 +121,11 @@ class FakeDaytona:
         ``Retry-After``), or never (``hang``)."""
         self._faults.append(_Fault(method, path_suffix, status, body, command, hang, headers))
 
-    def fail_creation(self, reason: str) -> None:
-        """Make sandbox creation end in the ``error`` state with ``reason``."""
+    def fail_creation(self, reason: str, state: str = "error") -> None:
+        """Make sandbox creation end in ``state`` (``error``; ``build_failed``: a Dockerfile
+        that does not build) with ``reason``."""
         self._creation_failure = reason
+        self._failed_state = state
 
     def stop(self, sandbox_id: str, state: str = "stopped") -> None:
         """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
@@ -222,7 +225,7 @@ class FakeDaytona:
         if sandbox_id in self.stopped:
             return self.stopped[sandbox_id]
         if self._creation_failure is not None:
-            return "error"
+            return self._failed_state
         if self.polls[sandbox_id] >= self.polls_until_started:
             return "started"
         return self._waking.get(sandbox_id, "creating")
@@ -244,7 +247,7 @@ class FakeDaytona:
             "memory": 1,
             "disk": 3,
             "state": state,
-            "errorReason": self._creation_failure if state == "error" else None,
+            "errorReason": self._creation_failure if state == self._failed_state else None,
             "toolboxProxyUrl": self.toolbox_url,
         }
 
