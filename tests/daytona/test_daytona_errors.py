@@ -387,3 +387,33 @@ async def test_daytona_a_retry_after_date_is_waited_for(tmp_path: Path) -> None:
             assert (await executor.run(true)).exit_code == 0
         assert 5 < clock.sleeps[0] <= 6  # the date's whole seconds, less the fake's fraction
         assert clock.sleeps[1:] == [0.0, 1.0, 1.0]  # a date past is no wait; no value, 1 s
+
+
+async def test_a_sandbox_deleted_mid_command_is_named_not_the_api_url(tmp_path: Path) -> None:
+    # Before, a toolbox connection the proxy dropped (the sandbox deleted while a command
+    # ran) was said as "connection to Daytona failed ... (at https://proxy...; the API's URL
+    # is DAYTONA_API_URL)": the sandbox's state was asked only after an error status, and
+    # the variable named was the API's, though the host was the toolbox the API named.
+    fake, hang_up = FakeDaytona(), {"now": False, "deleting": False}
+
+    async def hanging_up(request: httpx.Request) -> httpx.Response:
+        if hang_up["now"] and request.url.path.endswith("/process/execute"):
+            if hang_up["deleting"]:
+                fake.deleted.append("sbx-1")
+            raise httpx.RemoteProtocolError("Server disconnected", request=request)
+        return await fake.handler(request)
+
+    settings = fake.settings(working_dir=str(tmp_path))
+    executor = DaytonaExecutor(
+        settings, transport=httpx.MockTransport(hanging_up), clock=FakeClock(), allow_shell=True
+    )
+    await executor.stat(".")
+    toolbox = "(at https://proxy.fake-daytona.test: the toolbox URL Daytona's API at "
+    for deleting in (False, True):
+        hang_up.update(now=True, deleting=deleting)
+        with pytest.raises(ExecutorError) as caught:
+            await executor.run(Command(shell="true", timeout=5))
+        assert toolbox in str(caught.value)
+        assert "DAYTONA_API_URL" not in str(caught.value)
+        assert str(caught.value).startswith("Daytona sandbox sbx-1 is deleted") == deleting
+    await executor.aclose()

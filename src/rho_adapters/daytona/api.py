@@ -110,25 +110,35 @@ class SandboxAPI:
         (``sandbox``) is first checked against the sandbox's state (``not_running``)."""
         deadline = waits + 2 * self._settings.request_timeout
         with hiding_key(self._settings.api_key):
-            with map_httpx_errors(what):  # a request turned away is sent again (patiently)
-                response = await patiently(
-                    lambda: fetched(
-                        self._client,
-                        self._client.build_request(method, url, **kwargs),
-                        what,
-                        deadline=deadline,
-                        limit=self.answer_bytes,
-                    ),
-                    self._clock,
-                )
+            try:
+                with map_httpx_errors(what, self._api):  # turned away: sent again (patiently)
+                    response = await patiently(
+                        lambda: fetched(
+                            self._client,
+                            self._client.build_request(method, url, **kwargs),
+                            what,
+                            deadline=deadline,
+                            limit=self.answer_bytes,
+                        ),
+                        self._clock,
+                    )
+            except ExecutorError as exc:  # a sandbox deleted mid-command: the proxy hangs up
+                if sandbox is not None and isinstance(exc.__cause__, httpx.TransportError):
+                    await self._running(sandbox, what, exc)
+                raise
             if response.is_success or response.status_code in accept:
                 return response
             error = error_for(response, what, file_path=file_path, key=self._settings.api_key)
             if sandbox is not None:
-                state = await self.state(sandbox.id)
-                if state not in ("started", "unknown"):
-                    raise not_running(sandbox.id, state, what, error) from error
+                await self._running(sandbox, what, error)
             raise error
+
+    async def _running(self, sandbox: Sandbox, what: str, error: RhoError) -> None:
+        """Raise ``not_running`` from ``error`` (a toolbox request's) when the sandbox is not
+        started: stopped, archived, being deleted or gone."""
+        state = await self.state(sandbox.id)
+        if state not in ("started", "unknown"):
+            raise not_running(sandbox.id, state, what, error) from error
 
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
