@@ -56,10 +56,11 @@ async def test_a_sandbox_is_named_before_it_is_made_and_a_name_never_attaches(
     assert told == [Placement(backend="daytona", id=name)]  # before: nothing recorded
     resumed = _executor(fake, tmp_path, "s1", known=name)
     await resumed.stat(".")
-    assert resumed.sandbox_id == "sbx-2"  # sbx-1 was found by that name, and deleted
-    assert fake.deleted == ["sbx-1"]
+    assert resumed.sandbox_id == "sbx-2"  # sbx-1, found by that name, is not attached
     assert resumed.recreated is not None
     assert f"{name}, was found by that name only, as sbx-1" in resumed.recreated
+    assert "(delete it in Daytona)" in resumed.recreated  # stored data deletes nothing
+    assert fake.deleted == []
     making.cancel()
     # someone names a sandbox after a deleted one's id, with the session's labels
     await resumed.aclose()  # sbx-2 deleted, as a session's close does
@@ -74,7 +75,7 @@ async def test_a_sandbox_is_named_before_it_is_made_and_a_name_never_attaches(
     again = _executor(fake, tmp_path, "s1", known="sbx-2")
     await again.stat(".")
     assert again.sandbox_id == "sbx-4"  # before: sbx-3, the squatter's, was attached
-    assert "sbx-3" in fake.deleted
+    assert "sbx-3" not in fake.deleted
     # a creation answered with an error after the API made the sandbox
 
     async def gateway(request: httpx.Request) -> httpx.Response:
@@ -90,7 +91,8 @@ async def test_a_sandbox_is_named_before_it_is_made_and_a_name_never_attaches(
     )
     with pytest.raises(ExecutorError, match=r"failed sandbox creation \(502\)"):
         await lost.stat(".")
-    assert fake.live == ["sbx-4"]  # before: sbx-5 was left, named by no trace
+    # sbx-1 went with the cancelled creation (a kill would have left it to its auto-delete)
+    assert fake.live == ["sbx-3", "sbx-4"]  # before: sbx-5 too, named by no trace
     for executor in (killed, again, lost):
         await executor.aclose()
     with pytest.raises(asyncio.CancelledError):

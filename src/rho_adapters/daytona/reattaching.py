@@ -36,9 +36,9 @@ async def session_sandbox(
     if found and known is not None and found.get("id") != known:
         # Daytona looks a name up when no id matches: the name a killed run told before
         # Daytona answered with the id (nothing ran in that sandbox), or a sandbox someone
-        # named after the id the trace names. Never attached; ours, it is deleted.
+        # named after the id the trace names. Never attached, nor deleted on the word of
+        # stored data (a trace is anyone's): named, and left to its auto-stop and delete.
         unrecorded, found = found, None
-        await api.discard(str(unrecorded.get("id")), f"named {known} and never recorded by id")
     if found and known is not None:
         if (refusal := creation.other_build(settings, found)) is not None:
             raise ConfigError(refusal)  # the build named is not what the sandbox runs
@@ -54,9 +54,9 @@ async def session_sandbox(
         recreated = (
             f"the sandbox the trace names, {known}, was found by that name only, as "
             f"{unrecorded.get('id')}: one a run killed before Daytona answered had asked for "
-            "(nothing ran in it), or one named after this session's. It was not attached "
-            f"(deleted instead), and a new, empty one ({sandbox.id}) serves this session, so "
-            "files the conversation mentions from before are not there"
+            "(nothing ran in it), or one named after this session's; it was not attached "
+            f"(delete it in Daytona), and a new, empty one ({sandbox.id}) serves this "
+            "session, so files the conversation mentions from before are not there"
         )
     elif found:
         recreated = creation.labelled_only(session, found, sandbox.id)
