@@ -417,3 +417,17 @@ async def test_a_sandbox_deleted_mid_command_is_named_not_the_api_url(tmp_path: 
         assert "DAYTONA_API_URL" not in str(caught.value)
         assert str(caught.value).startswith("Daytona sandbox sbx-1 is deleted") == deleting
     await executor.aclose()
+
+
+async def test_a_gateway_page_while_the_sandbox_starts_is_polled_through(tmp_path: Path) -> None:
+    # Before, one HTML 502 from a gateway while Daytona built or started the sandbox failed
+    # the call ("Daytona failed sandbox status (502): <html>...") and deleted the sandbox
+    # being made: a Dockerfile build of minutes was lost to one hiccup, and made again.
+    async for rig in closing(make_rig(tmp_path)):
+        rig.fake.fail("GET", "/sandbox/sbx-1", 502, "<html><body>502 Bad Gateway</body></html>")
+        await rig.executor.stat(".")
+        assert (rig.executor.sandbox_id, rig.fake.deleted, len(rig.fake.created)) == (
+            "sbx-1",
+            [],
+            1,
+        )

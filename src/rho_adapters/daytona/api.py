@@ -43,6 +43,7 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
 _REFUSED = (400, 404, 422)  # answers to a creation that the same body meets again
+_GATEWAY = (502, 503, 504)  # a poll's answers that say nothing of the sandbox: polled again
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 
 
@@ -56,17 +57,6 @@ class Sandbox:
 
     id: str
     toolbox_url: str
-
-
-def _may_have_made(error: BaseException) -> bool:
-    """Whether a creation that failed with ``error`` may have made its sandbox all the same:
-    the server answered (an error status, an answer cut short), the answer was waited for
-    (a read timeout, a dropped connection) or the call was cancelled meanwhile; not when the
-    request never reached it (no connection, a proxy's refusal, a URL httpx refuses)."""
-    cause = error.__cause__
-    if isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError):
-        return True
-    return not isinstance(cause, httpx.HTTPError | httpx.InvalidURL)
 
 
 class SandboxAPI:
@@ -168,7 +158,7 @@ class SandboxAPI:
                     "POST", url, "sandbox creation", json=body, accept=_REFUSED
                 )
             except BaseException as exc:
-                if _may_have_made(exc):
+                if creation.may_have_made(exc):
                     await self._discard_named(name)
                 raise
             if response.status_code in _REFUSED:  # the same body would be refused again
@@ -234,7 +224,10 @@ class SandboxAPI:
     async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
         async def status() -> dict[str, Any]:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
-            return json_object(await self.send("GET", url, "sandbox status"), "sandbox status")
+            response = await self.send("GET", url, "sandbox status", accept=_GATEWAY)
+            if response.status_code in _GATEWAY:  # a gateway's hiccup mid-build: asked again
+                return {"state": "unknown"}
+            return json_object(response, "sandbox status")
 
         timeout = self._settings.create_timeout
         data = await creation.started(sandbox_id, data, status, clock=self._clock, timeout=timeout)

@@ -16,6 +16,8 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
+
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError, PlacementRefused
@@ -32,6 +34,17 @@ BUILD_LABEL = "rho-agent-build"
 """The label saying what built a sandbox (``build_of``), compared when a session reattaches."""
 DEFAULT_BUILD = "default"
 """``BUILD_LABEL``'s value for a sandbox of the organisation's default snapshot."""
+
+
+def may_have_made(error: BaseException) -> bool:
+    """Whether a creation that failed with ``error`` may have made its sandbox all the same:
+    the server answered (an error status, an answer cut short), the answer was waited for
+    (a read timeout, a dropped connection) or the call was cancelled meanwhile; not when the
+    request never reached it (no connection, a proxy's refusal, a URL httpx refuses)."""
+    cause = error.__cause__
+    if isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError):
+        return True
+    return not isinstance(cause, httpx.HTTPError | httpx.InvalidURL)
 
 
 def labels_for(settings: DaytonaSettings) -> dict[str, str]:
