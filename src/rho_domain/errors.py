@@ -37,6 +37,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       └── McpProtocolError     the server broke JSON-RPC or MCP
     ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
+    │   └── PlacementRefused         its place cannot be made as configured (a build that
+    │                                failed, a request refused): asking again fails alike
     ├── DatabaseError                a driver or connection failure
     ├── HookFailed                   a before-model hook failed or was late: no model call
     ├── ApproverFailed               an approver raised: the call waits for a decision
@@ -252,6 +254,12 @@ class McpProtocolError(McpError):
 
 class ExecutorError(RhoError):
     """The executor's machinery failed (not the command it ran)."""
+
+
+class PlacementRefused(ExecutorError):
+    """The place the executor runs in cannot be made as configured: a sandbox whose image
+    build failed, a creation the API refused (a snapshot it does not know, a key it
+    rejects). The same request would fail the same way, so it is not sent again."""
 
 
 class DatabaseError(RhoError):

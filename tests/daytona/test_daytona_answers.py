@@ -65,6 +65,7 @@ async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> 
         httpx.Response(200, content=b"[" * 20_000),
         httpx.Response(200, headers={"content-encoding": "br"}, content=_sent(b"..")),
         httpx.Response(200, content=_trickle()),
+        httpx.Response(404, json={"message": "not found"}),  # the cut creation's name looked up
         httpx.Response(502, content=page),
     ])  # fmt: skip
 
@@ -92,7 +93,7 @@ async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> 
             await api.execute(sandbox, "true", timeout=1)
         async with asyncio.timeout(10):  # the old client: this TimeoutError
             with pytest.raises(ExecutorError, match=r"creation did not arrive whole within 0\.2"):
-                await api.create()
+                await api.create("rho-agent-test")
         with pytest.raises(ExecutorError, match=r"failed sandbox deletion \(502\): <html>xx"):
             await api.delete("sbx-1")
     finally:

@@ -36,10 +36,13 @@ async def test_what_a_shell_command_left_running_ends_with_the_call(rig: Rig) ->
     # Before, a process that left the command's process group (setsid) or its output pipe
     # (nohup ... &) outlived the call in the sandbox; one that kept the output pipe held the
     # answer until the daemon's timeout, which then reported the finished command timed out.
+    # A program that cleared its environment (env -i) escaped the RHO_CALL_MARK sweep too:
+    # it keeps the call's descriptor (scripts.MARK_FD).
     pids = rig.ws / "pids"
     left = (
         f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30' & "
         f"nohup sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 & "
+        f"env -i setsid sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 & "
         f"sleep 0.2; echo started"
     )
     result = await rig.executor.run(Command(shell=left, timeout=5))

@@ -14,7 +14,7 @@ from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.daytona.answers import MAX_WAIT, RETRIES
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
+from rho_domain.errors import ExecutorError, PermissionDenied, PlacementRefused, ToolError
 from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
@@ -77,6 +77,29 @@ async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
         rig.fake.fail_creation("image pull failed")
         with pytest.raises(ExecutorError, match="is error: image pull failed"):
             await rig.executor.stat(".")
+        with pytest.raises(ExecutorError, match="is error: image pull failed"):
+            await rig.executor.stat(".")  # an error state may pass: asked again
+        assert len(rig.fake.created) == 2
+
+
+async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    # Before, each tool call after a Dockerfile that does not build asked Daytona to build
+    # it again (minutes each, deleted each time), and each after a snapshot it does not know
+    # sent the same refused request again; the run went on failing call after call.
+    async for rig in closing(make_rig(tmp_path, dockerfile="FROM alpine\nRUN false\n")):
+        rig.fake.fail_creation("RUN false: exit code 1", state="build_failed")
+        for said in ("exit code 1$", "exit code 1 \\(not asked again: fix the build"):
+            with pytest.raises(PlacementRefused, match="is build_failed: RUN false: " + said):
+                await rig.executor.stat(".")
+        assert len(rig.fake.created) == 1  # before: 2
+    async for rig in closing(make_rig(tmp_path, snapshot="nope")):
+        rig.fake.fail("POST", "/sandbox", 400, {"message": "Snapshot nope not found"})
+        for _ in range(2):
+            with pytest.raises(PlacementRefused, match=r"\(400\): Snapshot nope not found"):
+                await rig.executor.stat(".")
+        assert rig.fake.requests == [("POST", "/api/sandbox")]  # before: two, each refused
 
 
 async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:
@@ -364,3 +387,47 @@ async def test_daytona_a_retry_after_date_is_waited_for(tmp_path: Path) -> None:
             assert (await executor.run(true)).exit_code == 0
         assert 5 < clock.sleeps[0] <= 6  # the date's whole seconds, less the fake's fraction
         assert clock.sleeps[1:] == [0.0, 1.0, 1.0]  # a date past is no wait; no value, 1 s
+
+
+async def test_a_sandbox_deleted_mid_command_is_named_not_the_api_url(tmp_path: Path) -> None:
+    # Before, a toolbox connection the proxy dropped (the sandbox deleted while a command
+    # ran) was said as "connection to Daytona failed ... (at https://proxy...; the API's URL
+    # is DAYTONA_API_URL)": the sandbox's state was asked only after an error status, and
+    # the variable named was the API's, though the host was the toolbox the API named.
+    fake, hang_up = FakeDaytona(), {"now": False, "deleting": False}
+
+    async def hanging_up(request: httpx.Request) -> httpx.Response:
+        if hang_up["now"] and request.url.path.endswith("/process/execute"):
+            if hang_up["deleting"]:
+                fake.deleted.append("sbx-1")
+            raise httpx.RemoteProtocolError("Server disconnected", request=request)
+        return await fake.handler(request)
+
+    settings = fake.settings(working_dir=str(tmp_path))
+    executor = DaytonaExecutor(
+        settings, transport=httpx.MockTransport(hanging_up), clock=FakeClock(), allow_shell=True
+    )
+    await executor.stat(".")
+    toolbox = "(at https://proxy.fake-daytona.test: the toolbox URL Daytona's API at "
+    for deleting in (False, True):
+        hang_up.update(now=True, deleting=deleting)
+        with pytest.raises(ExecutorError) as caught:
+            await executor.run(Command(shell="true", timeout=5))
+        assert toolbox in str(caught.value)
+        assert "DAYTONA_API_URL" not in str(caught.value)
+        assert str(caught.value).startswith("Daytona sandbox sbx-1 is deleted") == deleting
+    await executor.aclose()
+
+
+async def test_a_gateway_page_while_the_sandbox_starts_is_polled_through(tmp_path: Path) -> None:
+    # Before, one HTML 502 from a gateway while Daytona built or started the sandbox failed
+    # the call ("Daytona failed sandbox status (502): <html>...") and deleted the sandbox
+    # being made: a Dockerfile build of minutes was lost to one hiccup, and made again.
+    async for rig in closing(make_rig(tmp_path)):
+        rig.fake.fail("GET", "/sandbox/sbx-1", 502, "<html><body>502 Bad Gateway</body></html>")
+        await rig.executor.stat(".")
+        assert (rig.executor.sandbox_id, rig.fake.deleted, len(rig.fake.created)) == (
+            "sbx-1",
+            [],
+            1,
+        )

@@ -38,7 +38,7 @@ async def test_a_sandbox_id_is_one_segment_of_every_url() -> None:
         transport = httpx.MockTransport(answer)
         api = SandboxAPI(settings, transport=transport, clock=FakeClock())
         try:
-            sandbox = await api.create()
+            sandbox = await api.create("rho-agent-test")
             await api.delete(sandbox.id)
         finally:
             await api.aclose()
@@ -62,6 +62,6 @@ async def test_an_https_api_that_names_a_plain_http_toolbox_is_refused() -> None
     api = SandboxAPI(settings, transport=httpx.MockTransport(answer), clock=FakeClock())
     try:
         with pytest.raises(ExecutorError, match="named a toolbox URL that is not https"):
-            await api.create()
+            await api.create("rho-agent-test")
     finally:
         await api.aclose()

@@ -67,7 +67,7 @@ async def _use_a_sandbox(doors: Doors, environ: dict[str, str]) -> None:
     settings = doors.fake.settings(proxies=routes)
     api = SandboxAPI(settings, clock=FakeClock())  # polls on fake time
     try:
-        sandbox = await api.create()
+        sandbox = await api.create("rho-agent-test")
         answer = await api.execute(sandbox, "echo hi", timeout=10)
         assert answer is not None
         assert answer.result == "hi\n"

@@ -31,10 +31,12 @@ def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
         "DAYTONA_API_KEY": "k",
         "DAYTONA_API_URL": "https://daytona.example/api",
         "RHO_AGENT_DAYTONA_WORKING_DIR": "/home/daytona/repo",
+        "DAYTONA_ORGANIZATION_ID": "org-7",  # the SDKs' name; before, read by nothing
     }
     executor = build_daytona_executor(config, builtin_profile("readonly"), env)
     assert isinstance(executor, DaytonaExecutor)
     assert executor.settings.api_url == "https://daytona.example/api"
+    assert executor.settings.organization_id == "org-7"
     assert executor.working_dir == "/home/daytona/repo"
     with pytest.raises(ConfigError, match="DAYTONA_API_KEY"):
         build_daytona_executor(config, builtin_profile("readonly"), {})

@@ -8,6 +8,7 @@ protocol on this machine's filesystem) and, through the CLI, the local backend.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_support import Terminal, rho
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.daytona.api import UPLOAD_BATCH
 from rho_adapters.daytona.creation import create_body
+from rho_adapters.daytona.uploads import UPLOAD_BATCH
 from rho_adapters.fakes import FakeClock, FakeDaytona, MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.config import AgentConfig
@@ -281,3 +282,23 @@ def test_the_repl_uploads_once_into_a_local_workspace(tmp_path: Path) -> None:
         term.close()
     assert (ws / "seed" / "a.txt").read_text() == "changed by the agent\n"
     assert term.output.count("uploaded 1 file(s)") == 1
+
+
+def test_an_upload_is_a_regular_file_read_within_its_bound(tmp_path: Path) -> None:
+    # Before, each file was read whole before the total was checked: --upload /dev/zero:z
+    # read until memory ran out (a MemoryError, "internal error"), a FIFO blocked the launch
+    # for ever, and a file of any size was read before it was refused.
+    fifo, big = tmp_path / "fifo", tmp_path / "big.bin"
+    os.mkfifo(fifo)
+    big.write_bytes(b"x" * 16)
+    cases = [
+        (str(fifo), "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (str(big), "more than 1024 MiB in all with"),
+    ]
+    for source, said in cases:
+        plan = transfers.parse_transfers([f"{source}:z"], [], dockerfile=None, snapshot=None)
+        with pytest.raises(ConfigError, match=f"--upload.*{said}"):
+            transfers.read_uploads(plan, SecretPolicy(), print, limit=8)
+    plan = transfers.parse_transfers([f"{big}:z"], [], dockerfile=None, snapshot=None)
+    assert transfers.read_uploads(plan, SecretPolicy(), print, limit=16)[0].data == b"x" * 16

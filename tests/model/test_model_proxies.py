@@ -230,7 +230,7 @@ async def test_daytona_goes_through_the_proxy_with_a_tunnel_for_https(
     )
     try:
         with pytest.raises(Exception):  # noqa: B017, PT011 - the tunnel refused
-            await api.create()
+            await api.create("rho-agent-test")
     finally:
         await api.aclose()
     assert recorder.lines == ["CONNECT daytona.example:443 HTTP/1.1"]

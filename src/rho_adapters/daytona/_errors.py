@@ -82,10 +82,11 @@ def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> Exec
 
 
 @contextlib.contextmanager
-def map_httpx_errors(what: str) -> Iterator[None]:
+def map_httpx_errors(what: str, api: str = "") -> Iterator[None]:
     """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``,
-    naming the server asked (a wrong ``DAYTONA_API_URL`` was said as "Connect call failed
-    ('127.0.0.1', 9)", naming neither the URL nor the variable), and httpx's refusal of a URL
+    naming the server asked and where its URL comes from (a wrong ``DAYTONA_API_URL`` was
+    said as "Connect call failed ('127.0.0.1', 9)", naming neither the URL nor the variable;
+    the toolbox's, another host, is the one the API at ``api`` named), and httpx's refusal of a URL
     (``InvalidURL``, no ``HTTPError``: a sandbox id read from a trace or a toolbox URL a
     server named, too long or with a control character), which before left the adapter as
     httpx's own exception."""
@@ -94,21 +95,26 @@ def map_httpx_errors(what: str) -> Iterator[None]:
     except httpx.InvalidURL as exc:
         raise ExecutorError(f"no request could be made for {what}: its URL {exc}") from exc
     except httpx.TimeoutException as exc:
-        raise ExecutorError(f"Daytona did not answer in time during {what}{_asked(exc)}") from exc
+        asked = _asked(exc, api)
+        raise ExecutorError(f"Daytona did not answer in time during {what}{asked}") from exc
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ExecutorError(
-            f"connection to Daytona failed during {what}{_asked(exc)}: {detail}"
+            f"connection to Daytona failed during {what}{_asked(exc, api)}: {detail}"
         ) from exc
 
 
-def _asked(exc: httpx.HTTPError) -> str:
-    """`` (at <server>; ...)`` for a request error, naming the setting of that URL."""
+def _asked(exc: httpx.HTTPError, api: str) -> str:
+    """`` (at <server>; ...)`` for a request error, naming the setting of that URL: the
+    API's (``DAYTONA_API_URL``), else the toolbox URL the API at ``api`` named."""
     try:
         url = exc.request.url
     except RuntimeError:  # an error without its request
         return ""
-    return f" (at {url.scheme}://{url.netloc.decode()}; the API's URL is DAYTONA_API_URL)"
+    server = f"{url.scheme}://{url.netloc.decode()}"
+    if api and not api.lower().startswith(server.lower()):
+        return f" (at {server}: the toolbox URL Daytona's API at {api} named)"
+    return f" (at {server}; the API's URL is DAYTONA_API_URL)"
 
 
 @contextlib.contextmanager

@@ -3,8 +3,8 @@
 Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
 ``started``), ``DELETE /sandbox/{id}``; a session's own found (``GET /sandbox?labels=``) and
 started again (``POST /sandbox/{id}/start``). Toolbox daemon (``{toolboxProxyUrl}/{id}``):
-``POST /process/execute``, ``POST /files/bulk-upload`` (a listing is a script: listing.py).
-Every request goes through ``_send``, where transport failures and error statuses are mapped
+``POST /process/execute`` (uploads: uploads.py; a listing is a script: listing.py).
+Every request goes through ``send``, where transport failures and error statuses are mapped
 (``_errors.py``).
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -26,7 +25,6 @@ from rho_adapters.daytona._errors import (
     hiding_key,
     map_httpx_errors,
     not_running,
-    partly_uploaded,
 )
 from rho_adapters.daytona.answers import (
     ANSWER_BYTES,
@@ -37,16 +35,16 @@ from rho_adapters.daytona.answers import (
     patiently,
 )
 from rho_adapters.daytona.client import api_client
-from rho_adapters.daytona.confine import check_upload_path
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, RhoError
+from rho_domain.errors import ExecutorError, PlacementRefused, RhoError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
+_REFUSED = (400, 404, 422)  # answers to a creation that the same body meets again
+_GATEWAY = (502, 503, 504)  # a poll's answers that say nothing of the sandbox: polled again
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
-UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
 
 
 @attrs.frozen
@@ -66,7 +64,6 @@ class SandboxAPI:
     largest answer read (``ExecutorError`` beyond)."""
 
     answer_bytes = ANSWER_BYTES
-    upload_batch = UPLOAD_BATCH  # files per bulk-upload request
 
     def __init__(
         self,
@@ -84,7 +81,7 @@ class SandboxAPI:
         """Take ``settings`` naming the session (``SandboxWorkspace.serve``)."""
         self._settings = settings
 
-    async def _send(
+    async def send(
         self,
         method: str,
         url: str,
@@ -103,47 +100,70 @@ class SandboxAPI:
         (``sandbox``) is first checked against the sandbox's state (``not_running``)."""
         deadline = waits + 2 * self._settings.request_timeout
         with hiding_key(self._settings.api_key):
-            with map_httpx_errors(what):  # a request turned away is sent again (patiently)
-                response = await patiently(
-                    lambda: fetched(
-                        self._client,
-                        self._client.build_request(method, url, **kwargs),
-                        what,
-                        deadline=deadline,
-                        limit=self.answer_bytes,
-                    ),
-                    self._clock,
-                )
+            try:
+                with map_httpx_errors(what, self._api):  # turned away: sent again (patiently)
+                    response = await patiently(
+                        lambda: fetched(
+                            self._client,
+                            self._client.build_request(method, url, **kwargs),
+                            what,
+                            deadline=deadline,
+                            limit=self.answer_bytes,
+                        ),
+                        self._clock,
+                    )
+            except ExecutorError as exc:  # a sandbox deleted mid-command: the proxy hangs up
+                if sandbox is not None and isinstance(exc.__cause__, httpx.TransportError):
+                    await self._running(sandbox, what, exc)
+                raise
             if response.is_success or response.status_code in accept:
                 return response
             error = error_for(response, what, file_path=file_path, key=self._settings.api_key)
             if sandbox is not None:
-                state = await self.state(sandbox.id)
-                if state not in ("started", "unknown"):
-                    raise not_running(sandbox.id, state, what, error) from error
+                await self._running(sandbox, what, error)
             raise error
+
+    async def _running(self, sandbox: Sandbox, what: str, error: RhoError) -> None:
+        """Raise ``not_running`` from ``error`` (a toolbox request's) when the sandbox is not
+        started: stopped, archived, being deleted or gone."""
+        state = await self.state(sandbox.id)
+        if state not in ("started", "unknown"):
+            raise not_running(sandbox.id, state, what, error) from error
 
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
         404); ``unknown`` when it cannot be asked (that failure is not the one to report)."""
         try:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
-            response = await self._send("GET", url, "sandbox status", accept=(404,))
+            response = await self.send("GET", url, "sandbox status", accept=(404,))
             if response.status_code == 404:
                 return "deleted"
             return str(json_object(response, "sandbox status").get("state") or "unknown")
         except RhoError:
             return "unknown"
 
-    async def create(self) -> Sandbox:
-        """Create a sandbox and wait until it is started (``creation.started``). One that
-        does not start (a failed state, the creation deadline, no usable toolbox URL, the
-        call cancelled: Ctrl+C, SIGTERM) is deleted before the error is passed on: nothing
-        else knows its id, and it ran until Daytona's auto-stop and auto-delete."""
+    async def create(self, name: str) -> Sandbox:
+        """Create a sandbox named ``name`` (``creation.new_name``, in the trace already) and
+        wait until it is started (``creation.started``). One that does not start (a failed
+        state, the creation deadline, no usable toolbox URL, the call cancelled: Ctrl+C,
+        SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
+        ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
+        have made all the same (its answer lost: a timeout, a gateway's 502), found by
+        ``name``."""
         with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
-            body = creation.create_body(self._settings)
+            body = creation.create_body(self._settings, name)
             url = f"{self._api}/sandbox"
-            response = await self._send("POST", url, "sandbox creation", json=body)
+            try:
+                response = await self.send(
+                    "POST", url, "sandbox creation", json=body, accept=_REFUSED
+                )
+            except BaseException as exc:
+                if creation.may_have_made(exc):
+                    await self._discard_named(name)
+                raise
+            if response.status_code in _REFUSED:  # the same body would be refused again
+                key = self._settings.api_key
+                raise PlacementRefused(str(error_for(response, "sandbox creation", key=key)))
             data = json_object(response, "sandbox creation")
             sandbox_id = str(data.get("id") or "")
             if not sandbox_id:
@@ -154,6 +174,23 @@ class SandboxAPI:
                 await self.discard(sandbox_id, "which did not start")
                 raise
 
+    async def _discard_named(self, name: str) -> None:
+        """Delete the sandbox named ``name`` when Daytona has one, rho-agent's by its labels
+        (``creation.made_by_us``); anything else (none, a failure, the lookup's own time
+        out) is left, and logged at debug: the creation's error is the one to report."""
+        try:
+            async with asyncio.timeout(self._settings.request_timeout):
+                url = f"{self._api}/sandbox/{path_segment(name)}"
+                response = await self.send("GET", url, "sandbox lookup", accept=(404,))
+                if response.status_code == 404:
+                    return
+                found = json_object(response, "sandbox lookup")
+        except Exception as exc:  # noqa: BLE001 - see above; a cancel is passed on
+            log.debug("no lookup of Daytona sandbox %s after a failed creation: %s", name, exc)
+            return
+        if found.get("name") == name and creation.made_by_us(found, self._settings.session_id):
+            await self.discard(str(found.get("id") or name), "whose creation failed")
+
     async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
         """The description of session ``session_id``'s sandbox, or None (``creation``): the
         sandbox ``known`` when the session's trace names it (never another that its labels
@@ -161,12 +198,12 @@ class SandboxAPI:
         its labels."""
         if known is not None:
             url = f"{self._api}/sandbox/{path_segment(known)}"
-            response = await self._send("GET", url, "sandbox lookup", accept=(404,))
+            response = await self.send("GET", url, "sandbox lookup", accept=(404,))
             found = b"[]" if response.status_code == 404 else b"[" + response.content + b"]"
         else:
             query = creation.session_query(session_id)
             url = f"{self._api}/sandbox"
-            response = await self._send("GET", url, "sandbox lookup", params=query)
+            response = await self.send("GET", url, "sandbox lookup", params=query)
             found = response.content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
             organization = self._settings.organization_id
@@ -180,20 +217,23 @@ class SandboxAPI:
         with hiding_key(self._settings.api_key):
             if data.get("state") != "started":
                 url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/start"
-                await self._send("POST", url, "sandbox start")
+                await self.send("POST", url, "sandbox start")
                 data = {**data, "state": "starting"}  # polled from here on
             return await self._started(sandbox_id, data)
 
     async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
         async def status() -> dict[str, Any]:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
-            return json_object(await self._send("GET", url, "sandbox status"), "sandbox status")
+            response = await self.send("GET", url, "sandbox status", accept=_GATEWAY)
+            if response.status_code in _GATEWAY:  # a gateway's hiccup mid-build: asked again
+                return {"state": "unknown"}
+            return json_object(response, "sandbox status")
 
         timeout = self._settings.create_timeout
         data = await creation.started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
-            response = await self._send(
+            response = await self.send(
                 "GET",
                 f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url",
                 "toolbox URL",
@@ -228,14 +268,14 @@ class SandboxAPI:
 
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""
-        await self._send(
+        await self.send(
             "DELETE", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox deletion"
         )
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
         """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""
         seconds = max(1, math.ceil(timeout))
-        response = await self._send(
+        response = await self.send(
             "POST",
             f"{sandbox.toolbox_url}/process/execute",
             f"command execution in sandbox {sandbox.id}",
@@ -246,48 +286,6 @@ class SandboxAPI:
             timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
         )
         return None if response.status_code == 408 else exec_answer(response, sandbox.id)
-
-    async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
-        """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
-        check_upload_path(path)
-        await self._send(
-            "POST",
-            f"{sandbox.toolbox_url}/files/bulk-upload",
-            f"file upload to sandbox {sandbox.id}",
-            file_path=shown,
-            sandbox=sandbox,
-            data={"files[0].path": path},
-            files={"files[0].file": ("upload", data, "application/octet-stream")},
-        )
-
-    async def upload_many(self, sandbox: Sandbox, files: Sequence[tuple[str, bytes]]) -> None:
-        """Upload ``(path, data)`` pairs, ``upload_batch`` per bulk-upload request, each
-        ``.path`` field right before its ``.file`` field (the daemon reads the stream in
-        order; httpx would put every plain field first, so the paths go as file parts without
-        a file name, which multipart sends as plain fields). Every path is checked before the
-        first request; a failure after a batch was written says which were
-        (``partly_uploaded``: the daemon has no transaction across requests)."""
-        for path, _ in files:
-            check_upload_path(path)
-        for start in range(0, len(files), self.upload_batch):
-            batch = files[start : start + self.upload_batch]
-            parts: list[tuple[str, tuple[str | None, bytes | str, str | None]]] = []
-            for i, (path, data) in enumerate(batch):
-                parts.append((f"files[{i}].path", (None, path, None)))
-                parts.append((f"files[{i}].file", ("upload", data, "application/octet-stream")))
-            try:
-                await self._send(
-                    "POST",
-                    f"{sandbox.toolbox_url}/files/bulk-upload",
-                    f"file upload to sandbox {sandbox.id}",
-                    file_path=batch[0][0],
-                    sandbox=sandbox,
-                    files=parts,
-                )
-            except RhoError as exc:
-                if start == 0:
-                    raise  # nothing was written: the error says all there is
-                raise partly_uploaded(exc, [path for path, _ in files], start) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created (a passed one stays open)."""

@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
+
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError
+from rho_domain.errors import ExecutorError, PlacementRefused
 from rho_domain.placement import Placement
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import PlacementTold
@@ -31,6 +34,17 @@ BUILD_LABEL = "rho-agent-build"
 """The label saying what built a sandbox (``build_of``), compared when a session reattaches."""
 DEFAULT_BUILD = "default"
 """``BUILD_LABEL``'s value for a sandbox of the organisation's default snapshot."""
+
+
+def may_have_made(error: BaseException) -> bool:
+    """Whether a creation that failed with ``error`` may have made its sandbox all the same:
+    the server answered (an error status, an answer cut short), the answer was waited for
+    (a read timeout, a dropped connection) or the call was cancelled meanwhile; not when the
+    request never reached it (no connection, a proxy's refusal, a URL httpx refuses)."""
+    cause = error.__cause__
+    if isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError):
+        return True
+    return not isinstance(cause, httpx.HTTPError | httpx.InvalidURL)
 
 
 def labels_for(settings: DaytonaSettings) -> dict[str, str]:
@@ -78,13 +92,23 @@ def other_build(settings: DaytonaSettings, found: dict[str, Any]) -> str | None:
     )
 
 
-def create_body(settings: DaytonaSettings) -> dict[str, Any]:
-    """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
+def new_name() -> str:
+    """A name for a sandbox still to be made (``rho-agent-`` and 16 random hex digits): told
+    to the trace before ``POST /sandbox`` asks for it, so a run killed before Daytona
+    answered with its id has named it (``GET``/``DELETE /sandbox/{idOrName}`` take it)."""
+    return f"rho-agent-{secrets.token_hex(8)}"
+
+
+def create_body(settings: DaytonaSettings, name: str | None = None) -> dict[str, Any]:
+    """The ``CreateSandbox`` body: only the fields that are set (older servers reject
+    unknowns), and ``name`` (``new_name``) when given."""
     body: dict[str, Any] = {
         "env": dict(settings.env),
         "labels": labels_for(settings),
         "autoStopInterval": settings.auto_stop_interval,
     }
+    if name is not None:
+        body["name"] = name
     if settings.auto_delete_interval is not None:
         body["autoDeleteInterval"] = settings.auto_delete_interval
     if settings.target:
@@ -99,6 +123,15 @@ def create_body(settings: DaytonaSettings) -> dict[str, Any]:
             if (value := getattr(settings, key)) is not None:
                 body[key] = value
     return body
+
+
+def made_by_us(found: dict[str, Any], session_id: str | None) -> bool:
+    """Whether the sandbox ``found`` describes carries rho-agent's label and, when
+    ``session_id`` is given, that session's."""
+    labels = found.get("labels")
+    if not isinstance(labels, dict) or labels.get("created-by") != "rho-agent":
+        return False
+    return session_id is None or labels.get(SESSION_LABEL) == session_id
 
 
 def session_query(session_id: str) -> dict[str, str]:
@@ -174,7 +207,9 @@ async def started(
         state = str(data.get("state") or "unknown")
         if state in _FAILED_STATES:
             reason = data.get("errorReason") or "no reason given"
-            raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
+            # a failed build fails again: the same Dockerfile or snapshot, the same error
+            failed = PlacementRefused if state == "build_failed" else ExecutorError
+            raise failed(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
         if clock.monotonic() > deadline:
             raise ExecutorError(
                 f"Daytona sandbox {sandbox_id} not started after {timeout:g} s (state {state})"

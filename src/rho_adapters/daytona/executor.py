@@ -24,7 +24,6 @@ shell in the same sandbox could swap a directory for a symlink; restricted profi
 
 from __future__ import annotations
 
-import posixpath
 import re
 import stat as stat_mod
 import time
@@ -33,7 +32,7 @@ from secrets import token_hex
 
 import httpx
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import scripts, uploads
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import list_script, parse_listing
 from rho_adapters.daytona.restricted import RestrictedPipelines
@@ -41,7 +40,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.daytona.writing import write_file
 from rho_adapters.local.files import kind_of
-from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
@@ -59,7 +58,6 @@ from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
-from rho_domain.write_rules import write_refusal
 
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 
@@ -124,6 +122,12 @@ class DaytonaExecutor(Executor):
     def recreated(self) -> str | None:
         """Why a resumed session's sandbox is a new, empty one (its own was gone), else None."""
         return self._workspace.recreated
+
+    @property
+    def unmade(self) -> str | None:
+        """Why the last try to find or make the sandbox failed (the error the calls that
+        needed it got), while none exists; None once one is made."""
+        return self._workspace.unmade
 
     def serve(self, session_id: str, *, resumed: bool = False) -> None:
         """Label the sandbox, still to be created, with ``session_id`` (``resumed``: reattach
@@ -217,18 +221,7 @@ class DaytonaExecutor(Executor):
     async def upload(self, files: Sequence[FileUpload]) -> None:
         """See ``Executor.upload``: anywhere in the sandbox (a relative path joins the
         workspace), whatever the profile's write mode; parents are created by the daemon."""
-        pairs: list[tuple[str, bytes]] = []
-        sandbox = await self._workspace.ensure()
-        for item in files:
-            check_path_text(item.path)
-            check_file_path(item.path)
-            if reason := write_refusal(item.path):
-                raise SensitivePath(reason)
-            target = posixpath.normpath(posixpath.join(self._workspace.roots.root, item.path))
-            if target == self._workspace.roots.root:
-                raise ToolError(f"{item.path} is the workspace directory, not a file")
-            pairs.append((target, item.data))
-        await self._workspace.api.upload_many(sandbox, pairs)
+        await uploads.put(self._workspace, files)
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import posixpath
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import scripts, uploads
 from rho_adapters.daytona.answers import ExecAnswer, quoted
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.path_scripts import ENVIRONMENT, EXISTS, MOVED
@@ -42,7 +42,7 @@ async def place(
     it); the finalize's answer (None: the daemon killed it). On any other outcome, an exception
     or cancellation included, ``temp`` is removed before the outcome is passed on."""
     try:
-        await api.upload(sandbox, temp, data, shown)
+        await uploads.upload(api, sandbox, temp, data, shown)
         answer = await api.execute(sandbox, scripts.wrap(finalize), timeout=timeout)
     except BaseException:
         await _remove(api, sandbox, temp)

@@ -16,30 +16,49 @@ from rho_adapters.daytona import creation
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ConfigError, ExecutorError
+from rho_domain.ports.executor import PlacementTold
 
 # the executor's logger, as before this was split from the workspace
 log = logging.getLogger("rho_adapters.daytona.executor")
 
 
 async def session_sandbox(
-    api: SandboxAPI, settings: DaytonaSettings, known: str | None
+    api: SandboxAPI, settings: DaytonaSettings, known: str | None, told: PlacementTold | None
 ) -> tuple[Sandbox, str | None]:
     """The session's sandbox and why it is a new one when a resume wanted its own (else
-    None): the sandbox ``known`` when Daytona still has it (started again when stopped or
-    archived), else a new one, logged with the session's id. ``ConfigError`` when the
+    None): the sandbox whose id is ``known`` when Daytona still has it (started again when
+    stopped or archived), else a new one, logged with the session's id, its name
+    (``creation.new_name``) told to ``told`` before it is asked for. ``ConfigError`` when the
     settings name a build it was not made from (``creation.other_build``)."""
     session = settings.session_id
     found = await _find(api, session, known) if settings.reattach and session else None
+    unrecorded = None
+    if found and known is not None and found.get("id") != known:
+        # Daytona looks a name up when no id matches: the name a killed run told before
+        # Daytona answered with the id (nothing ran in that sandbox), or a sandbox someone
+        # named after the id the trace names. Never attached, nor deleted on the word of
+        # stored data (a trace is anyone's): named, and left to its auto-stop and delete.
+        unrecorded, found = found, None
     if found and known is not None:
         if (refusal := creation.other_build(settings, found)) is not None:
             raise ConfigError(refusal)  # the build named is not what the sandbox runs
         sandbox = await api.reattach(found)
         log.info("session %s: reattached to its Daytona sandbox %s", session, sandbox.id)
         return sandbox, None
-    sandbox = await api.create()
+    name = creation.new_name()
+    await creation.tell(told, name)  # a run killed before Daytona answers has named it
+    sandbox = await api.create(name)
     log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
     recreated = None
-    if found:
+    if unrecorded:
+        recreated = (
+            f"the sandbox the trace names, {known}, was found by that name only, as "
+            f"{unrecorded.get('id')}: one a run killed before Daytona answered had asked for "
+            "(nothing ran in it), or one named after this session's; it was not attached "
+            f"(delete it in Daytona), and a new, empty one ({sandbox.id}) serves this "
+            "session, so files the conversation mentions from before are not there"
+        )
+    elif found:
         recreated = creation.labelled_only(session, found, sandbox.id)
     elif settings.reattach and session:
         recreated = (

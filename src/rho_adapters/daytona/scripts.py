@@ -159,6 +159,11 @@ CALL_MARK = "RHO_CALL_MARK"
 """The environment variable that marks every process of one shell command (``capped``'s
 ``mark``): what the command left running is found by it and killed when the call ends."""
 
+MARK_FD = 8
+"""The descriptor every process of one shell command inherits, open on a file of that call's
+(``capped``'s ``mark``): a program that clears its environment (``env -i setsid cmd &``) keeps
+it, unless it closes its descriptors too."""
+
 LATE = "late"
 """The trailer's exit code of a command its own deadline ended (``Captured.late``)."""
 
@@ -220,12 +225,12 @@ def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
     if mark is None:
         ended = f"{started}; rho_t=$?; "
     else:
-        watcher = f'while kill -0 "$1" 2>/dev/null; do sleep 1; done; {_sweep(mark)}'
+        watcher = f'while kill -0 "$1" 2>/dev/null; do sleep 1; done; {_sweep(mark, "$2")}'
         ended = (
-            f"{started} & rho_pid=$!; "
+            f'{started} {MARK_FD}>"$d/mark" & rho_pid=$!; '
             "if command -v setsid >/dev/null 2>&1; then "
-            f'setsid sh -c {q(watcher)} sh "$rho_pid" </dev/null >/dev/null 2>&1 & fi; '
-            f'wait "$rho_pid"; rho_t=$?; {_sweep(mark)}'
+            f'setsid sh -c {q(watcher)} sh "$rho_pid" "$d" </dev/null >/dev/null 2>&1 & fi; '
+            f'wait "$rho_pid"; rho_t=$?; {_sweep(mark, "$d")}'
         )
     return (
         f"{ended}"
@@ -235,13 +240,19 @@ def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
     )
 
 
-def _sweep(mark: str) -> str:
-    """Kill every process whose environment holds ``CALL_MARK=mark``, twice (one may have
-    forked meanwhile); a grep that cannot (``-z``) says nothing."""
-    found = f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null"
+def _sweep(mark: str, directory: str) -> str:
+    """Kill every process whose environment holds ``CALL_MARK=mark`` or whose ``MARK_FD`` is
+    the call's (on ``<directory>/mark``, ``(deleted)`` once the script removed it; that one
+    descriptor only: all of every process's cost 4 times the CPU, 16 ms on a busy host),
+    twice (one may have forked meanwhile); a grep or find that cannot (``-z``, ``-lname``)
+    says nothing."""
+    found = (
+        f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null; "
+        f'find /proc/[0-9]*/fd/{MARK_FD} -maxdepth 0 -lname "{directory}/mark*" 2>/dev/null'
+    )
     return (
         f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
-        'kill -9 "${rho_p%/environ}" 2>/dev/null; done; done; '
+        'kill -9 "${rho_p%%/*}" 2>/dev/null; done; done; '
     )
 
 

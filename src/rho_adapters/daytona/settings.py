@@ -1,7 +1,8 @@
 """DaytonaSettings: everything the Daytona backend needs, passed in by the wiring.
 
 The adapter never reads the environment: ``rho_entry.wiring`` reads ``DAYTONA_API_KEY``,
-``DAYTONA_API_URL`` and ``DAYTONA_TARGET`` and builds this value.
+``DAYTONA_API_URL``, ``DAYTONA_TARGET`` and ``DAYTONA_ORGANIZATION_ID`` (the SDKs' names)
+and builds this value.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
+    PlacementRefused,
+    RhoError,
     SensitivePath,
     ToolError,
 )
@@ -73,6 +75,8 @@ class SandboxWorkspace:
         self.policy = SecretPolicy(homes=tuple(homes))
         self.settings = settings
         self.recreated: str | None = None  # why a resumed session's sandbox is a new one
+        self.unmade: str | None = None  # why the last try to find or make the sandbox failed
+        self.refused = False  # and whether it would fail again (PlacementRefused)
         self.known: str | None = None  # the sandbox a resumed session's trace names
         self.told: PlacementTold | None = None  # records the sandbox (Executor.on_placed)
         self.api = SandboxAPI(settings, transport=transport, clock=clock)
@@ -107,8 +111,18 @@ class SandboxWorkspace:
             if self._closed:
                 raise ExecutorError("the Daytona executor is closed")
             if self._sandbox is None:
-                chosen = await session_sandbox(self.api, self.settings, self.known)
+                if self.refused:  # a build or a request that failed will fail alike
+                    raise PlacementRefused(
+                        f"{self.unmade} (not asked again: fix the build or the settings "
+                        "named, then start a new session)"
+                    )
+                try:
+                    chosen = await session_sandbox(self.api, self.settings, self.known, self.told)
+                except RhoError as exc:
+                    self.unmade, self.refused = str(exc), isinstance(exc, PlacementRefused)
+                    raise
                 sandbox, self.recreated = chosen
+                self.unmade = None
                 self._sandbox = sandbox
                 await creation.tell(self.told, sandbox.id)  # in the trace before it is used
                 roots = (self.roots.given, *self.roots.extra)

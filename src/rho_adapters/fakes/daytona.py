@@ -3,7 +3,9 @@
 Built to the real protocol (Daytona's toolbox REST API) so the executor's requests are exercised for
 real: Bearer auth (401 with the JSON error envelope otherwise), ``POST /sandbox`` (answered in
 state ``creating``; ``GET /sandbox/{id}`` reports ``started`` after ``polls_until_started``
-polls), ``DELETE /sandbox/{id}``, and on ``{toolboxProxyUrl}/{id}``: ``POST
+polls), ``DELETE /sandbox/{id}`` (``{id}``: a sandbox's id, else the ``name`` it was
+created with, unique among the live ones: a second is 409, as the API's
+``findOneByIdOrName``), and on ``{toolboxProxyUrl}/{id}``: ``POST
 /process/execute`` (as the daemon runs it: ``daemon="argv"``, the default, splits the command
 and execs its words without a shell, as daemons before March 2026 do; ``"shell"`` gives it to a
 real ``bash`` on stdin, as newer ones do; ``timeout`` kills the process group and answers 408;
@@ -14,15 +16,15 @@ directory.
 
 Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
 ``commands`` (``scripts``: the scripts they carried, decoded); ``fail(method, path_suffix,
-status, body)`` injects one error answer (``command``:
-on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
-``fail_creation(reason)`` makes the next sandbox end in state ``error``; ``stop(id, state)``
-stops (``stopped``) or archives (``archived``) a sandbox as its auto-stop would, and its
-toolbox then answers as the real proxy does (daytonaio/daytona #4142, #4632); ``GET
-/sandbox?labels=`` lists the live sandboxes carrying those labels, and ``POST
-/sandbox/{id}/start`` starts one again (``starts``; ``starting``, or ``restoring`` when it
-was archived, for ``polls_until_started`` polls). ``api_url`` and
-``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
+status, body)`` injects one error answer (``command``: on an execute whose script holds it;
+``hang``: never answered, ``hung`` set once waiting); ``fail_creation(reason, state)`` makes the
+next sandbox end in state ``error`` (or ``state``); ``stop(id, state)`` stops (``stopped``) or
+archives (``archived``) a sandbox as its auto-stop would, and its toolbox then answers as the
+real proxy does (daytonaio/daytona #4142, #4632); ``GET /sandbox?labels=`` lists the live
+sandboxes carrying those labels, and ``POST /sandbox/{id}/start`` starts one again (``starts``;
+``starting``, or ``restoring`` when it was archived, for ``polls_until_started`` polls).
+``api_url`` and ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real
+sockets).
 
     fake = FakeDaytona()
     executor = DaytonaExecutor(
@@ -35,19 +37,16 @@ was archived, for ``polls_until_started`` polls). ``api_url`` and
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 import httpx
 
-from rho_adapters.daytona.confine import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_process import Daemon, OnTimeout, execute
-from rho_adapters.fakes.daytona_wire import decoded, file_info, multipart, script
+from rho_adapters.fakes.daytona_wire import decoded, error, files_answer, script
 from rho_domain.value_methods import value_eq, value_repr
 
 API_URL = "https://fake-daytona.test/api"
@@ -66,11 +65,6 @@ class _Fault:
     command: str | None = None
     hang: bool = False
     headers: Any = None
-
-
-def _error(status: int, message: str, path: str = "") -> httpx.Response:
-    body = {"statusCode": status, "message": message, "code": "Error", "path": path}
-    return httpx.Response(status, json=body)
 
 
 class FakeDaytona:
@@ -101,6 +95,7 @@ class FakeDaytona:
         self._faults: list[_Fault] = []
         self.hung = asyncio.Event()
         self._creation_failure: str | None = None
+        self._failed_state = "error"
         self.stopped: dict[str, str] = {}  # sandbox id -> stopped or archived
         self.starts: list[str] = []  # ids of the sandboxes started again
         self._waking: dict[str, str] = {}  # sandbox id -> starting or restoring
@@ -126,9 +121,11 @@ class FakeDaytona:
         ``Retry-After``), or never (``hang``)."""
         self._faults.append(_Fault(method, path_suffix, status, body, command, hang, headers))
 
-    def fail_creation(self, reason: str) -> None:
-        """Make sandbox creation end in the ``error`` state with ``reason``."""
+    def fail_creation(self, reason: str, state: str = "error") -> None:
+        """Make sandbox creation end in ``state`` (``error``; ``build_failed``: a Dockerfile
+        that does not build) with ``reason``."""
         self._creation_failure = reason
+        self._failed_state = state
 
     def stop(self, sandbox_id: str, state: str = "stopped") -> None:
         """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
@@ -151,7 +148,7 @@ class FakeDaytona:
         path = urlsplit(str(request.url)).path
         self.requests.append((request.method, path))
         if request.headers.get("authorization") != f"Bearer {self.api_key}":
-            return _error(401, "Unauthorized", path)
+            return error(401, "Unauthorized", path)
         body = await request.aread()
         for fault in self._faults:
             if fault.method == request.method and path.endswith(fault.suffix):
@@ -172,22 +169,24 @@ class FakeDaytona:
         toolbox = urlsplit(self.toolbox_url).path.rstrip("/")
         parts = path.removeprefix(toolbox + "/").split("/", 1)
         if len(parts) != 2 or parts[0] not in self.live:
-            return _error(404, "sandbox not found", path)
+            return error(404, "sandbox not found", path)
         if self.stopped.get(parts[0]) == "archived":  # no runner: the proxy's 404
             message = f"not found: sandbox container not found: No such container: {parts[0]}"
-            return _error(404, message, path)
+            return error(404, message, path)
         if parts[0] in self.stopped:
             message = (
                 "bad request: failed to resolve container IP after 3 attempts: no IP address "
                 "found. Is the Sandbox started?"
             )
-            return _error(400, message, path)
+            return error(400, message, path)
         return await self._toolbox(request, "/" + parts[1], body, parts[0])
 
     def _control(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
         if request.method == "POST" and path == "/sandbox":
             spec = json.loads(body)
             sandbox_id = f"sbx-{len(self.created) + 1}"
+            if spec.get("name") is not None and self._named(str(spec["name"])) is not None:
+                return error(409, f"Sandbox with name {spec['name']} already exists", path)
             self.created.append({"id": sandbox_id, **spec})
             self.polls[sandbox_id] = 0
             return httpx.Response(200, json=self._sandbox(sandbox_id, "creating"))
@@ -195,15 +194,16 @@ class FakeDaytona:
             wanted = json.loads(request.url.params.get("labels") or "{}").items()
             found = [self._sandbox(i, self._state(i)) for i in self.live]
             return httpx.Response(200, json=[s for s in found if wanted <= s["labels"].items()])
-        sandbox_id, _, action = path.removeprefix("/sandbox/").partition("/")
+        named, _, action = path.removeprefix("/sandbox/").partition("/")
+        sandbox_id = self._named(named) or named  # by id first, then by name, as Daytona
         if sandbox_id not in self.polls or sandbox_id in self.deleted:
-            return _error(404, f"Sandbox {sandbox_id} not found", path)
+            return error(404, f"Sandbox {sandbox_id} not found", path)
         if request.method == "DELETE":
             self.deleted.append(sandbox_id)
             return httpx.Response(200, json=self._sandbox(sandbox_id, "destroying"))
         if request.method == "POST" and action == "start":  # archived: restored first
             if self.stopped.get(sandbox_id) not in (None, "stopped", "archived"):
-                return _error(400, f"Sandbox is in state {self.stopped[sandbox_id]}", path)
+                return error(400, f"Sandbox is in state {self.stopped[sandbox_id]}", path)
             was = self.stopped.pop(sandbox_id, None)
             self.starts.append(sandbox_id)
             self.polls[sandbox_id] = 0
@@ -212,12 +212,20 @@ class FakeDaytona:
         self.polls[sandbox_id] += 1
         return httpx.Response(200, json=self._sandbox(sandbox_id, self._state(sandbox_id)))
 
+    def _named(self, id_or_name: str) -> str | None:
+        """The id of the live sandbox ``id_or_name`` names: its id, else its name (the API's
+        ``findOneByIdOrName`` looks an id up first); None when none does."""
+        if id_or_name in self.live:
+            return id_or_name
+        named = (b["id"] for b in self.created if b.get("name", b["id"]) == id_or_name)
+        return next((i for i in named if i in self.live), None)
+
     def _state(self, sandbox_id: str) -> str:
         """The state ``GET /sandbox/{id}`` reports now."""
         if sandbox_id in self.stopped:
             return self.stopped[sandbox_id]
         if self._creation_failure is not None:
-            return "error"
+            return self._failed_state
         if self.polls[sandbox_id] >= self.polls_until_started:
             return "started"
         return self._waking.get(sandbox_id, "creating")
@@ -227,7 +235,7 @@ class FakeDaytona:
         return {
             "id": sandbox_id,
             "organizationId": "org-fake",
-            "name": sandbox_id,
+            "name": spec.get("name") or sandbox_id,  # the API's default: the id
             "user": "daytona",
             "env": spec.get("env", {}),
             "labels": spec.get("labels", {}),
@@ -239,7 +247,7 @@ class FakeDaytona:
             "memory": 1,
             "disk": 3,
             "state": state,
-            "errorReason": self._creation_failure if state == "error" else None,
+            "errorReason": self._creation_failure if state == self._failed_state else None,
             "toolboxProxyUrl": self.toolbox_url,
         }
 
@@ -253,44 +261,4 @@ class FakeDaytona:
             return await execute(
                 wanted, env, self.daemon, on_timeout=self.on_timeout, left=self.left
             )
-        return self._files(request, path, body)
-
-    def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
-        target = request.url.params.get("path", "")
-        try:
-            if request.method == "GET" and path == "/files":
-                entries = []
-                for name in os.listdir(target):
-                    with contextlib.suppress(OSError):
-                        entries.append(file_info(os.path.join(target, name), name))
-                return httpx.Response(200, json=entries)
-            if request.method == "GET" and path == "/files/info":
-                return httpx.Response(200, json=file_info(target, os.path.basename(target)))
-            if request.method == "GET" and path == "/files/download":
-                if os.path.isdir(target):
-                    return _error(400, "path is a directory", path)
-                with open(target, "rb") as handle:
-                    return httpx.Response(200, content=handle.read())
-            if request.method == "POST" and path == "/files/bulk-upload":
-                return self._upload(multipart(request, body), path)
-        except FileNotFoundError:
-            return _error(404, f"file not found: {target}", path)
-        except NotADirectoryError:
-            return _error(400, f"not a directory: {target}", path)
-        except PermissionError:
-            return _error(403, f"permission denied: {target}", path)
-        return _error(404, f"Cannot {request.method} {path}", path)
-
-    def _upload(self, fields: list[tuple[str, bytes]], path: str) -> httpx.Response:
-        pending: str | None = None
-        for name, content in fields:
-            if name.endswith(".path"):
-                pending = content.decode().strip(GO_SPACE)  # the daemon's strings.TrimSpace
-            elif name.endswith(".file"):
-                if pending is None:  # the daemon streams: the path must come first
-                    return _error(400, "file without path metadata", path)
-                os.makedirs(os.path.dirname(pending), exist_ok=True)
-                with open(pending, "wb") as handle:
-                    handle.write(content)
-                pending = None
-        return httpx.Response(200)
+        return files_answer(request, path, body)

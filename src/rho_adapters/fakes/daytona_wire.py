@@ -1,9 +1,11 @@
-"""FakeDaytona's decoding of request bodies (a multipart upload's fields, an execute's script)
-and its description of a file (the daemon's ``FileInfo``)."""
+"""FakeDaytona's decoding of request bodies (a multipart upload's fields, an execute's script),
+its error envelope, and the toolbox's file endpoints on this machine's filesystem (the
+daemon's ``FileInfo``)."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import os
@@ -11,6 +13,8 @@ import stat
 from typing import Any
 
 import httpx
+
+from rho_adapters.daytona.confine import GO_SPACE
 
 
 def script(body: bytes) -> str:
@@ -67,3 +71,53 @@ def file_info(path: str, name: str) -> dict[str, Any]:
         "group": str(st.st_gid),
         "modifiedAt": stamp,
     }
+
+
+def error(status: int, message: str, path: str = "") -> httpx.Response:
+    """An error answer in the daemon's and the API's JSON envelope."""
+    body = {"statusCode": status, "message": message, "code": "Error", "path": path}
+    return httpx.Response(status, json=body)
+
+
+def files_answer(request: httpx.Request, path: str, body: bytes) -> httpx.Response:
+    """The daemon's answer to a file request (``GET /files``, ``/files/info``,
+    ``/files/download``, ``POST /files/bulk-upload``) on this machine's filesystem."""
+    target = request.url.params.get("path", "")
+    try:
+        if request.method == "GET" and path == "/files":
+            entries = []
+            for name in os.listdir(target):
+                with contextlib.suppress(OSError):
+                    entries.append(file_info(os.path.join(target, name), name))
+            return httpx.Response(200, json=entries)
+        if request.method == "GET" and path == "/files/info":
+            return httpx.Response(200, json=file_info(target, os.path.basename(target)))
+        if request.method == "GET" and path == "/files/download":
+            if os.path.isdir(target):
+                return error(400, "path is a directory", path)
+            with open(target, "rb") as handle:
+                return httpx.Response(200, content=handle.read())
+        if request.method == "POST" and path == "/files/bulk-upload":
+            return _upload(multipart(request, body), path)
+    except FileNotFoundError:
+        return error(404, f"file not found: {target}", path)
+    except NotADirectoryError:
+        return error(400, f"not a directory: {target}", path)
+    except PermissionError:
+        return error(403, f"permission denied: {target}", path)
+    return error(404, f"Cannot {request.method} {path}", path)
+
+
+def _upload(fields: list[tuple[str, bytes]], path: str) -> httpx.Response:
+    pending: str | None = None
+    for name, content in fields:
+        if name.endswith(".path"):
+            pending = content.decode().strip(GO_SPACE)  # the daemon's strings.TrimSpace
+        elif name.endswith(".file"):
+            if pending is None:  # the daemon streams: the path must come first
+                return error(400, "file without path metadata", path)
+            os.makedirs(os.path.dirname(pending), exist_ok=True)
+            with open(pending, "wb") as handle:
+                handle.write(content)
+            pending = None
+    return httpx.Response(200)

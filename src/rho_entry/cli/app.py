@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
-from rho_domain.permissions import PermissionProfile, builtin_as_made
+from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes
 from rho_entry.cli.launch import Launch, prepare
+from rho_entry.cli.presentation import profile_label
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import (
     interruptible,
@@ -31,6 +32,7 @@ from rho_entry.cli.running import (
 )
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
+from rho_entry.executor_wiring import unplaced
 
 if TYPE_CHECKING:  # --json's renderer: its module with the first --json run (make_renderer)
     from rho_entry.cli.json_render import JsonRenderer
@@ -220,7 +222,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             config = session.agent.config
             renderer.notice(
                 f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-                f"profile {_profile_label(session.agent.profile)} · {config.working_dir or '.'} · "
+                f"profile {profile_label(session.agent.profile)} · {config.working_dir or '.'} · "
                 f"session {session.id}",
                 "dim",
             )
@@ -241,7 +243,10 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     finally:
         await session.close()
     code = result_code(result)
-    if failed_downloads and code == exit_codes.OK:
+    if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
+        renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
+        code = exit_codes.MODEL
+    elif failed_downloads and code == exit_codes.OK:
         code = exit_codes.USAGE  # the answer is there, a file asked for is not
     rejected = rejected_last(session, result)
     if rejected is not None:
@@ -288,13 +293,3 @@ def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
 
     print_sessions(_run_loop(store.list(limit=50)), as_json=as_json)
     return exit_codes.OK
-
-
-def _profile_label(profile: PermissionProfile) -> str:
-    """The header's ``profile_grants.label``: a built-in profile as made is its name, and its
-    grants are compared (their module imported) only for any other profile."""
-    if builtin_as_made(profile):
-        return profile.name
-    from rho_domain.profile_grants import label
-
-    return label(profile)

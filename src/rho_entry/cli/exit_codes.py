@@ -23,7 +23,7 @@ from rho_entry.stop_signals import interrupt_at_start as interrupt_at_start
 
 OK = 0  # the run completed
 USAGE = 1  # bad flag, config, profile, template, output file or stdout; or an internal error
-MODEL = 2  # the model endpoint failed (connection, HTTP status, broken stream)
+MODEL = 2  # the model endpoint failed (connection, status, stream), or no sandbox could be made
 LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
 REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
@@ -42,7 +42,8 @@ EXIT_CODES_HELP = """\
   0    completed
   1    usage or configuration error (bad flag, config, profile, template, output file),
        or standard output could not be written (closed, disk full)
-  2    model or endpoint error (connection, authentication, HTTP status, broken stream)
+  2    model or endpoint error (connection, authentication, HTTP status, broken stream),
+       or a Daytona sandbox that could not be made (every tool call failed)
   3    limit reached: --max-turns or the budget
   4    awaiting approval: a tool call needs approval and nobody could be asked
        (no terminal, or --json); answer with --resume ID --approve CALL@DIGEST|all

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rho_domain.errors import ConfigError
+from rho_domain.permissions import PermissionProfile, builtin_as_made
 
 
 def color(env: Mapping[str, str], *, stderr_tty: bool) -> bool:
@@ -42,3 +43,13 @@ def preview_lines(flag: int | None, env: Mapping[str, str]) -> int:
     if value < 0:
         raise ConfigError(f"{origin}: expected 0 or more lines (--verbose shows every line)")
     return value
+
+
+def profile_label(profile: PermissionProfile) -> str:
+    """The header's ``profile_grants.label``: a built-in profile as made is its name, and its
+    grants are compared (their module imported) only for any other profile."""
+    if builtin_as_made(profile):
+        return profile.name
+    from rho_domain.profile_grants import label
+
+    return label(profile)

@@ -18,6 +18,7 @@ imply ``--backend daytona``.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,10 +104,15 @@ def parse_transfers(
 
 
 def read_uploads(
-    transfers: Transfers, policy: SecretPolicy, notice: Callable[[str], None]
+    transfers: Transfers,
+    policy: SecretPolicy,
+    notice: Callable[[str], None],
+    *,
+    limit: int = MAX_UPLOAD_BYTES,
 ) -> tuple[FileUpload, ...]:
-    """The files to upload, read from this machine. A named secret raises ``ConfigError``;
-    one inside an uploaded directory is skipped and ``notice`` says so."""
+    """The files to upload, read from this machine, at most ``limit`` bytes in all
+    (``_read_file``). A named secret raises ``ConfigError``; one inside an uploaded directory
+    is skipped and ``notice`` says so."""
     from rho_domain.ports.commands import FileUpload
 
     files: list[FileUpload] = []
@@ -121,15 +127,32 @@ def read_uploads(
             if reason := policy.refusal(os.path.realpath(path)) or policy.refusal(str(path)):
                 notice(f"--upload: skipped {path}: a secret is never uploaded ({reason})")
                 continue
-            data = path.read_bytes()
+            data = _read_file(path, limit - total)
             total += len(data)
-            if total > MAX_UPLOAD_BYTES:
-                raise ConfigError(
-                    f"--upload: more than {MAX_UPLOAD_BYTES >> 20} MiB; build them into the "
-                    "image (--dockerfile) or a snapshot instead"
-                )
             files.append(FileUpload(path=target, data=data))
     return tuple(files)
+
+
+def _read_file(path: Path, room: int) -> bytes:
+    """The bytes of the regular file ``path``, ``ConfigError`` for anything else or past
+    ``room`` bytes. Opened without blocking and judged on what was opened: before, a FIFO
+    blocked the launch for ever and ``/dev/zero`` was read until memory ran out, as was a
+    file of any size before the total was checked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"--upload {path}: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"--upload {path}: not a regular file (a FIFO, a device...)")
+        data = b"" if info.st_size > room else handle.read(room + 1)  # it may have grown
+        if info.st_size > room or len(data) > room:
+            raise ConfigError(
+                f"--upload: more than {MAX_UPLOAD_BYTES >> 20} MiB in all with {path}; build "
+                "the files into the image (--dockerfile) or a snapshot instead"
+            )
+    return data
 
 
 def _walk(source: Path, remote: str) -> list[tuple[Path, str]]:
