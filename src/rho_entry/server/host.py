@@ -49,10 +49,7 @@ from rho_entry.server.runs import Runs
 from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
-from rho_entry.server.views import (
-    pending_approvals,
-    summary_of,
-)
+from rho_entry.server.views import pending_approvals, summary_of
 
 log = logging.getLogger("rho_entry.server")
 
@@ -264,6 +261,10 @@ class SessionHost:
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.durable.enqueue(session_id, prompt)
             return
+        async with self.runs.turn(session_id):  # after an answer in progress, not beside it
+            await self._start_here(session_id, prompt)
+
+    async def _start_here(self, session_id: str, prompt: str | None) -> None:
         handle = self.runs.handles.get(session_id)
         if handle is not None and handle.closing:  # let go (approval_hold, a cancel)
             # no run is in progress: this was a 409 'is running' that a retry got past
