@@ -105,8 +105,7 @@ class Placements:
         old = [
             (known[1], info.id)
             for info in unplaced
-            if (known := self._known.get(info.id)) is not None
-            and now - known[1] >= RECHECK_SECONDS
+            if (known := self._known.get(info.id)) is not None and now - known[1] >= RECHECK_SECONDS
         ]
         return {sid for _, sid in heapq.nsmallest(RECHECKS_PER_LISTING, old)}
 
