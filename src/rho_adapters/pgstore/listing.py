@@ -21,7 +21,7 @@ from rho_adapters.store.layout import META_BYTES
 from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import AHEAD_SECONDS, is_number, typed_meta
 from rho_adapters.store.recording import CONFIG_BYTES
-from rho_domain.errors import ConfigError, SessionNotFound, StoreError
+from rho_domain.errors import ConfigError, SessionNotFound, StoredConfigInvalid
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
@@ -115,11 +115,13 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
     try:
         config, labels = json.loads(config), json.loads(labels)
     except (ValueError, RecursionError) as exc:
-        raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+        raise StoredConfigInvalid(
+            f"session {session_id} in the store has a broken record: {exc}"
+        ) from exc
     try:
         stored = config_from_dict(config, source=f"session {session_id} in the store")
     except ConfigError as exc:  # a key or type another version wrote: say what to do
-        raise ConfigError(
+        raise StoredConfigInvalid(
             f"{exc}. The session's config was written by another rho-agent version: upgrade "
             "rho-agent to read it; its events are unchanged"
         ) from exc
