@@ -340,7 +340,7 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.sessions.export_answer("big1", "x1")
 
 
-async def test_directives_past_their_bound_together_are_refused_not_read(
+async def test_directives_and_export_requests_are_read_within_bounds(
     url: str, hosts: list[PgBackend]
 ) -> None:
     """Each directive row was bounded alone (16 MiB): a peer's rows, each under it, were all
@@ -363,6 +363,16 @@ async def test_directives_past_their_bound_together_are_refused_not_read(
     with pytest.raises(StoreError, match=r"session many1's directives from 0 on .* hold more"):
         await pg.signals.directives("many1", after=0)
     assert [d.offset for d in await pg.signals.directives("many1", after=1)] == [1, 2, 3, 4]
+    # export requests: only what request_export makes (a plain id, as the file store reads
+    # only such names), a page at a time; before, every row, whatever its id, at once
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO rho_exports (session_id, request_id) SELECT 'many1', id FROM"
+            " (SELECT 'r' || lpad(n::text, 3, '0') FROM generate_series(1, 70) AS n"
+            " UNION ALL VALUES ('a b'), ('latest'), (repeat('x', 300)), ('0/..')) AS ids (id)"
+        )
+    asked = await pg.signals.export_requests("many1")
+    assert asked == tuple(f"r{n:03}" for n in range(1, 65))
 
 
 async def test_a_trace_past_its_bound_is_refused_not_read_whole(

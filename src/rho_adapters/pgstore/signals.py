@@ -28,6 +28,8 @@ from rho_domain.errors import SessionNotFound, StoredPastBound
 from rho_domain.ports.signals import Directive, SignalSource
 
 RECHECK_SECONDS = 5.0
+EXPORTS_PAGE = 64
+"""Export requests read at a time; the session answers a few at each checkpoint."""
 ROW_COST = 64
 """Bytes a directive's row is counted for besides its text: what holding it costs a reader."""
 
@@ -129,11 +131,15 @@ class PgSignals(SignalSource):
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
+        # Only what request_export makes (a plain id: ``check_request_id``), as the file
+        # store reads only such names, and a page of them: a peer's rows were read whole
+        # (a million ids, of a megabyte each) at every checkpoint of the run.
         rows = await self.backend.call(
             lambda conn: conn.execute(
                 "SELECT request_id FROM rho_exports WHERE session_id = %s AND answer IS NULL"
-                " ORDER BY request_id",
-                (session_id,),
+                " AND request_id ~ '^[A-Za-z0-9_-]{1,255}$' AND request_id <> 'latest'"
+                " ORDER BY request_id LIMIT %s",
+                (session_id, EXPORTS_PAGE),
             ).fetchall()
         )
         return tuple(str(r[0]) for r in rows)
