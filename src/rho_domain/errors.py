@@ -7,7 +7,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
 
     RhoError
     ├── ConfigError                  bad config, profile, template or flag; says what to fix
-    │   └── MissingExtra             an optional dependency is not installed; names the extra
+    │   ├── MissingExtra             an optional dependency is not installed; names the extra
+    │   └── StoredConfigInvalid      a session's stored config is not one this version reads
     ├── ModelError                   the model endpoint failed; keeps ``partial_text``
     │   ├── ModelHTTPError           an HTTP status from the server (``status``, ``body``)
     │   │   ├── AuthenticationError  401/403
@@ -82,6 +83,13 @@ class MissingExtra(ConfigError):
         )
         self.package = package
         self.extra = extra
+
+
+class StoredConfigInvalid(ConfigError):
+    """A session's stored config (its config.yaml, a shared store's row) is not one this
+    version reads: stored data, not the caller's request; the message names the file or row
+    and the key. A server answers it 409 ``unreadable_session``, as other stored data it
+    cannot read, where a GET of the session was a 422 'invalid', as if the request were."""
 
 
 class ModelError(RhoError):

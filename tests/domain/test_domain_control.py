@@ -271,3 +271,31 @@ async def test_one_export_that_cannot_be_written_leaves_the_others_answered() ->
     signals.request_export(session.id, "b")
     assert (await session.run("go")).status is RunStatus.COMPLETED
     assert list(signals.exports) == ["b"]
+
+
+async def test_a_checkpoint_answers_a_few_export_requests_not_every_one() -> None:
+    """A peer of a shared store can ask a million exports of a session (rows of
+    rho_exports): each was made and written at the first checkpoint, and the run stalled
+    there. Now a checkpoint answers at most eight (the export made once for them); the others
+    are answered at the next checkpoints."""
+
+    class Batches(ManualSignals):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[int] = []
+
+        async def export_requests(self, session_id: str) -> tuple[str, ...]:
+            self.batches.append(0)
+            return await super().export_requests(session_id)
+
+        async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
+            self.batches[-1] += 1
+            await super().answer_export(session_id, request_id, text)
+
+    signals = Batches()
+    session = make_session([text("done")], signals=signals)
+    for n in range(12):
+        signals.request_export(session.id, f"r{n:02}")
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert max(signals.batches) == 8, signals.batches  # before: 12 at the first checkpoint
+    assert sorted(signals.exports) == [f"r{n:02}" for n in range(12)]

@@ -216,7 +216,7 @@ async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None
             if sum(arrived) == 2:
                 both.set()
 
-        recording, answering = sessions.recording, getattr(runs, "answering", None)
+        recording, answering = sessions.recording, runs.turn
 
         async def gated(session_id: str) -> object:
             arrive(0)
@@ -228,11 +228,11 @@ async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None
             if arrived[1] == 0 and len(turns) == 1:
                 arrive(1)  # waits behind the first
             turns.append(session_id)
-            async with answering(session_id):  # type: ignore[misc]
+            async with answering(session_id):
                 yield
 
         turns: list[str] = []
-        sessions.recording, runs.answering = gated, taking_turns
+        sessions.recording, runs.turn = gated, taking_turns
         approve = {"decision": "approve", "digest": shown["digest"]}
         answers = await asyncio.gather(
             *(client.post(f"/api/sessions/{sid}/approvals/c1", json=approve) for _ in "ab")
@@ -240,7 +240,7 @@ async def test_two_answers_at_once_to_a_released_session(tmp_path: Path) -> None
         assert sorted(a.status_code for a in answers) == [202, 404], [a.text for a in answers]
         assert "(pending: none)" in max(answers, key=lambda a: a.status_code).text
         assert (await wait_idle(client, sid))["status"] == "completed"
-        # a message and an answer at once still race: refused in a route's words
+        # a dispatch that finds the session taken anyway is refused in a route's words
         feed, done = await app.state.host.feeds.current(sid), app.state.host.feeds.done(sid)
         reopened = await runs.dispatch(sid, None, feed, done=done)
         try:

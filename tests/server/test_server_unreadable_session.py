@@ -85,3 +85,33 @@ async def test_a_working_directory_with_a_nul_leaves_the_listing_whole(tmp_path:
         assert listed == {by_meta, fine}  # by_meta placed by its config.yaml, in the roots
         assert (await client.get(f"/api/sessions/{by_meta}")).status_code == 409
         assert (await client.get(f"/api/sessions/{by_config}")).status_code == 404
+
+
+async def test_a_stored_config_this_version_cannot_read_is_unreadable_not_invalid(
+    tmp_path: Path,
+) -> None:
+    """A config.yaml (or a shared store's config row) that this version cannot read: a key
+    another version wrote, a ``working_dir`` with a NUL. GET /api/sessions/ID answered 422
+    'invalid', as if the request were, and a chat 403 naming the field ``profile``; now both
+    are 409 ``unreadable_session`` naming the file and the key, as other stored data."""
+    where = place(tmp_path)
+    app = app_for(where, by_prompt({"hi": "done"}))
+    async with client_for(app) as client:
+        newer, nul = await finished_sessions(client, 2)
+        work = where.work.resolve()
+        for sid, old, new in (
+            (newer, "model:", "new_setting: 1\nmodel:"),
+            (nul, f"working_dir: {work}", f'working_dir: "{work}\\0x"'),
+        ):
+            config = where.sessions / sid / "config.yaml"
+            config.write_text(config.read_text().replace(old, new, 1))
+            for method, tail, body in (
+                ("GET", "", None),  # before: 422 'invalid', as if the request were
+                ("POST", "/chat", {"prompt": "hi"}),
+                ("POST", "/resume", {}),
+            ):
+                answer = await client.request(method, f"/api/sessions/{sid}{tail}", json=body)
+                assert answer.status_code == 409, (sid, tail, answer.text)
+                error = answer.json()["error"]
+                assert error["code"] == "unreadable_session", (sid, tail, error)
+                assert str(config) in error["message"] or "NUL" in error["message"], error

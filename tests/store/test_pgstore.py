@@ -343,10 +343,46 @@ async def test_a_huge_value_in_a_row_is_refused_not_read_whole(
         await pg.store.open("big1")
     with pytest.raises(StoreError, match=config):
         await pg.sessions.record("big1")
-    with pytest.raises(StoreError, match="directive 0 of session big1 holds more than"):
+    directives = f"session big1's directives from 0 on .* hold more than {DIRECTIVES_BYTES}"
+    with pytest.raises(StoreError, match=directives):
         await pg.signals.directives("big1", after=0)
     with pytest.raises(StoreError, match="the export x1 of session big1 holds more than"):
         await pg.sessions.export_answer("big1", "x1")
+
+
+async def test_directives_and_export_requests_are_read_within_bounds(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """Each directive row was bounded alone (16 MiB): a peer's rows, each under it, were all
+    read by every checkpoint of the run holding the session (a thousand of 15 MiB, or
+    millions of empty ones), where the file store bounds the whole directives.jsonl. Now what
+    the rows after the offset cost together (their text, and 64 bytes a row) is judged in
+    the statement that reads them; what comes after the offset is judged alone."""
+    import psycopg
+
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("many1"))
+    await pg.store.release("many1")
+    size = DIRECTIVES_BYTES // 4  # four rows fit; five do not
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO rho_directives (session_id, seq, text, at)"
+            " SELECT 'many1', n, repeat('x', %s), 0 FROM generate_series(0, 4) AS n",
+            (size - 64,),
+        )
+    with pytest.raises(StoreError, match=r"session many1's directives from 0 on .* hold more"):
+        await pg.signals.directives("many1", after=0)
+    assert [d.offset for d in await pg.signals.directives("many1", after=1)] == [1, 2, 3, 4]
+    # export requests: only what request_export makes (a plain id, as the file store reads
+    # only such names), a page at a time; before, every row, whatever its id, at once
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO rho_exports (session_id, request_id) SELECT 'many1', id FROM"
+            " (SELECT 'r' || lpad(n::text, 3, '0') FROM generate_series(1, 70) AS n"
+            " UNION ALL VALUES ('a b'), ('latest'), (repeat('x', 300)), ('0/..')) AS ids (id)"
+        )
+    asked = await pg.signals.export_requests("many1")
+    assert asked == tuple(f"r{n:03}" for n in range(1, 65))
 
 
 async def test_a_trace_past_its_bound_is_refused_not_read_whole(

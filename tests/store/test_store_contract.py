@@ -225,11 +225,14 @@ async def test_latest_is_never_a_session_whose_time_is_no_time(store: SessionSto
     """A created time of NaN or an infinity (a hand edit of the row or meta.json, a library
     caller's record) is listed as no time; PostgreSQL sorts NaN and Infinity above every
     time, so such a session was ``latest`` however old (a resume of 'latest' continued it)
-    and first in a listing (a hundred such rows pushed every real one out)."""
-    for session_id, at in (("aa11", time.time() + 3600), ("zz1", math.nan), ("zz2", math.inf)):
+    and first in a listing (a hundred such rows pushed every real one out). So is a time no
+    clock has reached (more than a day ahead: 2096), which was ``latest`` in every store."""
+    ahead = time.time() + 70 * 365 * 86_400
+    planted = (("zz1", math.nan), ("zz2", math.inf), ("zz3", ahead))
+    for session_id, at in (("aa11", time.time() + 3600), *planted):
         await store.create(record(session_id, at=at))
         await store.release(session_id)
     assert (await store.open("latest"))[0].id == "aa11"
     await store.release("aa11")
     assert (await store.list(limit=1))[0].id == "aa11"  # nor first in a listing
-    assert len(await store.list(limit=3)) == 3
+    assert len(await store.list(limit=4)) == 4

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import attrs
 
-from rho_adapters.store.meta_fields import is_number
+from rho_adapters.store.meta_fields import order_time
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage
@@ -27,9 +28,9 @@ class _Stored:
 
 
 def _created(stored: _Stored) -> float:
-    """The session's time for ``latest`` and the listing's order: none (0) for NaN or an
-    infinity, as the stores list it, which no max() or sort can order."""
-    return created if is_number(created := stored.record.created_at) else 0.0
+    """The session's time for ``latest`` and the listing's order: none (0) for NaN, an
+    infinity or a time no clock has reached (``order_time``), as the stores order them."""
+    return order_time(stored.record.created_at, time.time())
 
 
 def summarize(

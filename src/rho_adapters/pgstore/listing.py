@@ -10,6 +10,7 @@ lease (``schema.ALIVE``: the holder's own bound, or this backend's ``stale_after
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,9 +19,9 @@ from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.schema import ALIVE, bounded, too_large
 from rho_adapters.store.layout import META_BYTES
 from rho_adapters.store.meta import info_from_meta
-from rho_adapters.store.meta_fields import is_number, typed_meta
+from rho_adapters.store.meta_fields import AHEAD_SECONDS, is_number, typed_meta
 from rho_adapters.store.recording import CONFIG_BYTES
-from rho_domain.errors import ConfigError, SessionNotFound, StoreError
+from rho_domain.errors import ConfigError, SessionNotFound, StoredConfigInvalid
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
 
@@ -114,11 +115,13 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
     try:
         config, labels = json.loads(config), json.loads(labels)
     except (ValueError, RecursionError) as exc:
-        raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+        raise StoredConfigInvalid(
+            f"session {session_id} in the store has a broken record: {exc}"
+        ) from exc
     try:
         stored = config_from_dict(config, source=f"session {session_id} in the store")
     except ConfigError as exc:  # a key or type another version wrote: say what to do
-        raise ConfigError(
+        raise StoredConfigInvalid(
             f"{exc}. The session's config was written by another rho-agent version: upgrade "
             "rho-agent to read it; its events are unchanged"
         ) from exc
@@ -137,8 +140,9 @@ async def list_sessions(backend: PgBackend, *, limit: int = 50) -> tuple[Session
     return tuple(info_of(tuple(r)) for r in rows)
 
 
-_A_TIME = "created_at > '-Infinity' AND created_at < 'Infinity'"  # NaN fails both
-_NO_TIME = "created_at IN ('NaN', 'Infinity', '-Infinity')"
+# NaN fails the second; a time ahead of the reader's clock by more than a day is none too
+_A_TIME = "created_at > '-Infinity' AND created_at < 'Infinity' AND created_at <= %s"
+_NO_TIME = f"NOT ({_A_TIME})"
 
 
 def newest_first(conn: Any, select: str, params: tuple[Any, ...], limit: int) -> list[Any]:
@@ -147,14 +151,16 @@ def newest_first(conn: Any, select: str, params: tuple[Any, ...], limit: int) ->
     sorts NaN and Infinity above every time, so a row whose created_at was edited to one
     (or a library caller's record with one) was ``latest`` however old, and a hundred such
     rows pushed every real session out of a listing, which shows them with no time
-    (``info_of``). Both queries are ranges on the index ``rho_sessions_newest``."""
+    (``info_of``); so did a time no clock has reached (2096: ``meta_fields.order_time``),
+    which sorts with them. The first query is a range on the index ``rho_sessions_newest``."""
+    latest = time.time() + AHEAD_SECONDS
     rows = conn.execute(
         f"{select} WHERE {_A_TIME} ORDER BY created_at DESC, id DESC LIMIT %s",
-        (*params, limit),
+        (*params, latest, limit),
     ).fetchall()
     if len(rows) < limit:
         rows += conn.execute(
             f"{select} WHERE {_NO_TIME} ORDER BY id DESC LIMIT %s",
-            (*params, limit - len(rows)),
+            (*params, latest, limit - len(rows)),
         ).fetchall()
     return list(rows)

@@ -22,13 +22,28 @@ import contextlib
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.schema import bounded, from_column, to_column, too_large
+from rho_adapters.pgstore.schema import from_column, to_column
 from rho_adapters.store.signals import DIRECTIVES_BYTES
-from rho_domain.errors import SessionNotFound
+from rho_domain.errors import SessionNotFound, StoredPastBound
 from rho_domain.ports.signals import Directive, SignalSource
 
 RECHECK_SECONDS = 5.0
-TEXT = bounded("text", DIRECTIVES_BYTES)  # a directive's text, NULL past the bound
+EXPORTS_PAGE = 64
+"""Export requests read at a time; the session answers a few at each checkpoint."""
+ROW_COST = 64
+"""Bytes a directive's row is counted for besides its text: what holding it costs a reader."""
+
+# The directives after an offset, with what they cost all together, judged in the statement
+# that reads them (as ``schema.bounded_lines`` judges a trace): each row was bounded alone,
+# so a peer's thousand rows of 15 MiB (or millions of empty ones) were all read, by every
+# checkpoint of the run that holds the session, where the file store bounds the whole log.
+_DIRECTIVES = (
+    "WITH total AS (SELECT coalesce(sum(octet_length(text) + %s), 0) AS bytes"
+    " FROM rho_directives WHERE session_id = %s AND seq >= %s)"
+    " SELECT total.bytes, d.seq, d.text FROM total LEFT JOIN LATERAL (SELECT seq, text"
+    " FROM rho_directives WHERE total.bytes <= %s AND session_id = %s AND seq >= %s OFFSET 0)"
+    " d ON true ORDER BY d.seq"
+)
 
 
 def _flag(conn: Any, session_id: str, column: str, backend: PgBackend) -> bool:
@@ -96,25 +111,35 @@ class PgSignals(SignalSource):
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
+        limit = DIRECTIVES_BYTES
         rows = await self.backend.call(
             lambda conn: conn.execute(
-                f"SELECT seq, {TEXT} FROM rho_directives"  # noqa: S608 (TEXT: a constant)
-                " WHERE session_id = %s AND seq >= %s ORDER BY seq",
-                (session_id, after),
+                _DIRECTIVES, (ROW_COST, session_id, after, limit, session_id, after)
             ).fetchall()
         )
-        for seq, text in rows:
-            if text is None:
-                raise too_large(f"directive {seq} of session {session_id}", DIRECTIVES_BYTES)
-        return tuple(Directive(offset=int(seq), text=from_column(text)) for seq, text in rows)
+        if int(rows[0][0]) > limit:
+            raise StoredPastBound(
+                f"session {session_id}'s directives from {after} on (rows of rho_directives) "
+                f"hold more than {limit} bytes, counting {ROW_COST} a row, far more than "
+                "rho-agent writes there; not read (delete the rows that do not belong)"
+            )
+        return tuple(
+            Directive(offset=int(seq), text=from_column(text))
+            for _, seq, text in rows
+            if seq is not None
+        )
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
+        # Only what request_export makes (a plain id: ``check_request_id``), as the file
+        # store reads only such names, and a page of them: a peer's rows were read whole
+        # (a million ids, of a megabyte each) at every checkpoint of the run.
         rows = await self.backend.call(
             lambda conn: conn.execute(
                 "SELECT request_id FROM rho_exports WHERE session_id = %s AND answer IS NULL"
-                " ORDER BY request_id",
-                (session_id,),
+                " AND request_id ~ '^[A-Za-z0-9_-]{1,255}$' AND request_id <> 'latest'"
+                " ORDER BY request_id LIMIT %s",
+                (session_id, EXPORTS_PAGE),
             ).fetchall()
         )
         return tuple(str(r[0]) for r in rows)

@@ -16,6 +16,7 @@ from rho_adapters.store import sentinels
 from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import info_from_meta
+from rho_adapters.store.meta_fields import order_time
 from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionInfo
 
@@ -24,7 +25,7 @@ def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
     """Sessions under ``root``, newest first, from meta.json only (never the traces)."""
     now = time.time()
     infos = [info_of(paths, now=now) for paths in session_dirs(root)]
-    infos.sort(key=lambda i: (i.created_at, i.id), reverse=True)
+    infos.sort(key=lambda i: (order_time(i.created_at, now), i.id), reverse=True)
     return tuple(infos[:limit])
 
 

@@ -34,6 +34,22 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300
 
 
+AHEAD_SECONDS = 86_400.0
+"""How far ahead of the reader's clock a session's time may be and still date it: a day of
+clock skew between hosts. A time further ahead is a hand edit no clock has reached."""
+
+
+def order_time(value: object, now: float) -> float:
+    """The time a session is ordered by (``latest``, a listing's newest first): ``value``, or
+    0 (none) when it is no time (``is_number``) or ahead of ``now`` by more than
+    ``AHEAD_SECONDS``. A row or meta.json dated 2096 was ``latest`` for seventy years (every
+    ``--resume latest`` continued the conversation its writer chose) and first in every
+    listing, as NaN and Infinity were before they counted as no time."""
+    if not is_number(value) or value > now + AHEAD_SECONDS:  # type: ignore[operator]
+        return 0.0
+    return float(value)  # type: ignore[arg-type]
+
+
 PID_MAX = 2**31 - 1
 """The largest process id: a ``pid_t`` is a C int. A larger ``pid`` (2**31, written by hand
 or by another tool) made ``os.kill(pid, 0)`` raise ``OverflowError`` in ``liveness``: one such

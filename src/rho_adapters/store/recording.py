@@ -16,7 +16,7 @@ from rho_adapters.store.confined import read_bytes
 from rho_adapters.store.layout import SessionPaths, read_meta
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
-from rho_domain.errors import ConfigError, StoreError
+from rho_domain.errors import ConfigError, StoredConfigInvalid, StoreError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -90,11 +90,11 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
     except yaml.YAMLError as exc:
         from rho_adapters.yaml_aliases import yaml_problem
 
-        raise ConfigError(f"{paths.config}: invalid YAML: {yaml_problem(exc)}") from exc
+        raise StoredConfigInvalid(f"{paths.config}: invalid YAML: {yaml_problem(exc)}") from exc
     try:
         config = config_from_dict(raw, source=str(paths.config))
     except ConfigError as exc:
-        raise ConfigError(f"{exc}{STORED_CONFIG_HINT}") from exc
+        raise StoredConfigInvalid(f"{exc}{STORED_CONFIG_HINT}") from exc
     meta = read_meta(paths)
     labels = meta.get("labels")
     parent = meta.get("parent_id")

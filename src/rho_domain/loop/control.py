@@ -22,16 +22,12 @@ from rho_domain.loop.cancel_watch import DEAF, watch_for_cancel
 from rho_domain.loop.guarded_ports import GuardedSignals
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
-from rho_domain.not_run import (
-    CANCELLED_BEFORE,
-    CANCELLED_RESULT,
-    OUT_OF_TIME,
-    OUT_OF_TIME_BEFORE,
-)
+from rho_domain.not_run import CANCELLED_BEFORE, CANCELLED_RESULT, OUT_OF_TIME, OUT_OF_TIME_BEFORE
 from rho_domain.ports.signals import SignalSource
 
 T = TypeVar("T")
 PAUSE_POLL_SECONDS = 0.25
+EXPORTS_PER_CHECKPOINT = 8
 
 
 class RunControl:
@@ -156,16 +152,19 @@ class RunControl:
         return self.cancelled
 
     async def answer_exports(self) -> None:
-        """Write the context export (``context_export``) for every pending request. A
-        failure to write one is not the run's failure: the asker falls back to the trace."""
+        """Write the context export (``context_export``) for the pending requests, at most
+        ``EXPORTS_PER_CHECKPOINT`` (the rest at the next checkpoints), made once for them. A
+        peer's million requests were each made and written at one checkpoint: the run stalled.
+        A failure to write one is not the run's failure: the asker falls back to the trace."""
         if self.signals is None:
             return
         with contextlib.suppress(RhoError):
-            for request_id in await self.signals.export_requests(self.session_id):
-                # loaded with the first export asked for (``rho-agent connect``), not per run
-                from rho_domain.context_export import export_context
+            asked = await self.signals.export_requests(self.session_id)
+            for n, request_id in enumerate(asked[:EXPORTS_PER_CHECKPOINT]):
+                if n == 0:  # loaded with the first export asked for (``rho-agent connect``)
+                    from rho_domain.context_export import export_context
 
-                text = export_context(self.session_id, self.journal.state)
+                    text = export_context(self.session_id, self.journal.state)
                 # one request's failure leaves the others answered: it stopped them all
                 with contextlib.suppress(RhoError):
                     await self.signals.answer_export(self.session_id, request_id, text)

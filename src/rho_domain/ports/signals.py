@@ -49,7 +49,8 @@ class SignalSource(Protocol):
     @abstractmethod
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """Ids of the context exports asked of this session and not answered yet (``monitor
-        connect``). The session answers them between steps."""
+        connect``), oldest or least first; a store may give only the first of many (the
+        others come once those are answered). The session answers them between steps."""
 
     @abstractmethod
     async def answer_export(self, session_id: str, request_id: str, text: str) -> None:

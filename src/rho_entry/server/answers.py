@@ -64,10 +64,10 @@ async def answer_here(
     settings: ServerSettings,
 ) -> None:
     """Give ``answer`` to the handle of ``session_id`` in this process (dispatching one when
-    none holds the call), one answer at a time per session (``Runs.answering``). Raises
+    none holds the call), one answer or message at a time per session (``Runs.turn``). Raises
     ``NotFound`` for a call that is not waiting, ``Busy`` when no run may start, and
     ``CallChanged`` (through the handle) for a changed call."""
-    async with runs.answering(session_id):
+    async with runs.turn(session_id):
         await _answer_here(runs, feeds, sessions, session_id, answer, settings)
 
 

@@ -14,6 +14,7 @@ from rho_domain.errors import (
     SessionLocked,
     SessionNotFound,
     SessionStateError,
+    StoredConfigInvalid,
     StoredPastBound,
     TraceFormatError,
 )
@@ -162,6 +163,8 @@ def as_api_error(exc: RhoError) -> ApiError:
         return NotFound(str(exc))
     if isinstance(exc, SessionLocked | SessionStateError):
         return Conflict(str(exc))
+    if isinstance(exc, StoredConfigInvalid):  # stored data, not the request
+        return UnreadableSession(str(exc))
     if isinstance(exc, ConfigError):
         return Invalid(str(exc))
     if isinstance(exc, TraceFormatError | StoredPastBound):  # stored data, not the server

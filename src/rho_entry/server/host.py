@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError, SessionNotFound
+from rho_domain.errors import SessionNotFound
 from rho_domain.ports.session_control import held_by_live_process, run_in_progress
 from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.run import new_id
@@ -43,16 +43,13 @@ from rho_entry.server.admission import Admission
 from rho_entry.server.answers import Answer, answer_here, answer_on_queue
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
-from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
+from rho_entry.server.errors import Conflict, Invalid, NotFound
 from rho_entry.server.lookup import Placements, find_shown
 from rho_entry.server.runs import Runs
 from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
-from rho_entry.server.views import (
-    pending_approvals,
-    summary_of,
-)
+from rho_entry.server.views import pending_approvals, summary_of
 
 log = logging.getLogger("rho_entry.server")
 
@@ -264,6 +261,10 @@ class SessionHost:
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.durable.enqueue(session_id, prompt)
             return
+        async with self.runs.turn(session_id):  # after an answer in progress, not beside it
+            await self._start_here(session_id, prompt)
+
+    async def _start_here(self, session_id: str, prompt: str | None) -> None:
         handle = self.runs.handles.get(session_id)
         if handle is not None and handle.closing:  # let go (approval_hold, a cancel)
             # no run is in progress: this was a 409 'is running' that a retry got past
@@ -289,10 +290,7 @@ class SessionHost:
         (``Admission``: its name and meta.json are labels anyone writing the directory
         chooses); its listing."""
         info = await self.find(session_id)
-        try:
-            record = await self.sessions.record(session_id)
-        except ConfigError as exc:  # its stored config is not one
-            raise Forbidden(str(exc), field="profile") from None
+        record = await self.sessions.record(session_id)  # StoredConfigInvalid: 409, stored data
         authority = self.runs.runtime.resume_authority()
         self.admission.drivable_config(session_id, record, authority)
         return info

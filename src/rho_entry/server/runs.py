@@ -67,7 +67,7 @@ class Runs:
         )
         self.handles: dict[str, AgentHandle] = {}
         self._pumps: set[asyncio.Task[None]] = set()
-        self._answering: dict[str, tuple[asyncio.Lock, int]] = {}  # id -> (lock, users)
+        self._turns: dict[str, tuple[asyncio.Lock, int]] = {}  # id -> (lock, users)
 
     def active(self, session_id: str) -> bool:
         """A run of this session is queued or in progress here."""
@@ -88,22 +88,24 @@ class Runs:
             )
 
     @contextlib.asynccontextmanager
-    async def answering(self, session_id: str) -> AsyncIterator[None]:
-        """Hold the turn to answer ``session_id``'s calls: one answer at a time per session.
-        Two answers at once (a double click, a retry) both found a released session and
-        both reopened it: the second was refused by the runtime, in its words for library
-        callers. One after the other, the second finds the handle the first reopened."""
-        lock, users = self._answering.get(session_id, (asyncio.Lock(), 0))
-        self._answering[session_id] = (lock, users + 1)
+    async def turn(self, session_id: str) -> AsyncIterator[None]:
+        """Hold ``session_id``'s turn: one answer or message (a chat, a resume) at a time per
+        session. Two answers at once (a double click, a retry) both found a released session
+        and both reopened it: the second was refused by the runtime, in its words for library
+        callers; a message and an answer at once raced the same way, the loser a 409 'taken
+        by another request meanwhile' to retry. One after the other, the second finds what
+        the first left: the handle it reopened, the run it started, the call it superseded."""
+        lock, users = self._turns.get(session_id, (asyncio.Lock(), 0))
+        self._turns[session_id] = (lock, users + 1)
         try:
             async with lock:
                 yield
         finally:
-            lock, users = self._answering[session_id]
+            lock, users = self._turns[session_id]
             if users == 1:
-                del self._answering[session_id]
+                del self._turns[session_id]
             else:
-                self._answering[session_id] = (lock, users - 1)
+                self._turns[session_id] = (lock, users - 1)
 
     async def dispatch(
         self,
