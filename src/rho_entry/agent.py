@@ -260,10 +260,12 @@ def _has(tool: object, member: str) -> bool:
 def _check_schema(tool: ToolHandler | DocumentToolHandler) -> None:
     """Refuse a tool whose ``parameters`` is not a JSON object schema the model can be sent:
     a value JSON cannot hold (a set, a class) ended every run at its first model call with
-    "TypeError: Object of type set is not JSON serializable", naming no tool."""
+    "TypeError: Object of type set is not JSON serializable", naming no tool; a known
+    keyword's wrong value (``"type": "strin"``) is refused by ``check_parameters``."""
     import json
 
     from rho_domain.errors import ConfigError
+    from rho_domain.tool_parameters import check_parameters
 
     parameters: object = tool.parameters  # typed a Mapping; a caller's code returns anything
     problem = None if isinstance(parameters, Mapping) else f"a {type(parameters).__name__}"
@@ -271,12 +273,13 @@ def _check_schema(tool: ToolHandler | DocumentToolHandler) -> None:
         json.dumps(parameters, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         problem = problem or f"not JSON: {exc}"
+    where = f"Agent(tools=...): {type(tool).__name__}.parameters (tool {tool.name!r})"
     if problem is not None:
         raise ConfigError(
-            f"Agent(tools=...): {type(tool).__name__}.parameters (tool {tool.name!r}) is "
-            f"{problem}; give a JSON Schema object of dicts, lists, strings, numbers, true, "
-            "false and null"
+            f"{where} is {problem}; give a JSON Schema object of dicts, lists, strings, "
+            "numbers, true, false and null"
         )
+    check_parameters(parameters, where)
 
 
 def _refuse_twice_named(tools: Sequence[ToolHandler | DocumentToolHandler]) -> None:
