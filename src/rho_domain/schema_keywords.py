@@ -112,7 +112,13 @@ def _check_keywords(node: Mapping[str, Any], root: Any, where: str, at: str) -> 
             f"{where}: {unknown[0]!r} at {at} is a JSON Schema keyword rho-agent does not "
             f"check; use only: {', '.join(sorted(CHECKED))} (docs/structured-output.md)"
         )
-    check_values(node, where, at)
+    for key, value in node.items():
+        if key in _VALUE_KINDS and not _VALUE_KINDS[key][0](value):
+            raise ConfigError(f"{where}: {key} at {at} must be {_VALUE_KINDS[key][1]}")
+    kinds = node.get("type")
+    for kind in [kinds] if isinstance(kinds, str) else kinds or ():
+        if kind not in _TYPES:
+            raise ConfigError(f"{where}: unknown type {kind!r} at {at}")
     seen: set[str] = set()
     target: Any = node
     while isinstance(target, Mapping) and "$ref" in target:  # a chain of refs must end
@@ -120,30 +126,6 @@ def _check_keywords(node: Mapping[str, Any], root: Any, where: str, at: str) -> 
             raise ConfigError(f"{where}: $ref {target['$ref']!r} at {at} refers to itself")
         seen.add(target["$ref"])
         target = resolve(root, target["$ref"], where)
-
-
-def check_values(node: Mapping[str, Any], where: str, at: str) -> None:
-    """Raise ``ConfigError`` unless each keyword of ``node`` that ``validate`` knows has a
-    value of its kind (``"required": "x"`` is no list) and ``type`` names known types
-    (``"strin"``); the message names the keyword, where it is and the value given. Keywords
-    it does not know are left alone: ``check_node`` refuses them, a tool's schema may use them."""
-    for key, value in node.items():
-        if key in _VALUE_KINDS and not _VALUE_KINDS[key][0](value):
-            raise ConfigError(
-                f"{where}: {key} at {at} must be {_VALUE_KINDS[key][1]}, not {_shown(value)}"
-            )
-    kinds = node.get("type")
-    for kind in [kinds] if isinstance(kinds, str) else kinds or ():
-        if kind not in _TYPES:
-            raise ConfigError(
-                f"{where}: unknown type {kind!r} at {at}; the types are {', '.join(sorted(_TYPES))}"
-            )
-
-
-def _shown(value: Any) -> str:
-    """``value`` as a message shows it: its repr, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def patterns_of(schema: Any, at: str = "#") -> dict[str, str]:
