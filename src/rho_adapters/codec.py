@@ -25,7 +25,7 @@ import enum
 import functools
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_origin
 
 import attrs
 
@@ -219,6 +219,11 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
                 "or false as a boolean)"
             )
         return f"expected one of {values}{got}"
+    if get_origin(type_) in (tuple, list) and str(exc).endswith("object is not iterable"):
+        # a number, a boolean or nothing where a list goes (``command: 5``) was "invalid
+        # value for type, expected tuple": a Python type the file never shows
+        got = str(exc).split("'")[1]
+        return f"expected a list, got {'nothing (an empty value)' if got == 'NoneType' else got}"
     if attrs.has(type_) and isinstance(exc, TypeError | AttributeError):
         # a scalar or a list where a section goes (``budget: 5``) was "invalid value for
         # type, expected Budget": a class name the file never shows, and no keys

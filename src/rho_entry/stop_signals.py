@@ -12,10 +12,14 @@ command starts.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 
 __all__ = [
     "SIGNALLED",
+    "end_as_returned",
     "ending_signals",
     "first_heard",
     "forget",
@@ -110,3 +114,27 @@ def service_exit(signum: int | None) -> int:
     if signum is None or signal.Signals(signum).name in _SERVICE_STOPS:
         return 0
     return SIGNALLED + signum
+
+
+def end_as_returned(code: int) -> None:
+    """After a command's process decided its exit ``code`` (``main`` returned it to the
+    console script): each ending signal and SIGINT still ours (the default,
+    ``interrupt_at_start``, Python's ``KeyboardInterrupt``) ends the process at once with
+    ``code``, its standard streams flushed. Before, one landing between ``main``'s return and
+    the interpreter's exit raised ``KeyboardInterrupt`` there: a traceback after a completed
+    run, exit 130 for its 0. Its work was done and closed on disk; only the exit said
+    otherwise. One left ignored (``nohup``) or someone else's stays as it is; the
+    interpreter's last teardown step, after it restores the defaults, is not covered."""
+    ours = (signal.SIG_DFL, signal.default_int_handler, interrupt_at_start)
+
+    def handler(signum: int, frame: object) -> None:
+        del signum, frame
+        for stream in (sys.stdout, sys.stderr):
+            # closed, a full disk, a write it interrupted: the exit still holds
+            with contextlib.suppress(OSError, ValueError, RuntimeError, AttributeError):
+                stream.flush()
+        os._exit(code)
+
+    for signum in (int(signal.SIGINT), *ending_signals()):
+        if signal.getsignal(signum) in ours:
+            signal.signal(signum, handler)

@@ -232,6 +232,22 @@ def test_an_mcp_command_given_as_a_string_is_refused(tmp_path: Path) -> None:
     assert load_agent_config(listed).mcp_servers["tickets"].command == ("server", "-v")
 
 
+def test_a_number_or_nothing_where_a_list_goes_says_list_not_tuple(tmp_path: Path) -> None:
+    """Before: "invalid value for type, expected tuple", a Python type the file never shows,
+    and not what was there; an agent config's and a profile's alike."""
+    wrong = {
+        "mcp_servers: {a: {command: 5}}": "got int @ config.mcp_servers['a'].command",
+        "hooks: {before_model: true}": "got bool @ config.hooks.before_model",
+        "mcp_servers: {a: {command: }}": "got nothing (an empty value) @ config.mcp_servers",
+    }
+    for text, said in wrong.items():
+        with pytest.raises(ConfigError, match=re.escape(f": expected a list, {said}")):
+            load_agent_config(write(tmp_path / "a.yaml", text + "\n"))
+    profile = write(tmp_path / "p.yaml", "base: readonly\nextra_read_roots: 5\n")
+    with pytest.raises(ConfigError, match=r": expected a list, got int @ profile.extra_read_"):
+        load_profile_file(profile)
+
+
 def test_a_quoted_hook_timeout_is_explained_not_called_a_list(tmp_path: Path) -> None:
     """The one-reference shorthand (``before_tool: "m:f"``) wrapped every string of hooks:
     ``timeout: "5"`` was refused as "expected float, got list", which hid the quotes."""

@@ -1,10 +1,13 @@
 """A session home that fills up part-way through a real run (a tool of the run fills its
-small tmpfs): the run stops at the store's next write with an error that names the
-session's directory and says what to do, exit 1; what was written before is kept, and once
-space is freed ``--resume`` continues. Before, the error said what failed and stopped there.
-A home turned read-only the same way cannot be had: Linux refuses to remount read-only a
-file system with a file open for writing (the trace), "mount point is busy". Skipped where
-mounting is not permitted (not root)."""
+small tmpfs): the store's next write that finds no room fails the run with an error that
+names the session's directory and says what to do, exit 1, and the run's end is recorded
+all the same: the store's reserve (``store/reserve.py``), let go by that failed write, holds
+the events it carried, the error, ``run_end`` and meta.json's ``error``. Once space is freed
+``--resume`` continues. Before the reserve, the end was the write that failed: meta.json
+said ``running``, what listed the session said so until its holder was found gone (stale),
+and the failed write's events were lost. A home turned read-only the same way cannot be
+had: Linux refuses to remount read-only a file system with a file open for writing (the
+trace), "mount point is busy". Skipped where mounting is not permitted (not root)."""
 
 from __future__ import annotations
 
@@ -47,7 +50,11 @@ def homes(tmp_path: Path) -> Iterator[dict[str, Path]]:
 def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str, Path]) -> None:
     for name, (command, fix) in _VARIANTS.items():
         home = homes[name]
-        replies = [tool_reply(call("bash", {"command": command})), text_reply("done")]
+        # the second call's output (two copies of 9,000 bytes) needs pages the disk has not
+        replies = [
+            tool_reply(call("bash", {"command": command})),
+            tool_reply(call("bash", {"command": "head -c 9000 /dev/zero | tr '\\0' x"})),
+        ]
         with LoopbackServer([*replies, text_reply("went on")]) as server:
             argv = [sys.executable, "-m", "rho_entry", "--base-url", server.base_url]
             argv += ["-m", "fake-model", "--json", "--profile", "developer"]
@@ -56,11 +63,15 @@ def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str
             )
             (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
             session = trace.parent
-            kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
-            assert (run.returncode, "tool_end" in kinds) == (1, True), (name, run.stderr)
-            assert f"{fix} {session}, then `rho-agent --resume {session.name}` continues" in (
-                run.stderr
-            ), (name, run.stderr)
+            events = [json.loads(line) for line in trace.read_text().splitlines()]
+            ends = [e["call_id"] for e in events if e["kind"] == "tool_end"]
+            assert (run.returncode, len(ends)) == (1, 2), (name, run.stderr)
+            assert (events[-1]["kind"], events[-1]["status"]) == ("run_end", "error"), name
+            meta = json.loads((session / "meta.json").read_text())
+            assert (meta["status"], meta["pid"]) == ("error", None), name
+            said = json.loads(run.stdout.splitlines()[-1])["error"]
+            assert "none of its 1 events was written (to be written with the run's end" in said
+            assert f"{fix} {session}, then `rho-agent --resume {session.name}` continues" in said
             (home / "fill").unlink()  # fixed: the space freed
             again = subprocess.run(
                 [*argv, "--resume", session.name, "go on"],

@@ -143,6 +143,7 @@ def test_a_directory_outside_git_is_refused_before_a_session(tmp_path: Path) -> 
     assert f"{plain} is not in a git work tree" in done.stderr
     assert "run `git init` there, or give the repository with -d/--working-dir" in done.stderr
     assert "session 1" not in done.stderr
+    assert ", state " not in done.stderr  # before: "run ID, state PATH", a file never written
     assert list(plain.iterdir()) == []
     # a repository where git knows no committer: the first commit failed after a session
     subprocess.run(("git", "init", "-q", str(plain)), check=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -115,6 +116,28 @@ async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -
     assert isinstance(info.value.__cause__, httpx.ConnectError)
     # the server and the variable named: a wrong DAYTONA_API_URL said neither
     assert "(at https://fake-daytona.test; the API's URL is DAYTONA_API_URL)" in str(info.value)
+    await executor.aclose()
+
+
+async def test_daytona_a_stream_closed_under_its_reader_is_an_executor_error(
+    tmp_path: Path,
+) -> None:
+    """httpx's StreamError is a RuntimeError, not an HTTPError: it left the adapter bare."""
+
+    class Closed(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            raise httpx.StreamClosed
+            yield b""  # an async generator
+
+    def closed(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=Closed())
+
+    fake = FakeDaytona()
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path)), transport=httpx.MockTransport(closed)
+    )
+    with pytest.raises(ExecutorError, match=r"connection to Daytona failed during .*closed"):
+        await executor.stat(".")
     await executor.aclose()
 
 

@@ -167,12 +167,34 @@ def test_a_tool_whose_schema_cannot_be_read_or_sent_is_refused_naming_it() -> No
         ({"type": "object", "enum": {1}}, r"\(tool 'mine'\) is not JSON: Object of type set"),
         ({"type": "object", "maximum": float("nan")}, r"is not JSON: Out of range float"),
         (["type", "object"], r"\(tool 'mine'\) is a list; give a JSON Schema object"),
+        # a known keyword's wrong value: before, accepted; "strin" then let every value
+        # through, the others were skipped, and a model API refused every request
+        (
+            {"type": "object", "properties": {"p": {"type": "strin"}}},
+            r"\(tool 'mine'\): its input schema's type at #/properties/p is a string \('strin'\)",
+        ),
+        ({"type": "object", "required": "x"}, r"required at # is a string \('x'\), not a list"),
+        ({"type": "object", "properties": []}, r"properties at # is an empty list, not an object"),
+        (
+            {"type": "object", "properties": {"a": {"items": {"anyOf": [{"minimum": "5"}]}}}},
+            r"minimum at #/properties/a/items/anyOf/0 is a string \('5'\), not a number",
+        ),
+        ({"type": "string"}, r"\(tool 'mine'\): has type 'string' at its top, not \"object\"$"),
+        ({"anyOf": [{"type": "object"}]}, r"has anyOf at its top, which a model API refuses"),
     ]
     for schema, message in wrong:
         tool = Mine()
         tool.schema = schema
         with pytest.raises(ConfigError, match=r"^Agent\(tools=\.\.\.\): .*" + message):
             Agent(AgentConfig(model="m"), tools=[tool])
+    # keywords rho-agent does not check are the provider's
+    tool = Mine()
+    tool.schema = {
+        "type": "object",
+        "properties": {"when": {"type": "string", "format": "date-time", "x-ui": [1]}},
+        "patternProperties": {"^x-": {"type": "integer"}},
+    }
+    Agent(AgentConfig(model="m"), tools=[tool])
 
 
 async def test_an_approval_callback_that_raises_is_named_by_the_callback() -> None:

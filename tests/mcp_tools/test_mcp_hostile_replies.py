@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tracemalloc
+from collections.abc import AsyncIterator
 
 import pytest
 from mcp_support import ScriptedTransport
@@ -342,6 +343,59 @@ def test_the_notification_stream_is_opened_again_when_it_ends() -> None:
 
     assert asyncio.run(main()) >= 3
     assert gets >= 3
+
+
+def test_httpxs_stream_error_is_mcp_error_and_the_stream_is_opened_again() -> None:
+    # corners24: httpx's StreamError (StreamClosed: a stream closed under its reader) is a
+    # RuntimeError, not an HTTPError. Before, it left a POST's send bare (no McpError naming
+    # the server) and ended the notification stream's listener for the session's rest, so
+    # list_changed stopped without a word. Now the send is McpError, the stream reopened.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+    from rho_domain.errors import McpError
+
+    changed = b'data: {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n\n'
+    gets = 0
+
+    class Closed(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            raise httpx.StreamClosed
+            yield b""  # an async generator
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal gets
+        headers = {"content-type": "text/event-stream"}
+        if request.method == "POST":
+            is_request = b'"id"' in request.content
+            return httpx.Response(200 if is_request else 202, headers=headers, stream=Closed())
+        gets += 1
+        stream = Closed() if gets == 1 else httpx.ByteStream(changed)
+        return httpx.Response(200, headers=headers, stream=stream)
+
+    async def main() -> str:
+        heard = asyncio.Event()
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport(
+            "h", "http://mcp.invalid/mcp", headers={}, http_client=client, relisten=(0.0, 0.0)
+        )
+        peer = RpcPeer("h", http, on_notification=lambda method, params: heard.set())
+        await peer.start()
+        try:
+            await peer.notify("notifications/initialized")  # the stream is opened after it
+            async with asyncio.timeout(10):  # a bound on a hang: before, no second opening
+                await heard.wait()
+            with pytest.raises(McpError) as refused:
+                await peer.request("tools/list", {}, timeout=10, setting="t")
+        finally:
+            await peer.aclose()
+            await client.aclose()
+        return str(refused.value)
+
+    said = asyncio.run(main())
+    assert said.startswith("MCP server 'h' at http://mcp.invalid/mcp: StreamClosed: "), said
+    assert gets >= 2
 
 
 def test_a_notification_stream_answered_with_json_is_not_asked_again() -> None:

@@ -43,6 +43,34 @@ def test_a_response_whose_id_is_true_answers_no_request() -> None:
     assert peer.malformed == 1
 
 
+def test_a_late_answer_to_a_request_given_up_on_is_not_said_unreadable() -> None:
+    """Before: the answer to a cancelled request, arriving while the next one waited, was
+    counted as a message that could not be read, and the next one's timeout said "it sent 1
+    message(s) that could not be read meanwhile", quoting a well-formed answer."""
+
+    def answer(request: Message) -> str | None:
+        if request["method"] == "second":  # the server answers the first only now
+            return json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"late": True}})
+        return None
+
+    async def main() -> RpcPeer:
+        peer = RpcPeer("h", ScriptedTransport(answer), on_notification=lambda m, p: None)
+        await peer.start()
+        first = asyncio.ensure_future(peer.request("first", {}, timeout=60, setting="t"))
+        await asyncio.sleep(0)  # sent, then given up on
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        with pytest.raises(McpTimeout) as refused:
+            await peer.request("second", {}, timeout=0.05, setting="tool_timeout")
+        assert "could not be read" not in str(refused.value)
+        peer.receive(json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}))  # never asked
+        return peer
+
+    peer = asyncio.run(main())
+    assert (peer.late, peer.malformed) == (1, 1)
+
+
 @pytest.mark.parametrize(
     ("content", "kind"),
     [(5, "a number"), (True, "a boolean"), ("text", "a string"), ({"type": "text"}, "an object")],

@@ -188,6 +188,25 @@ async def test_an_encoding_that_cannot_be_bounded_or_decoded_is_refused(
     assert said in str(caught.value)
 
 
+async def test_a_stream_closed_under_its_reader_is_a_model_connection_error() -> None:
+    """httpx's StreamError (StreamClosed) is a RuntimeError, not an HTTPError: it left the
+    adapter as httpx's own exception, so the run ended 'error' on "StreamClosed", exit 1,
+    never retried. It is a broken connection, as httpx's other transport errors are."""
+    from rho_domain.errors import ModelConnectionError
+
+    class Closed(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield chunk({"content": "hi"})
+            raise httpx.StreamClosed
+
+    model = _openai(lambda _: httpx.Response(200, headers=SSE, stream=Closed()))
+    try:
+        with pytest.raises(ModelConnectionError, match="the stream has been closed"):
+            await collect(model)
+    finally:
+        await model.aclose()
+
+
 async def test_an_unreadable_error_body_still_gives_its_status() -> None:
     model = _openai(_answering(500, [b"\x00garbage"], {"content-encoding": "gzip"}))
     with pytest.raises(ServerError) as caught:

@@ -11,6 +11,7 @@ import pytest
 from server_support import app_for, by_prompt, client_for, place, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, text
+from rho_domain.errors import ConfigError
 from rho_entry.server.settings import ServerSettings, check_bind, is_loopback
 
 
@@ -265,6 +266,8 @@ def test_settings_from_the_environment_name_the_variable(tmp_path: Path) -> None
     ):
         with pytest.raises(Exception, match=name):
             ServerSettings.from_environ({name: value}, sessions_root=tmp_path)
+    with pytest.raises(ConfigError, match=r"^RHO_AGENT_SERVER_ROOTS: ' ' is not a directory \("):
+        ServerSettings.from_environ({"RHO_AGENT_SERVER_ROOTS": " "}, sessions_root=tmp_path)
 
 
 async def test_cors_is_off_unless_configured(tmp_path: Path) -> None:

@@ -125,12 +125,23 @@ async def test_a_failed_sync_says_how_many_events_were_not_kept(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full)
+    fix = (
+        f"; free space on the disk that holds {trace.parent}, then `rho-agent --resume s3` "
+        "continues from the last event kept"
+    )
+    with pytest.raises(StoreError) as info:
+        await store.append("s3", ended)
+    # the first lets go of the store's reserve (store/reserve.py) for the run's end
+    assert str(info.value) == (
+        f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was "
+        "kept (to be written with the run's end, in the room rho-agent kept on that "
+        f"disk){fix}"
+    )
     with pytest.raises(StoreError) as info:
         await store.append("s3", ended)
     assert str(info.value) == (
         f"cannot sync session s3 ({trace}): No space left on device; none of its 1 events was "
-        f"kept; free space on the disk that holds {trace.parent}, then `rho-agent --resume s3` "
-        "continues from the last event kept"
+        f"kept{fix}"
     )
     assert trace.read_bytes() == kept  # taken back: the journal appends them again
     monkeypatch.undo()
@@ -173,3 +184,27 @@ async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -
         await store.release("s1")
     finally:
         subprocess.run(["umount", "--lazy", str(home)], check=False)
+
+
+async def test_the_reserve_for_a_runs_end_is_unnamed_and_let_go_with_the_last_session(
+    tmp_path: Path,
+) -> None:
+    """The room kept for a run's end (store/reserve.py) is an unnamed file on the sessions'
+    disk, held while the store holds a session: no name in any directory, its descriptor
+    closed when the last session is released (a store per test, a server's store per
+    client, would otherwise keep one each for good)."""
+
+    def reserves() -> list[str]:
+        fds = Path("/proc/self/fd")
+        links = [os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink()]
+        return [link for link in links if link.startswith(f"{tmp_path}/#")]
+
+    store = FileSessionStore(tmp_path)
+    await store.create(SessionRecord(id="s1", created_at=1.0, config=AgentConfig()))
+    await store.create(SessionRecord(id="s2", created_at=1.0, config=AgentConfig()))
+    assert [r.endswith("(deleted)") for r in reserves()] == [True]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s1", "s2"]
+    await store.release("s1")
+    assert len(reserves()) == 1  # s2 may still need it
+    await store.release("s2")
+    assert reserves() == []

@@ -355,3 +355,30 @@ async def test_executor_whole_machine_read_root_still_refuses_secrets(
         await ex.list_dir(f"{home}/.ssh")
     names = {e.name for e in await ex.list_dir("/var/log")}
     assert names  # operators inspect /var/log
+
+
+async def test_a_working_directory_removed_midway_is_named_by_every_call(tmp_path: Path) -> None:
+    """Before: once the workspace was removed (a tool's ``rm -rf "$PWD"``), every call said
+    "no such file or directory: ." (or of the path it named), nothing of the cause."""
+    from rho_domain.errors import ExecutorError
+    from rho_domain.ports.commands import Command, Stage
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ex = LocalExecutor(str(ws), file_write=FileWriteMode.FULL)
+    ws.rmdir()
+    calls = {
+        "stat": ex.stat("a.txt"),
+        "read": ex.read("a.txt"),
+        "list": ex.list_dir("."),
+        "write": ex.write("b.txt", b"x", overwrite=False),
+        "glob": ex.glob("*.txt"),
+        "run": ex.run(Command(pipeline=(Stage(argv=("true",)),))),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ExecutorError) as refused:
+            await call
+        assert str(refused.value).startswith(
+            f"the working directory {ws} no longer exists (removed or replaced while the "
+            "session ran)"
+        ), name

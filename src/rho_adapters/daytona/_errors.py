@@ -89,7 +89,7 @@ def map_httpx_errors(what: str, api: str = "") -> Iterator[None]:
     the toolbox's, another host, is the one the API at ``api`` named), and httpx's refusal of a URL
     (``InvalidURL``, no ``HTTPError``: a sandbox id read from a trace or a toolbox URL a
     server named, too long or with a control character), which before left the adapter as
-    httpx's own exception."""
+    httpx's own exception, as did its ``StreamError`` (a stream closed under its reader)."""
     try:
         yield
     except httpx.InvalidURL as exc:
@@ -102,6 +102,8 @@ def map_httpx_errors(what: str, api: str = "") -> Iterator[None]:
         raise ExecutorError(
             f"connection to Daytona failed during {what}{_asked(exc, api)}: {detail}"
         ) from exc
+    except httpx.StreamError as exc:  # a RuntimeError, no HTTPError: it left the adapter bare
+        raise ExecutorError(f"connection to Daytona failed during {what}: {exc}") from exc
 
 
 def _asked(exc: httpx.HTTPError, api: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import attrs
 
-from rho_domain.errors import PathOutsideWorkspace, ToolError
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, ToolError
 from rho_domain.paths import components, is_within
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -81,7 +81,7 @@ class Tree:
         stack: list[tuple[str, int]] = []
         pending = list(parts)
         links = 0
-        root_fd = os.open(self.root, _DIR_FLAGS)
+        root_fd = self._open_root()
         try:
             while pending:
                 name = pending.pop(0)
@@ -117,6 +117,19 @@ class Tree:
             for _, fd in stack:
                 os.close(fd)
             os.close(root_fd)
+
+    def _open_root(self) -> int:
+        """The root, opened; ``ExecutorError`` naming it when it is gone. Removed while the
+        session ran (``rm -rf "$PWD"``), every later call said "no such file or directory:
+        ." (or of the path it named), which told the model nothing of the cause."""
+        try:
+            return os.open(self.root, _DIR_FLAGS)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ExecutorError(
+                f"the working directory {self.root} no longer exists (removed or replaced "
+                "while the session ran): no tool can reach it; recreate it, or start a new "
+                "session in another directory"
+            ) from None
 
     def _symlink_target(self, dir_fd: int, name: str) -> str | None:
         try:

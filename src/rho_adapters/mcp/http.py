@@ -10,8 +10,8 @@ handshake a GET stream carries the server's own notifications (a server without 
 headers would go along) and an answer that is neither JSON nor an event stream is not MCP:
 both fail the request at once, saying so, as does a reply that ends without the request's
 answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``). Shutdown DELETEs
-the session. httpx errors become ``McpError`` here, naming the server and its URL; a send on
-a closed client (one that ``aclose`` is closing) is "not connected", not httpx's RuntimeError.
+the session. httpx errors (``StreamError`` too) become ``McpError`` here, naming the server
+and its URL; a send on a closed client (``aclose`` closing it) is "not connected".
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ _ERROR_HEAD = 1200  # bytes read of an error answer: its first 300 characters ar
 # needs none of them (the SDKs send one line), so a million is no server's honest event.
 MAX_EVENT_LINES = 1_000_000
 _BLANK_LINES = (b"\n\n", b"\r\r", b"\n\r\n")  # an event's end, whichever line ends a server uses
+_HTTPX_FAILURES = (httpx.HTTPError, httpx.StreamError)  # a closed stream's is no HTTPError
 
 
 class HttpTransport:
@@ -251,7 +252,7 @@ class HttpTransport:
         """One opening: whether it delivered a message; None: not a 200 event stream."""
         headers = {"Accept": "text/event-stream", **self._session_headers()}
         received = self._received
-        with contextlib.suppress(httpx.HTTPError, McpError):
+        with contextlib.suppress(*_HTTPX_FAILURES, McpError):
             async with self._require_client().stream("GET", self.url, headers=headers) as response:
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if response.status_code != 200 or kind != "text/event-stream":
@@ -289,7 +290,7 @@ class HttpTransport:
         """The failures of httpx as ``McpError`` naming the server and its URL."""
         try:
             yield
-        except httpx.HTTPError as exc:
+        except _HTTPX_FAILURES as exc:
             said = str(exc).replace(self.url, self.shown_url)  # httpx may quote the URL
             if answered_plain_http(exc):
                 said = PLAIN_HTTP_ANSWER

@@ -4,18 +4,19 @@ A transport hands every message it receives to ``RpcPeer.receive`` as text (a st
 HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
 ``result`` or ``error`` fails its own request with ``McpProtocolError``, so does an HTTP
-reply that ended without its request's answer (``Transport.answers_in_reply``), a message of more
-than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it times
-out), and a response to no request is skipped. A
-server's requests are answered (``ping``; anything else "method not found": this client
-offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent;
-past that the request goes unanswered (counted in ``unanswered``): a server that floods
-requests and reads nothing would otherwise have each answer wait in memory. So an answer
-is small: its id is at most ``MAX_REQUEST_ID`` characters (a request with another id is
-not JSON-RPC, counted and skipped) and the method it names is cut. Every request
-has a deadline: past it, or when the caller is cancelled, the server is told
-(``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the setting, or its
-cancellation.
+reply that ended without its request's answer (``Transport.answers_in_reply``), a message of
+more than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it
+times out), and a response to no request is skipped: one to a request we gave up on (its
+deadline, its caller's cancellation) is late, counted in ``late``, never "could not be read"
+(a later timeout said so of it). A server's requests are answered (``ping``; anything else
+"method not found": this client offers no capabilities) while fewer than
+``MAX_ANSWERS_WAITING`` answers wait to be sent; past that the request goes unanswered
+(counted in ``unanswered``): a server that floods requests and reads nothing would otherwise
+have each answer wait in memory. So an answer is small: its id is at most ``MAX_REQUEST_ID``
+characters (a request with another id is not JSON-RPC, counted and skipped) and the method
+it names is cut. Every request has a deadline: past it, or when the caller is cancelled, the
+server is told (``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the
+setting, or its cancellation.
 """
 
 from __future__ import annotations
@@ -81,11 +82,13 @@ class RpcPeer:
         self.transport = transport
         self.malformed = 0  # messages received that were not JSON-RPC
         self.unanswered = 0  # the server's requests dropped: too many answers waited
+        self.late = 0  # answers to requests given up on (their deadline, a cancelled caller)
         self.last_malformed = ""
         self.gone: str | None = None  # why the server is gone, once it is
         self._on_notification = on_notification
         self._on_gone = on_gone
         self._ids = itertools.count(1)
+        self._last_id = 0  # the id of the latest request sent: a lower one was ours
         self._pending: dict[int, asyncio.Future[Message]] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._answering: set[asyncio.Task[None]] = set()  # answers not yet sent
@@ -104,7 +107,7 @@ class RpcPeer:
             raise McpError(
                 f"MCP server {self.server!r} is not running: {self.gone}", server=self.server
             )
-        request_id = next(self._ids)
+        request_id = self._last_id = next(self._ids)
         malformed = self.malformed  # what could not be read while this request waited
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -226,9 +229,13 @@ class RpcPeer:
             elif isinstance(method, str):
                 self._on_notification(method, params)
             return
-        future = self._pending.get(item["id"]) if our_id(item.get("id")) else None
+        ours = our_id(item.get("id")) and 0 < item["id"] <= self._last_id
+        future = self._pending.get(item["id"]) if ours else None
         if future is None or future.done():
-            self._malformed(text)  # an answer to nothing we asked
+            if ours:
+                self.late += 1  # read well: its request was given up on, or answered twice
+            else:
+                self._malformed(text)  # an answer to nothing we asked
         elif isinstance(item.get("error"), dict):
             error = item["error"]
             future.set_exception(

@@ -7,7 +7,10 @@ here, in one place (``jsonrpc`` applies it, ``client`` and ``http`` quote throug
 
 from __future__ import annotations
 
-MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
+# a server's words on one line, cut: the domain's, since the tool schema check quotes them too
+from rho_domain.said_text import MAX_SAID as MAX_SAID
+from rho_domain.said_text import said as said
+
 # characters of a server's request id an answer echoes (held until sent): ten requests with
 # 20 MB ids, unread, grew the agent by 2.4 GB where the same bytes in params cost 170 MB
 MAX_REQUEST_ID = 256
@@ -33,22 +36,6 @@ def values_at_most(text: str) -> int:
     led by a bracket, a comma or a colon; those inside strings count too): C-speed passes
     over the text, before ``json.loads`` spends memory on them."""
     return text.count(",") + text.count(":") + text.count("[") + text.count("{")
-
-
-def said(value: object, limit: int = MAX_SAID) -> str:
-    r"""What a server sent, as a message of ours quotes it: ``str``, on one line (each line
-    break shown as ``\n``), cut to ``limit`` characters with how long it was. The server
-    chooses both: our messages go into the trace, the model's context and the terminal,
-    which prints an error event's lines at the margin, where the server's own lines would
-    be drawn as rho-agent's (a tool call, an approval). Only the start that may be shown is
-    split into lines: split whole, a text of 256 MiB made of line breaks (``\x1c`` and
-    ``\v`` are breaks too, inside one stdio line) was a list of a string per break, some
-    50 bytes each: a 30 MB line not JSON grew the agent by 755 MB."""
-    text = str(value)
-    head = "\\n".join(text[: limit + 2].splitlines())  # + 2: a last CRLF is dropped
-    if len(text) <= limit + 2 and len(head) <= limit:
-        return head
-    return f"{head[:limit]}... ({len(text):,} characters)"
 
 
 def preview(text: str) -> str:

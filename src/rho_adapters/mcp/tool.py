@@ -26,9 +26,9 @@ import json
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
-from rho_adapters.mcp.schema_kinds import misfit, with_items
 from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
+from rho_domain.schema_kinds import misfit, with_items
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,

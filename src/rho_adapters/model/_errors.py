@@ -68,7 +68,8 @@ def _kinds(name: str) -> tuple[type[Exception], ...]:
 
 def http_errors() -> tuple[type[Exception], ...]:
     """Every transport error a model client raises: httpcore's (``CoreClient``) and, once
-    imported, httpx's (``httpx.HTTPError``)."""
+    imported, httpx's (``httpx.HTTPError``, and ``httpx.StreamError``: a stream closed under
+    its reader, a RuntimeError that left the adapter as httpx's own exception)."""
     import httpcore
 
     found: tuple[type[Exception], ...] = (
@@ -79,7 +80,7 @@ def http_errors() -> tuple[type[Exception], ...]:
         httpcore.UnsupportedProtocol,
     )
     httpx = sys.modules.get("httpx")
-    return found if httpx is None else (*found, httpx.HTTPError)
+    return found if httpx is None else (*found, httpx.HTTPError, httpx.StreamError)
 
 
 @contextlib.contextmanager

@@ -26,19 +26,10 @@ from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.finish import finished
 from rho_adapters.store.confined import directory_fd, open_file
 from rho_adapters.store.held_session import HeldSession, what_to_do
-from rho_adapters.store.layout import (
-    HEARTBEAT_SECONDS,
-    SessionPaths,
-    named_in,
-    resolve,
-)
+from rho_adapters.store.layout import HEARTBEAT_SECONDS, SessionPaths, named_in, resolve
 from rho_adapters.store.lock import SessionLock
-from rho_adapters.store.meta import (
-    MetaFile,
-    initial_meta,
-    profile_label,
-    stored_config,
-)
+from rho_adapters.store.meta import MetaFile, initial_meta, profile_label, stored_config
+from rho_adapters.store.reserve import DiskReserve
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
@@ -88,6 +79,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         self._heartbeat = heartbeat
         self._open: dict[str, HeldSession] = {}
         self._last_config: tuple[str, bytes] | None = None  # see _config_text
+        self._room = DiskReserve()  # held from the first session held (reserve.py)
 
     def signals(self) -> SignalSource:
         """See ``SignalingStore.signals``: the sentinel files in each session directory
@@ -193,12 +185,14 @@ class FileSessionStore(SessionStore, SignalingStore):
                 trace = open_file(paths.trace, "ab", buffering=0)  # see HeldSession.write
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
             holder.start(parent=parent)
+            self._room.hold(self.root)
         except BaseException:
             if trace is not None:
                 trace.close()
             lock.release()
             raise
-        self._open[paths.id] = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace)
+        held = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace, room=self._room)
+        self._open[paths.id] = held
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""
@@ -235,7 +229,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             raise StoreError(
                 f"cannot write the trace of session {session_id} ({held.paths.trace}): "
                 f"{exc.strerror or exc}; none of its {len(persistent)} events was written"
-                + what_to_do(exc, held.paths)
+                + what_to_do(exc, held.paths, freed=held.freed_room)
             ) from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             try:
@@ -254,7 +248,7 @@ class FileSessionStore(SessionStore, SignalingStore):
                     ) from exc
                 # as a failed write says it: what the user lost if the disk stays full
                 kept = f"{exc}; none of its {len(persistent)} events was kept"
-                raise StoreError(kept + what_to_do(exc, held.paths)) from exc
+                raise StoreError(kept + what_to_do(exc, held.paths, freed=held.freed_room)) from exc
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants
@@ -272,6 +266,8 @@ class FileSessionStore(SessionStore, SignalingStore):
         """See ``SessionStore.release``."""
         held = self._open.pop(session_id, None)
         if held is not None:
+            if not self._open:  # no session left to end: its descriptor is not kept
+                self._room.let_go()
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
 

@@ -16,6 +16,7 @@ import attrs
 from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile
+from rho_adapters.store.reserve import DiskReserve
 from rho_domain.errors import StoreError
 from rho_domain.value_methods import value_eq, value_repr
 
@@ -31,17 +32,23 @@ _FIXES = {
 }
 
 
-def what_to_do(exc: BaseException, paths: SessionPaths) -> str:
+def what_to_do(exc: BaseException, paths: SessionPaths, *, freed: bool = False) -> str:
     """The fix of a write of ``paths``' session that failed for lack of room or of a writable
     disk, with how to go on (what was kept before stays: ``--resume`` continues from it); ""
-    for any other failure."""
+    for any other failure. ``freed``: the failure let go of the store's reserve, so what it
+    failed to write is written with the run's end."""
     cause = exc if isinstance(exc, OSError) else exc.__cause__
     fix = _FIXES.get(cause.errno or 0) if isinstance(cause, OSError) else None
     if fix is None:
         return ""
+    after_all = (
+        " (to be written with the run's end, in the room rho-agent kept on that disk)"
+        if freed
+        else ""
+    )
     return (
-        f"; {fix.format(dir=paths.dir)}, then `rho-agent --resume {paths.id}` continues "
-        "from the last event kept"
+        f"{after_all}; {fix.format(dir=paths.dir)}, then `rho-agent --resume {paths.id}` "
+        "continues from the last event kept"
     )
 
 
@@ -60,6 +67,9 @@ class HeldSession:
     # follows it (every one-shot) need not fsync the same bytes a second time. True until the
     # first sync: whatever opening the session wrote (a repaired line) is synced at close.
     unsynced: bool = True
+    # the store's room for a run's end: let go by the first write that finds no room
+    room: DiskReserve | None = None
+    freed_room: bool = False  # the last failed write let go of ``room`` (``what_to_do``)
 
     def write(self, data: bytes) -> int:
         """Write ``data`` at the trace's end, all of it or none, and return where it began:
@@ -71,8 +81,9 @@ class HeldSession:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-        except OSError:
+        except OSError as exc:
             self.cut(start)
+            self.no_room(exc)
             raise
         self.unsynced = True
         return start
@@ -84,12 +95,22 @@ class HeldSession:
 
     def sync(self) -> None:
         """Fsync the trace and rewrite meta.json; ``StoreError`` if the trace lost its name."""
-        self.trace.flush()
-        os.fsync(self.trace.fileno())
-        if not self.named():  # the lines went to a file nobody will find again
-            raise StoreError(f"{self.paths.trace} is no longer the trace being written")
-        self.unsynced = False
-        self.meta.write()
+        try:
+            self.trace.flush()
+            os.fsync(self.trace.fileno())
+            if not self.named():  # the lines went to a file nobody will find again
+                raise StoreError(f"{self.paths.trace} is no longer the trace being written")
+            self.unsynced = False
+            self.meta.write()
+        except OSError as exc:
+            self.no_room(exc)
+            raise
+
+    def no_room(self, exc: OSError) -> None:
+        """A write that failed with ``exc``: for lack of room, the store's reserve is let go,
+        so that the run's end the loop writes next (the failed events, the error, run_end,
+        meta.json) has room (``reserve.py``)."""
+        self.freed_room = self.room is not None and self.room.let_go(exc)
 
     def named(self) -> bool:
         """Whether ``paths.trace`` still names the file being written: not when the file or

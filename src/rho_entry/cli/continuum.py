@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -30,6 +30,7 @@ from rho_entry.usage import UsageParser
 
 if TYPE_CHECKING:
     from rho_domain.config import AgentConfig
+    from rho_domain.continuum.state import ContinuumState
     from rho_domain.ports.approver import Approver
     from rho_entry.continuum.loop import ContinuumPlan
 
@@ -144,10 +145,9 @@ async def _run(args: argparse.Namespace) -> int:
         model=lambda: None,
         approver=approver,
         ask=lambda question: terminal_ask(question, sys.stdin, sys.stderr),
-        save=lambda s: save_state(path, s),
+        save=_announced(lambda s: save_state(path, s), path),
         say=_say,
     )
-    _say(f"run {state.run_id}, state {path}")
     try:
         final = await run_continuum(plan, ports, state)
     finally:
@@ -155,6 +155,24 @@ async def _run(args: argparse.Namespace) -> int:
         await chosen.aclose()
     sys.stderr.write(f"continuum: {final.status}: {visible(final.reason)}\n")
     return _EXIT.get(final.status, exit_codes.USAGE)
+
+
+def _announced(
+    save: Callable[[ContinuumState], None], path: Path
+) -> Callable[[ContinuumState], None]:
+    """``save``, saying "run ID, state PATH" after the state file's first write. Said before
+    the run began, it named a file never written and a run that never was, ahead of the
+    refusal of a workspace outside git (the state is first saved after that check)."""
+    said = False
+
+    def announcing(state: ContinuumState) -> None:
+        nonlocal said
+        save(state)
+        if not said:
+            said = True
+            _say(f"run {state.run_id}, state {path}")
+
+    return announcing
 
 
 def plan_of(args: argparse.Namespace, config: AgentConfig) -> ContinuumPlan:

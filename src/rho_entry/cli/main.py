@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TextIO, TypeVar
 
+from rho_entry import stop_signals
 from rho_entry.cli import collector, exit_codes
 
 
@@ -47,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "rho-agent export ID)\n"
                 )
                 code = code or exit_codes.USAGE
+        if argv is None:  # a signal from here on cannot change what the process ends with
+            stop_signals.end_as_returned(code)
         return code
     finally:
         collector.resume()  # a run that never began (an error, a listing)

@@ -178,7 +178,8 @@ def check_roots(roots: tuple[str | Path, ...], origin: str) -> tuple[Path, ...]:
             path = Path(current_dir(f"give {origin} absolute paths")) / path
         path = path.resolve()
         if not path.is_dir():
-            raise ConfigError(f"{origin}: {root} is not a directory")
+            # quoted: a root of spaces (RHO_AGENT_SERVER_ROOTS=' ') was said as ":   is not"
+            raise ConfigError(f"{origin}: {str(root)!r} is not a directory ({path})")
         resolved.append(path)
     return tuple(resolved)
 

@@ -1,4 +1,6 @@
-"""Whether an MCP tool's input schema is one a model API takes (``misfit``).
+"""Whether a tool's input schema is one a model API takes (``misfit``): an MCP server's
+(``rho_adapters.mcp.tool.left_out``: the tool is left out) and the library user's own
+(``Agent(tools=[...])`` refuses it, ``rho_entry.agent``).
 
 Every model request carries every tool's schema, and the APIs check each one: Anthropic
 refuses a request whose ``input_schema`` does not match the JSON Schema 2020-12 meta-schema
@@ -24,7 +26,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rho_adapters.mcp.server_text import said
+from rho_domain.said_text import said
 
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _ONE = (
