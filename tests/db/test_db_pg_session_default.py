@@ -73,3 +73,28 @@ async def test_a_read_write_session_default_still_runs_statements_read_only(
         admin.execute(f"DROP ROLE IF EXISTS {ROLE}")
         admin.close()
     assert checksum(postgres_server) == before
+
+
+@pytest.mark.asyncio
+async def test_a_role_preloads_no_library_into_the_agents_session(
+    postgres_server: Server,
+) -> None:
+    """``ALTER ROLE ... SET local_preload_libraries`` (any role may be given one; the server
+    loads each from ``$libdir/plugins`` at the session's start, before the first statement)
+    loaded C code into the readonly agent's session: a missing one failed its login ("could
+    not access file"). The adapter's startup option now empties it."""
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    admin.execute(f"DROP ROLE IF EXISTS {ROLE}")
+    admin.execute(f"CREATE ROLE {ROLE} LOGIN")
+    admin.execute(f"GRANT SELECT ON users TO {ROLE}")
+    admin.execute(f"ALTER ROLE {ROLE} SET local_preload_libraries = 'rho_absent_plugin'")
+    db = ADAPTERS["postgres"]("t", attrs.evolve(postgres_server.config, user=ROLE))
+    try:
+        shown = await db.query("SHOW local_preload_libraries", max_rows=1, timeout=10)
+        assert shown.rows == (("",),)
+    finally:
+        await db.aclose()
+        admin.execute(f"REVOKE ALL ON users FROM {ROLE}")
+        admin.execute(f"DROP ROLE IF EXISTS {ROLE}")
+        admin.close()
