@@ -116,3 +116,33 @@ def test_a_view_keyed_by_its_schema_is_judged_only_after_it() -> None:
         "SELECT * FROM rho.metrics",
     ):
         assert classify(sql, "mysql", catalog_calls=calls).read_only, sql
+
+
+async def test_a_view_added_past_a_cut_digest_is_judged(mariadb_server: Server) -> None:
+    """The server's own views are read again when a digest of their hashes changes, and
+    GROUP_CONCAT cuts that digest's input at ``group_concat_max_len`` (MySQL's default
+    holds 16 hashes): a view added past the cut left the digest as it was, and the rows
+    read before it were judged. Where the input is cut, the hashes are read one by one."""
+    conn = mariadb_server.admin()
+    cursor = conn.cursor()
+    cursor.execute("SELECT @@GLOBAL.group_concat_max_len")
+    (kept,) = cursor.fetchone()
+    saved = max_connections(cursor)
+    checked = adapter(mariadb_server)
+    try:
+        cursor.execute("DROP VIEW IF EXISTS sys.rho_spoof")
+        cursor.execute("DROP FUNCTION IF EXISTS rho.rho_sys_tune")
+        cursor.execute("SET GLOBAL group_concat_max_len = 4")
+        await checked.query("SELECT * FROM sys.`x$memory_global_total`", max_rows=1, timeout=10)
+        cursor.execute(TUNE)
+        cursor.execute(SPOOFED_VIEW)
+        with pytest.raises(StatementRefused, match=ATTACKS["SELECT a FROM sys.rho_spoof"]):
+            await checked.query("SELECT a FROM sys.rho_spoof", max_rows=1, timeout=10)
+        assert max_connections(cursor) == saved
+    finally:
+        await checked.aclose()
+        cursor.execute("SET GLOBAL group_concat_max_len = %s", (kept,))
+        cursor.execute("SET GLOBAL max_connections = %s", (saved,))
+        cursor.execute("DROP VIEW IF EXISTS sys.rho_spoof")
+        cursor.execute("DROP FUNCTION IF EXISTS rho.rho_sys_tune")
+        conn.close()

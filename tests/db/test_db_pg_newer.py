@@ -124,19 +124,18 @@ async def test_a_login_trigger_writes_nothing_for_the_agent(postgres_server: Ser
 
 def test_the_read_only_default_keeps_the_dsns_options() -> None:
     """A dsn's own ``options`` (or ``$PGOPTIONS``'s, which a given one replaces) stay, with
-    the read-only default after them."""
+    the read-only default and the emptied local_preload_libraries after them."""
     config = DatabaseConfig(engine="postgres", dsn="host=h options='-c work_mem=8MB'")
     said = PostgresDatabase("t", config)._read_only_options(config.dsn or "")
-    assert said == "-c work_mem=8MB -c default_transaction_read_only=on"
+    ours = "-c default_transaction_read_only=on -c local_preload_libraries="
+    assert said == f"-c work_mem=8MB {ours}"
     # PGOPTIONS comes from the environment the wiring gives (never the process's, read
     # below the entry layer), and a dsn's own options replace it, as libpq's do
     bare = DatabaseConfig(engine="postgres", dsn="host=h")
     environ = {"PGOPTIONS": "-c work_mem=4MB"}
     (wired,) = open_databases({"t": bare}, mode=DatabaseMode.READONLY, environ=environ).values()
     assert isinstance(wired, PostgresDatabase)
-    assert wired._read_only_options("host=h") == (
-        "-c work_mem=4MB -c default_transaction_read_only=on"
-    )
+    assert wired._read_only_options("host=h") == f"-c work_mem=4MB {ours}"
     assert wired._read_only_options(config.dsn or "").startswith("-c work_mem=8MB ")
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_login import INIT_CONNECT, init_connect_refusal
-from rho_adapters.db.mysql_own_views import own_views
+from rho_adapters.db.mysql_own_views import own_views, server_now
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
@@ -137,9 +137,10 @@ class MysqlDatabase(ThreadedDatabase):
         before each statement: information_schema gives no version to compare, and a view
         made or replaced while the connection is open must be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
+            now = server_now(cursor)
             if hasattr(conn, "rho_init_skipped") and not self._login_refused:
-                self._next_login(cursor, skipped=conn.rho_init_skipped)
-            own = own_views(cursor, mariadb=conn.rho_mariadb)
+                self._next_login(now.init_connect, skipped=conn.rho_init_skipped)
+            own = own_views(cursor, mariadb=conn.rho_mariadb, now=now)
             return read_views(
                 cursor,
                 mariadb=conn.rho_mariadb,
@@ -148,14 +149,13 @@ class MysqlDatabase(ThreadedDatabase):
                 schema=conn.rho_schema,
             )
 
-    def _next_login(self, cursor: Any, *, skipped: bool) -> None:
-        """Stop the alias's logins if ``init_connect`` changed, since this connection's,
-        to one the next login may not run (a connection is replaced after a result left
-        rows unread, an error, a timeout): this connection's statements still read."""
-        cursor.execute("SELECT @@GLOBAL.init_connect")
-        (init_connect,) = cursor.fetchone()
+    def _next_login(self, init_connect: str, *, skipped: bool) -> None:
+        """Stop the alias's logins if ``init_connect`` (the server's now) changed, since
+        this connection's, to one the next login may not run (a connection is replaced
+        after a result left rows unread, an error, a timeout): this connection's
+        statements still read."""
         self._login_refused = init_connect_refusal(
-            self.alias, str(init_connect or ""), skipped=skipped, ran=False
+            self.alias, init_connect, skipped=skipped, ran=False
         )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:

@@ -98,7 +98,13 @@ class PostgresDatabase(ThreadedDatabase):
         function run as the agent's login at every connection) writes nothing either."""
         given = self._module().conninfo.conninfo_to_dict(dsn).get("options")
         given = given if given is not None else self.environ.get("PGOPTIONS", "")
-        return f"{given} -c default_transaction_read_only=on".strip()
+        # local_preload_libraries: C code from $libdir/plugins loaded at each session's
+        # start, named by any role or database setting (ALTER ROLE agent SET ...) and seen
+        # only once it ran; a client's startup option outranks those, so it is emptied.
+        # (session_preload_libraries, a superuser's to set, cannot be: a login that is not
+        # one would be refused for naming it; docs/security.md.)
+        preload = "-c local_preload_libraries="
+        return f"{given} -c default_transaction_read_only=on {preload}".strip()
 
     def _prepare(self, conn: Any) -> None:
         version = conn.info.server_version
