@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts
+from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
@@ -30,24 +31,27 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     """The canonical paths (in the sandbox) of the files its git configurations name:
     secret locations for the executor's policy."""
     home = homes[0] if homes else None
-    configs: list[tuple[str, _Bases]] = []
+    groups: list[list[tuple[str, _Bases]]] = []  # a repository's configurations, the users'
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
         repo = await _repository_configs(run, root)
-        configs += repo
+        groups.append(repo)
         tops += [root, *(repo[0][1][:1] if repo else ())]
+    users: list[tuple[str, _Bases]] = []
     for user_home in homes:
-        configs += [(f"{user_home}/.gitconfig", (user_home, *tops))]
-        configs += [(f"{user_home}/.config/git/config", (user_home, *tops))]
-    configs.append(("/etc/gitconfig", ("/etc", *tops)))
+        users += [(f"{user_home}/.gitconfig", (user_home, *tops))]
+        users += [(f"{user_home}/.config/git/config", (user_home, *tops))]
+    groups.append([*users, ("/etc/gitconfig", ("/etc", *tops))])
+    # one round of reads per level of includes, every group's at once; each group reads
+    # at most MAX_CONFIGS and fails closed past them (``_counted``)
+    configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
     found: list[str] = []
-    seen: set[str] = set()
-    while configs and len(seen) < MAX_CONFIGS:
-        batch = [c for c in dict(configs).items() if c[0] not in seen][: MAX_CONFIGS - len(seen)]
+    seen: list[dict[str, None]] = [{} for _ in groups]
+    while configs:
+        batch = _counted(configs, seen)
         configs = []
-        seen.update(path for path, _ in batch)
-        texts = await _texts(run, [path for path, _ in batch])
-        for (path, bases), text in zip(batch, texts, strict=True):
+        texts = await _texts(run, [path for _, path, _ in batch])
+        for (at, path, bases), text in zip(batch, texts, strict=True):
             if text is None:
                 continue
             named = named_in(text, env={"HOME": home} if home else None)
@@ -55,7 +59,7 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
             for value in named.includes:
                 if (include := placed(value, base=here, home=home)) is not None:
                     found.append(include)
-                    configs.append((include, bases))
+                    configs.append((at, include, bases))
             found += [
                 p
                 for value in named.secrets
@@ -65,12 +69,34 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     return await _canonical(run, list(dict.fromkeys(found)))
 
 
+def _counted(
+    configs: Sequence[tuple[int, str, _Bases]], seen: list[dict[str, None]]
+) -> list[tuple[int, str, _Bases]]:
+    """The configurations of ``configs`` to read now, each counted in its group's ``seen``
+    (those read already left out); ``ExecutorError`` when a group would read more than
+    ``MAX_CONFIGS``: what it leaves unread may name a credential file (fails closed)."""
+    batch: list[tuple[int, str, _Bases]] = []
+    for at, path, bases in configs:
+        if path in seen[at]:
+            continue
+        if len(seen[at]) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the sandbox's git configurations read with {next(iter(seen[at]))} include "
+                f"more than {MAX_CONFIGS} configurations (include.path, includeIf.*.path), "
+                f"{path} the first left unread: rho-agent cannot tell which files those "
+                "name as credentials, so it refuses to run; remove the includes of missing files"
+            )
+        seen[at][path] = None
+        batch.append((at, path, bases))
+    return batch
+
+
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
     """The tops of the repositories whose ``.git/config`` or submodule configuration is
     among ``secrets`` (what the alias scan met below ``roots``), but the roots: another
     clone in a subdirectory, whose configuration may name a credential file there
     (probeshell23b)."""
-    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)[:MAX_CONFIGS]
+    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)
 
 
 async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:

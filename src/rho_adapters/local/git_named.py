@@ -27,6 +27,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
@@ -62,30 +63,56 @@ def git_named_secrets(
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
-    pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
+    groups: list[list[tuple[str, tuple[str, ...]]]] = []  # each: (config, its bases)
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
         configs = _repository_configs(root)
-        pending.extend(configs)
+        groups.append(configs)
         tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
-    for config, base in _user_configs(homes, home, env):
-        pending.append((config, (base, *tops)))
+    groups.append([(config, (base, *tops)) for config, base in _user_configs(homes, home, env)])
     found = _placed_all(_env_named(env, shell_env), tops, home)
-    seen: set[tuple[str, str]] = set()
-    while pending and len(seen) < MAX_CONFIGS:
+    for group in groups:
+        found += _named_by_group(group, home, shell_env, now_ns)
+    # a directory named (``--file=.``) is no credential file git could write: not a secret
+    return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+
+
+def _named_by_group(
+    pending: list[tuple[str, tuple[str, ...]]],
+    home: str | None,
+    shell_env: Mapping[str, str],
+    now_ns: Callable[[], int],
+) -> list[str]:
+    """What the configurations of one group (a repository's, or the users' and the
+    system's) and the ones they include name: the includes and the credential files. Each
+    group reads at most ``MAX_CONFIGS`` (a repository's includes cannot use up the user's
+    share), and a group with more fails closed: its unread configurations may name a
+    credential file, so ``ExecutorError`` names the one left unread."""
+    found: list[str] = []
+    seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
+    while pending:
         config, bases = pending.pop(0)
-        if not _exists(config):
-            # counted by its spelling, unresolved: each missing name takes one of the
-            # MAX_CONFIGS places (distinct names already could fill them all)
-            seen.add((config, ""))
+        real = here = ""
+        # a missing name is counted by its spelling, unresolved: each takes one of the
+        # MAX_CONFIGS places (distinct names already could fill them all)
+        if _exists(config):
+            real = os.path.realpath(config)
+            # git places an include by the including file's path as it reached it, a link's
+            # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
+            here = os.path.dirname(os.path.abspath(config))
+        key = (real, here) if real else (config, "")
+        if key in seen:
             continue
-        real = os.path.realpath(config)
-        # git places an include by the including file's path as it reached it, a link's
-        # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
-        here = os.path.dirname(os.path.abspath(config))
-        if (real, here) in seen:
+        if len(seen) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the git configurations read with {next(iter(seen))[0]} include more than "
+                f"{MAX_CONFIGS} configurations (include.path, includeIf.*.path), {config} the "
+                "first left unread: rho-agent cannot tell which files those name as "
+                "credentials, so it refuses to run; remove the includes of missing files"
+            )
+        seen[key] = None
+        if not real:
             continue
-        seen.add((real, here))
         found_entries = _entries_of(real, now_ns)
         if found_entries is None:
             continue
@@ -96,8 +123,7 @@ def git_named_secrets(
                     found.append(include)
                     pending.append((include, bases))
         found.extend(_placed_all(named.secrets, (*bases, here), home))
-    # a directory named (``--file=.``) is no credential file git could write: not a secret
-    return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+    return found
 
 
 def _user_configs(
