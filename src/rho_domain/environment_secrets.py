@@ -37,6 +37,7 @@ _LISTS = ("KUBECONFIG",)
 _DIRECTORIES = (
     "DOCKER_CONFIG", "DOCKER_CERT_PATH", "CLOUDSDK_CONFIG", "AZURE_CONFIG_DIR", "GNUPGHOME",
     "GH_CONFIG_DIR", "KAGGLE_CONFIG_DIR",
+    "GCM_PLAINTEXT_STORE_PATH",  # Git Credential Manager's plaintext store (redshell24)
 )  # fmt: skip
 # a Kerberos credential cache: FILE:path or DIR:path (KEYRING:, KCM: are no file)
 _CACHES = ("KRB5CCNAME",)

@@ -11,7 +11,10 @@ subsection (``credential.<url>.helper``, ``http.<url>.cookieFile``):
 * ``http.cookieFile``, ``http.sslKey``, ``http.sslCert`` (a PEM that may hold the key too),
   ``http.proxySSLKey``, ``http.proxySSLCert``;
 * ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``);
-* ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path).
+* ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path);
+* ``credential.plaintextStorePath``: a directory, Git Credential Manager's plaintext store
+  (``credential.credentialStore=plaintext``: a file per login below ``NAMESPACE/``, the
+  password in clear), every file below it a secret (``directories``).
 
 ``include.path`` and ``includeIf.<condition>.path`` name more configuration, read and named
 in turn (``includes``), a secret itself: it may hold what ``.git/config`` holds.
@@ -70,6 +73,7 @@ class NamedFiles:
 
     secrets: tuple[str, ...] = ()  # files holding credentials or keys
     includes: tuple[str, ...] = ()  # more configuration, a secret too
+    directories: tuple[str, ...] = ()  # directories whose every file holds credentials
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -92,9 +96,12 @@ def named_by(
     """The files the ``(section, key, value)`` entries name (a value None is git's true)."""
     secrets: list[str] = []
     includes: list[str] = []
+    directories: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
-        if (section, key) in _INCLUDES:
+        if (section, key) == ("credential", "plaintextstorepath"):
+            directories.append(value)
+        elif (section, key) in _INCLUDES:
             includes.append(value)
         elif (section, key) in _PATH_KEYS:
             secrets.append(value)
@@ -110,6 +117,7 @@ def named_by(
     return NamedFiles(
         secrets=tuple(dict.fromkeys(v for v in secrets if v)),
         includes=tuple(dict.fromkeys(v for v in includes if v)),
+        directories=tuple(dict.fromkeys(v for v in directories if v)),
     )
 
 

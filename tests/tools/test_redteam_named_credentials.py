@@ -7,7 +7,12 @@ Before redshell24, on every backend (bubblewrap, without it, Daytona):
   a repository's ``.git/config`` with 62 ``include.path`` lines naming missing files used up
   the places before what ``~/.gitconfig`` includes was read, so the ``store --file`` that
   include names stayed readable (``cat notes.txt`` printed the token); past the cap,
-  whatever was left unread was simply not judged.
+  whatever was left unread was simply not judged;
+* ``credential.plaintextStorePath`` (Git Credential Manager's plaintext store, a directory
+  with a file per login, the password in clear) was not read, and a directory a
+  configuration named was dropped as "no credential file": ``cat
+  gcm-store/git/https/h.example/u.credential`` printed the password; one naming a directory
+  holding the workspace (``.``) keeps its logins in ``./git/``.
 """
 
 from __future__ import annotations
@@ -33,6 +38,14 @@ from rho_domain.tools.read import ReadHandler
 
 MARK = "K-NAMED24-MARK"
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
+# GCM's plaintext store: STORE_PATH/NAMESPACE/SERVICE/ACCOUNT.credential
+STORES = ("gcm-store/git/https/h.example/u.credential", "git/https/w.example/u.credential")
+ATTACKS = (
+    "cat notes.txt",
+    *(f"cat {store}" for store in STORES),
+    "grep -r K-NAMED24 .",
+    "cat gcm-store/*/*/*/*",
+)
 
 
 def _includes(count: int, prefix: str) -> str:
@@ -50,9 +63,14 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     # config.worktree: 64) and no more
     with (root / ".git/config").open("a") as config:
         config.write(_includes(62, "missing"))
+        config.write("[credential]\n\tplaintextStorePath = gcm-store\n")
+        config.write('[credential "https://w.example"]\n\tplaintextStorePath = .\n')
     (home / ".gitconfig").write_text("[include]\n\tpath = creds.inc\n")
     (home / "creds.inc").write_text(f"[credential]\n\thelper = store --file={root}/notes.txt\n")
     (root / "notes.txt").write_text(f"https://u:{MARK}-store@h.example\n")
+    for store in STORES:
+        (root / store).parent.mkdir(parents=True)
+        (root / store).write_text(f"{MARK}-gcm\nservice=https://h.example\n")
     (root / "plain.txt").write_text("plain words\n")
     return root, home
 
@@ -84,14 +102,14 @@ async def test_no_tool_reads_what_a_configuration_names(
 ) -> None:
     root, home = trap
     executor = _executor(backend, root, home, pool)
-    for command in ("cat notes.txt", "grep -r K-NAMED24 ."):
+    for command in ATTACKS:
         out = await call_tool(*restricted_bash(command), executor)
         assert MARK not in out, (command, out)
-    out = await call_tool(*restricted_bash("cat notes.txt"), executor)
-    assert out.startswith("SensitivePath"), out
-    assert (await call_tool(ReadHandler(), {"path": "notes.txt"}, executor)).startswith(
-        "SensitivePath"
-    )
+        if command.startswith("cat "):
+            assert "secret location" in out, (command, out)
+    for path in ("notes.txt", *STORES):
+        out = await call_tool(ReadHandler(), {"path": path}, executor)
+        assert out.startswith("SensitivePath"), out
     assert "plain words" in await call_tool(*restricted_bash("cat plain.txt"), executor)
 
 

@@ -22,6 +22,7 @@ from rho_domain.git_named_files import (
     placed,
     repository_tops,
 )
+from rho_domain.paths import components, is_within
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -46,6 +47,7 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     # at most MAX_CONFIGS and fails closed past them (``_counted``)
     configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
     found: list[str] = []
+    stores: list[str] = []  # credential directories (GCM's plaintext store)
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
         batch = _counted(configs, seen)
@@ -60,13 +62,21 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
                 if (include := placed(value, base=here, home=home)) is not None:
                     found.append(include)
                     configs.append((at, include, bases))
-            found += [
-                p
-                for value in named.secrets
-                for base in dict.fromkeys((*bases, here))
-                if (p := placed(value, base=base, home=home)) is not None
-            ]
-    return await _canonical(run, list(dict.fromkeys(found)))
+            for values, into in ((named.secrets, found), (named.directories, stores)):
+                into += [
+                    p
+                    for value in values
+                    for base in dict.fromkeys((*bases, here))
+                    if (p := placed(value, base=base, home=home)) is not None
+                ]
+    files = await _canonical(run, list(dict.fromkeys(found)))
+    held = [components(p) for p in (*tops, *homes)]
+    directories = [
+        # one holding a root or a home (``plaintextStorePath = .``): GCM's ``git`` below it
+        f"{real.rstrip('/')}/git" if any(is_within(h, components(real)) for h in held) else real
+        for real in await _canonical(run, list(dict.fromkeys(stores)), directories=True)
+    ]
+    return (*files, *directories)
 
 
 def _counted(
@@ -143,11 +153,15 @@ async def _texts(run: Run, paths: Sequence[str], *, exists: bool = False) -> lis
     ]
 
 
-async def _canonical(run: Run, paths: Sequence[str]) -> tuple[str, ...]:
-    """``paths`` canonical in the sandbox, directories left out (no credential file)."""
+async def _canonical(
+    run: Run, paths: Sequence[str], *, directories: bool = False
+) -> tuple[str, ...]:
+    """``paths`` canonical in the sandbox, directories left out (no credential file) unless
+    ``directories``."""
     if not paths:
         return ()
-    script = "".join(f'p={scripts.q(p)}; [ -d "$p" ] || realpath -zm -- "$p"\n' for p in paths)
+    keep = "false" if directories else '[ -d "$p" ]'
+    script = "".join(f'p={scripts.q(p)}; {keep} || realpath -zm -- "$p"\n' for p in paths)
     answer = await run(f"{{ {script}}} | base64 -w0; echo\n")
     found = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape")
     return tuple(dict.fromkeys(p for p in found.split("\0") if p))

@@ -32,11 +32,13 @@ from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
+    NamedFiles,
     entry_of,
     named_by,
     placed,
     repository_tops,
 )
+from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
@@ -70,11 +72,30 @@ def git_named_secrets(
         groups.append(configs)
         tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
     groups.append([(config, (base, *tops)) for config, base in _user_configs(homes, home, env)])
-    found = _placed_all(_env_named(env, shell_env), tops, home)
+    named = _env_named(env, shell_env)
+    found = _placed_all((*named.secrets, *named.includes), tops, home)
+    directories = _placed_all(named.directories, tops, home)
     for group in groups:
-        found += _named_by_group(group, home, shell_env, now_ns)
+        files, stores = _named_by_group(group, home, shell_env, now_ns)
+        found += files
+        directories += stores
     # a directory named (``--file=.``) is no credential file git could write: not a secret
-    return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+    files = [r for p in found if not os.path.isdir(r := os.path.realpath(p))]
+    held = [components(p) for p in (*tops, *homes)]
+    return tuple(dict.fromkeys((*files, *_stores(directories, held))))
+
+
+def _stores(directories: Iterable[str], held: Sequence[tuple[str, ...]]) -> list[str]:
+    """The real paths of the credential directories named (GCM's plaintext store); one
+    holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
+    logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
+    not read, since a store holding the workspace is a mistake of its own)."""
+    stores: list[str] = []
+    for directory in directories:
+        real = os.path.realpath(directory)
+        holds = any(is_within(parts, components(real)) for parts in held)
+        stores.append(os.path.join(real, "git") if holds or real == "/" else real)
+    return stores
 
 
 def _named_by_group(
@@ -82,13 +103,15 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """What the configurations of one group (a repository's, or the users' and the
-    system's) and the ones they include name: the includes and the credential files. Each
-    group reads at most ``MAX_CONFIGS`` (a repository's includes cannot use up the user's
-    share), and a group with more fails closed: its unread configurations may name a
-    credential file, so ``ExecutorError`` names the one left unread."""
+    system's) and the ones they include name: ``(files, directories)``, the includes and
+    credential files, and the credential directories. Each group reads at most
+    ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
+    with more fails closed: its unread configurations may name a credential file, so
+    ``ExecutorError`` names the one left unread."""
     found: list[str] = []
+    directories: list[str] = []
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
         config, bases = pending.pop(0)
@@ -123,7 +146,8 @@ def _named_by_group(
                     found.append(include)
                     pending.append((include, bases))
         found.extend(_placed_all(named.secrets, (*bases, here), home))
-    return found
+        directories.extend(_placed_all(named.directories, (*bases, here), home))
+    return found, directories
 
 
 def _user_configs(
@@ -145,7 +169,7 @@ def _user_configs(
     return configs
 
 
-def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[str, ...]:
+def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
     """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
     ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
     ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
@@ -163,8 +187,7 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[st
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
-    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
-    return (*named.secrets, *named.includes)
+    return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:
