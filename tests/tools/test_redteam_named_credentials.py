@@ -12,7 +12,11 @@ Before redshell24, on every backend (bubblewrap, without it, Daytona):
   with a file per login, the password in clear) was not read, and a directory a
   configuration named was dropped as "no credential file": ``cat
   gcm-store/git/https/h.example/u.credential`` printed the password; one naming a directory
-  holding the workspace (``.``) keeps its logins in ``./git/``.
+  holding the workspace (``.``) keeps its logins in ``./git/``;
+* an ssh configuration's keys were not read: ``core.sshCommand = ssh -F ssh/cfg`` with
+  ``IdentityFile deploy/access`` (or ``CertificateFile``, or in a configuration it
+  ``Include``s, or in ``~/.ssh/config``, whose own directory is a secret but whose key may be
+  anywhere) left ``cat deploy/access`` printing the private key.
 """
 
 from __future__ import annotations
@@ -39,10 +43,15 @@ from rho_domain.tools.read import ReadHandler
 MARK = "K-NAMED24-MARK"
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
 # GCM's plaintext store: STORE_PATH/NAMESPACE/SERVICE/ACCOUNT.credential
+# what the ssh configurations name (-F ssh/cfg, what it includes, ~/.ssh/config)
+KEYS = (
+    "deploy/access", "deploy/cert.txt", "deploy/inc.txt", "deploy/home_inc.txt",
+    "deploy/keys/h1.txt", "homekey/home.txt",
+)  # fmt: skip
 STORES = ("gcm-store/git/https/h.example/u.credential", "git/https/w.example/u.credential")
 ATTACKS = (
     "cat notes.txt",
-    *(f"cat {store}" for store in STORES),
+    *(f"cat {path}" for path in (*STORES, *KEYS)),
     "grep -r K-NAMED24 .",
     "cat gcm-store/*/*/*/*",
 )
@@ -65,6 +74,21 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         config.write(_includes(62, "missing"))
         config.write("[credential]\n\tplaintextStorePath = gcm-store\n")
         config.write('[credential "https://w.example"]\n\tplaintextStorePath = .\n')
+        config.write("[core]\n\tsshCommand = ssh -F ssh/cfg\n")
+    ssh = {
+        "ssh/cfg": "Host *\n  IdentityFile deploy/access\n  CertificateFile=deploy/cert.txt\n"
+        f"Include more.conf {root}/ssh/extra/*.conf\n",
+        "ssh/extra/a.conf": '  identityfile "deploy/inc.txt"\n',
+        "../home/.ssh/more.conf": "IdentityFile deploy/keys/%h.txt\n",
+        "../home/.ssh/config": f"IdentityFile {root}/homekey/home.txt\nInclude {root}/ssh/h.conf\n",
+        "ssh/h.conf": "IdentityFile = deploy/home_inc.txt\n",
+    }
+    for name, text in ssh.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    for key in KEYS:
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{MARK}-{key}\n")
     (home / ".gitconfig").write_text("[include]\n\tpath = creds.inc\n")
     (home / "creds.inc").write_text(f"[credential]\n\thelper = store --file={root}/notes.txt\n")
     (root / "notes.txt").write_text(f"https://u:{MARK}-store@h.example\n")
@@ -93,6 +117,10 @@ def test_git_reads_what_the_home_includes(trap: tuple[Path, Path]) -> None:
     asked = ["git", "config", "--get-all", "credential.helper"]
     done = subprocess.run(asked, cwd=root, env=env, capture_output=True, text=True, check=True)
     assert "notes.txt" in done.stdout, done
+    seen = subprocess.run(["ssh", "-G", "-F", "ssh/cfg", "h1"], cwd=root, env=env,
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    for key in ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt"):
+        assert f"identityfile {key}\n" in seen, seen  # ssh reads what -F names, includes
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -107,7 +135,7 @@ async def test_no_tool_reads_what_a_configuration_names(
         assert MARK not in out, (command, out)
         if command.startswith("cat "):
             assert "secret location" in out, (command, out)
-    for path in ("notes.txt", *STORES):
+    for path in ("notes.txt", *STORES, *KEYS):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert out.startswith("SensitivePath"), out
     assert "plain words" in await call_tool(*restricted_bash("cat plain.txt"), executor)

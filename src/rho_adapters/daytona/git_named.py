@@ -13,7 +13,7 @@ import base64
 import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import scripts, ssh_named
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
@@ -48,6 +48,7 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
     configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
     found: list[str] = []
     stores: list[str] = []  # credential directories (GCM's plaintext store)
+    ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
         batch = _counted(configs, seen)
@@ -62,13 +63,17 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
                 if (include := placed(value, base=here, home=home)) is not None:
                     found.append(include)
                     configs.append((at, include, bases))
-            for values, into in ((named.secrets, found), (named.directories, stores)):
+            pairs = ((named.secrets, found), (named.directories, stores))
+            for values, into in (*pairs, (named.ssh_configs, ssh_configs)):
                 into += [
                     p
                     for value in values
                     for base in dict.fromkeys((*bases, here))
                     if (p := placed(value, base=base, home=home)) is not None
                 ]
+    found += await ssh_named.named_keys(
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops
+    )
     files = await _canonical(run, list(dict.fromkeys(found)))
     held = [components(p) for p in (*tops, *homes)]
     directories = [

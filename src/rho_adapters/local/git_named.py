@@ -27,6 +27,8 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.ssh_named import ssh_named_secrets
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -68,17 +70,24 @@ def git_named_secrets(
     groups: list[list[tuple[str, tuple[str, ...]]]] = []  # each: (config, its bases)
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        configs = _repository_configs(root)
+        configs = repository_configs(root)
         groups.append(configs)
         tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
-    groups.append([(config, (base, *tops)) for config, base in _user_configs(homes, home, env)])
+    # each home's configurations a group of their own: a machine may have many homes
+    users: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for config, base in _user_configs(homes, home, env):
+        users.setdefault(base, []).append((config, (base, *tops)))
+    groups += users.values()
     named = _env_named(env, shell_env)
     found = _placed_all((*named.secrets, *named.includes), tops, home)
     directories = _placed_all(named.directories, tops, home)
+    ssh_configs = _placed_all(named.ssh_configs, tops, home)
     for group in groups:
-        files, stores = _named_by_group(group, home, shell_env, now_ns)
-        found += files
-        directories += stores
+        got = _named_by_group(group, home, shell_env, now_ns)
+        found += got.secrets
+        directories += got.directories
+        ssh_configs += got.ssh_configs
+    found += ssh_named_secrets(ssh_configs, homes, home, tops)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [r for p in found if not os.path.isdir(r := os.path.realpath(p))]
     held = [components(p) for p in (*tops, *homes)]
@@ -103,15 +112,16 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> tuple[list[str], list[str]]:
+) -> NamedFiles:
     """What the configurations of one group (a repository's, or the users' and the
-    system's) and the ones they include name: ``(files, directories)``, the includes and
-    credential files, and the credential directories. Each group reads at most
+    system's) and the ones they include name, placed: the includes and credential files
+    (``secrets``), the credential directories, the ssh configurations. Each group reads at most
     ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
     with more fails closed: its unread configurations may name a credential file, so
     ``ExecutorError`` names the one left unread."""
     found: list[str] = []
     directories: list[str] = []
+    ssh_configs: list[str] = []
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
         config, bases = pending.pop(0)
@@ -147,7 +157,10 @@ def _named_by_group(
                     pending.append((include, bases))
         found.extend(_placed_all(named.secrets, (*bases, here), home))
         directories.extend(_placed_all(named.directories, (*bases, here), home))
-    return found, directories
+        ssh_configs.extend(_placed_all(named.ssh_configs, (*bases, here), home))
+    return NamedFiles(
+        secrets=tuple(found), directories=tuple(directories), ssh_configs=tuple(ssh_configs)
+    )
 
 
 def _user_configs(
@@ -197,46 +210,6 @@ def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -
         for base in dict.fromkeys(bases)
         if (path := placed(value, base=base, home=home)) is not None
     ]
-
-
-def _repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The configurations of the repository holding ``root``, with the bases of their
-    relative names (the work tree, the git directory)."""
-    head = os.path.realpath(root)
-    while True:
-        dot_git = os.path.join(head, ".git")
-        git_dir = dot_git if os.path.isdir(dot_git) else _linked(dot_git, head)
-        if git_dir is not None:
-            bases = (head, git_dir)
-            configs: list[tuple[str, tuple[str, ...]]] = [
-                (f"{git_dir}/config", bases),
-                (f"{git_dir}/config.worktree", bases),
-            ]
-            common = _text_of(f"{git_dir}/commondir")
-            if common:
-                shared = os.path.join(git_dir, common.strip())
-                configs.append((f"{shared}/config", (head, shared)))
-            return configs
-        parent = os.path.dirname(head)
-        if parent == head:
-            return []
-        head = parent
-
-
-def _linked(dot_git: str, work_tree: str) -> str | None:
-    """The git directory a ``.git`` file names (``gitdir: PATH``), or None."""
-    text = _text_of(dot_git)
-    if text is None or not text.startswith("gitdir:"):
-        return None
-    return os.path.join(work_tree, text.removeprefix("gitdir:").strip())
-
-
-def _text_of(path: str) -> str | None:
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        if os.path.isfile(path) and os.path.getsize(path) <= 4096:
-            with open(path, encoding="utf-8") as file:
-                return file.read()
-    return None
 
 
 def _exists(path: str) -> bool:
