@@ -48,6 +48,13 @@ KEYS = (
     "deploy/access", "deploy/cert.txt", "deploy/inc.txt", "deploy/home_inc.txt",
     "deploy/keys/h1.txt", "homekey/home.txt",
 )  # fmt: skip
+NAMED_BY = {  # a file, and the configuration naming it (below the workspace's parent)
+    "notes.txt": "home/creds.inc",
+    "gcm-store/git/https/h.example/u.credential": "ws/.git/config",
+    "deploy/access": "ws/ssh/cfg",
+    "deploy/inc.txt": "ws/ssh/extra/a.conf",
+    "homekey/home.txt": "home/.ssh/config",
+}
 STORES = ("gcm-store/git/https/h.example/u.credential", "git/https/w.example/u.credential")
 ATTACKS = (
     "cat notes.txt",
@@ -138,6 +145,10 @@ async def test_no_tool_reads_what_a_configuration_names(
     for path in ("notes.txt", *STORES, *KEYS):
         out = await call_tool(ReadHandler(), {"path": path}, executor)
         assert out.startswith("SensitivePath"), out
+    # each refusal names the configuration that named the file
+    for path, by in NAMED_BY.items():
+        out = await call_tool(*restricted_bash(f"cat {path}"), executor)
+        assert f"(a credential file {{}}/{by} names)".format(root.parent) in out, out
     assert "plain words" in await call_tool(*restricted_bash("cat plain.txt"), executor)
 
 

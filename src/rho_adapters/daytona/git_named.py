@@ -28,26 +28,27 @@ Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its 
 _Bases = tuple[str, ...]
 
 
-async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) -> tuple[str, ...]:
-    """The canonical paths (in the sandbox) of the files its git configurations name:
-    secret locations for the executor's policy."""
+async def named_secrets(
+    run: Run, roots: Sequence[str], homes: Sequence[str]
+) -> tuple[tuple[str, str], ...]:
+    """The canonical paths (in the sandbox) of the files its git configurations name, each
+    with the configuration that named it: secret locations for the executor's policy."""
     home = homes[0] if homes else None
-    groups: list[list[tuple[str, _Bases]]] = []  # a repository's configurations, the users'
+    groups: list[list[tuple[str, _Bases]]] = []  # a repository's configurations, a home's
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
         repo = await _repository_configs(run, root)
         groups.append(repo)
         tops += [root, *(repo[0][1][:1] if repo else ())]
-    users: list[tuple[str, _Bases]] = []
-    for user_home in homes:
-        users += [(f"{user_home}/.gitconfig", (user_home, *tops))]
-        users += [(f"{user_home}/.config/git/config", (user_home, *tops))]
-    groups.append([*users, ("/etc/gitconfig", ("/etc", *tops))])
+    for user_home in homes:  # each home a group: a sandbox may have many
+        bases = (user_home, *tops)
+        groups += [[(f"{user_home}/.gitconfig", bases), (f"{user_home}/.config/git/config", bases)]]
+    groups.append([("/etc/gitconfig", ("/etc", *tops))])
     # one round of reads per level of includes, every group's at once; each group reads
     # at most MAX_CONFIGS and fails closed past them (``_counted``)
     configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
-    found: list[str] = []
-    stores: list[str] = []  # credential directories (GCM's plaintext store)
+    found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
+    stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
     ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
@@ -61,27 +62,35 @@ async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) ->
             here = posixpath.dirname(path)
             for value in named.includes:
                 if (include := placed(value, base=here, home=home)) is not None:
-                    found.append(include)
+                    found.append((include, path))
                     configs.append((at, include, bases))
-            pairs = ((named.secrets, found), (named.directories, stores))
-            for values, into in (*pairs, (named.ssh_configs, ssh_configs)):
-                into += [
-                    p
-                    for value in values
-                    for base in dict.fromkeys((*bases, here))
-                    if (p := placed(value, base=base, home=home)) is not None
-                ]
+            for values, into in ((named.secrets, found), (named.directories, stores)):
+                into += [(p, path) for p in _placed(values, (*bases, here), home)]
+            ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
     found += await ssh_named.named_keys(
         run, lambda paths: _texts(run, paths), ssh_configs, homes, tops
     )
-    files = await _canonical(run, list(dict.fromkeys(found)))
+    files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
     directories = [
         # one holding a root or a home (``plaintextStorePath = .``): GCM's ``git`` below it
-        f"{real.rstrip('/')}/git" if any(is_within(h, components(real)) for h in held) else real
-        for real in await _canonical(run, list(dict.fromkeys(stores)), directories=True)
+        (f"{real.rstrip('/')}/git" if any(is_within(h, parts) for h in held) else real, by)
+        for real, by in await _canonical(run, stores, directories=True)
+        for parts in [components(real)]
     ]
-    return (*files, *directories)
+    origins: dict[str, str] = {}
+    for path, by in (*files, *directories):
+        origins.setdefault(path, by)
+    return tuple(origins.items())
+
+
+def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:
+    return [
+        p
+        for value in values
+        for base in dict.fromkeys(bases)
+        if (p := placed(value, base=base, home=home)) is not None
+    ]
 
 
 def _counted(
@@ -159,14 +168,19 @@ async def _texts(run: Run, paths: Sequence[str], *, exists: bool = False) -> lis
 
 
 async def _canonical(
-    run: Run, paths: Sequence[str], *, directories: bool = False
-) -> tuple[str, ...]:
-    """``paths`` canonical in the sandbox, directories left out (no credential file) unless
-    ``directories``."""
-    if not paths:
-        return ()
+    run: Run, named: Sequence[tuple[str, str]], *, directories: bool = False
+) -> list[tuple[str, str]]:
+    """Each named path canonical in the sandbox, with what named it; directories left out
+    (no credential file) unless ``directories``."""
+    if not named:
+        return []
     keep = "false" if directories else '[ -d "$p" ]'
-    script = "".join(f'p={scripts.q(p)}; {keep} || realpath -zm -- "$p"\n' for p in paths)
+    # one NUL-ended field per path, empty for one left out
+    script = "".join(
+        f"p={scripts.q(p)}; if {keep}; then printf '\\0';"
+        f" else realpath -zm -- \"$p\" || printf '\\0'; fi\n"
+        for p, _ in named
+    )
     answer = await run(f"{{ {script}}} | base64 -w0; echo\n")
-    found = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape")
-    return tuple(dict.fromkeys(p for p in found.split("\0") if p))
+    fields = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape").split("\0")
+    return [(p, by) for p, (_, by) in zip(fields, named, strict=False) if p]

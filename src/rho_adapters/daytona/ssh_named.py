@@ -29,22 +29,23 @@ async def named_keys(
     given: Sequence[str],
     homes: Sequence[str],
     tops: Sequence[str],
-) -> list[str]:
+) -> list[tuple[str, str]]:
     """The paths of the keys the sandbox's ssh configurations name (literal ones whether
-    they exist or not); ``given``: the ``-F`` configurations (absolute), ``homes``: the
-    sandbox's (the first is the user's), ``tops``: where git runs ssh."""
+    they exist or not), each with the configuration naming it; ``given``: the ``-F``
+    configurations (absolute), ``homes``: the sandbox's (the first is the user's),
+    ``tops``: where git runs ssh."""
     home = homes[0] if homes else None
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append(("/etc/ssh/ssh_config", home, "/etc/ssh"))
     level: list[_Config] = [(at, *start) for at, start in enumerate(dict.fromkeys(starts))]
     seen: list[dict[str, None]] = [{} for _ in level]
-    found: list[str] = []
-    patterns: list[str] = []  # keys named by a pattern (a %h), expanded at the end
+    found: list[tuple[str, str]] = []
+    patterns: list[tuple[str, str]] = []  # keys named by a pattern (a %h), expanded last
     while level:
         batch = _counted(level, seen)
         includes: list[tuple[int, str | None, str, str]] = []
-        for (at, _, its_home, base), text in zip(
+        for (at, config, its_home, base), text in zip(
             batch, await texts([c[1] for c in batch]), strict=True
         ):
             named = ssh_named_in(text or "")
@@ -58,12 +59,14 @@ async def named_keys(
                 for top in tops if not pattern.startswith("/") else ("",):
                     absolute = pattern if not top else f"{top.rstrip('/')}/{pattern}"
                     literal = literal_of(absolute)
-                    found += [literal] if literal is not None else []
-                    patterns += [absolute] if literal is None else []
+                    found += [(literal, config)] if literal is not None else []
+                    patterns += [(absolute, config)] if literal is None else []
         expanded = await _globbed(run, [p for *_, p in includes])
         level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
                  for path in paths]  # fmt: skip
-    return [*found, *(path for paths in await _globbed(run, patterns) for path in paths)]
+    expanded = await _globbed(run, [pattern for pattern, _ in patterns])
+    pairs = zip(patterns, expanded, strict=True)
+    return [*found, *((p, by) for (_, by), paths in pairs for p in paths)]
 
 
 def _counted(level: Sequence[_Config], seen: list[dict[str, None]]) -> list[_Config]:

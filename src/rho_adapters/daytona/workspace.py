@@ -134,13 +134,16 @@ class SandboxWorkspace:
                 # the files the sandbox's git configurations name as credential sources,
                 # those of repositories nested below a root (the scan met their config) too
                 held = (self.roots.root, *self.roots.extra)
-                named = await git_named.named_secrets(
+                origins = await git_named.named_secrets(
                     lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
                     (*held, *git_named.nested(others.secrets, held)),
                     known,
                 )
+                named = tuple(path for path, _ in origins)
                 locations = (*self.policy.locations, *named, *sorted(others.targets))
-                self.policy = attrs.evolve(self.policy, homes=known, locations=locations)
+                self.policy = attrs.evolve(
+                    self.policy, homes=known, locations=locations, named_by=origins
+                )
         return self._sandbox
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:

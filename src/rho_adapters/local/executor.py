@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
-from rho_adapters.local.git_named import git_named_secrets
+from rho_adapters.local.git_named import git_named_origins
 from rho_adapters.local.homes import agent_homes, environment_secrets
 from rho_adapters.local.programs import default_search_path, programs_outside
 from rho_adapters.local.programs import (  # re-exported: where the tests have long found it
@@ -87,12 +87,14 @@ class LocalExecutor(Executor):
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
-        named = git_named_secrets(held, known_homes, base_env)
+        origins = git_named_origins(held, known_homes, base_env)
+        named = tuple(path for path, _ in origins)
         named += environment_secrets(base_env or {}, (*held, *known_homes))
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
+            named_by=origins,
         )
         # One rule for where reads go (rho_domain.reach): the file tools here, path words and
         # xargs items in the runner, and the sandbox's view.

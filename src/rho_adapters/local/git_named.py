@@ -59,8 +59,20 @@ def git_named_secrets(
     *,
     now_ns: Callable[[], int] = time.time_ns,
 ) -> tuple[str, ...]:
+    """The paths of ``git_named_origins``."""
+    return tuple(path for path, _ in git_named_origins(roots, homes, env, now_ns=now_ns))
+
+
+def git_named_origins(
+    roots: Sequence[str],
+    homes: Sequence[str],
+    env: Mapping[str, str] | None,
+    *,
+    now_ns: Callable[[], int] = time.time_ns,
+) -> tuple[tuple[str, str], ...]:
     """The real paths of the files the configurations above name (credential sources and
-    included configurations): secret locations for the executor's policy. ``env``: the
+    included configurations), each with the configuration that named it (the first, for a
+    refusal to say why): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
     ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
     configuration's times are settled (see ``_entries_of``)."""
@@ -79,31 +91,37 @@ def git_named_secrets(
         users.setdefault(base, []).append((config, (base, *tops)))
     groups += users.values()
     named = _env_named(env, shell_env)
-    found = _placed_all((*named.secrets, *named.includes), tops, home)
-    directories = _placed_all(named.directories, tops, home)
+    by_env = "GIT_CONFIG_* or GIT_SSH_COMMAND in the environment"
+    found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
+    directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs = _placed_all(named.ssh_configs, tops, home)
     for group in groups:
-        got = _named_by_group(group, home, shell_env, now_ns)
-        found += got.secrets
-        directories += got.directories
-        ssh_configs += got.ssh_configs
+        named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
+        found += named_files
+        directories += stores
+        ssh_configs += ssh_given
     found += ssh_named_secrets(ssh_configs, homes, home, tops)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
-    files = [r for p in found if not os.path.isdir(r := os.path.realpath(p))]
+    files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
     held = [components(p) for p in (*tops, *homes)]
-    return tuple(dict.fromkeys((*files, *_stores(directories, held))))
+    origins: dict[str, str] = {}
+    for path, by in (*files, *_stores(directories, held)):
+        origins.setdefault(path, by)
+    return tuple(origins.items())
 
 
-def _stores(directories: Iterable[str], held: Sequence[tuple[str, ...]]) -> list[str]:
+def _stores(
+    directories: Iterable[tuple[str, str]], held: Sequence[tuple[str, ...]]
+) -> list[tuple[str, str]]:
     """The real paths of the credential directories named (GCM's plaintext store); one
     holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
     logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
     not read, since a store holding the workspace is a mistake of its own)."""
-    stores: list[str] = []
-    for directory in directories:
+    stores: list[tuple[str, str]] = []
+    for directory, by in directories:
         real = os.path.realpath(directory)
         holds = any(is_within(parts, components(real)) for parts in held)
-        stores.append(os.path.join(real, "git") if holds or real == "/" else real)
+        stores.append((os.path.join(real, "git") if holds or real == "/" else real, by))
     return stores
 
 
@@ -112,15 +130,16 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> NamedFiles:
-    """What the configurations of one group (a repository's, or the users' and the
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """What the configurations of one group (a repository's, or a home's, or the
     system's) and the ones they include name, placed: the includes and credential files
-    (``secrets``), the credential directories, the ssh configurations. Each group reads at most
+    and the credential directories, each with the configuration naming it, and the ssh
+    configurations. Each group reads at most
     ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
     with more fails closed: its unread configurations may name a credential file, so
     ``ExecutorError`` names the one left unread."""
-    found: list[str] = []
-    directories: list[str] = []
+    found: list[tuple[str, str]] = []
+    directories: list[tuple[str, str]] = []
     ssh_configs: list[str] = []
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
@@ -153,14 +172,12 @@ def _named_by_group(
         for value in named.includes:
             for base in dict.fromkeys((here, os.path.dirname(real))):
                 if (include := placed(value, base=base, home=home)) is not None:
-                    found.append(include)
+                    found.append((include, config))
                     pending.append((include, bases))
-        found.extend(_placed_all(named.secrets, (*bases, here), home))
-        directories.extend(_placed_all(named.directories, (*bases, here), home))
+        found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
+        directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
         ssh_configs.extend(_placed_all(named.ssh_configs, (*bases, here), home))
-    return NamedFiles(
-        secrets=tuple(found), directories=tuple(directories), ssh_configs=tuple(ssh_configs)
-    )
+    return found, directories, ssh_configs
 
 
 def _user_configs(

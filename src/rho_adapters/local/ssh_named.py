@@ -31,24 +31,25 @@ SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 
 def ssh_named_secrets(
     given: Sequence[str], homes: Sequence[str], home: str | None, tops: Sequence[str]
-) -> list[str]:
-    """The paths of the keys the configurations above name; ``given``: the ``-F``
+) -> list[tuple[str, str]]:
+    """The paths of the keys the configurations above name, each with the configuration
+    naming it; ``given``: the ``-F``
     configurations (absolute), ``home``: the agent's, ``tops``: where git runs ssh."""
     # (configuration, its home, the directory its relative includes are below)
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for start in dict.fromkeys(starts):
         found += _named_from(start, tops)
     return found
 
 
-def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list[str]:
+def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list[tuple[str, str]]:
     """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
     then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
     pending = [start]
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     seen: dict[str, None] = {}
     while pending:
         config, its_home, include_base = pending.pop(0)
@@ -74,7 +75,7 @@ def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list
             if (pattern := pattern_of(value, home=its_home)) is None:
                 continue
             for top in tops if not pattern.startswith("/") else ("/",):
-                found += _matches(os.path.join(top, pattern))
+                found += [(p, config) for p in _matches(os.path.join(top, pattern))]
     return found
 
 
