@@ -158,7 +158,9 @@ class LocalExecutor(Executor):
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
         """See ``Executor.list_dir``. The path is walked on the event loop (a descriptor
         per component, as ``Tree`` confines it), and a small directory (``files.small_names``:
-        one block, at most 64 names) is listed there too, then the loop is given a turn: the
+        one block, at most 64 names) is listed there too while the alias scan that judges it
+        is fresh (``AliasCache``: a thread makes it, at most every two seconds), then the
+        loop is given a turn: the
         hand-off to a worker thread and back cost more than such a listing (a ``list`` of
         20 files: ~50 µs through ``to_thread`` alone, 1-3 ms on busy cores). Any other
         directory is listed in a thread, walked again there (its descriptor is never
