@@ -71,6 +71,8 @@ async def test_no_tool_reads_a_file_the_environment_names(ws: Path, sandbox: boo
     assert "plain words" in out, out
     out = await call_tool(ReadHandler(), {"path": "gcp.json"}, executor)
     assert out.startswith("SensitivePath"), out
+    # the refusal names the variable (redshell24: it said "a secret location" alone)
+    assert "(a credential file the environment's GOOGLE_APPLICATION_CREDENTIALS names)" in out
 
 
 @pytest.mark.asyncio

@@ -88,8 +88,8 @@ class LocalExecutor(Executor):
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
         origins = git_named_origins(held, known_homes, base_env)
+        origins += environment_secrets(base_env or {}, (*held, *known_homes))
         named = tuple(path for path, _ in origins)
-        named += environment_secrets(base_env or {}, (*held, *known_homes))
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
             homes=known_homes,
