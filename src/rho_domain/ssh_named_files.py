@@ -56,6 +56,8 @@ def ssh_named_in(text: str) -> SshNamed:
     secrets: list[str] = []
     includes: list[str] = []
     for line in text.splitlines():
+        if line.lstrip(" \t").startswith("#") or not line.strip():
+            continue  # most of a system's configuration: parsed no further
         words = _arguments(line)
         if not words:
             continue
