@@ -37,26 +37,36 @@ _LISTS = ("KUBECONFIG",)
 _DIRECTORIES = (
     "DOCKER_CONFIG", "DOCKER_CERT_PATH", "CLOUDSDK_CONFIG", "AZURE_CONFIG_DIR", "GNUPGHOME",
     "GH_CONFIG_DIR", "KAGGLE_CONFIG_DIR",
+    "GCM_PLAINTEXT_STORE_PATH",  # Git Credential Manager's plaintext store (redshell24)
 )  # fmt: skip
 # a Kerberos credential cache: FILE:path or DIR:path (KEYRING:, KCM: are no file)
 _CACHES = ("KRB5CCNAME",)
 
 
-def named_by_environment(env: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The credential files and directories ``env`` names: ``(files, directories)``, each as
-    given (possibly relative: to the directory the programs start in)."""
-    files = [env.get(name, "") for name in _FILES]
-    files += [part for name in _LISTS for part in env.get(name, "").split(":")]
-    directories = [env.get(name, "") for name in _DIRECTORIES]
+def named_by_environment(
+    env: Mapping[str, str],
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The credential files and directories ``env`` names: ``(files, directories)``, each a
+    ``(value as given, the variable naming it)`` pair (a value possibly relative: to the
+    directory the programs start in)."""
+    files = [(env.get(name, ""), name) for name in _FILES]
+    files += [(part, name) for name in _LISTS for part in env.get(name, "").split(":")]
+    directories = [(env.get(name, ""), name) for name in _DIRECTORIES]
     for name in _CACHES:
         kind, colon, path = env.get(name, "").partition(":")
         if not colon:
-            files.append(kind)  # a bare path is a FILE: cache
+            files.append((kind, name))  # a bare path is a FILE: cache
         elif kind == "FILE":
-            files.append(path)
+            files.append((path, name))
         elif kind == "DIR":
-            directories.append(path)
-    return (
-        tuple(dict.fromkeys(f for f in files if f)),
-        tuple(dict.fromkeys(d for d in directories if d)),
-    )
+            directories.append((path, name))
+    return _first(files), _first(directories)
+
+
+def _first(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Each value once, with the first variable naming it; empty values left out."""
+    named: dict[str, str] = {}
+    for value, name in pairs:
+        if value:
+            named.setdefault(value, name)
+    return tuple(named.items())

@@ -10,8 +10,13 @@ subsection (``credential.<url>.helper``, ``http.<url>.cookieFile``):
   passes one: ``!git credential-store --file x``), the ``--socket`` of ``cache``;
 * ``http.cookieFile``, ``http.sslKey``, ``http.sslCert`` (a PEM that may hold the key too),
   ``http.proxySSLKey``, ``http.proxySSLCert``;
-* ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``);
-* ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path).
+* ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``, and
+  ``-o CertificateFile=``) and the ssh configuration it gives (``-F cfg``: ``ssh_configs``,
+  whose ``IdentityFile`` is read by ``rho_domain.ssh_named_files``);
+* ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path);
+* ``credential.plaintextStorePath``: a directory, Git Credential Manager's plaintext store
+  (``credential.credentialStore=plaintext``: a file per login below ``NAMESPACE/``, the
+  password in clear), every file below it a secret (``directories``).
 
 ``include.path`` and ``includeIf.<condition>.path`` name more configuration, read and named
 in turn (``includes``), a secret itself: it may hold what ``.git/config`` holds.
@@ -70,6 +75,8 @@ class NamedFiles:
 
     secrets: tuple[str, ...] = ()  # files holding credentials or keys
     includes: tuple[str, ...] = ()  # more configuration, a secret too
+    directories: tuple[str, ...] = ()  # directories whose every file holds credentials
+    ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -92,9 +99,13 @@ def named_by(
     """The files the ``(section, key, value)`` entries name (a value None is git's true)."""
     secrets: list[str] = []
     includes: list[str] = []
+    directories: list[str] = []
+    ssh_configs: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
-        if (section, key) in _INCLUDES:
+        if (section, key) == ("credential", "plaintextstorepath"):
+            directories.append(value)
+        elif (section, key) in _INCLUDES:
             includes.append(value)
         elif (section, key) in _PATH_KEYS:
             secrets.append(value)
@@ -104,12 +115,16 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            secrets.extend(_ssh_identities(_words(value, env or {})))
+            identities, configs = _ssh_files(_words(value, env or {}))
+            secrets.extend(identities)
+            ssh_configs.extend(configs)
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
             secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
     return NamedFiles(
         secrets=tuple(dict.fromkeys(v for v in secrets if v)),
         includes=tuple(dict.fromkeys(v for v in includes if v)),
+        directories=tuple(dict.fromkeys(v for v in directories if v)),
+        ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
     )
 
 
@@ -195,11 +210,13 @@ _SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
 _SSH_OPTION = re.compile(r"\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)", re.DOTALL)
 
 
-def _ssh_identities(words: list[str]) -> list[str]:
-    """The identity files of an ssh command line: ``-i key``, ``-ikey``, ``-vi key`` (flags
-    run together as getopt reads them), ``-o IdentityFile=key``, ``-oIdentityFile key``
-    (ssh takes the keyword in any case, after ``=`` or blanks)."""
+def _ssh_files(words: list[str]) -> tuple[list[str], list[str]]:
+    """The identity files and the configurations of an ssh command line: ``-i key``,
+    ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
+    IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
+    keyword in any case, after ``=`` or blanks); ``-F cfg``."""
     found: list[str] = []
+    configs: list[str] = []
     for at, word in enumerate(words):
         if not word.startswith("-") or word.startswith("--"):
             continue
@@ -209,11 +226,14 @@ def _ssh_identities(words: list[str]) -> list[str]:
             argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
             if flag == "i":
                 found.append(_home_token(argument))
+            elif flag == "F":
+                configs.append(_home_token(argument))
             elif (option := _SSH_OPTION.fullmatch(argument)) and flag == "o":
                 name = option[1].lower()
-                found += [_home_token(option[2].strip())] if name == "identityfile" else []
+                keys = ("identityfile", "certificatefile")
+                found += [_home_token(option[2].strip())] if name in keys else []
             break
-    return found
+    return found, configs
 
 
 def _home_token(path: str) -> str:

@@ -179,7 +179,9 @@ class SecretPolicy:
     this deployment (the session directory, the agent's configuration) that are secret too.
     ``homes`` (home directories of this machine) say where ``HOME_SECRETS`` concretely are, for
     the sandbox to hide them and recursive readers to skip them, and every hidden entry below
-    them is secret (rule 2b) except inside ``open_trees`` (the workspace)."""
+    them is secret (rule 2b) except inside ``open_trees`` (the workspace). ``named_by``:
+    what named some of ``locations`` (a location, and the configuration or variable naming
+    it as a credential file), said in their refusals so an operator can find why."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -188,6 +190,7 @@ class SecretPolicy:
     locations: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()
     open_trees: tuple[str, ...] = ()
+    named_by: tuple[tuple[str, str], ...] = ()
 
     def absolute_locations(self) -> tuple[str, ...]:
         """Concrete secret locations: the system's, those below ``homes``, and ``locations``."""
@@ -248,7 +251,8 @@ class SecretPolicy:
         for location in self.locations:
             base = _components(location)
             if path.startswith("/") and parts[: len(base)] == base:
-                return f"{path!r} is inside {location}, a secret location the agent never reads"
+                reason = f"{path!r} is inside {location}, a secret location the agent never reads"
+                return reason + self._why(location)
         low = _absolute(folded_text(path))
         if not _LOCATIONS.matches(low):
             return self._home_refusal(path, parts)
@@ -256,6 +260,11 @@ class SecretPolicy:
             if path.startswith("/") or pattern.startswith("*"):
                 return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
         return self._home_refusal(path, parts)
+
+    def _why(self, location: str) -> str:
+        """What named ``location`` as a credential file, said as a refusal's end, or ""."""
+        by = next((by for named, by in self.named_by if named == location), None)
+        return "" if by is None else f" (a credential file {by} names)"
 
     def _home_refusal(self, path: str, parts: tuple[str, ...]) -> str | None:
         """Rule 2's last checks: a store's loose objects by their shape, a home's entry."""

@@ -68,6 +68,19 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     "*/msal_token_cache.json", "*/msal_token_cache.bin", "*/accesstokens.json",
     "*/credentials.db", "*/access_tokens.db", "*/login data", "*/login data for account",
     "*/key3.db", "*/key4.db", "*/wp-config.php",
+    # redshell24, judged by how secret the format is: the browsers' cookie stores, whose
+    # session cookies log in as the user (Firefox's in clear; Chromium's under the key
+    # its saved logins have, "peanuts" on Linux without a keyring; by their profile
+    # directories' names, since a "cookies" directory of a web project is no store);
+    # curl's and wget's start-up files outside a home (a project's, a dotfiles
+    # repository's), whose "user = name:password" and http_password are what a user
+    # keeps in them; WireGuard's wg-quick configurations, each one's [Interface]
+    # PrivateKey in clear, by their interface names (wg0.conf, wg-home.conf). Left
+    # readable: logins.json (ciphertext under key4.db's key), curl's cookie jars
+    # (cookies.txt: too common a name; a git http.cookieFile is refused by what names it).
+    # Chromium's Cookies are locations below (a profile directory's entry)
+    "*/cookies.sqlite", "*/cookies.sqlite-wal", "*/.curlrc", "*/_curlrc", "*/.wgetrc",
+    "*/wg[0-9]*.conf", "*/wg-*.conf", "*/wg_*.conf",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),
@@ -91,4 +104,6 @@ TOOL_SECRET_LOCATIONS: tuple[str, ...] = (
     # Git Credential Manager's plaintext store (credential.credentialStore=plaintext): one
     # file per login, the password in clear (probeshell23b)
     "*/.gcm/store",
+    # Chromium's cookie store in a profile directory (redshell24: see the names above)
+    "*/default/cookies", "*/profile */cookies", "*/network/cookies",
 )  # fmt: skip

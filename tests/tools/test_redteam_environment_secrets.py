@@ -32,6 +32,7 @@ NAMED = {
     "tls-keys.log": "SSLKEYLOGFILE",
     "krb5cc": "KRB5CCNAME",
     "dockercfg/config.json": "DOCKER_CONFIG",
+    "gcm/git/https/h.example/u.credential": "GCM_PLAINTEXT_STORE_PATH",  # redshell24
 }
 LOCAL = [
     pytest.param(True, id="bwrap", marks=pytest.mark.skipif(not sandbox_available(), reason="")),
@@ -53,6 +54,7 @@ def _environment(root: Path) -> dict[str, str]:
     env["KUBECONFIG"] = f"/nonexistent/a.yaml:{root}/kube/dev.yaml"
     env["KRB5CCNAME"] = f"FILE:{root}/krb5cc"
     env["DOCKER_CONFIG"] = str(root / "dockercfg")
+    env["GCM_PLAINTEXT_STORE_PATH"] = str(root / "gcm")
     env["GNUPGHOME"] = str(root)  # a directory holding the workspace: no secret of it
     return env
 
@@ -69,6 +71,8 @@ async def test_no_tool_reads_a_file_the_environment_names(ws: Path, sandbox: boo
     assert "plain words" in out, out
     out = await call_tool(ReadHandler(), {"path": "gcp.json"}, executor)
     assert out.startswith("SensitivePath"), out
+    # the refusal names the variable (redshell24: it said "a secret location" alone)
+    assert "(a credential file the environment's GOOGLE_APPLICATION_CREDENTIALS names)" in out
 
 
 @pytest.mark.asyncio

@@ -8,6 +8,10 @@ redshell23, ``cat .env`` was refused by its name while ``cat env/prod.conf``, ``
 bubblewrap, without it and on Daytona. The target of a secret-named link is now a secret
 location wherever the other names of secrets are found (``alias_scan.link_targets``, the
 sandbox's scan, Daytona's scan when its sandbox is made and before each walk).
+
+Locally the file tools judged those targets by equality (redshell24): with ``.ssh -> keys``
+the read tool read ``keys/real_key_material`` and the list tool listed ``keys``, whose
+files are inside the target, not the target; they now judge them as the commands do.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, run_r
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
+from rho_domain.tools.listing import ListHandler
 from rho_domain.tools.read import ReadHandler
 
 MARK = "K-LINKED-MARK"
@@ -75,9 +80,13 @@ async def test_no_tool_reads_a_secret_links_target(
     plain = await run_restricted(str(ws), "cat plain.txt", backend, pool)
     assert "plain words" in plain, plain
     executor = pool.get(str(ws)) if backend == "daytona" else LocalExecutor(str(ws))
-    for name in ("env/prod.conf", ANNEXED):
+    for name in ("env/prod.conf", ANNEXED, "keys/real_key_material"):
         out = await call_tool(ReadHandler(), {"path": name}, executor)
         assert out.startswith("SensitivePath"), out
+    for name in ("keys", "keys/"):
+        out = await call_tool(ListHandler(), {"path": name}, executor)
+        assert out.startswith("SensitivePath"), out
+    assert "plain.txt" in await call_tool(ListHandler(), {"path": "."}, executor)
 
 
 @pytest.mark.asyncio

@@ -122,7 +122,11 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
          "gc/access_tokens.db", "gc/legacy_credentials/a@b.c/adc.json",
          "chrome/Default/Login Data", "firefox/p.default/key4.db",
          "gnupg/private-keys-v1.d/ABCDEF", "site/wp-config.php",
-         "home/.gcm/store/git/https/h.example/u.credential")  # fmt: skip
+         "home/.gcm/store/git/https/h.example/u.credential",
+         # redshell24: cookie stores, curl's and wget's start-up files, wg-quick's keys
+         "firefox/p.default/cookies.sqlite", "chrome/Default/Cookies",
+         "chrome/Profile 1/Network/Cookies", "dotfiles/.curlrc", "dotfiles/.wgetrc",
+         "vpn/wg0.conf", "vpn/wg-home.conf")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -73,6 +73,10 @@ NOT_SECRET = [
     "/etc/ssh/ssh_host_rsa_key.pub", "/home/u/src/app.py", "/home/u/p/.github/ci.yml",
     "/home/uX/.bashrc", "/srv/agent/sessionsX",
     "src/environment.py", "README.md", "config.json", "keys/id_github.pub",
+    # redshell24: a web project's cookies code, Firefox's logins (ciphertext), wget's
+    # own options file name, a curl cookie jar
+    "web/src/cookies/index.js", "web/cookies.ts", "ff/logins.json", "etc/wget.conf",
+    "fixtures/cookies.txt",
     "/etc/mysql/my.cnf", "/etc/kubernetes/manifests/etcd.yaml", "/var/backups/passwd.bak",
     "/etc/ppp/options", "/var/lib/cloud/instances/i-0a1/boot-finished",
     "/var/lib/postgresql/16/main/global/1262", "/var/lib/mysql/mysql/db.ibd",

@@ -13,7 +13,8 @@ import base64
 import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import scripts, ssh_named
+from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
@@ -21,48 +22,115 @@ from rho_domain.git_named_files import (
     placed,
     repository_tops,
 )
+from rho_domain.paths import components, is_within
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
 
 
-async def named_secrets(run: Run, roots: Sequence[str], homes: Sequence[str]) -> tuple[str, ...]:
-    """The canonical paths (in the sandbox) of the files its git configurations name:
-    secret locations for the executor's policy."""
+async def named_secrets(
+    run: Run, roots: Sequence[str], homes: Sequence[str]
+) -> tuple[tuple[str, str], ...]:
+    """The canonical paths (in the sandbox) of the files its git configurations name, each
+    with the configuration that named it: secret locations for the executor's policy."""
     home = homes[0] if homes else None
-    configs: list[tuple[str, _Bases]] = []
+    groups: list[list[tuple[str, _Bases]]] = []  # a repository's configurations, a home's
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
         repo = await _repository_configs(run, root)
-        configs += repo
+        groups.append(repo)
         tops += [root, *(repo[0][1][:1] if repo else ())]
-    for user_home in homes:
-        configs += [(f"{user_home}/.gitconfig", (user_home, *tops))]
-        configs += [(f"{user_home}/.config/git/config", (user_home, *tops))]
-    configs.append(("/etc/gitconfig", ("/etc", *tops)))
-    found: list[str] = []
-    seen: set[str] = set()
-    while configs and len(seen) < MAX_CONFIGS:
-        batch = [c for c in dict(configs).items() if c[0] not in seen][: MAX_CONFIGS - len(seen)]
+    for user_home in homes:  # each home a group: a sandbox may have many
+        bases = (user_home, *tops)
+        groups += [[(f"{user_home}/.gitconfig", bases), (f"{user_home}/.config/git/config", bases)]]
+    groups.append([("/etc/gitconfig", ("/etc", *tops))])
+    # one round of reads per level of includes, every group's at once; each group reads
+    # at most MAX_CONFIGS and fails closed past them (``_counted``)
+    configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
+    found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
+    stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
+    ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
+    seen: list[dict[str, None]] = [{} for _ in groups]
+    while configs:
+        batch = _counted(configs, seen)
         configs = []
-        seen.update(path for path, _ in batch)
-        texts = await _texts(run, [path for path, _ in batch])
-        for (path, bases), text in zip(batch, texts, strict=True):
+        texts = await _texts(run, [path for _, path, _ in batch])
+        for (at, path, bases), text in zip(batch, texts, strict=True):
             if text is None:
                 continue
             named = named_in(text, env={"HOME": home} if home else None)
             here = posixpath.dirname(path)
             for value in named.includes:
                 if (include := placed(value, base=here, home=home)) is not None:
-                    found.append(include)
-                    configs.append((include, bases))
-            found += [
-                p
-                for value in named.secrets
-                for base in dict.fromkeys((*bases, here))
-                if (p := placed(value, base=base, home=home)) is not None
-            ]
-    return await _canonical(run, list(dict.fromkeys(found)))
+                    found.append((include, path))
+                    configs.append((at, include, bases))
+            for values, into in ((named.secrets, found), (named.directories, stores)):
+                into += [(p, path) for p in _placed(values, (*bases, here), home)]
+            ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
+    found += await ssh_named.named_keys(
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops
+    )
+    files = await _canonical(run, found)
+    held = [components(p) for p in (*tops, *homes)]
+    directories = [
+        # one holding a root or a home (``plaintextStorePath = .``): GCM's ``git`` below it
+        (f"{real.rstrip('/')}/git" if any(is_within(h, parts) for h in held) else real, by)
+        for real, by in await _canonical(run, stores, directories=True)
+        for parts in [components(real)]
+    ]
+    origins: dict[str, str] = {}
+    for path, by in (*files, *directories):
+        origins.setdefault(path, by)
+    return tuple(origins.items())
+
+
+def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:
+    return [
+        p
+        for value in values
+        for base in dict.fromkeys(bases)
+        if (p := placed(value, base=base, home=home)) is not None
+    ]
+
+
+def _counted(
+    configs: Sequence[tuple[int, str, _Bases]], seen: list[dict[str, None]]
+) -> list[tuple[int, str, _Bases]]:
+    """The configurations of ``configs`` to read now, each counted in its group's ``seen``
+    (those read already left out); ``ExecutorError`` when a group would read more than
+    ``MAX_CONFIGS``: what it leaves unread may name a credential file (fails closed)."""
+    batch: list[tuple[int, str, _Bases]] = []
+    for at, path, bases in configs:
+        if path in seen[at]:
+            continue
+        if len(seen[at]) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the sandbox's git configurations read with {next(iter(seen[at]))} include "
+                f"more than {MAX_CONFIGS} configurations (include.path, includeIf.*.path), "
+                f"{path} the first left unread: rho-agent cannot tell which files those "
+                "name as credentials, so it refuses to run; remove the includes of missing files"
+            )
+        seen[at][path] = None
+        batch.append((at, path, bases))
+    return batch
+
+
+async def newly_nested(
+    run: Run,
+    secrets: Iterable[str],
+    roots: Sequence[str],
+    known: set[str],
+    homes: Sequence[str],
+) -> tuple[tuple[str, str], ...]:
+    """``named_secrets`` of the repositories nested below ``roots`` whose configurations a
+    scan met (``secrets``) and ``known`` does not hold (cloned since the sandbox was made:
+    ``cd sub && git config credential.helper 'store --file=notes.txt'`` left ``cat
+    sub/notes.txt`` open, redshell24); ``known`` takes them in."""
+    new = set(nested(secrets, roots)) - known
+    if not new:
+        return ()
+    known |= new
+    return await named_secrets(run, sorted(new), homes)
 
 
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
@@ -70,7 +138,7 @@ def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
     among ``secrets`` (what the alias scan met below ``roots``), but the roots: another
     clone in a subdirectory, whose configuration may name a credential file there
     (probeshell23b)."""
-    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)[:MAX_CONFIGS]
+    return tuple(t for t in repository_tops(sorted(secrets)) if t not in roots)
 
 
 async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:
@@ -117,11 +185,20 @@ async def _texts(run: Run, paths: Sequence[str], *, exists: bool = False) -> lis
     ]
 
 
-async def _canonical(run: Run, paths: Sequence[str]) -> tuple[str, ...]:
-    """``paths`` canonical in the sandbox, directories left out (no credential file)."""
-    if not paths:
-        return ()
-    script = "".join(f'p={scripts.q(p)}; [ -d "$p" ] || realpath -zm -- "$p"\n' for p in paths)
+async def _canonical(
+    run: Run, named: Sequence[tuple[str, str]], *, directories: bool = False
+) -> list[tuple[str, str]]:
+    """Each named path canonical in the sandbox, with what named it; directories left out
+    (no credential file) unless ``directories``."""
+    if not named:
+        return []
+    keep = "false" if directories else '[ -d "$p" ]'
+    # one NUL-ended field per path, empty for one left out
+    script = "".join(
+        f"p={scripts.q(p)}; if {keep}; then printf '\\0';"
+        f" else realpath -zm -- \"$p\" || printf '\\0'; fi\n"
+        for p, _ in named
+    )
     answer = await run(f"{{ {script}}} | base64 -w0; echo\n")
-    found = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape")
-    return tuple(dict.fromkeys(p for p in found.split("\0") if p))
+    fields = base64.b64decode(answer.strip()).decode("utf-8", "surrogateescape").split("\0")
+    return [(p, by) for p, (_, by) in zip(fields, named, strict=False) if p]

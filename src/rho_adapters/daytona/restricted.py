@@ -77,8 +77,6 @@ class RestrictedPipelines:
         reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
-        # A walker's scan rides with the words' request; any other stage's is made only when
-        # a word names a file with several names.
         walker = any(walks(stage.argv) for stage in command.pipeline)
         if not flat and not walker:  # no word names a file or a tree, and no walk: no scan
             return walked, workspace.policy
@@ -96,23 +94,27 @@ class RestrictedPipelines:
         if any(stage.argv[:1] == ("xargs",) for stage in command.pipeline):
             outside += workspace.roots.extra
         trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
+        # The scan rides with every words' request: a link named as a secret (``.env ->
+        # prod.conf``) made since the sandbox was (by the user's build, a checkout) makes its
+        # target one now; the scan made with the sandbox alone let ``cat prod.conf`` print it
+        # for the whole session (redshell24).
         script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
-        if walker:
-            script += aliases.scan_script(trees)
+        script += aliases.scan_script(trees)
         lines = (await workspace.script(script, 30.0)).split("\n")
         if len(lines) <= len(flat):
             raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
         answer = "\n".join(lines[: len(flat)])
         resolved = path_scripts.parse_realpaths(answer)
-        scan = lines[len(flat)] if walker else ""
+        scan = lines[len(flat)]
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
         held = held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
             workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
-        if (linked and not walker) or wider != trees:
+        if wider != trees:
             scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
         found_aliases = aliases.parse_aliases(scan, workspace.policy)
+        await workspace.learn_nested(found_aliases)  # a repository cloned since
         policy = aliases.with_aliases(workspace.policy, found_aliases)
         for (i, word), found in zip(flat, resolved, strict=True):
             if found is None:
@@ -130,7 +132,12 @@ class RestrictedPipelines:
                     "secrets file, or the file a link named as one leads to"
                     + ("" if found_aliases.complete else ", or may be (too many to check)")
                 )
-            if reason := _word_refusal(policy, word, posixpath.join(cwd, word), (real, place)):
+            # the rules' own reasons first; then what the scan found (a link's target, a
+            # copy the scan met by its name) as secret locations
+            full = posixpath.join(cwd, word)
+            if reason := _word_refusal(
+                workspace.policy, word, full, (real, place)
+            ) or _word_refusal(policy, word, full, (real, place)):
                 raise SensitivePath(f"{argv0}: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")

@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
-from rho_adapters.local.git_named import git_named_secrets
+from rho_adapters.local.git_named import git_named_origins
 from rho_adapters.local.homes import agent_homes, environment_secrets
 from rho_adapters.local.programs import default_search_path, programs_outside
 from rho_adapters.local.programs import (  # re-exported: where the tests have long found it
@@ -87,12 +87,14 @@ class LocalExecutor(Executor):
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
-        named = git_named_secrets(held, known_homes, base_env)
-        named += environment_secrets(base_env or {}, (*held, *known_homes))
+        origins = git_named_origins(held, known_homes, base_env)
+        origins += environment_secrets(base_env or {}, (*held, *known_homes))
+        named = tuple(path for path, _ in origins)
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
+            named_by=origins,
         )
         # One rule for where reads go (rho_domain.reach): the file tools here, path words and
         # xargs items in the runner, and the sandbox's view.
@@ -156,7 +158,9 @@ class LocalExecutor(Executor):
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
         """See ``Executor.list_dir``. The path is walked on the event loop (a descriptor
         per component, as ``Tree`` confines it), and a small directory (``files.small_names``:
-        one block, at most 64 names) is listed there too, then the loop is given a turn: the
+        one block, at most 64 names) is listed there too while the alias scan that judges it
+        is fresh (``AliasCache``: a thread makes it, at most every two seconds), then the
+        loop is given a turn: the
         hand-off to a worker thread and back cost more than such a listing (a ``list`` of
         20 files: ~50 µs through ``to_thread`` alone, 1-3 ms on busy cores). Any other
         directory is listed in a thread, walked again there (its descriptor is never

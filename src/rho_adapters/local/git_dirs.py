@@ -1,4 +1,5 @@
-"""Git's places known by their shape on this machine (``rho_domain.git_dir_shape``): a path
+"""Git's places on this machine: a repository's configurations (``repository_configs``), and
+those known by their shape (``rho_domain.git_dir_shape``): a path
 word's ancestors looked at by the argv checks and the file tools (``shaped_place_refusal``),
 a walk's roots by the sandbox's scan (``secret_scan.py``, which judges every directory it
 walks by its entries).
@@ -6,6 +7,7 @@ walks by its entries).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from rho_domain.git_dir_shape import shape_of, shaped_refusal
@@ -39,3 +41,43 @@ def shaped_place_refusal(policy: SecretPolicy, real: str) -> str | None:
     store it is in, or None (the argv checks' and the file tools' judgement of a path)."""
     place = shaped_place_of(real)
     return shaped_refusal(policy, real, *place) if place is not None else None
+
+
+def repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The configurations of the repository holding ``root``, with the bases of their
+    relative names (the work tree, the git directory)."""
+    head = os.path.realpath(root)
+    while True:
+        dot_git = os.path.join(head, ".git")
+        git_dir = dot_git if os.path.isdir(dot_git) else _linked(dot_git, head)
+        if git_dir is not None:
+            bases = (head, git_dir)
+            configs: list[tuple[str, tuple[str, ...]]] = [
+                (f"{git_dir}/config", bases),
+                (f"{git_dir}/config.worktree", bases),
+            ]
+            common = _text_of(f"{git_dir}/commondir")
+            if common:
+                shared = os.path.join(git_dir, common.strip())
+                configs.append((f"{shared}/config", (head, shared)))
+            return configs
+        parent = os.path.dirname(head)
+        if parent == head:
+            return []
+        head = parent
+
+
+def _linked(dot_git: str, work_tree: str) -> str | None:
+    """The git directory a ``.git`` file names (``gitdir: PATH``), or None."""
+    text = _text_of(dot_git)
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    return os.path.join(work_tree, text.removeprefix("gitdir:").strip())
+
+
+def _text_of(path: str) -> str | None:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if os.path.isfile(path) and os.path.getsize(path) <= 4096:
+            with open(path, encoding="utf-8") as file:
+                return file.read()
+    return None

@@ -27,15 +27,20 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.ssh_named import ssh_named_secrets
+from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
+    NamedFiles,
     entry_of,
     named_by,
     placed,
     repository_tops,
 )
+from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
@@ -54,38 +59,112 @@ def git_named_secrets(
     *,
     now_ns: Callable[[], int] = time.time_ns,
 ) -> tuple[str, ...]:
+    """The paths of ``git_named_origins``."""
+    return tuple(path for path, _ in git_named_origins(roots, homes, env, now_ns=now_ns))
+
+
+def git_named_origins(
+    roots: Sequence[str],
+    homes: Sequence[str],
+    env: Mapping[str, str] | None,
+    *,
+    now_ns: Callable[[], int] = time.time_ns,
+) -> tuple[tuple[str, str], ...]:
     """The real paths of the files the configurations above name (credential sources and
-    included configurations): secret locations for the executor's policy. ``env``: the
+    included configurations), each with the configuration that named it (the first, for a
+    refusal to say why): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
     ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
     configuration's times are settled (see ``_entries_of``)."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
-    pending: list[tuple[str, tuple[str, ...]]] = []  # (config, bases of its relative names)
+    groups: list[list[tuple[str, tuple[str, ...]]]] = []  # each: (config, its bases)
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        configs = _repository_configs(root)
-        pending.extend(configs)
+        configs = repository_configs(root)
+        groups.append(configs)
         tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
+    # each home's configurations a group of their own: a machine may have many homes
+    users: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for config, base in _user_configs(homes, home, env):
-        pending.append((config, (base, *tops)))
-    found = _placed_all(_env_named(env, shell_env), tops, home)
-    seen: set[tuple[str, str]] = set()
-    while pending and len(seen) < MAX_CONFIGS:
+        users.setdefault(base, []).append((config, (base, *tops)))
+    groups += users.values()
+    named = _env_named(env, shell_env)
+    by_env = "GIT_CONFIG_* or GIT_SSH_COMMAND in the environment"
+    found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
+    directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
+    ssh_configs = _placed_all(named.ssh_configs, tops, home)
+    for group in groups:
+        named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
+        found += named_files
+        directories += stores
+        ssh_configs += ssh_given
+    found += ssh_named_secrets(ssh_configs, homes, home, tops)
+    # a directory named (``--file=.``) is no credential file git could write: not a secret
+    files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
+    held = [components(p) for p in (*tops, *homes)]
+    origins: dict[str, str] = {}
+    for path, by in (*files, *_stores(directories, held)):
+        origins.setdefault(path, by)
+    return tuple(origins.items())
+
+
+def _stores(
+    directories: Iterable[tuple[str, str]], held: Sequence[tuple[str, ...]]
+) -> list[tuple[str, str]]:
+    """The real paths of the credential directories named (GCM's plaintext store); one
+    holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
+    logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
+    not read, since a store holding the workspace is a mistake of its own)."""
+    stores: list[tuple[str, str]] = []
+    for directory, by in directories:
+        real = os.path.realpath(directory)
+        holds = any(is_within(parts, components(real)) for parts in held)
+        stores.append((os.path.join(real, "git") if holds or real == "/" else real, by))
+    return stores
+
+
+def _named_by_group(
+    pending: list[tuple[str, tuple[str, ...]]],
+    home: str | None,
+    shell_env: Mapping[str, str],
+    now_ns: Callable[[], int],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """What the configurations of one group (a repository's, or a home's, or the
+    system's) and the ones they include name, placed: the includes and credential files
+    and the credential directories, each with the configuration naming it, and the ssh
+    configurations. Each group reads at most
+    ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
+    with more fails closed: its unread configurations may name a credential file, so
+    ``ExecutorError`` names the one left unread."""
+    found: list[tuple[str, str]] = []
+    directories: list[tuple[str, str]] = []
+    ssh_configs: list[str] = []
+    seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
+    while pending:
         config, bases = pending.pop(0)
-        if not _exists(config):
-            # counted by its spelling, unresolved: each missing name takes one of the
-            # MAX_CONFIGS places (distinct names already could fill them all)
-            seen.add((config, ""))
+        real = here = ""
+        # a missing name is counted by its spelling, unresolved: each takes one of the
+        # MAX_CONFIGS places (distinct names already could fill them all)
+        if _exists(config):
+            real = os.path.realpath(config)
+            # git places an include by the including file's path as it reached it, a link's
+            # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
+            here = os.path.dirname(os.path.abspath(config))
+        key = (real, here) if real else (config, "")
+        if key in seen:
             continue
-        real = os.path.realpath(config)
-        # git places an include by the including file's path as it reached it, a link's
-        # own directory (~/.gitconfig -> dotfiles/gitconfig includes ~/x.inc, not dotfiles/)
-        here = os.path.dirname(os.path.abspath(config))
-        if (real, here) in seen:
+        if len(seen) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the git configurations read with {next(iter(seen))[0]} include more than "
+                f"{MAX_CONFIGS} configurations (include.path, includeIf.*.path), {config} the "
+                "first left unread: rho-agent cannot tell which files those name as "
+                "credentials, so it refuses to run; remove the includes of missing files"
+            )
+        seen[key] = None
+        if not real:
             continue
-        seen.add((real, here))
         found_entries = _entries_of(real, now_ns)
         if found_entries is None:
             continue
@@ -93,11 +172,12 @@ def git_named_secrets(
         for value in named.includes:
             for base in dict.fromkeys((here, os.path.dirname(real))):
                 if (include := placed(value, base=base, home=home)) is not None:
-                    found.append(include)
+                    found.append((include, config))
                     pending.append((include, bases))
-        found.extend(_placed_all(named.secrets, (*bases, here), home))
-    # a directory named (``--file=.``) is no credential file git could write: not a secret
-    return tuple(dict.fromkeys(r for p in found if not os.path.isdir(r := os.path.realpath(p))))
+        found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
+        directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
+        ssh_configs.extend(_placed_all(named.ssh_configs, (*bases, here), home))
+    return found, directories, ssh_configs
 
 
 def _user_configs(
@@ -119,7 +199,7 @@ def _user_configs(
     return configs
 
 
-def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[str, ...]:
+def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
     """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
     ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
     ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
@@ -137,8 +217,7 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> tuple[st
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
-    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
-    return (*named.secrets, *named.includes)
+    return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:
@@ -148,46 +227,6 @@ def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -
         for base in dict.fromkeys(bases)
         if (path := placed(value, base=base, home=home)) is not None
     ]
-
-
-def _repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The configurations of the repository holding ``root``, with the bases of their
-    relative names (the work tree, the git directory)."""
-    head = os.path.realpath(root)
-    while True:
-        dot_git = os.path.join(head, ".git")
-        git_dir = dot_git if os.path.isdir(dot_git) else _linked(dot_git, head)
-        if git_dir is not None:
-            bases = (head, git_dir)
-            configs: list[tuple[str, tuple[str, ...]]] = [
-                (f"{git_dir}/config", bases),
-                (f"{git_dir}/config.worktree", bases),
-            ]
-            common = _text_of(f"{git_dir}/commondir")
-            if common:
-                shared = os.path.join(git_dir, common.strip())
-                configs.append((f"{shared}/config", (head, shared)))
-            return configs
-        parent = os.path.dirname(head)
-        if parent == head:
-            return []
-        head = parent
-
-
-def _linked(dot_git: str, work_tree: str) -> str | None:
-    """The git directory a ``.git`` file names (``gitdir: PATH``), or None."""
-    text = _text_of(dot_git)
-    if text is None or not text.startswith("gitdir:"):
-        return None
-    return os.path.join(work_tree, text.removeprefix("gitdir:").strip())
-
-
-def _text_of(path: str) -> str | None:
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        if os.path.isfile(path) and os.path.getsize(path) <= 4096:
-            with open(path, encoding="utf-8") as file:
-                return file.read()
-    return None
 
 
 def _exists(path: str) -> bool:

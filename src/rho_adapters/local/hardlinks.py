@@ -63,13 +63,18 @@ class AliasCache:
         """The aliases below ``roots`` (a scan at most every ``ttl`` seconds)."""
         key = _outermost(roots)
         now = time.monotonic()
-        if self._last is not None:
-            stamp, cached_key, aliases = self._last
-            if cached_key >= key and now - stamp < self.ttl:
-                return aliases
+        if self.fresh(roots) and self._last is not None:
+            return self._last[2]
         aliases = find_aliases(sorted(key), self.policy)
         self._last = (now, key, aliases)
         return aliases
+
+    def fresh(self, roots: Sequence[str]) -> bool:
+        """Whether ``get(roots)`` answers without a scan (one of the last ``ttl`` seconds)."""
+        if self._last is None:
+            return False
+        stamp, cached_key, _ = self._last
+        return cached_key >= _outermost(roots) and time.monotonic() - stamp < self.ttl
 
 
 def _outermost(roots: Sequence[str]) -> frozenset[str]:

@@ -73,16 +73,20 @@ def agent_homes(env: Mapping[str, str]) -> tuple[str, ...]:
     return homes
 
 
-def environment_secrets(env: Mapping[str, str], held: Sequence[str]) -> tuple[str, ...]:
+def environment_secrets(env: Mapping[str, str], held: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """The real paths of the credential files and directories ``env`` names
-    (``rho_domain.environment_secrets``), relative ones below this process's directory
-    (where the user's programs started); a file that is a directory, and a directory that
-    is or holds one of ``held`` (the roots and homes: ``DOCKER_CONFIG=.``), left out."""
+    (``rho_domain.environment_secrets``), each with the variable naming it, relative ones
+    below this process's directory (where the user's programs started); a file that is a
+    directory, and a directory that is or holds one of ``held`` (the roots and homes:
+    ``DOCKER_CONFIG=.``), left out."""
     files, directories = named_by_environment(env)
     held_parts = [components(os.path.realpath(h)) for h in held]
-    found = [r for f in files if not os.path.isdir(r := os.path.realpath(f))]
-    for directory in directories:
+    found = [(r, name) for f, name in files if not os.path.isdir(r := os.path.realpath(f))]
+    for directory, name in directories:
         real = os.path.realpath(directory)
         if real != "/" and not any(is_within(parts, components(real)) for parts in held_parts):
-            found.append(real)
-    return tuple(dict.fromkeys(found))
+            found.append((real, name))
+    origins: dict[str, str] = {}
+    for path, name in found:
+        origins.setdefault(path, f"the environment's {name}")
+    return tuple(origins.items())

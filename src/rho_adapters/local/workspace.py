@@ -28,7 +28,7 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.git_dirs import shaped_place_refusal
-from rho_adapters.local.hardlinks import AliasCache, several_links
+from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -136,20 +136,19 @@ class Workspace:
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
             if reason := self.reach.refusal(real):
                 raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
-            # a directory is listed on the event loop: no scan there (``list_small``)
-            if (several := several_links(real)) or os.path.isfile(real):
-                self._check_other_names(path, real, several=several)
+            # a directory too: a secret-named link's target may be one (``.ssh -> keys``)
+            several = several_links(real)
+            self._check_other_names(path, real, several=several)
 
     def _check_other_names(self, path: str, real: str, *, several: bool) -> None:
         """Refuse a file with several names when one of them is a secret (``hardlinks.py``),
-        and a file a link named as a secret leads to (``alias_scan.link_targets``), which
-        any file may be: the scan is remembered for two seconds (``AliasCache``)."""
-        # The workspace, the file's own directory and the read root holding it (docs/x.txt
-        # may be the twin of the root's .env), but "/", too large to scan on every read (a
-        # secret there is found by its name where it is).
-        held = held_roots([t.root for t in self._extra], (real,))
-        aliases = self.aliases.get((self._tree.root, os.path.dirname(real), *held))
-        if real in aliases.paths:
+        and a file or directory a link named as a secret leads to, or inside one
+        (``alias_scan.link_targets``; ``.ssh -> keys``: ``keys/k``), which any may be: the
+        scan is remembered for two seconds (``AliasCache``). Judged as the commands judge
+        them (``with_aliases``): the read tool read ``keys/k`` and the list tool listed
+        ``keys`` before redshell24, judging the aliases by equality."""
+        aliases = self.aliases.get(self._alias_roots(real))
+        if with_aliases(self.policy, aliases).refusal(real) is not None:
             raise SensitivePath(
                 f"{path!r} is another name (a hard link) of a secrets file, the file a link "
                 "named as one leads to, or a file a nested repository's git configuration "
@@ -160,6 +159,13 @@ class Workspace:
                 f"{path!r} has several hard links and the workspace is too large to check that "
                 "none of them is a secret; it may not be read"
             )
+
+    def _alias_roots(self, real: str) -> tuple[str, ...]:
+        """What the alias scan for ``real`` walks: the workspace, ``real``'s own directory
+        and the read root holding it (docs/x.txt may be the twin of the root's .env), but
+        "/", too large to scan on every read (a secret there is found by its name)."""
+        held = held_roots([t.root for t in self._extra], (real,))
+        return (self._tree.root, os.path.dirname(real), *held)
 
     def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
         if tree is self._machine and is_within(parts, self._tree.root_parts):
@@ -203,6 +209,9 @@ class Workspace:
             tree, parts = self._locate_read(path)
             res = tree.resolve((*parts, "."), path, follow_final=True)
             try:
+                real = "/" + "/".join((*tree.root_parts, *res.parts))
+                if not self.aliases.fresh(self._alias_roots(real)):
+                    return None  # the alias scan runs in a thread, with list_dir
                 self._check_read(path, tree, res.parts)
                 names = small_names(res.dir_fd)
                 if names is None:

@@ -1,0 +1,106 @@
+"""The keys the sandbox's ssh configurations name (``rho_domain.ssh_named_files``), found
+with what its git configurations name (``git_named.py``) when the sandbox is made, as the
+local executor finds this machine's (``rho_adapters/local/ssh_named.py`` says which
+configurations and how names are placed): one round of reads in the sandbox per level of
+``Include``, each pattern expanded by the sandbox's shell, at most ``MAX_CONFIGS`` read from
+one configuration (more fail closed).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable, Sequence
+
+from rho_adapters.daytona import scripts
+from rho_domain.errors import ExecutorError
+from rho_domain.git_named_files import MAX_CONFIGS
+from rho_domain.ssh_named_files import literal_of, pattern_of, ssh_named_in
+
+__all__ = ["named_keys"]
+
+Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
+Texts = Callable[[Sequence[str]], Awaitable[list[str | None]]]  # each regular file's text
+_Config = tuple[int, str, str | None, str]  # (its start's index, path, its home, include base)
+
+
+async def named_keys(
+    run: Run,
+    texts: Texts,
+    given: Sequence[str],
+    homes: Sequence[str],
+    tops: Sequence[str],
+) -> list[tuple[str, str]]:
+    """The paths of the keys the sandbox's ssh configurations name (literal ones whether
+    they exist or not), each with the configuration naming it; ``given``: the ``-F``
+    configurations (absolute), ``homes``: the sandbox's (the first is the user's),
+    ``tops``: where git runs ssh."""
+    home = homes[0] if homes else None
+    starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
+    starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
+    starts.append(("/etc/ssh/ssh_config", home, "/etc/ssh"))
+    level: list[_Config] = [(at, *start) for at, start in enumerate(dict.fromkeys(starts))]
+    seen: list[dict[str, None]] = [{} for _ in level]
+    found: list[tuple[str, str]] = []
+    patterns: list[tuple[str, str]] = []  # keys named by a pattern (a %h), expanded last
+    while level:
+        batch = _counted(level, seen)
+        includes: list[tuple[int, str | None, str, str]] = []
+        for (at, config, its_home, base), text in zip(
+            batch, await texts([c[1] for c in batch]), strict=True
+        ):
+            named = ssh_named_in(text or "")
+            for value in named.includes:
+                if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
+                    absolute = pattern if pattern.startswith("/") else f"{base}/{pattern}"
+                    includes.append((at, its_home, base, absolute))
+            for value in named.secrets:
+                if (pattern := pattern_of(value, home=its_home)) is None:
+                    continue
+                for top in tops if not pattern.startswith("/") else ("",):
+                    absolute = pattern if not top else f"{top.rstrip('/')}/{pattern}"
+                    literal = literal_of(absolute)
+                    found += [(literal, config)] if literal is not None else []
+                    patterns += [(absolute, config)] if literal is None else []
+        expanded = await _globbed(run, [p for *_, p in includes])
+        level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
+                 for path in paths]  # fmt: skip
+    expanded = await _globbed(run, [pattern for pattern, _ in patterns])
+    pairs = zip(patterns, expanded, strict=True)
+    return [*found, *((p, by) for (_, by), paths in pairs for p in paths)]
+
+
+def _counted(level: Sequence[_Config], seen: list[dict[str, None]]) -> list[_Config]:
+    """The configurations of ``level`` to read now, each counted in its start's ``seen``;
+    ``ExecutorError`` past ``MAX_CONFIGS`` from one start."""
+    batch: list[_Config] = []
+    for config in level:
+        at, path = config[0], config[1]
+        if path in seen[at]:
+            continue
+        if len(seen[at]) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the sandbox's ssh configuration {next(iter(seen[at]))} includes more than "
+                f"{MAX_CONFIGS} configurations (Include), {path} the first left unread: "
+                "rho-agent cannot tell which keys those name, so it refuses to run; remove "
+                "the Include lines that repeat or name missing files"
+            )
+        seen[at][path] = None
+        batch.append(config)
+    return batch
+
+
+async def _globbed(run: Run, patterns: Sequence[str]) -> list[list[str]]:
+    """What each glob pattern matches in the sandbox now, in the shell's order."""
+    if not patterns:
+        return []
+    # IFS empty: the unquoted $p is expanded as a pattern and never split
+    script = "".join(
+        f'p={scripts.q(p)}; for f in $p; do [ -e "$f" ] && printf \'%s\\0\' "$f"; done'
+        " | base64 -w0; echo\n"
+        for p in patterns
+    )
+    answer = (await run("IFS=\n" + script)).splitlines()
+    return [
+        [p for p in base64.b64decode(line).decode("utf-8", "surrogateescape").split("\0") if p]
+        for line in answer
+    ]

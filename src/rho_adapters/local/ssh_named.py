@@ -1,0 +1,112 @@
+"""The keys this machine's ssh configurations name (``rho_domain.ssh_named_files``), found
+with the files git configurations name (``git_named.py``), when an executor is made.
+
+The configurations read are those ssh reads when git runs it: every known home's
+``.ssh/config`` (its ``~`` that home), ``/etc/ssh/ssh_config`` (its ``~`` the agent's
+home), the ones a ``core.sshCommand`` or ``GIT_SSH_COMMAND`` gives with ``-F``, and what
+they include (glob patterns, expanded here, a relative one below ``~/.ssh`` or
+``/etc/ssh`` as ssh places it), each read at most ``MAX_CONFIG_BYTES``; more than
+``MAX_CONFIGS`` from one fails closed, as git's do. A relative key is placed where ssh would open
+it: the directory git runs ssh in, the top of each repository (``tops``). A key named
+literally is a secret whether it exists yet or not; a name with a token ssh fills per
+connection (``%h``) is a pattern, matched against the files there now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import stat
+import time
+from collections.abc import Sequence
+
+from rho_domain.errors import ExecutorError
+from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS
+from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
+
+__all__ = ["ssh_named_secrets"]
+
+SYSTEM_CONFIG = "/etc/ssh/ssh_config"
+# what a configuration names, by its path and what its stat says of its content (bounded)
+_NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
+_MAX_NAMED = 256
+_SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
+
+
+def ssh_named_secrets(
+    given: Sequence[str], homes: Sequence[str], home: str | None, tops: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The paths of the keys the configurations above name, each with the configuration
+    naming it; ``given``: the ``-F``
+    configurations (absolute), ``home``: the agent's, ``tops``: where git runs ssh."""
+    # (configuration, its home, the directory its relative includes are below)
+    starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
+    starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
+    starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
+    found: list[tuple[str, str]] = []
+    for start in dict.fromkeys(starts):
+        found += _named_from(start, tops)
+    return found
+
+
+def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list[tuple[str, str]]:
+    """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
+    then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
+    pending = [start]
+    found: list[tuple[str, str]] = []
+    seen: dict[str, None] = {}
+    while pending:
+        config, its_home, include_base = pending.pop(0)
+        if config in seen:
+            continue
+        if len(seen) >= MAX_CONFIGS:
+            raise ExecutorError(
+                f"the ssh configuration {start[0]} includes more than {MAX_CONFIGS} "
+                f"configurations (Include), {config} the first left unread: rho-agent "
+                "cannot tell which keys those name, so it refuses to run; remove the "
+                "Include lines that repeat or name missing files"
+            )
+        seen[config] = None
+        named = _named_of(config)
+        if named is None:
+            continue
+        for value in named.includes:
+            if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
+                pattern = os.path.join(include_base, pattern)
+                pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
+        for value in named.secrets:
+            if (pattern := pattern_of(value, home=its_home)) is None:
+                continue
+            for top in tops if not pattern.startswith("/") else ("/",):
+                found += [(p, config) for p in _matches(os.path.join(top, pattern))]
+    return found
+
+
+def _matches(pattern: str) -> list[str]:
+    """The files ``pattern`` names: itself when it is literal (existing or not), else what
+    matches it now."""
+    literal = literal_of(pattern)
+    return [literal] if literal is not None else glob.glob(pattern)
+
+
+def _named_of(path: str) -> SshNamed | None:
+    """What the configuration at ``path`` names, or None (missing, not a regular file, past
+    the bound); remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times
+    are settled, as ``git_named`` remembers git's: every executor reads them again."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+        return None
+    key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
+    if (named := _NAMED.get(key)) is not None:
+        return named
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
+        named = ssh_named_in(file.read())
+    if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
+        if len(_NAMED) >= _MAX_NAMED:
+            del _NAMED[next(iter(_NAMED))]
+        _NAMED[key] = named
+    return named

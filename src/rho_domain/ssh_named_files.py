@@ -1,0 +1,155 @@
+r"""The files an ssh client configuration names as keys: secrets by what names them.
+
+``core.sshCommand = ssh -F deploy/ssh.cfg`` (or ``~/.ssh/config`` itself) with
+``IdentityFile deploy/id_deploy`` gives ssh a private key under a name no rule of the
+secrets policy recognises: before redshell24 ``cat deploy/id_deploy`` printed it on every
+backend. ``~/.ssh`` is a secret location, but the file a configuration there names may be
+anywhere. An ssh configuration names, in any ``Host`` or ``Match`` block (every block is
+read: which host git reaches is not known here):
+
+* ``IdentityFile`` (a private key; ``none`` names none) and ``CertificateFile`` (its
+  certificate, kept beside the key and often the key's own PEM): secrets;
+* ``Include``: more configuration, read in turn; glob patterns, a relative one below
+  ``~/.ssh`` from a user's configuration (``-F`` given or ``~/.ssh/config``) and below
+  ``/etc/ssh`` from the system's.
+
+``UserKnownHostsFile`` and ``GlobalKnownHostsFile`` name public data and stay readable.
+
+Each value is given back as a glob pattern the executors expand (``patterns_of``): ``~`` and
+``%d`` are the home, ``%%`` a ``%``, ``${HOME}`` the home, and every other token (``%h``,
+``%r``, ``%u``...: the host, the remote user, the local one), unknown here, matches any
+name (``keys/%h.key`` makes every ``keys/*.key`` a secret); what the value says literally
+is escaped, so ``[`` in a key's name is no pattern. Pure: text in, values out.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+
+__all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_named_in"]
+
+_SECRET_KEYS = frozenset({"identityfile", "certificatefile"})
+_ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
+_TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
+
+
+@attrs.frozen(kw_only=True)
+class SshNamed:
+    """What one ssh configuration names, values as written (``pattern_of`` reads them)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    secrets: tuple[str, ...] = ()  # identity and certificate files
+    includes: tuple[str, ...] = ()  # more configuration (glob patterns)
+
+
+def ssh_named_in(text: str) -> SshNamed:
+    """The files ``text`` (an ssh client configuration, read as ssh's ``readconf.c`` reads
+    it: a keyword, then ``=`` or blanks, then arguments in double or single quotes or bare,
+    ``#`` starting a comment where a word starts) names as keys and includes."""
+    secrets: list[str] = []
+    includes: list[str] = []
+    for line in text.splitlines():
+        if line.lstrip(" \t").startswith("#") or not line.strip():
+            continue  # most of a system's configuration: parsed no further
+        words = _arguments(line)
+        if not words:
+            continue
+        keyword, equals, rest = words[0].partition("=")
+        arguments = ([rest] if rest else []) + words[1:] if equals else words[1:]
+        if arguments and arguments[0].startswith("="):  # "Key = v", "Key =v"
+            arguments = [arguments[0][1:], *arguments[1:]] if arguments[0] != "=" else arguments[1:]
+        keyword = keyword.lower()
+        if keyword in _SECRET_KEYS and arguments and arguments[0].lower() != "none":
+            secrets.append(arguments[0])
+        elif keyword == "include":
+            includes.extend(arguments)
+    return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+
+
+def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | None:
+    """``value`` as a glob pattern of the files it names (see the module docstring): None
+    when it needs a home and there is none; ``glob``: the value is a pattern already
+    (``Include``), its literal text kept as it is."""
+    if value.startswith("~"):
+        if home is None or not (value == "~" or value.startswith("~/")):
+            return None  # ~user names another's home
+        value = "%d" + value[1:]
+    out: list[str] = []
+    at = 0
+    for token in _TOKEN.finditer(value):
+        literal = value[at : token.start()]
+        out.append(literal if glob else _escaped(literal))
+        at = token.end()
+        if token[1] == "%":
+            out.append("%" if glob else _escaped("%"))
+        elif token[1] == "d" or token[2] == "HOME":
+            if home is None:
+                return None
+            out.append(home.rstrip("/") if glob else _escaped(home.rstrip("/")))
+        else:
+            out.append("*")  # the host, a user, a hash: unknown here, any name
+    rest = value[at:]
+    out.append(rest if glob else _escaped(rest))
+    return "".join(out)
+
+
+def literal_of(pattern: str) -> str | None:
+    """The one path ``pattern`` (from ``pattern_of``) names when it holds no wildcard but
+    escaped ones, else None."""
+    if re.search(r"[*?[]", _ESCAPE.sub("", pattern)):
+        return None
+    return _ESCAPE.sub(r"\1", pattern)
+
+
+def _escaped(text: str) -> str:
+    """``text`` as a glob pattern matching itself only (``glob.escape``'s rule)."""
+    return re.sub(r"([*?[])", r"[\1]", text)
+
+
+def _arguments(line: str) -> list[str]:
+    """A configuration line's words as ssh's ``argv_split`` gives them: blanks split, a
+    double or single quote groups, a backslash escapes a quote or a backslash, and a ``#``
+    where a word starts ends the line."""
+    words: list[str] = []
+    word: list[str] = []
+    quote = ""
+    started = False
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if quote:
+            if char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\"):
+                word.append(line[at + 1])
+                at += 2
+                continue
+            if char == quote:
+                quote = ""
+            else:
+                word.append(char)
+        elif char in " \t\r\n":
+            if started:
+                words.append("".join(word))
+                word, started = [], False
+        elif char == "#" and not started:
+            break
+        elif char in "\"'":
+            quote, started = char, True
+        elif char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\", " "):
+            word.append(line[at + 1])
+            started = True
+            at += 2
+            continue
+        else:
+            word.append(char)
+            started = True
+        at += 1
+    if started:
+        words.append("".join(word))
+    return words
