@@ -132,12 +132,7 @@ class RestrictedPipelines:
                     "secrets file, or the file a link named as one leads to"
                     + ("" if found_aliases.complete else ", or may be (too many to check)")
                 )
-            # the rules' own reasons first; then what the scan found (a link's target, a
-            # copy the scan met by its name) as secret locations
-            full = posixpath.join(cwd, word)
-            if reason := _word_refusal(
-                workspace.policy, word, full, (real, place)
-            ) or _word_refusal(policy, word, full, (real, place)):
+            if reason := _word_refusal(policy, word, posixpath.join(cwd, word), (real, place)):
                 raise SensitivePath(f"{argv0}: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
