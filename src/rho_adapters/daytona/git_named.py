@@ -115,24 +115,6 @@ def _counted(
     return batch
 
 
-async def newly_nested(
-    run: Run,
-    secrets: Iterable[str],
-    roots: Sequence[str],
-    known: set[str],
-    homes: Sequence[str],
-) -> tuple[tuple[str, str], ...]:
-    """``named_secrets`` of the repositories nested below ``roots`` whose configurations a
-    scan met (``secrets``) and ``known`` does not hold (cloned since the sandbox was made:
-    ``cd sub && git config credential.helper 'store --file=notes.txt'`` left ``cat
-    sub/notes.txt`` open, redshell24); ``known`` takes them in."""
-    new = set(nested(secrets, roots)) - known
-    if not new:
-        return ()
-    known |= new
-    return await named_secrets(run, sorted(new), homes)
-
-
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
     """The tops of the repositories whose ``.git/config`` or submodule configuration is
     among ``secrets`` (what the alias scan met below ``roots``), but the roots: another

@@ -77,6 +77,8 @@ class RestrictedPipelines:
         reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
+        # A walker's scan rides with the words' request; any other stage's is made only when
+        # a word names a file with several names.
         walker = any(walks(stage.argv) for stage in command.pipeline)
         if not flat and not walker:  # no word names a file or a tree, and no walk: no scan
             return walked, workspace.policy
@@ -94,27 +96,23 @@ class RestrictedPipelines:
         if any(stage.argv[:1] == ("xargs",) for stage in command.pipeline):
             outside += workspace.roots.extra
         trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
-        # The scan rides with every words' request: a link named as a secret (``.env ->
-        # prod.conf``) made since the sandbox was (by the user's build, a checkout) makes its
-        # target one now; the scan made with the sandbox alone let ``cat prod.conf`` print it
-        # for the whole session (redshell24).
         script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
-        script += aliases.scan_script(trees)
+        if walker:
+            script += aliases.scan_script(trees)
         lines = (await workspace.script(script, 30.0)).split("\n")
         if len(lines) <= len(flat):
             raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
         answer = "\n".join(lines[: len(flat)])
         resolved = path_scripts.parse_realpaths(answer)
-        scan = lines[len(flat)]
+        scan = lines[len(flat)] if walker else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
         held = held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
             workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
-        if wider != trees:
+        if (linked and not walker) or wider != trees:
             scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
         found_aliases = aliases.parse_aliases(scan, workspace.policy)
-        await workspace.learn_nested(found_aliases)  # a repository cloned since
         policy = aliases.with_aliases(workspace.policy, found_aliases)
         for (i, word), found in zip(flat, resolved, strict=True):
             if found is None:

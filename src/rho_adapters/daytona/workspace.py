@@ -84,7 +84,6 @@ class SandboxWorkspace:
         self._lock = asyncio.Lock()
         self._closed = False
         self.orphaned: Sandbox | None = None  # a sandbox that close could not delete
-        self._nested: set[str] = set()  # repositories nested below a root, read already
 
     @property
     def sandbox_id(self) -> str | None:
@@ -149,10 +148,9 @@ class SandboxWorkspace:
                 # the files the sandbox's git configurations name as credential sources,
                 # those of repositories nested below a root (the scan met their config) too
                 held = (self.roots.root, *self.roots.extra)
-                self._nested = set(git_named.nested(others.secrets, held))
                 origins = await git_named.named_secrets(
                     lambda text: self.script(text, RESOLVE_TIMEOUT, sandbox),
-                    (*held, *sorted(self._nested)),
+                    (*held, *git_named.nested(others.secrets, held)),
                     known,
                 )
                 named = tuple(path for path, _ in origins)
@@ -216,42 +214,21 @@ class SandboxWorkspace:
         if canonical is not None and (reason := self.reach.refusal(canonical)):
             raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
 
-    async def learn_nested(self, found: aliases.Aliases) -> None:
-        """Make secret locations of what a repository nested below a root, met by a scan
-        (``found``) and cloned since the sandbox was made, names (``git_named.newly_nested``)."""
-        origins = await git_named.newly_nested(
-            lambda text: self.script(text, RESOLVE_TIMEOUT),
-            found.secrets,
-            (self.roots.root, *self.roots.extra),
-            self._nested,
-            self.policy.homes,
-        )
-        if origins:
-            self.policy = attrs.evolve(
-                self.policy,
-                locations=(*self.policy.locations, *(path for path, _ in origins)),
-                named_by=(*self.policy.named_by, *origins),
-            )
-
     async def check_hard_link(self, path: str, res: path_scripts.Resolved) -> None:
-        """Refuse a regular file that is another name of a secret (``aliases``, found by one
-        more request): a hard link of one, or a secret-named link's target or inside it, that
-        link made since the sandbox too (its scan alone let the read tool read ``prod.conf``
-        after ``ln -s prod.conf .env`` for the whole session, redshell24)."""
-        if res.mode is None or not stat_mod.S_ISREG(res.mode):
+        """Refuse a regular file with several names when one of them is a secret (``aliases``:
+        the other names found in the sandbox; one more request, for such a file only)."""
+        if res.mode is None or not stat_mod.S_ISREG(res.mode) or res.links < 2:
             return
         # The workspace, the file's directory and the read root holding it, as locally.
         held = held_roots(self.roots.extra, (res.canonical,))
         trees = aliases.scan_roots(self.policy, (self.roots.root, *held), (res.canonical,))
         answer = await self.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
         found = aliases.parse_aliases(answer, self.policy)
-        await self.learn_nested(found)
-        if aliases.with_aliases(self.policy, found).refusal(res.canonical) is not None:
+        if res.canonical in found.paths:
             raise SensitivePath(
-                f"{path!r} is another name (a hard link) of a secrets file, or the file a link "
-                "named as one leads to; it may not be read"
+                f"{path!r} is another name (a hard link) of a secrets file; it may not be read"
             )
-        if res.links > 1 and not found.complete:
+        if not found.complete:
             raise SensitivePath(
                 f"{path!r} has several hard links and there are too many to check that none of "
                 "them is a secret; it may not be read"
