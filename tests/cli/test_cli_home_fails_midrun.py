@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import clean_env
+from program_zygote import run
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -51,23 +52,21 @@ def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str
         with LoopbackServer([*replies, text_reply("went on")]) as server:
             argv = [sys.executable, "-m", "rho_entry", "--base-url", server.base_url]
             argv += ["-m", "fake-model", "--json", "--profile", "developer"]
-            run = subprocess.run(
-                [*argv, "-y", "go"], cwd=home, env=clean_env(home), capture_output=True, text=True
+            # forked from the CLI's zygote: the interpreter's start is not what this tests
+            done = run(
+                "rho", [*argv, "-y", "go"], cwd=home, env=clean_env(home), text=True, timeout=60
             )
             (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
             session = trace.parent
             kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
-            assert (run.returncode, "tool_end" in kinds) == (1, True), (name, run.stderr)
+            assert (done.returncode, "tool_end" in kinds) == (1, True), (name, done.stderr)
             assert f"{fix} {session}, then `rho-agent --resume {session.name}` continues" in (
-                run.stderr
-            ), (name, run.stderr)
+                done.stderr
+            ), (name, done.stderr)
             (home / "fill").unlink()  # fixed: the space freed
-            again = subprocess.run(
-                [*argv, "--resume", session.name, "go on"],
-                cwd=home,
-                env=clean_env(home),
-                capture_output=True,
-                text=True,
-            )
+            again = run(
+                "rho", [*argv, "--resume", session.name, "go on"],
+                cwd=home, env=clean_env(home), text=True, timeout=60,
+            )  # fmt: skip
             assert again.returncode == 0, (name, again.stderr)
             assert json.loads(again.stdout.splitlines()[-1])["text"] == "went on", name
