@@ -318,6 +318,16 @@ def test_destructive_spellings_ask_again(command: str, fragment: str) -> None:
     assert fragment in reason, (command, reason)
 
 
+def test_each_suffix_a_wrapper_may_run_counts_against_the_lines_budget() -> None:
+    """Any word of a program that is not data only may start the command a wrapper runs, so
+    each suffix is read again (the directory it runs in, what it writes): 400 words are about
+    80,000 words read, past the line's budget, and the line asks. Before, that work went
+    uncounted: ``eval`` over the same words judged it again at every level, 12 s of CPU for
+    the 7 KB ``too complex`` lines above. A data-only program's words are read once."""
+    assert "too complex" in destructive_reason("a " + "b " * 400)
+    assert destructive_reason("cp " + "f " * 400 + "d/") == ""
+
+
 @pytest.mark.parametrize("command", BENIGN)
 def test_ordinary_work_does_not_ask_again(command: str) -> None:
     assert destructive_reason(command) == ""

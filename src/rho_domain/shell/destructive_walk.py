@@ -163,6 +163,10 @@ class LineCheck:
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
+            # every suffix's words are read again: work the budget counts, or a line of a few
+            # thousand words costs seconds (quadratic in its length)
+            if start and (spent := self.spend(len(argv) - start)):
+                return why or spent
             self.written.update(
                 _path(w) for w in written_by(program_name(argv[start]), argv[start + 1 :])
             )
@@ -207,6 +211,8 @@ class LineCheck:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
+            if start and (why := self.spend(len(argv))):  # the prefix walked, the suffix read
+                return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
             if why := destination_reason(argv[start:], program_name(argv[start]), cwd):
                 return why
