@@ -73,16 +73,22 @@ def rho_process(
     timeout: float = 60,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m rho_entry ARGS`` in a real process (see ``rho``)."""
-    return subprocess.run(
+    """``python -m rho_entry ARGS`` in a process of its own (see ``rho``), forked from the
+    CLI's zygote (``program_zygote.run``: the interpreter's start and imports, about 0.25 s
+    of CPU a process, are not what its callers test; an ``env`` whose ``PYTHONPATH`` adds a
+    directory, such as a hooks module's, still starts cold). Tests whose subject is the
+    start, the encoding of the standard streams or the process group keep
+    ``subprocess.run``."""
+    import program_zygote
+
+    return program_zygote.run(
+        "rho",
         [sys.executable, "-m", "rho_entry", *args],
         cwd=cwd,
         env=clean_env(home, **env),
         input=stdin if stdin is not None else "",
-        capture_output=True,
         text=True,
         timeout=timeout,
-        check=False,
     )
 
 

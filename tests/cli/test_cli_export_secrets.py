@@ -10,15 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from program_zygote import run
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _rho(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RHO_AGENT_HOME": str(home), "PYTHONPATH": str(SRC)}
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    # forked from the CLI's zygote: the interpreter's start is not what this test tests
+    return run(
+        "rho", [sys.executable, "-m", "rho_entry", *args], cwd=cwd, env=env, text=True, timeout=120
+    )
 
 
 def test_an_old_sessions_secrets_are_not_exported(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import clean_env
+from program_zygote import run
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -58,27 +59,25 @@ def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str
         with LoopbackServer([*replies, text_reply("went on")]) as server:
             argv = [sys.executable, "-m", "rho_entry", "--base-url", server.base_url]
             argv += ["-m", "fake-model", "--json", "--profile", "developer"]
-            run = subprocess.run(
-                [*argv, "-y", "go"], cwd=home, env=clean_env(home), capture_output=True, text=True
+            # forked from the CLI's zygote: the interpreter's start is not what this tests
+            done = run(
+                "rho", [*argv, "-y", "go"], cwd=home, env=clean_env(home), text=True, timeout=60
             )
             (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
             session = trace.parent
             events = [json.loads(line) for line in trace.read_text().splitlines()]
             ends = [e["call_id"] for e in events if e["kind"] == "tool_end"]
-            assert (run.returncode, len(ends)) == (1, 2), (name, run.stderr)
+            assert (done.returncode, len(ends)) == (1, 2), (name, done.stderr)
             assert (events[-1]["kind"], events[-1]["status"]) == ("run_end", "error"), name
             meta = json.loads((session / "meta.json").read_text())
             assert (meta["status"], meta["pid"]) == ("error", None), name
-            said = json.loads(run.stdout.splitlines()[-1])["error"]
+            said = json.loads(done.stdout.splitlines()[-1])["error"]
             assert "none of its 1 events was written (to be written with the run's end" in said
             assert f"{fix} {session}, then `rho-agent --resume {session.name}` continues" in said
             (home / "fill").unlink()  # fixed: the space freed
-            again = subprocess.run(
-                [*argv, "--resume", session.name, "go on"],
-                cwd=home,
-                env=clean_env(home),
-                capture_output=True,
-                text=True,
-            )
+            again = run(
+                "rho", [*argv, "--resume", session.name, "go on"],
+                cwd=home, env=clean_env(home), text=True, timeout=60,
+            )  # fmt: skip
             assert again.returncode == 0, (name, again.stderr)
             assert json.loads(again.stdout.splitlines()[-1])["text"] == "went on", name
