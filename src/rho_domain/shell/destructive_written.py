@@ -29,6 +29,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence, Set
 
+from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.shell.destructive_git import git_subcommand
 from rho_domain.shell.destructive_words import Arg, long_hits
 
@@ -112,25 +113,35 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     return []
 
 
-def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
-    """Why ``name`` run with ``words`` asks because an earlier command of the line wrote a
-    file it may read as code, or ""."""
-    files = sorted(p for p in earlier if p and not p.startswith(_DEVICES))
+def written_reason(
+    name: str, words: Sequence[Arg], earlier: Set[str], session: Set[str] = frozenset()
+) -> str:
+    """Why ``name`` run with ``words`` asks because an earlier command of the line, or an
+    earlier call of the session (``session``), wrote a file it may read as code, or ""."""
+    files = sorted(p for p in {*earlier, *session} if p and not p.startswith(_DEVICES))
     if not files or data_only(name, words):
         return ""
+    by = {p: f"{EARLIER_CALL} wrote" for p in session if p not in earlier}
     for word in words:
         if word is None:  # a glob or what xargs appends: it may name any of them
-            return f"{name} runs on a generated word after this command line writes {files[0]}"
+            first = files[0]
+            return f"{name} runs on a generated word after {_who(by, first)} {first}"
         if hit := next((path for path in files if _names(word, path)), None):
-            return f"{name} reads {hit}, which this command line writes first"
+            return f"{name} reads {hit}, which {by.get(hit, 'this command line writes first')}"
     if code := [path for path in files if not _plain(path)]:
         named = [p for p in code if p.startswith(_UNNAMED)] + [p for p in code if p[0] != "-"]
-        shown = named[0] if named else f"files ({code[0]} ...)"
+        shown = named[0] if named else code[0]
         return (
-            f"{name} runs after this command line writes {shown}, which it may read as code "
-            "(a Makefile, package.json, setup.py, .envrc, a script it is given...)"
+            f"{name} runs after {_who(by, shown)} {shown if named else f'files ({shown} ...)'}"
+            ", which it may read as code (a Makefile, package.json, setup.py, .envrc, a script "
+            "it is given...)"
         )
     return ""
+
+
+def _who(by: dict[str, str], path: str) -> str:
+    """Who wrote ``path``: "this command line writes", or the earlier call that wrote it."""
+    return by.get(path, "this command line writes")
 
 
 def _unnamed(writer: str) -> str:
