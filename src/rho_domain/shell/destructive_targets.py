@@ -125,7 +125,39 @@ def destination_reason(argv: Sequence[Arg], first: str | None, cwd: Directories 
     for path in _destinations(argv[1:], first):
         if why := cwd.judge(path, lambda p: _destination_reason(p, first), f"{first} writes"):
             return why
-    return ""
+    return _unread_members(argv[1:], first, cwd)
+
+
+def _unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -> str:
+    """Why extracting an archive whose members the check cannot see into the command's own
+    directory asks: a member may be ``.git/hooks/pre-commit`` or ``.envrc``, which run later
+    (git commit, direnv), and the write tool never writes them. Into a new directory (``-C
+    DIR``, ``-d DIR``, ``-D DIR``) or a directory the line moved to, they land below it."""
+    known = [w for w in words if w is not None]
+    if first not in _EXTRACTORS or not _extracts(first, known):
+        return ""
+    into = _extracted(known, *_EXTRACTORS[first])[0]
+    if into.startswith("/") or posixpath.normpath(into) != ".":
+        return ""
+    if not any(place.path == "" and not place.unknown for place in cwd.places):
+        return ""
+    lister = {"unzip": "unzip -l", "cpio": "cpio -t"}.get(first, f"{first} -tf")
+    return (
+        f"{first} extracts members the approval check cannot see into the command's directory "
+        "(an archive may carry .git/hooks/, .envrc, .vscode/, which run later): list them "
+        f"first ({lister}), or extract into a new directory"
+    )
+
+
+def _extracts(first: str, known: list[str]) -> bool:
+    """True when ``first known`` writes an archive's members (unzip but for its listings,
+    tar's and cpio's extraction)."""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    if first == "unzip":
+        return not any(set(c) & set("lvtzZpc") for c in clusters)
+    if first == "cpio":
+        return any("i" in c for c in clusters) or any(long_hits(w, _EXTRACT) for w in known)
+    return _tar_extracts(known)
 
 
 def _destination_reason(path: str, first: str | None) -> str:
@@ -144,7 +176,7 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
         return [w[3:] for w in known if w.startswith("of=")]
     if first == "find":  # -fprint FILE, -fprint0 FILE, -fprintf FILE FORMAT, -fls FILE
         return [f for o, f in itertools.pairwise(known) if o in _FIND_WRITES]
-    if first in _EXTRACTORS and (first == "unzip" or _tar_extracts(known)):
+    if first in _EXTRACTORS and _extracts(first, known):
         return _extracted(known, *_EXTRACTORS[first])
     if first in _OUTPUT_OPTIONS:
         short, long = _OUTPUT_OPTIONS[first]
@@ -209,6 +241,7 @@ _EXTRACTORS = {
     "tar": ("-C", "--directory"),
     "bsdtar": ("-C", "--directory"),
     "unzip": ("-d", "--directory"),
+    "cpio": ("-D", "--directory"),
 }
 _COPIERS = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
 _OUTPUT_OPTIONS = {

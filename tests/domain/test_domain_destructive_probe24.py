@@ -1,0 +1,45 @@
+"""redapprove24: commands that changed things unasked after "always" (each row ran without a
+question before this round). The check is a pure function: every row in one process."""
+
+from __future__ import annotations
+
+from rho_domain.shell.destructive import destructive_reason
+
+UNSEEN = "extracts members the approval check cannot see into the command's directory"
+
+
+def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
+    """The cases whose reason is missing or lacks its fragment (expected: none)."""
+    return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
+
+
+def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The ordinary commands that ask (expected: none)."""
+    return [(c, r) for c in commands if (r := destructive_reason(c))]
+
+
+def test_an_archive_extracted_unread_into_the_command_directory_asks() -> None:
+    """Its members may be .git/hooks/pre-commit or .envrc (git commit, direnv run them)."""
+    cases = {
+        "tar -xf a.tar": f"tar {UNSEEN}",
+        "tar xzf a.tgz": f"tar {UNSEEN}",
+        "tar -xf a.tar -C .": f"tar {UNSEEN}",
+        "bsdtar -xf a.tar": f"bsdtar {UNSEEN}",
+        "unzip -o a.zip": f"unzip {UNSEEN}",
+        "cpio -idmv < a.cpio": f"cpio {UNSEEN}",
+        "cpio --extract < a.cpio": f"cpio {UNSEEN}",
+        "cd /tmp; tar -xf a.tar": f"tar {UNSEEN}",  # the cd may fail
+        "sudo tar -xf a.tar": f"tar {UNSEEN}",
+    }
+    assert _missed(cases) == []
+    listed = (
+        "tar -tf a.tar",
+        "unzip -l a.zip",
+        "unzip -p a.zip x.txt",
+        "cpio -t < a.cpio",
+        "tar -xf a.tar -C build",
+        "unzip a.zip -d out",
+        "cd build && tar -xf a.tar",
+        "tar -czf out.tgz src",
+    )
+    assert _asking(listed) == []
