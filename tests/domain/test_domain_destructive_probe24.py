@@ -43,3 +43,22 @@ def test_an_archive_extracted_unread_into_the_command_directory_asks() -> None:
         "tar -czf out.tgz src",
     )
     assert _asking(listed) == []
+
+
+def test_a_service_scaled_to_zero_asks() -> None:
+    """Scaling to zero stops every instance, as ``docker-compose down`` does."""
+    zero = "scales a service to zero (stops every instance)"
+    cases = {
+        "kubectl scale --replicas=0 deploy/x": f"kubectl --replicas=0: {zero}",
+        "kubectl scale deploy/x --replicas 0": f"kubectl --replicas 0: {zero}",
+        "oc scale dc/x --replicas=0": zero,
+        "docker service scale web=0": f"docker scale web=0: {zero}",
+        "docker compose up -d --scale web=0": zero,
+        "aws ecs update-service --cluster c --service s --desired-count 0": zero,
+        "heroku ps:scale web=0": zero,
+        "flyctl scale count 0": zero,
+        "gcloud compute instance-groups managed resize g --size=0": zero,
+        "az vmss scale -g r -n v --new-capacity 0": zero,
+    }
+    assert _missed(cases) == []
+    assert _asking(("kubectl scale deploy/x --replicas=3", "docker service scale web=2")) == []

@@ -35,7 +35,8 @@ The table (each row: the program, then when it asks again):
   ``destroy``, ``prune``, ``rm``, ``rmi``, ``purge``, ``uninstall``, ``remove``, ``rb``,
   ``down``, ``del``, ``drain``, ``delete-*``, ``terminate-*``...; rclone's ``sync``,
   ``move``), an option that deletes (``--delete*``, ``--prune``, ``--purge``, ``--remove*``,
-  ``-destroy``; dpkg ``-r``/``-P``, gsutil ``-d``);
+  ``-destroy``; dpkg ``-r``/``-P``, gsutil ``-d``), a count set to zero (``kubectl scale
+  --replicas=0``, ``docker service scale web=0``, ``--desired-count 0``: every instance stops);
 * dropdb, dropuser: always; mysqladmin: drop, shutdown, kill; pg_ctl: stop, kill;
 * shred, truncate, wipefs, wipe, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk,
   sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff, pkill, killall,
