@@ -62,3 +62,17 @@ def test_a_service_scaled_to_zero_asks() -> None:
     }
     assert _missed(cases) == []
     assert _asking(("kubectl scale deploy/x --replicas=3", "docker service scale web=2")) == []
+
+
+def test_a_path_in_git_reached_by_a_cd_asks() -> None:
+    """The .git-argument rule read each word as given, not in the directory a cd entered."""
+    inside = "may write inside .git (hooks and config run later)"
+    cases = {
+        "cd .git && touch hooks/x": f"touch hooks/x: {inside}",
+        "cd .git/hooks && cp /tmp/x pre-commit": f"cp pre-commit: {inside}",
+        "cd .git && ln -s ../evil hooks/pre-commit": f"ln hooks/pre-commit: {inside}",
+        "pushd sub/.git; chmod +x hooks/pre-commit": inside,
+        "cd .git; cd hooks; install -m755 /tmp/x pre-commit": inside,
+    }
+    assert _missed(cases) == []
+    assert _asking(("cd .git && ls hooks", "cd src && touch a.py", "cd .git && git log")) == []

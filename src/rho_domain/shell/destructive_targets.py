@@ -71,9 +71,10 @@ _GIT_DIR_READERS = frozenset(
 )  # fmt: skip
 
 
-def word_reason(argv: Sequence[Arg], first: str | None) -> str:
+def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE) -> str:
     """Why the arguments of ``argv`` (run as ``first``) ask again, or "": a variable that
-    chooses what runs, a disk device, a path inside ``.git`` (``None`` words are unknown
+    chooses what runs, a disk device, a path inside ``.git``, a relative one joined with each
+    known directory of ``cwd`` too (``cd .git && touch hooks/x``; ``None`` words are unknown
     and judged elsewhere)."""
     for word in argv[1:]:
         match = ASSIGNMENT.match(word or "")
@@ -82,9 +83,17 @@ def word_reason(argv: Sequence[Arg], first: str | None) -> str:
         path = (word or "").split("=", 1)[-1]
         if first not in _DEVICE_READERS and _DISK.match(path):
             return f"{first} {word}: names a disk device"
-        if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
+        if first not in _GIT_DIR_READERS and _in_git_dir(path, cwd):
             return f"{first} {word}: may write inside .git (hooks and config run later)"
     return ""
+
+
+def _in_git_dir(path: str, cwd: Directories) -> bool:
+    """True when ``path``, as given or joined with a known directory of ``cwd``, is in
+    ``.git``."""
+    places = () if path.startswith("-") else cwd.places  # an option names no file
+    joined = [posixpath.join(p.path, path) for p in places if p.path and not p.unknown]
+    return any(".git" in posixpath.normpath(j).casefold().split("/") for j in (path, *joined))
 
 
 def _chooses_program(variable: str) -> bool:

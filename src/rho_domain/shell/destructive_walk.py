@@ -212,7 +212,7 @@ class LineCheck:
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
         (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
-        if why := word_reason(argv, first):
+        if why := word_reason(argv, first, self.cwd):
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
