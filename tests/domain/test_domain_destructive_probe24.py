@@ -76,3 +76,29 @@ def test_a_path_in_git_reached_by_a_cd_asks() -> None:
     }
     assert _missed(cases) == []
     assert _asking(("cd .git && ls hooks", "cd src && touch a.py", "cd .git && git log")) == []
+
+
+def test_a_command_run_in_another_directory_is_judged_there() -> None:
+    """git -C DIR, nsenter -w DIR and chroot DIR move what they run: their writes ran unasked
+    (the destination was read in the call's directory, or git -C's DIR taken for the URL)."""
+    cases = {
+        "git -C /root clone https://e.com/x .oh-my-zsh": "git writes /root/.oh-my-zsh",
+        "git -C /home/u clone https://e.com/.vim.git": "git writes /home/u/.vim",
+        "cd /root && git clone https://e.com/.oh-my-zsh.git": "git writes /root/.oh-my-zsh",
+        "git -C /etc init": "git writes /etc:",
+        "nsenter -t 1 -m --wd=/etc/cron.d cp x job": "cp writes /etc/cron.d/job",
+        "nsenter -t 1 -m -w/root sh -c 'echo x > .bashrc'": "> /root/.bashrc",
+        "nsenter -t 1 -m -w cp x .bashrc": "nsenter -w runs in the target process's directory",
+        "chroot /home/u sh -c 'echo x > /.zshenv'": "> /home/u/.zshenv",
+        "chroot /home/u cp x /.profile": "cp writes /home/u/.profile",
+        "chroot /etc sh -c 'echo x > a'": "> /etc/a",
+    }
+    assert _missed(cases) == []
+    ordinary = (
+        "git clone https://e.com/x",
+        "git -C sub init",
+        "git clone https://e.com/x src/x",
+        "chroot /srv/jail cp x /etc/profile.d/a.sh",  # the jail's /etc
+        "nsenter -t 1 -m -wbuild cp x y",
+    )
+    assert _asking(ordinary) == []
