@@ -102,3 +102,29 @@ def test_a_command_run_in_another_directory_is_judged_there() -> None:
         "nsenter -t 1 -m -wbuild cp x y",
     )
     assert _asking(ordinary) == []
+
+
+def test_a_variable_that_makes_a_program_run_code_asks() -> None:
+    """Set by env, export or make, each of these makes a later program run a command or load
+    code (HOME: git's ~/.gitconfig fsmonitor or pager; KUBECONFIG: an exec plugin; CC: make's
+    compiler); they ran unasked."""
+    sets = "sets what a later command runs"
+    cases = {
+        "env HOME=. git status": f"HOME=...: {sets}",
+        "env XDG_CONFIG_HOME=. git log": f"XDG_CONFIG_HOME=...: {sets}",
+        "export KUBECONFIG=./kc; kubectl get pods": f"KUBECONFIG=...: {sets}",
+        "env AWS_CONFIG_FILE=./c aws s3 ls": f"AWS_CONFIG_FILE=...: {sets}",
+        "export CC=./x; make": f"CC=...: {sets}",
+        "make CXX=./x": f"CXX=...: {sets}",
+        "env PYTEST_ADDOPTS='-p evil' pytest": f"PYTEST_ADDOPTS=...: {sets}",
+        "declare -x LUA_INIT=@x.lua": f"LUA_INIT=...: {sets}",
+        "env LUA_INIT_5_4=@x.lua lua": f"LUA_INIT_5_4=...: {sets}",
+        "env GOFLAGS=-toolexec=./x go build": f"GOFLAGS=...: {sets}",
+        "env DOTNET_STARTUP_HOOKS=./x.dll dotnet run": f"DOTNET_STARTUP_HOOKS=...: {sets}",
+        "env CMAKE_C_COMPILER_LAUNCHER=./x cmake --build b": sets,
+        "env PS4='$(x)' bash -x a.sh": f"PS4=...: {sets}",
+        "sudo PYTHONWARNINGS=ignore::evil.W python3 a.py": f"PYTHONWARNINGS=...: {sets}",
+    }
+    assert _missed(cases) == []
+    printed = ("grep -rn CC= Makefile", "echo HOME=x", "printf 'PATH=%s' x", "cat env.txt")
+    assert _asking(printed) == []

@@ -50,12 +50,35 @@ _PROGRAM_VARIABLES = frozenset(
         "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONHOME", "RUBYLIB",
         "PERLLIB", "NODE_PATH", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG",
         "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
+        # where a program finds configuration that runs commands: git's ~/.gitconfig (an
+        # fsmonitor, a pager), a kubeconfig's exec plugin, AWS's credential_process,
+        # docker's credential helper, Mercurial's hooks, cargo's runners, gradle's init.d
+        "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "KUBECONFIG",
+        "AWS_CONFIG_FILE", "DOCKER_CONFIG", "HGRCPATH", "CARGO_HOME", "GRADLE_USER_HOME",
+        "PYTHONUSERBASE", "GEMRC", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "IPYTHONDIR",
+        "JUPYTER_CONFIG_DIR", "VIMINIT", "EXINIT", "MYVIMRC", "R_PROFILE_USER", "R_PROFILE",
+        "R_ENVIRON_USER", "CLOUDSDK_CONFIG", "YARN_RC_FILENAME", "COMPOSER_HOME",
+        # a compiler, a launcher, a plugin or code a tool runs: make's $(CC), go's
+        # -toolexec, pytest's -p, Lua's LUA_INIT, .NET's startup hooks, a JVM agent
+        "CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY",
+        "PKG_CONFIG", "CONFIG_SHELL", "CMAKE_TOOLCHAIN_FILE", "GOFLAGS", "RUSTFLAGS",
+        "RUSTDOCFLAGS", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONWARNINGS",
+        "PYTHONBREAKPOINT", "PERL5DB", "PERLDB_OPTS", "DOTNET_STARTUP_HOOKS", "GRADLE_OPTS",
+        "MAVEN_OPTS", "SBT_OPTS", "ANT_OPTS", "PS4", "GLIBC_TUNABLES", "SUDO_ASKPASS",
+        "SUDO_EDITOR", "FCEDIT", "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "MANOPT", "PYTHON", "NODE",
     ]
 )  # fmt: skip
 # families of such variables: npm's settings (npm_config_script_shell, any case), cargo's
 # (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_<triple>_RUNNER), git's GIT_CONFIG_KEY_<n>
 _PROGRAM_VARIABLE_PREFIXES = (
-    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"
+    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "LUA_INIT",
+    "CORECLR_PROFILER", "CMAKE_TOOLCHAIN_FILE",
+)  # fmt: skip
+# programs that run nothing and whose NAME=value words set no variable (text they print,
+# search or edit: ``grep CC= Makefile``); a wrapper (env, sudo), export and make set one
+_SETS_NOTHING = frozenset(
+    ["echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "cat", "head", "tail",
+     "sed", "awk", "jq", "wc"]
 )  # fmt: skip
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
@@ -77,7 +100,7 @@ def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE)
     known directory of ``cwd`` too (``cd .git && touch hooks/x``; ``None`` words are unknown
     and judged elsewhere)."""
     for word in argv[1:]:
-        match = ASSIGNMENT.match(word or "")
+        match = ASSIGNMENT.match(word or "") if first not in _SETS_NOTHING else None
         if match and _chooses_program(match.group(1)):
             return f"{match.group(1)}=...: sets what a later command runs"
         path = (word or "").split("=", 1)[-1]
@@ -99,6 +122,7 @@ def _in_git_dir(path: str, cwd: Directories) -> bool:
 def _chooses_program(variable: str) -> bool:
     upper = variable.upper()
     runner = upper.startswith("CARGO_TARGET_") and upper.endswith(("_RUNNER", "_LINKER"))
+    runner = runner or (upper.startswith("CMAKE_") and upper.endswith("_COMPILER_LAUNCHER"))
     return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
 
 
