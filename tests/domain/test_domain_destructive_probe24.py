@@ -128,3 +128,21 @@ def test_a_variable_that_makes_a_program_run_code_asks() -> None:
     assert _missed(cases) == []
     printed = ("grep -rn CC= Makefile", "echo HOME=x", "printf 'PATH=%s' x", "cat env.txt")
     assert _asking(printed) == []
+
+
+def test_pip_install_into_a_directory_that_runs_later_asks_naming_it() -> None:
+    """pip install --target=/etc ran unasked, and --target /usr/lib/python3/dist-packages
+    asked with a reason about the install program ("install writes x/dist-packages")."""
+    cases = {
+        "pip install --target /usr/lib/python3/dist-packages x": "pip writes /usr/lib/python3",
+        "pip install --target=/etc x": "pip writes /etc:",
+        "pip install --prefix /usr x": "pip writes /usr:",
+        "pip install --root / x": "pip writes /usr/local:",
+        "pip install -t /root/.local/lib x": "pip writes /root/.local/lib:",
+        "sudo pip install --prefix=/usr/local x": "pip writes /usr/local:",
+        "uv pip install --target /usr/lib/python3 x": "uv writes /usr/lib/python3:",
+        "sudo install x /etc/profile.d/a.sh": "install writes /etc/profile.d/a.sh",
+    }
+    assert _missed(cases) == []
+    ordinary = ("pip install -t vendor x", "pip install -r requirements.txt", "pip install .")
+    assert _asking(ordinary) == []

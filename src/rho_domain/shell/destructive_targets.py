@@ -80,6 +80,10 @@ _SETS_NOTHING = frozenset(
     ["echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "cat", "head", "tail",
      "sed", "awk", "jq", "wc"]
 )  # fmt: skip
+_PACKAGE_MANAGERS = frozenset(
+    ["pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "go", "poetry",
+     "pdm", "pipx", "conda", "mamba", "brew", "apt", "apt-get", "dnf", "yum", "composer"]
+)  # fmt: skip
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
 _DEVICE_READERS = frozenset(["ls", "lsblk", "blkid", "stat", "file", "df", "smartctl", "udevadm"])
@@ -109,6 +113,14 @@ def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE)
         if first not in _GIT_DIR_READERS and _in_git_dir(path, cwd):
             return f"{first} {word}: may write inside .git (hooks and config run later)"
     return ""
+
+
+def is_subcommand(before: Sequence[Arg], word: Arg) -> bool:
+    """True when ``word`` is the subcommand of a package manager among ``before`` (``pip
+    install``, ``sudo npm install``), not the program of that name."""
+    managers = [i for i, w in enumerate(before) if w is not None and w in _PACKAGE_MANAGERS]
+    after = before[managers[-1] + 1 :] if managers else ()
+    return bool(managers) and word == "install" and all(w and w[0] == "-" for w in after)
 
 
 def _in_git_dir(path: str, cwd: Directories) -> bool:

@@ -25,6 +25,7 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import (
     WRITING,
     destination_reason,
+    is_subcommand,
     redirection_reason,
     word_reason,
 )
@@ -216,6 +217,8 @@ class LineCheck:
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
+            if start and is_subcommand(argv[:start], argv[start]):
+                continue  # pip install: a subcommand, not the install program
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
             if why := destination_reason(argv[start:], program_name(argv[start]), cwd):
                 return why

@@ -2,7 +2,8 @@
 rule: the files ``sed -i`` edits in place, ``sponge``'s output, ``patch``'s file and ``-d``
 directory, the directory ``curl --output-dir`` and ``wget -P`` save into (joined with each
 URL's last component, the name they save it as), and the directory ``git clone`` (named, or
-the URL's last component) or ``git init`` makes, in the one ``git -C`` enters.
+the URL's last component) or ``git init`` makes, in the one ``git -C`` enters, and the
+directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``).
 
 Contract: ``more_destinations(words, first) -> list[str]``, the paths ``first`` run with
 ``words`` (its arguments; ``None`` unknown) may write, or [] for any other program.
@@ -33,6 +34,10 @@ def more_destinations(words: Sequence[Arg], first: str | None) -> list[str]:
         return _fetched(known, operands, first)
     if first == "git":
         return _git_made(words)
+    if first in ("pip", "pip3", "uv") and "install" in operands:  # the directories it fills
+        # --root R prefixes the install scheme's directories (/usr/local/lib/python3...)
+        roots = [posixpath.join(r, "usr/local") for r in _values(known, "", "--root")]
+        return roots + _values(known, "", "--prefix") + _values(known, "-t", "--target")
     return []
 
 
