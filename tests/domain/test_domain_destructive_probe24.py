@@ -146,3 +146,18 @@ def test_pip_install_into_a_directory_that_runs_later_asks_naming_it() -> None:
     assert _missed(cases) == []
     ordinary = ("pip install -t vendor x", "pip install -r requirements.txt", "pip install .")
     assert _asking(ordinary) == []
+
+
+def test_a_writer_under_another_name_is_the_writer() -> None:
+    """Homebrew's GNU tools (grm, gsed, gshred, gfind) and uutils' (uu-rm) ran unasked."""
+    cases = {
+        "grm -rf build": "rm -r: removes recursively",
+        "uu-rm -rf build": "rm -r: removes recursively",
+        "gtimeout 5 grm -rf x": "rm -r",
+        "gshred x": "shred destroys data",
+        "gsed -i s/a/b/ /etc/hosts": "sed writes /etc/hosts",
+        "gfind . -delete": "find -delete",
+        "gtar -xf a.tar": f"tar {UNSEEN}",
+    }
+    assert _missed(cases) == []
+    assert _asking(("git status", "gzip -k x.log", "gcc -o x x.c", "grep -rn x .")) == []
