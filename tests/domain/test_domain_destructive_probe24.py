@@ -161,3 +161,16 @@ def test_a_writer_under_another_name_is_the_writer() -> None:
     }
     assert _missed(cases) == []
     assert _asking(("git status", "gzip -k x.log", "gcc -o x x.c", "grep -rn x .")) == []
+
+
+def test_a_markdown_file_written_then_run_by_its_runner_asks() -> None:
+    """.md counts as plain output, but runme, xc and mdsh run README.md's code blocks and mask
+    maskfile.md's: written then run, in one line, they ran unasked."""
+    cases = {
+        "cat x > README.md; runme run build": "runme runs after this command line writes README",
+        "echo x > maskfile.md && mask build": "mask runs after this command line writes maskfile",
+        "echo x > README.md && xc build": "xc runs after",
+        "echo x > README.md && mdsh": "mdsh runs after",
+    }
+    assert _missed(cases) == []
+    assert _asking(("echo x > notes.md && make", "echo x > notes.md && git add notes.md")) == []
