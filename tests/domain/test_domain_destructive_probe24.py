@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rho_domain.shell.destructive import destructive_reason
 
-UNSEEN = "extracts members the approval check cannot see into the command's directory"
+UNSEEN = "writes an archive's members, which the approval check cannot see, into the command's"
 
 
 def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
@@ -174,3 +174,8 @@ def test_a_markdown_file_written_then_run_by_its_runner_asks() -> None:
     }
     assert _missed(cases) == []
     assert _asking(("echo x > notes.md && make", "echo x > notes.md && git add notes.md")) == []
+
+
+def test_a_tool_named_by_a_bare_name_or_a_home_for_a_reader_stays_ordinary() -> None:
+    """CC=clang finds clang on the PATH as any command does; HOME for ls reads nothing."""
+    assert _asking(("env CC=clang make", "env -i HOME=/tmp ls", "make CXX=g++-12")) == []

@@ -63,7 +63,7 @@ async def test_make_after_a_written_makefile_asks_once(tmp_path: Path) -> None:
     assert reasons[2].startswith("make runs after an earlier call of this session wrote Makefile")
     assert (tmp_path / "made.txt").exists()
     # the archive's members were unseen: asked (and rejected), no hook planted
-    assert reasons[3].startswith("tar extracts members the approval check cannot see")
+    assert reasons[3].startswith("tar writes an archive's members, which the approval")
     assert not (tmp_path / ".git").exists()
     # approved: the Makefile is reviewed; only the two make calls (which wrote nothing) are kept
     assert [c.name for c in session.state.unreviewed_writes] == ["bash", "bash"]

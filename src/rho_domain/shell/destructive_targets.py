@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_outside import outside_refusal
+from rho_domain.shell.destructive_table import judge_program
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
 from rho_domain.shell.destructive_writers import more_destinations
 from rho_domain.write_rules import write_refusal
@@ -80,6 +81,20 @@ _SETS_NOTHING = frozenset(
     ["echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "cat", "head", "tail",
      "sed", "awk", "jq", "wc"]
 )  # fmt: skip
+# where a program finds its configuration: set for a program that reads or prints data
+# only, it runs nothing (env -i HOME=/tmp ls); for git, make, a shell, it may
+_CONFIG_HOMES = frozenset(["HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR"])
+_DATA_READERS = frozenset(
+    ["ls", "cat", "head", "tail", "wc", "grep", "rg", "echo", "printf", "pwd", "id",
+     "whoami", "date", "true", "stat", "du", "df", "sort", "uniq", "cut", "tr"]
+)  # fmt: skip
+# variables naming one tool (make's $(CC), node-gyp's $PYTHON): a bare name is looked up on
+# the PATH like any command; a path (./evil) or a command line (CC='rm -rf ~') asks
+_TOOL_NAMES = frozenset(
+    ["CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY",
+     "PKG_CONFIG", "PYTHON", "NODE", "CONFIG_SHELL"]
+)  # fmt: skip
+_BARE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _PACKAGE_MANAGERS = frozenset(
     ["pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "go", "poetry",
      "pdm", "pipx", "conda", "mamba", "brew", "apt", "apt-get", "dnf", "yum", "composer"]
@@ -103,8 +118,12 @@ def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE)
     chooses what runs, a disk device, a path inside ``.git``, a relative one joined with each
     known directory of ``cwd`` too (``cd .git && touch hooks/x``; ``None`` words are unknown
     and judged elsewhere)."""
-    for word in argv[1:]:
+    for index, word in enumerate(argv[1:], 1):
         match = ASSIGNMENT.match(word or "") if first not in _SETS_NOTHING else None
+        if match and match.group(1) in _CONFIG_HOMES and _reads_data(argv[index + 1 :]):
+            continue  # env -i HOME=/tmp ls: a program that reads no configuration
+        if match and match.group(1) in _TOOL_NAMES and _BARE.match(match.group(2)):
+            continue  # CC=clang: a program found on the PATH, as any command name is
         if match and _chooses_program(match.group(1)):
             return f"{match.group(1)}=...: sets what a later command runs"
         path = (word or "").split("=", 1)[-1]
@@ -121,6 +140,13 @@ def is_subcommand(before: Sequence[Arg], word: Arg) -> bool:
     managers = [i for i, w in enumerate(before) if w is not None and w in _PACKAGE_MANAGERS]
     after = before[managers[-1] + 1 :] if managers else ()
     return bool(managers) and word == "install" and all(w and w[0] == "-" for w in after)
+
+
+def _reads_data(rest: Sequence[Arg]) -> bool:
+    """True when the program ``rest`` runs (after more assignments and options) only reads
+    or prints data: ``ls``, ``cat``... (not git, whose configuration runs commands)."""
+    program = next((w for w in rest if w is None or not (w[:1] == "-" or ASSIGNMENT.match(w))), "")
+    return program is not None and program in _DATA_READERS
 
 
 def _in_git_dir(path: str, cwd: Directories) -> bool:
@@ -179,8 +205,8 @@ def _unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -
     (git commit, direnv), and the write tool never writes them. Into a new directory (``-C
     DIR``, ``-d DIR``, ``-D DIR``) or a directory the line moved to, they land below it."""
     known = [w for w in words if w is not None]
-    if first not in _EXTRACTORS or not _extracts(first, known):
-        return ""
+    if first not in _EXTRACTORS or not _extracts(first, known) or judge_program(first, words):
+        return ""  # the table's own reason (tar -I runs a command) is the one to say
     into = _extracted(known, *_EXTRACTORS[first])[0]
     if into.startswith("/") or posixpath.normpath(into) != ".":
         return ""
@@ -188,9 +214,9 @@ def _unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -
         return ""
     lister = {"unzip": "unzip -l", "cpio": "cpio -t"}.get(first, f"{first} -tf")
     return (
-        f"{first} extracts members the approval check cannot see into the command's directory "
-        "(an archive may carry .git/hooks/, .envrc, .vscode/, which run later): list them "
-        f"first ({lister}), or extract into a new directory"
+        f"{first} writes an archive's members, which the approval check cannot see, into the "
+        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
+        f"later): list them first ({lister}), or extract into a new directory"
     )
 
 
