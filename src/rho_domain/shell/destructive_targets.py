@@ -4,7 +4,7 @@ Part of the destructive-command check (``shell.destructive``), judged on one par
 command, whatever its program:
 
 * ``word_reason(argv, first)``: an argument ``NAME=value`` setting a variable that chooses
-  what runs (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_SSH_COMMAND``, ``PAGER``...), a
+  what runs (``PATH``, ``LD_PRELOAD``, ``HOME``...: ``shell.destructive_variables``), a
   disk device named as an argument (``cp x /dev/sda``; not to ``ls``, ``lsblk``, ``stat``...)
   and a path inside a ``.git`` directory named to a program that may write it (``tee
   .git/hooks/pre-commit``; not to ``cat``, ``ls``, ``grep``, ``git``...): hooks and config
@@ -15,8 +15,8 @@ command, whatever its program:
 
 Each returns the reason shown to the human, or "". ``redirection_reason`` and
 ``destination_reason`` take the directories the command may run in (``shell.destructive_cwd``,
-after a ``cd``), and judge a relative path joined with each. ``ASSIGNMENT`` is the shape of a
-``NAME=value`` word, which the check also reads for the value a program may run.
+after a ``cd``), and judge a relative path joined with each; an archive extracted unread
+into the command's own directory asks (``destination_reason``).
 """
 
 from __future__ import annotations
@@ -29,72 +29,14 @@ from collections.abc import Sequence
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_table import judge_program
+from rho_domain.shell.destructive_variables import variable_reason
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
 from rho_domain.shell.destructive_writers import more_destinations
 from rho_domain.write_rules import write_refusal
 
-ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
 WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
 """The redirection operators that write their target."""
 
-_PROGRAM_VARIABLES = frozenset(
-    [
-        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS",
-        "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "PYTHONSTARTUP",
-        "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
-        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
-        "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
-        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
-        "MANPAGER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC",
-        "MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "TAR_OPTIONS", "ZIPOPT", "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONHOME", "RUBYLIB",
-        "PERLLIB", "NODE_PATH", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG",
-        "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
-        # where a program finds configuration that runs commands: git's ~/.gitconfig (an
-        # fsmonitor, a pager), a kubeconfig's exec plugin, AWS's credential_process,
-        # docker's credential helper, Mercurial's hooks, cargo's runners, gradle's init.d
-        "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "KUBECONFIG",
-        "AWS_CONFIG_FILE", "DOCKER_CONFIG", "HGRCPATH", "CARGO_HOME", "GRADLE_USER_HOME",
-        "PYTHONUSERBASE", "GEMRC", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "IPYTHONDIR",
-        "JUPYTER_CONFIG_DIR", "VIMINIT", "EXINIT", "MYVIMRC", "R_PROFILE_USER", "R_PROFILE",
-        "R_ENVIRON_USER", "CLOUDSDK_CONFIG", "YARN_RC_FILENAME", "COMPOSER_HOME",
-        # a compiler, a launcher, a plugin or code a tool runs: make's $(CC), go's
-        # -toolexec, pytest's -p, Lua's LUA_INIT, .NET's startup hooks, a JVM agent
-        "CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY",
-        "PKG_CONFIG", "CONFIG_SHELL", "CMAKE_TOOLCHAIN_FILE", "GOFLAGS", "RUSTFLAGS",
-        "RUSTDOCFLAGS", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONWARNINGS",
-        "PYTHONBREAKPOINT", "PERL5DB", "PERLDB_OPTS", "DOTNET_STARTUP_HOOKS", "GRADLE_OPTS",
-        "MAVEN_OPTS", "SBT_OPTS", "ANT_OPTS", "PS4", "GLIBC_TUNABLES", "SUDO_ASKPASS",
-        "SUDO_EDITOR", "FCEDIT", "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "MANOPT", "PYTHON", "NODE",
-    ]
-)  # fmt: skip
-# families of such variables: npm's settings (npm_config_script_shell, any case), cargo's
-# (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_<triple>_RUNNER), git's GIT_CONFIG_KEY_<n>
-_PROGRAM_VARIABLE_PREFIXES = (
-    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "LUA_INIT",
-    "CORECLR_PROFILER", "CMAKE_TOOLCHAIN_FILE",
-)  # fmt: skip
-# programs that run nothing and whose NAME=value words set no variable (text they print,
-# search or edit: ``grep CC= Makefile``); a wrapper (env, sudo), export and make set one
-_SETS_NOTHING = frozenset(
-    ["echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "cat", "head", "tail",
-     "sed", "awk", "jq", "wc"]
-)  # fmt: skip
-# where a program finds its configuration: set for a program that reads or prints data
-# only, it runs nothing (env -i HOME=/tmp ls); for git, make, a shell, it may
-_CONFIG_HOMES = frozenset(["HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR"])
-_DATA_READERS = frozenset(
-    ["ls", "cat", "head", "tail", "wc", "grep", "rg", "echo", "printf", "pwd", "id",
-     "whoami", "date", "true", "stat", "du", "df", "sort", "uniq", "cut", "tr"]
-)  # fmt: skip
-# variables naming one tool (make's $(CC), node-gyp's $PYTHON): a bare name is looked up on
-# the PATH like any command; a path (./evil) or a command line (CC='rm -rf ~') asks
-_TOOL_NAMES = frozenset(
-    ["CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY",
-     "PKG_CONFIG", "PYTHON", "NODE", "CONFIG_SHELL"]
-)  # fmt: skip
-_BARE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _PACKAGE_MANAGERS = frozenset(
     ["pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "go", "poetry",
      "pdm", "pipx", "conda", "mamba", "brew", "apt", "apt-get", "dnf", "yum", "composer"]
@@ -119,13 +61,8 @@ def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE)
     known directory of ``cwd`` too (``cd .git && touch hooks/x``; ``None`` words are unknown
     and judged elsewhere)."""
     for index, word in enumerate(argv[1:], 1):
-        match = ASSIGNMENT.match(word or "") if first not in _SETS_NOTHING else None
-        if match and match.group(1) in _CONFIG_HOMES and _reads_data(argv[index + 1 :]):
-            continue  # env -i HOME=/tmp ls: a program that reads no configuration
-        if match and match.group(1) in _TOOL_NAMES and _BARE.match(match.group(2)):
-            continue  # CC=clang: a program found on the PATH, as any command name is
-        if match and _chooses_program(match.group(1)):
-            return f"{match.group(1)}=...: sets what a later command runs"
+        if why := variable_reason(word, first, argv[index + 1 :]):
+            return why
         path = (word or "").split("=", 1)[-1]
         if first not in _DEVICE_READERS and _DISK.match(path):
             return f"{first} {word}: names a disk device"
@@ -142,26 +79,12 @@ def is_subcommand(before: Sequence[Arg], word: Arg) -> bool:
     return bool(managers) and word == "install" and all(w and w[0] == "-" for w in after)
 
 
-def _reads_data(rest: Sequence[Arg]) -> bool:
-    """True when the program ``rest`` runs (after more assignments and options) only reads
-    or prints data: ``ls``, ``cat``... (not git, whose configuration runs commands)."""
-    program = next((w for w in rest if w is None or not (w[:1] == "-" or ASSIGNMENT.match(w))), "")
-    return program is not None and program in _DATA_READERS
-
-
 def _in_git_dir(path: str, cwd: Directories) -> bool:
     """True when ``path``, as given or joined with a known directory of ``cwd``, is in
     ``.git``."""
     places = () if path.startswith("-") else cwd.places  # an option names no file
     joined = [posixpath.join(p.path, path) for p in places if p.path and not p.unknown]
     return any(".git" in posixpath.normpath(j).casefold().split("/") for j in (path, *joined))
-
-
-def _chooses_program(variable: str) -> bool:
-    upper = variable.upper()
-    runner = upper.startswith("CARGO_TARGET_") and upper.endswith(("_RUNNER", "_LINKER"))
-    runner = runner or (upper.startswith("CMAKE_") and upper.endswith("_COMPILER_LAUNCHER"))
-    return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
 
 
 def redirection_reason(op: str, target: str | None, cwd: Directories = HERE) -> str:
