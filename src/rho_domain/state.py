@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain import events as ev
+from rho_domain.earlier_writes import EARLIER_CALL, WRITING_TOOLS
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -55,6 +56,9 @@ class State:
     always_shapes: dict[str, str] = attrs.field(factory=dict)
     asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
+    # the calls of the writing tools that ran since a human last approved a call asked about
+    # for what they wrote (``shell.destructive_session``): a later bash line that may run it asks
+    unreviewed_writes: list[ToolCall] = attrs.field(factory=list)
     # every tool call id the session's model turns used, compacted ones too (``model_turn``
     # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
     call_ids: set[str] = attrs.field(factory=set)
@@ -103,6 +107,8 @@ class State:
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
                 self.tool_calls += 1
+                if call.name in WRITING_TOOLS:
+                    self.unreviewed_writes.append(call)
             case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
                 self._child_spent(metadata)
             case ev.LLMEnded() | ev.ToolEnded():
@@ -133,6 +139,8 @@ class State:
                     self.waiting_children[call.id] = (event.child_session_id, event.child_call)
             case ev.ApprovalResolved(call_id=call_id, approved=approved, always=always):
                 self.approvals[call_id] = approved
+                if approved and EARLIER_CALL in self.approval_reasons.get(call_id, ""):
+                    self.unreviewed_writes.clear()  # the human was told of them, and ran it
                 if not approved and event.reason:
                     self.rejection_reasons[call_id] = event.reason
                 if always and approved:

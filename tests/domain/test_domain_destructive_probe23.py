@@ -145,7 +145,7 @@ def test_variables_and_make_strings_that_choose_what_runs_ask() -> None:
     git -c does; and the variables of cargo, make, npm, tar and the JVM that choose a program
     were not on the list."""
     hidden = {
-        "make CC='rm -rf ~'": "make runs a command string",
+        "make CC='rm -rf ~'": "CC=...: sets what a later command runs",  # CC: probe24
         "make --eval='x: ; rm -rf ~'": "make runs a command string",
         "cargo --config 'target.x.runner=\"rm\"' run": "cargo --config",
         "env RUSTC_WRAPPER=./x cargo build": "RUSTC_WRAPPER=",

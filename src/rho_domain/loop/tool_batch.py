@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
+import attrs
+
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
 from rho_domain.loop.guarded_ports import GuardedExecutor
@@ -27,7 +29,7 @@ from rho_domain.not_run import (
     rejected,
 )
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext, ToolOutput, WriteTally
+from rho_domain.tools.base import ToolContext, ToolOutput, ToolPolicy, WriteTally
 from rho_domain.tools.prepared import PreparedCall
 
 if TYPE_CHECKING:
@@ -115,10 +117,13 @@ class ToolBatch:
                 continue
             shown = shown_shape(self.agent, ready.handler)
             await bind_to_shown(self.journal, call, shown)
+            policy = ready.policy
+            if call.name == "bash" and policy and policy.dangerous and not policy.destructive:
+                policy = _after_writes(call, policy, self.state.unreviewed_writes)
             decision = decide(
                 self.agent.profile,
                 call,
-                ready.policy,
+                policy,
                 auto_approve=self.agent.config.auto_approve,
                 always_allowed=self.state.always_allowed,
                 decoded=ready.decoded,
@@ -288,3 +293,16 @@ class ToolBatch:
             delegate=self.delegate,
             written=self.written,
         )
+
+
+def _after_writes(call: ToolCall, policy: ToolPolicy, earlier: Sequence[ToolCall]) -> ToolPolicy:
+    """``policy`` of an unrestricted bash ``call``, destructive when the line may run what
+    ``earlier`` calls wrote (``shell.destructive_session``): a write of ``Makefile``, then
+    ``make``, asks even after "always"."""
+    if not earlier:
+        return policy
+    # the session's writes are read with the first line after one, not by every run
+    from rho_domain.shell.destructive_session import after_writes
+
+    reason = after_writes(call, earlier)
+    return attrs.evolve(policy, destructive=reason) if reason else policy

@@ -22,7 +22,8 @@ is rm by its last path component) and judges every simple command in it:
   command whose program may read it as code, named (``m4 x.m4``) or by the name it looks for
   (``> Makefile; make``, ``> package.json; npm run x``): every program but those that only
   read, move or print data, unless all the line wrote is plain output (``build.log``)
-  (``shell.destructive_written``);
+  (``shell.destructive_written``); the files earlier calls of the session wrote count too,
+  when the loop judges a call (``shell.destructive_session``);
 * every other word with a blank or an operator in it that parses as a command line (the
   string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
   ``--option=value`` or of a short option it is glued to, ``su -c'...'``; what follows a

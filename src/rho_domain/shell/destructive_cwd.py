@@ -13,8 +13,9 @@ destination in an unknown place may be anywhere (a home's start-up files, ``/etc
 asks; an absolute one is judged as it is. A subshell's moves end with it (the caller restores
 its ``Directories``); a nested line's (``bash -c``, ``eval``) are kept, which is safe either
 way since every move keeps the place it left; ``&&`` after a move drops the place it left.
-A wrapper moves the command it runs (``env -C DIR``, ``sudo -D DIR``) or leaves it unknown
-(``sudo -i``, ``find -execdir``).
+A wrapper moves the command it runs (``env -C DIR``, ``sudo -D DIR``, ``nsenter -w DIR``;
+``chroot DIR``, which also puts every absolute path its command names under DIR) or leaves it
+unknown (``sudo -i``, ``find -execdir``, ``nsenter -w`` alone).
 
 Contract: ``HERE`` is the call's own directory; ``Directories.after(argv, piped=)`` the
 places after one simple command, ``following(operator)`` those of the next pipeline,
@@ -67,6 +68,8 @@ class Directories:
     cdpath: bool = False
     # the places kept only in case the last command, a move, failed: ``&&`` drops them
     failed: tuple[Place, ...] = ()
+    # the directory a ``chroot`` made ``/`` for the command it runs ("" for the real root)
+    root: str = ""
 
     def after(self, argv: Sequence[Arg], *, piped: bool) -> Directories:
         """The places after running ``argv`` (only ``cd``, ``pushd``, ``popd``, also after
@@ -77,13 +80,13 @@ class Directories:
         while words[:1] in (["builtin"], ["command"]):
             words = words[1:]
         if not words or words[0] not in _MOVERS:
-            return Directories(places=self.places, cdpath=cdpath)
+            return attrs.evolve(self, cdpath=cdpath, failed=())
         moved = [_moved(p, str(words[0]), words[1:], cdpath=cdpath) for p in self.places]
         places = tuple(dict.fromkeys([*moved, *self.places]))  # a failed move stays
         if len(places) > MAX_PLACES:
             places = (*places[:MAX_PLACES], Place(unknown="more moves than the check follows"))
         failed = () if piped else tuple(p for p in self.places if p not in moved)
-        return Directories(places=places, cdpath=cdpath, failed=failed)
+        return attrs.evolve(self, places=places, cdpath=cdpath, failed=failed)
 
     def following(self, operator: str) -> Directories:
         """The places of the pipeline that follows ``operator`` (``&&`` runs it only when
@@ -91,7 +94,7 @@ class Directories:
         places = self.places
         if operator == "&&" and self.failed:
             places = tuple(p for p in places if p not in self.failed)
-        return Directories(places=places, cdpath=self.cdpath)
+        return attrs.evolve(self, places=places, failed=())
 
     def wrapped(self, prefix: Sequence[Arg]) -> Directories:
         """The places the command after the wrapper words ``prefix`` runs in: ``env -C
@@ -101,7 +104,10 @@ class Directories:
         places, program = self, ""
         for index, word in enumerate(prefix):
             name = posixpath.basename(word or "")
-            if name in ("env", "sudo", "find", "su", "runuser"):
+            if name == "chroot" and program != "chroot":
+                program = name
+                places = _chrooted(places, prefix[index + 1 :])
+            elif name in ("env", "sudo", "find", "su", "runuser", "nsenter"):
                 program = name
             elif name == "ssh":  # its command runs in the remote user's home
                 return _unknown(self, "ssh runs its command in the remote home")
@@ -113,6 +119,8 @@ class Directories:
                 return _unknown(self, "sudo -i runs in its user's home")
             elif program in ("su", "runuser") and (word in ("-", "--login") or _short(word, "l")):
                 return _unknown(self, f"{program} {word} runs in its user's home")
+            elif program == "nsenter" and word in ("-w", "--wd"):  # no value: the target's
+                return _unknown(self, f"nsenter {word} runs in the target process's directory")
             elif program in _CHDIRS:
                 following = prefix[index + 1] if index + 1 < len(prefix) else None
                 if target := _option_value(word, following, *_CHDIRS[program]):
@@ -123,8 +131,8 @@ class Directories:
         """Why writing ``path`` asks from any of the places (``judge`` reads the path as
         seen from the call's directory: absolute, or relative to it), or "". ``who`` (``cp
         writes``, ``>``) starts the reason for an unknown place."""
-        if path.startswith("/"):
-            return judge(path)
+        if path.startswith("/"):  # under a chroot, inside its new root
+            return judge(posixpath.join(self.root, path.lstrip("/")) if self.root else path)
         for place in self.places:
             if place.unknown:
                 return (
@@ -138,11 +146,25 @@ class Directories:
 
 
 HERE = Directories()
-_CHDIRS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
+_CHDIRS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir"), "nsenter": ("-w", "--wd")}
+
+
+def _chrooted(places: Directories, words: Sequence[Arg]) -> Directories:
+    """Where ``chroot words`` runs its command: in its new root, which is also where every
+    absolute path the command names lands (``chroot /home/u sh -c 'echo > /.bashrc'``)."""
+    operands = [w for w in words if w is None or not w.startswith("-")]
+    if not operands or operands[0] is None:
+        return _unknown(places, "chroot to a pattern")
+    entered = places.after(("cd", "--", operands[0]), piped=True)
+    root = posixpath.normpath(operands[0])
+    unknown = next((p.unknown for p in entered.places if p.unknown), "")
+    if not root.startswith("/") and (unknown or any(p.path for p in places.places)):
+        return _unknown(places, "chroot to a directory the check cannot place")
+    return attrs.evolve(entered, places=entered.places[:1], root=root)
 
 
 def _unknown(directories: Directories, why: str) -> Directories:
-    return Directories(places=(Place(unknown=why),), cdpath=directories.cdpath)
+    return attrs.evolve(directories, places=(Place(unknown=why),), failed=())
 
 
 def _short(word: str, letter: str) -> bool:

@@ -143,6 +143,12 @@ def git_subcommand(args: Sequence[Arg]) -> str | None:
     return args[found] if isinstance(found, int) and found < len(args) else None
 
 
+def subcommand_index(args: Sequence[Arg]) -> int | None:
+    """The index of the subcommand in ``git args``, or None (none, or unreadable options)."""
+    found = _subcommand(args)
+    return found if isinstance(found, int) and found < len(args) else None
+
+
 def _subcommand(args: Sequence[Arg]) -> int | str:
     """The index of the subcommand in ``args`` (``len(args)`` when there is none), or the
     reason to ask that a global option gives."""

@@ -31,6 +31,24 @@ def _deleting_cli(name: str, args: Sequence[Arg]) -> str:
     destroy = ("-destroy", "--destroy")  # terraform's single-dash long option
     if hit := next((a for a in args if a is not None and a.split("=", 1)[0] in destroy), None):
         return f"{name} {hit}: deletes resources"
+    return _scaled_to_zero(name, args)
+
+
+def _scaled_to_zero(name: str, args: Sequence[Arg]) -> str:
+    """Why a count set to zero stops every instance of a service (``kubectl scale
+    --replicas=0``, ``docker service scale web=0``, ``aws ecs update-service --desired-count
+    0``, ``heroku ps:scale web=0``, ``flyctl scale count 0``), or ""."""
+    words = [a for a in args if a is not None]
+    scaling = any(w.casefold() in _SCALE_VERBS for w in words)
+    for word, following in zip(words, [*words[1:], ""], strict=True):
+        option, _, glued = word.partition("=")
+        if option in _COUNT_OPTIONS:
+            value = glued if "=" in word else following
+            if value.rsplit("=", 1)[-1] in _ZERO:
+                shown = word if "=" in word else f"{word} {value}"
+                return f"{name} {shown}: scales a service to zero (stops every instance)"
+        elif scaling and not word.startswith("-") and word.rsplit("=", 1)[-1] in _ZERO:
+            return f"{name} scale {word}: scales a service to zero (stops every instance)"
     return ""
 
 
@@ -94,6 +112,14 @@ _DELETING_VERBS = frozenset(
         "drain",
     ]
 )
+_SCALE_VERBS = frozenset(["scale", "ps:scale", "resize", "set-desired-capacity"])
+_COUNT_OPTIONS = frozenset(
+    [
+        "--replicas", "--desired-count", "--desired-capacity", "--max-size", "--size",
+        "--new-capacity", "--scale", "--count", "--instance-count", "--num-nodes",
+    ]
+)  # fmt: skip
+_ZERO = frozenset(["0", "00", "+0"])
 _DELETING_OPTIONS = ("--delete", "--prune", "--purge", "--remove")
 _DELETING_SHORT = {"dpkg": "rP", "gsutil": "d"}  # dpkg -r/-P, gsutil rsync -d
 # verbs that delete only in one program's words (rclone sync/move remove files as they go)

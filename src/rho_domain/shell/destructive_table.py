@@ -35,7 +35,8 @@ The table (each row: the program, then when it asks again):
   ``destroy``, ``prune``, ``rm``, ``rmi``, ``purge``, ``uninstall``, ``remove``, ``rb``,
   ``down``, ``del``, ``drain``, ``delete-*``, ``terminate-*``...; rclone's ``sync``,
   ``move``), an option that deletes (``--delete*``, ``--prune``, ``--purge``, ``--remove*``,
-  ``-destroy``; dpkg ``-r``/``-P``, gsutil ``-d``);
+  ``-destroy``; dpkg ``-r``/``-P``, gsutil ``-d``), a count set to zero (``kubectl scale
+  --replicas=0``, ``docker service scale web=0``, ``--desired-count 0``: every instance stops);
 * dropdb, dropuser: always; mysqladmin: drop, shutdown, kill; pg_ctl: stop, kill;
 * shred, truncate, wipefs, wipe, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk,
   sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff, pkill, killall,
@@ -105,11 +106,26 @@ ALWAYS = frozenset(
 
 def program_name(word: Arg) -> str | None:
     """The program a command word runs, as the table names it: the last path component,
-    case-folded (``/bin/rm`` and ``RM`` on a case-insensitive file system are rm); None
-    for an unknown word."""
+    case-folded (``/bin/rm`` and ``RM`` on a case-insensitive file system are rm), a GNU
+    tool's ``g`` name or uutils' ``uu-`` one as the tool (``grm`` is rm); None for an
+    unknown word."""
     if word is None:
         return None
-    return word.rsplit("/", 1)[-1].casefold()
+    name = word.rsplit("/", 1)[-1].casefold()
+    for prefix in _ALIAS_PREFIXES:  # grm, gsed (Homebrew's GNU tools), uu-rm (uutils)
+        if name.startswith(prefix) and name[len(prefix) :] in _ALIASED:
+            return name[len(prefix) :]
+    return name
+
+
+# The GNU tools Homebrew installs with a ``g`` (grm, gcp, gsed, gtar, gfind, gxargs...) and
+# uutils' coreutils (uu-rm): the program of the same name, whatever the table says of it
+_ALIAS_PREFIXES = ("g", "uu-", "uu_")
+_ALIASED = frozenset(
+    ["rm", "cp", "mv", "ln", "install", "dd", "shred", "truncate", "chmod", "chown", "chgrp",
+     "tee", "sort", "split", "sed", "tar", "find", "xargs", "rmdir", "mkdir", "touch", "env",
+     "nice", "timeout", "nohup", "stdbuf", "chroot", "fallocate", "cat", "head", "tail"]
+)  # fmt: skip
 
 
 def is_listed(name: str | None) -> bool:

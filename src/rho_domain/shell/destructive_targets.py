@@ -4,7 +4,7 @@ Part of the destructive-command check (``shell.destructive``), judged on one par
 command, whatever its program:
 
 * ``word_reason(argv, first)``: an argument ``NAME=value`` setting a variable that chooses
-  what runs (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_SSH_COMMAND``, ``PAGER``...), a
+  what runs (``PATH``, ``LD_PRELOAD``, ``HOME``...: ``shell.destructive_variables``), a
   disk device named as an argument (``cp x /dev/sda``; not to ``ls``, ``lsblk``, ``stat``...)
   and a path inside a ``.git`` directory named to a program that may write it (``tee
   .git/hooks/pre-commit``; not to ``cat``, ``ls``, ``grep``, ``git``...): hooks and config
@@ -15,8 +15,8 @@ command, whatever its program:
 
 Each returns the reason shown to the human, or "". ``redirection_reason`` and
 ``destination_reason`` take the directories the command may run in (``shell.destructive_cwd``,
-after a ``cd``), and judge a relative path joined with each. ``ASSIGNMENT`` is the shape of a
-``NAME=value`` word, which the check also reads for the value a program may run.
+after a ``cd``), and judge a relative path joined with each; an archive extracted unread
+into the command's own directory asks (``destination_reason``).
 """
 
 from __future__ import annotations
@@ -29,34 +29,18 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_outside import outside_refusal
+from rho_domain.shell.destructive_table import judge_program
+from rho_domain.shell.destructive_variables import variable_reason
 from rho_domain.shell.destructive_words import Arg, long_hits, split_options
 from rho_domain.shell.destructive_writers import more_destinations, names_more
 from rho_domain.write_rules import write_refusal
 
-ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
 WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
 """The redirection operators that write their target."""
 
-_PROGRAM_VARIABLES = frozenset(
-    [
-        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS",
-        "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "PYTHONSTARTUP",
-        "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
-        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
-        "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
-        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
-        "MANPAGER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC",
-        "MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "TAR_OPTIONS", "ZIPOPT", "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES", "PYTHONHOME", "RUBYLIB",
-        "PERLLIB", "NODE_PATH", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG",
-        "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
-    ]
-)  # fmt: skip
-# families of such variables: npm's settings (npm_config_script_shell, any case), cargo's
-# (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_<triple>_RUNNER), git's GIT_CONFIG_KEY_<n>
-_PROGRAM_VARIABLE_PREFIXES = (
-    "NPM_CONFIG_", "CARGO_BUILD_RUSTC", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"
+_PACKAGE_MANAGERS = frozenset(
+    ["pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "go", "poetry",
+     "pdm", "pipx", "conda", "mamba", "brew", "apt", "apt-get", "dnf", "yum", "composer"]
 )  # fmt: skip
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
@@ -72,26 +56,36 @@ _GIT_DIR_READERS = frozenset(
 )  # fmt: skip
 
 
-def word_reason(argv: Sequence[Arg], first: str | None) -> str:
+def word_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE) -> str:
     """Why the arguments of ``argv`` (run as ``first``) ask again, or "": a variable that
-    chooses what runs, a disk device, a path inside ``.git`` (``None`` words are unknown
+    chooses what runs, a disk device, a path inside ``.git``, a relative one joined with each
+    known directory of ``cwd`` too (``cd .git && touch hooks/x``; ``None`` words are unknown
     and judged elsewhere)."""
-    for word in argv[1:]:
-        match = ASSIGNMENT.match(word or "")
-        if match and _chooses_program(match.group(1)):
-            return f"{match.group(1)}=...: sets what a later command runs"
+    for index, word in enumerate(argv[1:], 1):
+        if why := variable_reason(word, first, argv[index + 1 :]):
+            return why
         path = (word or "").split("=", 1)[-1]
         if first not in _DEVICE_READERS and _DISK.match(path):
             return f"{first} {word}: names a disk device"
-        if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
+        if first not in _GIT_DIR_READERS and _in_git_dir(path, cwd):
             return f"{first} {word}: may write inside .git (hooks and config run later)"
     return ""
 
 
-def _chooses_program(variable: str) -> bool:
-    upper = variable.upper()
-    runner = upper.startswith("CARGO_TARGET_") and upper.endswith(("_RUNNER", "_LINKER"))
-    return variable in _PROGRAM_VARIABLES or runner or upper.startswith(_PROGRAM_VARIABLE_PREFIXES)
+def is_subcommand(before: Sequence[Arg], word: Arg) -> bool:
+    """True when ``word`` is the subcommand of a package manager among ``before`` (``pip
+    install``, ``sudo npm install``), not the program of that name."""
+    managers = [i for i, w in enumerate(before) if w is not None and w in _PACKAGE_MANAGERS]
+    after = before[managers[-1] + 1 :] if managers else ()
+    return bool(managers) and word == "install" and all(w and w[0] == "-" for w in after)
+
+
+def _in_git_dir(path: str, cwd: Directories) -> bool:
+    """True when ``path``, as given or joined with a known directory of ``cwd``, is in
+    ``.git``."""
+    places = () if path.startswith("-") else cwd.places  # an option names no file
+    joined = [posixpath.join(p.path, path) for p in places if p.path and not p.unknown]
+    return any(".git" in posixpath.normpath(j).casefold().split("/") for j in (path, *joined))
 
 
 def redirection_reason(op: str, target: str | None, cwd: Directories = HERE) -> str:
@@ -126,7 +120,39 @@ def destination_reason(argv: Sequence[Arg], first: str | None, cwd: Directories 
     for path in _destinations(argv[1:], first):
         if why := cwd.judge(path, lambda p: _destination_reason(p, first), f"{first} writes"):
             return why
-    return ""
+    return _unread_members(argv[1:], first, cwd)
+
+
+def _unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -> str:
+    """Why extracting an archive whose members the check cannot see into the command's own
+    directory asks: a member may be ``.git/hooks/pre-commit`` or ``.envrc``, which run later
+    (git commit, direnv), and the write tool never writes them. Into a new directory (``-C
+    DIR``, ``-d DIR``, ``-D DIR``) or a directory the line moved to, they land below it."""
+    known = [w for w in words if w is not None]
+    if first not in _EXTRACTORS or not _extracts(first, known) or judge_program(first, words):
+        return ""  # the table's own reason (tar -I runs a command) is the one to say
+    into = _extracted(known, *_EXTRACTORS[first])[0]
+    if into.startswith("/") or posixpath.normpath(into) != ".":
+        return ""
+    if not any(place.path == "" and not place.unknown for place in cwd.places):
+        return ""
+    lister = {"unzip": "unzip -l", "cpio": "cpio -t"}.get(first, f"{first} -tf")
+    return (
+        f"{first} writes an archive's members, which the approval check cannot see, into the "
+        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
+        f"later): list them first ({lister}), or extract into a new directory"
+    )
+
+
+def _extracts(first: str, known: list[str]) -> bool:
+    """True when ``first known`` writes an archive's members (unzip but for its listings,
+    tar's and cpio's extraction)."""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    if first == "unzip":
+        return not any(set(c) & set("lvtzZpc") for c in clusters)
+    if first == "cpio":
+        return any("i" in c for c in clusters) or any(long_hits(w, _EXTRACT) for w in known)
+    return _tar_extracts(known)
 
 
 # each suffix a wrapper runs names the same paths again (``env cp a b ... d``: d/a, d/b for
@@ -156,7 +182,7 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
         return [w[3:] for w in known if w.startswith("of=")]
     if first == "find":  # -fprint FILE, -fprint0 FILE, -fprintf FILE FORMAT, -fls FILE
         return [f for o, f in itertools.pairwise(known) if o in _FIND_WRITES]
-    if first in _EXTRACTORS and (first == "unzip" or _tar_extracts(known)):
+    if first in _EXTRACTORS and _extracts(first, known):
         return _extracted(known, *_EXTRACTORS[first])
     if first in _OUTPUT_OPTIONS:
         short, long = _OUTPUT_OPTIONS[first]
@@ -221,6 +247,7 @@ _EXTRACTORS = {
     "tar": ("-C", "--directory"),
     "bsdtar": ("-C", "--directory"),
     "unzip": ("-d", "--directory"),
+    "cpio": ("-D", "--directory"),
 }
 _COPIERS = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
 _OUTPUT_OPTIONS = {

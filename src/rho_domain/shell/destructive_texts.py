@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from rho_domain.shell.destructive_targets import ASSIGNMENT
+from rho_domain.shell.destructive_variables import ASSIGNMENT
 from rho_domain.shell.destructive_words import Arg
 
 _LINE_CHARACTERS = frozenset(" \t\n;|&()<>")

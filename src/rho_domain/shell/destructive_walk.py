@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
@@ -24,6 +25,7 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import (
     WRITING,
     destination_reason,
+    is_subcommand,
     names_destinations,
     redirection_reason,
     word_reason,
@@ -78,6 +80,9 @@ class LineCheck:
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
+    # what earlier calls of the session wrote (``shell.destructive_session``): run as if
+    # this line had written it first
+    session: frozenset[str] = frozenset()
 
     def spend(self, work: int) -> str:
         """Count ``work``; the reason to ask once the budget is spent."""
@@ -158,8 +163,8 @@ class LineCheck:
             if why := self.again(argv, start):
                 return why
             runs = runs_stdin(name or "") or reads_code(name or "", argv[start + 1 :])
-            if fed in self.written and runs and not (start and first in _APPENDERS):
-                return f"{name} runs {fed} from standard input, which this line writes first"
+            if fed in self.written | self.session and runs and not (start and first in _APPENDERS):
+                return f"{name} runs {fed} from standard input, which {self.by(fed, 'this line')}"
             words = argv[start:]
             if start and first in _APPENDERS:  # what they append, and their {}, are unknown
                 words = (*(None if w is not None and "{}" in w else w for w in words), None)
@@ -172,7 +177,8 @@ class LineCheck:
                 return why
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
-        if not guessed and (why := written_reason(first or "", (*argv[1:], *appended), earlier)):
+        words = (*argv[1:], *appended)
+        if not guessed and (why := written_reason(first or "", words, earlier, self.session)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
@@ -197,9 +203,9 @@ class LineCheck:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
         runs = words if runner is not None else words[:1]  # a runner's script is a word
-        names = {posixpath.basename(path) for path in self.written}
+        names = {posixpath.basename(path) for path in self.written | self.session}
         if ran := next((w for w in runs if w is not None and self.wrote(w, names)), None):
-            return f"runs {ran}, which this command line writes first"
+            return f"runs {ran}, which {self.by(ran)}"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
             return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
@@ -212,23 +218,31 @@ class LineCheck:
         )
 
     def wrote(self, word: str, names: set[str]) -> bool:
-        """True when running ``word`` runs a file this line wrote: its path, or a path to a
-        file of the same name (``/abs/x.txt``, ``../x.txt`` after a ``cd``; ``names``: the
-        written paths' last components)."""
-        if _path(word) in self.written:
+        """True when running ``word`` runs a file this line (or an earlier call of the
+        session) wrote: its path, or a path to a file of the same name (``/abs/x.txt``,
+        ``../x.txt`` after a ``cd``; ``names``: the last components of what both wrote,
+        worked out once per command)."""
+        path = _path(word)
+        if path in self.written or path in self.session:
             return True
-        return "/" in word and posixpath.basename(_path(word)) in names
+        return "/" in word and posixpath.basename(path) in names
+
+    def by(self, word: str, line: str = "this command line") -> str:
+        """Who wrote ``word`` first, for a reason: this ``line``, or an earlier call."""
+        if _among(word, self.written):
+            return f"{line} writes first"
+        return f"{EARLIER_CALL} wrote"
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
         (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
-        if why := word_reason(argv, first):
+        if why := word_reason(argv, first, self.cwd):
             return why
         wrapper = not data_only(first or "", argv[1:])
         for start in range(len(argv)) if wrapper else (0,):
             name = program_name(argv[start])
-            if start and not names_destinations(name):
-                continue  # no destination in its words: not read again
+            if start and (not names_destinations(name) or is_subcommand(argv[:start], argv[start])):
+                continue  # no destination in its words (pip install: a subcommand, not install)
             if why := self.again(argv, start):
                 return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
@@ -292,6 +306,14 @@ class LineCheck:
             if redirection.target is not None and redirection.op in WRITING:
                 self.written.add(_path(redirection.target))
         return ""
+
+
+def _among(word: str, written: set[str] | frozenset[str]) -> bool:
+    """True when ``word`` names one of ``written``, by its path or its last component."""
+    if _path(word) in written:
+        return True
+    names = {posixpath.basename(path) for path in written}
+    return "/" in word and posixpath.basename(_path(word)) in names
 
 
 def _path(word: str) -> str:

@@ -1,7 +1,9 @@
 """More destinations a writer's words name, for ``shell.destructive_targets``'s destination
 rule: the files ``sed -i`` edits in place, ``sponge``'s output, ``patch``'s file and ``-d``
 directory, the directory ``curl --output-dir`` and ``wget -P`` save into (joined with each
-URL's last component, the name they save it as), and ``git clone``'s new directory.
+URL's last component, the name they save it as), and the directory ``git clone`` (named, or
+the URL's last component) or ``git init`` makes, in the one ``git -C`` enters, and the
+directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``).
 
 Contract: ``more_destinations(words, first) -> list[str]``, the paths ``first`` run with
 ``words`` (its arguments; ``None`` unknown) may write, or [] for any other program.
@@ -13,6 +15,7 @@ import itertools
 import posixpath
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_git import subcommand_index
 from rho_domain.shell.destructive_words import Arg, long_hits
 
 
@@ -36,9 +39,37 @@ def more_destinations(words: Sequence[Arg], first: str | None) -> list[str]:
         return operands[:1] + _values(known, "-d", "--directory")
     if first in ("curl", "wget"):
         return _fetched(known, operands, first)
-    if first == "git" and operands[:1] == ["clone"]:
-        return operands[2:3]
+    if first == "git":
+        return _git_made(words)
+    if first in ("pip", "pip3", "uv") and "install" in operands:  # the directories it fills
+        # --root R prefixes the install scheme's directories (/usr/local/lib/python3...)
+        roots = [posixpath.join(r, "usr/local") for r in _values(known, "", "--root")]
+        return roots + _values(known, "", "--prefix") + _values(known, "-t", "--target")
     return []
+
+
+def _git_made(words: Sequence[Arg]) -> list[str]:
+    """The directory ``git clone`` or ``git init`` makes, in the directory its ``-C``
+    options enter: ``git -C /root clone URL .oh-my-zsh``."""
+    index = subcommand_index(words)
+    if index is None or words[index] not in ("clone", "init"):
+        return []
+    base = ""
+    for option, value in itertools.pairwise(words[:index]):
+        if option == "-C" and value is not None:
+            base = posixpath.join(base, value)
+    operands = [w for w in words[index + 1 :] if w is not None and not w.startswith("-")]
+    if words[index] == "clone":
+        named = operands[1:2] or [_repository_name(u) for u in operands[:1]]
+    else:
+        named = operands[:1] or (["."] if base else [])
+    return [posixpath.normpath(posixpath.join(base, n)) for n in named if n]
+
+
+def _repository_name(url: str) -> str:
+    """The directory ``git clone URL`` makes: the URL's last component without ``.git``."""
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name.removesuffix(".git")
 
 
 def _fetched(known: list[str], operands: list[str], first: str) -> list[str]:
@@ -81,4 +112,4 @@ _IN_PLACE = frozenset(["in-place"])
 _SED_SCRIPTS = frozenset(["expression", "file"])
 
 
-_MORE_WRITERS = frozenset(["sed", "sponge", "patch", "curl", "wget", "git"])
+_MORE_WRITERS = frozenset(["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv"])

@@ -10,9 +10,11 @@ one would never end, so the rule is the other way round: after the line wrote a 
 later command asks unless its program only reads, moves or prints data (``DATA_ONLY``: it
 runs no file as code), or every file written so far is plain output (``build.log``,
 ``notes.txt``, ``out.csv``: no tool reads such a name as code) and none of them is named to
-that program. A program is not data only when it runs one (``find -exec``, ``git bisect
-run``, ``xargs`` with anything but a data program) or hooks that may read what was written
-(``git commit``: a ``.pre-commit-config.yaml``, a ``.husky/`` script). A word names a written
+that program, which is not one that runs a Markdown file's code blocks (``runme``, ``mask``,
+``xc``, ``mdsh`` find ``README.md`` or ``maskfile.md`` by name). A program is not data
+only when it runs one (``find -exec``, ``git bisect run``, ``xargs`` with anything but a
+data program) or hooks that may read what was written (``git commit``: a
+``.pre-commit-config.yaml``, a ``.husky/`` script). A word names a written
 file by itself, by the value of ``--option=`` or of a short option glued to it (``make
 -fx.txt``), or by its last component (a ``cd`` or an absolute path reach it too); a glob or
 what ``xargs`` appends may name any. Programs that run code handed to them (shells,
@@ -29,6 +31,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence, Set
 
+from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.shell.destructive_git import git_subcommand
 from rho_domain.shell.destructive_words import Arg, long_hits
 
@@ -57,6 +60,10 @@ _DEVICES = ("/dev/",)
 # CMakeLists.txt, pytest's doctests (its default --doctest-glob is test*.txt), the
 # requirements pip-sync and pipenv install by default
 _CODE_TEXTS = ("cmakelists.txt", "test", "requirements", "constraints")
+# programs that run the code blocks of a Markdown or text file they find by name (runme, xc
+# and mdsh: README.md; mask: maskfile.md) or are given (cog, quarto, jupytext --execute,
+# mdbook test): after such a write, plain output is code to them
+_TEXT_RUNNERS = frozenset(["runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook"])
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
 # configuration, .husky/ scripts, the project's test command): not data only
 _FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
@@ -120,25 +127,36 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     return []
 
 
-def written_reason(name: str, words: Sequence[Arg], earlier: Set[str]) -> str:
-    """Why ``name`` run with ``words`` asks because an earlier command of the line wrote a
-    file it may read as code, or ""."""
-    files = sorted(p for p in earlier if p and not p.startswith(_DEVICES))
+def written_reason(
+    name: str, words: Sequence[Arg], earlier: Set[str], session: Set[str] = frozenset()
+) -> str:
+    """Why ``name`` run with ``words`` asks because an earlier command of the line, or an
+    earlier call of the session (``session``), wrote a file it may read as code, or ""."""
+    files = sorted(p for p in {*earlier, *session} if p and not p.startswith(_DEVICES))
     if not files or data_only(name, words):
         return ""
+    by = {p: f"{EARLIER_CALL} wrote" for p in session if p not in earlier}
     for word in words:
         if word is None:  # a glob or what xargs appends: it may name any of them
-            return f"{name} runs on a generated word after this command line writes {files[0]}"
+            first = files[0]
+            return f"{name} runs on a generated word after {_who(by, first)} {first}"
         if hit := next((path for path in files if _names(word, path)), None):
-            return f"{name} reads {hit}, which this command line writes first"
-    if code := [path for path in files if not _plain(path)]:
+            return f"{name} reads {hit}, which {by.get(hit, 'this command line writes first')}"
+    runs_text = name in _TEXT_RUNNERS  # a README.md's code blocks are its tasks
+    if code := [path for path in files if runs_text or not _plain(path)]:
         named = [p for p in code if p.startswith(_UNNAMED)] + [p for p in code if p[0] != "-"]
-        shown = named[0] if named else f"files ({code[0]} ...)"
+        shown = named[0] if named else code[0]
         return (
-            f"{name} runs after this command line writes {shown}, which it may read as code "
-            "(a Makefile, package.json, setup.py, .envrc, a script it is given...)"
+            f"{name} runs after {_who(by, shown)} {shown if named else f'files ({shown} ...)'}"
+            ", which it may read as code (a Makefile, package.json, setup.py, .envrc, a script "
+            "it is given...)"
         )
     return ""
+
+
+def _who(by: dict[str, str], path: str) -> str:
+    """Who wrote ``path``: "this command line writes", or the earlier call that wrote it."""
+    return by.get(path, "this command line writes")
 
 
 def _unnamed(writer: str) -> str:
