@@ -28,6 +28,7 @@ from rho_domain.not_run import (
     denied,
     rejected,
 )
+from rho_domain.permissions import ApprovalMode
 from rho_domain.run import RunStatus
 from rho_domain.tools.base import ToolContext, ToolOutput, ToolPolicy, WriteTally
 from rho_domain.tools.prepared import PreparedCall
@@ -119,7 +120,7 @@ class ToolBatch:
             await bind_to_shown(self.journal, call, shown)
             policy = ready.policy
             if call.name == "bash" and policy and policy.dangerous and not policy.destructive:
-                policy = _after_writes(call, policy, self.state.unreviewed_writes)
+                policy = _after_writes(call, policy, self._unreviewed_writes())
             decision = decide(
                 self.agent.profile,
                 call,
@@ -278,6 +279,13 @@ class ToolBatch:
             policy=ready.policy,
             began_before=began_before,
         )
+
+    def _unreviewed_writes(self) -> Sequence[ToolCall]:
+        """The earlier calls a bash line may run the writes of, where an answer can be asked
+        for: none when nobody is asked (an eval's or an auto-approved session's long runs
+        read none of them at every bash call)."""
+        asks = self.agent.profile.approval is not ApprovalMode.NONE
+        return self.state.unreviewed_writes if asks and not self.agent.config.auto_approve else ()
 
     def _context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` may use."""
