@@ -115,3 +115,31 @@ async def test_a_stored_config_this_version_cannot_read_is_unreadable_not_invali
                 error = answer.json()["error"]
                 assert error["code"] == "unreadable_session", (sid, tail, error)
                 assert str(config) in error["message"] or "NUL" in error["message"], error
+
+
+async def test_a_run_here_whose_config_became_unreadable_is_still_cancelled(
+    tmp_path: Path,
+) -> None:
+    """A run in progress in this server whose config.yaml was edited since it began (another
+    version's key): POST /cancel read the stored config first and answered 409
+    ``unreadable_session``, and DELETE (which says ``cancel`` stops its run) 409 too, so
+    nothing could stop it. The run was admitted as it began: its stop reads nothing stored."""
+    where = place(tmp_path)
+    model = by_prompt({"hi": "done"})
+    app = app_for(where, model)
+    host = app.state.host
+    async with client_for(app) as client:
+        (busy,) = await finished_sessions(client, 1)
+        assert (await client.post(f"/api/sessions/{busy}/chat", json={"prompt": "x"})).is_success
+        await model.hanging.wait()  # its run is in progress
+        config = where.sessions / busy / "config.yaml"
+        config.write_text(config.read_text().replace("model:", "new_setting: 1\nmodel:", 1))
+        refused = await client.delete(f"/api/sessions/{busy}")
+        assert refused.json()["error"]["code"] == "unreadable_session", refused.text
+        handle = host.runs.handles[busy]
+        cancelled = await client.post(f"/api/sessions/{busy}/cancel")
+        assert cancelled.json()["outcome"] == "cancelling", cancelled.text  # before: 409
+        await handle.wait_done()
+        assert not host.runs.active(busy)
+        again = await client.post(f"/api/sessions/{busy}/cancel")  # nothing runs: read again
+        assert again.json()["error"]["code"] == "unreadable_session", again.text

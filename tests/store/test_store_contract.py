@@ -236,3 +236,17 @@ async def test_latest_is_never_a_session_whose_time_is_no_time(store: SessionSto
     await store.release("aa11")
     assert (await store.list(limit=1))[0].id == "aa11"  # nor first in a listing
     assert len(await store.list(limit=4)) == 4
+
+
+async def test_latest_among_sessions_of_no_time_is_the_greatest_id(store: SessionStore) -> None:
+    """Sessions all dated where no clock has been (2096, NaN: a reader whose clock is behind
+    the writers' by more than a day sees every session so) are ordered by id, the greatest
+    first, in every store: the memory store took the first created (its ``max`` and sort
+    kept ties in insertion order), where files and PostgreSQL take the greatest id."""
+    ahead = time.time() + 70 * 365 * 86_400
+    for session_id, at in (("bb1", ahead), ("bb3", math.nan), ("bb2", ahead)):
+        await store.create(record(session_id, at=at))
+        await store.release(session_id)
+    assert (await store.open("latest"))[0].id == "bb3"
+    await store.release("bb3")
+    assert [info.id for info in await store.list(limit=3)] == ["bb3", "bb2", "bb1"]

@@ -27,10 +27,11 @@ class _Stored:
     events: list[ev.Event] = attrs.field(factory=list)
 
 
-def _created(stored: _Stored) -> float:
-    """The session's time for ``latest`` and the listing's order: none (0) for NaN, an
-    infinity or a time no clock has reached (``order_time``), as the stores order them."""
-    return order_time(stored.record.created_at, time.time())
+def _created(stored: _Stored) -> tuple[float, str]:
+    """The session's place for ``latest`` and the listing's order: its time, none (0) for
+    NaN, an infinity or a time no clock has reached (``order_time``), then its id, as the
+    stores order them (ties in the order of creation made another session ``latest``)."""
+    return order_time(stored.record.created_at, time.time()), stored.record.id
 
 
 def summarize(

@@ -222,12 +222,15 @@ class SessionHost:
     async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
         process drives it; it stops at its next checkpoint). 409 when nothing runs; 403 for
-        a session this server may not drive (stopping its run is driving it)."""
-        await self._check_allowed(session_id)
+        a session this server may not drive (stopping its run is driving it). A run of this
+        server is stopped without reading what is stored: it was admitted as it began, and a
+        config.yaml edited since (another version's key, a profile not allowed) made the stop
+        of a run in progress a 409 or 403, with DELETE refused too."""
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             handle.cancel()
             return "cancelling"
+        await self._check_allowed(session_id)
         if await self.running(session_id):
             await self.sessions.request(session_id, "cancel")
             return "cancel requested"
