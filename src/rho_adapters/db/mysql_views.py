@@ -64,8 +64,10 @@ _VIEWS = (
 )
 # MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
 # only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
+# The expression is read as it is and made a SELECT here: CONCAT returns NULL past
+# max_allowed_packet, and an expression that long was judged as the text "None".
 _COLUMNS = (
-    " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
+    " UNION ALL SELECT TABLE_NAME, GENERATION_EXPRESSION, 'column' "
     "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
     "AND CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s)"
 )
@@ -109,7 +111,10 @@ def read_views(
         (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
         (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
     )
-    rows = [("", n, judged_text(str(q)) if mariadb else str(q), k) for n, q, k in cursor.fetchall()]
+    rows = [
+        ("", n, judged_text(_query(q, k)) if mariadb else _query(q, k), k)
+        for n, q, k in cursor.fetchall()
+    ]
     for database, name, query, kind in (*rows, *own):
         keys = _view_keys(str(name))
         if database:
@@ -132,6 +137,11 @@ def read_views(
         refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
     return CatalogCalls(views=views, computed=computed, refused_names=refused)
+
+
+def _query(text: Any, kind: str) -> str:
+    """A view's query, or a virtual column's expression as the query that computes it."""
+    return f"SELECT {text}" if kind == "column" else str(text)
 
 
 @functools.lru_cache(maxsize=4096)
