@@ -51,8 +51,13 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # any other: a definer proves nothing, an administrator writes any.
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
 # whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
+# An empty query is told by its length, not by ``= ''``: the server parses these reads in
+# the session's sql_mode (the global one after each reset; SET STATEMENT comes too late,
+# after the parse), and under EMPTY_STRING_IS_NULL '' is NULL, so every view whose query
+# the login may not read was judged as an empty query (a stored function's SET GLOBAL ran
+# through one, MariaDB 10.11).
 VIEW_KIND = (
-    "IF(VIEW_DEFINITION = '', 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
+    "IF(COALESCE(LENGTH(VIEW_DEFINITION), 0) = 0, 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
     "AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), 'definer', 'view'))"
 )
 _VIEWS = (
