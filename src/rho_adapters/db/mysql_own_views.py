@@ -47,7 +47,7 @@ _HASHES = f"SELECT {_HASH} {_OWN} ORDER BY 1"
 # holds 16 hashes; MariaDB's 1 MB, 16,000). Read as 100 rows, the hashes were most of what
 # the adapter's reads before a statement cost the client (0.42 ms of CPU a statement).
 _NOW = (
-    "SELECT @@GLOBAL.init_connect, SHA2(hashes, 256), COALESCE(LENGTH(hashes) = 64 * n, 1) "  # noqa: S608
+    "SELECT @@GLOBAL.init_connect, SHA2(hashes, 256), COALESCE(LENGTH(hashes), 0) = 64 * n "  # noqa: S608
     "FROM (SELECT COUNT(*) n, GROUP_CONCAT(h ORDER BY h SEPARATOR '') hashes "
     f"FROM (SELECT {_HASH} h {_OWN}) own) hashed"
 )
