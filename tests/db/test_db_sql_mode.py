@@ -28,6 +28,12 @@ from rho_domain.errors import StatementRefused
 # With backslash escapes (the default) one string literal; under NO_BACKSLASH_ESCAPES the
 # string ends at the backslash, LOAD_FILE('/etc/hostname') follows and a comment hides the rest.
 SMUGGLED = "SELECT 'a\\', LOAD_FILE(0x2f6574632f686f73746e616d65) -- '"
+# MariaDB's sql_mode=MSSQL reads [...] as a name ("]]" is one "]" in it), where the other
+# modes' readings see a string start at its quote and hide the call in it.
+BRACKETED = (
+    "SELECT 1 AS [a'], LOAD_FILE(0x2f6574632f686f73746e616d65) AS f -- ']",
+    "SELECT 1 AS [a]]'], LOAD_FILE(0x2f6574632f686f73746e616d65) AS f -- ']",
+)
 # Views whose queries the login rho_esn may not read (SELECT, no SHOW VIEW), each over an
 # administrator's function that runs SET GLOBAL as its definer.
 HIDDEN = ("rho.rho_esn_v", "sys.rho_esn_v")
@@ -106,3 +112,19 @@ async def test_hidden_views_stay_refused_under_empty_string_is_null(
         finally:
             await checked.aclose()
             await unchecked.aclose()
+
+
+async def test_bracketed_names_under_mssql_are_read_as_the_server_does(
+    mariadb_server: Server, global_sql_mode: Callable[[str], object]
+) -> None:
+    global_sql_mode("MSSQL")
+    checked, unchecked = adapter(mariadb_server), adapter(mariadb_server, check=False)
+    try:
+        for sql in BRACKETED:
+            reached = await unchecked.query(sql, max_rows=1, timeout=5)
+            assert reached.columns[1] == "f", sql  # the server read a name, then the call
+            with pytest.raises(StatementRefused, match=r"the function load_file\(\) is not on"):
+                await checked.query(sql, max_rows=1, timeout=5)
+    finally:
+        await checked.aclose()
+        await unchecked.aclose()
