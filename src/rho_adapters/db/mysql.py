@@ -18,11 +18,12 @@ and the server frees them when it ends the statement.
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
 sets survives into the next. The server's ``sql_mode`` is read once per connection, and the
-statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``) and allows only
-the functions built into the server's flavour (MariaDB or MySQL) and version
-(``mysql_versions``). Every call sets that mode again with its time limit: the reset gives
-the session the server's global settings, and a ``SET GLOBAL sql_mode`` since the
-connection was made would have the server read the text otherwise than the check did.
+statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``, MariaDB's ``MSSQL``
+with its ``[names]``) and allows only the functions built into the server's flavour (MariaDB
+or MySQL) and version (``mysql_versions``). Every call sets that mode again with its time
+limit: the reset gives the session the server's global settings, and a ``SET GLOBAL
+sql_mode`` since the connection was made would have the server read the text otherwise
+than the check did.
 
 TLS (``options.tls``) is ``mysql_tls.py``'s; the views, virtual columns and other servers'
 tables the check judges or refuses, read before each statement, ``mysql_views.py``'s.
@@ -50,7 +51,7 @@ from rho_domain.sql.mysql_versions import mysql_builtins, server_version
 from rho_domain.sql.token_rules import default_schema_refusals
 
 _COM_RESET_CONNECTION = 0x1F
-_MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
+_MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "MSSQL")  # MSSQL: [names]
 
 
 def caps_temp_space(version: str) -> bool:

@@ -32,10 +32,14 @@ _OWN = (
     "AND CAST(DEFINER AS BINARY) IN ('mariadb.sys@localhost', 'mysql.sys@localhost')"
 )
 # Each view's hash covers what its row holds (its kind, which this login decides, too), so
-# that rows read once serve every connection that finds the same hashes.
+# that rows read once serve every connection that finds the same hashes. Its name and query
+# are hashed apart first: CONCAT_WS returns NULL past max_allowed_packet, and a query that
+# long (the server writes a newline in a literal as two bytes) hashed as NULL whatever it
+# said, so the view's replacement kept the rows read before it; and fixed-length parts
+# leave no 0x1f in a name or a query to move a field's border.
 _HASH = (
-    "SHA2(CONCAT_WS(0x1f, TABLE_SCHEMA, TABLE_NAME, DEFINER, SECURITY_TYPE, VIEW_DEFINITION, "
-    f"{VIEW_KIND}), 256)"
+    "SHA2(CONCAT_WS(0x1f, TABLE_SCHEMA, SHA2(TABLE_NAME, 256), DEFINER, SECURITY_TYPE, "
+    f"SHA2(VIEW_DEFINITION, 256), {VIEW_KIND}), 256)"
 )
 _HASHES = f"SELECT {_HASH} {_OWN} ORDER BY 1"
 # One row: init_connect, a digest of the views' hashes in order, and whether the digest is
@@ -43,7 +47,7 @@ _HASHES = f"SELECT {_HASH} {_OWN} ORDER BY 1"
 # holds 16 hashes; MariaDB's 1 MB, 16,000). Read as 100 rows, the hashes were most of what
 # the adapter's reads before a statement cost the client (0.42 ms of CPU a statement).
 _NOW = (
-    "SELECT @@GLOBAL.init_connect, SHA2(hashes, 256), COALESCE(LENGTH(hashes) = 64 * n, 1) "  # noqa: S608
+    "SELECT @@GLOBAL.init_connect, SHA2(hashes, 256), COALESCE(LENGTH(hashes), 0) = 64 * n "  # noqa: S608
     "FROM (SELECT COUNT(*) n, GROUP_CONCAT(h ORDER BY h SEPARATOR '') hashes "
     f"FROM (SELECT {_HASH} h {_OWN}) own) hashed"
 )
@@ -70,7 +74,9 @@ def server_now(cursor: Any) -> ServerNow:
     (init_connect, digest, whole) = cursor.fetchone()
     if not whole:
         cursor.execute(_HASHES, SYSTEM_SCHEMAS)
-        return ServerNow(str(init_connect or ""), tuple(str(r[0]) for r in cursor.fetchall()))
+        # (a NULL hash, "", is no view's identity: own_views keeps no rows by it)
+        hashes = tuple(str(r[0] or "") for r in cursor.fetchall())
+        return ServerNow(str(init_connect or ""), hashes)
     return ServerNow(str(init_connect or ""), (f"digest:{digest or ''}",))
 
 
@@ -86,8 +92,8 @@ def own_views(cursor: Any, *, mariadb: bool, now: ServerNow) -> tuple[Row, ...]:
         (str(schema), str(name), judged_text(str(query)) if mariadb else str(query), str(kind))
         for schema, name, query, kind in cursor.fetchall()
     )
-    if server_now(cursor).hashes != now.hashes:  # one changed while read: kept by no hashes
-        return rows
+    if "" in now.hashes or server_now(cursor).hashes != now.hashes:
+        return rows  # one hashed as NULL, or changed while read: kept by no hashes
     with _LOCK:  # each connection's statements run in a thread of their own
         if len(_READ) >= _KEPT:
             del _READ[next(iter(_READ))]

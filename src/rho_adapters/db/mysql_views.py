@@ -51,8 +51,13 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 # any other: a definer proves nothing, an administrator writes any.
 # A definer is compared to this login exactly too: user names tell cases apart, so a view
 # whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
+# An empty query is told by its length, not by ``= ''``: the server parses these reads in
+# the session's sql_mode (the global one after each reset; SET STATEMENT comes too late,
+# after the parse), and under EMPTY_STRING_IS_NULL '' is NULL, so every view whose query
+# the login may not read was judged as an empty query (a stored function's SET GLOBAL ran
+# through one, MariaDB 10.11).
 VIEW_KIND = (
-    "IF(VIEW_DEFINITION = '', 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
+    "IF(COALESCE(LENGTH(VIEW_DEFINITION), 0) = 0, 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
     "AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), 'definer', 'view'))"
 )
 _VIEWS = (
@@ -64,8 +69,10 @@ _VIEWS = (
 )
 # MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
 # only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
+# The expression is read as it is and made a SELECT here: CONCAT returns NULL past
+# max_allowed_packet, and an expression that long was judged as the text "None".
 _COLUMNS = (
-    " UNION ALL SELECT TABLE_NAME, CONCAT('SELECT ', GENERATION_EXPRESSION), 'column' "
+    " UNION ALL SELECT TABLE_NAME, GENERATION_EXPRESSION, 'column' "
     "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
     "AND CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s)"
 )
@@ -109,7 +116,10 @@ def read_views(
         (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
         (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
     )
-    rows = [("", n, judged_text(str(q)) if mariadb else str(q), k) for n, q, k in cursor.fetchall()]
+    rows = [
+        ("", n, judged_text(_query(q, k)) if mariadb else _query(q, k), k)
+        for n, q, k in cursor.fetchall()
+    ]
     for database, name, query, kind in (*rows, *own):
         keys = _view_keys(str(name))
         if database:
@@ -132,6 +142,11 @@ def read_views(
         refused[key] = why
     views, computed = ({n: frozenset(q) for n, q in found[k].items()} for k in found)
     return CatalogCalls(views=views, computed=computed, refused_names=refused)
+
+
+def _query(text: Any, kind: str) -> str:
+    """A view's query, or a virtual column's expression as the query that computes it."""
+    return f"SELECT {text}" if kind == "column" else str(text)
 
 
 @functools.lru_cache(maxsize=4096)

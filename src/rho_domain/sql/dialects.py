@@ -7,9 +7,10 @@ statement kinds allowed to start a read-only statement, how it folds identifiers
 functions a read statement may call (allowlists in ``functions.py``) and the names refused
 even without a call (the README's "Databases" section).
 
-Readings: where a server setting changes how text is read (MySQL ``NO_BACKSLASH_ESCAPES`` and
-``ANSI_QUOTES``, PostgreSQL ``standard_conforming_strings``), ``reading_for(settings)`` picks
-the one reading the connected server uses; with no settings known, every reading must pass.
+Readings: where a server setting changes how text is read (MySQL ``NO_BACKSLASH_ESCAPES``,
+``ANSI_QUOTES`` and MariaDB's ``MSSQL``, PostgreSQL ``standard_conforming_strings``),
+``reading_for(settings)`` picks the one reading the connected server uses; with no settings
+known, every reading must pass.
 """
 
 from __future__ import annotations
@@ -140,6 +141,13 @@ _MYSQL_RULES = attrs.evolve(
     executable_comments=True,
 )
 _NBE, _AQ = "sql_mode:NO_BACKSLASH_ESCAPES", "sql_mode:ANSI_QUOTES"
+# MariaDB's sql_mode=MSSQL (which always brings ANSI_QUOTES) reads [a'b] as a name, where
+# the other readings saw a string start at its quote: SELECT 1 AS [a'], LOAD_FILE(...)
+# -- '] read /etc/hostname with the check on (MariaDB 10.11).
+_MSSQL = "sql_mode:MSSQL"
+_MSSQL_RULES = attrs.evolve(
+    _MYSQL_RULES, double_quote_strings=False, bracket_idents=True, bracket_doubles=True
+)
 MYSQL = Dialect(
     name="mysql",
     # The server's sql_mode decides; the adapter asks it once per connection.
@@ -148,12 +156,16 @@ MYSQL = Dialect(
         attrs.evolve(_MYSQL_RULES, backslash_strings=False),
         attrs.evolve(_MYSQL_RULES, double_quote_strings=False),
         attrs.evolve(_MYSQL_RULES, backslash_strings=False, double_quote_strings=False),
+        _MSSQL_RULES,
+        attrs.evolve(_MSSQL_RULES, backslash_strings=False),
     ),
     reading_by_setting={
         frozenset(): 0,
         frozenset({_NBE}): 1,
         frozenset({_AQ}): 2,
         frozenset({_NBE, _AQ}): 3,
+        frozenset({_AQ, _MSSQL}): 4,
+        frozenset({_NBE, _AQ, _MSSQL}): 5,
     },
     read_kinds=frozenset(
         {"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW", "DESCRIBE", "DESC"}

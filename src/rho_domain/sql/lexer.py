@@ -133,6 +133,9 @@ class _Lexer:
         self.tokens.append(Token(kind, "".join(parts) if kind is Kind.QUOTED else "<string>"))
 
     def _bracket_ident(self) -> None:
+        if self.rules.bracket_doubles:
+            self._quoted("]", Kind.QUOTED, backslash=False)
+            return
         end = self.text.find("]", self.pos + 1)
         if end < 0:
             raise self.refuse("unterminated [ identifier")

@@ -66,6 +66,7 @@ class LexRules:
     dollar_quotes: bool = False
     backtick_idents: bool = False
     bracket_idents: bool = False  # SQLite [x]
+    bracket_doubles: bool = False  # MariaDB sql_mode=MSSQL [x]: "]]" is one "]" in it
     q_quotes: bool = False  # Oracle q'[...]'
     executable_comments: bool = False  # MySQL /*! */ is code: refuse
     unicode_idents: bool = False  # PostgreSQL/Vertica U&"..." [UESCAPE 'c'] and U&'...'
