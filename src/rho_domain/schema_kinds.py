@@ -151,7 +151,7 @@ def as_sent(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     """A tool's ``schema`` (an object's, ``misfit`` passed) as the model APIs take it, with
     the same meaning: ``"type": "object"`` at its top when it names none, and ``with_items``.
     OpenAI refuses every request whose function schema has no top type ("schema must be a
-    JSON Schema of 'type: \"object\"', got 'type: \"None\"'"), as pydantic's
+    JSON Schema of 'type: "object"', got 'type: "None"'"), as pydantic's
     ``model_json_schema()`` of a recursive model gives (``$defs`` and a ``$ref``), and a bare
     array ("array schema missing items"). ``schema`` itself when it lacks neither."""
     shown = schema if "type" in schema else {"type": "object", **schema}

@@ -45,7 +45,7 @@ def test_a_custom_schema_is_sent_with_a_top_type_and_every_arrays_items() -> Non
     ``model_json_schema()`` of a recursive model: ``$defs`` and a ``$ref``) or with a bare
     ``"type": "array"`` passed ``Agent(tools=[...])``'s check and was sent as given, and
     OpenAI refuses every request carrying either ("schema must be a JSON Schema of 'type:
-    \"object\"', got 'type: \"None\"'", "array schema missing items"); MCP tools were
+    "object"', got 'type: "None"'", "array schema missing items"); MCP tools were
     already sent repaired. The handler's own schema stays as given."""
     node = {"type": "object", "properties": {"tags": {"type": "array"}}}
     recursive = {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
@@ -55,9 +55,10 @@ def test_a_custom_schema_is_sent_with_a_top_type_and_every_arrays_items() -> Non
         parameters: Mapping[str, Any] = recursive
 
     sent = ToolRegistry([Tree(), EchoTool()]).specs()
+    tags = {"type": "array", "items": {}}
     assert sent[1].parameters == {
         "type": "object",
-        "$defs": {"Node": {"type": "object", "properties": {"tags": {"type": "array", "items": {}}}}},
+        "$defs": {"Node": {"type": "object", "properties": {"tags": tags}}},
         "$ref": "#/$defs/Node",
     }
     assert sent[0].parameters is EchoTool.parameters  # nothing to add: not copied
