@@ -64,11 +64,11 @@ sys.exit(main())
 
 def test_a_signal_as_the_session_closes_keeps_the_runs_code_and_output(tmp_path: Path) -> None:
     """probecorners24b: the run's signal handlers were let go when the run ended, so a
-    SIGTERM during the close, a --download or the output (a supervisor stopping the
-    process, the terminal closing) met interrupt_at_start: its KeyboardInterrupt cut the
-    close short, the --output file was never written, and the completed run ended
-    'rho-agent: cancelled', 143. It is now heard as during the run: nothing left to cancel,
-    the run's code and output stand."""
+    SIGTERM during the session's close (a supervisor stopping the process, the terminal
+    closing) met interrupt_at_start: its KeyboardInterrupt cut the close short, the
+    --output file was never written, and the completed run ended 'rho-agent: cancelled',
+    143. It is now heard as during the run: nothing left to cancel, the run's code and
+    output stand. (A signal while --output blocks stops that write: test_cli_signal_phases.)"""
     script = tmp_path / "console.py"
     script.write_text(_CLOSING)
     proc = program_zygote.popen(

@@ -212,66 +212,67 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         approver = TerminalApprover(renderer, style=renderer.style)  # type: ignore[union-attr]
     session = await open_session(launch, store, renderer, approver)
     collector.resume()  # the session is open: what the run makes is collected again
-    # Until the output is written: a signal after the run (a supervisor's SIGTERM) met
-    # interrupt_at_start, cut the close short and ended a completed run "cancelled" (143).
-    with interruptible(session, lambda text: renderer.notice(text, "yellow")):
-        try:
-            if launch.task is None or launch.answered:  # --resume ID --approve/--deny, -y
-                from rho_entry.cli.answers import Answers, apply_answers
+    try:
+        if launch.task is None or launch.answered:  # --resume ID --approve/--deny, -y
+            from rho_entry.cli.answers import Answers, apply_answers
 
-                answers = launch.answers or Answers()
-                apply_answers(session, answers, auto_approve=session.agent.config.auto_approve)
-            if not launch.json and not launch.quiet:
-                config = session.agent.config
-                renderer.notice(
-                    f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-                    f"profile {profile_label(session.agent.profile)} · "
-                    f"{config.working_dir or '.'} · session {session.id}",
-                    "dim",
-                )
+            answers = launch.answers or Answers()
+            apply_answers(session, answers, auto_approve=session.agent.config.auto_approve)
+        if not launch.json and not launch.quiet:
+            config = session.agent.config
+            renderer.notice(
+                f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
+                f"profile {profile_label(session.agent.profile)} · {config.working_dir or '.'} · "
+                f"session {session.id}",
+                "dim",
+            )
+        with interruptible(session, lambda text: renderer.notice(text, "yellow")):
             try:
                 result: RunResult = await session.run(launch.task)
             except asyncio.CancelledError:
                 if session.last_result is None:
                     raise
                 result = session.last_result
-            failed_downloads = 0
-            if launch.transfers is not None:  # --download: before the sandbox goes with it
-                from rho_entry.cli.transfers import download
+        failed_downloads = 0
+        if launch.transfers is not None:  # --download: before the sandbox goes with the session
+            from rho_entry.cli.transfers import download
 
-                failed_downloads = await download(
-                    session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
-                )
-        finally:
+            failed_downloads = await download(
+                session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
+            )
+    finally:
+        # heard, not raised: interrupt_at_start's KeyboardInterrupt cut the close of a run
+        # that had ended short, and said 'cancelled' (143) of a completed one
+        with interruptible(session, lambda text: renderer.notice(text, "yellow")):
             await session.close()
-        code = result_code(result)
-        if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
-            renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
-            code = exit_codes.MODEL
-        elif failed_downloads and code == exit_codes.OK:
-            code = exit_codes.USAGE  # the answer is there, a file asked for is not
-        rejected = rejected_last(session, result)
-        if rejected is not None:
-            code = exit_codes.REJECTED
-        # not on a rejection (no answer); before the result, whose exit_code is then the process's
-        if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
-            code = _write_output(launch.output, result.text, renderer) or code
-        if not isinstance(renderer, TerminalRenderer):  # --json
-            renderer.finish(result, exit_code=code)
-        else:
-            renderer.finish(result)
-            if result.status is not RunStatus.COMPLETED:  # what to do next: said only then
-                from rho_entry.cli.stopped import explain_stop
+    code = result_code(result)
+    if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
+        renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
+        code = exit_codes.MODEL
+    elif failed_downloads and code == exit_codes.OK:
+        code = exit_codes.USAGE  # the answer is there, a file asked for is not
+    rejected = rejected_last(session, result)
+    if rejected is not None:
+        code = exit_codes.REJECTED
+    # not on a rejection (no answer); before the result, whose exit_code is then the process's
+    if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
+        code = _write_output(launch.output, result.text, renderer) or code
+    if not isinstance(renderer, TerminalRenderer):  # --json
+        renderer.finish(result, exit_code=code)
+    else:
+        renderer.finish(result)
+        if result.status is not RunStatus.COMPLETED:  # what to do next: said only then
+            from rho_entry.cli.stopped import explain_stop
 
-                explain_stop(result, renderer, session.id, saved=session.journal.created)
-            if rejected is not None:
-                renderer.notice(
-                    f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
-                    f"has not answered since. Say what to do instead: `rho-agent --resume "
-                    f'{session.id} "..."`.',
-                    "yellow",
-                )
-        return code
+            explain_stop(result, renderer, session.id, saved=session.journal.created)
+        if rejected is not None:
+            renderer.notice(
+                f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
+                f"has not answered since. Say what to do instead: `rho-agent --resume "
+                f'{session.id} "..."`.',
+                "yellow",
+            )
+    return code
 
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
