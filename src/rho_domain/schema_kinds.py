@@ -147,6 +147,17 @@ def _kind(value: object) -> str:
     return name if isinstance(value, dict | list) else f"{name} ({said(repr(value), 40)})"
 
 
+def as_sent(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool's ``schema`` (an object's, ``misfit`` passed) as the model APIs take it, with
+    the same meaning: ``"type": "object"`` at its top when it names none, and ``with_items``.
+    OpenAI refuses every request whose function schema has no top type ("schema must be a
+    JSON Schema of 'type: "object"', got 'type: "None"'"), as pydantic's
+    ``model_json_schema()`` of a recursive model gives (``$defs`` and a ``$ref``), and a bare
+    array ("array schema missing items"). ``schema`` itself when it lacks neither."""
+    shown = schema if "type" in schema else {"type": "object", **schema}
+    return with_items(dict(shown)) if _bare_arrays(shown) else shown
+
+
 def with_items(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` (one ``misfit`` passed) with ``"items": {}`` added to every array schema
     that has neither ``items`` nor ``prefixItems``; ``schema`` itself when none lacks them.
@@ -161,7 +172,7 @@ def with_items(schema: dict[str, Any]) -> dict[str, Any]:
     return copied
 
 
-def _bare_arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
+def _bare_arrays(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The array schemas in ``schema`` without ``items`` or ``prefixItems``."""
     bare: list[dict[str, Any]] = []
     todo: list[object] = [schema]

@@ -46,3 +46,41 @@ def test_a_signal_after_main_returned_ends_with_mains_code(tmp_path: Path) -> No
         out, err = proc.communicate(timeout=120)
         assert (proc.returncode, "Traceback" in err) == (0, False), (name, err[-2000:])
         assert (out.endswith("after main\n"), "demo model" in out) == (True, True), (name, out)
+
+
+# the signal sent as the session closes: after the run, before main returns
+_CLOSING = """\
+import os, signal, sys
+from rho_entry import facade
+from rho_entry.cli import main
+closing = facade.Session.close
+async def close(self):
+    os.kill(os.getpid(), signal.SIGTERM)
+    await closing(self)
+facade.Session.close = close
+sys.exit(main())
+"""
+
+
+def test_a_signal_as_the_session_closes_keeps_the_runs_code_and_output(tmp_path: Path) -> None:
+    """probecorners24b: the run's signal handlers were let go when the run ended, so a
+    SIGTERM during the session's close (a supervisor stopping the process, the terminal
+    closing) met interrupt_at_start: its KeyboardInterrupt cut the close short, the
+    --output file was never written, and the completed run ended 'rho-agent: cancelled',
+    143. It is now heard as during the run: nothing left to cancel, the run's code and
+    output stand. (A signal while --output blocks stops that write: test_cli_signal_phases.)"""
+    script = tmp_path / "console.py"
+    script.write_text(_CLOSING)
+    proc = program_zygote.popen(
+        "rho",
+        [sys.executable, str(script), "--model", "demo", "--output", "out.txt", "list files"],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, "cancelled\n" in err) == (0, False), err[-2000:]
+    assert "demo model" in (tmp_path / "out.txt").read_text()

@@ -40,6 +40,32 @@ def test_specs_are_sorted_for_a_stable_prompt_prefix() -> None:
     assert "slow" not in registry.without("slow")
 
 
+def test_a_custom_schema_is_sent_with_a_top_type_and_every_arrays_items() -> None:
+    """probecorners24b: a custom tool's schema without a top ``type`` (pydantic's
+    ``model_json_schema()`` of a recursive model: ``$defs`` and a ``$ref``) or with a bare
+    ``"type": "array"`` passed ``Agent(tools=[...])``'s check and was sent as given, and
+    OpenAI refuses every request carrying either ("schema must be a JSON Schema of 'type:
+    "object"', got 'type: "None"'", "array schema missing items"); MCP tools were
+    already sent repaired. The handler's own schema stays as given."""
+    node = {"type": "object", "properties": {"tags": {"type": "array"}}}
+    recursive = {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+
+    class Tree(EchoTool):
+        name = "tree"
+        parameters: Mapping[str, Any] = recursive
+
+    sent = ToolRegistry([Tree(), EchoTool()]).specs()
+    tags = {"type": "array", "items": {}}
+    assert sent[1].parameters == {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {"tags": tags}}},
+        "$ref": "#/$defs/Node",
+    }
+    assert sent[0].parameters is EchoTool.parameters  # nothing to add: not copied
+    assert Tree.parameters == {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+    assert node == {"type": "object", "properties": {"tags": {"type": "array"}}}
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

@@ -197,7 +197,8 @@ async def test_the_reserve_for_a_runs_end_is_unnamed_and_let_go_with_the_last_se
     def reserves() -> list[str]:
         fds = Path("/proc/self/fd")
         links = [os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink()]
-        return [link for link in links if link.startswith(f"{tmp_path}/#")]
+        # in the first session's directory: the disk each session is on holds one
+        return [link for link in links if link.startswith(f"{tmp_path}/s1/#")]
 
     store = FileSessionStore(tmp_path)
     await store.create(SessionRecord(id="s1", created_at=1.0, config=AgentConfig()))
@@ -208,3 +209,39 @@ async def test_the_reserve_for_a_runs_end_is_unnamed_and_let_go_with_the_last_se
     assert len(reserves()) == 1  # s2 may still need it
     await store.release("s2")
     assert reserves() == []
+
+
+async def test_the_room_for_a_runs_end_is_kept_on_the_sessions_own_disk(tmp_path: Path) -> None:
+    """probecorners24b: the store kept its one reserve on its root's disk, and a session
+    opened by its path (``--resume /mnt/other/ID``) can be on another. When that disk
+    filled, the room let go was on the root's disk: the failure said its events were "to
+    be written with the run's end, in the room rho-agent kept on that disk", and the run's
+    end failed as well. The reserve is now held on each session's own disk."""
+    other = tmp_path / "other"
+    other.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(other)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        made = FileSessionStore(other / "sessions")
+        async with build_session([text("done")], store=made, session_id="s1") as session:
+            await session.run("go", run_id="r1")
+        trace = other / "sessions" / "s1" / "trace.jsonl"
+        ended = [e for e in store_events(trace) if e.kind == "run_end"] * 40  # > a page
+        store = FileSessionStore(tmp_path / "home")
+        (tmp_path / "home").mkdir()
+        await store.open(str(trace.parent))
+        with contextlib.suppress(OSError), (other / "fill").open("wb", buffering=0) as out:
+            for size in (65536, 4096, 1):
+                while True:
+                    out.write(b"\0" * size)
+        with pytest.raises(StoreError, match="to be written with the run's end"):
+            await store.append("s1", ended)
+        await store.append("s1", ended)  # the run's end: before, No space left on device
+        await store.release("s1")
+    finally:
+        subprocess.run(["umount", "--lazy", str(other)], check=False)

@@ -382,3 +382,27 @@ async def test_a_working_directory_removed_midway_is_named_by_every_call(tmp_pat
             f"the working directory {ws} no longer exists (removed or replaced while the "
             "session ran)"
         ), name
+
+
+async def test_an_extra_read_root_removed_midway_is_named_and_commands_still_run(
+    tmp_path: Path,
+) -> None:
+    """probecorners24b: once an extra read root was removed (a log directory rotated away),
+    the file tools called it "the working directory ... no longer exists ... no tool can
+    reach it", and every restricted command, ``ls`` in the workspace too, failed with
+    "bwrap: Can't find source path" (its bind). The root is named as a read root, and a
+    command runs without it."""
+    from rho_domain.errors import ExecutorError
+    from rho_domain.ports.commands import Command, Stage
+
+    ws, logs = tmp_path / "ws", tmp_path / "logs"
+    ws.mkdir()
+    logs.mkdir()
+    (ws / "a.txt").write_text("a")
+    ex = LocalExecutor(str(ws), extra_read_roots=[str(logs)])
+    logs.rmdir()
+    with pytest.raises(ExecutorError) as refused:
+        await ex.read(f"{logs}/x.log")
+    assert str(refused.value).startswith(f"the extra read root {logs} no longer exists")
+    listed = await ex.run(Command(pipeline=(Stage(argv=("ls",)),)))
+    assert (listed.exit_code, listed.output) == (0, "a.txt\n")

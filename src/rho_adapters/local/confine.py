@@ -48,11 +48,12 @@ class Resolved:
 class Tree:
     """One confinement root (the workspace, or an extra read root)."""
 
-    def __init__(self, root: str, *, real: bool = False) -> None:
+    def __init__(self, root: str, *, real: bool = False, read_root: bool = False) -> None:
         # ``real``: the caller resolved ``root`` just now (a Session's wiring resolves its
         # workspace once, per Session); a second lookup would give the same string.
         self.root = root if real else os.path.realpath(root)
         self.root_parts = components(self.root)
+        self.read_root = read_root  # one of ``extra_read_roots``, not the working directory
 
     def relative_parts(self, path: str, *, aliases: tuple[str, ...] = ()) -> tuple[str, ...] | None:
         """Components of ``path`` below this root, or None when ``path`` is absolute elsewhere."""
@@ -125,6 +126,12 @@ class Tree:
         try:
             return os.open(self.root, _DIR_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
+            if self.read_root:  # was named the working directory, whose tools all still work
+                raise ExecutorError(
+                    f"the extra read root {self.root} no longer exists (removed or replaced "
+                    "while the session ran): nothing in it can be read until it is recreated; "
+                    "the working directory is not affected"
+                ) from None
             raise ExecutorError(
                 f"the working directory {self.root} no longer exists (removed or replaced "
                 "while the session ran): no tool can reach it; recreate it, or start a new "

@@ -83,7 +83,7 @@ class LocalExecutor(Executor):
         # ``resolved``: the caller gives ``root`` and ``secret_locations`` as the real paths
         # it looked up for this executor just now (``build_executor``, once per Session).
         tree = Tree(root, real=resolved)
-        extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
+        extra = tuple(Tree(r, read_root=True) for r in extra_read_roots if os.path.isdir(r))
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))

@@ -212,7 +212,10 @@ def bwrap_args(
         *size, "--tmpfs", SANDBOX_TMP,
         "--tmpfs", "/run",
         *(arg for home in view.hidden for arg in ("--tmpfs", home)),
-        *(arg for root in view.visible for arg in ("--ro-bind", root, root)),
+        # -try: a read root removed mid-session (a log directory rotated away) failed every
+        # command, `ls` in the workspace too ("bwrap: Can't find source path"); a root that
+        # is gone is simply not there
+        *(arg for root in view.visible for arg in ("--ro-bind-try", root, root)),
         *(arg for d in masks.dirs for arg in ("--tmpfs", d)),
         *(arg for f in masks.files for arg in ("--ro-bind", "/dev/null", f)),
         *(arg for root in binds for arg in ("--ro-bind", root, root)),

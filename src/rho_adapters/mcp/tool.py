@@ -2,7 +2,7 @@ r"""One MCP server tool as a tool handler of ours: ``mcp__<server>__<tool>``.
 
 Its schema is the server's ``inputSchema``, passed through (our validator checks the subset it
 knows; the server checks the rest), an array schema without ``items`` given ``"items": {}``
-(``schema_kinds.with_items``: the same meaning, a form OpenAI takes). Its risk is the
+(``schema_kinds.as_sent``: the same meaning, a form OpenAI takes). Its risk is the
 operator's word, not the server's: a tool is read-only only when its server's
 ``read_only_tools`` names it, else every call is dangerous (asked about under the readonly
 and developer profiles). The server's own annotations (``readOnlyHint``) are not trusted: a
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from rho_adapters.mcp.server_text import said
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
-from rho_domain.schema_kinds import misfit, with_items
+from rho_domain.schema_kinds import as_sent, misfit
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -191,8 +191,7 @@ class McpTool(ToolHandler):
         schema = tool.get("inputSchema")
         self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA
         if isinstance(schema, dict):  # an object's (``left_out``): its properties shown
-            shown = schema if "type" in schema else {"type": "object", **schema}
-            self._parameters = with_items(shown)  # a bare array: every OpenAI request refused
+            self._parameters = as_sent(schema)  # a bare array: every OpenAI request refused
         self._policy = READ_ONLY if read_only else DANGEROUS
         self._call = call
 

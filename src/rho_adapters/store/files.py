@@ -29,7 +29,7 @@ from rho_adapters.store.held_session import HeldSession, what_to_do
 from rho_adapters.store.layout import HEARTBEAT_SECONDS, SessionPaths, named_in, resolve
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile, initial_meta, profile_label, stored_config
-from rho_adapters.store.reserve import DiskReserve
+from rho_adapters.store.reserve import DiskRooms
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
@@ -79,7 +79,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         self._heartbeat = heartbeat
         self._open: dict[str, HeldSession] = {}
         self._last_config: tuple[str, bytes] | None = None  # see _config_text
-        self._room = DiskReserve()  # held from the first session held (reserve.py)
+        self._rooms = DiskRooms()  # for a run's end, on each session's disk (reserve.py)
 
     def signals(self) -> SignalSource:
         """See ``SignalingStore.signals``: the sentinel files in each session directory
@@ -185,13 +185,13 @@ class FileSessionStore(SessionStore, SignalingStore):
                 trace = open_file(paths.trace, "ab", buffering=0)  # see HeldSession.write
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
             holder.start(parent=parent)
-            self._room.hold(self.root)
+            room = self._rooms.hold(paths.dir)
         except BaseException:
             if trace is not None:
                 trace.close()
             lock.release()
             raise
-        held = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace, room=self._room)
+        held = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace, room=room)
         self._open[paths.id] = held
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
@@ -266,8 +266,9 @@ class FileSessionStore(SessionStore, SignalingStore):
         """See ``SessionStore.release``."""
         held = self._open.pop(session_id, None)
         if held is not None:
-            if not self._open:  # no session left to end: its descriptor is not kept
-                self._room.let_go()
+            room = held.room  # no session left to end on its disk: its descriptor goes
+            if room is not None and all(h.room is not room for h in self._open.values()):
+                room.let_go()
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
 

@@ -8,8 +8,10 @@ with an error, and the events the failed write carried were lost.
 
 ``DiskReserve`` holds ``RESERVE_BYTES`` of that disk in an unnamed file (``O_TMPFILE``,
 allocated with ``posix_fallocate``): no name in the directory, nothing left behind by a
-crash, one descriptor per store while it holds a session (``FileSessionStore.release`` of
-its last lets it go). The first write that fails for lack of room lets it go
+crash, one descriptor per store and disk while it holds a session there
+(``FileSessionStore.release`` of its last there lets it go). The disk is each session's own
+(``DiskRooms``): one opened by its path (``--resume /mnt/other/ID``) is on another disk than
+the store's root. The first write that fails for lack of room lets it go
 (``let_go``), so that the run's end, which the loop writes next (the failed events still
 queued, the error, ``run_end``, meta.json), finds room. The disk is shared: another program
 may take that room first; then the end is lost as before. Held again at the next session
@@ -81,3 +83,24 @@ class DiskReserve:
         with contextlib.suppress(OSError):
             os.close(fd)
         return True
+
+
+class DiskRooms:
+    """A store's reserves, one per disk (device) its held sessions are on."""
+
+    def __init__(self) -> None:
+        self._by_device: dict[int, DiskReserve] = {}
+
+    def hold(self, directory: Path) -> DiskReserve | None:
+        """The reserve on the disk that holds ``directory``, held now if it can be (see
+        ``DiskReserve.hold``); None when ``directory`` cannot be looked at. Before, the
+        store's one reserve was on its root's disk: a session on another filled its disk,
+        the room let go was elsewhere, and the failure said the run's end would be written
+        in it; that end failed as before."""
+        try:
+            device = os.stat(directory).st_dev
+        except OSError:
+            return None
+        room = self._by_device.setdefault(device, DiskReserve())
+        room.hold(directory)
+        return room

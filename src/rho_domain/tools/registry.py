@@ -19,6 +19,7 @@ from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
 from rho_domain.plugged import contained, described, member_name, message_of
+from rho_domain.schema_kinds import as_sent
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle, unicode_text
@@ -98,13 +99,14 @@ class ToolRegistry:
         """Specs sorted by name, so the prompt prefix is stable for caching. A handler whose
         ``description`` or ``parameters`` raises (read again for every model call) is a
         ``ConfigError`` naming the tool and the member: before, its exception ended the run
-        as it was ("RuntimeError: ..."), naming neither."""
+        as it was ("RuntimeError: ..."), naming neither. Each schema is sent as the APIs
+        take it (``schema_kinds.as_sent``: a top type, an array's items), built once."""
         sources = tuple(shown(h) for h in self._handlers.values())
         # Equal (usually identical: a handler's schema is a constant) descriptions and
         # schemas make equal specs; tuple comparison checks identity before equality.
         if sources != self._built_from:
             self._specs = tuple(
-                ToolSpec(name=name, description=description, parameters=parameters)
+                ToolSpec(name=name, description=description, parameters=as_sent(parameters))
                 for name, (description, parameters) in zip(self._handlers, sources, strict=True)
             )
             self._built_from = sources

@@ -241,7 +241,10 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
             )
     finally:
-        await session.close()
+        # heard, not raised: interrupt_at_start's KeyboardInterrupt cut the close of a run
+        # that had ended short, and said 'cancelled' (143) of a completed one
+        with interruptible(session, lambda text: renderer.notice(text, "yellow")):
+            await session.close()
     code = result_code(result)
     if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
         renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
