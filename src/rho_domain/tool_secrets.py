@@ -80,7 +80,9 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     # (cookies.txt: too common a name; a git http.cookieFile is refused by what names it).
     # Chromium's Cookies are locations below (a profile directory's entry)
     "*/cookies.sqlite", "*/cookies.sqlite-wal", "*/.curlrc", "*/_curlrc", "*/.wgetrc",
-    "*/wg[0-9]*.conf", "*/wg-*.conf", "*/wg_*.conf",
+    # wg<digit>*.conf spelt digit by digit: a "[0-9]" is the one pattern form GlobSet hands
+    # to fnmatch, whose expression each process compiled at its first judgement
+    *(f"*/wg{digit}*.conf" for digit in "0123456789"), "*/wg-*.conf", "*/wg_*.conf",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),

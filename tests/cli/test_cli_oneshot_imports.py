@@ -445,9 +445,9 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # the approval policy's outcomes beside Allowed: with the first call denied or asking
     "Denied",
     "RequiresApproval",
-    # the hard-link scan's result with the first scan (local/alias_scan.py); a hook's failure
-    # with the first hook (hooks/values.py)
-    "Aliases",
+    # a hook's failure with the first hook (hooks/values.py). (The hard-link scan's result,
+    # ``Aliases``, is built by a one-shot's first ``list`` since the file tools judge a
+    # secret-named directory link's target as commands do: ``.ssh -> keys`` hides ``keys``)
     "_Failure",
     "HookFailure",
     # a reasoning fragment's event with the first one a model streams (model_extras.py)
