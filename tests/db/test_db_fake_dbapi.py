@@ -655,3 +655,36 @@ async def test_two_vertica_views_that_swap_names_are_judged_by_their_new_queries
             await db.query("SELECT * FROM report", max_rows=1, timeout=1)
     finally:
         await db.aclose()
+
+
+@pytest.mark.parametrize("cls", [OracleDatabase, VerticaDatabase])
+async def test_a_deadline_passed_while_connecting_runs_no_statement(
+    cls: type[OracleDatabase] | type[VerticaDatabase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection still being made when the watchdog fired (a slow server, a loaded
+    machine) had no connection to cancel on, and its statement then began on it, out of every
+    cancel's reach, running on until the engine's own timeout. Here the connect waits for the
+    watchdog: the statement must never begin, and the next call works."""
+    from rho_adapters.db import connection_slot
+
+    fired = threading.Event()
+    real_cancel = connection_slot.ConnectionSlot._cancel_quietly
+
+    def cancel_and_tell(self: Any, conn: Any) -> None:
+        real_cancel(self, conn)
+        fired.set()
+
+    monkeypatch.setattr(connection_slot.ConnectionSlot, "_cancel_quietly", cancel_and_tell)
+
+    class SlowToConnect(FakeDriver):
+        def connect(self, **kwargs: Any) -> FakeConnection:
+            if not self.connections:
+                assert fired.wait(30), "the watchdog never fired"
+            return super().connect(**kwargs)
+
+    driver = SlowToConnect()
+    db = cls("x", ORACLE if cls is OracleDatabase else VERTICA, driver=driver)
+    with pytest.raises(StatementTimeout, match="while its connection was being made"):
+        await db.query("SELECT hang FROM dual", max_rows=1, timeout=0.05)
+    assert "SELECT hang FROM dual" not in driver.log
+    assert (await db.query("SELECT 1 FROM dual", max_rows=1, timeout=1)).rows == ((1,),)

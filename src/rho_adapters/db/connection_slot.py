@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -85,7 +86,8 @@ class ConnectionSlot:
         """``work(connection)`` in a thread, alone on the connection; ``StatementTimeout``
         when it outlives ``timeout`` and the margins (its connection then dropped)."""
         async with self._lock:
-            task = asyncio.ensure_future(asyncio.to_thread(self._in_thread, work))
+            late = threading.Event()  # the deadline passed: work not begun must not begin
+            task = asyncio.ensure_future(asyncio.to_thread(self._in_thread, work, late, timeout))
             task.add_done_callback(_retrieve)
             self._running = task
             try:
@@ -93,6 +95,10 @@ class ConnectionSlot:
                     return await asyncio.wait_for(asyncio.shield(task), timeout + WATCHDOG_MARGIN)
                 except TimeoutError:
                     # The engine's own timeout did not fire: cancel the statement ourselves.
+                    # ``late`` first: a connection still being made when the deadline passed
+                    # (its thread sets ``self.conn`` only then) starts no statement after it,
+                    # one no cancel reaches (it ran on until the engine's own timeout)
+                    late.set()
                     await asyncio.to_thread(self._cancel_quietly, self.conn)
                     try:
                         return await asyncio.wait_for(asyncio.shield(task), GRACE)
@@ -113,7 +119,7 @@ class ConnectionSlot:
                     "connection was dropped"
                 ) from None
 
-    def _in_thread(self, work: Callable[[Any], T]) -> T:
+    def _in_thread(self, work: Callable[[Any], T], late: threading.Event, timeout: float) -> T:
         with map_driver_errors(self.alias, self.error_types(), self.secrets):
             conn = self.conn
             if conn is None or not self.usable(conn):
@@ -121,6 +127,11 @@ class ConnectionSlot:
                     close_quietly(conn)
                 self.conn = None
                 conn = self.conn = self.connect()
+            if late.is_set():  # after ``self.conn`` is set: the watchdog reads it after ``late``
+                raise StatementTimeout(
+                    f"{self.alias}: the statement timed out after {timeout:g} s while its "
+                    "connection was being made, and was not run"
+                )
             try:
                 return work(conn)
             finally:
