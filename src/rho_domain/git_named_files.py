@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -47,9 +48,10 @@ __all__ = [
     "named_in",
     "placed",
     "repository_tops",
+    "too_large",
 ]
 
-MAX_CONFIG_BYTES = 1 << 20  # a configuration past this is not read (git's are a few KiB)
+MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -125,6 +127,17 @@ def named_by(
         includes=tuple(dict.fromkeys(v for v in includes if v)),
         directories=tuple(dict.fromkeys(v for v in directories if v)),
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
+    )
+
+
+def too_large(path: str) -> ExecutorError:
+    """The refusal of a git or ssh configuration past ``MAX_CONFIG_BYTES``: git and ssh read
+    it whole, so what it names past the bound is unknown here (fails closed, as the count of
+    configurations does)."""
+    return ExecutorError(
+        f"the configuration {path} is larger than {MAX_CONFIG_BYTES} bytes: rho-agent "
+        "cannot tell which credential files or keys it names, so it refuses to run; "
+        "shorten it (move its hosts or sections into smaller included files)"
     )
 
 

@@ -168,3 +168,29 @@ async def test_more_configurations_than_the_cap_fail_closed(
     out = await run_restricted(str(root), "cat x", "daytona", pool)
     assert out.startswith("ExecutorError"), out
     assert "include more than 64" in out, out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_configuration_past_the_bound_fails_closed(
+    tmp_path: Path, pool: DaytonaPool
+) -> None:
+    # git and ssh read a configuration whole: a ~/.ssh/config or .git/config past 1 MiB was
+    # skipped as if absent, so cat printed the key or the store its last line names
+    root, home = tmp_path / "ws", tmp_path / "home"
+    subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
+    (root / "k.txt").write_text(f"{MARK}-big\n")
+    filler = "#" * 1023 + "\n"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/config").write_text(filler * 1024 + f"IdentityFile {root}/k.txt\n")
+    env = {**ENV, "HOME": str(home)}
+    with pytest.raises(ExecutorError, match=r"\.ssh/config is larger than 1048576 bytes"):
+        LocalExecutor(str(root), sandbox=False, homes=(str(home),), base_env=env)
+    out = await call_tool(*restricted_bash("cat k.txt"), pool.get(str(root), (str(home),)))
+    assert out.startswith("ExecutorError") and ".ssh/config is larger than" in out, out
+    (home / ".ssh/config").unlink()
+    with (root / ".git/config").open("a") as config:
+        config.write(filler * 1024 + f"[credential]\n\thelper = store --file={root}/k.txt\n")
+    with pytest.raises(ExecutorError, match=r"\.git/config is larger than 1048576 bytes"):
+        LocalExecutor(str(root), sandbox=True, homes=(str(home),), base_env=env)
+    out = await run_restricted(str(root), "cat k.txt", "daytona", pool)
+    assert out.startswith("ExecutorError") and ".git/config is larger than" in out, out

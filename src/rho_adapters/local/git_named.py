@@ -5,8 +5,8 @@ The configurations read are those git reads for a command in the executor's root
 repository holding each root (its ``.git`` directory, or the one a ``.git`` file names, with
 its common directory's config and its ``config.worktree``), every known home's
 ``.gitconfig`` and ``.config/git/config``, ``$XDG_CONFIG_HOME/git/config`` and
-``/etc/gitconfig``, and what they include, each read at most ``MAX_CONFIG_BYTES``, at most
-``MAX_CONFIGS`` in all. A relative name is placed as git may place it: below the repository's
+``/etc/gitconfig``, and what they include; one past ``MAX_CONFIG_BYTES``, or more than
+``MAX_CONFIGS`` in all, fails closed (``ExecutorError``). A relative name is placed as git may place it: below the repository's
 work tree (git's directory when it runs a helper), its git directory and the configuration's
 own directory (an include's base). A repository nested inside the workspace (another clone in
 a subdirectory) is found by the walks before each command (``nested_secrets``).
@@ -38,6 +38,7 @@ from rho_domain.git_named_files import (
     entry_of,
     named_by,
     placed,
+    too_large,
     repository_tops,
 )
 from rho_domain.paths import components, is_within
@@ -240,14 +241,16 @@ def _exists(path: str) -> bool:
 
 def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
     """The entries of the configuration at ``real`` as git reads them, or None (missing, not
-    a regular file, past ``MAX_CONFIG_BYTES``); read and parsed once per content (see the
-    module docstring)."""
+    a regular file); read and parsed once per content (see the module docstring);
+    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (what it names is unknown: fails closed)."""
     try:
         info = os.stat(real)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+    if not stat.S_ISREG(info.st_mode):
         return None
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise too_large(real)
     key = (real, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     found = _ENTRIES.get(key)
     if found is None:

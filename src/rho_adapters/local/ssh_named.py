@@ -5,8 +5,8 @@ The configurations read are those ssh reads when git runs it: every known home's
 ``.ssh/config`` (its ``~`` that home), ``/etc/ssh/ssh_config`` (its ``~`` the agent's
 home), the ones a ``core.sshCommand`` or ``GIT_SSH_COMMAND`` gives with ``-F``, and what
 they include (glob patterns, expanded here, a relative one below ``~/.ssh`` or
-``/etc/ssh`` as ssh places it), each read at most ``MAX_CONFIG_BYTES``; more than
-``MAX_CONFIGS`` from one fails closed, as git's do. A relative key is placed where ssh would open
+``/etc/ssh`` as ssh places it), one past ``MAX_CONFIG_BYTES``, or more than
+``MAX_CONFIGS`` from one, fails closed, as git's do. A relative key is placed where ssh would open
 it: the directory git runs ssh in, the top of each repository (``tops``). A key named
 literally is a secret whether it exists yet or not; a name with a token ssh fills per
 connection (``%h``) is a pattern, matched against the files there now.
@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS
+from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
 from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
 
 __all__ = ["ssh_named_secrets"]
@@ -91,15 +91,18 @@ def _matches(pattern: str) -> list[str]:
 
 
 def _named_of(path: str) -> SshNamed | None:
-    """What the configuration at ``path`` names, or None (missing, not a regular file, past
-    the bound); remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times
-    are settled, as ``git_named`` remembers git's: every executor reads them again."""
+    """What the configuration at ``path`` names, or None (missing, not a regular file);
+    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (ssh reads it whole: fails closed);
+    remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times are
+    settled, as ``git_named`` remembers git's: every executor reads them again."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+    if not stat.S_ISREG(info.st_mode):
         return None
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise too_large(path)
     key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     if (named := _NAMED.get(key)) is not None:
         return named
