@@ -186,11 +186,13 @@ async def test_a_configuration_past_the_bound_fails_closed(
     with pytest.raises(ExecutorError, match=r"\.ssh/config is larger than 1048576 bytes"):
         LocalExecutor(str(root), sandbox=False, homes=(str(home),), base_env=env)
     out = await call_tool(*restricted_bash("cat k.txt"), pool.get(str(root), (str(home),)))
-    assert out.startswith("ExecutorError") and ".ssh/config is larger than" in out, out
+    assert out.startswith("ExecutorError"), out
+    assert ".ssh/config is larger than" in out, out
     (home / ".ssh/config").unlink()
     with (root / ".git/config").open("a") as config:
         config.write(filler * 1024 + f"[credential]\n\thelper = store --file={root}/k.txt\n")
     with pytest.raises(ExecutorError, match=r"\.git/config is larger than 1048576 bytes"):
         LocalExecutor(str(root), sandbox=True, homes=(str(home),), base_env=env)
     out = await run_restricted(str(root), "cat k.txt", "daytona", pool)
-    assert out.startswith("ExecutorError") and ".git/config is larger than" in out, out
+    assert out.startswith("ExecutorError"), out
+    assert ".git/config is larger than" in out, out

@@ -6,10 +6,11 @@ repository holding each root (its ``.git`` directory, or the one a ``.git`` file
 its common directory's config and its ``config.worktree``), every known home's
 ``.gitconfig`` and ``.config/git/config``, ``$XDG_CONFIG_HOME/git/config`` and
 ``/etc/gitconfig``, and what they include; one past ``MAX_CONFIG_BYTES``, or more than
-``MAX_CONFIGS`` in all, fails closed (``ExecutorError``). A relative name is placed as git may place it: below the repository's
-work tree (git's directory when it runs a helper), its git directory and the configuration's
-own directory (an include's base). A repository nested inside the workspace (another clone in
-a subdirectory) is found by the walks before each command (``nested_secrets``).
+``MAX_CONFIGS`` in all, fails closed (``ExecutorError``). A relative name is placed as git
+may place it: below the repository's work tree (git's directory when it runs a helper), its
+git directory and the configuration's own directory (an include's base). A repository
+nested inside the workspace (another clone in a subdirectory) is found by the walks before
+each command (``nested_secrets``).
 
 Every executor of a process asks again (a Session per request makes one each time), so a
 configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
@@ -38,8 +39,8 @@ from rho_domain.git_named_files import (
     entry_of,
     named_by,
     placed,
-    too_large,
     repository_tops,
+    too_large,
 )
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
