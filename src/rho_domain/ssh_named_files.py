@@ -33,6 +33,7 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 __all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_named_in"]
 
 _SECRET_KEYS = frozenset({"identityfile", "certificatefile"})
+_BLANKS = " \t\r\n"  # readconf.c's WHITESPACE, around a keyword
 _ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
 
@@ -51,21 +52,19 @@ class SshNamed:
 
 def ssh_named_in(text: str) -> SshNamed:
     """The files ``text`` (an ssh client configuration, read as ssh's ``readconf.c`` reads
-    it: a keyword, then ``=`` or blanks, then arguments in double or single quotes or bare,
-    ``#`` starting a comment where a word starts) names as keys and includes."""
+    it: lines split at a newline alone and cut at a NUL, a keyword, then one ``=`` or
+    blanks, then arguments in double or single quotes or bare, ``#`` starting a comment
+    where a word starts) names as keys and includes."""
     secrets: list[str] = []
     includes: list[str] = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.lstrip(" \t").startswith("#") or not line.strip():
             continue  # most of a system's configuration: parsed no further
-        words = _arguments(line)
-        if not words:
+        split = _keyword_of(line.partition("\0")[0].rstrip(_BLANKS + "\f"))
+        if split is None:
             continue
-        keyword, equals, rest = words[0].partition("=")
-        arguments = ([rest] if rest else []) + words[1:] if equals else words[1:]
-        if arguments and arguments[0].startswith("="):  # "Key = v", "Key =v"
-            arguments = [arguments[0][1:], *arguments[1:]] if arguments[0] != "=" else arguments[1:]
-        keyword = keyword.lower()
+        keyword, rest = split
+        arguments = _arguments(rest)
         if keyword in _SECRET_KEYS and arguments and arguments[0].lower() != "none":
             secrets.append(arguments[0])
         elif keyword == "include":
@@ -113,27 +112,57 @@ def _escaped(text: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", text)
 
 
-def _arguments(line: str) -> list[str]:
-    """A configuration line's words as ssh's ``argv_split`` gives them: blanks split, a
-    double or single quote groups, a backslash escapes a quote or a backslash, and a ``#``
-    where a word starts ends the line."""
+def _keyword_of(line: str) -> tuple[str, str] | None:
+    """A line's keyword (lower case) and the text of its arguments, as ``readconf.c``'s
+    ``strdelim`` splits them: the keyword ends at a blank, a ``"`` (a quoted keyword) or
+    an ``=``; one ``=`` between blanks is skipped, a second is the argument's own
+    (``IdentityFile==k`` names ``=k``); None for no keyword."""
+    keyword, rest = _delimited(line)
+    if not keyword:
+        keyword, rest = _delimited(rest)
+    if not keyword or keyword.startswith("#"):
+        return None
+    return keyword.lower(), rest.lstrip(_BLANKS)
+
+
+def _delimited(text: str) -> tuple[str, str]:
+    """``strdelim``: the first token of ``text`` and what follows it."""
+    at = next((i for i, char in enumerate(text) if char in _BLANKS + '"='), len(text))
+    if at == len(text):
+        return text, ""
+    if text[at] == '"':
+        close = text.find('"', at + 1)
+        if close < 0:
+            return "", ""  # no closing quote: ssh refuses the line
+        return text[:at] + text[at + 1 : close], text[close + 1 :].lstrip(_BLANKS)
+    rest = text[at + 1 :].lstrip(_BLANKS)
+    if text[at] != "=" and rest.startswith("="):
+        rest = rest[1:].lstrip(_BLANKS)
+    return text[:at], rest
+
+
+def _arguments(text: str) -> list[str]:
+    """The arguments' words as ssh's ``argv_split`` gives them: a blank or a tab splits, a
+    double or single quote groups, a backslash escapes a quote or a backslash (or, bare, a
+    blank), and a ``#`` where a word starts ends the line."""
     words: list[str] = []
     word: list[str] = []
     quote = ""
     started = False
     at = 0
-    while at < len(line):
-        char = line[at]
+    while at < len(text):
+        char = text[at]
+        if char == "\\" and text[at + 1 : at + 2] in ('"', "'", "\\", *(() if quote else (" ",))):
+            word.append(text[at + 1])
+            started = True
+            at += 2
+            continue
         if quote:
-            if char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\"):
-                word.append(line[at + 1])
-                at += 2
-                continue
             if char == quote:
                 quote = ""
             else:
                 word.append(char)
-        elif char in " \t\r\n":
+        elif char in " \t":
             if started:
                 words.append("".join(word))
                 word, started = [], False
@@ -141,11 +170,6 @@ def _arguments(line: str) -> list[str]:
             break
         elif char in "\"'":
             quote, started = char, True
-        elif char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\", " "):
-            word.append(line[at + 1])
-            started = True
-            at += 2
-            continue
         else:
             word.append(char)
             started = True

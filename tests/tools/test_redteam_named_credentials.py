@@ -46,8 +46,9 @@ ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
 # what the ssh configurations name (-F ssh/cfg, what it includes, ~/.ssh/config)
 KEYS = (
     "deploy/access", "deploy/cert.txt", "deploy/inc.txt", "deploy/home_inc.txt",
-    "deploy/keys/h1.txt", "homekey/home.txt",
+    "deploy/keys/h1.txt", "homekey/home.txt", "=q.txt",
 )  # fmt: skip
+VT_KEY = "v\v.txt"  # a command may not spell it: reached by a pattern (cat v?.txt)
 NAMED_BY = {  # a file, and the configuration naming it (below the workspace's parent)
     "notes.txt": "home/creds.inc",
     "gcm-store/git/https/h.example/u.credential": "ws/.git/config",
@@ -61,6 +62,7 @@ ATTACKS = (
     *(f"cat {path}" for path in (*STORES, *KEYS)),
     "grep -r K-NAMED24 .",
     "cat gcm-store/*/*/*/*",
+    "cat v?.txt",
 )
 
 
@@ -84,7 +86,9 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         config.write("[core]\n\tsshCommand = ssh -F ssh/cfg\n")
     ssh = {
         "ssh/cfg": "Host *\n  IdentityFile deploy/access\n  CertificateFile=deploy/cert.txt\n"
-        f"Include more.conf {root}/ssh/extra/*.conf\n",
+        f"Include more.conf {root}/ssh/extra/*.conf\n"
+        # ssh skips one "=" (the second is the name's) and splits lines at a newline alone
+        'IdentityFile=\t"=q.txt"\nIdentityFile v\v.txt\n',
         "ssh/extra/a.conf": '  identityfile "deploy/inc.txt"\n',
         "../home/.ssh/more.conf": "IdentityFile deploy/keys/%h.txt\n",
         "../home/.ssh/config": f"IdentityFile {root}/homekey/home.txt\nInclude {root}/ssh/h.conf\n",
@@ -93,7 +97,7 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for name, text in ssh.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    for key in KEYS:
+    for key in (*KEYS, VT_KEY):
         (root / key).parent.mkdir(parents=True, exist_ok=True)
         (root / key).write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{MARK}-{key}\n")
     (home / ".gitconfig").write_text("[include]\n\tpath = creds.inc\n")
@@ -126,7 +130,7 @@ def test_git_reads_what_the_home_includes(trap: tuple[Path, Path]) -> None:
     assert "notes.txt" in done.stdout, done
     seen = subprocess.run(["ssh", "-G", "-F", "ssh/cfg", "h1"], cwd=root, env=env,
                           capture_output=True, text=True, check=True).stdout  # fmt: skip
-    for key in ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt"):
+    for key in ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt", "=q.txt", "v\v.txt"):
         assert f"identityfile {key}\n" in seen, seen  # ssh reads what -F names, includes
 
 
