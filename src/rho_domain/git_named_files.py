@@ -11,8 +11,9 @@ subsection (``credential.<url>.helper``, ``http.<url>.cookieFile``):
 * ``http.cookieFile``, ``http.sslKey``, ``http.sslCert`` (a PEM that may hold the key too),
   ``http.proxySSLKey``, ``http.proxySSLCert``;
 * ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``, and
-  ``-o CertificateFile=``) and the ssh configuration it gives (``-F cfg``: ``ssh_configs``,
-  whose ``IdentityFile`` is read by ``rho_domain.ssh_named_files``);
+  ``-o CertificateFile=``: ``ssh_keys``, in ssh's own syntax, ``%h`` a name ssh fills per
+  connection) and the ssh configuration it gives (``-F cfg``: ``ssh_configs``, whose
+  ``IdentityFile`` is read by ``rho_domain.ssh_named_files``);
 * ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path);
 * ``credential.plaintextStorePath``: a directory, Git Credential Manager's plaintext store
   (``credential.credentialStore=plaintext``: a file per login below ``NAMESPACE/``, the
@@ -37,6 +38,7 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
+from rho_domain.ssh_named_files import ssh_named_in
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
@@ -79,6 +81,7 @@ class NamedFiles:
     includes: tuple[str, ...] = ()  # more configuration, a secret too
     directories: tuple[str, ...] = ()  # directories whose every file holds credentials
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
+    ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -103,6 +106,7 @@ def named_by(
     includes: list[str] = []
     directories: list[str] = []
     ssh_configs: list[str] = []
+    ssh_keys: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -117,8 +121,9 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            identities, configs = _ssh_files(_words(value, env or {}))
+            identities, keys, configs = _ssh_files(_words(value, env or {}))
             secrets.extend(identities)
+            ssh_keys.extend(keys)
             ssh_configs.extend(configs)
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
             secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
@@ -127,6 +132,7 @@ def named_by(
         includes=tuple(dict.fromkeys(v for v in includes if v)),
         directories=tuple(dict.fromkeys(v for v in directories if v)),
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
+        ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
     )
 
 
@@ -220,15 +226,18 @@ def _option_values(
 
 # ssh's one-letter options taking an argument (its getopt string); the others take none
 _SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
-_SSH_OPTION = re.compile(r"\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)", re.DOTALL)
 
 
-def _ssh_files(words: list[str]) -> tuple[list[str], list[str]]:
+def _ssh_files(words: list[str]) -> tuple[list[str], list[str], list[str]]:
     """The identity files and the configurations of an ssh command line: ``-i key``,
     ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
     IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
-    keyword in any case, after ``=`` or blanks); ``-F cfg``."""
+    keyword in any case, after ``=`` or blanks); ``-F cfg``. Each key comes as a path (git's
+    ``placed``: ``-i``'s is opened as written) and as ssh's value, which ssh fills in
+    (``%h``, ``~user``, ``${VAR}``) when it loads it: ``-o IdentityFile=keys/%h.key``
+    names ``keys/github.com.key``."""
     found: list[str] = []
+    keys: list[str] = []
     configs: list[str] = []
     for at, word in enumerate(words):
         if not word.startswith("-") or word.startswith("--"):
@@ -239,14 +248,15 @@ def _ssh_files(words: list[str]) -> tuple[list[str], list[str]]:
             argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
             if flag == "i":
                 found.append(_home_token(argument))
+                keys.append(argument)
             elif flag == "F":
                 configs.append(_home_token(argument))
-            elif (option := _SSH_OPTION.fullmatch(argument)) and flag == "o":
-                name = option[1].lower()
-                keys = ("identityfile", "certificatefile")
-                found += [_home_token(option[2].strip())] if name in keys else []
+            elif flag == "o":  # read as a configuration's line: ssh_config(5)'s quotes
+                named = ssh_named_in(argument).secrets
+                found += [_home_token(value) for value in named]
+                keys += named
             break
-    return found, configs
+    return found, keys, configs
 
 
 def _home_token(path: str) -> str:

@@ -46,13 +46,14 @@ ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
 # what the ssh configurations name (-F ssh/cfg, what it includes, ~/.ssh/config)
 KEYS = (
     "deploy/access", "deploy/cert.txt", "deploy/inc.txt", "deploy/home_inc.txt",
-    "deploy/keys/h1.txt", "homekey/home.txt", "=q.txt",
+    "deploy/keys/h1.txt", "homekey/home.txt", "=q.txt", "deploy/o/h1.txt", "deploy/o/q.txt",
 )  # fmt: skip
 VT_KEY = "v\v.txt"  # a command may not spell it: reached by a pattern (cat v?.txt)
 NAMED_BY = {  # a file, and the configuration naming it (below the workspace's parent)
     "notes.txt": "home/creds.inc",
     "gcm-store/git/https/h.example/u.credential": "ws/.git/config",
     "deploy/access": "ws/ssh/cfg",
+    "deploy/o/h1.txt": "ws/.git/config",
     "deploy/inc.txt": "ws/ssh/extra/a.conf",
     "homekey/home.txt": "home/.ssh/config",
 }
@@ -83,7 +84,11 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         config.write(_includes(62, "missing"))
         config.write("[credential]\n\tplaintextStorePath = gcm-store\n")
         config.write('[credential "https://w.example"]\n\tplaintextStorePath = .\n')
-        config.write("[core]\n\tsshCommand = ssh -F ssh/cfg\n")
+        # ssh fills %h in -o IdentityFile and reads its value as a configuration line
+        config.write(
+            "[core]\n\tsshCommand = ssh -F ssh/cfg -o IdentityFile=deploy/o/%h.txt"
+            " -o 'IdentityFile \\\"deploy/o/q.txt\\\"'\n"
+        )
     ssh = {
         "ssh/cfg": "Host *\n  IdentityFile deploy/access\n  CertificateFile=deploy/cert.txt\n"
         f"Include more.conf {root}/ssh/extra/*.conf\n"
@@ -130,8 +135,13 @@ def test_git_reads_what_the_home_includes(trap: tuple[Path, Path]) -> None:
     assert "notes.txt" in done.stdout, done
     seen = subprocess.run(["ssh", "-G", "-F", "ssh/cfg", "h1"], cwd=root, env=env,
                           capture_output=True, text=True, check=True).stdout  # fmt: skip
-    for key in ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt", "=q.txt", "v\v.txt"):
-        assert f"identityfile {key}\n" in seen, seen  # ssh reads what -F names, includes
+    command = subprocess.run(["git", "config", "core.sshCommand"], cwd=root, env=env,
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    seen += subprocess.run(["sh", "-c", f"{command} -G h1"], cwd=root, env=env,
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    keys = ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt", "=q.txt", "v\v.txt")
+    for key in (*keys, "deploy/o/%h.txt", "deploy/o/q.txt"):
+        assert f"identityfile {key}\n" in seen, seen  # ssh reads what -F, -o name, includes
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -52,6 +52,7 @@ async def named_secrets(
     found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
     stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
     ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
+    ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
         batch = _counted(configs, seen)
@@ -69,8 +70,9 @@ async def named_secrets(
             for values, into in ((named.secrets, found), (named.directories, stores)):
                 into += [(p, path) for p in _placed(values, (*bases, here), home)]
             ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
+            ssh_keys += [(value, path) for value in named.ssh_keys]
     found += await ssh_named.named_keys(
-        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
     )
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]

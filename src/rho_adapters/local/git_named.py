@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from rho_adapters.local.git_dirs import repository_configs
-from rho_adapters.local.ssh_named import ssh_named_secrets
+from rho_adapters.local.ssh_named import SshGiven, ssh_named_secrets
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -97,12 +97,14 @@ def git_named_origins(
     found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs = _placed_all(named.ssh_configs, tops, home)
+    ssh_keys = [(value, by_env) for value in named.ssh_keys]
     for group in groups:
         named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
         found += named_files
         directories += stores
-        ssh_configs += ssh_given
-    found += ssh_named_secrets(ssh_configs, homes, home, tops)
+        ssh_configs += ssh_given.configs
+        ssh_keys += ssh_given.keys
+    found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
     held = [components(p) for p in (*tops, *homes)]
@@ -132,17 +134,17 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], SshGiven]:
     """What the configurations of one group (a repository's, or a home's, or the
     system's) and the ones they include name, placed: the includes and credential files
-    and the credential directories, each with the configuration naming it, and the ssh
-    configurations. Each group reads at most
+    and the credential directories, each with the configuration naming it, and what
+    ``core.sshCommand`` gives ssh (configurations, keys). Each group reads at most
     ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
     with more fails closed: its unread configurations may name a credential file, so
     ``ExecutorError`` names the one left unread."""
     found: list[tuple[str, str]] = []
     directories: list[tuple[str, str]] = []
-    ssh_configs: list[str] = []
+    ssh_given = SshGiven()
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
         config, bases = pending.pop(0)
@@ -178,8 +180,9 @@ def _named_by_group(
                     pending.append((include, bases))
         found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        ssh_configs.extend(_placed_all(named.ssh_configs, (*bases, here), home))
-    return found, directories, ssh_configs
+        ssh_given.configs += _placed_all(named.ssh_configs, (*bases, here), home)
+        ssh_given.keys += [(value, config) for value in named.ssh_keys]
+    return found, directories, ssh_given
 
 
 def _user_configs(

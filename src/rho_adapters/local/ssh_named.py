@@ -21,11 +21,13 @@ import stat
 import time
 from collections.abc import Sequence
 
+import attrs
+
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
 from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
 
-__all__ = ["ssh_named_secrets"]
+__all__ = ["SshGiven", "ssh_named_secrets"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and what its stat says of its content (bounded)
@@ -34,17 +36,32 @@ _MAX_NAMED = 256
 _SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
 
 
+@attrs.define
+class SshGiven:
+    """What git configurations' ``core.sshCommand`` give ssh: ``-F`` configurations
+    (placed) and keys (ssh's values, each with the configuration naming it)."""
+
+    configs: list[str] = attrs.Factory(list)
+    keys: list[tuple[str, str]] = attrs.Factory(list)
+
+
 def ssh_named_secrets(
-    given: Sequence[str], homes: Sequence[str], home: str | None, tops: Sequence[str]
+    given: Sequence[str],
+    homes: Sequence[str],
+    home: str | None,
+    tops: Sequence[str],
+    *,
+    keys: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
     """The paths of the keys the configurations above name, each with the configuration
-    naming it; ``given``: the ``-F``
-    configurations (absolute), ``home``: the agent's, ``tops``: where git runs ssh."""
+    naming it; ``given``: the ``-F`` configurations (absolute), ``home``: the agent's,
+    ``tops``: where git runs ssh, ``keys``: an ssh command line's own (``-o
+    IdentityFile=``, ``-i``), as ssh's values with what named them."""
     # (configuration, its home, the directory its relative includes are below)
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
-    found: list[tuple[str, str]] = []
+    found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops)]
     for start in dict.fromkeys(starts):
         found += _named_from(start, tops)
     return found
@@ -75,12 +92,17 @@ def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list
             if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
                 pattern = os.path.join(include_base, pattern)
                 pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
-        for value in named.secrets:
-            if (pattern := pattern_of(value, home=its_home)) is None:
-                continue
-            for top in tops if not pattern.startswith("/") else ("/",):
-                found += [(p, config) for p in _matches(os.path.join(top, pattern))]
+        found += [(p, config) for value in named.secrets for p in _keys_of(value, its_home, tops)]
     return found
+
+
+def _keys_of(value: str, home: str | None, tops: Sequence[str]) -> list[str]:
+    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (ssh's
+    working directory) when relative."""
+    if (pattern := pattern_of(value, home=home)) is None:
+        return []
+    bases = tops if not pattern.startswith("/") else ("/",)
+    return [p for top in bases for p in _matches(os.path.join(top, pattern))]
 
 
 def _matches(pattern: str) -> list[str]:
