@@ -17,10 +17,19 @@ Before redshell24, on every backend (bubblewrap, without it, Daytona):
   ``IdentityFile deploy/access`` (or ``CertificateFile``, or in a configuration it
   ``Include``s, or in ``~/.ssh/config``, whose own directory is a secret but whose key may be
   anywhere) left ``cat deploy/access`` printing the private key.
+
+Before probeshell24b, on every backend: a configuration past 1 MiB was skipped as if absent;
+``IdentityFile==q.txt`` (ssh: ``=q.txt``) and a line split at a vertical tab were read
+otherwise than ssh reads them; ``ssh -o IdentityFile=deploy/o/%h.txt`` made the literal
+``%h`` name secret, not the key ssh loads. Locally, ``IdentityFile ${KEYDIR}/v.txt`` (ssh
+fills the variable from its environment) matched one directory level only, and
+``~user/`` named nothing.
 """
 
 from __future__ import annotations
 
+import os
+import pwd
 import subprocess
 from pathlib import Path
 
@@ -37,6 +46,7 @@ from shell_backends import (
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.local import LocalExecutor
+from rho_adapters.local.ssh_named import ssh_named_secrets
 from rho_domain.errors import ExecutorError
 from rho_domain.tools.read import ReadHandler
 
@@ -210,3 +220,24 @@ async def test_a_configuration_past_the_bound_fails_closed(
     out = await run_restricted(str(root), "cat k.txt", "daytona", pool)
     assert out.startswith("ExecutorError"), out
     assert ".git/config is larger than" in out, out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_what_ssh_fills_from_this_machine_is_placed(tmp_path: Path) -> None:
+    # ssh fills ${NAME} from its environment (a value may hold a /) and ~user/ from the
+    # user database when it loads a key; the Daytona sandbox's environment is not known
+    # to rho-agent (docs/security.md), so this is the local executors'
+    root, home = tmp_path / "ws", tmp_path / "home"
+    (root / "deep/er").mkdir(parents=True)
+    (root / "deep/er/v.txt").write_text(f"{MARK}-var\n")
+    (home / ".ssh").mkdir(parents=True)
+    user = pwd.getpwuid(os.getuid())
+    text = f"IdentityFile ${{KEYDIR}}/v.txt\nIdentityFile ~{user.pw_name}/.rho-probe-key\n"
+    (home / ".ssh/config").write_text(text)
+    env = {**ENV, "HOME": str(home), "KEYDIR": f"{root}/deep/er"}
+    named = ssh_named_secrets([], [str(home)], str(home), [str(root)], env=env)
+    assert (f"{user.pw_dir.rstrip('/')}/.rho-probe-key", f"{home}/.ssh/config") in named
+    for sandbox in (False, True):
+        executor = LocalExecutor(str(root), sandbox=sandbox, homes=(str(home),), base_env=env)
+        out = await call_tool(*restricted_bash("cat deep/er/v.txt"), executor)
+        assert "secret location" in out, out

@@ -104,7 +104,7 @@ def git_named_origins(
         directories += stores
         ssh_configs += ssh_given.configs
         ssh_keys += ssh_given.keys
-    found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys)
+    found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
     held = [components(p) for p in (*tops, *homes)]

@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import pwd
+import re
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -33,6 +35,7 @@ SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and what its stat says of its content (bounded)
 _NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
 _MAX_NAMED = 256
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
 
 
@@ -52,22 +55,27 @@ def ssh_named_secrets(
     tops: Sequence[str],
     *,
     keys: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """The paths of the keys the configurations above name, each with the configuration
     naming it; ``given``: the ``-F`` configurations (absolute), ``home``: the agent's,
     ``tops``: where git runs ssh, ``keys``: an ssh command line's own (``-o
-    IdentityFile=``, ``-i``), as ssh's values with what named them."""
+    IdentityFile=``, ``-i``), as ssh's values with what named them; ``env``: the one ssh
+    runs in (its ``${NAME}`` fill a value)."""
+    env = env or {}
     # (configuration, its home, the directory its relative includes are below)
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
-    found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops)]
+    found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops, env)]
     for start in dict.fromkeys(starts):
-        found += _named_from(start, tops)
+        found += _named_from(start, tops, env)
     return found
 
 
-def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list[tuple[str, str]]:
+def _named_from(
+    start: tuple[str, str | None, str], tops: Sequence[str], env: Mapping[str, str]
+) -> list[tuple[str, str]]:
     """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
     then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
     pending = [start]
@@ -89,20 +97,37 @@ def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list
         if named is None:
             continue
         for value in named.includes:
-            if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
+            if (pattern := pattern_of(_filled(value, env), home=its_home, glob=True)) is not None:
                 pattern = os.path.join(include_base, pattern)
                 pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
-        found += [(p, config) for value in named.secrets for p in _keys_of(value, its_home, tops)]
+        found += [
+            (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
+        ]
     return found
 
 
-def _keys_of(value: str, home: str | None, tops: Sequence[str]) -> list[str]:
+def _keys_of(
+    value: str, home: str | None, tops: Sequence[str], env: Mapping[str, str]
+) -> list[str]:
     """The files an ``IdentityFile`` value names: placed below each of ``tops`` (ssh's
     working directory) when relative."""
-    if (pattern := pattern_of(value, home=home)) is None:
+    if (pattern := pattern_of(_filled(value, env), home=home)) is None:
         return []
     bases = tops if not pattern.startswith("/") else ("/",)
     return [p for top in bases for p in _matches(os.path.join(top, pattern))]
+
+
+def _filled(value: str, env: Mapping[str, str]) -> str:
+    """``value`` with what ssh fills from this machine before its tokens: ``~user/`` (that
+    user's home: ``pattern_of`` knows only ``~/``) and ``${NAME}`` set in ``env`` (a value
+    may hold a ``/``; one unset stays a wildcard of one name)."""
+    if value.startswith("~") and not value.startswith("~/") and value != "~":
+        user, _, rest = value[1:].partition("/")
+        with contextlib.suppress(KeyError, ValueError):
+            value = f"{pwd.getpwnam(user).pw_dir.rstrip('/')}/{rest}"
+    if "${" not in value:
+        return value
+    return _VARIABLE.sub(lambda m: env.get(m[1], m[0]) if m[1] != "HOME" else m[0], value)
 
 
 def _matches(pattern: str) -> list[str]:
