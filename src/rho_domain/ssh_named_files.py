@@ -30,11 +30,12 @@ import attrs
 
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
-__all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_named_in"]
+__all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_lines", "ssh_named_in"]
 
 _SECRET_KEYS = frozenset({"identityfile", "certificatefile"})
 _BLANKS = " \t\r\n"  # readconf.c's WHITESPACE, around a keyword
 _ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
+_SSH_WORD = re.compile(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
 
 
@@ -70,6 +71,13 @@ def ssh_named_in(text: str) -> SshNamed:
         elif keyword == "include":
             includes.extend(arguments)
     return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+
+
+def ssh_lines(script: str) -> tuple[str, ...]:
+    """The lines of ``script`` (a wrapper git runs as ``GIT_SSH``: ``exec ssh -i
+    deploy/key "$@"``) that run ssh, each an ssh command line to read as
+    ``core.sshCommand`` is; not a shell: a key chosen by the script's logic is not seen."""
+    return tuple(line for line in script.splitlines() if _SSH_WORD.search(line))
 
 
 def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | None:

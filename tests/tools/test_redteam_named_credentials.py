@@ -241,3 +241,26 @@ async def test_what_ssh_fills_from_this_machine_is_placed(tmp_path: Path) -> Non
         executor = LocalExecutor(str(root), sandbox=sandbox, homes=(str(home),), base_env=env)
         out = await call_tool(*restricted_bash("cat deep/er/v.txt"), executor)
         assert "secret location" in out, out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_keys_a_git_ssh_wrapper_gives_are_secrets(tmp_path: Path) -> None:
+    # GIT_SSH (or GIT_SSH_COMMAND's first word) names a script that runs ssh with its own
+    # -i: git runs it for every fetch, so its keys are as much secrets as sshCommand's
+    root = tmp_path / "ws"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin/gssh").write_text('#!/bin/sh\nexec /usr/bin/ssh -i deploy/w.txt "$@"\n')
+    (root / "bin/gssh2").write_text('#!/bin/sh\nssh -o "IdentityFile deploy/w2.txt" "$@"\n')
+    os.mkfifo(root / "bin/fifo")  # no executor waits on one
+    for key in ("deploy/w.txt", "deploy/w2.txt"):
+        (root / key).parent.mkdir(exist_ok=True)
+        (root / key).write_text(f"{MARK}-wrapper\n")
+    env = {**ENV, "HOME": str(tmp_path), "GIT_SSH": f"{root}/bin/gssh"}
+    env["GIT_SSH_COMMAND"] = f"{root}/bin/gssh2 -v"
+    for sandbox in (False, True):
+        executor = LocalExecutor(str(root), sandbox=sandbox, homes=(), base_env=env)
+        for key in ("deploy/w.txt", "deploy/w2.txt"):
+            out = await call_tool(*restricted_bash(f"cat {key}"), executor)
+            assert "secret location" in out, out
+    env |= {"GIT_SSH": f"{root}/bin/fifo", "GIT_SSH_COMMAND": f"{root}/bin/fifo"}
+    LocalExecutor(str(root), sandbox=False, homes=(), base_env=env)  # returns

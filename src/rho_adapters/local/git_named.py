@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from rho_adapters.local.git_dirs import repository_configs
-from rho_adapters.local.ssh_named import SshGiven, ssh_named_secrets
+from rho_adapters.local.ssh_named import SshGiven, ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -207,7 +207,8 @@ def _user_configs(
 def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
     """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
     ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
-    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
+    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``) and the
+    ssh command lines of a ``GIT_SSH`` wrapper script."""
     pairs: list[tuple[str, str | None]] = []
     count = env.get("GIT_CONFIG_COUNT", "")
     for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
@@ -222,6 +223,7 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFil
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
+    pairs += [("core.sshCommand", line) for line in wrapper_lines(env)]
     return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
 
 

@@ -19,6 +19,7 @@ import glob
 import os
 import pwd
 import re
+import shutil
 import stat
 import time
 from collections.abc import Mapping, Sequence
@@ -27,9 +28,9 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
-from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
+from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
 
-__all__ = ["SshGiven", "ssh_named_secrets"]
+__all__ = ["SshGiven", "ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and what its stat says of its content (bounded)
@@ -37,6 +38,7 @@ _NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
 _MAX_NAMED = 256
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
+_MAX_WRAPPER = 64 * 1024  # a GIT_SSH script (a few lines): a program past this is none
 
 
 @attrs.define
@@ -71,6 +73,41 @@ def ssh_named_secrets(
     for start in dict.fromkeys(starts):
         found += _named_from(start, tops, env)
     return found
+
+
+def wrapper_lines(env: Mapping[str, str]) -> list[str]:
+    """The ssh command lines of the script ``GIT_SSH`` names, or the first word of
+    ``GIT_SSH_COMMAND`` (a wrapper, ``ssh`` itself no script), each to read as
+    ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are secrets too. A program
+    that is no script (``#!``), or past ``_MAX_WRAPPER`` bytes, is not read."""
+    programs = [env.get("GIT_SSH", ""), *env.get("GIT_SSH_COMMAND", "").split()[:1]]
+    lines: list[str] = []
+    for program in filter(None, programs):
+        path = program if "/" in program else shutil.which(program, path=env.get("PATH"))
+        head = _head(path, _MAX_WRAPPER + 1) if path else None
+        if head is not None and head.startswith(b"#!") and len(head) <= _MAX_WRAPPER:
+            lines += ssh_lines(head.decode("utf-8", "replace"))
+    return lines
+
+
+def _head(path: str, size: int) -> bytes | None:
+    """At most ``size`` bytes of the regular file at ``path``, or None; opened without
+    waiting (a FIFO put there answers None, never blocks the executor's start)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        while (left := size - sum(map(len, chunks))) > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _named_from(
@@ -153,8 +190,8 @@ def _named_of(path: str) -> SshNamed | None:
     key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     if (named := _NAMED.get(key)) is not None:
         return named
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        named = ssh_named_in(file.read())
+    text = _head(path, MAX_CONFIG_BYTES)
+    named = ssh_named_in(text.decode("utf-8", "replace")) if text is not None else None
     if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
         if len(_NAMED) >= _MAX_NAMED:
             del _NAMED[next(iter(_NAMED))]
