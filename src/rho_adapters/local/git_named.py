@@ -28,8 +28,8 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from rho_adapters.local.git_dirs import repository_configs
-from rho_adapters.local.ssh_named import SshGiven, ssh_named_secrets, wrapper_lines
+from rho_adapters.local.git_dirs import regular_head, repository_configs
+from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -46,6 +46,7 @@ from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
+_SshGiven = tuple[list[str], list[tuple[str, str]]]  # core.sshCommand's -F files, its keys
 _EntriesKey = tuple[str, int, int, int, int, int]
 # a configuration's entries by its real path and what its stat says of its content; bounded
 # (the oldest forgotten first): a process sees a few configurations, git's own and its users'
@@ -102,8 +103,8 @@ def git_named_origins(
         named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
         found += named_files
         directories += stores
-        ssh_configs += ssh_given.configs
-        ssh_keys += ssh_given.keys
+        ssh_configs += ssh_given[0]
+        ssh_keys += ssh_given[1]
     found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
@@ -134,17 +135,18 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]], SshGiven]:
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], _SshGiven]:
     """What the configurations of one group (a repository's, or a home's, or the
     system's) and the ones they include name, placed: the includes and credential files
     and the credential directories, each with the configuration naming it, and what
-    ``core.sshCommand`` gives ssh (configurations, keys). Each group reads at most
+    ``core.sshCommand`` gives ssh (its configurations placed; its keys as ssh's values,
+    each with the configuration naming it). Each group reads at most
     ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
     with more fails closed: its unread configurations may name a credential file, so
     ``ExecutorError`` names the one left unread."""
     found: list[tuple[str, str]] = []
     directories: list[tuple[str, str]] = []
-    ssh_given = SshGiven()
+    ssh_given: _SshGiven = ([], [])
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
         config, bases = pending.pop(0)
@@ -180,8 +182,8 @@ def _named_by_group(
                     pending.append((include, bases))
         found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        ssh_given.configs += _placed_all(named.ssh_configs, (*bases, here), home)
-        ssh_given.keys += [(value, config) for value in named.ssh_keys]
+        ssh_given[0].extend(_placed_all(named.ssh_configs, (*bases, here), home))
+        ssh_given[1].extend((value, config) for value in named.ssh_keys)
     return found, directories, ssh_given
 
 
@@ -275,9 +277,8 @@ def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
 
 def _read(path: str) -> str | None:
     """A configuration's text, or None (unreadable)."""
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        return file.read()
-    return None
+    data = regular_head(path, MAX_CONFIG_BYTES)
+    return data.decode("utf-8", "replace") if data is not None else None
 
 
 def nested_secrets(

@@ -24,13 +24,12 @@ import stat
 import time
 from collections.abc import Mapping, Sequence
 
-import attrs
-
+from rho_adapters.local.git_dirs import regular_head
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
 from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
 
-__all__ = ["SshGiven", "ssh_named_secrets", "wrapper_lines"]
+__all__ = ["ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and what its stat says of its content (bounded)
@@ -39,15 +38,6 @@ _MAX_NAMED = 256
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
 _MAX_WRAPPER = 64 * 1024  # a GIT_SSH script (a few lines): a program past this is none
-
-
-@attrs.define
-class SshGiven:
-    """What git configurations' ``core.sshCommand`` give ssh: ``-F`` configurations
-    (placed) and keys (ssh's values, each with the configuration naming it)."""
-
-    configs: list[str] = attrs.Factory(list)
-    keys: list[tuple[str, str]] = attrs.Factory(list)
 
 
 def ssh_named_secrets(
@@ -84,30 +74,10 @@ def wrapper_lines(env: Mapping[str, str]) -> list[str]:
     lines: list[str] = []
     for program in filter(None, programs):
         path = program if "/" in program else shutil.which(program, path=env.get("PATH"))
-        head = _head(path, _MAX_WRAPPER + 1) if path else None
+        head = regular_head(path, _MAX_WRAPPER + 1) if path else None
         if head is not None and head.startswith(b"#!") and len(head) <= _MAX_WRAPPER:
             lines += ssh_lines(head.decode("utf-8", "replace"))
     return lines
-
-
-def _head(path: str, size: int) -> bytes | None:
-    """At most ``size`` bytes of the regular file at ``path``, or None; opened without
-    waiting (a FIFO put there answers None, never blocks the executor's start)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks: list[bytes] = []
-        while (left := size - sum(map(len, chunks))) > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _named_from(
@@ -190,7 +160,7 @@ def _named_of(path: str) -> SshNamed | None:
     key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     if (named := _NAMED.get(key)) is not None:
         return named
-    text = _head(path, MAX_CONFIG_BYTES)
+    text = regular_head(path, MAX_CONFIG_BYTES)
     named = ssh_named_in(text.decode("utf-8", "replace")) if text is not None else None
     if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
         if len(_NAMED) >= _MAX_NAMED:
