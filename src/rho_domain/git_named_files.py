@@ -38,7 +38,7 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
-from rho_domain.ssh_named_files import ssh_named_in
+from rho_domain.ssh_named_files import ssh_command_files
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
@@ -121,7 +121,7 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            identities, keys, configs = _ssh_files(_words(value, env or {}))
+            identities, keys, configs = ssh_command_files(_words(value, env or {}))
             secrets.extend(identities)
             ssh_keys.extend(keys)
             ssh_configs.extend(configs)
@@ -222,43 +222,3 @@ def _option_values(
         elif at + 1 < len(words):
             found.append(words[at + 1])
     return found
-
-
-# ssh's one-letter options taking an argument (its getopt string); the others take none
-_SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
-
-
-def _ssh_files(words: list[str]) -> tuple[list[str], list[str], list[str]]:
-    """The identity files and the configurations of an ssh command line: ``-i key``,
-    ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
-    IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
-    keyword in any case, after ``=`` or blanks); ``-F cfg``. Each key comes as a path (git's
-    ``placed``: ``-i``'s is opened as written) and as ssh's value, which ssh fills in
-    (``%h``, ``~user``, ``${VAR}``) when it loads it: ``-o IdentityFile=keys/%h.key``
-    names ``keys/github.com.key``."""
-    found: list[str] = []
-    keys: list[str] = []
-    configs: list[str] = []
-    for at, word in enumerate(words):
-        if not word.startswith("-") or word.startswith("--"):
-            continue
-        for pos, flag in enumerate(word[1:], start=2):
-            if flag not in _SSH_WITH_ARGUMENT:
-                continue
-            argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
-            if flag == "i":
-                found.append(_home_token(argument))
-                keys.append(argument)
-            elif flag == "F":
-                configs.append(_home_token(argument))
-            elif flag == "o":  # read as a configuration's line: ssh_config(5)'s quotes
-                named = ssh_named_in(argument).secrets
-                found += [_home_token(value) for value in named]
-                keys += named
-            break
-    return found, keys, configs
-
-
-def _home_token(path: str) -> str:
-    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
-    return "~" + path[2:] if path.startswith("%d/") else path

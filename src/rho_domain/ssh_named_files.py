@@ -9,6 +9,9 @@ read: which host git reaches is not known here):
 
 * ``IdentityFile`` (a private key; ``none`` names none) and ``CertificateFile`` (its
   certificate, kept beside the key and often the key's own PEM): secrets;
+* the ``-i`` and ``-o IdentityFile=`` keys of an ssh run by ``ProxyCommand``,
+  ``LocalCommand`` or ``KnownHostsCommand`` (``ProxyCommand ssh -i jump.key -W %h:%p
+  jump``): secrets;
 * ``Include``: more configuration, read in turn; glob patterns, a relative one below
   ``~/.ssh`` from a user's configuration (``-F`` given or ``~/.ssh/config``) and below
   ``/etc/ssh`` from the system's.
@@ -30,10 +33,20 @@ import attrs
 
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
-__all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_lines", "ssh_named_in"]
+__all__ = [
+    "SshNamed",
+    "literal_of",
+    "pattern_of",
+    "ssh_command_files",
+    "ssh_lines",
+    "ssh_named_in",
+]
 
 _SECRET_KEYS = frozenset({"identityfile", "certificatefile"})
-_BLANKS = " \t\r\n"  # readconf.c's WHITESPACE, around a keyword
+_BLANKS = " \t\r\n"
+_COMMANDS = frozenset(
+    {"proxycommand", "localcommand", "knownhostscommand"}
+)  # readconf.c's WHITESPACE, around a keyword
 _ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
 _SSH_WORD = re.compile(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
@@ -70,7 +83,25 @@ def ssh_named_in(text: str) -> SshNamed:
             secrets.append(arguments[0])
         elif keyword == "include":
             includes.extend(arguments)
+        elif keyword in _COMMANDS:  # a shell command line, often ssh's own: its -i keys
+            secrets += _command_keys(rest)
     return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+
+
+def _command_keys(command: str) -> list[str]:
+    """The keys of the ssh command lines in ``command`` (``ProxyCommand ssh -i jump.key -W
+    %h:%p jump``, when a word names ssh): its words as the shell gives them (not a shell:
+    a key a script computes is not seen), read as ``ssh_command_files`` reads them."""
+    if not _SSH_WORD.search(command):
+        return []
+    import shlex  # only where a configuration's command runs ssh
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    _, keys, _ = ssh_command_files(words)
+    return keys
 
 
 def ssh_lines(script: str) -> tuple[str, ...]:
@@ -185,3 +216,43 @@ def _arguments(text: str) -> list[str]:
     if started:
         words.append("".join(word))
     return words
+
+
+# ssh's one-letter options taking an argument (its getopt string); the others take none
+_SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+
+
+def ssh_command_files(words: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The identity files and the configurations of an ssh command line: ``-i key``,
+    ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
+    IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
+    keyword in any case, after ``=`` or blanks); ``-F cfg``. Each key comes as a path (git's
+    ``placed``: ``-i``'s is opened as written) and as ssh's value, which ssh fills in
+    (``%h``, ``~user``, ``${VAR}``) when it loads it: ``-o IdentityFile=keys/%h.key``
+    names ``keys/github.com.key``."""
+    found: list[str] = []
+    keys: list[str] = []
+    configs: list[str] = []
+    for at, word in enumerate(words):
+        if not word.startswith("-") or word.startswith("--"):
+            continue
+        for pos, flag in enumerate(word[1:], start=2):
+            if flag not in _SSH_WITH_ARGUMENT:
+                continue
+            argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
+            if flag == "i":
+                found.append(_home_token(argument))
+                keys.append(argument)
+            elif flag == "F":
+                configs.append(_home_token(argument))
+            elif flag == "o":  # read as a configuration's line: ssh_config(5)'s quotes
+                named = ssh_named_in(argument).secrets
+                found += [_home_token(value) for value in named]
+                keys += named
+            break
+    return found, keys, configs
+
+
+def _home_token(path: str) -> str:
+    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
+    return "~" + path[2:] if path.startswith("%d/") else path

@@ -57,6 +57,7 @@ ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
 KEYS = (
     "deploy/access", "deploy/cert.txt", "deploy/inc.txt", "deploy/home_inc.txt",
     "deploy/keys/h1.txt", "homekey/home.txt", "=q.txt", "deploy/o/h1.txt", "deploy/o/q.txt",
+    "deploy/jump.txt",
 )  # fmt: skip
 VT_KEY = "v\v.txt"  # a command may not spell it: reached by a pattern (cat v?.txt)
 NAMED_BY = {  # a file, and the configuration naming it (below the workspace's parent)
@@ -103,7 +104,8 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         "ssh/cfg": "Host *\n  IdentityFile deploy/access\n  CertificateFile=deploy/cert.txt\n"
         f"Include more.conf {root}/ssh/extra/*.conf\n"
         # ssh skips one "=" (the second is the name's) and splits lines at a newline alone
-        'IdentityFile=\t"=q.txt"\nIdentityFile v\v.txt\n',
+        'IdentityFile=\t"=q.txt"\nIdentityFile v\v.txt\n'
+        "ProxyCommand ssh -i 'deploy/jump.txt' -W %h:%p jump\n",  # the jump host's key
         "ssh/extra/a.conf": '  identityfile "deploy/inc.txt"\n',
         "../home/.ssh/more.conf": "IdentityFile deploy/keys/%h.txt\n",
         "../home/.ssh/config": f"IdentityFile {root}/homekey/home.txt\nInclude {root}/ssh/h.conf\n",
@@ -152,6 +154,7 @@ def test_git_reads_what_the_home_includes(trap: tuple[Path, Path]) -> None:
     keys = ("deploy/access", "deploy/inc.txt", "deploy/keys/%h.txt", "=q.txt", "v\v.txt")
     for key in (*keys, "deploy/o/%h.txt", "deploy/o/q.txt"):
         assert f"identityfile {key}\n" in seen, seen  # ssh reads what -F, -o name, includes
+    assert "proxycommand ssh -i 'deploy/jump.txt' -W %h:%p jump\n" in seen, seen
 
 
 @pytest.mark.asyncio(loop_scope="module")
