@@ -264,6 +264,6 @@ async def test_the_keys_a_git_ssh_wrapper_gives_are_secrets(tmp_path: Path) -> N
         executor = LocalExecutor(str(root), sandbox=sandbox, homes=(), base_env=env)
         for key in ("deploy/w.txt", "deploy/w2.txt"):
             out = await call_tool(*restricted_bash(f"cat {key}"), executor)
-            assert "secret location" in out, out
+            assert "(a credential file GIT_CONFIG_*, GIT_SSH or GIT_SSH_COMMAND in" in out, out
     env |= {"GIT_SSH": f"{root}/bin/fifo", "GIT_SSH_COMMAND": f"{root}/bin/fifo"}
     LocalExecutor(str(root), sandbox=False, homes=(), base_env=env)  # returns

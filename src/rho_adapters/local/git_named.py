@@ -94,7 +94,7 @@ def git_named_origins(
         users.setdefault(base, []).append((config, (base, *tops)))
     groups += users.values()
     named = _env_named(env, shell_env)
-    by_env = "GIT_CONFIG_* or GIT_SSH_COMMAND in the environment"
+    by_env = "GIT_CONFIG_*, GIT_SSH or GIT_SSH_COMMAND in the environment"
     found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs = _placed_all(named.ssh_configs, tops, home)
