@@ -11,8 +11,9 @@ subsection (``credential.<url>.helper``, ``http.<url>.cookieFile``):
 * ``http.cookieFile``, ``http.sslKey``, ``http.sslCert`` (a PEM that may hold the key too),
   ``http.proxySSLKey``, ``http.proxySSLCert``;
 * ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``, and
-  ``-o CertificateFile=``) and the ssh configuration it gives (``-F cfg``: ``ssh_configs``,
-  whose ``IdentityFile`` is read by ``rho_domain.ssh_named_files``);
+  ``-o CertificateFile=``: ``ssh_keys``, in ssh's own syntax, ``%h`` a name ssh fills per
+  connection) and the ssh configuration it gives (``-F cfg``: ``ssh_configs``, whose
+  ``IdentityFile`` is read by ``rho_domain.ssh_named_files``);
 * ``user.signingKey`` when it is a path (an SSH signing key; a GPG key id is no path);
 * ``credential.plaintextStorePath``: a directory, Git Credential Manager's plaintext store
   (``credential.credentialStore=plaintext``: a file per login below ``NAMESPACE/``, the
@@ -35,7 +36,9 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
+from rho_domain.ssh_named_files import ssh_command_files
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
@@ -47,9 +50,10 @@ __all__ = [
     "named_in",
     "placed",
     "repository_tops",
+    "too_large",
 ]
 
-MAX_CONFIG_BYTES = 1 << 20  # a configuration past this is not read (git's are a few KiB)
+MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -77,6 +81,7 @@ class NamedFiles:
     includes: tuple[str, ...] = ()  # more configuration, a secret too
     directories: tuple[str, ...] = ()  # directories whose every file holds credentials
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
+    ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -101,6 +106,7 @@ def named_by(
     includes: list[str] = []
     directories: list[str] = []
     ssh_configs: list[str] = []
+    ssh_keys: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -115,8 +121,9 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            identities, configs = _ssh_files(_words(value, env or {}))
+            identities, keys, configs = ssh_command_files(_words(value, env or {}))
             secrets.extend(identities)
+            ssh_keys.extend(keys)
             ssh_configs.extend(configs)
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
             secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
@@ -125,6 +132,18 @@ def named_by(
         includes=tuple(dict.fromkeys(v for v in includes if v)),
         directories=tuple(dict.fromkeys(v for v in directories if v)),
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
+        ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
+    )
+
+
+def too_large(path: str) -> ExecutorError:
+    """The refusal of a git or ssh configuration past ``MAX_CONFIG_BYTES``: git and ssh read
+    it whole, so what it names past the bound is unknown here (fails closed, as the count of
+    configurations does)."""
+    return ExecutorError(
+        f"the configuration {path} is larger than {MAX_CONFIG_BYTES} bytes: rho-agent "
+        "cannot tell which credential files or keys it names, so it refuses to run; "
+        "shorten it (move its hosts or sections into smaller included files)"
     )
 
 
@@ -203,39 +222,3 @@ def _option_values(
         elif at + 1 < len(words):
             found.append(words[at + 1])
     return found
-
-
-# ssh's one-letter options taking an argument (its getopt string); the others take none
-_SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
-_SSH_OPTION = re.compile(r"\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)", re.DOTALL)
-
-
-def _ssh_files(words: list[str]) -> tuple[list[str], list[str]]:
-    """The identity files and the configurations of an ssh command line: ``-i key``,
-    ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
-    IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
-    keyword in any case, after ``=`` or blanks); ``-F cfg``."""
-    found: list[str] = []
-    configs: list[str] = []
-    for at, word in enumerate(words):
-        if not word.startswith("-") or word.startswith("--"):
-            continue
-        for pos, flag in enumerate(word[1:], start=2):
-            if flag not in _SSH_WITH_ARGUMENT:
-                continue
-            argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
-            if flag == "i":
-                found.append(_home_token(argument))
-            elif flag == "F":
-                configs.append(_home_token(argument))
-            elif (option := _SSH_OPTION.fullmatch(argument)) and flag == "o":
-                name = option[1].lower()
-                keys = ("identityfile", "certificatefile")
-                found += [_home_token(option[2].strip())] if name in keys else []
-            break
-    return found, configs
-
-
-def _home_token(path: str) -> str:
-    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
-    return "~" + path[2:] if path.startswith("%d/") else path

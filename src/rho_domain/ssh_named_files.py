@@ -9,6 +9,9 @@ read: which host git reaches is not known here):
 
 * ``IdentityFile`` (a private key; ``none`` names none) and ``CertificateFile`` (its
   certificate, kept beside the key and often the key's own PEM): secrets;
+* the ``-i`` and ``-o IdentityFile=`` keys of an ssh run by ``ProxyCommand``,
+  ``LocalCommand`` or ``KnownHostsCommand`` (``ProxyCommand ssh -i jump.key -W %h:%p
+  jump``): secrets;
 * ``Include``: more configuration, read in turn; glob patterns, a relative one below
   ``~/.ssh`` from a user's configuration (``-F`` given or ``~/.ssh/config``) and below
   ``/etc/ssh`` from the system's.
@@ -30,10 +33,22 @@ import attrs
 
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
-__all__ = ["SshNamed", "literal_of", "pattern_of", "ssh_named_in"]
+__all__ = [
+    "SshNamed",
+    "literal_of",
+    "pattern_of",
+    "ssh_command_files",
+    "ssh_lines",
+    "ssh_named_in",
+]
 
 _SECRET_KEYS = frozenset({"identityfile", "certificatefile"})
+_BLANKS = " \t\r\n"
+_COMMANDS = frozenset(
+    {"proxycommand", "localcommand", "knownhostscommand"}
+)  # readconf.c's WHITESPACE, around a keyword
 _ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
+_SSH_WORD = re.compile(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
 
 
@@ -51,26 +66,49 @@ class SshNamed:
 
 def ssh_named_in(text: str) -> SshNamed:
     """The files ``text`` (an ssh client configuration, read as ssh's ``readconf.c`` reads
-    it: a keyword, then ``=`` or blanks, then arguments in double or single quotes or bare,
-    ``#`` starting a comment where a word starts) names as keys and includes."""
+    it: lines split at a newline alone and cut at a NUL, a keyword, then one ``=`` or
+    blanks, then arguments in double or single quotes or bare, ``#`` starting a comment
+    where a word starts) names as keys and includes."""
     secrets: list[str] = []
     includes: list[str] = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.lstrip(" \t").startswith("#") or not line.strip():
             continue  # most of a system's configuration: parsed no further
-        words = _arguments(line)
-        if not words:
+        split = _keyword_of(line.partition("\0")[0].rstrip(_BLANKS + "\f"))
+        if split is None:
             continue
-        keyword, equals, rest = words[0].partition("=")
-        arguments = ([rest] if rest else []) + words[1:] if equals else words[1:]
-        if arguments and arguments[0].startswith("="):  # "Key = v", "Key =v"
-            arguments = [arguments[0][1:], *arguments[1:]] if arguments[0] != "=" else arguments[1:]
-        keyword = keyword.lower()
+        keyword, rest = split
+        arguments = _arguments(rest)
         if keyword in _SECRET_KEYS and arguments and arguments[0].lower() != "none":
             secrets.append(arguments[0])
         elif keyword == "include":
             includes.extend(arguments)
+        elif keyword in _COMMANDS:  # a shell command line, often ssh's own: its -i keys
+            secrets += _command_keys(rest)
     return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+
+
+def _command_keys(command: str) -> list[str]:
+    """The keys of the ssh command lines in ``command`` (``ProxyCommand ssh -i jump.key -W
+    %h:%p jump``, when a word names ssh): its words as the shell gives them (not a shell:
+    a key a script computes is not seen), read as ``ssh_command_files`` reads them."""
+    if not _SSH_WORD.search(command):
+        return []
+    import shlex  # only where a configuration's command runs ssh
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    _, keys, _ = ssh_command_files(words)
+    return keys
+
+
+def ssh_lines(script: str) -> tuple[str, ...]:
+    """The lines of ``script`` (a wrapper git runs as ``GIT_SSH``: ``exec ssh -i
+    deploy/key "$@"``) that run ssh, each an ssh command line to read as
+    ``core.sshCommand`` is; not a shell: a key chosen by the script's logic is not seen."""
+    return tuple(line for line in script.splitlines() if _SSH_WORD.search(line))
 
 
 def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | None:
@@ -113,27 +151,57 @@ def _escaped(text: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", text)
 
 
-def _arguments(line: str) -> list[str]:
-    """A configuration line's words as ssh's ``argv_split`` gives them: blanks split, a
-    double or single quote groups, a backslash escapes a quote or a backslash, and a ``#``
-    where a word starts ends the line."""
+def _keyword_of(line: str) -> tuple[str, str] | None:
+    """A line's keyword (lower case) and the text of its arguments, as ``readconf.c``'s
+    ``strdelim`` splits them: the keyword ends at a blank, a ``"`` (a quoted keyword) or
+    an ``=``; one ``=`` between blanks is skipped, a second is the argument's own
+    (``IdentityFile==k`` names ``=k``); None for no keyword."""
+    keyword, rest = _delimited(line)
+    if not keyword:
+        keyword, rest = _delimited(rest)
+    if not keyword or keyword.startswith("#"):
+        return None
+    return keyword.lower(), rest.lstrip(_BLANKS)
+
+
+def _delimited(text: str) -> tuple[str, str]:
+    """``strdelim``: the first token of ``text`` and what follows it."""
+    at = next((i for i, char in enumerate(text) if char in _BLANKS + '"='), len(text))
+    if at == len(text):
+        return text, ""
+    if text[at] == '"':
+        close = text.find('"', at + 1)
+        if close < 0:
+            return "", ""  # no closing quote: ssh refuses the line
+        return text[:at] + text[at + 1 : close], text[close + 1 :].lstrip(_BLANKS)
+    rest = text[at + 1 :].lstrip(_BLANKS)
+    if text[at] != "=" and rest.startswith("="):
+        rest = rest[1:].lstrip(_BLANKS)
+    return text[:at], rest
+
+
+def _arguments(text: str) -> list[str]:
+    """The arguments' words as ssh's ``argv_split`` gives them: a blank or a tab splits, a
+    double or single quote groups, a backslash escapes a quote or a backslash (or, bare, a
+    blank), and a ``#`` where a word starts ends the line."""
     words: list[str] = []
     word: list[str] = []
     quote = ""
     started = False
     at = 0
-    while at < len(line):
-        char = line[at]
+    while at < len(text):
+        char = text[at]
+        if char == "\\" and text[at + 1 : at + 2] in ('"', "'", "\\", *(() if quote else (" ",))):
+            word.append(text[at + 1])
+            started = True
+            at += 2
+            continue
         if quote:
-            if char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\"):
-                word.append(line[at + 1])
-                at += 2
-                continue
             if char == quote:
                 quote = ""
             else:
                 word.append(char)
-        elif char in " \t\r\n":
+        elif char in " \t":
             if started:
                 words.append("".join(word))
                 word, started = [], False
@@ -141,11 +209,6 @@ def _arguments(line: str) -> list[str]:
             break
         elif char in "\"'":
             quote, started = char, True
-        elif char == "\\" and line[at + 1 : at + 2] in ('"', "'", "\\", " "):
-            word.append(line[at + 1])
-            started = True
-            at += 2
-            continue
         else:
             word.append(char)
             started = True
@@ -153,3 +216,43 @@ def _arguments(line: str) -> list[str]:
     if started:
         words.append("".join(word))
     return words
+
+
+# ssh's one-letter options taking an argument (its getopt string); the others take none
+_SSH_WITH_ARGUMENT = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+
+
+def ssh_command_files(words: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The identity files and the configurations of an ssh command line: ``-i key``,
+    ``-ikey``, ``-vi key`` (flags run together as getopt reads them), ``-o
+    IdentityFile=key``, ``-oIdentityFile key``, ``-o CertificateFile=c`` (ssh takes the
+    keyword in any case, after ``=`` or blanks); ``-F cfg``. Each key comes as a path (git's
+    ``placed``: ``-i``'s is opened as written) and as ssh's value, which ssh fills in
+    (``%h``, ``~user``, ``${VAR}``) when it loads it: ``-o IdentityFile=keys/%h.key``
+    names ``keys/github.com.key``."""
+    found: list[str] = []
+    keys: list[str] = []
+    configs: list[str] = []
+    for at, word in enumerate(words):
+        if not word.startswith("-") or word.startswith("--"):
+            continue
+        for pos, flag in enumerate(word[1:], start=2):
+            if flag not in _SSH_WITH_ARGUMENT:
+                continue
+            argument = word[pos:] or (words[at + 1] if at + 1 < len(words) else "")
+            if flag == "i":
+                found.append(_home_token(argument))
+                keys.append(argument)
+            elif flag == "F":
+                configs.append(_home_token(argument))
+            elif flag == "o":  # read as a configuration's line: ssh_config(5)'s quotes
+                named = ssh_named_in(argument).secrets
+                found += [_home_token(value) for value in named]
+                keys += named
+            break
+    return found, keys, configs
+
+
+def _home_token(path: str) -> str:
+    """An identity file as ssh reads it: ``%d`` at its start is the home (``-i %d/key``)."""
+    return "~" + path[2:] if path.startswith("%d/") else path

@@ -3,7 +3,8 @@
 this machine's (``rho_adapters/local/git_named.py`` says which configurations and how names
 are placed): the files are read in the sandbox by our scripts, a round of reads for each
 step (the repository above each root, a linked worktree's git directory, its common
-directory, each level of includes), at most ``MAX_CONFIGS`` files in all; a repository
+directory, each level of includes), at most ``MAX_CONFIGS`` files in all, none past
+``MAX_CONFIG_BYTES`` (either fails closed); a repository
 nested below a root is found by the alias scan made with the sandbox (``nested``).
 """
 
@@ -21,6 +22,7 @@ from rho_domain.git_named_files import (
     named_in,
     placed,
     repository_tops,
+    too_large,
 )
 from rho_domain.paths import components, is_within
 
@@ -50,6 +52,7 @@ async def named_secrets(
     found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
     stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
     ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
+    ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
         batch = _counted(configs, seen)
@@ -67,8 +70,9 @@ async def named_secrets(
             for values, into in ((named.secrets, found), (named.directories, stores)):
                 into += [(p, path) for p in _placed(values, (*bases, here), home)]
             ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
+            ssh_keys += [(value, path) for value in named.ssh_keys]
     found += await ssh_named.named_keys(
-        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
     )
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
@@ -151,16 +155,19 @@ async def _repository_configs(run: Run, root: str) -> list[tuple[str, _Bases]]:
 
 
 async def _texts(run: Run, paths: Sequence[str], *, exists: bool = False) -> list[str | None]:
-    """Each regular file's text (None: missing, not a file, past ``MAX_CONFIG_BYTES``);
-    ``exists``: a file's text, or ``""`` for anything else that exists (a directory)."""
+    """Each regular file's text (None: missing, not a file); ``exists``: a file's text, or
+    ``""`` for anything else that exists (a directory); ``ExecutorError`` for a file past
+    ``MAX_CONFIG_BYTES`` (git and ssh read it whole: what it names is unknown, fails closed)."""
     other = 'echo "+"' if exists else "echo -"
     lines = "".join(
-        f'f={scripts.q(p)}; if [ -f "$f" ] && [ "$(wc -c < "$f")" -le {MAX_CONFIG_BYTES} ];'
-        ' then printf +; base64 -w0 < "$f"; echo;'
+        f'f={scripts.q(p)}; if [ -f "$f" ] && [ "$(wc -c < "$f")" -gt {MAX_CONFIG_BYTES} ];'
+        ' then echo "!"; elif [ -f "$f" ]; then printf +; base64 -w0 < "$f"; echo;'
         f' elif [ -e "$f" ]; then {other}; else echo -; fi\n'
         for p in paths
     )
     answer = (await run(lines)).splitlines() if paths else []
+    if "!" in answer:
+        raise too_large(paths[answer.index("!")])
     return [
         base64.b64decode(line[1:]).decode("utf-8", "replace") if line.startswith("+") else None
         for line in answer

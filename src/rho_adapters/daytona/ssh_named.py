@@ -29,11 +29,14 @@ async def named_keys(
     given: Sequence[str],
     homes: Sequence[str],
     tops: Sequence[str],
+    *,
+    keys: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
     """The paths of the keys the sandbox's ssh configurations name (literal ones whether
     they exist or not), each with the configuration naming it; ``given``: the ``-F``
     configurations (absolute), ``homes``: the sandbox's (the first is the user's),
-    ``tops``: where git runs ssh."""
+    ``tops``: where git runs ssh, ``keys``: an ssh command line's own (``-o
+    IdentityFile=``, ``-i``), as ssh's values with what named them."""
     home = homes[0] if homes else None
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
@@ -42,6 +45,8 @@ async def named_keys(
     seen: list[dict[str, None]] = [{} for _ in level]
     found: list[tuple[str, str]] = []
     patterns: list[tuple[str, str]] = []  # keys named by a pattern (a %h), expanded last
+    for value, by in keys:
+        _place(value, home, tops, by, found, patterns)
     while level:
         batch = _counted(level, seen)
         includes: list[tuple[int, str | None, str, str]] = []
@@ -54,19 +59,32 @@ async def named_keys(
                     absolute = pattern if pattern.startswith("/") else f"{base}/{pattern}"
                     includes.append((at, its_home, base, absolute))
             for value in named.secrets:
-                if (pattern := pattern_of(value, home=its_home)) is None:
-                    continue
-                for top in tops if not pattern.startswith("/") else ("",):
-                    absolute = pattern if not top else f"{top.rstrip('/')}/{pattern}"
-                    literal = literal_of(absolute)
-                    found += [(literal, config)] if literal is not None else []
-                    patterns += [(absolute, config)] if literal is None else []
+                _place(value, its_home, tops, config, found, patterns)
         expanded = await _globbed(run, [p for *_, p in includes])
         level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
                  for path in paths]  # fmt: skip
     expanded = await _globbed(run, [pattern for pattern, _ in patterns])
     pairs = zip(patterns, expanded, strict=True)
     return [*found, *((p, by) for (_, by), paths in pairs for p in paths)]
+
+
+def _place(
+    value: str,
+    home: str | None,
+    tops: Sequence[str],
+    by: str,
+    found: list[tuple[str, str]],
+    patterns: list[tuple[str, str]],
+) -> None:
+    """An ``IdentityFile`` value placed below each of ``tops`` (ssh's working directory)
+    when relative: into ``found`` when literal, else into ``patterns`` (each with ``by``)."""
+    if (pattern := pattern_of(value, home=home)) is None:
+        return
+    for top in tops if not pattern.startswith("/") else ("",):
+        absolute = pattern if not top else f"{top.rstrip('/')}/{pattern}"
+        literal = literal_of(absolute)
+        found += [(literal, by)] if literal is not None else []
+        patterns += [(absolute, by)] if literal is None else []
 
 
 def _counted(level: Sequence[_Config], seen: list[dict[str, None]]) -> list[_Config]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 
 from rho_domain.git_dir_shape import shape_of, shaped_refusal
 from rho_domain.secrets import SecretPolicy
@@ -76,8 +77,28 @@ def _linked(dot_git: str, work_tree: str) -> str | None:
 
 
 def _text_of(path: str) -> str | None:
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        if os.path.isfile(path) and os.path.getsize(path) <= 4096:
-            with open(path, encoding="utf-8") as file:
-                return file.read()
+    data = regular_head(path, 4097)
+    with contextlib.suppress(UnicodeDecodeError):
+        return data.decode("utf-8") if data is not None and len(data) <= 4096 else None
     return None
+
+
+def regular_head(path: str, size: int) -> bytes | None:
+    """At most ``size`` bytes of the regular file at ``path``, or None (missing, not a
+    regular file); opened without waiting and judged open, so a FIFO, even one swapped in
+    after a ``stat``, answers None and never blocks the executor's start."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        while (left := size - sum(map(len, chunks))) > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

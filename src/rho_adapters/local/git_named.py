@@ -5,11 +5,12 @@ The configurations read are those git reads for a command in the executor's root
 repository holding each root (its ``.git`` directory, or the one a ``.git`` file names, with
 its common directory's config and its ``config.worktree``), every known home's
 ``.gitconfig`` and ``.config/git/config``, ``$XDG_CONFIG_HOME/git/config`` and
-``/etc/gitconfig``, and what they include, each read at most ``MAX_CONFIG_BYTES``, at most
-``MAX_CONFIGS`` in all. A relative name is placed as git may place it: below the repository's
-work tree (git's directory when it runs a helper), its git directory and the configuration's
-own directory (an include's base). A repository nested inside the workspace (another clone in
-a subdirectory) is found by the walks before each command (``nested_secrets``).
+``/etc/gitconfig``, and what they include; one past ``MAX_CONFIG_BYTES``, or more than
+``MAX_CONFIGS`` in all, fails closed (``ExecutorError``). A relative name is placed as git
+may place it: below the repository's work tree (git's directory when it runs a helper), its
+git directory and the configuration's own directory (an include's base). A repository
+nested inside the workspace (another clone in a subdirectory) is found by the walks before
+each command (``nested_secrets``).
 
 Every executor of a process asks again (a Session per request makes one each time), so a
 configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
@@ -27,8 +28,8 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from rho_adapters.local.git_dirs import repository_configs
-from rho_adapters.local.ssh_named import ssh_named_secrets
+from rho_adapters.local.git_dirs import regular_head, repository_configs
+from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -39,11 +40,13 @@ from rho_domain.git_named_files import (
     named_by,
     placed,
     repository_tops,
+    too_large,
 )
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
+_SshGiven = tuple[list[str], list[tuple[str, str]]]  # core.sshCommand's -F files, its keys
 _EntriesKey = tuple[str, int, int, int, int, int]
 # a configuration's entries by its real path and what its stat says of its content; bounded
 # (the oldest forgotten first): a process sees a few configurations, git's own and its users'
@@ -91,16 +94,18 @@ def git_named_origins(
         users.setdefault(base, []).append((config, (base, *tops)))
     groups += users.values()
     named = _env_named(env, shell_env)
-    by_env = "GIT_CONFIG_* or GIT_SSH_COMMAND in the environment"
+    by_env = "GIT_CONFIG_*, GIT_SSH or GIT_SSH_COMMAND in the environment"
     found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs = _placed_all(named.ssh_configs, tops, home)
+    ssh_keys = [(value, by_env) for value in named.ssh_keys]
     for group in groups:
         named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
         found += named_files
         directories += stores
-        ssh_configs += ssh_given
-    found += ssh_named_secrets(ssh_configs, homes, home, tops)
+        ssh_configs += ssh_given[0]
+        ssh_keys += ssh_given[1]
+    found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
     held = [components(p) for p in (*tops, *homes)]
@@ -130,17 +135,18 @@ def _named_by_group(
     home: str | None,
     shell_env: Mapping[str, str],
     now_ns: Callable[[], int],
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], _SshGiven]:
     """What the configurations of one group (a repository's, or a home's, or the
     system's) and the ones they include name, placed: the includes and credential files
-    and the credential directories, each with the configuration naming it, and the ssh
-    configurations. Each group reads at most
+    and the credential directories, each with the configuration naming it, and what
+    ``core.sshCommand`` gives ssh (its configurations placed; its keys as ssh's values,
+    each with the configuration naming it). Each group reads at most
     ``MAX_CONFIGS`` (a repository's includes cannot use up the user's share), and a group
     with more fails closed: its unread configurations may name a credential file, so
     ``ExecutorError`` names the one left unread."""
     found: list[tuple[str, str]] = []
     directories: list[tuple[str, str]] = []
-    ssh_configs: list[str] = []
+    ssh_given: _SshGiven = ([], [])
     seen: dict[tuple[str, str], None] = {}  # in order: the first names the group
     while pending:
         config, bases = pending.pop(0)
@@ -176,8 +182,9 @@ def _named_by_group(
                     pending.append((include, bases))
         found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        ssh_configs.extend(_placed_all(named.ssh_configs, (*bases, here), home))
-    return found, directories, ssh_configs
+        ssh_given[0].extend(_placed_all(named.ssh_configs, (*bases, here), home))
+        ssh_given[1].extend((value, config) for value in named.ssh_keys)
+    return found, directories, ssh_given
 
 
 def _user_configs(
@@ -202,7 +209,8 @@ def _user_configs(
 def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
     """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
     ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
-    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``)."""
+    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``) and the
+    ssh command lines of a ``GIT_SSH`` wrapper script."""
     pairs: list[tuple[str, str | None]] = []
     count = env.get("GIT_CONFIG_COUNT", "")
     for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
@@ -217,6 +225,7 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFil
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
+    pairs += [("core.sshCommand", line) for line in wrapper_lines(env)]
     return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
 
 
@@ -240,14 +249,16 @@ def _exists(path: str) -> bool:
 
 def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
     """The entries of the configuration at ``real`` as git reads them, or None (missing, not
-    a regular file, past ``MAX_CONFIG_BYTES``); read and parsed once per content (see the
-    module docstring)."""
+    a regular file); read and parsed once per content (see the module docstring);
+    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (what it names is unknown: fails closed)."""
     try:
         info = os.stat(real)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+    if not stat.S_ISREG(info.st_mode):
         return None
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise too_large(real)
     key = (real, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     found = _ENTRIES.get(key)
     if found is None:
@@ -266,9 +277,8 @@ def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
 
 def _read(path: str) -> str | None:
     """A configuration's text, or None (unreadable)."""
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        return file.read()
-    return None
+    data = regular_head(path, MAX_CONFIG_BYTES)
+    return data.decode("utf-8", "replace") if data is not None else None
 
 
 def nested_secrets(

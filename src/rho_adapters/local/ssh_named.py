@@ -5,8 +5,8 @@ The configurations read are those ssh reads when git runs it: every known home's
 ``.ssh/config`` (its ``~`` that home), ``/etc/ssh/ssh_config`` (its ``~`` the agent's
 home), the ones a ``core.sshCommand`` or ``GIT_SSH_COMMAND`` gives with ``-F``, and what
 they include (glob patterns, expanded here, a relative one below ``~/.ssh`` or
-``/etc/ssh`` as ssh places it), each read at most ``MAX_CONFIG_BYTES``; more than
-``MAX_CONFIGS`` from one fails closed, as git's do. A relative key is placed where ssh would open
+``/etc/ssh`` as ssh places it), one past ``MAX_CONFIG_BYTES``, or more than
+``MAX_CONFIGS`` from one, fails closed, as git's do. A relative key is placed where ssh would open
 it: the directory git runs ssh in, the top of each repository (``tops``). A key named
 literally is a secret whether it exists yet or not; a name with a token ssh fills per
 connection (``%h``) is a pattern, matched against the files there now.
@@ -17,40 +17,72 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import pwd
+import re
+import shutil
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from rho_adapters.local.git_dirs import regular_head
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS
-from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
+from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
+from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
 
-__all__ = ["ssh_named_secrets"]
+__all__ = ["ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and what its stat says of its content (bounded)
 _NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
 _MAX_NAMED = 256
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
+_MAX_WRAPPER = 64 * 1024  # a GIT_SSH script (a few lines): a program past this is none
 
 
 def ssh_named_secrets(
-    given: Sequence[str], homes: Sequence[str], home: str | None, tops: Sequence[str]
+    given: Sequence[str],
+    homes: Sequence[str],
+    home: str | None,
+    tops: Sequence[str],
+    *,
+    keys: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """The paths of the keys the configurations above name, each with the configuration
-    naming it; ``given``: the ``-F``
-    configurations (absolute), ``home``: the agent's, ``tops``: where git runs ssh."""
+    naming it; ``given``: the ``-F`` configurations (absolute), ``home``: the agent's,
+    ``tops``: where git runs ssh, ``keys``: an ssh command line's own (``-o
+    IdentityFile=``, ``-i``), as ssh's values with what named them; ``env``: the one ssh
+    runs in (its ``${NAME}`` fill a value)."""
+    env = env or {}
     # (configuration, its home, the directory its relative includes are below)
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
-    found: list[tuple[str, str]] = []
+    found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops, env)]
     for start in dict.fromkeys(starts):
-        found += _named_from(start, tops)
+        found += _named_from(start, tops, env)
     return found
 
 
-def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list[tuple[str, str]]:
+def wrapper_lines(env: Mapping[str, str]) -> list[str]:
+    """The ssh command lines of the script ``GIT_SSH`` names, or the first word of
+    ``GIT_SSH_COMMAND`` (a wrapper, ``ssh`` itself no script), each to read as
+    ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are secrets too. A program
+    that is no script (``#!``), or past ``_MAX_WRAPPER`` bytes, is not read."""
+    programs = [env.get("GIT_SSH", ""), *env.get("GIT_SSH_COMMAND", "").split()[:1]]
+    lines: list[str] = []
+    for program in filter(None, programs):
+        path = program if "/" in program else shutil.which(program, path=env.get("PATH"))
+        head = regular_head(path, _MAX_WRAPPER + 1) if path else None
+        if head is not None and head.startswith(b"#!") and len(head) <= _MAX_WRAPPER:
+            lines += ssh_lines(head.decode("utf-8", "replace"))
+    return lines
+
+
+def _named_from(
+    start: tuple[str, str | None, str], tops: Sequence[str], env: Mapping[str, str]
+) -> list[tuple[str, str]]:
     """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
     then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
     pending = [start]
@@ -72,15 +104,37 @@ def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list
         if named is None:
             continue
         for value in named.includes:
-            if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
+            if (pattern := pattern_of(_filled(value, env), home=its_home, glob=True)) is not None:
                 pattern = os.path.join(include_base, pattern)
                 pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
-        for value in named.secrets:
-            if (pattern := pattern_of(value, home=its_home)) is None:
-                continue
-            for top in tops if not pattern.startswith("/") else ("/",):
-                found += [(p, config) for p in _matches(os.path.join(top, pattern))]
+        found += [
+            (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
+        ]
     return found
+
+
+def _keys_of(
+    value: str, home: str | None, tops: Sequence[str], env: Mapping[str, str]
+) -> list[str]:
+    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (ssh's
+    working directory) when relative."""
+    if (pattern := pattern_of(_filled(value, env), home=home)) is None:
+        return []
+    bases = tops if not pattern.startswith("/") else ("/",)
+    return [p for top in bases for p in _matches(os.path.join(top, pattern))]
+
+
+def _filled(value: str, env: Mapping[str, str]) -> str:
+    """``value`` with what ssh fills from this machine before its tokens: ``~user/`` (that
+    user's home: ``pattern_of`` knows only ``~/``) and ``${NAME}`` set in ``env`` (a value
+    may hold a ``/``; one unset stays a wildcard of one name)."""
+    if value.startswith("~") and not value.startswith("~/") and value != "~":
+        user, _, rest = value[1:].partition("/")
+        with contextlib.suppress(KeyError, ValueError):
+            value = f"{pwd.getpwnam(user).pw_dir.rstrip('/')}/{rest}"
+    if "${" not in value:
+        return value
+    return _VARIABLE.sub(lambda m: env.get(m[1], m[0]) if m[1] != "HOME" else m[0], value)
 
 
 def _matches(pattern: str) -> list[str]:
@@ -91,20 +145,23 @@ def _matches(pattern: str) -> list[str]:
 
 
 def _named_of(path: str) -> SshNamed | None:
-    """What the configuration at ``path`` names, or None (missing, not a regular file, past
-    the bound); remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times
-    are settled, as ``git_named`` remembers git's: every executor reads them again."""
+    """What the configuration at ``path`` names, or None (missing, not a regular file);
+    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (ssh reads it whole: fails closed);
+    remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times are
+    settled, as ``git_named`` remembers git's: every executor reads them again."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+    if not stat.S_ISREG(info.st_mode):
         return None
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise too_large(path)
     key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
     if (named := _NAMED.get(key)) is not None:
         return named
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        named = ssh_named_in(file.read())
+    text = regular_head(path, MAX_CONFIG_BYTES)
+    named = ssh_named_in(text.decode("utf-8", "replace")) if text is not None else None
     if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
         if len(_NAMED) >= _MAX_NAMED:
             del _NAMED[next(iter(_NAMED))]
