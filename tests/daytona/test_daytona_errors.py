@@ -83,7 +83,7 @@ async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
         assert len(rig.fake.created) == 2
 
 
-async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
+async def test_a_failed_build_is_not_asked_again_a_refused_creation_is(
     tmp_path: Path,
 ) -> None:
     # Before, each tool call after a Dockerfile that does not build asked Daytona to build
@@ -95,12 +95,20 @@ async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
             with pytest.raises(PlacementRefused, match="is build_failed: RUN false: " + said):
                 await rig.executor.stat(".")
         assert len(rig.fake.created) == 1  # before: 2
-    async for rig in closing(make_rig(tmp_path, snapshot="nope")):
-        rig.fake.fail("POST", "/sandbox", 400, {"message": "Snapshot nope not found"})
-        for _ in range(2):
-            with pytest.raises(PlacementRefused, match=r"\(400\): Snapshot nope not found"):
+    # A refusal of the creation is asked again: Daytona answers 400 for what passes or is
+    # fixed outside the run too (no runner free, a snapshot still pulled or inactive; "not
+    # found. Did you add it through the Daytona Dashboard?"). Before, each later call of the
+    # session raised "not asked again: ... start a new session" once the runner was free.
+    for said in ("No available runners", "Snapshot snap is pulling", "Snapshot snap not found"):
+        async for rig in closing(make_rig(tmp_path, snapshot="snap")):
+            rig.fake.fail("POST", "/sandbox", 400, {"message": said})
+            with pytest.raises(ExecutorError, match=rf"\(400\): {said}$") as refused:
                 await rig.executor.stat(".")
-        assert rig.fake.requests == [("POST", "/api/sandbox")]  # before: two, each refused
+            assert not isinstance(refused.value, PlacementRefused)
+            await rig.executor.stat(".")  # the runner is free, the snapshot active now
+            assert rig.fake.live == ["sbx-1"]
+            # a refusal made nothing: no lookup of its name, nothing deleted
+            assert rig.fake.requests[:2] == [("POST", "/api/sandbox")] * 2
 
 
 async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:

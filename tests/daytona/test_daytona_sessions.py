@@ -30,7 +30,9 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     fake = FakeDaytona()
     first = _executor(fake, tmp_path, "s1", resumed=False)
     await first.stat(".")  # the process then dies: no aclose
-    assert fake.created[0]["labels"] == {
+    labels = dict(fake.created[0]["labels"])
+    assert len(labels.pop("rho-agent-creation")) == 32  # its creation's token, unwritten
+    assert labels == {
         "created-by": "rho-agent",
         "rho-agent-session": "s1",
         "rho-agent-build": "default",  # the organisation's default snapshot
