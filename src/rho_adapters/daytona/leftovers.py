@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import shlex
 
 DEADLINE_GRACE = 1
@@ -86,15 +87,17 @@ def deadline_body(inner: str, timeout: float, mark: str | None) -> str:
 
 
 def _sweep(mark: str, directory: str) -> str:
-    """Kill every process that carries one of the call ``mark``'s marks (its environment's
-    ``CALL_MARK=mark``; its ``MARK_FD`` on ``<directory>/mark``, ``(deleted)`` once the
-    script removed it, that one descriptor only: all of every process's cost 4 times the
-    CPU, 16 ms on a busy host; its file-locks limit, ``limit_mark``), twice (one may have
-    forked meanwhile); a grep or find that cannot (``-z``, ``-lname``) says nothing."""
+    """Kill every process that carries one of the call ``mark``'s marks, twice (one may have
+    forked meanwhile): its environment's ``CALL_MARK=mark`` or its file-locks limit
+    (``limit_mark``), one ``grep -z`` over both files of every process (two greps cost
+    twice the CPU of one); its ``MARK_FD`` on ``<directory>/mark`` (``(deleted)`` once the
+    script removed it; that one descriptor only: all of every process's cost 4 times the
+    CPU). A grep or find that cannot (``-z``, ``-lname``) says nothing."""
+    said = shlex.quote(f"^{CALL_MARK}={re.escape(mark)}$")
+    locks = f"'Max file locks +{limit_mark(mark)} '"
     found = (
-        f"grep -l -s -z -x -F {shlex.quote(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ "
+        f"grep -l -s -z -E -e {said} -e {locks} /proc/[0-9]*/environ /proc/[0-9]*/limits "
         "2>/dev/null; "
-        f"grep -l -s -E '^Max file locks +{limit_mark(mark)} ' /proc/[0-9]*/limits 2>/dev/null; "
         f'find /proc/[0-9]*/fd/{MARK_FD} -maxdepth 0 -lname "{directory}/mark*" 2>/dev/null'
     )
     return (
