@@ -202,6 +202,25 @@ async def test_daytona_upload_path_the_daemon_would_trim_is_refused(tmp_path: Pa
         assert (rig.ws / "notes.txt").read_bytes() == b"keep"
 
 
+async def test_an_upload_path_is_judged_before_the_sandbox_is_made(tmp_path: Path) -> None:
+    # Before, every upload path (a name with a newline found in an uploaded directory, one
+    # under .git/, one the daemon would trim, ".") was judged once the sandbox was made: a
+    # Dockerfile built for minutes, then the launch refused and the sandbox deleted.
+    async for rig in closing(make_rig(tmp_path, dockerfile="FROM alpine\n")):
+        refused = (
+            ("a\nb.txt", "control characters"),
+            (".git/hooks/pre-commit", "agents never write"),
+            ("notes.txt ", "ends in white space"),
+            (".", "names a directory"),
+        )
+        for path, said in refused:
+            with pytest.raises(ToolError, match=said):
+                await rig.executor.upload(
+                    [FileUpload(path="ok.txt", data=b"1"), FileUpload(path=path, data=b"x")]
+                )
+        assert rig.fake.requests == []  # before: POST /sandbox, its polls, the workspace's script
+
+
 async def test_daytona_command_start_failure(tmp_path: Path) -> None:
     async for rig in closing(make_rig(tmp_path)):
         await rig.executor.stat(".")
