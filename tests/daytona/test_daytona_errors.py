@@ -15,7 +15,13 @@ from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.daytona.answers import MAX_WAIT, RETRIES
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ExecutorError, PermissionDenied, PlacementRefused, ToolError
+from rho_domain.errors import (
+    ConfigError,
+    ExecutorError,
+    PermissionDenied,
+    PlacementRefused,
+    ToolError,
+)
 from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
@@ -109,6 +115,23 @@ async def test_a_failed_build_is_not_asked_again_a_refused_creation_is(
             assert rig.fake.live == ["sbx-1"]
             # a refusal made nothing: no lookup of its name, nothing deleted
             assert rig.fake.requests[:2] == [("POST", "/api/sandbox")] * 2
+
+
+def test_a_key_or_organisation_no_header_can_carry_is_said_at_start() -> None:
+    # Before, DAYTONA_API_KEY with a secret file's last newline failed every request as
+    # "connection to Daytona failed ... the API's URL is DAYTONA_API_URL: Illegal header
+    # value", and a non-ASCII character (in the key or DAYTONA_ORGANIZATION_ID) left the
+    # adapter as a bare UnicodeEncodeError at the first call.
+    fake = FakeDaytona()
+    variants = (
+        ({"api_key": "sk-secret\n"}, "DAYTONA_API_KEY\\) has a line break at character 10"),
+        ({"api_key": "sk-s\u00e9cret"}, "DAYTONA_API_KEY\\) has a non-ASCII character"),
+        ({"organization_id": "org\r\nX: y"}, "DAYTONA_ORGANIZATION_ID\\) has a line break"),
+    )
+    for given, said in variants:
+        with pytest.raises(ConfigError, match=said) as refused:
+            fake.settings(**given)
+        assert "secret" not in str(refused.value)  # the value is never quoted
 
 
 async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:
