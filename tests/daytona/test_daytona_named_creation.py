@@ -138,3 +138,28 @@ async def test_a_failed_creation_deletes_only_the_sandbox_it_made_not_a_squatter
     assert [m for m, _ in fake.requests] == ["POST"] * 4 + ["GET"]  # the 502's lookup
     assert fake.deleted == []  # before: ["sbx-1", "sbx-2"], the squatters'
     assert fake.live == ["sbx-1", "sbx-2"]
+
+
+async def test_a_creation_answered_unreadably_deletes_what_it_made(tmp_path: Path) -> None:
+    # Before, a 2xx answer to POST /sandbox that was no JSON (a gateway's page), was cut
+    # short, or named no id failed the call and left the sandbox made under our name running
+    # (its id in no trace) until its auto-stop and auto-delete.
+    fake = FakeDaytona(polls_until_started=1)
+    for body in ("<html>ok</html>", '{"state": "creating"}', '{"id": "sbx-1", "sta'):
+
+        async def unreadable(request: httpx.Request, body: str = body) -> httpx.Response:
+            answer = await fake.handler(request)
+            if request.method == "POST" and request.url.path == "/api/sandbox":
+                return httpx.Response(200, text=body)
+            return answer
+
+        executor = DaytonaExecutor(
+            fake.settings(working_dir=str(tmp_path)),
+            transport=httpx.MockTransport(unreadable),
+            clock=FakeClock(),
+        )
+        with pytest.raises(ExecutorError, match=r"something else than JSON|without an id"):
+            await executor.stat(".")
+        await executor.aclose()
+    assert len(fake.created) == 3
+    assert fake.live == []  # before: sbx-1, sbx-2 and sbx-3

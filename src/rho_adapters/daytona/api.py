@@ -149,7 +149,8 @@ class SandboxAPI:
         state, the creation deadline, no usable toolbox URL, the call cancelled: Ctrl+C,
         SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
         ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
-        have made all the same (its answer lost: a timeout, a gateway's 502), found by
+        have made all the same (its answer lost: a timeout, a gateway's 502, a 2xx page that is
+        no JSON or names no id), found by
         ``name`` and proved its own by a token no one else has seen (``creation.made_by``).
         A refusal (a status below 500) is raised as it is, asked again by the next call: its
         cause may pass, or be fixed outside this run (no runner free, a snapshot still
@@ -166,14 +167,13 @@ class SandboxAPI:
                     key = self._settings.api_key
                     status = response.status_code
                     raise error_for(response, "sandbox creation", key=key)
+                data = json_object(response, "sandbox creation")  # a 2xx page may be none
+                if not (sandbox_id := str(data.get("id") or "")):
+                    raise ExecutorError("Daytona created a sandbox without an id")
             except BaseException as exc:
                 if creation.may_have_made(exc, status):
                     await self._discard_named(name, token)
                 raise
-            data = json_object(response, "sandbox creation")
-            sandbox_id = str(data.get("id") or "")
-            if not sandbox_id:
-                raise ExecutorError("Daytona created a sandbox without an id")
             try:
                 return await self._started(sandbox_id, data)
             except BaseException:
