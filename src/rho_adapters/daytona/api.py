@@ -218,11 +218,12 @@ class SandboxAPI:
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
-        archived (``POST /sandbox/{id}/start``) and waited for within the creation deadline.
-        Never deleted on failure: it holds the session's files."""
+        archived (``POST /sandbox/{id}/start``; one on its way, ``creation.STARTING``, only
+        waited for) within the creation deadline. Never deleted on failure: it holds the
+        session's files."""
         sandbox_id = str(data.get("id") or "")
         with hiding_key(self._settings.api_key):
-            if data.get("state") != "started":
+            if data.get("state") not in creation.STARTING:
                 url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/start"
                 await self.send("POST", url, "sandbox start")
                 data = {**data, "state": "starting"}  # polled from here on

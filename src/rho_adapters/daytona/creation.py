@@ -28,6 +28,19 @@ from rho_domain.ports.executor import PlacementTold
 _log = logging.getLogger("rho_adapters.daytona.executor")
 
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+STARTING = frozenset(
+    [
+        "started",
+        "starting",
+        "restoring",
+        "creating",
+        "pending_build",
+        "pulling_snapshot",
+        "building_snapshot",
+    ]
+)
+"""States of a sandbox started or on its way there, which a resume waits for rather than
+starts: Daytona refuses to start one whose state is changing ('State change in progress')."""
 SESSION_LABEL = "rho-agent-session"
 """The label naming the rho-agent session a sandbox serves (``DaytonaSettings.session_id``)."""
 CREATION_LABEL = "rho-agent-creation"
