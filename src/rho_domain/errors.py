@@ -39,7 +39,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
     │   └── PlacementRefused         its place cannot be made as configured (a build that
-    │                                failed, a request refused): asking again fails alike
+    │                                failed): asking again fails alike
     ├── DatabaseError                a driver or connection failure
     ├── HookFailed                   a before-model hook failed or was late: no model call
     ├── ApproverFailed               an approver raised: the call waits for a decision
@@ -266,8 +266,9 @@ class ExecutorError(RhoError):
 
 class PlacementRefused(ExecutorError):
     """The place the executor runs in cannot be made as configured: a sandbox whose image
-    build failed, a creation the API refused (a snapshot it does not know, a key it
-    rejects). The same request would fail the same way, so it is not sent again."""
+    build failed. The same build would fail the same way, so it is not asked for again (a
+    creation the API refused is not one: Daytona refuses so for what passes or is fixed
+    outside the run too, no runner free, a snapshot still pulled)."""
 
 
 class DatabaseError(RhoError):

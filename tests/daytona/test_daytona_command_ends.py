@@ -37,12 +37,15 @@ async def test_what_a_shell_command_left_running_ends_with_the_call(rig: Rig) ->
     # (nohup ... &) outlived the call in the sandbox; one that kept the output pipe held the
     # answer until the daemon's timeout, which then reported the finished command timed out.
     # A program that cleared its environment (env -i) escaped the RHO_CALL_MARK sweep too:
-    # it keeps the call's descriptor (scripts.MARK_FD).
+    # it keeps the call's descriptor (scripts.MARK_FD). One that closed that descriptor as
+    # well (as a daemon closing all of its own does) escaped both: it keeps the call's
+    # file-locks limit (scripts.LIMIT_MARK).
     pids = rig.ws / "pids"
     left = (
         f"setsid sh -c 'echo $$ >> {pids}; exec sleep 30' & "
         f"nohup sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 & "
         f"env -i setsid sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 & "
+        f"(exec 8>&-; env -i setsid sh -c 'echo $$ >> {pids}; exec sleep 30' >/dev/null 2>&1 &); "
         f"sleep 0.2; echo started"
     )
     result = await rig.executor.run(Command(shell=left, timeout=5))
@@ -109,3 +112,12 @@ async def test_a_nul_never_reaches_the_sandbox_s_shell(rig: Rig) -> None:
     fed = Stage(argv=("wc", "-c"), stdin_data="a\0b")
     with pytest.raises(ToolError, match="a NUL character cannot reach the Daytona sandbox"):
         await rig.executor.run(Command(pipeline=(fed,)))
+
+
+async def test_a_call_s_sweep_leaves_a_concurrent_call_s_processes_alone(rig: Rig) -> None:
+    # Each call's marks are its own (token, descriptor file, file-locks limit): the sweep of
+    # a call that ends first must not kill what another call, still running, started.
+    slow = rig.executor.run(Command(shell="sleep 0.5 & wait; echo alive", timeout=5))
+    quick = rig.executor.run(Command(shell="sleep 0.1 & wait", timeout=5))
+    ran = await asyncio.gather(slow, quick)
+    assert [(r.output, r.exit_code) for r in ran] == [("alive\n", 0), ("", 0)]

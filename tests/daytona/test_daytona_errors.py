@@ -15,7 +15,13 @@ from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.daytona.answers import MAX_WAIT, RETRIES
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ExecutorError, PermissionDenied, PlacementRefused, ToolError
+from rho_domain.errors import (
+    ConfigError,
+    ExecutorError,
+    PermissionDenied,
+    PlacementRefused,
+    ToolError,
+)
 from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
@@ -83,7 +89,7 @@ async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
         assert len(rig.fake.created) == 2
 
 
-async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
+async def test_a_failed_build_is_not_asked_again_a_refused_creation_is(
     tmp_path: Path,
 ) -> None:
     # Before, each tool call after a Dockerfile that does not build asked Daytona to build
@@ -95,12 +101,37 @@ async def test_a_build_or_a_creation_that_fails_alike_again_is_not_asked_again(
             with pytest.raises(PlacementRefused, match="is build_failed: RUN false: " + said):
                 await rig.executor.stat(".")
         assert len(rig.fake.created) == 1  # before: 2
-    async for rig in closing(make_rig(tmp_path, snapshot="nope")):
-        rig.fake.fail("POST", "/sandbox", 400, {"message": "Snapshot nope not found"})
-        for _ in range(2):
-            with pytest.raises(PlacementRefused, match=r"\(400\): Snapshot nope not found"):
+    # A refusal of the creation is asked again: Daytona answers 400 for what passes or is
+    # fixed outside the run too (no runner free, a snapshot still pulled or inactive; "not
+    # found. Did you add it through the Daytona Dashboard?"). Before, each later call of the
+    # session raised "not asked again: ... start a new session" once the runner was free.
+    for said in ("No available runners", "Snapshot snap is pulling", "Snapshot snap not found"):
+        async for rig in closing(make_rig(tmp_path, snapshot="snap")):
+            rig.fake.fail("POST", "/sandbox", 400, {"message": said})
+            with pytest.raises(ExecutorError, match=rf"\(400\): {said}$") as refused:
                 await rig.executor.stat(".")
-        assert rig.fake.requests == [("POST", "/api/sandbox")]  # before: two, each refused
+            assert not isinstance(refused.value, PlacementRefused)
+            await rig.executor.stat(".")  # the runner is free, the snapshot active now
+            assert rig.fake.live == ["sbx-1"]
+            # a refusal made nothing: no lookup of its name, nothing deleted
+            assert rig.fake.requests[:2] == [("POST", "/api/sandbox")] * 2
+
+
+def test_a_key_or_organisation_no_header_can_carry_is_said_at_start() -> None:
+    # Before, DAYTONA_API_KEY with a secret file's last newline failed every request as
+    # "connection to Daytona failed ... the API's URL is DAYTONA_API_URL: Illegal header
+    # value", and a non-ASCII character (in the key or DAYTONA_ORGANIZATION_ID) left the
+    # adapter as a bare UnicodeEncodeError at the first call.
+    fake = FakeDaytona()
+    variants = (
+        ({"api_key": "sk-secret\n"}, "DAYTONA_API_KEY\\) has a line break at character 10"),
+        ({"api_key": "sk-s\u00e9cret"}, "DAYTONA_API_KEY\\) has a non-ASCII character"),
+        ({"organization_id": "org\r\nX: y"}, "DAYTONA_ORGANIZATION_ID\\) has a line break"),
+    )
+    for given, said in variants:
+        with pytest.raises(ConfigError, match=said) as refused:
+            fake.settings(**given)
+        assert "secret" not in str(refused.value)  # the value is never quoted
 
 
 async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:
@@ -192,6 +223,25 @@ async def test_daytona_upload_path_the_daemon_would_trim_is_refused(tmp_path: Pa
                 await rig.executor.upload([FileUpload(path=name, data=b"other")])
         assert sorted(p.name for p in rig.ws.iterdir()) == ["notes.txt", "src"]
         assert (rig.ws / "notes.txt").read_bytes() == b"keep"
+
+
+async def test_an_upload_path_is_judged_before_the_sandbox_is_made(tmp_path: Path) -> None:
+    # Before, every upload path (a name with a newline found in an uploaded directory, one
+    # under .git/, one the daemon would trim, ".") was judged once the sandbox was made: a
+    # Dockerfile built for minutes, then the launch refused and the sandbox deleted.
+    async for rig in closing(make_rig(tmp_path, dockerfile="FROM alpine\n")):
+        refused = (
+            ("a\nb.txt", "control characters"),
+            (".git/hooks/pre-commit", "agents never write"),
+            ("notes.txt ", "ends in white space"),
+            (".", "names a directory"),
+        )
+        for path, said in refused:
+            with pytest.raises(ToolError, match=said):
+                await rig.executor.upload(
+                    [FileUpload(path="ok.txt", data=b"1"), FileUpload(path=path, data=b"x")]
+                )
+        assert rig.fake.requests == []  # before: POST /sandbox, its polls, the workspace's script
 
 
 async def test_daytona_command_start_failure(tmp_path: Path) -> None:

@@ -97,3 +97,69 @@ async def test_a_sandbox_is_named_before_it_is_made_and_a_name_never_attaches(
         await executor.aclose()
     with pytest.raises(asyncio.CancelledError):
         await making
+
+
+async def test_a_failed_creation_deletes_only_the_sandbox_it_made_not_a_squatters(
+    tmp_path: Path,
+) -> None:
+    # The name is in the trace before POST /sandbox: whoever reads the trace (a shared
+    # store) can take it first, with rho-agent's and the session's labels. Our POST is then
+    # refused (409), or its answer is lost (a gateway's 502): before, either looked the name
+    # up and deleted the squatter's sandbox, on the word of labels anyone may set.
+    fake = FakeDaytona(polls_until_started=1)
+    labels = {"created-by": "rho-agent", "rho-agent-session": "s1"}
+
+    async def squat(placement: Placement) -> None:
+        if str(placement.id).startswith("rho-agent-"):
+            async with httpx.AsyncClient(transport=fake.transport) as client:
+                await client.post(
+                    f"{fake.api_url}/sandbox",
+                    json={"name": placement.id, "labels": labels},
+                    headers={"Authorization": f"Bearer {fake.api_key}"},
+                )
+
+    async def gateway(request: httpx.Request) -> httpx.Response:
+        answer = await fake.handler(request)
+        if request.method == "POST" and request.url.path == "/api/sandbox":
+            return httpx.Response(502, text="<html>502 Bad Gateway</html>")
+        return answer
+
+    lost = httpx.MockTransport(gateway)
+    for transport, said in ((fake.transport, r"\(409\): Sandbox with name"), (lost, "502")):
+        executor = DaytonaExecutor(
+            fake.settings(working_dir=str(tmp_path), session_id="s1"),
+            transport=transport,
+            clock=FakeClock(),
+        )
+        executor.on_placed(squat)
+        with pytest.raises(ExecutorError, match=said):
+            await executor.stat(".")
+        await executor.aclose()
+    assert [m for m, _ in fake.requests] == ["POST"] * 4 + ["GET"]  # the 502's lookup
+    assert fake.deleted == []  # before: ["sbx-1", "sbx-2"], the squatters'
+    assert fake.live == ["sbx-1", "sbx-2"]
+
+
+async def test_a_creation_answered_unreadably_deletes_what_it_made(tmp_path: Path) -> None:
+    # Before, a 2xx answer to POST /sandbox that was no JSON (a gateway's page), was cut
+    # short, or named no id failed the call and left the sandbox made under our name running
+    # (its id in no trace) until its auto-stop and auto-delete.
+    fake = FakeDaytona(polls_until_started=1)
+    for body in ("<html>ok</html>", '{"state": "creating"}', '{"id": "sbx-1", "sta'):
+
+        async def unreadable(request: httpx.Request, body: str = body) -> httpx.Response:
+            answer = await fake.handler(request)
+            if request.method == "POST" and request.url.path == "/api/sandbox":
+                return httpx.Response(200, text=body)
+            return answer
+
+        executor = DaytonaExecutor(
+            fake.settings(working_dir=str(tmp_path)),
+            transport=httpx.MockTransport(unreadable),
+            clock=FakeClock(),
+        )
+        with pytest.raises(ExecutorError, match=r"something else than JSON|without an id"):
+            await executor.stat(".")
+        await executor.aclose()
+    assert len(fake.created) == 3
+    assert fake.live == []  # before: sbx-1, sbx-2 and sbx-3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -30,7 +31,9 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     fake = FakeDaytona()
     first = _executor(fake, tmp_path, "s1", resumed=False)
     await first.stat(".")  # the process then dies: no aclose
-    assert fake.created[0]["labels"] == {
+    labels = dict(fake.created[0]["labels"])
+    assert len(labels.pop("rho-agent-creation")) == 32  # its creation's token, unwritten
+    assert labels == {
         "created-by": "rho-agent",
         "rho-agent-session": "s1",
         "rho-agent-build": "default",  # the organisation's default snapshot
@@ -176,3 +179,37 @@ async def test_a_failed_label_search_makes_a_new_sandbox_and_is_said(
     assert again.sandbox_id == "sbx-1"
     assert "could not look for sandboxes labelled as its own: Daytona failed sandbox" in caplog.text
     await again.aclose()
+
+
+async def test_a_resume_waits_for_a_sandbox_already_starting(tmp_path: Path) -> None:
+    # A resume cancelled (Ctrl+C) while its stopped sandbox was starting left it starting
+    # (restoring, from an archive: minutes). Resumed again, the executor asked it to start
+    # once more, which Daytona refuses ('State change in progress', 400): every call failed
+    # until it had started. One already on its way is now waited for, not started again.
+    fake = FakeDaytona(polls_until_started=2)
+    first = _executor(fake, tmp_path, "s1", resumed=False)
+    await first.stat(".")  # the process then dies: no aclose
+    fake.stop("sbx-1", "archived")
+    hung = asyncio.Event()
+
+    async def start_unanswered(request: httpx.Request) -> httpx.Response:
+        if fake.starts and request.method == "GET":  # the start's wait: never answered
+            hung.set()
+            await asyncio.Event().wait()
+        return await fake.handler(request)
+
+    settings = fake.settings(working_dir=str(tmp_path), session_id="s1", reattach=True)
+    transport = httpx.MockTransport(start_unanswered)
+    cancelled = DaytonaExecutor(settings, transport=transport, clock=FakeClock())
+    cancelled.expect("sbx-1")
+    waking = asyncio.create_task(cancelled.stat("."))
+    await hung.wait()
+    waking.cancel()
+    assert fake.starts == ["sbx-1"]
+    again = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
+    await again.stat(".")  # before: ExecutorError 'Daytona failed sandbox start (400)'
+    assert (again.sandbox_id, again.recreated, fake.starts) == ("sbx-1", None, ["sbx-1"])
+    for executor in (first, cancelled, again):
+        await executor.aclose()
+    with pytest.raises(asyncio.CancelledError):
+        await waking

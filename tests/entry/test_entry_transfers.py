@@ -302,3 +302,28 @@ def test_an_upload_is_a_regular_file_read_within_its_bound(tmp_path: Path) -> No
             transfers.read_uploads(plan, SecretPolicy(), print, limit=8)
     plan = transfers.parse_transfers([f"{big}:z"], [], dockerfile=None, snapshot=None)
     assert transfers.read_uploads(plan, SecretPolicy(), print, limit=16)[0].data == b"x" * 16
+
+
+def test_a_link_in_an_uploaded_directory_to_a_file_outside_it_is_skipped(tmp_path: Path) -> None:
+    # Before, --upload ./repo:repo sent what any link in it reached: a cloned repository's
+    # docs/notes -> ../../private/diary.txt (no secret by name) went to the sandbox, where
+    # the model and every command read it.
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "diary.txt").write_text("mine\n")
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "a.txt").write_text("alpha\n")
+    (repo / "docs" / "notes").symlink_to("../../private/diary.txt")
+    (repo / "docs" / "same").symlink_to("../a.txt")  # inside: sent, as its content
+    notices: list[str] = []
+    plan = transfers.parse_transfers([f"{repo}:repo"], [], dockerfile=None, snapshot=None)
+    files = transfers.read_uploads(plan, SecretPolicy(), notices.append)
+    assert sorted((f.path, f.data) for f in files) == [
+        ("repo/a.txt", b"alpha\n"),
+        ("repo/docs/same", b"alpha\n"),
+    ]
+    real = os.path.realpath(tmp_path)
+    assert notices == [
+        f"--upload: skipped {repo}/docs/notes: a link to {real}/private/diary.txt, outside "
+        f"{repo} (name that file in an --upload of its own to send it)"
+    ]

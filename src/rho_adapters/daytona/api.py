@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import secrets
 from typing import Any
 
 import attrs
@@ -37,12 +38,12 @@ from rho_adapters.daytona.answers import (
 from rho_adapters.daytona.client import api_client
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError, PlacementRefused, RhoError
+from rho_domain.errors import ExecutorError, RhoError
 from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
-_REFUSED = (400, 404, 422)  # answers to a creation that the same body meets again
+_ERRORS = tuple(range(400, 600))  # a creation's: what it may have made depends on which
 _GATEWAY = (502, 503, 504)  # a poll's answers that say nothing of the sandbox: polled again
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 
@@ -148,36 +149,42 @@ class SandboxAPI:
         state, the creation deadline, no usable toolbox URL, the call cancelled: Ctrl+C,
         SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
         ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
-        have made all the same (its answer lost: a timeout, a gateway's 502), found by
-        ``name``."""
+        have made all the same (its answer lost: a timeout, a gateway's 502, a 2xx page that is
+        no JSON or names no id), found by
+        ``name`` and proved its own by a token no one else has seen (``creation.made_by``).
+        A refusal (a status below 500) is raised as it is, asked again by the next call: its
+        cause may pass, or be fixed outside this run (no runner free, a snapshot still
+        pulled or inactive, a quota)."""
         with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
-            body = creation.create_body(self._settings, name)
-            url = f"{self._api}/sandbox"
+            token = secrets.token_hex(16)
+            body = creation.create_body(self._settings, name, token)
+            url, status = f"{self._api}/sandbox", None
             try:
                 response = await self.send(
-                    "POST", url, "sandbox creation", json=body, accept=_REFUSED
+                    "POST", url, "sandbox creation", json=body, accept=_ERRORS
                 )
+                if response.is_error:
+                    key = self._settings.api_key
+                    status = response.status_code
+                    raise error_for(response, "sandbox creation", key=key)
+                data = json_object(response, "sandbox creation")  # a 2xx page may be none
+                if not (sandbox_id := str(data.get("id") or "")):
+                    raise ExecutorError("Daytona created a sandbox without an id")
             except BaseException as exc:
-                if creation.may_have_made(exc):
-                    await self._discard_named(name)
+                if creation.may_have_made(exc, status):
+                    await self._discard_named(name, token)
                 raise
-            if response.status_code in _REFUSED:  # the same body would be refused again
-                key = self._settings.api_key
-                raise PlacementRefused(str(error_for(response, "sandbox creation", key=key)))
-            data = json_object(response, "sandbox creation")
-            sandbox_id = str(data.get("id") or "")
-            if not sandbox_id:
-                raise ExecutorError("Daytona created a sandbox without an id")
             try:
                 return await self._started(sandbox_id, data)
             except BaseException:
                 await self.discard(sandbox_id, "which did not start")
                 raise
 
-    async def _discard_named(self, name: str) -> None:
-        """Delete the sandbox named ``name`` when Daytona has one, rho-agent's by its labels
-        (``creation.made_by_us``); anything else (none, a failure, the lookup's own time
-        out) is left, and logged at debug: the creation's error is the one to report."""
+    async def _discard_named(self, name: str, token: str) -> None:
+        """Delete the sandbox named ``name`` when Daytona has one that carries ``token``
+        (``creation.made_by``: the one our creation made); anything else (none, a squatter's,
+        a failure, the lookup's own time out) is left, a failure logged at debug: the
+        creation's error is the one to report."""
         try:
             async with asyncio.timeout(self._settings.request_timeout):
                 url = f"{self._api}/sandbox/{path_segment(name)}"
@@ -188,7 +195,7 @@ class SandboxAPI:
         except Exception as exc:  # noqa: BLE001 - see above; a cancel is passed on
             log.debug("no lookup of Daytona sandbox %s after a failed creation: %s", name, exc)
             return
-        if found.get("name") == name and creation.made_by_us(found, self._settings.session_id):
+        if found.get("name") == name and creation.made_by(found, token):
             await self.discard(str(found.get("id") or name), "whose creation failed")
 
     async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
@@ -211,11 +218,12 @@ class SandboxAPI:
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
-        archived (``POST /sandbox/{id}/start``) and waited for within the creation deadline.
-        Never deleted on failure: it holds the session's files."""
+        archived (``POST /sandbox/{id}/start``; one on its way, ``creation.STARTING``, only
+        waited for) within the creation deadline. Never deleted on failure: it holds the
+        session's files."""
         sandbox_id = str(data.get("id") or "")
         with hiding_key(self._settings.api_key):
-            if data.get("state") != "started":
+            if data.get("state") not in creation.STARTING:
                 url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/start"
                 await self.send("POST", url, "sandbox start")
                 data = {**data, "state": "starting"}  # polled from here on

@@ -28,19 +28,39 @@ from rho_domain.ports.executor import PlacementTold
 _log = logging.getLogger("rho_adapters.daytona.executor")
 
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+STARTING = frozenset(
+    [
+        "started",
+        "starting",
+        "restoring",
+        "creating",
+        "pending_build",
+        "pulling_snapshot",
+        "building_snapshot",
+    ]
+)
+"""States of a sandbox started or on its way there, which a resume waits for rather than
+starts: Daytona refuses to start one whose state is changing ('State change in progress')."""
 SESSION_LABEL = "rho-agent-session"
 """The label naming the rho-agent session a sandbox serves (``DaytonaSettings.session_id``)."""
+CREATION_LABEL = "rho-agent-creation"
+"""The label holding a creation's secret token (``create_body``), written nowhere else: the
+proof that a sandbox found by the name that creation chose is the one it made."""
 BUILD_LABEL = "rho-agent-build"
 """The label saying what built a sandbox (``build_of``), compared when a session reattaches."""
 DEFAULT_BUILD = "default"
 """``BUILD_LABEL``'s value for a sandbox of the organisation's default snapshot."""
 
 
-def may_have_made(error: BaseException) -> bool:
+def may_have_made(error: BaseException, status: int | None = None) -> bool:
     """Whether a creation that failed with ``error`` may have made its sandbox all the same:
-    the server answered (an error status, an answer cut short), the answer was waited for
-    (a read timeout, a dropped connection) or the call was cancelled meanwhile; not when the
-    request never reached it (no connection, a proxy's refusal, a URL httpx refuses)."""
+    the server answered a 5xx (a gateway's 502 after the API made it; ``status``), an answer
+    cut short, the answer was waited for (a read timeout, a dropped connection) or the call
+    was cancelled meanwhile; not when the request never reached it (no connection, a proxy's
+    refusal, a URL httpx refuses), nor when the API refused it (a status below 500: a name
+    another sandbox holds, 409; a quota, 403; no runner free, 400)."""
+    if status is not None and status < 500:
+        return False
     cause = error.__cause__
     if isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError):
         return True
@@ -99,12 +119,15 @@ def new_name() -> str:
     return f"rho-agent-{secrets.token_hex(8)}"
 
 
-def create_body(settings: DaytonaSettings, name: str | None = None) -> dict[str, Any]:
+def create_body(
+    settings: DaytonaSettings, name: str | None = None, token: str | None = None
+) -> dict[str, Any]:
     """The ``CreateSandbox`` body: only the fields that are set (older servers reject
-    unknowns), and ``name`` (``new_name``) when given."""
+    unknowns), and ``name`` (``new_name``) and ``token`` (``CREATION_LABEL``) when given."""
+    proof = {CREATION_LABEL: token} if token is not None else {}
     body: dict[str, Any] = {
         "env": dict(settings.env),
-        "labels": labels_for(settings),
+        "labels": {**labels_for(settings), **proof},
         "autoStopInterval": settings.auto_stop_interval,
     }
     if name is not None:
@@ -125,13 +148,13 @@ def create_body(settings: DaytonaSettings, name: str | None = None) -> dict[str,
     return body
 
 
-def made_by_us(found: dict[str, Any], session_id: str | None) -> bool:
-    """Whether the sandbox ``found`` describes carries rho-agent's label and, when
-    ``session_id`` is given, that session's."""
+def made_by(found: dict[str, Any], token: str) -> bool:
+    """Whether the sandbox ``found`` describes is the one the creation that sent ``token``
+    (``create_body``) made: it carries that token. Its name is in the trace before
+    ``POST /sandbox`` (whoever reads it may take the name first: our POST is then refused)
+    and rho-agent's and the session's labels anyone in the organisation may set."""
     labels = found.get("labels")
-    if not isinstance(labels, dict) or labels.get("created-by") != "rho-agent":
-        return False
-    return session_id is None or labels.get(SESSION_LABEL) == session_id
+    return isinstance(labels, dict) and labels.get(CREATION_LABEL) == token
 
 
 def session_query(session_id: str) -> dict[str, str]:

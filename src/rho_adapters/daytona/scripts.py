@@ -15,13 +15,13 @@ path_scripts.py; git's discovery and shadow directory are git_scripts.py.
 from __future__ import annotations
 
 import base64
-import math
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
+from rho_adapters.daytona.leftovers import LATE, deadline_body
 from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.ports.executor import Stage
 from rho_domain.shell.awk import AwkFlavor, flavor_from_version
@@ -152,22 +152,6 @@ def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) ->
     return f"({settings}{inner})" if settings else inner
 
 
-DEADLINE_GRACE = 1
-"""Seconds past a command's timeout at which its own deadline (``capped``'s) ends it."""
-
-CALL_MARK = "RHO_CALL_MARK"
-"""The environment variable that marks every process of one shell command (``capped``'s
-``mark``): what the command left running is found by it and killed when the call ends."""
-
-MARK_FD = 8
-"""The descriptor every process of one shell command inherits, open on a file of that call's
-(``capped``'s ``mark``): a program that clears its environment (``env -i setsid cmd &``) keeps
-it, unless it closes its descriptors too."""
-
-LATE = "late"
-"""The trailer's exit code of a command its own deadline ended (``Captured.late``)."""
-
-
 def capped(
     inner: str,
     cap: int,
@@ -183,16 +167,17 @@ def capped(
     counts, so output that imitates one changes nothing.
 
     ``deadline`` (seconds): the sandbox ends the command itself ``DEADLINE_GRACE`` s after
-    it (``_deadline_body``), and the trailer's exit code is then ``LATE``, which no exit of
-    the command's own can spell (a command exiting 124 or 137 by itself was reported timed
-    out). ``mark`` (a token): every process the command starts carries ``CALL_MARK=mark``,
-    and those still running when it ended or was ended (``setsid cmd &``, ``nohup``, a
-    daemon's double fork: out of its process group) are killed, as the local executor's
-    guard kills them; before, one holding the output pipe held the call past its deadline.
+    it (``leftovers.deadline_body``), and the trailer's exit code is then ``LATE``, which no
+    exit of the command's own can spell (a command exiting 124 or 137 by itself was reported
+    timed out). ``mark`` (a token): every process the command starts carries the call's
+    marks (``leftovers``), and those still running when it ended or was ended (``setsid cmd
+    &``, ``nohup``, a daemon's double fork: out of its process group) are killed, as the
+    local executor's guard kills them; before, one holding the output pipe held the call
+    past its deadline.
     """
     rest = "" if limit is None else f"head -c {max(0, int(limit) - int(cap))} | "
     body = (
-        f'{inner}; echo $? >"$d/rc";' if deadline is None else _deadline_body(inner, deadline, mark)
+        f'{inner}; echo $? >"$d/rc";' if deadline is None else deadline_body(inner, deadline, mark)
     )
     # The trailer's two numbers are read with the shell's own read (which also drops the
     # blanks some wc put before the count): a $(cat ...) and a $(tr ...) were two more
@@ -204,55 +189,6 @@ def capped(
         'read -r rc <"$d/rc"; read -r n <"$d/n"\n'
         'printf \'\\n\\036rho:%s:%s\\n\' "$rc" "$n"\n'
         'rm -rf "$d"\n'
-    )
-
-
-def _deadline_body(inner: str, timeout: float, mark: str | None) -> str:
-    """``capped``'s body with a deadline: GNU ``timeout`` leads a process group of its own,
-    sends it TERM ``DEADLINE_GRACE`` s after ``timeout`` and KILL a second later (daemons
-    that only answer 408 at the timeout, or none, left the command running). The script
-    reaches the inner ``sh`` on its stdin (``printf`` is a builtin: no argument limit), which
-    runs it in a subshell (an ``exit`` in it ends only that) and writes its status to
-    ``$d/ran``; no status there, and ``timeout`` ended by its signal (124, or 137 after the
-    KILL), is ``LATE``. Then the processes marked ``mark`` are killed (``_sweep``), here and
-    by a watcher in a session of its own (``setsid``, where the image has it): a daemon that
-    kills the command's process group at the timeout (408) kills this script too, never
-    ``timeout``'s group nor what left it."""
-    seconds = max(1, math.ceil(timeout)) + DEADLINE_GRACE
-    run = '\'rho_inner=$(cat) || exit 125; (eval "$rho_inner") </dev/null; echo $? >"$0"\''
-    marked = "" if mark is None else f"{CALL_MARK}={q(mark)} "
-    started = f"printf '%s' {q(inner)} | {marked}timeout -k 1 {seconds} sh -c {run} \"$d/ran\""
-    if mark is None:
-        ended = f"{started}; rho_t=$?; "
-    else:
-        watcher = f'while kill -0 "$1" 2>/dev/null; do sleep 1; done; {_sweep(mark, "$2")}'
-        ended = (
-            f'{started} {MARK_FD}>"$d/mark" & rho_pid=$!; '
-            "if command -v setsid >/dev/null 2>&1; then "
-            f'setsid sh -c {q(watcher)} sh "$rho_pid" "$d" </dev/null >/dev/null 2>&1 & fi; '
-            f'wait "$rho_pid"; rho_t=$?; {_sweep(mark, "$d")}'
-        )
-    return (
-        f"{ended}"
-        'if [ -s "$d/ran" ]; then read -r rho_t <"$d/ran"; '
-        f'elif [ "$rho_t" = 124 ] || [ "$rho_t" = 137 ]; then rho_t={LATE}; fi; '
-        'echo "$rho_t" >"$d/rc";'
-    )
-
-
-def _sweep(mark: str, directory: str) -> str:
-    """Kill every process whose environment holds ``CALL_MARK=mark`` or whose ``MARK_FD`` is
-    the call's (on ``<directory>/mark``, ``(deleted)`` once the script removed it; that one
-    descriptor only: all of every process's cost 4 times the CPU, 16 ms on a busy host),
-    twice (one may have forked meanwhile); a grep or find that cannot (``-z``, ``-lname``)
-    says nothing."""
-    found = (
-        f"grep -l -s -z -x -F {q(CALL_MARK + '=' + mark)} /proc/[0-9]*/environ 2>/dev/null; "
-        f'find /proc/[0-9]*/fd/{MARK_FD} -maxdepth 0 -lname "{directory}/mark*" 2>/dev/null'
-    )
-    return (
-        f"for rho_round in 1 2; do for rho_p in $({found}); do rho_p=${{rho_p#/proc/}}; "
-        'kill -9 "${rho_p%%/*}" 2>/dev/null; done; done; '
     )
 
 

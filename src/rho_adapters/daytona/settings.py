@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_domain.errors import ConfigError
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -77,6 +78,13 @@ class DaytonaSettings:
             )
         if not self.working_dir.startswith("/"):
             raise ConfigError(f"daytona working_dir must be absolute, got {self.working_dir!r}")
+        # Sent as headers: a key with a line break (a secret file's last newline) failed each
+        # request as "connection to Daytona failed ... DAYTONA_API_URL", one with a non-ASCII
+        # character left the adapter as a bare UnicodeEncodeError.
+        refuse_header_text(self.api_key, "the Daytona API key (DAYTONA_API_KEY)")
+        if self.organization_id is not None:
+            what = "the Daytona organisation id (DAYTONA_ORGANIZATION_ID)"
+            refuse_header_text(self.organization_id, what)
 
 
 def _local_source(dockerfile: str) -> str | None:

@@ -29,18 +29,21 @@ UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's
 async def put(workspace: SandboxWorkspace, files: Sequence[FileUpload]) -> None:
     """``DaytonaExecutor.upload``: the operator's files anywhere in the sandbox (a relative
     path joins the workspace), whatever the profile's write mode, never a path rho-agent
-    never writes; every path judged before the first request."""
-    pairs: list[tuple[str, bytes]] = []
-    sandbox = await workspace.ensure()
+    never writes; every path judged before the first request, the sandbox's creation
+    included (before, a refused path was found once a Dockerfile had been built for it)."""
     for item in files:
         check_path_text(item.path)
         check_file_path(item.path)
         if reason := write_refusal(item.path):
             raise SensitivePath(reason)
-        target = posixpath.normpath(posixpath.join(workspace.roots.root, item.path))
-        if target == workspace.roots.root:
+        given = workspace.roots.given  # the canonical root is known once the sandbox is
+        target = posixpath.normpath(posixpath.join(given, item.path))
+        if target == given:
             raise ToolError(f"{item.path} is the workspace directory, not a file")
-        pairs.append((target, item.data))
+        check_upload_path(target)
+    sandbox = await workspace.ensure()
+    root = workspace.roots.root
+    pairs = [(posixpath.normpath(posixpath.join(root, f.path)), f.data) for f in files]
     await upload_many(workspace.api, sandbox, pairs)
 
 

@@ -204,6 +204,8 @@ class FakeDaytona:
         if request.method == "POST" and action == "start":  # archived: restored first
             if self.stopped.get(sandbox_id) not in (None, "stopped", "archived"):
                 return error(400, f"Sandbox is in state {self.stopped[sandbox_id]}", path)
+            if sandbox_id not in self.stopped and self._state(sandbox_id) != "started":
+                return error(400, "State change in progress", path)  # as the API's start
             was = self.stopped.pop(sandbox_id, None)
             self.starts.append(sandbox_id)
             self.polls[sandbox_id] = 0

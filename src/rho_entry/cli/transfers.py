@@ -8,9 +8,10 @@ skipped, as the public implementation does), into the executor before the agent 
 workspace). The operator's act, so the profile's write mode does not apply; but no secret
 leaves this machine: a named file the secrets policy refuses (``.env``, keys, credentials,
 anything under ``~/.ssh``..., judged by its real path) stops the launch, and one found inside
-a directory is skipped and named. ``--download REMOTE:LOCAL`` (repeatable) copies a file the
-agent left (read through ``Executor.read``, so the profile's read rules and the secrets policy
-apply) to this machine after the run; an existing LOCAL is kept unless ``--force``.
+a directory is skipped and named, as is a link there to a file outside that directory.
+``--download REMOTE:LOCAL`` (repeatable) copies a file the agent left (read through
+``Executor.read``, so the profile's read rules and the secrets policy apply) to this machine
+after the run; an existing LOCAL is kept unless ``--force``.
 ``--dockerfile FILE`` / ``--snapshot NAME`` (one of them) choose how the sandbox is built and
 imply ``--backend daytona``.
 """
@@ -112,7 +113,9 @@ def read_uploads(
 ) -> tuple[FileUpload, ...]:
     """The files to upload, read from this machine, at most ``limit`` bytes in all
     (``_read_file``). A named secret raises ``ConfigError``; one inside an uploaded directory
-    is skipped and ``notice`` says so."""
+    is skipped and ``notice`` says so, as is a link there to a file outside that directory
+    (a repository's ``docs/x -> ../../..``: the operator named the directory, not what its
+    links reach)."""
     from rho_domain.ports.commands import FileUpload
 
     files: list[FileUpload] = []
@@ -123,9 +126,17 @@ def read_uploads(
                 f"--upload {source}: refused, a secret is never uploaded ({reason}); "
                 "pass the value to the sandbox another way"
             )
+        inside = os.path.realpath(source)
         for path, target in _walk(source, remote):
-            if reason := policy.refusal(os.path.realpath(path)) or policy.refusal(str(path)):
+            real = os.path.realpath(path)
+            if reason := policy.refusal(real) or policy.refusal(str(path)):
                 notice(f"--upload: skipped {path}: a secret is never uploaded ({reason})")
+                continue
+            if path != source and os.path.commonpath([real, inside]) != inside:
+                notice(
+                    f"--upload: skipped {path}: a link to {real}, outside {source} (name "
+                    "that file in an --upload of its own to send it)"
+                )
                 continue
             data = _read_file(path, limit - total)
             total += len(data)
