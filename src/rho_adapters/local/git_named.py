@@ -13,7 +13,7 @@ a subdirectory) is found by the walks before each command (``nested_secrets``).
 
 Every executor of a process asks again (a Session per request makes one each time), so a
 configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
-size) for the process (``_ENTRIES``; what they name is worked out again from them, with this
+size) for the process (``settled_reads``; what they name is worked out again from them, with this
 executor's environment): a file changed, replaced or moved is read again, so a credential
 file named after the first executor is still a secret for the next. A name that does not
 exist is passed over after one ``stat``, without resolving its real path.
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.settled_reads import SettledReads
 from rho_adapters.local.ssh_named import ssh_named_secrets
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
@@ -43,13 +43,9 @@ from rho_domain.git_named_files import (
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
-_Entries = tuple[tuple[str, str, str | None], ...]
-_EntriesKey = tuple[str, int, int, int, int, int]
-# a configuration's entries by its real path and what its stat says of its content; bounded
-# (the oldest forgotten first): a process sees a few configurations, git's own and its users'
-_ENTRIES: dict[_EntriesKey, _Entries] = {}
-_MAX_ENTRIES = 256
-_SETTLED_NS = 2_000_000_000  # older than this, a change moves mtime_ns or ctime_ns
+# a configuration's entries by its real path and its content: a process sees a few
+# configurations, git's own and its users'
+_ENTRIES = SettledReads(lambda text: tuple(entries(text)), max_bytes=MAX_CONFIG_BYTES)
 
 
 def git_named_secrets(
@@ -75,7 +71,7 @@ def git_named_origins(
     refusal to say why): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
     ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
-    configuration's times are settled (see ``_entries_of``)."""
+    configuration's times are settled (``settled_reads``)."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
@@ -165,7 +161,7 @@ def _named_by_group(
         seen[key] = None
         if not real:
             continue
-        found_entries = _entries_of(real, now_ns)
+        found_entries = _ENTRIES.get(real, now_ns)
         if found_entries is None:
             continue
         named = named_by(found_entries, env=shell_env)
@@ -236,39 +232,6 @@ def _exists(path: str) -> bool:
     except (OSError, ValueError):  # ValueError: a NUL in a name from a configuration
         return False
     return True
-
-
-def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
-    """The entries of the configuration at ``real`` as git reads them, or None (missing, not
-    a regular file, past ``MAX_CONFIG_BYTES``); read and parsed once per content (see the
-    module docstring)."""
-    try:
-        info = os.stat(real)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
-        return None
-    key = (real, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-    found = _ENTRIES.get(key)
-    if found is None:
-        text = _read(real)
-        if text is None:
-            return None
-        found = tuple(entries(text))
-        # A file changed within the filesystem's clock tick can keep its times and size
-        # (git's "racy" entries): one changed lately is read again until it is settled.
-        if now_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS:
-            if len(_ENTRIES) >= _MAX_ENTRIES:
-                del _ENTRIES[next(iter(_ENTRIES))]
-            _ENTRIES[key] = found
-    return found
-
-
-def _read(path: str) -> str | None:
-    """A configuration's text, or None (unreadable)."""
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        return file.read()
-    return None
 
 
 def nested_secrets(

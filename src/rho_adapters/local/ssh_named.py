@@ -14,24 +14,22 @@ connection (``%h``) is a pattern, matched against the files there now.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
-import stat
 import time
 from collections.abc import Sequence
 
+from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS
-from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_named_in
+from rho_domain.ssh_named_files import literal_of, pattern_of, ssh_named_in
 
 __all__ = ["ssh_named_secrets"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
-# what a configuration names, by its path and what its stat says of its content (bounded)
-_NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
-_MAX_NAMED = 256
-_SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
+# what a configuration names, by its path and its content, as ``git_named`` remembers git's:
+# every executor reads them again
+_NAMED = SettledReads(ssh_named_in, max_bytes=MAX_CONFIG_BYTES)
 
 
 def ssh_named_secrets(
@@ -68,7 +66,7 @@ def _named_from(start: tuple[str, str | None, str], tops: Sequence[str]) -> list
                 "Include lines that repeat or name missing files"
             )
         seen[config] = None
-        named = _named_of(config)
+        named = _NAMED.get(config, time.time_ns)
         if named is None:
             continue
         for value in named.includes:
@@ -88,25 +86,3 @@ def _matches(pattern: str) -> list[str]:
     matches it now."""
     literal = literal_of(pattern)
     return [literal] if literal is not None else glob.glob(pattern)
-
-
-def _named_of(path: str) -> SshNamed | None:
-    """What the configuration at ``path`` names, or None (missing, not a regular file, past
-    the bound); remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times
-    are settled, as ``git_named`` remembers git's: every executor reads them again."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
-        return None
-    key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-    if (named := _NAMED.get(key)) is not None:
-        return named
-    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as file:
-        named = ssh_named_in(file.read())
-    if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
-        if len(_NAMED) >= _MAX_NAMED:
-            del _NAMED[next(iter(_NAMED))]
-        _NAMED[key] = named
-    return named
