@@ -239,60 +239,39 @@ class State:
         """Pending calls that nobody has approved or rejected yet."""
         return tuple(c for c in self.pending_calls if self.approvals.get(c.id, False) is None)
 
-    def approval_digest(self, call: ToolCall) -> str:
-        """The digest an answer about the pending ``call`` carries (``rho_domain.call_digest``):
-        of the call, where it was asked to run, and a waiting sub-agent's call (approved too)."""
-        from rho_domain.call_digest import call_digest
+    # The views of a pending call live in ``rho_domain.approval_views`` (loaded with the first
+    # call shown or answered); these are the names every surface calls them by.
 
-        child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        place = self.asked_places.get(call.id, "")
-        return call_digest(call.name, call.arguments, child=child, shown=shown, place=place)
+    def approval_digest(self, call: ToolCall) -> str:
+        """The digest an answer about the pending ``call`` carries (``approval_views``)."""
+        from rho_domain.approval_views import approval_digest
+
+        return approval_digest(self, call)
 
     def shown_call(self, call: ToolCall) -> str:
-        """The pending ``call`` as an answerer is to be shown it, where it runs, and a waiting
-        sub-agent's call, which an answer approves (``approval_digest`` covers all three)."""
-        place = self.asked_places.get(call.id, "")
-        shown = f"{call.name} {call.arguments}" + (f" in {place}" if place else "")
-        child = self._child_of(call.id)
-        return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
+        """The pending ``call`` as an answerer is to be shown it (``approval_views``)."""
+        from rho_domain.approval_views import shown_call
+
+        return shown_call(self, call)
 
     def check_digest(self, call: ToolCall, digest: str, *, place: str | None = None) -> None:
-        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``, run in ``place`` when
-        given (where the session runs it now; one asked about elsewhere: refused, naming both)."""
-        from rho_domain.call_digest import check
+        """``CallChanged`` unless ``digest`` is ``approval_digest(call)`` (``approval_views``)."""
+        from rho_domain.approval_views import check_digest
 
-        child, shown = self._child_of(call.id), self.asked_shapes.get(call.id, "")
-        asked = self.asked_places.get(call.id, "")
-        now = asked if place is None or not asked else place  # old traces: none recorded
-        held = (call.id, call.name, call.arguments, digest)
-        check(*held, child=child, shown=shown, place=now, asked=asked)
+        check_digest(self, call, digest, place=place)
+
+    def waiting_approvals(self) -> tuple[PendingApproval, ...]:
+        """``awaiting_decision``'s calls, each with why it waits (a run's ``pending``)."""
+        if not self.awaiting_decision():
+            return ()  # a run that goes as planned loads none of the views
+        from rho_domain.approval_views import waiting_approvals
+
+        return waiting_approvals(self)
 
     def always_holds(self, name: str, shown: str) -> bool:
         """Whether tool ``name``, shown as ``shown`` (its ``tool_digest``; empty for the
         agent's own tools), is approved "always": the answer was given to it so shown."""
         return name in self.always_allowed and self.always_shapes.get(name, "") == shown
-
-    def _child_of(self, call_id: str) -> tuple[str, str] | None:
-        waiting = self.waiting_children.get(call_id)
-        return None if waiting is None else (waiting[1].name, waiting[1].arguments)
-
-    def waiting_approvals(self) -> tuple[PendingApproval, ...]:
-        """``awaiting_decision``'s calls, each with why it waits (a run's ``pending``)."""
-        waiting = self.awaiting_decision()
-        if not waiting:
-            return ()
-        from rho_domain.pending import PendingApproval  # with the first call left waiting
-
-        reasons = self.approval_reasons
-        return tuple(
-            PendingApproval(
-                call=c,
-                reason=reasons.get(c.id, "waiting for approval"),
-                digest=self.approval_digest(c),
-                working_dir=self.asked_places.get(c.id, ""),
-            )
-            for c in waiting
-        )
 
     def settled_history(self) -> list[Message]:
         """History without the turn in progress (whose tool calls have no results yet)."""

@@ -6,21 +6,12 @@ is a pure function: every variant in one process."""
 
 from __future__ import annotations
 
-from rho_domain.shell.destructive import destructive_reason
+from destructive_support import asking as _asking
+from destructive_support import missed as _missed
 
 HOME = "or inside it, a hidden entry or the bin of a home directory"
 KEYS = "/root/.ssh/authorized_keys"
 UNKNOWN = "in a directory the check cannot know"
-
-
-def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
-    """The cases whose reason is missing or lacks its fragment (expected: none)."""
-    return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
-
-
-def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The ordinary commands that ask (expected: none)."""
-    return [(c, r) for c in commands if (r := destructive_reason(c))]
 
 
 def test_a_write_after_a_move_is_judged_where_it_lands() -> None:

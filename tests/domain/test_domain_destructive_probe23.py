@@ -5,17 +5,8 @@ check is a pure function)."""
 
 from __future__ import annotations
 
-from rho_domain.shell.destructive import destructive_reason
-
-
-def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
-    """The cases whose reason is missing or lacks its fragment (expected: none)."""
-    return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
-
-
-def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The ordinary commands that ask (expected: none)."""
-    return [(c, r) for c in commands if (r := destructive_reason(c))]
+from destructive_support import asking as _asking
+from destructive_support import missed as _missed
 
 
 def test_an_assignment_split_by_a_line_continuation_asks_again() -> None:

@@ -7,17 +7,8 @@ in one process."""
 
 from __future__ import annotations
 
-from rho_domain.shell.destructive import destructive_reason
-
-
-def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
-    """The cases whose reason is missing or lacks its fragment (expected: none)."""
-    return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
-
-
-def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The ordinary commands that ask (expected: none)."""
-    return [(c, r) for c in commands if (r := destructive_reason(c))]
+from destructive_support import asking as _asking
+from destructive_support import missed as _missed
 
 
 def test_writes_to_the_systems_start_up_and_path_locations_and_a_homes_hidden_entries_ask() -> None:

@@ -3,19 +3,10 @@ question before this round). The check is a pure function: every row in one proc
 
 from __future__ import annotations
 
-from rho_domain.shell.destructive import destructive_reason
+from destructive_support import asking as _asking
+from destructive_support import missed as _missed
 
 UNSEEN = "writes an archive's members, which the approval check cannot see, into the command's"
-
-
-def _missed(cases: dict[str, str]) -> list[tuple[str, str]]:
-    """The cases whose reason is missing or lacks its fragment (expected: none)."""
-    return [(c, r) for c, f in cases.items() if f not in (r := destructive_reason(c)) or not r]
-
-
-def _asking(commands: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The ordinary commands that ask (expected: none)."""
-    return [(c, r) for c in commands if (r := destructive_reason(c))]
 
 
 def test_an_archive_extracted_unread_into_the_command_directory_asks() -> None:

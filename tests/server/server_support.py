@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,15 +73,41 @@ def settings(where: Place, **changes: Any) -> ServerSettings:
 
 
 def app_for(
-    where: Place, model: Any, *, ports: Mapping[str, Any] | None = None, **changes: Any
+    where: Place,
+    model: Any,
+    *,
+    ports: Mapping[str, Any] | None = None,
+    store: Any = None,
+    **changes: Any,
 ) -> Any:
+    """The server's app over ``where`` with ``model`` (and ``ports``), its settings changed
+    by ``changes``; ``store``: a ``choose_store`` choice (a PostgreSQL one), else the files."""
     environ = {"RHO_AGENT_HOME": str(where.home), "HOME": str(where.home)}
     return create_app(
         settings(where, **changes),
         base_config=BASE,
         environ=environ,
         session_ports={"model": model, **(ports or {})},
+        store=store,
     )
+
+
+@contextlib.contextmanager
+def opened_meanwhile(sessions: Any, other: Any) -> Iterator[None]:
+    """Within: the server's ``sessions`` read a recording only after ``other`` (another
+    process's or host's store) opened the session, as if it claimed it between an answer's
+    checks and its reopening; ``other`` keeps it open (release it)."""
+    recording = sessions.recording
+
+    async def opened(session_id: str) -> object:
+        await other.open(session_id)
+        return await recording(session_id)
+
+    sessions.recording = opened
+    try:
+        yield
+    finally:
+        sessions.recording = recording
 
 
 def bearer(token: str) -> dict[str, str]:

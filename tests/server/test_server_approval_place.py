@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from server_support import app_for, client_for, place, shown_in, wait_idle
+from server_support import app_for, client_for, opened_meanwhile, place, shown_in, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.store import FileSessionStore
@@ -306,15 +306,9 @@ async def test_a_session_reopened_for_an_answer_that_ends_or_is_left(tmp_path: P
         url = f"/api/sessions/{sid}/approvals/c1"
 
         # another process opens it between the answer's checks and its reopening
-        other, recording = FileSessionStore(where.sessions), sessions.recording
-
-        async def opened_meanwhile(session_id: str) -> object:
-            await other.open(session_id)
-            return await recording(session_id)
-
-        sessions.recording = opened_meanwhile
-        refused = await client.post(url, json=approve)
-        sessions.recording = recording
+        other = FileSessionStore(where.sessions)
+        with opened_meanwhile(sessions, other):
+            refused = await client.post(url, json=approve)
         await other.release(sid)
         assert refused.status_code == 409, refused.text
         assert "ended before it took the answer (session" in refused.text

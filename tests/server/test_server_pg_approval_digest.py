@@ -16,11 +16,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
-from server_support import BASE, Place, UvicornThread, place, settings, wait_idle
+from server_support import Place, UvicornThread, app_for, place, wait_idle
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_entry.config.stores import choose_store
-from rho_entry.server import create_app
 
 __all__ = ["pg_server_url"]
 
@@ -41,13 +40,7 @@ def _rewrite(url: str, session_id: str, old: str, new: str) -> None:
 
 
 def _app(where: Place, url: str, model: ScriptedModel, **changes: Any) -> Any:
-    return create_app(
-        settings(where, **changes),
-        base_config=BASE,
-        environ={"RHO_AGENT_HOME": str(where.home), "HOME": str(where.home)},
-        session_ports={"model": model},
-        store=choose_store(url, {}, origin="the test"),
-    )
+    return app_for(where, model, store=choose_store(url, {}, origin="the test"), **changes)
 
 
 @pytest.mark.parametrize(

@@ -16,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from server_support import BASE, UvicornThread, place, rho_cli, serve_env, settings, wait_idle
+from server_support import (
+    UvicornThread,
+    app_for,
+    opened_meanwhile,
+    place,
+    rho_cli,
+    serve_env,
+    wait_idle,
+)
 
 from rho_adapters.fakes import ScriptedModel, Turn, call, tools
 from rho_entry.config.stores import choose_store
-from rho_entry.server import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
@@ -36,13 +43,7 @@ async def test_a_resume_from_another_process_while_the_server_runs_the_answer(
     where = place(tmp_path)
     url = schema_url(pg_server_url)
     model = ScriptedModel([tools(WRITE), Turn(hang=True)])
-    app = create_app(
-        settings(where, approval_hold=0.0),
-        base_config=BASE,
-        environ={"RHO_AGENT_HOME": str(where.home), "HOME": str(where.home)},
-        session_ports={"model": model},
-        store=choose_store(url, {}, origin="the test"),
-    )
+    app = app_for(where, model, store=choose_store(url, {}, origin="the test"), approval_hold=0.0)
     with UvicornThread(app) as server:
         async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=30) as http:
             created = await http.post(
@@ -56,16 +57,9 @@ async def test_a_resume_from_another_process_while_the_server_runs_the_answer(
             answer_url = f"/api/sessions/{sid}/approvals/c1"
             # another host claims it between the answer's checks and its reopening
             another = choose_store(url, {}, origin="another host")
-            other, sessions = another.store, app.state.host.sessions
-            recording = sessions.recording
-
-            async def claimed_meanwhile(session_id: str) -> object:
-                await other.open(session_id)
-                return await recording(session_id)
-
-            sessions.recording = claimed_meanwhile
-            refused = await http.post(answer_url, json=approve)
-            sessions.recording = recording
+            other = another.store
+            with opened_meanwhile(app.state.host.sessions, other):
+                refused = await http.post(answer_url, json=approve)
             assert refused.status_code == 409, refused.text
             assert "ended before it took the answer" in refused.text
             held = (await http.get(f"/api/sessions/{sid}")).json()

@@ -13,11 +13,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
-from server_support import BASE, UvicornThread, place, settings, shown_in, sse_blocks
+from server_support import UvicornThread, app_for, place, shown_in, sse_blocks
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_entry.config.stores import choose_store
-from rho_entry.server import create_app
 
 __all__ = ["pg_server_url"]
 
@@ -30,13 +29,7 @@ async def test_an_approval_answered_here_keeps_the_line_numbers(
     where = place(tmp_path)
     chosen = choose_store(schema_url(pg_server_url), {}, origin="the test")
     model = ScriptedModel([tools(WRITE), tools(call("list", {"path": "."})), text("All done.")])
-    app = create_app(
-        settings(where),
-        base_config=BASE,
-        environ={"RHO_AGENT_HOME": str(where.home), "HOME": str(where.home)},
-        session_ports={"model": model},
-        store=chosen,
-    )
+    app = app_for(where, model, store=chosen)
     with UvicornThread(app) as server:
         async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=30) as http:
             created = await http.post(

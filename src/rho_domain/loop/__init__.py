@@ -21,9 +21,10 @@ The map of one run (``Session.run``), in the order it happens:
 8. ``model_turn`` — ``call_model``: one streamed model call raced against cancellation,
    consumed by ``streaming`` into the assistant message.
 9. ``tool_batch`` — ``ToolBatch.run``: each call's policy → approval → execution → result
-   (a call asked about by ``tool_approval``); read-only batches run concurrently through
-   ``parallel_reads``; ``delegate`` calls run child sessions through ``sub_agents``
-   (``SubAgents``), and a child that waits is answered through ``child_calls``.
+   (judged by ``call_judgment``, a call asked about by ``tool_approval``); read-only
+   batches run concurrently through ``parallel_reads``; ``delegate`` calls run child
+   sessions through ``sub_agents`` (``SubAgents``), and a child that waits is answered
+   through ``child_calls``.
 10. ``journal`` — every change above is an event: applied to the ``State``, persisted,
     announced to listeners.
 11. ``run_boundaries`` — ``end_run``: open calls answered, ``run_end`` recorded and the

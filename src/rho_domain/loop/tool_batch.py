@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
-import attrs
-
 from rho_domain import events as ev
-from rho_domain.approval import Allowed, decide
+from rho_domain.approval import Allowed
+from rho_domain.loop.call_judgment import judge
 from rho_domain.loop.guarded_ports import GuardedExecutor
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
@@ -28,9 +27,8 @@ from rho_domain.not_run import (
     denied,
     rejected,
 )
-from rho_domain.permissions import ApprovalMode
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext, ToolOutput, ToolPolicy, WriteTally
+from rho_domain.tools.base import ToolContext, ToolOutput, WriteTally
 from rho_domain.tools.prepared import PreparedCall
 
 if TYPE_CHECKING:
@@ -118,17 +116,7 @@ class ToolBatch:
                 continue
             shown = shown_shape(self.agent, ready.handler)
             await bind_to_shown(self.journal, call, shown)
-            policy = ready.policy
-            if call.name == "bash" and policy and policy.dangerous and not policy.destructive:
-                policy = _after_writes(call, policy, self._unreviewed_writes())
-            decision = decide(
-                self.agent.profile,
-                call,
-                policy,
-                auto_approve=self.agent.config.auto_approve,
-                always_allowed=self.state.always_allowed,
-                decoded=ready.decoded,
-            )
+            decision = judge(self.agent, self.state, ready)
             # A plain run's calls are allowed: the other outcomes load with the first one.
             if not isinstance(decision, Allowed):
                 from rho_domain.approval_asks import Denied
@@ -280,13 +268,6 @@ class ToolBatch:
             began_before=began_before,
         )
 
-    def _unreviewed_writes(self) -> Sequence[ToolCall]:
-        """The earlier calls a bash line may run the writes of, where an answer can be asked
-        for: none when nobody is asked (an eval's or an auto-approved session's long runs
-        read none of them at every bash call)."""
-        asks = self.agent.profile.approval is not ApprovalMode.NONE
-        return self.state.unreviewed_writes if asks and not self.agent.config.auto_approve else ()
-
     def _context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` may use."""
         return ToolContext(
@@ -301,16 +282,3 @@ class ToolBatch:
             delegate=self.delegate,
             written=self.written,
         )
-
-
-def _after_writes(call: ToolCall, policy: ToolPolicy, earlier: Sequence[ToolCall]) -> ToolPolicy:
-    """``policy`` of an unrestricted bash ``call``, destructive when the line may run what
-    ``earlier`` calls wrote (``shell.destructive_session``): a write of ``Makefile``, then
-    ``make``, asks even after "always"."""
-    if not earlier:
-        return policy
-    # the session's writes are read with the first line after one, not by every run
-    from rho_domain.shell.destructive_session import after_writes
-
-    reason = after_writes(call, earlier)
-    return attrs.evolve(policy, destructive=reason) if reason else policy

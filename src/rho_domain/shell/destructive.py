@@ -58,7 +58,8 @@ Contract: ``destructive_reason(command) -> str``, the reason shown to the human,
 
 from __future__ import annotations
 
-from rho_domain.shell.destructive_walk import MAX_DEPTH, WORK_BUDGET, LineCheck
+from rho_domain.shell.destructive_ledger import WORK_BUDGET
+from rho_domain.shell.destructive_walk import MAX_DEPTH, LineCheck
 
 __all__ = ["MAX_DEPTH", "WORK_BUDGET", "destructive_reason"]
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Set
 
 from rho_domain.earlier_writes import WRITING_TOOLS
 from rho_domain.messages import ToolCall
+from rho_domain.shell.destructive_ledger import WrittenFiles
 from rho_domain.shell.destructive_walk import LineCheck
 
 UNKNOWN = "the files of a line that asked (read up to its first reason)"
@@ -66,7 +67,7 @@ def _call_writes(name: str, text: str) -> frozenset[str]:
     here = str(arguments.get("working_dir") or ".")
     check = LineCheck()
     unread = [UNKNOWN] if check.line(command, 0, "") else []  # stopped at its first reason
-    written = (posixpath.normpath(posixpath.join(here, p)) for p in check.written if p)
+    written = (posixpath.normpath(posixpath.join(here, p)) for p in check.files.line if p)
     return frozenset([*unread, *written])
 
 
@@ -77,7 +78,7 @@ def session_reason(command: str, written: Set[str], working_dir: str = ".") -> s
         return ""
     here = posixpath.normpath(working_dir or ".")
     seen = frozenset(_from(here, path) for path in written)
-    return LineCheck(session=seen).line(command, 0, "")
+    return LineCheck(files=WrittenFiles(session=seen)).line(command, 0, "")
 
 
 def _from(here: str, path: str) -> str:

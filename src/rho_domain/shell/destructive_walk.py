@@ -3,23 +3,23 @@
 ``LineCheck().line(text, 0, "")`` parses ``text`` and judges every simple command in it, in
 order: every list, pipeline and subshell, every suffix a wrapper runs, every string a program
 may hand to a shell, each parsed and judged in turn up to ``MAX_DEPTH`` levels, all within
-``WORK_BUDGET`` characters and words. It keeps what the line's commands wrote (a later command
+``WORK_BUDGET`` characters and words (its bookkeeping, the work spent and the files written,
+is ``shell.destructive_ledger``'s). It keeps what the line's commands wrote (a later command
 that runs one asks) and the descriptors ``exec`` opened; what asks for one simple command is
 the other ``destructive_*`` modules'. Returns the first reason to ask, or "".
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 
 import attrs
 
-from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
+from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -43,9 +43,6 @@ from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand
 from rho_domain.value_methods import value_eq, value_repr
 
 MAX_DEPTH = 6
-# Characters parsed and words judged in one check, nested strings included: past it the line
-# asks (eval eval eval ... over a long line would otherwise take seconds)
-WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
 # programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
@@ -66,43 +63,26 @@ _PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never 
 
 @attrs.define
 class LineCheck:
-    """One check of one command line; ``written`` holds the paths its commands write, in
+    """One check of one command line; ``files`` holds the paths its commands write, in
     order, so that running one of them later in the line asks."""
 
     __repr__ = value_repr
     __eq__ = value_eq
 
-    written: set[str] = attrs.field(factory=set)
+    files: WrittenFiles = attrs.field(factory=WrittenFiles)
     # the files ``exec`` with only redirections opened for the rest of the line, by descriptor
     opened: dict[int, str] = attrs.field(factory=dict)
-    budget: int = WORK_BUDGET
+    work: WorkBudget = attrs.field(factory=WorkBudget)
     cwd: Directories = HERE  # where the next command runs (cd, pushd, popd)
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
-    # what earlier calls of the session wrote (``shell.destructive_session``): run as if
-    # this line had written it first
-    session: frozenset[str] = frozenset()
-
-    def spend(self, work: int) -> str:
-        """Count ``work``; the reason to ask once the budget is spent."""
-        self.budget -= work
-        if self.budget < 0:
-            return "the command line is too complex to check (nested runs of long lines)"
-        return ""
-
-    def again(self, argv: Sequence[Arg], start: int) -> str:
-        """Count reading ``argv`` again from ``start`` (the suffix a wrapper runs) as the
-        whole line's words: each suffix read is as long as the line (where it runs, what it
-        writes), and a line of thousands of program names read once per suffix took a
-        minute of CPU (``eval eval ... ls ls ls``); the first read (``start`` 0) is free."""
-        return self.spend(len(argv)) if start else ""
 
     def line(self, text: str, depth: int, who: str) -> str:
         """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
         if depth > MAX_DEPTH:
             return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
-        if why := self.spend(len(text)):
+        if why := self.work.spend(len(text)):
             return why
         try:
             tree = parse(text)
@@ -139,7 +119,7 @@ class LineCheck:
             for word, pattern in zip(command.argv, patterns, strict=True)
         )
         first = program_name(argv[0])
-        earlier = frozenset(self.written)  # what the commands before this one wrote
+        earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
         if why := self.redirections(command.redirections) or self.words(argv, first):
             return why
@@ -160,25 +140,27 @@ class LineCheck:
                 )
             ):
                 continue  # "." is a program only in first place (jq . file)
-            if why := self.again(argv, start):
+            if why := self.work.again(argv, start):
                 return why
             runs = runs_stdin(name or "") or reads_code(name or "", argv[start + 1 :])
-            if fed in self.written | self.session and runs and not (start and first in _APPENDERS):
-                return f"{name} runs {fed} from standard input, which {self.by(fed, 'this line')}"
+            appender = bool(start) and first in _APPENDERS  # the command xargs or parallel runs
+            if fed is not None and self.files.holds(fed) and runs and not appender:
+                who = self.files.by(fed, "this line")
+                return f"{name} runs {fed} from standard input, which {who}"
             words = argv[start:]
-            if start and first in _APPENDERS:  # what they append, and their {}, are unknown
+            if appender:  # what they append, and their {}, are unknown
                 words = (*(None if w is not None and "{}" in w else w for w in words), None)
             # a wrapper's command inherits its stdin; xargs and parallel give theirs none
             kept = self.cwd
             self.cwd = moved = kept.wrapped(argv[:start])  # env -C DIR sh -c '...' runs in DIR
-            why = self.argv(words, "" if start and first in _APPENDERS else stdin, depth)
+            why = self.argv(words, "" if appender else stdin, depth)
             self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
             if why:
                 return why
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
         words = (*argv[1:], *appended)
-        if not guessed and (why := written_reason(first or "", words, earlier, self.session)):
+        if not guessed and (why := written_reason(first or "", words, earlier, self.files.session)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
@@ -187,9 +169,9 @@ class LineCheck:
             name = program_name(argv[start])
             if not writes_named(name):
                 continue
-            if spent := self.again(argv, start):
+            if spent := self.work.again(argv, start):
                 return why or spent
-            self.written.update(_path(w) for w in written_by(name, argv[start + 1 :]))
+            self.files.add(*written_by(name, argv[start + 1 :]))
         return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
@@ -197,15 +179,15 @@ class LineCheck:
         name = program_name(words[0])
         if name is None:
             return "the program to run is a glob or generated word"
-        if why := self.spend(len(words)):
+        if why := self.work.spend(len(words)):
             return why
         if name in _RENAMERS:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
         runs = words if runner is not None else words[:1]  # a runner's script is a word
-        names = {posixpath.basename(path) for path in self.written | self.session}
-        if ran := next((w for w in runs if w is not None and self.wrote(w, names)), None):
-            return f"runs {ran}, which {self.by(ran)}"
+        names = self.files.names()
+        if ran := next((w for w in runs if w is not None and self.files.runs(w, names)), None):
+            return f"runs {ran}, which {self.files.by(ran)}"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
             return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
@@ -217,22 +199,6 @@ class LineCheck:
             lambda command: self.argv(command, "", depth + 1),
         )
 
-    def wrote(self, word: str, names: set[str]) -> bool:
-        """True when running ``word`` runs a file this line (or an earlier call of the
-        session) wrote: its path, or a path to a file of the same name (``/abs/x.txt``,
-        ``../x.txt`` after a ``cd``; ``names``: the last components of what both wrote,
-        worked out once per command)."""
-        path = _path(word)
-        if path in self.written or path in self.session:
-            return True
-        return "/" in word and posixpath.basename(path) in names
-
-    def by(self, word: str, line: str = "this command line") -> str:
-        """Who wrote ``word`` first, for a reason: this ``line``, or an earlier call."""
-        if _among(word, self.written):
-            return f"{line} writes first"
-        return f"{EARLIER_CALL} wrote"
-
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
         """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
         (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
@@ -243,7 +209,7 @@ class LineCheck:
             name = program_name(argv[start])
             if start and (not names_destinations(name) or is_subcommand(argv[:start], argv[start])):
                 continue  # no destination in its words (pip install: a subcommand, not install)
-            if why := self.again(argv, start):
+            if why := self.work.again(argv, start):
                 return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
             if why := destination_reason(argv[start:], name, cwd):
@@ -255,7 +221,7 @@ class LineCheck:
         strict = first in _SHELL_STRING_TAKERS
         inner: Directories | None = None  # where they run: read once, for the first
         for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
-            if why := self.spend(len(text)):
+            if why := self.work.spend(len(text)):
                 return why
             try:
                 tree = parse(text)
@@ -304,17 +270,5 @@ class LineCheck:
             if why := redirection_reason(redirection.op, redirection.target, self.cwd):
                 return why
             if redirection.target is not None and redirection.op in WRITING:
-                self.written.add(_path(redirection.target))
+                self.files.add(redirection.target)
         return ""
-
-
-def _among(word: str, written: set[str] | frozenset[str]) -> bool:
-    """True when ``word`` names one of ``written``, by its path or its last component."""
-    if _path(word) in written:
-        return True
-    names = {posixpath.basename(path) for path in written}
-    return "/" in word and posixpath.basename(_path(word)) in names
-
-
-def _path(word: str) -> str:
-    return posixpath.normpath(word) if word else word
