@@ -24,35 +24,29 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from rho_adapters.local.git_dirs import regular_head, repository_configs
+from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.settled_reads import SettledReads
 from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
-    MAX_CONFIG_BYTES,
     MAX_CONFIGS,
     NamedFiles,
     entry_of,
     named_by,
     placed,
     repository_tops,
-    too_large,
 )
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
 _SshGiven = tuple[list[str], list[tuple[str, str]]]  # core.sshCommand's -F files, its keys
-_EntriesKey = tuple[str, int, int, int, int, int]
-# a configuration's entries by its real path and what its stat says of its content; bounded
-# (the oldest forgotten first): a process sees a few configurations, git's own and its users'
-_ENTRIES: dict[_EntriesKey, _Entries] = {}
-_MAX_ENTRIES = 256
-_SETTLED_NS = 2_000_000_000  # older than this, a change moves mtime_ns or ctime_ns
+# a configuration's entries by its real path and its content (``settled_reads``)
+_ENTRIES: SettledReads[_Entries] = SettledReads(lambda text: tuple(entries(text)))
 
 
 def git_named_secrets(
@@ -78,7 +72,7 @@ def git_named_origins(
     refusal to say why): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
     ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
-    configuration's times are settled (see ``_entries_of``)."""
+    configuration's times are settled (``settled_reads``)."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
@@ -171,7 +165,7 @@ def _named_by_group(
         seen[key] = None
         if not real:
             continue
-        found_entries = _entries_of(real, now_ns)
+        found_entries = _ENTRIES.read(real, now_ns)
         if found_entries is None:
             continue
         named = named_by(found_entries, env=shell_env)
@@ -245,40 +239,6 @@ def _exists(path: str) -> bool:
     except (OSError, ValueError):  # ValueError: a NUL in a name from a configuration
         return False
     return True
-
-
-def _entries_of(real: str, now_ns: Callable[[], int]) -> _Entries | None:
-    """The entries of the configuration at ``real`` as git reads them, or None (missing, not
-    a regular file); read and parsed once per content (see the module docstring);
-    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (what it names is unknown: fails closed)."""
-    try:
-        info = os.stat(real)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    if info.st_size > MAX_CONFIG_BYTES:
-        raise too_large(real)
-    key = (real, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-    found = _ENTRIES.get(key)
-    if found is None:
-        text = _read(real)
-        if text is None:
-            return None
-        found = tuple(entries(text))
-        # A file changed within the filesystem's clock tick can keep its times and size
-        # (git's "racy" entries): one changed lately is read again until it is settled.
-        if now_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS:
-            if len(_ENTRIES) >= _MAX_ENTRIES:
-                del _ENTRIES[next(iter(_ENTRIES))]
-            _ENTRIES[key] = found
-    return found
-
-
-def _read(path: str) -> str | None:
-    """A configuration's text, or None (unreadable)."""
-    data = regular_head(path, MAX_CONFIG_BYTES)
-    return data.decode("utf-8", "replace") if data is not None else None
 
 
 def nested_secrets(

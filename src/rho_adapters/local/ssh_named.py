@@ -20,23 +20,21 @@ import os
 import pwd
 import re
 import shutil
-import stat
 import time
 from collections.abc import Mapping, Sequence
 
 from rho_adapters.local.git_dirs import regular_head
+from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIG_BYTES, MAX_CONFIGS, too_large
+from rho_domain.git_named_files import MAX_CONFIGS
 from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
 
 __all__ = ["ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
-# what a configuration names, by its path and what its stat says of its content (bounded)
-_NAMED: dict[tuple[str, int, int, int, int, int], SshNamed] = {}
-_MAX_NAMED = 256
+# what a configuration names, by its path and its content (``settled_reads``)
+_NAMED: SettledReads[SshNamed] = SettledReads(ssh_named_in)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SETTLED = 2_000_000_000  # older than this (ns), a change moves mtime_ns or ctime_ns
 _MAX_WRAPPER = 64 * 1024  # a GIT_SSH script (a few lines): a program past this is none
 
 
@@ -147,23 +145,6 @@ def _matches(pattern: str) -> list[str]:
 def _named_of(path: str) -> SshNamed | None:
     """What the configuration at ``path`` names, or None (missing, not a regular file);
     ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (ssh reads it whole: fails closed);
-    remembered per (path, device, inode, mtime_ns, ctime_ns, size) once its times are
-    settled, as ``git_named`` remembers git's: every executor reads them again."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    if info.st_size > MAX_CONFIG_BYTES:
-        raise too_large(path)
-    key = (path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-    if (named := _NAMED.get(key)) is not None:
-        return named
-    text = regular_head(path, MAX_CONFIG_BYTES)
-    named = ssh_named_in(text.decode("utf-8", "replace")) if text is not None else None
-    if named is not None and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED:
-        if len(_NAMED) >= _MAX_NAMED:
-            del _NAMED[next(iter(_NAMED))]
-        _NAMED[key] = named
-    return named
+    remembered per content once its times are settled, as ``git_named`` remembers git's
+    (``settled_reads``): every executor reads them again."""
+    return _NAMED.read(path, time.time_ns)
