@@ -9,7 +9,9 @@
   ``data:`` lines (``data:ab``), each of which a decoder may keep as an object of its own;
 - ``many-events``: an event stream of ``$KEEPALIVES`` (600,000) comments ending in a blank
   line each, in CRLF (four line ends each), then the answer (``many ran``), as an honest long
-  stream.
+  stream;
+- ``delete-gzip``: gives an ``Mcp-Session-Id`` at ``initialize`` and answers the session's
+  ``DELETE`` (at shutdown) with the ``gzip-gzip`` body.
 
 It prints ``ready`` once it listens (after making its body).
 """
@@ -33,7 +35,7 @@ def gzipped(parts: list[bytes]) -> bytes:
 
 
 def bomb_body() -> bytes:
-    if MODE == "gzip-gzip":
+    if MODE in ("gzip-gzip", "delete-gzip"):
         return gzipped([gzipped([b"\0" * (1 << 20)] * MEGABYTES)])
     if MODE == "data-lines":
         return b"data:ab\n" * (MEGABYTES << 17) + b"\n"
@@ -53,7 +55,11 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(405)
 
     def do_DELETE(self) -> None:
-        self.answer(200)
+        if MODE == "delete-gzip":
+            headers = {"Content-Type": "application/json", "Content-Encoding": "gzip, gzip"}
+            self.answer(200, headers, BODY)
+        else:
+            self.answer(200)
 
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -72,7 +78,10 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, {"Content-Type": "text/event-stream"}, body)
         else:
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}
-            self.answer(200, {"Content-Type": "application/json"}, json.dumps(answer).encode())
+            headers = {"Content-Type": "application/json"}
+            if MODE == "delete-gzip" and message["method"] == "initialize":
+                headers["Mcp-Session-Id"] = "s1"
+            self.answer(200, headers, json.dumps(answer).encode())
 
     def answer(self, status: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
         self.send_response(status)

@@ -17,8 +17,8 @@ from rho_adapters.model.encodings import PIECE, RefusedEncoding, decoded
 BOMB_HTTP = str(Path(__file__).with_name("bomb_http_server.py"))
 
 # A child process, so that its peak RSS is this call's: it starts the bomb server in
-# $BOMB, calls its tool through an HttpTransport bounded at argv[4] MB an answer, and prints how
-# much it grew and what the call raised.
+# $BOMB, calls its tool through an HttpTransport bounded at argv[4] MB an answer, closes it, and
+# prints how much it grew and what the call raised.
 MEASURED = """
 import asyncio, os, resource, socket, subprocess, sys
 from rho_adapters.mcp.client import McpClient
@@ -42,6 +42,7 @@ async def main():
             said = repr(await client.call_tool("bomb", {}, timeout=60))[:200]
         except Exception as exc:
             said = f"{type(exc).__name__}: {exc}"[:300]
+        await client.aclose()  # its DELETE's answer counts too
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
         print(grown // 1024, said)
     finally:
@@ -74,6 +75,13 @@ def test_a_body_gzipped_twice_is_decoded_only_as_far_as_its_bound() -> None:
     assert "McpProtocolError" in said
     assert "sent more than 1048576 bytes in one answer" in said
     assert grown < 32  # MB; the answer's 1 MB and the decoder's pieces (123 before)
+
+
+def test_the_answer_to_the_sessions_delete_is_never_read() -> None:
+    # a session's DELETE at shutdown was httpx's client.delete, which reads and inflates the
+    # whole answer: 64 MB of zeros gzipped twice (1 KB sent) grew the agent by 110 MB
+    grown, _ = measured("delete-gzip", 64)
+    assert grown < 32  # MB
 
 
 async def _chunks(data: bytes, size: int) -> AsyncIterator[bytes]:

@@ -10,8 +10,8 @@ handshake a GET stream carries the server's own notifications (a server without 
 headers would go along) and an answer that is neither JSON nor an event stream is not MCP:
 both fail the request at once, saying so, as does a reply that ends without the request's
 answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``). Shutdown DELETEs
-the session. httpx errors (``StreamError`` too) become ``McpError`` here, naming the server
-and its URL; a send on a closed client (``aclose`` closing it) is "not connected".
+the session, its answer unread. httpx errors (``StreamError`` too) become ``McpError`` here,
+naming the server and its URL; a send on a closed client is "not connected".
 """
 
 from __future__ import annotations
@@ -127,13 +127,13 @@ class HttpTransport:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._listener
-        client = self._client
-        if client is None:
+        if (client := self._client) is None:
             return
         if self.session_id is not None and not client.is_closed:
-            with contextlib.suppress(httpx.HTTPError, TimeoutError):
+            with contextlib.suppress(*_HTTPX_FAILURES, TimeoutError):
                 async with asyncio.timeout(2):
-                    await client.delete(self.url, headers=self._session_headers())
+                    async with client.stream("DELETE", self.url, headers=self._session_headers()):
+                        pass
             self.session_id = None
         if self._owns_client:
             await client.aclose()
