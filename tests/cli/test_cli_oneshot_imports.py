@@ -186,6 +186,11 @@ NOT_IN_A_ONE_SHOT = (
     "rho_adapters.local.write_checks",
     # --json's renderer with the first --json run (running.make_renderer)
     "rho_entry.cli.json_render",
+    # grep's output with the first grep's lines, a compaction's summary request with the
+    # first compaction, the store's dating of sessions with the first "latest" (oneshot24)
+    "rho_domain.tools.grep_render",
+    "rho_domain.loop.summary_request",
+    "rho_adapters.store.meta_fields",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
@@ -445,9 +450,9 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # the approval policy's outcomes beside Allowed: with the first call denied or asking
     "Denied",
     "RequiresApproval",
-    # the hard-link scan's result with the first scan (local/alias_scan.py); a hook's failure
-    # with the first hook (hooks/values.py)
-    "Aliases",
+    # a hook's failure with the first hook (hooks/values.py); the hard-link scan's result
+    # (local/alias_scan.py) is built by ``list`` since redshell24 (a directory listed may be
+    # a secret-named link's target), so it is no longer pinned here
     "_Failure",
     "HookFailure",
     # a reasoning fragment's event with the first one a model streams (model_extras.py)
