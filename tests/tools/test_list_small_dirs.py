@@ -113,7 +113,6 @@ async def test_a_secret_directory_is_refused_on_both_paths(
         await LocalExecutor(str(tmp_path)).list_dir(".ssh")
 
 
-
 async def test_listing_the_workspace_does_not_walk_its_parent(tmp_path: Path) -> None:
     # oneshot24: a directory listed was scanned for aliases from its parent (a file's own
     # directory is its parent; a directory's is itself), so ``list .`` walked everything
