@@ -186,6 +186,11 @@ NOT_IN_A_ONE_SHOT = (
     "rho_adapters.local.write_checks",
     # --json's renderer with the first --json run (running.make_renderer)
     "rho_entry.cli.json_render",
+    # grep's output with the first grep's lines, a compaction's summary request with the
+    # first compaction, the store's dating of sessions with the first "latest" (oneshot24)
+    "rho_domain.tools.grep_render",
+    "rho_domain.loop.summary_request",
+    "rho_adapters.store.meta_fields",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their

@@ -111,3 +111,23 @@ async def test_a_secret_directory_is_refused_on_both_paths(
     _files(tmp_path / ".ssh", count)
     with pytest.raises(SensitivePath):
         await LocalExecutor(str(tmp_path)).list_dir(".ssh")
+
+
+async def test_listing_the_workspace_does_not_walk_its_parent(tmp_path: Path) -> None:
+    # oneshot24: a directory listed was scanned for aliases from its parent (a file's own
+    # directory is its parent; a directory's is itself), so ``list .`` walked everything
+    # beside the workspace (all of ~/code for ~/code/app, up to 200,000 entries: 17.5 ms of
+    # CPU a 10,000), and a secret-named link there leading to the workspace (``.ssh ->
+    # app``) refused ``list .`` as "another name ... of a secrets file" while the read tool
+    # read every file in it (the workspace is open even inside a secret location:
+    # ``SecretPolicy.open_trees``). A link inside the workspace is still found.
+    ws = tmp_path / "ws"
+    (ws / "keys").mkdir(parents=True)
+    (ws / "a.txt").write_text("plain\n")
+    (tmp_path / ".ssh").symlink_to("ws")
+    executor = LocalExecutor(str(ws))
+    assert sorted(entry.name for entry in await executor.list_dir(".")) == ["a.txt", "keys"]
+    assert await executor.read("a.txt") == b"plain\n"
+    (ws / ".ssh").symlink_to("keys")
+    with pytest.raises(SensitivePath, match="a link named as one leads to"):
+        await LocalExecutor(str(ws)).list_dir("keys")

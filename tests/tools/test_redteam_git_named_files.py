@@ -186,3 +186,22 @@ async def test_a_changed_configuration_is_read_again(tmp_path: Path) -> None:
     out = await call_tool(ReadHandler(), {"path": "cc.txt"}, LocalExecutor(str(tmp_path)))
     assert out.startswith("SensitivePath"), out  # the next executor refuses it
     assert "secret location" in out, out
+
+
+def test_a_remembered_configuration_expands_each_environment(tmp_path: Path) -> None:
+    # oneshot24: what a settled configuration names is remembered with its entries, but
+    # only when no value has a ``$``: ``--file=$TOKENS/t.txt`` names another file for an
+    # executor whose environment sets TOKENS elsewhere (remembered as the first executor
+    # expanded it, the second's token file was readable).
+    ahead = time.time_ns() + 3_600 * 10**9
+    config = tmp_path / ".git/config"
+    config.parent.mkdir()
+    config.write_text("[credential]\n\thelper = store --file=$TOKENS/t.txt\n")
+
+    def named(tokens: str) -> tuple[str, ...]:
+        env = {"HOME": "/nonexistent", "TOKENS": str(tmp_path / tokens)}
+        return git_named_secrets((str(tmp_path),), (), env, now_ns=lambda: ahead)
+
+    assert str(tmp_path / "a/t.txt") in named("a")
+    assert str(tmp_path / "b/t.txt") in named("b")
+    assert str(tmp_path / "a/t.txt") not in named("b")

@@ -87,7 +87,7 @@ class LocalExecutor(Executor):
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
         known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
-        origins = git_named_origins(held, known_homes, base_env)
+        origins = git_named_origins(held, known_homes, base_env, resolved=True)
         origins += environment_secrets(base_env or {}, (*held, *known_homes))
         named = tuple(path for path, _ in origins)
         self.policy = SecretPolicy(

@@ -14,6 +14,8 @@ import stat
 from rho_domain.git_dir_shape import shape_of, shaped_refusal
 from rho_domain.secrets import SecretPolicy
 
+_MAX_TEXT = 4096  # a .git file or commondir is a line: a larger one is not git's
+
 
 def _shape(directory: str) -> str | None:
     """``directory``'s shape, a ``HEAD`` or a ``pack`` looked for first: one or two
@@ -45,12 +47,12 @@ def shaped_place_refusal(policy: SecretPolicy, real: str) -> str | None:
 
 
 def repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The configurations of the repository holding ``root``, with the bases of their
-    relative names (the work tree, the git directory)."""
-    head = os.path.realpath(root)
+    """The configurations of the repository holding ``root`` (a real path), with the bases
+    of their relative names (the work tree, the git directory)."""
+    head = root
     while True:
         dot_git = os.path.join(head, ".git")
-        git_dir = dot_git if os.path.isdir(dot_git) else _linked(dot_git, head)
+        git_dir = _git_dir_of(dot_git, head)
         if git_dir is not None:
             bases = (head, git_dir)
             configs: list[tuple[str, tuple[str, ...]]] = [
@@ -68,18 +70,27 @@ def repository_configs(root: str) -> list[tuple[str, tuple[str, ...]]]:
         head = parent
 
 
-def _linked(dot_git: str, work_tree: str) -> str | None:
-    """The git directory a ``.git`` file names (``gitdir: PATH``), or None."""
-    text = _text_of(dot_git)
+def _git_dir_of(dot_git: str, work_tree: str) -> str | None:
+    """The git directory ``dot_git`` is (a directory) or names (a ``.git`` file's ``gitdir:
+    PATH``), or None: one ``stat`` where there is none, at every level walked up."""
+    try:
+        info = os.stat(dot_git)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return dot_git
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TEXT:
+        return None
+    text = _text_of(dot_git)  # opened without waiting: a FIFO swapped in answers None
     if text is None or not text.startswith("gitdir:"):
         return None
     return os.path.join(work_tree, text.removeprefix("gitdir:").strip())
 
 
 def _text_of(path: str) -> str | None:
-    data = regular_head(path, 4097)
+    data = regular_head(path, _MAX_TEXT + 1)
     with contextlib.suppress(UnicodeDecodeError):
-        return data.decode("utf-8") if data is not None and len(data) <= 4096 else None
+        return data.decode("utf-8") if data is not None and len(data) <= _MAX_TEXT else None
     return None
 
 

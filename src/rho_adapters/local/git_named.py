@@ -14,10 +14,11 @@ each command (``nested_secrets``).
 
 Every executor of a process asks again (a Session per request makes one each time), so a
 configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
-size) for the process (``_ENTRIES``; what they name is worked out again from them, with this
-executor's environment): a file changed, replaced or moved is read again, so a credential
-file named after the first executor is still a secret for the next. A name that does not
-exist is passed over after one ``stat``, without resolving its real path.
+size) for the process (``_ENTRIES``), and with them what they name when no value has a
+``$`` (else it is worked out again with this executor's environment): a file changed,
+replaced or moved is read again, so a credential file named after the first executor is
+still a secret for the next. A name that does not exist is passed over after one ``stat``,
+without resolving its real path.
 """
 
 from __future__ import annotations
@@ -45,8 +46,19 @@ from rho_domain.secrets import SecretPolicy
 
 _Entries = tuple[tuple[str, str, str | None], ...]
 _SshGiven = tuple[list[str], list[tuple[str, str]]]  # core.sshCommand's -F files, its keys
-# a configuration's entries by its real path and its content (``settled_reads``)
-_ENTRIES: SettledReads[_Entries] = SettledReads(lambda text: tuple(entries(text)))
+
+
+def _parsed(text: str) -> tuple[_Entries, NamedFiles | None]:
+    """A configuration's entries, and what they name when no value has a ``$`` (then no
+    environment can change it: kept with them, not worked out again per executor)."""
+    found = tuple(entries(text))
+    plain = not any(value is not None and "$" in value for _, _, value in found)
+    return found, (named_by(found) if plain else None)
+
+
+# a configuration's entries (and what they name) by its real path and its content
+# (``settled_reads``)
+_ENTRIES: SettledReads[tuple[_Entries, NamedFiles | None]] = SettledReads(_parsed)
 
 
 def git_named_secrets(
@@ -66,22 +78,25 @@ def git_named_origins(
     env: Mapping[str, str] | None,
     *,
     now_ns: Callable[[], int] = time.time_ns,
+    resolved: bool = False,
 ) -> tuple[tuple[str, str], ...]:
     """The real paths of the files the configurations above name (credential sources and
     included configurations), each with the configuration that named it (the first, for a
     refusal to say why): secret locations for the executor's policy. ``env``: the
     environment the user's git runs in (``HOME``, ``XDG_CONFIG_HOME``, ``GIT_CONFIG_*``,
     ``GIT_SSH_COMMAND``), None for none; ``now_ns``: the clock that says whether a
-    configuration's times are settled (``settled_reads``)."""
+    configuration's times are settled (``settled_reads``); ``resolved``: ``roots`` are the
+    real paths the caller looked up just now (an executor's roots)."""
     env = env or {}
     home = env.get("HOME") or (homes[0] if homes else None)
     shell_env = {**env, "HOME": home} if home else dict(env)
     groups: list[list[tuple[str, tuple[str, ...]]]] = []  # each: (config, its bases)
     tops: list[str] = []  # where git runs a user's helper: the top of the repository, or here
     for root in roots:
-        configs = repository_configs(root)
+        real_root = root if resolved else os.path.realpath(root)
+        configs = repository_configs(real_root)
         groups.append(configs)
-        tops += [os.path.realpath(root), *(configs[0][1][:1] if configs else ())]
+        tops += [real_root, *(configs[0][1][:1] if configs else ())]
     # each home's configurations a group of their own: a machine may have many homes
     users: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for config, base in _user_configs(homes, home, env):
@@ -102,24 +117,22 @@ def git_named_origins(
     found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
     files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
-    held = [components(p) for p in (*tops, *homes)]
     origins: dict[str, str] = {}
-    for path, by in (*files, *_stores(directories, held)):
+    for path, by in (*files, *_stores(directories, (*tops, *homes))):
         origins.setdefault(path, by)
     return tuple(origins.items())
 
 
-def _stores(
-    directories: Iterable[tuple[str, str]], held: Sequence[tuple[str, ...]]
-) -> list[tuple[str, str]]:
+def _stores(directories: Sequence[tuple[str, str]], held: Sequence[str]) -> list[tuple[str, str]]:
     """The real paths of the credential directories named (GCM's plaintext store); one
     holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
     logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
     not read, since a store holding the workspace is a mistake of its own)."""
     stores: list[tuple[str, str]] = []
+    held_parts = [components(p) for p in held] if directories else []
     for directory, by in directories:
         real = os.path.realpath(directory)
-        holds = any(is_within(parts, components(real)) for parts in held)
+        holds = any(is_within(parts, components(real)) for parts in held_parts)
         stores.append((os.path.join(real, "git") if holds or real == "/" else real, by))
     return stores
 
@@ -165,10 +178,9 @@ def _named_by_group(
         seen[key] = None
         if not real:
             continue
-        found_entries = _ENTRIES.read(real, now_ns)
-        if found_entries is None:
+        named = _named_of(real, shell_env, now_ns)
+        if named is None:
             continue
-        named = named_by(found_entries, env=shell_env)
         for value in named.includes:
             for base in dict.fromkeys((here, os.path.dirname(real))):
                 if (include := placed(value, base=base, home=home)) is not None:
@@ -239,6 +251,18 @@ def _exists(path: str) -> bool:
     except (OSError, ValueError):  # ValueError: a NUL in a name from a configuration
         return False
     return True
+
+
+def _named_of(real: str, env: Mapping[str, str], now_ns: Callable[[], int]) -> NamedFiles | None:
+    """What the configuration at ``real`` names (``named_by`` of its entries as git reads
+    them, variables expanded from ``env``), or None (missing, not a regular file);
+    ``ExecutorError`` past ``MAX_CONFIG_BYTES`` (what it names is unknown: fails closed);
+    read and parsed once per content (``settled_reads``)."""
+    known = _ENTRIES.read(real, now_ns)
+    if known is None:
+        return None
+    found, named = known
+    return named if named is not None else named_by(found, env=env)
 
 
 def nested_secrets(

@@ -80,8 +80,10 @@ def environment_secrets(env: Mapping[str, str], held: Sequence[str]) -> tuple[tu
     directory, and a directory that is or holds one of ``held`` (the roots and homes:
     ``DOCKER_CONFIG=.``), left out."""
     files, directories = named_by_environment(env)
-    held_parts = [components(os.path.realpath(h)) for h in held]
     found = [(r, name) for f, name in files if not os.path.isdir(r := os.path.realpath(f))]
+    # the roots' and homes' real paths only where a directory is named (most environments
+    # name none): five ``realpath`` calls on every executor's construction otherwise
+    held_parts = [components(os.path.realpath(h)) for h in held] if directories else []
     for directory, name in directories:
         real = os.path.realpath(directory)
         if real != "/" and not any(is_within(parts, components(real)) for parts in held_parts):

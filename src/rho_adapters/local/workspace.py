@@ -125,9 +125,12 @@ class Workspace:
             return self._machine, components(path)
         return self._machine, (*self._tree.root_parts, *components(path))
 
-    def _check_read(self, path: str, tree: Tree, parts: tuple[str, ...] | None) -> None:
+    def _check_read(
+        self, path: str, tree: Tree, parts: tuple[str, ...] | None, *, directory: bool = False
+    ) -> None:
         """Refuse a secret: by the model's text (names), then by the canonical path; and a
-        canonical path out of the profile's reach."""
+        canonical path out of the profile's reach. ``directory``: ``parts`` is a directory
+        to list (its alias scan's roots: ``_alias_roots``)."""
         if reason := self.policy.refusal(path):
             raise SensitivePath(f"{reason}; it may not be read")
         if parts is not None:
@@ -138,16 +141,18 @@ class Workspace:
                 raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
             # a directory too: a secret-named link's target may be one (``.ssh -> keys``)
             several = several_links(real)
-            self._check_other_names(path, real, several=several)
+            self._check_other_names(path, real, several=several, directory=directory)
 
-    def _check_other_names(self, path: str, real: str, *, several: bool) -> None:
+    def _check_other_names(
+        self, path: str, real: str, *, several: bool, directory: bool = False
+    ) -> None:
         """Refuse a file with several names when one of them is a secret (``hardlinks.py``),
         and a file or directory a link named as a secret leads to, or inside one
         (``alias_scan.link_targets``; ``.ssh -> keys``: ``keys/k``), which any may be: the
         scan is remembered for two seconds (``AliasCache``). Judged as the commands judge
         them (``with_aliases``): the read tool read ``keys/k`` and the list tool listed
         ``keys`` before redshell24, judging the aliases by equality."""
-        aliases = self.aliases.get(self._alias_roots(real))
+        aliases = self.aliases.get(self._alias_roots(real, directory=directory))
         if with_aliases(self.policy, aliases).refusal(real) is not None:
             raise SensitivePath(
                 f"{path!r} is another name (a hard link) of a secrets file, the file a link "
@@ -160,12 +165,15 @@ class Workspace:
                 "none of them is a secret; it may not be read"
             )
 
-    def _alias_roots(self, real: str) -> tuple[str, ...]:
+    def _alias_roots(self, real: str, *, directory: bool = False) -> tuple[str, ...]:
         """What the alias scan for ``real`` walks: the workspace, ``real``'s own directory
         and the read root holding it (docs/x.txt may be the twin of the root's .env), but
-        "/", too large to scan on every read (a secret there is found by its name)."""
+        "/", too large to scan on every read (a secret there is found by its name). A
+        ``directory`` listed is its own: its parent, walked whole for the workspace's own
+        listing, is outside the workspace (``list .`` of ~/code/app walked all of ~/code,
+        up to 200,000 entries, where no other tool or command looks)."""
         held = held_roots([t.root for t in self._extra], (real,))
-        return (self._tree.root, os.path.dirname(real), *held)
+        return (self._tree.root, real if directory else os.path.dirname(real), *held)
 
     def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
         if tree is self._machine and is_within(parts, self._tree.root_parts):
@@ -210,9 +218,9 @@ class Workspace:
             res = tree.resolve((*parts, "."), path, follow_final=True)
             try:
                 real = "/" + "/".join((*tree.root_parts, *res.parts))
-                if not self.aliases.fresh(self._alias_roots(real)):
+                if not self.aliases.fresh(self._alias_roots(real, directory=True)):
                     return None  # the alias scan runs in a thread, with list_dir
-                self._check_read(path, tree, res.parts)
+                self._check_read(path, tree, res.parts, directory=True)
                 names = small_names(res.dir_fd)
                 if names is None:
                     return None
@@ -226,7 +234,7 @@ class Workspace:
             tree, parts = self._locate_read(path)
             res = tree.resolve((*parts, "."), path, follow_final=True)
             try:
-                self._check_read(path, tree, res.parts)
+                self._check_read(path, tree, res.parts, directory=True)
                 return list_entries(res.dir_fd, self._display(tree, res.parts))
             finally:
                 os.close(res.dir_fd)

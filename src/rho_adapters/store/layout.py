@@ -20,7 +20,6 @@ import attrs
 
 from rho_adapters import unnamed
 from rho_adapters.store.confined import parent_fd, read_bytes
-from rho_adapters.store.meta_fields import order_time
 from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.store import EMPTY_ID
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -227,6 +226,8 @@ def resolve(root: Path, ref: str) -> SessionPaths:
     if ref == "latest":
         if not sessions:
             raise SessionNotFound(f"no sessions in {root}")
+        from rho_adapters.store.meta_fields import order_time  # with the first "latest" asked
+
         now = time.time()
         return max(sessions, key=lambda p: (order_time(created_at(p), now), p.id))
     matches = sorted(p.id for p in sessions if p.id.startswith(ref)) if ref else []

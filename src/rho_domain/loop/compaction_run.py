@@ -33,7 +33,6 @@ from rho_domain.errors import (
 )
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.journal import Journal
-from rho_domain.loop.summary_request import refused_chars, summarise
 from rho_domain.messages import UserMessage
 from rho_domain.ports.model import ChatModel
 
@@ -85,6 +84,8 @@ async def compact_history(
         )
     await journal.emit(ev.CompactStarted(at=clock.now(), trigger=trigger, tokens_before=before))
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
+    from rho_domain.loop.summary_request import summarise  # with the first compaction
+
     request, assembly = await summarise(
         agent, model, clock, (plan.to_summarize, instruction), window, size_limit
     )
@@ -217,6 +218,8 @@ async def compact_after_overflow(
             window, tokens, "tool calls wait for approval", refused=overflow
         ) from overflow
     # a 413 is a size in bytes: the next requests must carry less than the refused one
+    from rho_domain.loop.summary_request import refused_chars  # with the first overflow
+
     size_limit = refused_chars(agent, state.messages) // 2 if overflow.status == 413 else None
     try:
         result = await compact_history(agent, model, journal, "", "overflow", size_limit)

@@ -22,7 +22,6 @@ from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.ports.executor import FileKind
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.grep_render import render
 from rho_domain.tools.offload import Stop, in_thread
 from rho_domain.tools.shown_names import shown_name
 from rho_domain.tools.walk import MAX_PATTERN, glob_matcher, relative_to, walk_files
@@ -110,6 +109,8 @@ class GrepHandler(ToolHandler):
                 "grep needs ripgrep (rg) where the files are, or a line searcher to run the "
                 "pattern in (build_registry(line_searcher=...)); install ripgrep"
             )
+        from rho_domain.tools.grep_render import render  # with the first grep's lines
+
         return render(lines, max_results, grouped=context > 0, notes=notes, binary=binary)
 
 
