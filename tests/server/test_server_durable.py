@@ -211,6 +211,11 @@ SCRIPTS = {
         tool_reply(call("write", {"path": "once.txt", "content": "1\n"}, call_id="o1")),
         text_reply("Wrote."),
     ],
+    # asks for a write, then its next model call never ends: a run that stays in progress
+    "write then wait": [
+        tool_reply(call("write", {"path": "then.txt", "content": "1\n"}, call_id="t1")),
+        text_reply("never", faults=(stall(),)),
+    ],
 }
 
 
@@ -377,3 +382,53 @@ def test_an_answer_goes_to_the_run_of_its_own_session_never_one_its_trace_names(
 
 def stored_trace(home: Path, sid: str) -> tuple[ev.Event, ...]:
     return parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
+
+
+def _at_once(*requests: tuple[str, str, Mapping[str, Any] | None], auth: Any) -> list[Any]:
+    """The POSTs sent at the same moment, one thread each; their answers in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(requests)) as pool:
+        sent = [pool.submit(http().request, m, u, json=b, headers=auth) for m, u, b in requests]
+        return [f.result() for f in sent]
+
+
+def test_starts_and_answers_of_one_session_at_once_start_one_run(on_files: OnFiles) -> None:
+    """A durable server judged 'a run is in progress' by the store alone, which learns of a
+    run only once a worker opens it: two chats of one session at the same moment (a double
+    click), or a chat and an approval answer, were both taken (202, 202) and queued two runs,
+    which then both ran, one after the other. The plain server answers the second 409 (a run
+    in progress) or 404 (the call it answers was superseded). A queued run of the session now
+    counts as in progress: exactly one of the two is taken, the other is a 409 naming it."""
+    server = on_files.server
+    base = f"{server.url}/api/sessions"
+    # two chats of an idle session
+    idle = http().post(base, json={}, headers=server.auth).json()["id"]
+    chat = ("POST", f"{base}/{idle}/chat", {"prompt": "wait"})
+    answers = _at_once(chat, chat, auth=server.auth)
+    assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+    (refused,) = [r for r in answers if r.status_code == 409]
+    assert "has a run queued or in progress" in refused.json()["error"]["message"]
+    # a chat and the answer to the call its session waits for
+    created = http().post(
+        base, json={"prompt": "write then wait", "profile": "developer"}, headers=server.auth
+    )
+    sid = created.json()["id"]
+    detail = wait_for(
+        lambda: (d := detail_of(server, sid))["liveness"] == "awaiting_approval" and d,
+        "the run to wait for approval",
+    )
+    digest = detail["pending_approvals"][0]["digest"]
+    answers = _at_once(
+        ("POST", f"{base}/{sid}/chat", {"prompt": "go on"}),
+        ("POST", f"{base}/{sid}/approvals/t1", {"decision": "approve", "digest": digest}),
+        auth=server.auth,
+    )
+    assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+    for stuck in (idle, sid):  # each run stalls in its model call: one run each to stop
+        wait_for(lambda s=stuck: listed(server, s)["liveness"] == "running", "the run")  # type: ignore[misc, index]
+        http().post(f"{base}/{stuck}/cancel", headers=server.auth)
+        wait_for(lambda s=stuck: listed(server, s)["status"] == "cancelled", "the cancel")  # type: ignore[misc, index]
+    for stuck in (idle, sid):
+        starts = [e for e in stored_trace(on_files.home, stuck) if isinstance(e, ev.RunStarted)]
+        assert len(starts) == 2 if stuck == sid else 1  # the waiting run, then the one taken
