@@ -17,11 +17,12 @@ takes "always" from its trace). One answer per waiting run counts: a second answ
 run with another decision, at the same moment on another server, is a ``Conflict`` naming the
 answer taken (``RunQueue.answer``).
 
-A run enqueued here is in progress from its enqueuing on, not from the moment a worker opens
-its session (which is when the store learns of it): until its queue status is settled, a start
-or an answer of its session is a ``Conflict`` (``check_idle``). The store alone let two chats
-of one session at the same moment, or a chat and an answer, both queue a run, and both ran.
-The caller holds the session's turn (``Runs.turn``) across ``check_idle`` and the enqueue.
+A run is in progress from its enqueuing on, not only once a worker opens its session (when
+the store learns of it): the queue takes one run of a session at a time (``DbosRunQueue``,
+by DBOS's deduplication id), whichever server enqueues it, and a start or an answer it
+refuses is a ``Conflict``. Before, two chats of one session at the same moment, or a chat
+and an answer, both queued a run, and both ran. The caller holds the session's turn
+(``Runs.turn``), so that two at once on one server are taken one after the other.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 
 ANSWER_WAIT = 5.0  # seconds an answer waits for the run's end to be recorded
-_UNSETTLED = frozenset({"queued", "running"})  # queue statuses of a run not ended nor waiting
 
 
 @attrs.frozen(kw_only=True)
@@ -86,7 +86,6 @@ class DurableRuns:
         self._authority = authority
         self._queue: DbosRunQueue | None = None
         self._worker: DbosWorker | None = None
-        self._enqueued: dict[str, str] = {}  # session id -> the last run enqueued here
 
     async def start(self) -> None:
         """Open the queue and start this server's worker. Raises ``MissingExtra`` without the
@@ -121,30 +120,15 @@ class DurableRuns:
             raise SessionStateError("the durable runs are not started")
         return self._queue
 
-    async def check_idle(self, session_id: str) -> None:
-        """Raise ``Conflict`` while the last run this server enqueued for ``session_id`` is
-        queued or running on the queue (a worker may not have opened it yet)."""
-        run_id = self._enqueued.get(session_id)
-        if run_id is None:
-            return
-        status = await self.queue.status(run_id)
-        if status in _UNSETTLED:
-            raise Conflict(
-                f"session {session_id} has a run queued or in progress ({run_id}, {status}); "
-                "wait for it or cancel it"
-            )
-        if self._enqueued.get(session_id) == run_id:
-            del self._enqueued[session_id]
-
     async def enqueue(self, session_id: str, prompt: str | None) -> str:
         """Put a run of the stored session ``session_id`` on the queue; its run id.
-        ``Conflict`` while a run of it enqueued here is not settled (``check_idle``)."""
+        ``Conflict`` while a run of it is queued or running (the queue refuses it)."""
         from rho_entry.durable.queueing import enqueue_prompt
 
-        await self.check_idle(session_id)
-        run_id = (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
-        self._enqueued[session_id] = run_id
-        return run_id
+        try:
+            return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
+        except SessionStateError as exc:  # a run of it queued or running, from any server
+            raise Conflict(str(exc)) from None
 
     async def answer(
         self,
@@ -160,7 +144,6 @@ class DurableRuns:
         approval, or was answered already with other answers (at the same moment, on
         another server: the message names them; answer again once the run waits anew).
         ``digest`` (the call's as shown) goes with the answer: the worker checks it again."""
-        await self.check_idle(session_id)
         run_id = last_run(events)
         if run_id is None:
             raise Conflict(f"session {session_id} has no durable run to continue")
@@ -179,7 +162,7 @@ class DurableRuns:
         try:
             # the worker releases the session a moment before it records the run's result
             await self.queue.wait(run_id, ANSWER_WAIT)
-            continuation = await self.queue.answer(
+            return await self.queue.answer(
                 run_id,
                 {call_id: decision != "deny"},
                 reasons={},
@@ -188,8 +171,6 @@ class DurableRuns:
             )
         except (SessionStateError, TimeoutError) as exc:
             raise Conflict(str(exc)) from None
-        self._enqueued[session_id] = continuation
-        return continuation
 
     async def aclose(self) -> None:
         """Stop the worker (its runs in flight are recovered by the other workers, or by
