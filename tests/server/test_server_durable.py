@@ -465,9 +465,20 @@ def test_starts_and_answers_of_one_session_at_once_start_one_run(on_files: OnFil
     )
     assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
     for stuck in (idle, sid):  # each run stalls in its model call: one run each to stop
-        wait_for(lambda s=stuck: listed(server, s)["liveness"] == "running", "the run")  # type: ignore[misc, index]
-        http().post(f"{base}/{stuck}/cancel", headers=server.auth)
-        wait_for(lambda s=stuck: listed(server, s)["status"] == "cancelled", "the cancel")  # type: ignore[misc, index]
-    for stuck in (idle, sid):
+        _cancelled(server, stuck)
         starts = [e for e in stored_trace(on_files.home, stuck) if isinstance(e, ev.RunStarted)]
-        assert len(starts) == 2 if stuck == sid else 1  # the waiting run, then the one taken
+        assert len(starts) == (2 if stuck == sid else 1)  # (the waiting run), the one taken
+
+
+def _cancelled(server: Serve, sid: str) -> None:
+    """Wait for ``sid``'s run to be in progress, cancel it, wait for it to end cancelled."""
+
+    def row() -> dict[str, Any]:
+        found = listed(server, sid)
+        assert found is not None
+        return found
+
+    wait_for(lambda: row()["liveness"] == "running", "the run to start")
+    cancelled = http().post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+    assert cancelled.status_code == 202, cancelled.text
+    wait_for(lambda: row()["status"] == "cancelled", "the run to end cancelled")
