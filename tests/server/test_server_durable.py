@@ -10,8 +10,12 @@ One model server (the loopback fake, real HTTP) answers in script order:
    heartbeat stop and takes the run over, the model call A had finished is not sent again,
    the killed ``bash`` (a write) is answered interrupted, and the run completes on B.
 2. A restarted (A', the same config directory): a session created on B waits for approval of
-   a ``write``; the approval answered over HTTP on A' goes through the queue, and the file is
-   written (on whichever server had room).
+   a ``write``; it is answered over HTTP on A' (approve) and on B (deny) at the same moment:
+   the answers go through the queue, one lands (one ``approval_resolved``; the file written
+   if it was the approval) and the other is a 409.
+3. A chat of that session sent to A' and B at the same moment runs once: one 202, one 409
+   (both were taken, and both runs ran, before the queue took one run of a session at a
+   time).
 """
 
 from __future__ import annotations
@@ -78,7 +82,13 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
     work.mkdir()
     sleep = call("bash", {"command": "sleep 30"}, call_id="k1")
     write = call("write", {"path": "out.txt", "content": "hi\n"}, call_id="c1")
-    script = [tool_reply(sleep), text_reply("Recovered."), tool_reply(write), text_reply("Done.")]
+    script = [
+        tool_reply(sleep),
+        text_reply("Recovered."),
+        tool_reply(write),
+        text_reply("Done."),
+        text_reply("Again."),
+    ]
     # no --durable-db: the queue is in the store's own database (the default)
     flags = ("--store", url, "--durable", "--dead-after", "3", "--poll", "0.05")
     with LoopbackServer(script) as model:
@@ -153,18 +163,44 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
                 headers=again.auth,
             )
             assert wrong.status_code == 404, wrong.text
-            answered = http().post(
-                f"{again.url}/api/sessions/{waiting}/approvals/c1",
-                json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
-                headers=again.auth,
+            # answered on both servers at the same moment, one approving, one denying: one
+            # answer lands, the other is a 409 naming it
+            digest = detail["pending_approvals"][0]["digest"]
+            path = f"/api/sessions/{waiting}/approvals/c1"
+            answers = _at_once(
+                (again, path, {"decision": "approve", "digest": digest}),
+                (b, path, {"decision": "deny"}),
             )
-            assert answered.status_code == 202, answered.text
+            assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+            approved = answers[0].status_code == 202
+            refused = answers[int(approved)].json()["error"]["message"]
+            assert "was already answered" in refused or "has a run queued" in refused, refused
             wait_for(
                 lambda: (r := listed(b, waiting)) and r["status"] == "completed",
-                "the approved run to complete",
+                "the answered run to complete",
             )
-            assert (work / "out.txt").read_text() == "hi\n"
-            assert len(model.requests) == 4
+            resolved = [
+                (e.call_id, e.approved)
+                for e in stored_events(url, waiting)
+                if isinstance(e, ev.ApprovalResolved)
+            ]
+            assert resolved == [("c1", approved)]
+            assert (work / "out.txt").exists() is approved
+            asked = len(model.requests)
+            assert asked == (4 if approved else 3)  # a denial ends the run without a call
+            # 3. a chat of that session sent to both servers at the same moment: one run
+            chat = (f"/api/sessions/{waiting}/chat", {"prompt": "again"})
+            chats = _at_once((again, *chat), (b, *chat))
+            assert sorted(r.status_code for r in chats) == [202, 409], [r.text for r in chats]
+            wait_for(lambda: len(model.requests) == asked + 1, "the one run's model call")
+            wait_for(
+                lambda: (r := listed(b, waiting)) and r["status"] == "completed",
+                "the chat's run to complete",
+            )
+            starts = [e for e in stored_events(url, waiting) if isinstance(e, ev.RunStarted)]
+            assert [e.prompt for e in starts][-1:] == ["again"]
+            assert len(starts) == 3  # the run that asked, its continuation, one chat's run
+            assert len(model.requests) == asked + 1
         finally:
             if a.process.poll() is None:
                 a.stop()
@@ -210,6 +246,11 @@ SCRIPTS = {
     "write once": [
         tool_reply(call("write", {"path": "once.txt", "content": "1\n"}, call_id="o1")),
         text_reply("Wrote."),
+    ],
+    # asks for a write, then its next model call never ends: a run that stays in progress
+    "write then wait": [
+        tool_reply(call("write", {"path": "then.txt", "content": "1\n"}, call_id="t1")),
+        text_reply("never", faults=(stall(),)),
     ],
 }
 
@@ -377,3 +418,67 @@ def test_an_answer_goes_to_the_run_of_its_own_session_never_one_its_trace_names(
 
 def stored_trace(home: Path, sid: str) -> tuple[ev.Event, ...]:
     return parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
+
+
+def _at_once(*posts: tuple[Serve, str, Mapping[str, Any] | None]) -> list[Any]:
+    """The POSTs (a server, a path on it, a body) sent at the same moment, one thread each;
+    their answers in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def post(server: Serve, path: str, body: Mapping[str, Any] | None) -> Any:
+        return http().post(f"{server.url}{path}", json=body, headers=server.auth)
+
+    with ThreadPoolExecutor(len(posts)) as pool:
+        return [f.result() for f in [pool.submit(post, *p) for p in posts]]
+
+
+def test_starts_and_answers_of_one_session_at_once_start_one_run(on_files: OnFiles) -> None:
+    """A durable server judged 'a run is in progress' by the store alone, which learns of a
+    run only once a worker opens it: two chats of one session at the same moment (a double
+    click), or a chat and an approval answer, were both taken (202, 202) and queued two runs,
+    which then both ran, one after the other. The plain server answers the second 409 (a run
+    in progress) or 404 (the call it answers was superseded). The queue now takes one run of
+    a session at a time: exactly one of the two is taken, the other is a 409 naming it. (Two
+    servers at once: the first test's parts 2 and 3.)"""
+    server = on_files.server
+    base = f"{server.url}/api/sessions"
+    # two chats of an idle session
+    idle = http().post(base, json={}, headers=server.auth).json()["id"]
+    chat = (server, f"/api/sessions/{idle}/chat", {"prompt": "wait"})
+    answers = _at_once(chat, chat)
+    assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+    (refused,) = [r for r in answers if r.status_code == 409]
+    assert "has a run queued or in progress" in refused.json()["error"]["message"]
+    # a chat and the answer to the call its session waits for
+    created = http().post(
+        base, json={"prompt": "write then wait", "profile": "developer"}, headers=server.auth
+    )
+    sid = created.json()["id"]
+    detail = wait_for(
+        lambda: (d := detail_of(server, sid))["liveness"] == "awaiting_approval" and d,
+        "the run to wait for approval",
+    )
+    digest = detail["pending_approvals"][0]["digest"]
+    answers = _at_once(
+        (server, f"/api/sessions/{sid}/chat", {"prompt": "go on"}),
+        (server, f"/api/sessions/{sid}/approvals/t1", {"decision": "approve", "digest": digest}),
+    )
+    assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+    for stuck in (idle, sid):  # each run stalls in its model call: one run each to stop
+        _cancelled(server, stuck)
+        starts = [e for e in stored_trace(on_files.home, stuck) if isinstance(e, ev.RunStarted)]
+        assert len(starts) == (2 if stuck == sid else 1)  # (the waiting run), the one taken
+
+
+def _cancelled(server: Serve, sid: str) -> None:
+    """Wait for ``sid``'s run to be in progress, cancel it, wait for it to end cancelled."""
+
+    def row() -> dict[str, Any]:
+        found = listed(server, sid)
+        assert found is not None
+        return found
+
+    wait_for(lambda: row()["liveness"] == "running", "the run to start")
+    cancelled = http().post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+    assert cancelled.status_code == 202, cancelled.text
+    wait_for(lambda: row()["status"] == "cancelled", "the run to end cancelled")

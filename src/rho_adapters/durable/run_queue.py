@@ -10,6 +10,13 @@ the id ``<run_id>~<n>`` whose prompt is None and whose approvals are in ``settin
 continuation's id is derived from the run's, so two answers of one run race for one id;
 DBOS keeps the first, the same answers again get its continuation, and other answers are
 refused (``SessionStateError`` naming what the run was answered), never silently dropped.
+
+One run of a session at a time on a queue: each run is enqueued under its session's id as
+DBOS's deduplication id, which DBOS holds from the enqueue until the run's workflow ends (a
+run waiting for approval has ended), so a second run of a session queued or running is
+refused by the database itself, whoever enqueues it (``SessionStateError``). Two servers'
+chats of one session at the same moment, or a chat and an answer, queued two runs, and both
+ran, the second after waiting for the first's session lock.
 """
 
 from __future__ import annotations
@@ -56,16 +63,28 @@ class DbosRunQueue(RunQueue):
         self.app_version = app_version
 
     async def enqueue(self, run: QueuedRun) -> None:
-        """See ``RunQueue.enqueue``."""
-        await self.client.enqueue_async(
-            {
-                "workflow_name": WORKFLOW,
-                "queue_name": self.queue,
-                "workflow_id": run.run_id,
-                "app_version": self.app_version,
-            },
-            payload_of(run),
-        )
+        """See ``RunQueue.enqueue``. Raises ``SessionStateError`` while another run of the
+        session is queued or running on this queue (the same run again is taken once)."""
+        load_dbos()
+        from dbos import error as dbos_errors
+
+        try:
+            await self.client.enqueue_async(
+                {
+                    "workflow_name": WORKFLOW,
+                    "queue_name": self.queue,
+                    "workflow_id": run.run_id,
+                    "app_version": self.app_version,
+                    "deduplication_id": run.session_id,  # one run of a session at a time
+                },
+                payload_of(run),
+            )
+        except dbos_errors.DBOSQueueDeduplicatedError:
+            raise SessionStateError(
+                f"session {run.session_id} has a run queued or in progress on the queue "
+                f"{self.queue!r}; run {run.run_id} was not queued: wait for that run to end "
+                "(or to wait for approval) or cancel it"
+            ) from None
 
     async def answer(
         self,

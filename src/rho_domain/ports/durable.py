@@ -65,7 +65,9 @@ class RunQueue(Protocol):
 
     @abstractmethod
     async def enqueue(self, run: QueuedRun) -> None:
-        """Put ``run`` on the queue. Enqueuing the same ``run_id`` twice runs it once."""
+        """Put ``run`` on the queue. Enqueuing the same ``run_id`` twice runs it once. One
+        run of a session at a time: raises ``SessionStateError`` while another run of
+        ``run.session_id`` is queued or running (one that waits for approval has ended)."""
 
     @abstractmethod
     async def answer(

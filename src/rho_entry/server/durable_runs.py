@@ -16,6 +16,13 @@ continuation of the same run, allows the call's tool without asking (a resumed s
 takes "always" from its trace). One answer per waiting run counts: a second answer of the same
 run with another decision, at the same moment on another server, is a ``Conflict`` naming the
 answer taken (``RunQueue.answer``).
+
+A run is in progress from its enqueuing on, not only once a worker opens its session (when
+the store learns of it): the queue takes one run of a session at a time (``DbosRunQueue``,
+by DBOS's deduplication id), whichever server enqueues it, and a start or an answer it
+refuses is a ``Conflict``. Before, two chats of one session at the same moment, or a chat
+and an answer, both queued a run, and both ran. The caller holds the session's turn
+(``Runs.turn``), so that two at once on one server are taken one after the other.
 """
 
 from __future__ import annotations
@@ -114,10 +121,14 @@ class DurableRuns:
         return self._queue
 
     async def enqueue(self, session_id: str, prompt: str | None) -> str:
-        """Put a run of the stored session ``session_id`` on the queue; its run id."""
+        """Put a run of the stored session ``session_id`` on the queue; its run id.
+        ``Conflict`` while a run of it is queued or running (the queue refuses it)."""
         from rho_entry.durable.queueing import enqueue_prompt
 
-        return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
+        try:
+            return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
+        except SessionStateError as exc:  # a run of it queued or running, from any server
+            raise Conflict(str(exc)) from None
 
     async def answer(
         self,

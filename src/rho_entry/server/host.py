@@ -215,7 +215,8 @@ class SessionHost:
         await self._check_drivable(session_id)
         answer = Answer(call_id=call_id, decision=decision, digest=digest)
         if self.durable is not None:
-            await answer_on_queue(self.durable, self.sessions, session_id, answer)
+            async with self.runs.turn(session_id):  # beside a start, not at the same moment
+                await answer_on_queue(self.durable, self.sessions, session_id, answer)
             return
         await answer_here(self.runs, self.feeds, self.sessions, session_id, answer, self.settings)
 
@@ -259,13 +260,13 @@ class SessionHost:
         return State.from_events((await self.sessions.recording(session_id))[1])
 
     async def _start(self, session_id: str, prompt: str | None) -> None:
-        if self.durable is not None:  # a worker (this server's or another's) runs it
+        async with self.runs.turn(session_id):  # after an answer in progress, not beside it
+            if self.durable is None:
+                await self._start_here(session_id, prompt)
+                return
             if await self.running(session_id):
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.durable.enqueue(session_id, prompt)
-            return
-        async with self.runs.turn(session_id):  # after an answer in progress, not beside it
-            await self._start_here(session_id, prompt)
 
     async def _start_here(self, session_id: str, prompt: str | None) -> None:
         handle = self.runs.handles.get(session_id)
