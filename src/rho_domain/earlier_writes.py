@@ -2,8 +2,9 @@
 
 ``State.unreviewed_writes`` keeps the calls of ``WRITING_TOOLS`` that ran; a later bash line
 that may run what they wrote asks (``shell.destructive_session``), with a reason that names
-them by ``EARLIER_CALL``. A human who approves a call asked about with such a reason has been
-told of those files, and ``State`` starts keeping again from there.
+them by ``EARLIER_CALL`` and lists their files. A human who approves a call so asked about has
+been told of the files the reason lists: ``State`` drops the calls that wrote only those
+(``ApprovalRequested.reviews``, set by the loop, never read from the reason's text).
 """
 
 from __future__ import annotations

@@ -68,5 +68,7 @@ def test_what_xargs_cp_or_sponge_wrote_in_an_earlier_call_asks_for_make() -> Non
         return ToolCall(id="b", name="bash", arguments=json.dumps({"command": command}))
 
     earlier = ["find /tmp/e -name Makefile | xargs cp -t .", "cat /tmp/x | sponge Makefile"]
-    missed = [c for c in earlier if "an earlier call" not in after_writes(bash("make"), [bash(c)])]
+    missed = [
+        c for c in earlier if "an earlier call" not in after_writes(bash("make"), [bash(c)])[0]
+    ]
     assert missed == []

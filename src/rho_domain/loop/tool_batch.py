@@ -118,9 +118,9 @@ class ToolBatch:
                 continue
             shown = shown_shape(self.agent, ready.handler)
             await bind_to_shown(self.journal, call, shown)
-            policy = ready.policy
+            policy, reviews = ready.policy, cast("tuple[str, ...]", ())
             if call.name == "bash" and policy and policy.dangerous and not policy.destructive:
-                policy = _after_writes(call, policy, self._unreviewed_writes())
+                policy, reviews = _after_writes(call, policy, self._unreviewed_writes())
             decision = decide(
                 self.agent.profile,
                 call,
@@ -144,7 +144,13 @@ class ToolBatch:
                 from rho_domain.loop.tool_approval import ask_approval
 
                 approved = await ask_approval(
-                    self, call, decision.reason, calls[index:], arguments=ready.decoded, shape=shown
+                    self,
+                    call,
+                    decision.reason,
+                    calls[index:],
+                    arguments=ready.decoded,
+                    shape=shown,
+                    reviews=reviews,
                 )
                 if approved is None:
                     return (
@@ -303,14 +309,17 @@ class ToolBatch:
         )
 
 
-def _after_writes(call: ToolCall, policy: ToolPolicy, earlier: Sequence[ToolCall]) -> ToolPolicy:
+def _after_writes(
+    call: ToolCall, policy: ToolPolicy, earlier: Sequence[ToolCall]
+) -> tuple[ToolPolicy, tuple[str, ...]]:
     """``policy`` of an unrestricted bash ``call``, destructive when the line may run what
     ``earlier`` calls wrote (``shell.destructive_session``): a write of ``Makefile``, then
-    ``make``, asks even after "always"."""
+    ``make``, asks even after "always"; and the ids of the earlier calls an approval of it
+    reviews."""
     if not earlier:
-        return policy
+        return policy, ()
     # the session's writes are read with the first line after one, not by every run
     from rho_domain.shell.destructive_session import after_writes
 
-    reason = after_writes(call, earlier)
-    return attrs.evolve(policy, destructive=reason) if reason else policy
+    reason, reviews = after_writes(call, earlier)
+    return (attrs.evolve(policy, destructive=reason), reviews) if reason else (policy, ())
