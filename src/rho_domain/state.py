@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.earlier_writes import WRITING_TOOLS
+from rho_domain.earlier_writes import may_write
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -56,8 +56,9 @@ class State:
     always_shapes: dict[str, str] = attrs.field(factory=dict)
     asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
-    # the calls of the writing tools that ran since a human last approved a call asked about
-    # for what they wrote (``shell.destructive_session``): a later bash line that may run it asks
+    # the calls that ran of the tools that may write (``earlier_writes.may_write``) since a
+    # human approved a call asked about for what they wrote (``shell.destructive_session``):
+    # a later bash line that may run it asks
     unreviewed_writes: list[ToolCall] = attrs.field(factory=list)
     # the writing calls each waiting call's question named every file of: reviewed once the
     # human approves it (``ApprovalRequested.reviews``)
@@ -110,7 +111,7 @@ class State:
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
                 self.tool_calls += 1
-                if call.name in WRITING_TOOLS:
+                if may_write(call.name):
                     self.unreviewed_writes.append(call)
             case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
                 self._child_spent(metadata)

@@ -48,3 +48,20 @@ def test_the_reason_lists_the_files_and_reviews_only_the_calls_it_lists() -> Non
         + (", ".join(f"s{n:02}.sh" for n in range(2, 12)) + " and 2 more)")
     ), reason
     assert reviews == tuple(f"w{n:02}" for n in range(12))
+
+
+def test_a_tool_that_shows_no_file_it_wrote_counts_as_writing_unknown_files() -> None:
+    """Before: only write, edit and bash calls were kept, so an MCP server's write_file (or a
+    sub-agent's write, through ``delegate``) of a Makefile, then ``make``, ran unasked."""
+    state = State()
+    mcp = ToolCall(id="m", name="mcp__fs__write_file", arguments='{"path": "Makefile"}')
+    delegate = ToolCall(id="d", name="delegate", arguments='{"instruction": "write it"}')
+    read = ToolCall(id="r", name="read", arguments='{"path": "Makefile"}')
+    for call in (mcp, delegate, read):
+        state.apply(ev.ToolStarted(at=0.0, call=call))
+    assert [c.id for c in state.unreviewed_writes] == ["m", "d"]
+    make = ToolCall(id="b", name="bash", arguments='{"command": "make"}')
+    reason, reviews = after_writes(make, state.unreviewed_writes)
+    assert "the files a delegate call wrote" in reason, reason
+    assert "the files a mcp__fs__write_file call wrote" in reason, reason
+    assert reviews == ("m", "d")

@@ -17,6 +17,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
+from rho_domain.earlier_writes import WRITING_TOOLS
 from rho_domain.loop.guarded_ports import GuardedExecutor
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.loop.tool_refresh import bind_to_shown, shown_shape
@@ -291,7 +292,18 @@ class ToolBatch:
         for: none when nobody is asked (an eval's or an auto-approved session's long runs
         read none of them at every bash call)."""
         asks = self.agent.profile.approval is not ApprovalMode.NONE
-        return self.state.unreviewed_writes if asks and not self.agent.config.auto_approve else ()
+        if not asks or self.agent.config.auto_approve:
+            return ()
+        # a tool that shows no file it wrote counts, unless it is read-only now (an MCP
+        # server's read_only_tools); gone from the registry, it counts
+        registry = self.agent.registry
+        return [
+            c
+            for c in self.state.unreviewed_writes
+            if c.name in WRITING_TOOLS
+            or (policy := registry.policy_for(c)) is None
+            or not policy.read_only
+        ]
 
     def _context(self, call: ToolCall) -> ToolContext:
         """What the handler of ``call`` may use."""

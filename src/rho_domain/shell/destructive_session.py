@@ -28,7 +28,7 @@ import json
 import posixpath
 from collections.abc import Iterable, Sequence, Set
 
-from rho_domain.earlier_writes import WRITING_TOOLS
+from rho_domain.earlier_writes import WRITING_TOOLS, may_write
 from rho_domain.messages import ToolCall
 from rho_domain.shell.destructive_walk import LineCheck
 
@@ -46,7 +46,7 @@ def after_writes(call: ToolCall, earlier: Sequence[ToolCall]) -> tuple[str, tupl
     if not isinstance(command, str):
         return "", ()
     here = str(arguments.get("working_dir") or ".")
-    writes = [(c.id, _call_writes(c.name, c.arguments)) for c in earlier if c.name in WRITING_TOOLS]
+    writes = [(c.id, _call_writes(c.name, c.arguments)) for c in earlier if may_write(c.name)]
     written = frozenset(p for _, paths in writes for p in paths)
     reason = session_reason(command, written, here)
     if not reason:
@@ -64,14 +64,17 @@ def session_writes(calls: Iterable[ToolCall]) -> frozenset[str]:
     call's joined with its ``working_dir``) or absolute."""
     written: set[str] = set()
     for call in calls:
-        if call.name in WRITING_TOOLS:
+        if may_write(call.name):
             written.update(_call_writes(call.name, call.arguments))
     return frozenset(written)
 
 
 @functools.lru_cache(maxsize=1024)
 def _call_writes(name: str, text: str) -> frozenset[str]:
-    """What one call wrote (remembered: each later bash line reads every earlier call)."""
+    """What one call wrote (remembered: each later bash line reads every earlier call); a
+    tool's that shows no path or command line (a sub-agent's, an MCP server's): unknown."""
+    if name not in WRITING_TOOLS:
+        return frozenset([f"the files a {name} call wrote (which the check cannot see)"])
     arguments = _arguments(text)
     if name in ("write", "edit") and isinstance(path := arguments.get("path"), str):
         return frozenset([posixpath.normpath(path)] if path else [])
