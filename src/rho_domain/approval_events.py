@@ -65,6 +65,10 @@ class ApprovalRequested(SeedEventView):
         place: The working directory the call was to run in when it was asked about (the
             session's executor's ``working_dir``; empty in traces written before it was
             recorded): an answer holds for the call run there (``rho_domain.call_digest``).
+        reviews: The ids of the session's earlier writing calls whose every file the reason
+            names (``shell.destructive_session``): approved, they are reviewed (``State``
+            drops them from ``unreviewed_writes``); set by the loop, never read from the
+            reason's text, which quotes the model's words.
     """
 
     __repr__ = value_repr
@@ -80,6 +84,7 @@ class ApprovalRequested(SeedEventView):
     child_call: ToolCall | None = None
     shown: str = ""
     place: str = ""
+    reviews: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

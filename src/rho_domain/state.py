@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.earlier_writes import EARLIER_CALL, WRITING_TOOLS
+from rho_domain.earlier_writes import may_write
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -56,9 +56,13 @@ class State:
     always_shapes: dict[str, str] = attrs.field(factory=dict)
     asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
-    # the calls of the writing tools that ran since a human last approved a call asked about
-    # for what they wrote (``shell.destructive_session``): a later bash line that may run it asks
+    # the calls that ran of the tools that may write (``earlier_writes.may_write``) since a
+    # human approved a call asked about for what they wrote (``shell.destructive_session``):
+    # a later bash line that may run it asks
     unreviewed_writes: list[ToolCall] = attrs.field(factory=list)
+    # the writing calls each waiting call's question named every file of: reviewed once the
+    # human approves it (``ApprovalRequested.reviews``)
+    asked_reviews: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     # every tool call id the session's model turns used, compacted ones too (``model_turn``
     # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
     call_ids: set[str] = attrs.field(factory=set)
@@ -107,7 +111,7 @@ class State:
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
                 self.tool_calls += 1
-                if call.name in WRITING_TOOLS:
+                if may_write(call.name):
                     self.unreviewed_writes.append(call)
             case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
                 self._child_spent(metadata)
@@ -131,6 +135,7 @@ class State:
                 self.approvals.setdefault(call.id, None)
                 self.asked_places[call.id] = event.place
                 self.approval_reasons[call.id] = event.reason
+                self.asked_reviews[call.id] = event.reviews
                 self.started_calls.discard(call.id)  # waiting, not running
                 if event.child_session_id is not None and event.child_call is not None:
                     # a new question from the sub-agent: an earlier answer was for another call
@@ -139,8 +144,10 @@ class State:
                     self.waiting_children[call.id] = (event.child_session_id, event.child_call)
             case ev.ApprovalResolved(call_id=call_id, approved=approved, always=always):
                 self.approvals[call_id] = approved
-                if approved and EARLIER_CALL in self.approval_reasons.get(call_id, ""):
-                    self.unreviewed_writes.clear()  # the human was told of them, and ran it
+                if approved and (told := set(self.asked_reviews.get(call_id, ()))):
+                    # the human was told of their files, and ran it: not of the others', and
+                    # never by the reason's text (a .git path named 'an earlier call...')
+                    self.unreviewed_writes = [c for c in self.unreviewed_writes if c.id not in told]
                 if not approved and event.reason:
                     self.rejection_reasons[call_id] = event.reason
                 if always and approved:
@@ -194,6 +201,7 @@ class State:
             self.approvals.pop(message.call_id, None)
             self.rejection_reasons.pop(message.call_id, None)
             self.approval_reasons.pop(message.call_id, None)
+            self.asked_reviews.pop(message.call_id, None)
             self.waiting_children.pop(message.call_id, None)
             self.pending_calls = tuple(c for c in self.pending_calls if c.id != message.call_id)
 

@@ -54,7 +54,7 @@ def test_a_later_line_that_runs_what_an_earlier_call_wrote_asks() -> None:
     for earlier, command, fragment in rows:
         here = "sub" if command == "sh run.sh" else "."
         ran = _call("bash", command=command, working_dir=here)
-        if destructive_reason(command) or fragment not in (why := after_writes(ran, earlier)):
+        if destructive_reason(command) or fragment not in (why := after_writes(ran, earlier)[0]):
             missed.append((command, why))
     assert missed == []
 
@@ -67,5 +67,5 @@ def test_reading_or_plain_output_after_a_write_still_runs_unasked() -> None:
         ([_bash("git status"), _bash("ls -la")], "pytest -q"),
         ([], "make"),
     ]
-    asking = [(c, r) for e, c in rows if (r := after_writes(_bash(c), e))]
+    asking = [(c, r) for e, c in rows if (r := after_writes(_bash(c), e)[0])]
     assert asking == []

@@ -86,6 +86,7 @@ async def ask_approval(
     arguments: Mapping[str, Any] | None = None,
     shown: tuple[str, ToolCall] | None = None,
     shape: str = "",
+    reviews: tuple[str, ...] = (),
 ) -> bool | None:
     """The decision for ``call``: from State if resolved, else from the approver.
     None means the run stops (no approver: awaiting approval; or cancelled).
@@ -93,7 +94,8 @@ async def ask_approval(
     sub-agent's session and call, parsed here) is what the approver is asked about;
     ``shape`` the tool as the approver is shown it (``tool_refresh.shown_shape``): an answer
     recorded for the call asked about under another shape does not hold, and it is asked
-    again (the new request, recorded, takes the answer back: ``State``)."""
+    again (the new request, recorded, takes the answer back: ``State``); ``reviews`` the
+    earlier writing calls whose files ``reason`` names (``ApprovalRequested.reviews``)."""
     state = tools.state
     place = tools.executor.working_dir
     # an answer holds for the call run where it was asked about: elsewhere, it is asked again
@@ -110,6 +112,7 @@ async def ask_approval(
                 pending=tuple(batch),
                 shown=shape,
                 place=place,
+                reviews=reviews,
             )
         )
         # a listener may answer in the event itself (resolve_approval): that answer holds,

@@ -116,7 +116,7 @@ class ToolBatch:
                 continue
             shown = shown_shape(self.agent, ready.handler)
             await bind_to_shown(self.journal, call, shown)
-            decision = judge(self.agent, self.state, ready)
+            decision, reviews = judge(self.agent, self.state, ready)
             # A plain run's calls are allowed: the other outcomes load with the first one.
             if not isinstance(decision, Allowed):
                 from rho_domain.approval_asks import Denied
@@ -132,7 +132,13 @@ class ToolBatch:
                 from rho_domain.loop.tool_approval import ask_approval
 
                 approved = await ask_approval(
-                    self, call, decision.reason, calls[index:], arguments=ready.decoded, shape=shown
+                    self,
+                    call,
+                    decision.reason,
+                    calls[index:],
+                    arguments=ready.decoded,
+                    shape=shown,
+                    reviews=reviews,
                 )
                 if approved is None:
                     return (

@@ -11,10 +11,12 @@ line writes as the check reads it), and ``session_reason`` judges a bash line as
 written those files first, with the same rule: every later program but those that only read,
 move or print data asks, unless all that was written is plain output (``notes.md``,
 ``build.log``). A bash line the check stopped early on (it asked, or could not be read) may
-have written anything: it counts as writing unknown files. Once a human approves a call asked
-about for these files, they are reviewed (``State.unreviewed_writes`` starts again).
+have written anything: it counts as writing unknown files. The reason names the files (up to
+``_TOLD``); once a human approves the call, the earlier calls whose every file it named are
+reviewed (``State`` drops them from ``unreviewed_writes``; the others still ask).
 
-Contract: ``after_writes(call, earlier) -> str``, the reason a bash call asks, or "";
+Contract: ``after_writes(call, earlier) -> (str, ids)``, the reason a bash call asks (or
+""), naming the files earlier calls wrote, and the ids of the calls it names every file of;
 ``session_writes(calls) -> frozenset[str]``; ``session_reason(command, written,
 working_dir) -> str``.
 """
@@ -24,25 +26,38 @@ from __future__ import annotations
 import functools
 import json
 import posixpath
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 
-from rho_domain.earlier_writes import WRITING_TOOLS
+from rho_domain.earlier_writes import WRITING_TOOLS, may_write
 from rho_domain.messages import ToolCall
 from rho_domain.shell.destructive_ledger import WrittenFiles
 from rho_domain.shell.destructive_walk import LineCheck
 
 UNKNOWN = "the files of a line that asked (read up to its first reason)"
+_TOLD = 12  # the files a reason names: an approval reviews the calls that wrote only those
 
 
-def after_writes(call: ToolCall, earlier: Iterable[ToolCall]) -> str:
+def after_writes(call: ToolCall, earlier: Sequence[ToolCall]) -> tuple[str, tuple[str, ...]]:
     """Why the bash ``call`` asks because it may run what the ``earlier`` calls (that ran)
-    wrote, or ""."""
+    wrote, or "", and the ids of the earlier calls whose every file the reason names: an
+    approval reviews those, and only those (a question about ``a.sh`` is not one about the
+    ``Makefile`` another call wrote)."""
     arguments = _arguments(call.arguments)
     command = arguments.get("command")
     if not isinstance(command, str):
-        return ""
+        return "", ()
     here = str(arguments.get("working_dir") or ".")
-    return session_reason(command, session_writes(earlier), here)
+    writes = [(c.id, _call_writes(c.name, c.arguments)) for c in earlier if may_write(c.name)]
+    written = frozenset(p for _, paths in writes for p in paths)
+    reason = session_reason(command, written, here)
+    if not reason:
+        return "", ()
+    files = sorted(written)
+    told = frozenset(files[:_TOLD])
+    more = f" and {len(files) - _TOLD} more" if len(files) > _TOLD else ""
+    reason = f"{reason} (the session's earlier calls wrote {', '.join(files[:_TOLD])}{more})"
+    untold = {i for i, paths in writes if not paths <= told}  # an id given twice: both told
+    return reason, tuple(dict.fromkeys(i for i, _ in writes if i not in untold))
 
 
 def session_writes(calls: Iterable[ToolCall]) -> frozenset[str]:
@@ -50,14 +65,17 @@ def session_writes(calls: Iterable[ToolCall]) -> frozenset[str]:
     call's joined with its ``working_dir``) or absolute."""
     written: set[str] = set()
     for call in calls:
-        if call.name in WRITING_TOOLS:
+        if may_write(call.name):
             written.update(_call_writes(call.name, call.arguments))
     return frozenset(written)
 
 
 @functools.lru_cache(maxsize=1024)
 def _call_writes(name: str, text: str) -> frozenset[str]:
-    """What one call wrote (remembered: each later bash line reads every earlier call)."""
+    """What one call wrote (remembered: each later bash line reads every earlier call); a
+    tool's that shows no path or command line (a sub-agent's, an MCP server's): unknown."""
+    if name not in WRITING_TOOLS:
+        return frozenset([f"the files a {name} call wrote (which the check cannot see)"])
     arguments = _arguments(text)
     if name in ("write", "edit") and isinstance(path := arguments.get("path"), str):
         return frozenset([posixpath.normpath(path)] if path else [])

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.shell.destructive_cwd import HERE, Directories
+from rho_domain.shell.destructive_globs import is_pattern, matched_paths
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_table import judge_program
 from rho_domain.shell.destructive_variables import variable_reason
@@ -109,17 +110,29 @@ def _redirection_reason(op: str, target: str) -> str:
     return ""
 
 
-def destination_reason(argv: Sequence[Arg], first: str | None, cwd: Directories = HERE) -> str:
+def destination_reason(
+    argv: Sequence[Arg], first: str | None, cwd: Directories = HERE, named: Sequence[Arg] = ()
+) -> str:
     """Why the file a writer's words name as its destination asks, or "": what the write
     tool never writes (``write_rules.write_refusal``: start-up files such as ``.bashrc``,
     ``.ssh/``, ``.vscode/``, ``.mcp.json``, ``sitecustomize.py``, secrets...), written by
     ``cp``, ``mv``, ``install``, ``ln``, ``rsync``, ``scp`` (their last operand, or that
     directory joined with a source's name), ``tee``, or the output of ``curl -o``, ``wget
     -O``, ``sort -o``, ``dd of=``; a relative one in each directory ``cwd`` says the
-    command may run in."""
-    for path in _destinations(argv[1:], first):
-        if why := cwd.judge(path, lambda p: _destination_reason(p, first), f"{first} writes"):
-            return why
+    command may run in. ``named`` is ``argv`` with each glob's pattern in place of its
+    unknown word: a destination given as a pattern is judged as every name it may match
+    (``shell.destructive_globs``), and one no word shows (what ``xargs`` appends) asks."""
+    patterns = {n for n, w in zip(named, argv, strict=False) if w is None and n is not None}
+    for path in _destinations((named or argv)[1:], first):
+        if path is None:
+            return (
+                f"{first} writes where a generated word says (what xargs or parallel append), "
+                "which the approval check cannot see: name the destination"
+            )
+        given = any(pattern in path for pattern in patterns)  # not _extracted's own ".*"
+        for each in matched_paths(path) if given else (path,):
+            if why := cwd.judge(each, lambda p: _destination_reason(p, first), f"{first} writes"):
+                return why
     return _unread_members(argv[1:], first, cwd)
 
 
@@ -172,42 +185,64 @@ def names_destinations(first: str | None) -> bool:
     return first in _DESTINATION_NAMERS or names_more(first)
 
 
-def _destinations(words: Sequence[Arg], first: str | None) -> list[str]:
+def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
+    """The paths ``first words`` names as what it writes (a pattern as given)."""
+    return [path for path in _destinations(words, first) if path is not None]
+
+
+def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
+    """The destinations ``first words`` names; None where an unknown word is one."""
     if not names_destinations(first):
         return []
     known = [w for w in words if w is not None]
     if first == "tee":
-        return [w for w in known if not w.startswith("-")]
+        return [w for w in words if w is None or not w.startswith("-")]
     if first == "dd":
-        return [w[3:] for w in known if w.startswith("of=")]
+        unknown: list[str | None] = [None] if None in words else []
+        return [w[3:] for w in known if w.startswith("of=")] + unknown
     if first == "find":  # -fprint FILE, -fprint0 FILE, -fprintf FILE FORMAT, -fls FILE
-        return [f for o, f in itertools.pairwise(known) if o in _FIND_WRITES]
+        return [f for o, f in itertools.pairwise(words) if o in _FIND_WRITES]
     if first in _EXTRACTORS and _extracts(first, known):
-        return _extracted(known, *_EXTRACTORS[first])
+        short, long = _EXTRACTORS[first]
+        if any(o in (short, long) and v is None for o, v in itertools.pairwise(words)):
+            return [None]
+        return [*_extracted(known, short, long)]
     if first in _OUTPUT_OPTIONS:
         short, long = _OUTPUT_OPTIONS[first]
-        found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
-        for word, following in itertools.pairwise([*known, ""]):
+        found: list[str | None] = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
+        for word, following in itertools.pairwise([*words, ""]):
+            if word is None:
+                continue
             cluster = word[1:] if word.startswith("-") and not word.startswith("--") else ""
             letters = cluster[: len(cluster) - len(cluster.lstrip(_LETTERS))]
             if short in letters:  # -o FILE, -oFILE, -so FILE (curl's cluster)
                 found.append(cluster[letters.index(short) + 1 :] or following)
             elif word == long:
                 found.append(following)
-        return [f for f in found if f] + more_destinations(words, first)
+        return [f for f in found if f != ""] + list(more_destinations(words, first))
     if first not in _COPIERS:
-        return more_destinations(words, first)
+        return [*more_destinations(words, first)]
+    return _copied(words, known)
+
+
+def _copied(words: Sequence[Arg], known: list[str]) -> list[str | None]:
+    """A copier's destination (``-t DIR`` or its last operand; None when a word no one
+    knows is it) and that directory joined with each source's name."""
     _, operands = split_options(words)
-    paths = [o for o in operands if o is not None]
-    target = [w.split("=", 1)[1] for w in known if w.startswith("--target-directory=")]
-    target += [value for option, value in itertools.pairwise(known) if option == "-t"]
+    target: list[str | None] = [
+        w.split("=", 1)[1] for w in known if w.startswith("--target-directory=")
+    ]
+    target += [value for option, value in itertools.pairwise(words) if option == "-t"]
     if target:
-        destination, sources = target[0], paths
-    elif paths:
-        destination, sources = paths[-1], paths[:-1]
+        destination, sources = target[0], operands
+    elif operands:
+        destination, sources = operands[-1], operands[:-1]
     else:
         return []
-    names = [source.rstrip("/").rsplit("/", 1)[-1] for source in sources]
+    if destination is None:
+        return [None]
+    # a source given as a pattern lands under its matches' names, which are the source's
+    names = [s.rstrip("/").rsplit("/", 1)[-1] for s in sources if s and not is_pattern(s)]
     joined = (posixpath.join(destination, name) for name in names if name)
     return [destination, *joined]
 

@@ -25,6 +25,7 @@ from rho_domain.shell.destructive_table import is_listed, judge_program, program
 from rho_domain.shell.destructive_targets import (
     WRITING,
     destination_reason,
+    destinations,
     is_subcommand,
     names_destinations,
     redirection_reason,
@@ -121,7 +122,7 @@ class LineCheck:
         first = program_name(argv[0])
         earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
-        if why := self.redirections(command.redirections) or self.words(argv, first):
+        if why := self.redirections(command.redirections) or self.words(argv, first, command.argv):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
         if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
@@ -163,15 +164,15 @@ class LineCheck:
         if not guessed and (why := written_reason(first or "", words, earlier, self.files.session)):
             return why
         why = self.strings(argv, first, depth)  # a string it runs runs before it writes
-        # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv)
-        wrapper = not data_only(first or "", argv[1:])
-        for start in range(len(argv)) if wrapper else (0,):
+        # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv, xargs cp)
+        for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])
-            if not writes_named(name):
+            if not (writes_named(name) or names_destinations(name)):
                 continue
             if spent := self.work.again(argv, start):
                 return why or spent
-            self.files.add(*written_by(name, argv[start + 1 :]))
+            words = argv[start + 1 :]  # what the destination rule reads too: sponge, dd of=
+            self.files.add(*written_by(name, words), *destinations(words, name))
         return why
 
     def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
@@ -199,20 +200,23 @@ class LineCheck:
             lambda command: self.argv(command, "", depth + 1),
         )
 
-    def words(self, argv: Sequence[Arg], first: str | None) -> str:
+    def words(self, argv: Sequence[Arg], first: str | None, named: Sequence[Arg]) -> str:
         """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
-        (a wrapped one's too) destination that runs later (``shell.destructive_targets``)."""
+        (a wrapped one's too) destination that runs later (``shell.destructive_targets``;
+        ``named``: the words as given, a glob's pattern in place of its unknown word)."""
         if why := word_reason(argv, first, self.cwd):
             return why
-        wrapper = not data_only(first or "", argv[1:])
-        for start in range(len(argv)) if wrapper else (0,):
+        for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])
             if start and (not names_destinations(name) or is_subcommand(argv[:start], argv[start])):
                 continue  # no destination in its words (pip install: a subcommand, not install)
             if why := self.work.again(argv, start):
                 return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
-            if why := destination_reason(argv[start:], name, cwd):
+            # what xargs and parallel append is an unknown word: their cp's destination
+            appended = (None,) if start and first in _APPENDERS else ()
+            given = (*named[start:], *appended)
+            if why := destination_reason((*argv[start:], *appended), name, cwd, given):
                 return why
         return ""
 
@@ -272,3 +276,10 @@ class LineCheck:
             if redirection.target is not None and redirection.op in WRITING:
                 self.files.add(redirection.target)
         return ""
+
+
+def _wraps(first: str | None, words: Sequence[Arg]) -> bool:
+    """True when a suffix of ``first words`` may be a command it runs: any program that is
+    not data only, and xargs and parallel whatever they run (``xargs cp -t /etc/cron.d``:
+    cp is data only, since it runs no file as code, but it writes)."""
+    return first in _APPENDERS or not data_only(first or "", words)

@@ -74,8 +74,9 @@ _GIT_RUNS = frozenset(
         "revert", "push", "bisect", "worktree", "clone", "submodule", "gc", "stash",
     ]
 )  # fmt: skip
-# git's subcommands that write the files a patch, a mailbox or a bundle names
-_GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle"])
+# git's subcommands that write the files a patch, a mailbox or a bundle names, or a remote's
+# (pull and submodule update bring another repository's files, as clone and curl -o do)
+_GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle", "pull", "submodule"])
 _OUTPUT = frozenset(["output", "output-directory"])
 _UNNAMED = "the files "
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
