@@ -329,3 +329,12 @@ def test_every_rho_entry_log_record_reaches_the_terminal_escaped() -> None:
         f"rho-agent: warning: answer not taken: {shown}",
         f"rho-agent worker: worker {shown} stopped beating",
     ]
+
+
+def test_always_says_what_still_asks() -> None:
+    """Before: "always" was acknowledged as 'bash approved for the rest of this session', and
+    the next ``make`` after a written Makefile asked (as ``rm -r`` does): the notice promised
+    what the check does not give, and a --resume keeps no "always"."""
+    _, shown = _ask("make", answer=b"a\n")
+    assert "  bash approved while this process runs; a call that could destroy something, " in shown
+    assert "or run a file this session wrote, still asks" in shown
