@@ -22,6 +22,7 @@ from rho_adapters.fakes import call
 from rho_domain import events as ev
 from rho_domain.call_digest import call_digest
 from rho_domain.messages import ToolCall
+from rho_domain.permissions import builtin_profile
 from rho_domain.ports.approver import ApprovalRequest
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.answers import describe_waiting
@@ -276,7 +277,11 @@ def test_the_remote_prompt_shows_the_arguments_that_run(
         approval_digest=lambda call: call_digest(call.name, call.arguments),
         asked_places={},
     )
-    listed = describe_waiting(types.SimpleNamespace(id="s", state=state))  # type: ignore[arg-type]
+    agent = types.SimpleNamespace(
+        profile=builtin_profile("readonly"), config=types.SimpleNamespace(backend="local")
+    )
+    session = types.SimpleNamespace(id="s", state=state, agent=agent)
+    listed = describe_waiting(session)  # type: ignore[arg-type]
     assert 'bash {"command": "rm -rf ~"}: waiting' in listed
 
 
