@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,13 @@ def test_exit_4_names_the_call_and_the_commands_that_answer_it(workspace: Path, 
     assert "bash (demo_1)" in result.stderr
     digest = call_digest("bash", json.dumps({"command": "echo x"}), place=str(workspace.resolve()))
     assert f"--approve demo_1@{digest}` (CALL@DIGEST" in result.stderr
+    # the command it gives, pasted as shown, answers it: it named no profile, and the resume
+    # was refused ('pass --profile developer explicitly', exit 1)
+    given = re.search(r"answer with `rho-agent ([^`]*)`", result.stderr)
+    assert given is not None, result.stderr
+    assert " --profile developer --approve " in given[1]
+    pasted = rho(*shlex.split(given[1]), cwd=workspace, home=home)
+    assert (pasted.returncode, "⎿ x" in pasted.stderr) == (0, True), pasted.stderr
 
 
 def test_approve_by_id_runs_the_call_and_completes(workspace: Path, home: Path) -> None:

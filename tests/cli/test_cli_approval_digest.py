@@ -208,7 +208,9 @@ def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> N
     digest = call_digest("bash", json.dumps({"command": "echo hi"}), place=str(work.resolve()))
     pasted = [
         re.search(r"answer with `(rho-agent [^`]*)`", first.stderr),
-        re.search(r"(rho-agent --resume \S+ --approve .*)$", bare.stderr.strip()),
+        re.search(
+            r"(rho-agent --resume \S+ --profile developer --approve .*)$", bare.stderr.strip()
+        ),
     ]
     stand_in = tmp_path / "bin" / "rho-agent"  # a rho-agent that prints its arguments
     stand_in.parent.mkdir()
@@ -220,7 +222,8 @@ def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> N
         ran = subprocess.run(
             ["sh", "-c", found.group(1)], cwd=work, env=env, capture_output=True, text=True
         )
-        words = ["--resume", session_id, "--approve", f"{hostile}@{digest}"]
+        # with the profile the resume is refused without (a stored developer)
+        words = ["--resume", session_id, *DEV, "--approve", f"{hostile}@{digest}"]
         assert ran.stdout.splitlines() == words, (found.group(1), ran)
         assert not (work / "pwned").exists()
 

@@ -169,3 +169,31 @@ def test_a_dumb_terminal_gets_neither_colour_nor_the_spinner(tmp_path: Path) -> 
         "NO_COLOR": (False, True),
         "pipe": (False, False),
     }
+
+
+def test_a_run_stopped_on_a_rejection_is_not_said_to_have_an_empty_answer() -> None:
+    """Before: answering "no" to a bash call ended the run (exit 5, 'stopped: you rejected
+    bash') under 'warning: the model's answer has no text: it sent nothing at all; a server's
+    reasoning parser may have kept the answer as reasoning...', though the model was not asked
+    after the rejection. An empty answer after an approved call is still said."""
+    from rho_adapters.fakes import MemoryExecutor, ScriptedApprover, ScriptedModel, call, tools
+    from rho_adapters.fakes import text as answer
+    from rho_entry import Agent, AgentConfig, Session
+
+    said = {}
+    for approved in (False, True):
+        err = io.StringIO()
+        renderer = TerminalRenderer(out=io.StringIO(), err=err)
+        model = ScriptedModel([tools(call("bash", {"command": "make"})), answer("")])
+        session = Session(
+            Agent(AgentConfig(profile="developer")),
+            model=model,
+            executor=MemoryExecutor(),
+            approver=ScriptedApprover([approved]),
+            on_event=renderer,
+        )
+        result = session.run_sync("build it")
+        renderer.finish(result)
+        assert result.status is RunStatus.COMPLETED
+        said[approved] = "the model's answer has no text" in err.getvalue()
+    assert said == {False: False, True: True}

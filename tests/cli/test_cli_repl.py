@@ -81,7 +81,8 @@ def test_approval_answered_no_then_yes(open_terminal: OpenTerminal) -> None:
     term.expect(LABEL)
     term.expect(PROMPT)
     term.send("\x04")  # Ctrl+D leaves
-    term.expect(r"resume with")
+    # with the profile a resume is refused without ('pass --profile developer explicitly')
+    term.expect(r"resume with: rho-agent --resume \w+ --profile developer\r?\n")
     assert term.wait() == 0
 
 

@@ -22,6 +22,7 @@ from rho_adapters.fakes import call
 from rho_domain import events as ev
 from rho_domain.call_digest import call_digest
 from rho_domain.messages import ToolCall
+from rho_domain.permissions import builtin_profile
 from rho_domain.ports.approver import ApprovalRequest
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.answers import describe_waiting
@@ -276,7 +277,11 @@ def test_the_remote_prompt_shows_the_arguments_that_run(
         approval_digest=lambda call: call_digest(call.name, call.arguments),
         asked_places={},
     )
-    listed = describe_waiting(types.SimpleNamespace(id="s", state=state))  # type: ignore[arg-type]
+    agent = types.SimpleNamespace(
+        profile=builtin_profile("readonly"), config=types.SimpleNamespace(backend="local")
+    )
+    session = types.SimpleNamespace(id="s", state=state, agent=agent)
+    listed = describe_waiting(session)  # type: ignore[arg-type]
     assert 'bash {"command": "rm -rf ~"}: waiting' in listed
 
 
@@ -329,3 +334,12 @@ def test_every_rho_entry_log_record_reaches_the_terminal_escaped() -> None:
         f"rho-agent: warning: answer not taken: {shown}",
         f"rho-agent worker: worker {shown} stopped beating",
     ]
+
+
+def test_always_says_what_still_asks() -> None:
+    """Before: "always" was acknowledged as 'bash approved for the rest of this session', and
+    the next ``make`` after a written Makefile asked (as ``rm -r`` does): the notice promised
+    what the check does not give, and a --resume keeps no "always"."""
+    _, shown = _ask("make", answer=b"a\n")
+    assert "  bash approved while this process runs; a call that could destroy something, " in shown
+    assert "or run a file this session wrote, still asks" in shown

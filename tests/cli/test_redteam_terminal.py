@@ -214,7 +214,14 @@ def test_the_repls_goodbye_names_the_session_as_one_shell_word() -> None:
     from rho_entry.cli.repl import Repl
 
     said: list[str] = []
-    session = SimpleNamespace(id="s;touch pwned", state=SimpleNamespace(messages=["hi"]))
+    from rho_domain.permissions import builtin_profile
+
+    agent = SimpleNamespace(
+        profile=builtin_profile("readonly"), config=SimpleNamespace(backend="local")
+    )
+    session = SimpleNamespace(
+        id="s;touch pwned", state=SimpleNamespace(messages=["hi"]), agent=agent
+    )
     stand_in = SimpleNamespace(session=session, say=lambda text, *styles: said.append(text))
     Repl.goodbye(stand_in)  # type: ignore[arg-type]
     (line,) = said

@@ -10,10 +10,17 @@ too, by its name.
 An answer with no text and no tool call, ended ``stop`` (a reasoning parser that kept the
 whole reply as reasoning: vLLM's when the model never closed its ``</think>``; a server that
 sent ``[DONE]`` before any choice), was said by nothing either: the run completed, exit 0,
-and the terminal showed only the usage line. ``empty_answer_warning`` says it.
+and the terminal showed only the usage line. ``empty_answer_warning`` says it, but not of a
+run that stopped on a call the user rejected (``after_rejection``): the model was not asked
+after it, so there is no answer to miss (it said 'the model's answer has no text: it sent
+nothing at all; a server's reasoning parser may...' above 'stopped: you rejected bash').
 """
 
 from __future__ import annotations
+
+from rho_domain import events as ev
+from rho_domain.messages import ToolResultMessage
+from rho_domain.not_run import REJECTED_PREFIX
 
 WHOLE = frozenset(
     {"stop", "tool_calls", "function_call", "end_turn", "stop_sequence", "eos", "eos_token"}
@@ -67,3 +74,15 @@ def empty_answer_warning(text: str, calls: int, reasoning: str) -> str | None:
         "parser may have kept the answer as reasoning, or the server ended the stream "
         "before answering: ask again, or see the server's log"
     )
+
+
+def after_rejection(rejected: bool, event: ev.Event) -> bool:
+    """Whether a call was rejected since the last model call, after ``event`` (given whether
+    one was before it): a model call starts afresh, a rejected call's result sets it."""
+    if isinstance(event, ev.LLMStarted):
+        return False
+    message = event.message if isinstance(event, ev.MessageAdded) else None
+    is_rejection = isinstance(message, ToolResultMessage) and message.content.startswith(
+        REJECTED_PREFIX
+    )
+    return rejected or is_rejection

@@ -97,7 +97,7 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
     if not waiting:
         raise ConfigError(
             f"session {session.id} has no tool call waiting for approval; "
-            f'give a task to continue it: rho-agent --resume {shell_word(session.id)} "..."'
+            f'give a task to continue it: {_resume(session)} "..."'
         )
     approved = _select(waiting, answers.approve, "--approve")
     denied = _select(waiting, answers.deny, "--deny")
@@ -132,12 +132,20 @@ def describe_waiting(session: Session) -> str:
         for c in waiting
     ]
     lines.append(
-        f"answer with: rho-agent --resume {shell_word(session.id)} --approve CALL@DIGEST|all "
+        f"answer with: {_resume(session)} --approve CALL@DIGEST|all "
         "[--always] "
         "(CALL@DIGEST as listed: the approval holds for that call only), "
         "or --deny CALL|all [--reason TEXT]"
     )
     return "\n".join(lines)
+
+
+def _resume(session: Session) -> str:
+    """``rho-agent --resume ID`` with the flags it is refused without (``resume_flags``)."""
+    from rho_entry.cli.stopped import resume_flags
+
+    again = resume_flags(session.agent.profile, session.agent.config.backend)
+    return f"rho-agent --resume {shell_word(session.id)}{again}"
 
 
 def _where(session: Session, call: ToolCall) -> str:
@@ -163,7 +171,7 @@ def _name_it(session: Session, call: ToolCall) -> str:
     return (
         f"--approve {call.id}: name the call with the digest you were shown, so that the "
         f"approval holds for that call only; it waits now as {shown}: "
-        f"rho-agent --resume {shell_word(session.id)} --approve {shell_word(f'{call.id}@{digest}')}"
+        f"{_resume(session)} --approve {shell_word(f'{call.id}@{digest}')}"
     )
 
 

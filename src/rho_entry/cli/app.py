@@ -261,15 +261,16 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
-        if result.status is not RunStatus.COMPLETED:  # what to do next: said only then
-            from rho_entry.cli.stopped import explain_stop
+        if result.status is not RunStatus.COMPLETED or rejected is not None:
+            from rho_entry.cli.stopped import explain_stop, resume_flags
 
-            explain_stop(result, renderer, session.id, saved=session.journal.created)
+            again = resume_flags(session.agent.profile, session.agent.config.backend)
+            explain_stop(result, renderer, session.id, saved=session.journal.created, again=again)
         if rejected is not None:
             renderer.notice(
                 f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
                 f"has not answered since. Say what to do instead: `rho-agent --resume "
-                f'{session.id} "..."`.',
+                f'{session.id}{again} "..."`.',
                 "yellow",
             )
     return code

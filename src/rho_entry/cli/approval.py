@@ -65,11 +65,22 @@ class TerminalApprover(Approver):
             if choice in YES:
                 return ApprovalAnswer(approved=True)
             if choice in ALWAYS:
-                self.notices.notice(f"  {call.name} approved for the rest of this session", "dim")
+                self.notices.notice(always_said(call.name), "dim")
                 return ApprovalAnswer(approved=True, always=True)
             if choice in NO:
                 return ApprovalAnswer(approved=False)
             self.notices.notice("  answer y, n (the default) or a")
+
+
+def always_said(tool: str) -> str:
+    """What "always" allows, said when it is answered: not every later call (a destructive
+    one, or one that may run a file the session wrote, asks again: ``approval.decide``,
+    ``shell.destructive_session``), and only in this process (never inherited by ``--resume``).
+    It said 'approved for the rest of this session', and the next ``make`` asked."""
+    return (
+        f"  {tool} approved while this process runs; a call that could destroy something, "
+        "or run a file this session wrote, still asks"
+    )
 
 
 def prompt_lines(request: ApprovalRequest) -> list[str]:

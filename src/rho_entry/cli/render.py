@@ -22,7 +22,7 @@ from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
 from rho_domain.run_status import RunStatus
-from rho_entry.cli.answer_endings import empty_answer_warning, ending_warning
+from rho_entry.cli.answer_endings import after_rejection, empty_answer_warning, ending_warning
 from rho_entry.cli.spinner import Spinner
 from rho_entry.cli.terminal_text import visible
 
@@ -122,6 +122,7 @@ class TerminalRenderer:
         self._parallel: set[str] = set()  # calls that ran beside another (their results follow)
         self._streamed = 0  # characters of answer text shown by the model call in progress
         self._reasoning = ""  # the last answer's reasoning
+        self._rejected = False  # a call was rejected since the last model call
 
     def __call__(self, event: ev.Event) -> None:
         """Render one event (a session listener)."""
@@ -129,6 +130,8 @@ class TerminalRenderer:
             self.spinner.stop()
         if isinstance(event, ev.UsageRecorded):
             self.context_tokens = event.prompt_tokens or self.context_tokens
+        if event.kind in ("llm_start", "message"):
+            self._rejected = after_rejection(self._rejected, event)
         # by its kind first: a run without errors never builds the error event's class
         error = event if event.kind == "error" and isinstance(event, ev.ErrorOccurred) else None
         if error is not None:
@@ -152,7 +155,7 @@ class TerminalRenderer:
         """After a run: the final answer (quiet mode) and the usage line (when the run used
         tokens)."""
         self.spinner.stop()
-        if result.status is RunStatus.COMPLETED:
+        if result.status is RunStatus.COMPLETED and not self._rejected:  # no answer to miss
             said = empty_answer_warning(result.text, 0, self._reasoning)
             if said is not None:
                 self.notice(said, "yellow")

@@ -253,8 +253,11 @@ class Repl:
     def goodbye(self) -> None:
         """Say how to resume the session, if it has anything to resume."""
         if self.session.state.messages:
+            from rho_entry.cli.stopped import resume_flags  # what --resume is refused without
+
+            again = resume_flags(self.session.agent.profile, self.session.agent.config.backend)
             self.say(
                 f"session {self.session.id} saved · resume with: rho-agent --resume "
-                f"{shell_word(self.session.id)}",
+                f"{shell_word(self.session.id)}{again}",
                 "dim",
             )

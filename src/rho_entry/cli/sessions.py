@@ -10,6 +10,9 @@ from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.session_json import placement_line
 from rho_entry.cli.terminal_text import visible
 
+UNREAD = "? ("
+"""How a store's listing labels the profile of a session whose config.yaml it cannot read
+(``? (StoredConfigInvalid)``: rho_adapters.store.files)."""
 HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
 
 
@@ -27,6 +30,9 @@ def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -
         active = _ago(current - info.updated_at)
         name, marked, grants = info.profile.partition("*")
         shown = name[:9] + "*" if marked else name[:10]
+        unread = name.startswith(UNREAD)  # the file store's label of an unreadable config.yaml
+        if unread:
+            shown = "?"
         # Every field comes from a session directory (a stored config names the model and
         # the profile): escaped like the prompt.
         lines.append(
@@ -36,7 +42,16 @@ def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -
                 newlines=False,
             )
         )
-        if marked:  # not a built-in profile: say what it grants, whatever its name
+        if unread:  # the column showed '? (StoredC', the error's name cut, and nothing more
+            why = name.removeprefix(UNREAD).rstrip(")")
+            lines.append(
+                visible(
+                    f"{'':<14} └ profile unknown: its config.yaml cannot be read ({why}); "
+                    f"`rho-agent export {info.id}` says why and what to fix",
+                    newlines=False,
+                )
+            )
+        elif marked:  # not a built-in profile: say what it grants, whatever its name
             grant = f"{'':<14} └ profile {name}: {grants.strip().strip('()')}"
             lines.append(visible(grant, newlines=False))
         if (where := placement_line(info)) is not None:
