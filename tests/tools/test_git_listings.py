@@ -21,6 +21,7 @@ committed ``.ssh``, ``sub/.aws``, ``.config/gh`` and ``.docker/config.json``:
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -142,8 +143,7 @@ def test_the_trap_is_real(repo: dict[str, str]) -> None:
     """Each attack, run by plain git (the shell's `cd` done by hand), prints what it is after."""
     for command, _ in ATTACKS + AFTER_DASHDASH:
         cwd, _, line = _command(repo, command).rpartition(" && ")
-        argv = subprocess.run(["sh", "-c", f'printf "%s\\n" {line}'],
-                              capture_output=True, text=True).stdout.split("\n")[:-1]  # fmt: skip
+        argv = shlex.split(line)  # the words sh gives git: no command here expands or globs
         where = Path(repo["ws"], cwd.removeprefix("cd ")) if cwd else Path(repo["ws"])
         done = subprocess.run(argv, cwd=where, env=ENV, capture_output=True, text=True)
         assert _marks(done.stdout), (command, done.stdout, done.stderr)

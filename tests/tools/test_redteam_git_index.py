@@ -20,6 +20,7 @@ store (``GIT_OBJECTS``) is a secret location to every tool but git now.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import subprocess
 import zlib
@@ -139,6 +140,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
 
 
+@functools.cache  # the module's one repository: one git run, not one per attack (~50 a backend)
 def _object(ws: Path) -> str:
     """The path of the committed ``.env``'s loose object, from the repository's root."""
     blob = subprocess.run(["git", "rev-parse", "HEAD:.env"], cwd=ws, env=ENV, check=True,
@@ -146,6 +148,7 @@ def _object(ws: Path) -> str:
     return f".git/objects/{blob[:2]}/{blob[2:]}"
 
 
+@functools.cache
 def _pack_offset(ws: Path) -> int:
     """Where the ``.env``'s deflated content starts in the pack of ``packed`` (1-based)."""
     (pack,) = (ws / "packed/objects/pack").glob("*.pack")

@@ -23,7 +23,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, run_restricted
 
 from rho_adapters.local import LocalExecutor
 from rho_domain.tools.grep import GrepHandler
@@ -65,16 +66,23 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+# one Daytona sandbox per root for the module: a new one per command paid its set-up scripts
+pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_no_word_is_judged_through_a_link_into_proc(workspace: Path, backend: str) -> None:
+async def test_no_word_is_judged_through_a_link_into_proc(
+    workspace: Path, backend: str, pool: DaytonaPool
+) -> None:
     for command in ATTACKS:
-        out = await run_restricted(str(workspace), command, backend)
+        out = await run_restricted(str(workspace), command, backend, pool)
         assert [m for m in MARKS if m in out] == [], (command, out)
         if backend != "daytona":  # Daytona resolves in the command's directory: the usual refusal
             assert "which names the files of whichever process follows it" in out, (command, out)
         elif "fds" not in command:  # there /dev/fd/0 is the resolver's /dev/null
             assert "may not be read" in out, (command, out)
-    out = await run_restricted(str(workspace), "cat notes.txt null", backend)
+    out = await run_restricted(str(workspace), "cat notes.txt null", backend, pool)
     assert "notes" in out, out
 
 
@@ -82,13 +90,16 @@ async def test_no_word_is_judged_through_a_link_into_proc(workspace: Path, backe
 PAD = "./" * 2036
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_long_word_is_judged_as_the_program_opens_it(workspace: Path, backend: str) -> None:
+async def test_a_long_word_is_judged_as_the_program_opens_it(
+    workspace: Path, backend: str, pool: DaytonaPool
+) -> None:
     assert len(str(workspace)) + 1 + len(PAD + "plain") > 4096
     plain = subprocess.run(["cat", PAD + "plain"], cwd=workspace, capture_output=True, text=True)
     assert "SECRET-ENV-5" in plain.stdout  # the kernel opens it
     for command in (f"cat {PAD}plain", f"grep -r MARK {PAD}../outside"):
-        out = await run_restricted(str(workspace), command, backend)
+        out = await run_restricted(str(workspace), command, backend, pool)
         assert [m for m in MARKS if m in out] == [], out[-300:]
         assert "may not be read" in out, out[-300:]
 
@@ -105,8 +116,11 @@ def _unreadable_process_link() -> str:
     pytest.skip("every /proc/<pid>/root here is readable (a privileged process)")
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_link_to_another_process_root_is_no_crash(tmp_path: Path, backend: str) -> None:
+async def test_a_link_to_another_process_root_is_no_crash(
+    tmp_path: Path, backend: str, pool: DaytonaPool
+) -> None:
     """A repository shipping ``one -> /proc/1/root``: the sandbox's walk for secrets resolved
     it with ``os.path.realpath``, whose readlink of ``/proc/1/root`` raised PermissionError
     (lstat had seen a link), so every command under bubblewrap, every walker without it
@@ -114,9 +128,9 @@ async def test_a_link_to_another_process_root_is_no_crash(tmp_path: Path, backen
     (tmp_path / "one").symlink_to(_unreadable_process_link())
     (tmp_path / "notes.txt").write_text("hi MARK\n")
     for command in ("cat notes.txt", "grep -r MARK", "rg MARK"):
-        out = await run_restricted(str(tmp_path), command, backend)
+        out = await run_restricted(str(tmp_path), command, backend, pool)
         assert "notes.txt:hi MARK" in out or out.startswith("hi MARK"), (command, out)
-    out = await run_restricted(str(tmp_path), "cat one/etc/hostname", backend)
+    out = await run_restricted(str(tmp_path), "cat one/etc/hostname", backend, pool)
     assert "may not be read" in out or "Permission denied" in out, out
     if backend != "daytona":  # Daytona's tools run in the sandbox's own processes
         executor = LocalExecutor(str(tmp_path), sandbox=backend == "bwrap")
