@@ -152,6 +152,14 @@ async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> in
     traceback, the run ended twice, its command left running."""
     executor_id = options.executor_id
     await worker.start()
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        # Ctrl+C during the start cancels this task; a step of the start that caught the
+        # CancelledError and went on (a library's ``except BaseException``, 3.11's
+        # ``wait_for`` racing a result) let it end "consuming" with the cancel lost (the
+        # ctrl-c test saw it under load): still pending, it stops the worker here
+        await worker.stop()
+        raise asyncio.CancelledError
     stop = asyncio.Event()
     heard: list[int] = []
     loop = asyncio.get_running_loop()
