@@ -208,6 +208,7 @@ async def test_handles_waiting_for_a_slot_or_a_model_hold_little_for_the_collect
         release.set()
         for handle in handles:
             assert (await handle.wait_done()).status is RunStatus.COMPLETED
-    # 25.5 here (45 with the closures and the slot held by ``async with``, 29.5 with two
-    # ``asyncio.Event``s made at once)
-    assert per_handle <= 28, per_handle
+    # 27.6 here since a handle repeats a cancel made before its run began (25.5 before; 45
+    # with the closures and the slot held by ``async with``, two ``asyncio.Event``s made at
+    # once +4); a loaded run read 28.1, objects of the tenth call's start still in flight
+    assert per_handle <= 30, per_handle
