@@ -155,6 +155,23 @@ class DbosRunQueue(RunQueue):
             )
         return continuation
 
+    async def cancel_queued(self, session_id: str) -> str | None:
+        """See ``RunQueue.cancel_queued``. The waiting run is the one holding the session's
+        deduplication id in the ``ENQUEUED`` (or ``DELAYED``) state; DBOS's cancel takes it
+        off the queue and frees that id."""
+        found = await self.client.list_workflows_async(
+            queue_name=self.queue,
+            status=["ENQUEUED", "DELAYED"],
+            name=WORKFLOW,
+            load_input=False,
+            load_output=False,
+        )
+        waiting = [w.workflow_id for w in found if w.deduplication_id == session_id]
+        if not waiting:
+            return None
+        await self.client.cancel_workflows_async(waiting)
+        return str(waiting[0])
+
     async def status(self, run_id: str) -> str | None:
         """See ``RunQueue.status``."""
         return (await self.statuses([run_id]))[run_id]
