@@ -20,9 +20,24 @@ if TYPE_CHECKING:  # every kind of event is joined into Event when first asked f
 __getattr__ = lazy_names(__name__, {"PendingApproval": "rho_domain.pending"})
 
 
+ID_LENGTH = 12
+"""How long the ids ``new_id`` makes are: a spelling this long names a session by its whole id."""
+
+
 def new_id() -> str:
     """A short random id for a session or a run."""
-    return uuid.uuid4().hex[:12]
+    return uuid.uuid4().hex[:ID_LENGTH]
+
+
+def takes_exact(ref: str) -> bool:
+    """Whether a person's spelling of a session (``--resume REF``, ``monitor``, ``export``)
+    names the session whose whole id it is even when other ids begin with it: only when it is
+    as long as the ids ``new_id`` makes. A shorter one is a prefix like any other, matching
+    the session it is the whole id of too (ambiguous beside another): a session with a short
+    id (a peer's row ``3f2a`` in a shared store, a directory anyone writing the store made)
+    captured ``--resume 3f2a`` from the session 3f2a2b... it was typed for. Every store
+    resolves by this rule."""
+    return len(ref) >= ID_LENGTH
 
 
 def is_plain_id(session_id: str) -> bool:

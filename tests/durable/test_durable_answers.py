@@ -57,6 +57,7 @@ SCRIPTS = {
         answer("both written"),
     ],
     "statuses": [answer("nothing to do")],
+    "requeue": [bash("echo r > requeue.txt", "q1"), answer("echoed")],
     "statuses-ask": [bash("echo s > statuses.txt", "s1")],
 }
 
@@ -215,3 +216,30 @@ def test_queue_approve_always_from_another_process_allows_the_tool_for_the_run(r
     assert continued == f"{run_id}~1"
     assert queue_here(root, db, "wait", continued, "--timeout", "40") == "completed"
     _asked_once_and_ran_twice(rig, session_id, "cli")
+
+
+def test_an_answer_after_its_queued_continuation_was_cancelled_is_taken(rig: Rig) -> None:
+    """A continuation cancelled while queued (a server's cancel, ``cancel_queued``) never
+    ran, so its call still waits; answering the run again returned that cancelled
+    continuation (the same answers: its id, as if taken) and nothing ever ran."""
+
+    async def drive() -> tuple[str, str, str | None, str | None]:
+        queue = open_queue(rig.db)
+        idle = open_queue(rig.db, queue="requeue-idle")  # no worker: continuations wait
+        try:
+            run = await enqueue_prompt(queue, "requeue: echo")
+            assert await queue.wait(run.run_id, 40) == "awaiting_approval"
+            digests = _of(rig, "q1")
+            first = await idle.answer(run.run_id, {"q1": True}, reasons={}, digests=digests)
+            cancelled = await idle.cancel_queued(run.session_id)
+            again = await idle.answer(run.run_id, {"q1": True}, reasons={}, digests=digests)
+            status = await idle.status(again)
+            assert await idle.cancel_queued(run.session_id) == again  # leave nothing queued
+            return first, again, cancelled, status
+        finally:
+            queue.close()
+            idle.close()
+
+    first, again, cancelled, status = asyncio.run(drive())
+    assert cancelled == first
+    assert (again, status) == (first.replace("~1", "~2"), "queued")

@@ -177,6 +177,21 @@ async def test_unknown_and_ambiguous_ids_are_refused(rig: Rig) -> None:
             await rig.sessions.info(odd)
 
 
+async def test_a_short_id_beside_a_session_it_prefixes_captures_no_spelling(rig: Rig) -> None:
+    """A session with a short id (a peer's row in a shared store, a directory anyone writing
+    the store made) took ``3f2a`` typed for 3f2a2b3c4d5e: a spelling shorter than the ids
+    rho-agent makes is a prefix, so it is ambiguous there; a whole id stays exact."""
+    for session_id in ("3f2a2b3c4d5e", "3f2a", "3f2a2b3c4d5e0", "bb12"):
+        await rig.store.create(record(session_id))
+        await rig.store.release(session_id)
+    with pytest.raises(SessionNotFound, match=r"'3f2a' is ambiguous: it matches 3f2a, 3f2a2b"):
+        await rig.sessions.info("3f2a")
+    with pytest.raises(SessionNotFound, match="ambiguous"):
+        await rig.store.open("3f2a")  # what --resume opens
+    assert (await rig.sessions.info("3f2a2b3c4d5e")).id == "3f2a2b3c4d5e"
+    assert (await rig.sessions.info("bb12")).id == "bb12"  # a short id alone: still found
+
+
 async def test_the_record_is_what_was_created(rig: Rig) -> None:
     await rig.store.create(record("rec1"))
     await rig.store.release("rec1")

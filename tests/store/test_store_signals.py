@@ -198,6 +198,24 @@ async def test_foreign_entries_in_exports_are_no_requests_and_stop_none(tmp_path
     await session.close()
 
 
+async def test_planted_export_requests_are_listed_a_page_at_a_time(session_dir: Path) -> None:
+    """Before: every entry of ``exports/`` was listed and sorted, on the event loop, at every
+    checkpoint of the run (a million planted requests held the loop for seconds each time);
+    now one look reads a bounded part of it, in a thread, and lists a page."""
+    from rho_adapters.store.signals import EXPORTS_PAGE, EXPORTS_SCANNED, request_export
+
+    exports = session_dir / "exports"
+    exports.mkdir()
+    for n in range(EXPORTS_SCANNED + 1):
+        (exports / f"{n:05d}.md").touch()  # answered ones: read, no request
+    for n in range(EXPORTS_PAGE + 1):
+        request_export(session_dir, f"r{n:03d}")
+    asked = await FileSignals(session_dir.parent).export_requests("s1")
+    assert 0 < len(asked) <= EXPORTS_PAGE
+    assert set(asked) <= {f"r{n:03d}" for n in range(EXPORTS_PAGE + 1)}
+    assert list(asked) == sorted(asked)
+
+
 def test_concurrent_writers_never_interleave(session_dir: Path) -> None:
     script = (
         "import sys\nfrom pathlib import Path\n"

@@ -10,6 +10,8 @@ the id ``<run_id>~<n>`` whose prompt is None and whose approvals are in ``settin
 continuation's id is derived from the run's, so two answers of one run race for one id;
 DBOS keeps the first, the same answers again get its continuation, and other answers are
 refused (``SessionStateError`` naming what the run was answered), never silently dropped.
+A continuation cancelled while queued (``cancel_queued``) never ran: answering the run again
+enqueues the next id, ``<run_id>~<n+1>``.
 
 One run of a session at a time on a queue: each run is enqueued under its session's id as
 DBOS's deduplication id, which DBOS holds from the enqueue until the run's workflow ends (a
@@ -130,19 +132,26 @@ class DbosRunQueue(RunQueue):
         }
         base = run_id.split("~", 1)[0]
         attempt = int(run_id.split("~", 1)[1]) + 1 if "~" in run_id else 1
-        continuation = f"{base}~{attempt}"
-        # the continuation's id is the answered run's: a second answer of the same run (on
-        # another server, at the same moment) finds the first one's continuation enqueued,
-        # and DBOS keeps the first; it counts only if it says the same
-        await self.enqueue(
-            QueuedRun(
-                run_id=continuation,
-                session_id=run.session_id,
-                prompt=None,
-                settings=settings,
+        while True:
+            continuation = f"{base}~{attempt}"
+            # the continuation's id is the answered run's: a second answer of the same run
+            # (on another server, at the same moment) finds the first one's continuation
+            # enqueued, and DBOS keeps the first; it counts only if it says the same
+            await self.enqueue(
+                QueuedRun(
+                    run_id=continuation,
+                    session_id=run.session_id,
+                    prompt=None,
+                    settings=settings,
+                )
             )
-        )
-        kept = await self._workflow(continuation)
+            kept = await self._workflow(continuation)
+            # one cancelled (cancel_queued, or DBOS's own cancel) recorded no answers, or
+            # not all (each is recorded once): the calls still wait, and the next id takes
+            # this answer; before, every answer again "succeeded" with that cancelled run
+            if kept is None or kept.status != "CANCELLED":
+                break
+            attempt += 1
         kept_settings = (
             run_of(kept.input["args"][0], continuation).settings if kept and kept.input else {}
         )
@@ -154,6 +163,23 @@ class DbosRunQueue(RunQueue):
                 f"Answer again once {continuation} waits for approval."
             )
         return continuation
+
+    async def cancel_queued(self, session_id: str) -> str | None:
+        """See ``RunQueue.cancel_queued``. The waiting run is the one holding the session's
+        deduplication id in the ``ENQUEUED`` (or ``DELAYED``) state; DBOS's cancel takes it
+        off the queue and frees that id."""
+        found = await self.client.list_workflows_async(
+            queue_name=self.queue,
+            status=["ENQUEUED", "DELAYED"],
+            name=WORKFLOW,
+            load_input=False,
+            load_output=False,
+        )
+        waiting = [w.workflow_id for w in found if w.deduplication_id == session_id]
+        if not waiting:
+            return None
+        await self.client.cancel_workflows_async(waiting)
+        return str(waiting[0])
 
     async def status(self, run_id: str) -> str | None:
         """See ``RunQueue.status``."""

@@ -15,6 +15,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.placement import Placement, kept
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, first_prompt_summary
+from rho_domain.run import takes_exact
 from rho_domain.value_methods import value_eq, value_repr
 
 
@@ -97,7 +98,7 @@ class MemorySessionStore(SessionStore):
         return tuple(self._sessions[self._resolve(session_id)].events)
 
     def _resolve(self, session_id: str) -> str:
-        if session_id in self._sessions:
+        if session_id in self._sessions and takes_exact(session_id):
             return session_id
         if session_id == "latest" and self._sessions:
             return max(self._sessions.values(), key=_created).record.id

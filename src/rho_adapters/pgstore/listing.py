@@ -24,6 +24,7 @@ from rho_adapters.store.recording import CONFIG_BYTES
 from rho_domain.errors import ConfigError, SessionNotFound, StoredConfigInvalid
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
+from rho_domain.run import takes_exact
 
 # labels and a parent id are in meta.json in the file store, and held to its bound here
 # (what rho-agent writes is a few KiB at most: ``label_problem``'s limits); id and holder are
@@ -88,7 +89,10 @@ def resolve_id(conn: Any, ref: str) -> str:
         if not row:
             raise SessionNotFound("no sessions in the store")
         return str(row[0][0])
-    if conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone():
+    if (
+        takes_exact(ref)
+        and conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone()
+    ):
         return ref
     pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(

@@ -22,6 +22,7 @@ from rho_adapters import unnamed
 from rho_adapters.store.confined import parent_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.store import EMPTY_ID
+from rho_domain.run import takes_exact
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HEARTBEAT_SECONDS = 2.0
@@ -220,7 +221,7 @@ def resolve(root: Path, ref: str) -> SessionPaths:
         raise StoreError(
             f"{exact} is a symbolic link; a session directory is never followed through a link"
         )
-    if ref and (exact / "meta.json").exists():
+    if takes_exact(ref) and (exact / "meta.json").exists():
         return SessionPaths(exact)
     sessions = list(session_dirs(root))
     if ref == "latest":

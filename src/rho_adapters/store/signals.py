@@ -114,6 +114,36 @@ def _touch(path: Path, *, levels: int = 1) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+EXPORTS_PAGE = 64
+"""The most export requests one checkpoint's look lists (the PostgreSQL store's page too)."""
+EXPORTS_SCANNED = 1024
+"""The most entries of ``exports/`` one look reads, requests or not."""
+
+
+def pending_requests(directory: Path) -> tuple[str, ...]:
+    """The export requests in ``directory`` (``exports/``), least first, among its first
+    ``EXPORTS_SCANNED`` entries and at most ``EXPORTS_PAGE`` of them: the rest are listed
+    once those are answered (each answer removes its request). Only what ``request_export``
+    makes: a file named by a plain id; a foreign entry (a directory a.request, "b c.request"
+    by hand) was answered at every checkpoint, and its answer's failure stopped the requests
+    sorted after it from ever being answered."""
+    from rho_domain.run import is_plain_id
+
+    found: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for scanned, entry in enumerate(entries, 1):
+                name = entry.name
+                stem = name.removesuffix(".request")
+                if stem != name and is_plain_id(stem) and entry.is_file(follow_symlinks=False):
+                    found.append(stem)
+                if len(found) >= EXPORTS_PAGE or scanned >= EXPORTS_SCANNED:
+                    break
+    except OSError:
+        return ()  # gone or unreadable: nothing asked that this process can answer
+    return tuple(sorted(found))
+
+
 def _lstat_mode(path: Path) -> int:
     """``path``'s own mode (a link's, not its target's), 0 where nothing is."""
     try:
@@ -190,24 +220,9 @@ class FileSignals(SignalSource):
         # Asked at every checkpoint: one lstat (a directory, not a link to one), not two stats.
         if not stat.S_ISDIR(_lstat_mode(directory)):
             return ()
-        from rho_domain.run import is_plain_id
-
-        # Only what request_export makes: a file named by a plain id. A foreign entry (a
-        # directory a.request, "b c.request" by hand) was answered at every checkpoint, and
-        # its answer's failure stopped the requests sorted after it from ever being answered.
-        try:
-            with os.scandir(directory) as entries:
-                return tuple(
-                    sorted(
-                        stem
-                        for entry in entries
-                        if entry.name.endswith(".request")
-                        and is_plain_id(stem := entry.name.removesuffix(".request"))
-                        and entry.is_file(follow_symlinks=False)
-                    )
-                )
-        except OSError:
-            return ()  # gone or unreadable: nothing asked that this process can answer
+        # read in a thread and bounded: a million requests planted there (anyone writing the
+        # directory can) were listed and sorted on the event loop at every checkpoint
+        return await asyncio.to_thread(pending_requests, directory)
 
     async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
         """See ``SignalSource.answer_export``."""

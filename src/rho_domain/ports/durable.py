@@ -92,6 +92,13 @@ class RunQueue(Protocol):
         ``SessionStateError`` when the run does not wait for approval."""
 
     @abstractmethod
+    async def cancel_queued(self, session_id: str) -> str | None:
+        """Cancel the run of ``session_id`` that waits on the queue, taken by no worker yet:
+        it never runs, its status is ``cancelled``, and the session may be queued again at
+        once; its run id. None when no run of the session waits (none at all, or a worker
+        took it: that run reads the session's stop signal, ``SessionControl.request``)."""
+
+    @abstractmethod
     async def status(self, run_id: str) -> str | None:
         """The run's status (``queued``, ``running``, ``awaiting_approval`` or a final
         ``RunStatus`` value); None for a run this queue never had."""

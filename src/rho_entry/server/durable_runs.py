@@ -94,11 +94,10 @@ class DurableRuns:
         from rho_adapters.durable.system_db import system_db_url
         from rho_adapters.durable.worker import DbosWorker, WorkerOptions
         from rho_entry.durable.app_version import app_version
-        from rho_entry.durable.queueing import open_queue
         from rho_entry.durable.runner import DurableRunner, WorkerSetup
 
         settings = self.settings
-        self._queue = open_queue(settings.database, queue=settings.queue)
+        self.open()
         setup = WorkerSetup(store=self._store, config=self._config, authority=self._authority)
         options = WorkerOptions(
             url=system_db_url(settings.database),
@@ -112,6 +111,14 @@ class DurableRuns:
         )
         self._worker = DbosWorker(options, DurableRunner(setup))
         await self._worker.start()
+
+    def open(self) -> None:
+        """Open the queue without a worker (``start`` does both): runs are enqueued,
+        answered and cancelled, and other servers' workers run them. Raises as ``start``."""
+        from rho_entry.durable.queueing import open_queue
+
+        if self._queue is None:
+            self._queue = open_queue(self.settings.database, queue=self.settings.queue)
 
     @property
     def queue(self) -> DbosRunQueue:
@@ -129,6 +136,12 @@ class DurableRuns:
             return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
         except SessionStateError as exc:  # a run of it queued or running, from any server
             raise Conflict(str(exc)) from None
+
+    async def cancel_queued(self, session_id: str) -> str | None:
+        """Cancel the session's run still waiting on the queue (no worker took it yet, so
+        the session's stop signal would not reach it: a run clears it as it starts); its
+        run id, None when none waits (``RunQueue.cancel_queued``)."""
+        return await self.queue.cancel_queued(session_id)
 
     async def answer(
         self,

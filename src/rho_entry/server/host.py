@@ -8,17 +8,15 @@ the server reads no file itself. A session's trace feed, while it is used, is ke
 ``SessionFeeds`` (``feeds``).
 
 A session is held (its store lock taken) only while a run is in progress; between runs it is
-an ordinary session on disk that ``rho-agent --resume``, ``monitor`` and ``export`` see, and
-that another server process (after a restart) picks up the same way. So an approval answered
-after a restart takes the same path as one answered a second after the run stopped: open the
-session, resolve the pending call from its trace, run on. A durable server (``durable``) puts
-its runs on a queue instead, which its own worker and every other durable server's consume
-(``rho_entry.server.durable_runs``).
+an ordinary session that ``--resume``, ``monitor``, ``export`` and another server process see.
+So an approval answered after a restart takes the same path as one answered a second after
+the run stopped: open the session, resolve the pending call from its trace, run on. A durable
+server puts its runs on a queue instead, which every durable server's worker consumes
+(``rho_entry.server.durable_runs``: a run is in progress from its enqueuing on).
 
-What a client may touch is checked by ``Admission``: the profile is one the server allows and
-the working directory lies in one of its roots, for new sessions and for stored ones (a session
-the CLI started with an unrestricted profile or elsewhere cannot be driven, nor read, over
-HTTP).
+What a client may touch is checked by ``Admission``: an allowed profile and a working directory
+in one of the roots, for new sessions and stored ones (a session the CLI started with an
+unrestricted profile or elsewhere cannot be driven, nor read, over HTTP).
 """
 
 from __future__ import annotations
@@ -221,12 +219,12 @@ class SessionHost:
         await answer_here(self.runs, self.feeds, self.sessions, session_id, answer, self.settings)
 
     async def cancel(self, session_id: str) -> str:
-        """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
-        process drives it; it stops at its next checkpoint). 409 when nothing runs; 403 for
-        a session this server may not drive (stopping its run is driving it). A run of this
-        server is stopped without reading what is stored: it was admitted as it began, and a
-        config.yaml edited since (another version's key, a profile not allowed) made the stop
-        of a run in progress a 409 or 403, with DELETE refused too."""
+        """Stop the session's run: ``cancelling`` (here), ``cancel requested`` (another
+        process drives it; it stops at its next checkpoint) or ``cancelled`` (a durable run
+        still queued, taken off the queue: it never runs; its stop signal is cleared as it
+        starts). 409 when nothing runs; 403 for a session this server may not drive. A run
+        of this server is stopped without reading what is stored (a config.yaml edited since
+        it began made the stop a 409 or 403)."""
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             handle.cancel()
@@ -235,6 +233,8 @@ class SessionHost:
         if await self.running(session_id):
             await self.sessions.request(session_id, "cancel")
             return "cancel requested"
+        if self.durable is not None and await self.durable.cancel_queued(session_id):
+            return "cancelled"
         raise Conflict(f"session {session_id} has no run in progress")
 
     async def close(self, session_id: str) -> None:

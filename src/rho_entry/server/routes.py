@@ -269,7 +269,7 @@ API: tuple[ApiRoute, ...] = (
         handler=cancel,
         summary="Cancel the run in progress (here or in another process)",
         responses={
-            202: "cancelling",
+            202: "cancelling, cancel requested, or cancelled (a queued durable run)",
             **_ERRORS,
             403: "session not allowed",
             409: "no run in progress",
