@@ -341,6 +341,11 @@ def test_bench_sessions() -> None:
         r"  the collector, file-backed: longest pause \d+ ms, \d+ full passes",
         r"  two adjacent turns at most, file-backed \(.*\): wall \d+\.\d, CPU \d+\.\d",
     )
+    # a bisect's measure: the file-backed run alone, no idle sessions, no in-memory run
+    only = table(bench_sessions.main, "--runs", "0", "--sessions", "1", "--file-backed-only")
+    lines_match(only, r"1 sessions at once, file-backed: 1 completed in \d+\.\d s; threads")
+    assert "in memory" not in only
+    assert "idle" not in only
 
 
 def test_bench_stalls() -> None:
