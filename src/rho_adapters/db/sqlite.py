@@ -3,12 +3,8 @@
 Read-only mode: the file is opened ``mode=ro`` *and* an authorizer
 allows only SELECT, READ, RECURSIVE, functions outside the denylist and the introspection
 pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
-TEMP tables; the authorizer stops them. A file in WAL mode that nobody has open (no ``-wal``
-or ``-shm`` beside it: its whole content is in the file) is opened ``immutable=1``: SQLite's
-shared reading would create both files, and a read-only connection cannot remove them (the
-agent left them in the user's directory; a login that cannot write there could not read the
-file at all). Before each statement, a ``-wal`` that appeared (a writer opened the file)
-replaces that connection with a shared one, which sees what the writer commits.
+TEMP tables; the authorizer stops them. Which file is opened, and a WAL file nobody has open
+read as immutable: ``sqlite_file`` (a secret file, or a link to one, is never opened).
 
 Mutations mode (the eval profile: writes, nothing asked) writes the configured file and no
 other: ``mutations_authorizer`` refuses ATTACH, which opens (and creates) any path on the
@@ -37,6 +33,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
+from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file, wal_appeared
 from rho_adapters.db.sqlite_temp import TempDisk
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
@@ -63,25 +60,6 @@ _MAX_LENGTH = 10_000_000  # largest string or blob a statement may build or read
 # column up to _MAX_LENGTH: "SELECT x, x, ... FROM (SELECT zeroblob(10000000) AS x)" took
 # 1.2 GB with 60 columns in 223 characters, and a statement may have 2,000.
 _HEAP_LIMIT = 256 << 20
-_WAL_MODE = 2  # the header's write and read versions (bytes 18 and 19) in WAL mode
-
-
-class _Connection(sqlite3.Connection):
-    """A connection that knows the ``-wal`` file whose appearance ends its immutable read."""
-
-    wal_watch: str | None = None
-
-
-def unopened_wal_file(path: str) -> bool:
-    """Whether ``path`` names a SQLite file in WAL mode with no ``-wal`` or ``-shm`` beside it:
-    no connection has it open, so its whole content is in the file."""
-    try:
-        with open(path, "rb") as file:
-            head = file.read(20)
-    except OSError:  # a URI, :memory:, a file that is not there: SQLite says what is wrong
-        return False
-    in_wal = len(head) == 20 and head[18] == head[19] == _WAL_MODE
-    return in_wal and not any(os.path.lexists(path + end) for end in ("-wal", "-shm"))
 
 
 def read_only_authorizer(
@@ -156,14 +134,14 @@ class SqliteDatabase(ThreadedDatabase):
 
     def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
-        path = self._path()
+        path = judged_file(self.alias, self._path())
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
         watch = path + "-wal" if self.read_only and unopened_wal_file(path) else None
         if watch is not None:
             uri += "&immutable=1"
         try:
             conn = sqlite3.connect(
-                uri, uri=True, check_same_thread=False, isolation_level=None, factory=_Connection
+                uri, uri=True, check_same_thread=False, isolation_level=None, factory=Connection
             )
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
@@ -184,8 +162,7 @@ class SqliteDatabase(ThreadedDatabase):
             conn.set_authorizer(mutations_authorizer)
 
     def _usable(self, conn: Any) -> bool:
-        watch = getattr(conn, "wal_watch", None)
-        if watch is not None and os.path.lexists(watch):  # a writer opened the file
+        if wal_appeared(conn):  # a writer opened the file: read it shared from now on
             return False
         try:
             conn.execute("SELECT 1").fetchone()

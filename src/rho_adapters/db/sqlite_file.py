@@ -1,0 +1,67 @@
+"""Which file a SQLite alias opens, and how: judged by the secrets policy, WAL read in place.
+
+The configured path is resolved through its links and judged by the secrets policy
+(``rho_domain.secrets``: its rules by name and location, without the executor's homes and
+session directories, which the adapter is not given) before SQLite opens the resolved file:
+browsers and cloud tools keep credentials in SQLite files (gcloud's ``credentials.db``,
+Firefox's ``cookies.sqlite``, Chromium's ``Login Data``), and a repository's ``app.db`` may
+be a link to one. What was judged is what is opened, in every mode.
+
+A file in WAL mode that nobody has open (no ``-wal`` or ``-shm`` beside it: its whole
+content is in the file) is read ``immutable=1`` in read-only mode: SQLite's shared reading
+would create both files, and a read-only connection cannot remove them (the agent left them
+in the user's directory; a login that cannot write there could not read the file at all,
+"attempt to write a readonly database"). The connection carries the ``-wal`` whose
+appearance (a writer opened the file) must replace it with a shared one (``wal_watch``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from rho_domain.errors import SensitivePath
+from rho_domain.secrets import DEFAULT_POLICY
+
+_WAL_MODE = 2  # the header's write and read versions (bytes 18 and 19) in WAL mode
+
+
+class Connection(sqlite3.Connection):
+    """A connection that knows the ``-wal`` file whose appearance ends its immutable read
+    (``wal_watch``; None: a shared read, nothing to watch)."""
+
+    wal_watch: str | None = None
+
+
+def judged_file(alias: str, path: str) -> str:
+    """``path`` resolved through its links (``:memory:`` as it is), or ``SensitivePath``
+    naming the file and the rule when the secrets policy names it."""
+    if path == ":memory:":
+        return path
+    real = os.path.realpath(path)
+    refusal = DEFAULT_POLICY.refusal(real)
+    if refusal is not None:
+        raise SensitivePath(
+            f"database {alias!r}: {path} is {refusal}, which the agent never reads; point "
+            "the alias's `path` at a file that holds no credentials (a copy of the tables "
+            "it needs)"
+        )
+    return real
+
+
+def unopened_wal_file(path: str) -> bool:
+    """Whether ``path`` names a SQLite file in WAL mode with no ``-wal`` or ``-shm`` beside it:
+    no connection has it open, so its whole content is in the file."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(20)
+    except OSError:  # :memory:, a file that is not there: SQLite says what is wrong
+        return False
+    in_wal = len(head) == 20 and head[18] == head[19] == _WAL_MODE
+    return in_wal and not any(os.path.lexists(path + end) for end in ("-wal", "-shm"))
+
+
+def wal_appeared(conn: object) -> bool:
+    """Whether ``conn`` reads its file as immutable and a writer has opened it since."""
+    watch = getattr(conn, "wal_watch", None)
+    return watch is not None and os.path.lexists(watch)
