@@ -9,13 +9,6 @@ functions are. Run on a transaction whose search path is ``pg_catalog`` alone.
 
 from __future__ import annotations
 
-# A function's name as the check judges it, ``schema.name``. The check trusts pg_catalog's
-# names (pg_catalog.lower is the built-in), so one made there after initdb (a superuser's
-# CREATE FUNCTION pg_catalog.lower(integer), which SELECT lower(1) ran) is named with its
-# schema quoted, "pg_catalog".lower, which no trust by schema matches.
-FUNCTION_NAME = """CASE WHEN p.oid >= 16384 AND pn.nspname = 'pg_catalog'
-  THEN '"pg_catalog"' ELSE pn.nspname::text END || '.' || p.proname::text"""
-
 # inner -> outer: the types whose values hold values of another (an array its element's, a
 # domain its base type's, a composite or row type its fields', a range its subtype's).
 _EDGES = """
@@ -35,10 +28,8 @@ edges(inner_type, outer_type) AS (
 # An operator runs its own function, its negator's (the planner rewrites NOT (a = b) as
 # a <> b) and its commutator's (b > a for a < b): each is listed under its name, for a
 # user operator and for a built-in one a user operator was made the negator of.
-OPERATORS = (
-    "SELECT o.oprname::text, "  # noqa: S608 - constant fragments
-    + FUNCTION_NAME
-    + """
+OPERATORS = """
+SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_operator o
 JOIN pg_catalog.pg_operator r ON r.oid IN (o.oid, o.oprcom, o.oprnegate)
 JOIN pg_catalog.pg_proc p ON p.oid = r.oprcode
@@ -47,7 +38,6 @@ WHERE (o.oid >= 16384 OR r.oid >= 16384) AND NOT EXISTS (SELECT 1 FROM pg_catalo
   WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid IN (o.oid, r.oid)
   AND e.deptype = 'e')
 """
-)
 CASTS = (
     "WITH RECURSIVE"  # noqa: S608 - constant fragments
     + _EDGES
@@ -58,9 +48,7 @@ CASTS = (
   SELECT n.base, e.outer_type FROM named n JOIN edges e ON e.inner_type = n.typ
 )
 SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
-  """
-    + FUNCTION_NAME
-    + """
+  pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
 JOIN named n ON n.base = c.casttarget
@@ -87,15 +75,12 @@ JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c
 )
 
 
-FUNCTIONS = (
-    "SELECT p.proname::text, "  # noqa: S608 - constant fragments
-    + FUNCTION_NAME
-    + """
+FUNCTIONS = """
+SELECT p.proname::text, pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
 WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 """
-)
 # Materialized views are left out: a read gives their stored rows, it runs no query.
 VIEWS = """
 SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c
@@ -244,15 +229,11 @@ _NOT_AN_EXTENSIONS_MEMBER = """NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
     OR (e.classid = 'pg_catalog.pg_opclass'::regclass AND e.objid IN (
       SELECT c.oid FROM pg_catalog.pg_opclass c WHERE c.opcfamily = m.{family}))))"""
 COMPARISONS = (
-    "SELECT "  # noqa: S608 - constant fragments
-    + FUNCTION_NAME
-    + " FROM pg_catalog.pg_amproc m "
+    "SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amproc m "  # noqa: S608 - constant fragments
     "JOIN pg_catalog.pg_proc p ON p.oid = m.amproc "
     "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
     + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amproc", family="amprocfamily")
-    + " UNION SELECT "
-    + FUNCTION_NAME
-    + " FROM pg_catalog.pg_amop m "
+    + " UNION SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amop m "
     "JOIN pg_catalog.pg_operator o ON o.oid = m.amopopr "
     "JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode "
     "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
