@@ -187,6 +187,22 @@ POSTGRES_ATTACKS = [
     "SELECT pg_advisory_xact_lock(1)",
     "SELECT pg_try_advisory_lock_shared(1)",
     "SELECT pg_advisory_unlock_all()",
+    # outside the transaction the engine rolls back (redsql25, a superuser, check off): a
+    # replication slot that stays (reserving WAL from then on), a WAL message, the OID
+    # counter; and server files, the server's log, the statement's own timeout lifted
+    "SELECT pg_create_physical_replication_slot('rho_slot', true)",
+    "SELECT pg_logical_emit_message(false, 'rho', 'x')",
+    "SELECT pg_nextoid('pg_class', 'oid', 'pg_class_oid_index')",
+    "SELECT pg_replication_origin_create('rho')",
+    "SELECT lo_from_bytea(0, 'x')",
+    "SELECT pg_log_backend_memory_contexts(pg_backend_pid())",
+    "SELECT pg_rotate_logfile()",
+    "SELECT set_config('statement_timeout', '0', true)",
+    "SELECT pg_read_binary_file('/etc/hostname')",
+    "SELECT pg_stat_file('/etc/hostname')",
+    "SELECT * FROM pg_ls_waldir()",
+    "SELECT pg_sleep_for('0 s')",
+    "SELECT pg_export_snapshot()",
 ]
 
 MYSQL_ATTACKS = [
@@ -525,6 +541,19 @@ ENGINE_RUNS = {
             "SELECT pg_advisory_xact_lock(1)",
             "SELECT pg_try_advisory_lock_shared(1)",
             "SELECT pg_advisory_unlock_all()",
+            "SELECT pg_create_physical_replication_slot('rho_slot', true)",
+            "SELECT pg_logical_emit_message(false, 'rho', 'x')",
+            "SELECT pg_nextoid('pg_class', 'oid', 'pg_class_oid_index')",
+            "SELECT pg_replication_origin_create('rho')",
+            "SELECT lo_from_bytea(0, 'x')",
+            "SELECT pg_log_backend_memory_contexts(pg_backend_pid())",
+            "SELECT pg_rotate_logfile()",
+            "SELECT set_config('statement_timeout', '0', true)",
+            "SELECT pg_read_binary_file('/etc/hostname')",
+            "SELECT pg_stat_file('/etc/hostname')",
+            "SELECT * FROM pg_ls_waldir()",
+            "SELECT pg_sleep_for('0 s')",
+            "SELECT pg_export_snapshot()",
         ]
     ),
     "mysql": frozenset(

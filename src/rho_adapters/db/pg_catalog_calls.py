@@ -123,7 +123,35 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             **{str(n): str(w) for n, w in conn.execute(query.ROLE_SETTINGS, prepare=False)},
             **privileged_refusals(conn),
         },
+        system_made=_system_made(conn),
     )
+
+
+# Functions and operators made in pg_catalog after initdb, not by an extension. Every name
+# and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
+# may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
+# every user function from the queries above (their "p.oid >= 16384").
+_EXACT_MADE = """{alias}.oid OPERATOR(pg_catalog.>=) '16384'::pg_catalog.oid
+  AND {alias}.{schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e
+    WHERE e.classid OPERATOR(pg_catalog.=) '{table}'::pg_catalog.regclass::pg_catalog.oid
+    AND e.objid OPERATOR(pg_catalog.=) {alias}.oid
+    AND e.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")"""
+SYSTEM_MADE = (
+    "SELECT p.proname::pg_catalog.text, "  # noqa: S608 - constant fragments
+    "pg_catalog.pg_get_function_identity_arguments(p.oid) FROM pg_catalog.pg_proc p WHERE "
+    + _EXACT_MADE.format(alias="p", schema="pronamespace", table="pg_catalog.pg_proc")
+    + " UNION ALL SELECT o.oprname::pg_catalog.text, "
+    "pg_catalog.format_type(o.oprleft, NULL) OPERATOR(pg_catalog.||) ', '::pg_catalog.text "
+    "OPERATOR(pg_catalog.||) pg_catalog.format_type(o.oprright, NULL) "
+    "FROM pg_catalog.pg_operator o WHERE "
+    + _EXACT_MADE.format(alias="o", schema="oprnamespace", table="pg_catalog.pg_operator")
+)
+
+
+def _system_made(conn: Any) -> frozenset[str]:
+    rows = conn.execute(SYSTEM_MADE, prepare=False).fetchall()
+    return frozenset(f"pg_catalog.{name}({arguments})" for name, arguments in rows)
 
 
 _OID = re.compile(r":(?:func|opfunc|hashfunc|negfunc)id (\d+)")

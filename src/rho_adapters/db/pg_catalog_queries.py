@@ -245,8 +245,10 @@ COMPARISONS = (
 # transaction's), so the count, sum and newest of the user rows' xmins change with any of
 # them; a scan of the user oids only (index ranges), ~0.5 ms where catalog_calls takes ~10.
 # Read before every statement, outside pg_catalog_only (three round trips less): every
-# function, type and operator named by its schema.
-_XMIN = "xmin::pg_catalog.text::pg_catalog.int8"
+# function, type and operator named by its schema, and xmin converted by the I/O functions
+# themselves: xid -> text and text -> int8 have no cast in pg_cast, so a superuser may add
+# one (CREATE CAST (xid AS text) WITH FUNCTION public.f(xid) ran f before every statement).
+_XMIN = "pg_catalog.int8in(pg_catalog.xidout(xmin))"
 _USER_OID = "OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid"
 VERSION = (
     "SELECT pg_catalog.count(*), pg_catalog.sum(x), pg_catalog.max(x) FROM ("  # noqa: S608

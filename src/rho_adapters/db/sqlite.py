@@ -3,7 +3,8 @@
 Read-only mode: the file is opened ``mode=ro`` *and* an authorizer
 allows only SELECT, READ, RECURSIVE, functions outside the denylist and the introspection
 pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
-TEMP tables; the authorizer stops them.
+TEMP tables; the authorizer stops them. Which file is opened, and a WAL file nobody has open
+read as immutable: ``sqlite_file`` (a secret file, or a link to one, is never opened).
 
 Mutations mode (the eval profile: writes, nothing asked) writes the configured file and no
 other: ``mutations_authorizer`` refuses ATTACH, which opens (and creates) any path on the
@@ -32,6 +33,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
+from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file, written_since
 from rho_adapters.db.sqlite_temp import TempDisk
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
@@ -132,12 +134,18 @@ class SqliteDatabase(ThreadedDatabase):
 
     def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
-        path = self._path()
+        path = judged_file(self.alias, self._path())
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
+        read_as = unopened_wal_file(path) if self.read_only else None
+        if read_as is not None:
+            uri += "&immutable=1"
         try:
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            conn = sqlite3.connect(
+                uri, uri=True, check_same_thread=False, isolation_level=None, factory=Connection
+            )
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
+        conn.read_as = read_as
         return conn
 
     def _prepare(self, conn: Any) -> None:
@@ -154,6 +162,8 @@ class SqliteDatabase(ThreadedDatabase):
             conn.set_authorizer(mutations_authorizer)
 
     def _usable(self, conn: Any) -> bool:
+        if written_since(conn):  # a writer came: read the file shared from now on
+            return False
         try:
             conn.execute("SELECT 1").fetchone()
         except sqlite3.Error:

@@ -107,6 +107,13 @@ def hidden_call(
 def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
     """Why any statement may meet a function off the list: an implicit or assignment cast,
     or a user operator class, which the server calls for values of a type no text names."""
+    if calls.system_made:
+        made = ", ".join(sorted(calls.system_made))
+        return (
+            f"this database's pg_catalog holds functions or operators made after it was set "
+            f"up ({made}): the reads this check relies on may run them, so no statement "
+            "runs here until they are dropped or moved to a schema of their own"
+        )
     implicit = calls.types.get("")
     if implicit:
         reason = _refused("an implicit cast", implicit, d, allowed)
