@@ -32,7 +32,8 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
     "NamedFiles",
+    "counted",
     "entry_of",
     "named_by",
     "named_in",
@@ -145,6 +147,31 @@ def too_large(path: str) -> ExecutorError:
         "cannot tell which credential files or keys it names, so it refuses to run; "
         "shorten it (move its hosts or sections into smaller included files)"
     )
+
+
+_Config = TypeVar("_Config", bound=tuple[Any, ...])
+
+
+def counted(
+    configs: Iterable[_Config],
+    seen: Sequence[dict[str, None]],
+    too_many: Callable[[str, str], str],
+) -> list[_Config]:
+    """The configurations of ``configs`` to read now, each a tuple whose first two fields
+    are its group's index in ``seen`` and its path: those its group read already left out,
+    the rest counted in it. ``ExecutorError(too_many(first, path))`` when a group would read
+    more than ``MAX_CONFIGS`` (``first``: the configuration the group started from, ``path``:
+    the first left unread): what it leaves unread may name a credential file (fails closed)."""
+    batch: list[_Config] = []
+    for config in configs:
+        at, path = config[0], config[1]
+        if path in seen[at]:
+            continue
+        if len(seen[at]) >= MAX_CONFIGS:
+            raise ExecutorError(too_many(next(iter(seen[at])), path))
+        seen[at][path] = None
+        batch.append(config)
+    return batch
 
 
 def placed(value: str, *, base: str, home: str | None) -> str | None:

@@ -15,10 +15,10 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
-from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
+    counted,
     named_in,
     placed,
     repository_tops,
@@ -47,7 +47,7 @@ async def named_secrets(
         groups += [[(f"{user_home}/.gitconfig", bases), (f"{user_home}/.config/git/config", bases)]]
     groups.append([("/etc/gitconfig", ("/etc", *tops))])
     # one round of reads per level of includes, every group's at once; each group reads
-    # at most MAX_CONFIGS and fails closed past them (``_counted``)
+    # at most MAX_CONFIGS and fails closed past them (``counted``)
     configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
     found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
     stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
@@ -55,7 +55,7 @@ async def named_secrets(
     ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
     while configs:
-        batch = _counted(configs, seen)
+        batch = counted(configs, seen, _too_many)
         configs = []
         texts = await _texts(run, [path for _, path, _ in batch])
         for (at, path, bases), text in zip(batch, texts, strict=True):
@@ -97,26 +97,13 @@ def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> li
     ]
 
 
-def _counted(
-    configs: Sequence[tuple[int, str, _Bases]], seen: list[dict[str, None]]
-) -> list[tuple[int, str, _Bases]]:
-    """The configurations of ``configs`` to read now, each counted in its group's ``seen``
-    (those read already left out); ``ExecutorError`` when a group would read more than
-    ``MAX_CONFIGS``: what it leaves unread may name a credential file (fails closed)."""
-    batch: list[tuple[int, str, _Bases]] = []
-    for at, path, bases in configs:
-        if path in seen[at]:
-            continue
-        if len(seen[at]) >= MAX_CONFIGS:
-            raise ExecutorError(
-                f"the sandbox's git configurations read with {next(iter(seen[at]))} include "
-                f"more than {MAX_CONFIGS} configurations (include.path, includeIf.*.path), "
-                f"{path} the first left unread: rho-agent cannot tell which files those "
-                "name as credentials, so it refuses to run; remove the includes of missing files"
-            )
-        seen[at][path] = None
-        batch.append((at, path, bases))
-    return batch
+def _too_many(first: str, path: str) -> str:
+    return (
+        f"the sandbox's git configurations read with {first} include more than {MAX_CONFIGS} "
+        f"configurations (include.path, includeIf.*.path), {path} the first left unread: "
+        "rho-agent cannot tell which files those name as credentials, so it refuses to run; "
+        "remove the includes of missing files"
+    )
 
 
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:

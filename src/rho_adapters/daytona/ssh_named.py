@@ -12,8 +12,7 @@ import base64
 from collections.abc import Awaitable, Callable, Sequence
 
 from rho_adapters.daytona import scripts
-from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIGS
+from rho_domain.git_named_files import MAX_CONFIGS, counted
 from rho_domain.ssh_named_files import literal_of, pattern_of, ssh_named_in
 
 __all__ = ["named_keys"]
@@ -48,7 +47,7 @@ async def named_keys(
     for value, by in keys:
         _place(value, home, tops, by, found, patterns)
     while level:
-        batch = _counted(level, seen)
+        batch = counted(level, seen, _too_many)
         includes: list[tuple[int, str | None, str, str]] = []
         for (at, config, its_home, base), text in zip(
             batch, await texts([c[1] for c in batch]), strict=True
@@ -87,24 +86,13 @@ def _place(
         patterns += [(absolute, by)] if literal is None else []
 
 
-def _counted(level: Sequence[_Config], seen: list[dict[str, None]]) -> list[_Config]:
-    """The configurations of ``level`` to read now, each counted in its start's ``seen``;
-    ``ExecutorError`` past ``MAX_CONFIGS`` from one start."""
-    batch: list[_Config] = []
-    for config in level:
-        at, path = config[0], config[1]
-        if path in seen[at]:
-            continue
-        if len(seen[at]) >= MAX_CONFIGS:
-            raise ExecutorError(
-                f"the sandbox's ssh configuration {next(iter(seen[at]))} includes more than "
-                f"{MAX_CONFIGS} configurations (Include), {path} the first left unread: "
-                "rho-agent cannot tell which keys those name, so it refuses to run; remove "
-                "the Include lines that repeat or name missing files"
-            )
-        seen[at][path] = None
-        batch.append(config)
-    return batch
+def _too_many(first: str, path: str) -> str:
+    return (
+        f"the sandbox's ssh configuration {first} includes more than {MAX_CONFIGS} "
+        f"configurations (Include), {path} the first left unread: rho-agent cannot tell "
+        "which keys those name, so it refuses to run; remove the Include lines that repeat "
+        "or name missing files"
+    )
 
 
 async def _globbed(run: Run, patterns: Sequence[str]) -> list[list[str]]:
