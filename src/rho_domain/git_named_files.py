@@ -45,6 +45,7 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 __all__ = [
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
+    "WRAPPER_BYTES",
     "NamedFiles",
     "counted",
     "entry_of",
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
+WRAPPER_BYTES = 64 * 1024  # a wrapper script git runs as ssh: past this, a program, not read
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -84,6 +86,9 @@ class NamedFiles:
     directories: tuple[str, ...] = ()  # directories whose every file holds credentials
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
     ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
+    # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
+    # their ssh lines name keys too (the executors read them, ``ssh_named_files.ssh_lines``)
+    ssh_programs: tuple[str, ...] = ()
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -109,6 +114,7 @@ def named_by(
     directories: list[str] = []
     ssh_configs: list[str] = []
     ssh_keys: list[str] = []
+    ssh_programs: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -123,7 +129,9 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            identities, keys, configs = ssh_command_files(_words(value, env or {}))
+            words = _words(value, env or {})
+            identities, keys, configs = ssh_command_files(words)
+            ssh_programs.extend(_programs(words))
             secrets.extend(identities)
             ssh_keys.extend(keys)
             ssh_configs.extend(configs)
@@ -135,7 +143,16 @@ def named_by(
         directories=tuple(dict.fromkeys(v for v in directories if v)),
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
         ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
+        ssh_programs=tuple(dict.fromkeys(v for v in ssh_programs if v)),
     )
+
+
+def _programs(words: list[str]) -> list[str]:
+    """The words of an ssh command line that may name a wrapper script: the program git
+    runs (``bin/gssh -v``) and every later path that is no option (``sh $HOME/wrap``, ``env
+    X=1 ./wrap``); ``ssh`` itself is no script. A word that names no script reads as none."""
+    paths = [w for w in words[1:] if "/" in w and not w.startswith("-")]
+    return [w for w in words[:1] + paths if w.rpartition("/")[2] != "ssh"]
 
 
 def too_large(path: str) -> ExecutorError:

@@ -18,13 +18,17 @@ from rho_adapters.daytona import scripts, ssh_named
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
+    WRAPPER_BYTES,
+    NamedFiles,
     counted,
+    named_by,
     named_in,
     placed,
     repository_tops,
     too_large,
 )
 from rho_domain.paths import components, is_within
+from rho_domain.ssh_named_files import ssh_lines
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -54,6 +58,7 @@ async def named_secrets(
     ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
     ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
+    programs: list[tuple[str, _Bases, str]] = []  # a core.sshCommand's, its bases, its config
     while configs:
         batch = counted(configs, seen, _too_many)
         configs = []
@@ -71,6 +76,11 @@ async def named_secrets(
                 into += [(p, path) for p in _placed(values, (*bases, here), home)]
             ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
+            programs += [(p, (*bases, here), path) for p in named.ssh_programs]
+    for named, bases, path in await _wrapped(run, programs, home):
+        found += [(p, path) for p in _placed(named.secrets, bases, home)]
+        ssh_configs += _placed(named.ssh_configs, bases, home)
+        ssh_keys += [(value, path) for value in named.ssh_keys]
     found += await ssh_named.named_keys(
         run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
     )
@@ -86,6 +96,35 @@ async def named_secrets(
     for path, by in (*files, *directories):
         origins.setdefault(path, by)
     return tuple(origins.items())
+
+
+async def _wrapped(
+    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None
+) -> list[tuple[NamedFiles, _Bases, str]]:
+    """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
+    ssh lines read as ``core.sshCommand``), with the bases to place it below and the
+    configuration naming it: a path placed as git places a file, a bare name looked up in
+    the sandbox's ``PATH``; a file with a NUL or past ``WRAPPER_BYTES`` is a program, none."""
+    asked = [
+        (path, bases, by)
+        for program, bases, by in programs
+        for path in (_placed([program], bases, home) if "/" in program else [program])
+    ]
+    if not asked:
+        return []
+    script = "".join(
+        f'f={scripts.q(p)}; case $f in */*) ;; *) f=$(command -v -- "$f") || f=;; esac;'
+        f' case $f in /*) [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0;; esac;'
+        " echo\n"
+        for p, _, _ in asked
+    )
+    found: list[tuple[NamedFiles, _Bases, str]] = []
+    for (_, bases, by), line in zip(asked, (await run(script)).splitlines(), strict=False):
+        head = base64.b64decode(line)
+        if line and len(head) <= WRAPPER_BYTES and b"\0" not in head:
+            lines = ssh_lines(head.decode("utf-8", "replace"))
+            found.append((named_by(("core", "sshcommand", s) for s in lines), bases, by))
+    return found
 
 
 def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:

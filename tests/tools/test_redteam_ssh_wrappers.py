@@ -1,0 +1,75 @@
+"""The keys a wrapper script that a git configuration runs as ssh gives (redshell25).
+
+Before redshell25, on every backend (bubblewrap, without it, Daytona): ``GIT_SSH`` and
+``GIT_SSH_COMMAND``'s first word were read as wrapper scripts (locally), but a
+configuration's ``core.sshCommand`` naming one was not: with ``core.sshCommand = bin/gssh
+-v`` in ``.git/config`` and ``bin/gssh`` running ``exec ssh -i deploy/c.txt "$@"``, ``cat
+deploy/c.txt`` printed the key git's fetches load; so did ``sh $HOME/wrap/hssh`` in
+``~/.gitconfig`` (a script without ``#!``, run by the shell git gives the command to).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, restricted_bash
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.local import LocalExecutor
+from rho_domain.tools.read import ReadHandler
+
+MARK = "K-WRAP25-MARK"
+ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
+NAMED_BY = {"deploy/c.txt": "ws/.git/config", "deploy/h.txt": "home/.gitconfig"}
+
+pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+@pytest.fixture(scope="module")
+def trap(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A repository whose configuration runs a wrapper as ssh, and a home whose does too."""
+    base = tmp_path_factory.mktemp("wrap25")
+    root, home = base / "ws", base / "home"
+    subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
+    with (root / ".git/config").open("a") as config:
+        config.write("[core]\n\tsshCommand = bin/gssh -v\n")
+    (home / "wrap").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[core]\n\tsshCommand = sh $HOME/wrap/hssh\n")
+    (root / "bin").mkdir()
+    (root / "bin/gssh").write_text('#!/bin/sh\nexec /usr/bin/ssh -i deploy/c.txt "$@"\n')
+    (home / "wrap/hssh").write_text(f'ssh -o IdentityFile={root}/deploy/h.txt "$@"\n')
+    (root / "deploy").mkdir()
+    for key in NAMED_BY:
+        (root / key).write_text(f"{MARK}-{key}\n")
+    (root / "plain.txt").write_text("plain words\n")
+    return root, home
+
+
+def _executor(
+    backend: str, root: Path, home: Path, pool: DaytonaPool
+) -> LocalExecutor | DaytonaExecutor:
+    if backend == "daytona":
+        return pool.get(str(root), (str(home),))
+    env = {**ENV, "HOME": str(home)}
+    return LocalExecutor(str(root), sandbox=backend == "bwrap", homes=(str(home),), base_env=env)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_no_tool_reads_the_key_a_configured_ssh_wrapper_gives(
+    trap: tuple[Path, Path], backend: str, pool: DaytonaPool
+) -> None:
+    root, home = trap
+    executor = _executor(backend, root, home, pool)
+    for path, by in NAMED_BY.items():
+        out = await call_tool(*restricted_bash(f"cat {path}"), executor)
+        assert f"(a credential file {root.parent}/{by} names)" in out, out
+        assert MARK not in out, out
+        out = await call_tool(ReadHandler(), {"path": path}, executor)
+        assert out.startswith("SensitivePath"), out
+    out = await call_tool(*restricted_bash("grep -r K-WRAP25 ."), executor)
+    assert MARK not in out, out
+    assert "plain words" in await call_tool(*restricted_bash("cat plain.txt"), executor)
