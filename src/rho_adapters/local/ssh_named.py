@@ -14,11 +14,9 @@ connection (``%h``) is a pattern, matched against the files there now.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import pwd
-import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -27,14 +25,20 @@ from rho_adapters.local.git_dirs import regular_head
 from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIGS, WRAPPER_BYTES
-from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
+from rho_domain.ssh_named_files import (
+    SshNamed,
+    filled,
+    literal_of,
+    pattern_of,
+    ssh_lines,
+    ssh_named_in,
+)
 
 __all__ = ["ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and its content (``settled_reads``)
 _NAMED: SettledReads[SshNamed] = SettledReads(ssh_named_in)
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def ssh_named_secrets(
@@ -123,16 +127,16 @@ def _keys_of(
 
 
 def _filled(value: str, env: Mapping[str, str]) -> str:
-    """``value`` with what ssh fills from this machine before its tokens: ``~user/`` (that
-    user's home: ``pattern_of`` knows only ``~/``) and ``${NAME}`` set in ``env`` (a value
-    may hold a ``/``; one unset stays a wildcard of one name)."""
-    if value.startswith("~") and not value.startswith("~/") and value != "~":
-        user, _, rest = value[1:].partition("/")
-        with contextlib.suppress(KeyError, ValueError):
-            value = f"{pwd.getpwnam(user).pw_dir.rstrip('/')}/{rest}"
-    if "${" not in value:
-        return value
-    return _VARIABLE.sub(lambda m: env.get(m[1], m[0]) if m[1] != "HOME" else m[0], value)
+    """``value`` as ssh fills it on this machine (``filled``): ``~user/`` from the user
+    database, ``${NAME}`` from ``env``."""
+    return filled(value, env, _home_of)
+
+
+def _home_of(user: str) -> str | None:
+    try:
+        return pwd.getpwnam(user).pw_dir
+    except (KeyError, ValueError):
+        return None
 
 
 def _matches(pattern: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The keys a wrapper script that a git configuration runs as ssh gives (redshell25).
+"""The keys ssh is given the ways redshell24 left open (redshell25).
 
 Before redshell25, on every backend (bubblewrap, without it, Daytona): ``GIT_SSH`` and
 ``GIT_SSH_COMMAND``'s first word were read as wrapper scripts (locally), but a
@@ -10,6 +10,8 @@ deploy/c.txt`` printed the key git's fetches load; so did ``sh $HOME/wrap/hssh``
 
 from __future__ import annotations
 
+import os
+import pwd
 import subprocess
 from pathlib import Path
 
@@ -18,7 +20,9 @@ import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
+from rho_domain.permissions import FileWriteMode
 from rho_domain.tools.read import ReadHandler
 
 MARK = "K-WRAP25-MARK"
@@ -73,3 +77,30 @@ async def test_no_tool_reads_the_key_a_configured_ssh_wrapper_gives(
     out = await call_tool(*restricted_bash("grep -r K-WRAP25 ."), executor)
     assert MARK not in out, out
     assert "plain words" in await call_tool(*restricted_bash("cat plain.txt"), executor)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_what_ssh_fills_in_the_sandbox_is_placed(tmp_path: Path) -> None:
+    # the sandbox's environment (the daemon's: a user's git and ssh run in it) and user
+    # database, as the local executors fill them from this machine's
+    root, home = tmp_path / "ws", tmp_path / "home"
+    (root / "deep/er").mkdir(parents=True)
+    (root / "deep/er/v.txt").write_text(f"{MARK}-var\n")
+    (home / ".ssh").mkdir(parents=True)
+    user = pwd.getpwuid(os.getuid())
+    text = f"IdentityFile ${{KEYDIR}}/v.txt\nIdentityFile ~{user.pw_name}/rho-probe25-key\n"
+    (home / ".ssh/config").write_text(text)
+    fake = FakeDaytona(polls_until_started=0)
+    settings = fake.settings(working_dir=str(root), env={"KEYDIR": f"{root}/deep/er"})
+    executor = DaytonaExecutor(
+        settings, file_write=FileWriteMode.OFF, transport=fake.transport, homes=(str(home),)
+    )
+    try:
+        out = await call_tool(*restricted_bash("cat deep/er/v.txt"), executor)
+        assert f"(a credential file {home}/.ssh/config names)" in out, out
+        assert MARK not in out, out
+        # a key in another's home (no file to cat here): named by the configuration
+        refusal = executor.policy.refusal(f"{user.pw_dir.rstrip('/')}/rho-probe25-key")
+        assert f"(a credential file {home}/.ssh/config names)" in (refusal or ""), refusal
+    finally:
+        await executor.aclose()
