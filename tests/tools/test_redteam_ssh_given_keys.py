@@ -90,8 +90,19 @@ async def test_what_ssh_fills_in_the_sandbox_is_placed(tmp_path: Path) -> None:
     user = pwd.getpwuid(os.getuid())
     text = f"IdentityFile ${{KEYDIR}}/v.txt\nIdentityFile ~{user.pw_name}/rho-probe25-key\n"
     (home / ".ssh/config").write_text(text)
+    # GIT_SSH and GIT_SSH_COMMAND in the sandbox's environment: its git runs them
+    (root / "bin").mkdir()
+    (root / "bin/gssh").write_text('#!/bin/sh\nexec ssh -i deploy/e1.txt "$@"\n')
+    (root / "deploy").mkdir()
+    for key in ("e1.txt", "e2.txt"):
+        (root / "deploy" / key).write_text(f"{MARK}-env\n")
+    env = {
+        "KEYDIR": f"{root}/deep/er",
+        "GIT_SSH": f"{root}/bin/gssh",
+        "GIT_SSH_COMMAND": "ssh -o IdentityFile=deploy/e2.txt",
+    }
     fake = FakeDaytona(polls_until_started=0)
-    settings = fake.settings(working_dir=str(root), env={"KEYDIR": f"{root}/deep/er"})
+    settings = fake.settings(working_dir=str(root), env=env)
     executor = DaytonaExecutor(
         settings, file_write=FileWriteMode.OFF, transport=fake.transport, homes=(str(home),)
     )
@@ -99,6 +110,9 @@ async def test_what_ssh_fills_in_the_sandbox_is_placed(tmp_path: Path) -> None:
         out = await call_tool(*restricted_bash("cat deep/er/v.txt"), executor)
         assert f"(a credential file {home}/.ssh/config names)" in out, out
         assert MARK not in out, out
+        for key in ("e1.txt", "e2.txt"):
+            out = await call_tool(*restricted_bash(f"cat deploy/{key}"), executor)
+            assert "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment" in out, out
         # a key in another's home (no file to cat here): named by the configuration
         refusal = executor.policy.refusal(f"{user.pw_dir.rstrip('/')}/rho-probe25-key")
         assert f"(a credential file {home}/.ssh/config names)" in (refusal or ""), refusal

@@ -77,6 +77,18 @@ async def named_secrets(
             ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
             programs += [(p, (*bases, here), path) for p in named.ssh_programs]
+    # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
+    # core.sshCommand, GIT_SSH a wrapper script, each run at the top
+    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}"))
+    by_env = "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment"
+    if command := sandbox_env.get("GIT_SSH_COMMAND"):
+        given = named_by([("core", "sshcommand", command)], env={"HOME": home} if home else None)
+        found += [(p, by_env) for p in _placed(given.secrets, tops, home)]
+        ssh_configs += _placed(given.ssh_configs, tops, home)
+        ssh_keys += [(value, by_env) for value in given.ssh_keys]
+        programs += [(p, tuple(tops), by_env) for p in given.ssh_programs]
+    if program := sandbox_env.get("GIT_SSH"):
+        programs.append((program, tuple(tops), by_env))
     for named, bases, path in await _wrapped(run, programs, home):
         found += [(p, path) for p in _placed(named.secrets, bases, home)]
         ssh_configs += _placed(named.ssh_configs, bases, home)

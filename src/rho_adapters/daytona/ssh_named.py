@@ -21,7 +21,7 @@ from rho_domain.ssh_named_files import (
     ssh_named_in,
 )
 
-__all__ = ["named_keys"]
+__all__ = ["fills", "named_keys"]
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 Texts = Callable[[Sequence[str]], Awaitable[list[str | None]]]  # each regular file's text
@@ -66,7 +66,7 @@ async def named_keys(
         expanded = await _globbed(run, [p for *_, p in includes])
         level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
                  for path in paths]  # fmt: skip
-    env, homes_of = await _fills(run, [value for value, _, _ in values])
+    env, homes_of = await fills(run, [value for value, _, _ in values])
     for value, its_home, by in values:
         _place(filled(value, env, homes_of.get), its_home, tops, by, found, patterns)
     expanded = await _globbed(run, [pattern for pattern, _ in patterns])
@@ -93,7 +93,7 @@ def _place(
         patterns += [(absolute, by)] if literal is None else []
 
 
-async def _fills(run: Run, values: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+async def fills(run: Run, values: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
     """What ssh would fill ``values`` with in the sandbox (``fill_needs``): the variables
     its environment sets (the daemon's, which a user's git and ssh run in), and each
     ``~user``'s home from its user database (``getent``, else ``/etc/passwd``)."""
