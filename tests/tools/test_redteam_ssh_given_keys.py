@@ -118,3 +118,29 @@ async def test_what_ssh_fills_in_the_sandbox_is_placed(tmp_path: Path) -> None:
         assert f"(a credential file {home}/.ssh/config names)" in (refusal or ""), refusal
     finally:
         await executor.aclose()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_gcm_store_holding_the_workspace_hides_every_namespace(
+    tmp_path_factory: pytest.TempPathFactory, backend: str, pool: DaytonaPool
+) -> None:
+    # GCM keeps a login at STORE/NAMESPACE/SCHEME/HOST/ACCOUNT.credential; a store holding
+    # the workspace had only its default namespace, git/, hidden: credential.namespace =
+    # team (or GCM_NAMESPACE) left team/https/... readable
+    root = tmp_path_factory.mktemp("gcm25") / "ws"
+    subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
+    with (root / ".git/config").open("a") as config:
+        config.write("[credential]\n\tplaintextStorePath = .\n\tnamespace = team\n")
+    for store in ("team", "git"):
+        (root / store / "https/w.example").mkdir(parents=True)
+        (root / store / "https/w.example/u.credential").write_text(f"{MARK}-gcm\n")
+    (root / "api/http").mkdir(parents=True)  # a project's own directory of that name
+    (root / "api/http/routes.txt").write_text("plain routes\n")
+    executor = _executor(backend, root, root.parent, pool)
+    for store in ("team", "git"):
+        out = await call_tool(
+            *restricted_bash(f"cat {store}/https/w.example/u.credential"), executor
+        )
+        assert f"(a credential file {root}/.git/config names)" in out, out
+    assert "plain routes" in await call_tool(*restricted_bash("cat api/http/routes.txt"), executor)

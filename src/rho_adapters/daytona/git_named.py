@@ -98,12 +98,12 @@ async def named_secrets(
     )
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
-    directories = [
-        # one holding a root or a home (``plaintextStorePath = .``): GCM's ``git`` below it
-        (f"{real.rstrip('/')}/git" if any(is_within(h, parts) for h in held) else real, by)
-        for real, by in await _canonical(run, stores, directories=True)
-        for parts in [components(real)]
-    ]
+    directories: list[tuple[str, str]] = []
+    for real, by in await _canonical(run, stores, directories=True):
+        if any(is_within(h, components(real)) for h in held):  # plaintextStorePath = .
+            directories += [(namespace, by) for namespace in await _namespaces(run, real, held)]
+        else:
+            directories.append((real, by))
     origins: dict[str, str] = {}
     for path, by in (*files, *directories):
         origins.setdefault(path, by)
@@ -137,6 +137,24 @@ async def _wrapped(
             lines = ssh_lines(head.decode("utf-8", "replace"))
             found.append((named_by(("core", "sshcommand", s) for s in lines), bases, by))
     return found
+
+
+async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
+    """The namespaces of GCM's plaintext store ``store`` in the sandbox, found by their
+    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here."""
+    top = store.rstrip("/")
+    script = (
+        f's={scripts.q(top)}; for f in "$s"/*/http*/*/*.credential'
+        ' "$s"/.[!.]*/http*/*/*.credential; do [ -f "$f" ] && printf \'%s\\0\' "$f"; done'
+        " | base64 -w0; echo\n"
+    )
+    logins = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
+    found = [f"{top}/git"]
+    for login in filter(None, logins.split("\0")):
+        namespace = posixpath.dirname(posixpath.dirname(posixpath.dirname(login)))
+        if not any(is_within(parts, components(namespace)) for parts in held):
+            found.append(namespace)
+    return list(dict.fromkeys(found))
 
 
 def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:

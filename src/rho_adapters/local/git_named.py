@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.git_dirs import gcm_namespaces, repository_configs
 from rho_adapters.local.settled_reads import SettledReads
 from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
@@ -129,15 +129,16 @@ def git_named_origins(
 
 def _stores(directories: Sequence[tuple[str, str]], held: Sequence[str]) -> list[tuple[str, str]]:
     """The real paths of the credential directories named (GCM's plaintext store); one
-    holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
-    logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
-    not read, since a store holding the workspace is a mistake of its own)."""
+    holding a root or a home (``plaintextStorePath = .``) by the directories GCM keeps the
+    logins in there, each namespace's (``git_dirs.gcm_namespaces``)."""
     stores: list[tuple[str, str]] = []
     held_parts = [components(p) for p in held] if directories else []
     for directory, by in directories:
         real = os.path.realpath(directory)
-        holds = any(is_within(parts, components(real)) for parts in held_parts)
-        stores.append((os.path.join(real, "git") if holds or real == "/" else real, by))
+        if any(is_within(parts, components(real)) for parts in held_parts) or real == "/":
+            stores += [(namespace, by) for namespace in gcm_namespaces(real, held_parts)]
+        else:
+            stores.append((real, by))
     return stores
 
 
@@ -244,9 +245,8 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFil
 def _wrapped(
     programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
 ) -> NamedFiles:
-    """What the wrapper scripts a ``core.sshCommand`` runs name, read as ``core.sshCommand``
-    (their ssh lines' keys and configurations): a path placed as git places a file (git
-    runs the command at the top of the repository), a bare name looked up in ``PATH``."""
+    """What the wrapper scripts a ``core.sshCommand`` runs name, read as ``core.sshCommand``:
+    a path placed as git places a file (at the repository's top), a bare name in ``PATH``."""
     if not programs:
         return NamedFiles()
     paths = _placed_all([p for p in programs if "/" in p], bases, home)
