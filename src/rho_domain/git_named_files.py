@@ -32,7 +32,8 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -44,7 +45,9 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 __all__ = [
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
+    "WRAPPER_BYTES",
     "NamedFiles",
+    "counted",
     "entry_of",
     "named_by",
     "named_in",
@@ -54,6 +57,7 @@ __all__ = [
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
+WRAPPER_BYTES = 64 * 1024  # a wrapper script git runs as ssh: past this, a program, not read
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -82,6 +86,9 @@ class NamedFiles:
     directories: tuple[str, ...] = ()  # directories whose every file holds credentials
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
     ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
+    # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
+    # their ssh lines name keys too (the executors read them, ``ssh_named_files.ssh_lines``)
+    ssh_programs: tuple[str, ...] = ()
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -107,6 +114,7 @@ def named_by(
     directories: list[str] = []
     ssh_configs: list[str] = []
     ssh_keys: list[str] = []
+    ssh_programs: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -121,7 +129,9 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            identities, keys, configs = ssh_command_files(_words(value, env or {}))
+            words = _words(value, env or {})
+            identities, keys, configs = ssh_command_files(words)
+            ssh_programs.extend(_programs(words))
             secrets.extend(identities)
             ssh_keys.extend(keys)
             ssh_configs.extend(configs)
@@ -133,7 +143,16 @@ def named_by(
         directories=tuple(dict.fromkeys(v for v in directories if v)),
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
         ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
+        ssh_programs=tuple(dict.fromkeys(v for v in ssh_programs if v)),
     )
+
+
+def _programs(words: list[str]) -> list[str]:
+    """The words of an ssh command line that may name a wrapper script: the program git
+    runs (``bin/gssh -v``) and every later path that is no option (``sh $HOME/wrap``, ``env
+    X=1 ./wrap``); ``ssh`` itself is no script. A word that names no script reads as none."""
+    paths = [w for w in words[1:] if "/" in w and not w.startswith("-")]
+    return [w for w in words[:1] + paths if w.rpartition("/")[2] != "ssh"]
 
 
 def too_large(path: str) -> ExecutorError:
@@ -145,6 +164,31 @@ def too_large(path: str) -> ExecutorError:
         "cannot tell which credential files or keys it names, so it refuses to run; "
         "shorten it (move its hosts or sections into smaller included files)"
     )
+
+
+_Config = TypeVar("_Config", bound=tuple[Any, ...])
+
+
+def counted(
+    configs: Iterable[_Config],
+    seen: Sequence[dict[str, None]],
+    too_many: Callable[[str, str], str],
+) -> list[_Config]:
+    """The configurations of ``configs`` to read now, each a tuple whose first two fields
+    are its group's index in ``seen`` and its path: those its group read already left out,
+    the rest counted in it. ``ExecutorError(too_many(first, path))`` when a group would read
+    more than ``MAX_CONFIGS`` (``first``: the configuration the group started from, ``path``:
+    the first left unread): what it leaves unread may name a credential file (fails closed)."""
+    batch: list[_Config] = []
+    for config in configs:
+        at, path = config[0], config[1]
+        if path in seen[at]:
+            continue
+        if len(seen[at]) >= MAX_CONFIGS:
+            raise ExecutorError(too_many(next(iter(seen[at])), path))
+        seen[at][path] = None
+        batch.append(config)
+    return batch
 
 
 def placed(value: str, *, base: str, home: str | None) -> str | None:

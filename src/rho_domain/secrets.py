@@ -29,7 +29,7 @@ Rules, in order, on an absolute (canonical) path:
    editor's or file manager's suffix or mark taken off its names (``secret_twins``):
    ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``.docker/config.json.orig``,
    ``.ssh.bak/config``, ``id_rsa.1``, ``#id_rsa#``, ``.netrc (copy)`` are copies
-   (``twin_stems``).
+   (``secret_shapes.twin_stems``).
 4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
@@ -40,12 +40,11 @@ as a disk compares them (``names.folded``: ``.ENV``, ``.e\u200cnv``, ``.env::$DA
 from __future__ import annotations
 
 import functools
-from collections import deque
 
 import attrs
 
-from rho_domain.glob_set import GlobSet, glob_matches
-from rho_domain.names import folded, folded_text, short_name_refusal
+from rho_domain.glob_set import GlobSet
+from rho_domain.names import folded_text, short_name_refusal
 from rho_domain.secret_patterns import (
     ALLOWED,
     EXCLUDED_NAMES,
@@ -64,7 +63,17 @@ from rho_domain.secret_patterns import (
     TEMPLATES,
     in_loose_fanout,
 )
-from rho_domain.secret_twins import may_be_copy, name_stems
+from rho_domain.secret_shapes import (
+    TEMPLATE,
+    a_store,
+    absolute,
+    as_copy,
+    components,
+    in_git_store,
+    matched_text,
+    name_refusal,
+    twin_stems,
+)
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
@@ -91,86 +100,9 @@ __all__ = [
 ]
 
 
-def _components(path: str) -> tuple[str, ...]:
-    return tuple(part for part in path.split("/") if part not in ("", "."))
-
-
-def _text(path: str) -> str:
-    parts = _components(path)
-    return "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
-
-
-# Each rule group's patterns, shaped once (``GlobSet``: string methods, no expression to
-# compile at a process's first judgement). The pattern-by-pattern order is kept, to name the
-# rule that matched.
+# Each rule group's patterns that the policy itself matches, shaped once (``GlobSet``).
 _ALLOWED = GlobSet(ALLOWED)
 _LOCATIONS = GlobSet(LOCATIONS)
-_TEMPLATES = GlobSet(TEMPLATES)
-_NAMES = GlobSet(NAMES)
-_NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
-_STORE = GlobSet(GIT_OBJECTS)
-_STORES = GlobSet((*GIT_OBJECTS, *(f"{p}/*" for p in GIT_OBJECTS)))
-
-
-def _name_refusal(path: str) -> str | None:
-    """Rule 3: the last component's name, templates excepted (None for them, and
-    ``TEMPLATE`` to stop ``SecretPolicy.judge`` from judging the name's stems)."""
-    parts = _components(path)
-    name = "/" + folded(parts[-1]) if parts else "/"
-    if _TEMPLATES.matches(name):
-        return TEMPLATE
-    if not _NAMES_OR_KEY.matches(name):
-        return None
-    pattern = next(_NAMES.matching(name), None)
-    if pattern is not None:
-        return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
-    if glob_matches(name, SSH_KEY) and not glob_matches(name, SSH_KEY_NOT):
-        return f"{path!r} is a secret (an SSH private key)"
-    return None
-
-
-TEMPLATE = ""  # _name_refusal's answer for a template: no reason, and no stem judged after it
-
-
-def twin_stems(path: str) -> tuple[str, ...]:
-    """``path`` and the paths it is a copy of: its last component's ``name_stems``, below its
-    directory as written and, when that differs, below the directory whose components are
-    each reduced to their last stem (``.ssh.bak/config`` is a copy of ``.ssh/config``)."""
-    if not may_be_copy(path):
-        return (path,)
-    head, _, last = path.rstrip("/").rpartition("/")
-    reduced = head
-    if may_be_copy(head):
-        ends = (deque(name_stems(folded(p)), maxlen=1) for p in head.split("/"))
-        reduced = "/".join(stem.pop() if stem else "" for stem in ends)
-    stems = [path]
-    for directory in dict.fromkeys((head, reduced)):
-        for stem in name_stems(folded(last)):
-            stems.append(f"{directory}/{stem}" if directory or path.startswith("/") else stem)
-    return tuple(dict.fromkeys(stems))
-
-
-def _as_copy(path: str, stem: str, reason: str) -> str:
-    return reason if stem == path else f"{path!r} is a copy of a secret: {reason}"
-
-
-def in_git_store(path: str) -> bool:
-    """Whether ``path`` is a repository's object store (``GIT_OBJECTS``) or inside one, or
-    a store's loose objects (``in_loose_fanout``)."""
-    return _STORES.matches(_absolute(folded_text(path))) or in_loose_fanout(path)
-
-
-def _a_store(location: str) -> bool:
-    """Whether ``location`` (one the scan found) is a store itself, or a store's fan-out
-    directory of loose objects: no hard link's name, git reads inside it."""
-    head, _, last = location.rstrip("/").rpartition("/")
-    fanout = len(last) == 2 and in_loose_fanout(location) and not in_loose_fanout(head)
-    return fanout or _STORE.matches(folded_text(location))
-
-
-def _absolute(path: str) -> str:
-    """``path`` as matched: absolute paths as they are, relative ones below some directory."""
-    return path if path.startswith("/") else "/*/" + path
 
 
 @attrs.frozen
@@ -221,10 +153,10 @@ class SecretPolicy:
             holder = holder.rstrip("/").rsplit("/", 1)[0] or "/"
         if holder == path:
             return self.refusal(path)
-        parts = _components(path)
+        parts = components(path)
         for location in self.locations:  # a store the scan found is no hard link's name
-            base = _components(location)
-            if parts[: len(base)] == base and not _a_store(location):
+            base = components(location)
+            if parts[: len(base)] == base and not a_store(location):
                 return f"{path!r} is {location}, another name of a secret the agent never reads"
         return self.refusal(holder)
 
@@ -232,28 +164,28 @@ class SecretPolicy:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
         stems = twin_stems(path)
         for stem in stems:
-            if path.startswith("/") and _ALLOWED.matches(_text(stem)):
+            if path.startswith("/") and _ALLOWED.matches(matched_text(stem)):
                 return None
             if reason := self.location_refusal(stem):
-                return _as_copy(path, stem, reason)
+                return as_copy(path, stem, reason)
         for stem in stems:  # a template is a last stem: no location can follow it
-            reason = _name_refusal(stem)
+            reason = name_refusal(stem)
             if reason == TEMPLATE:
                 return None
             if reason is not None:
-                return _as_copy(path, stem, reason)
+                return as_copy(path, stem, reason)
         return short_name_refusal(path)
 
     def location_refusal(self, path: str) -> str | None:
         """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word
         with a slash is judged by before anything looks at the filesystem."""
-        parts = _components(path)
+        parts = components(path)
         for location in self.locations:
-            base = _components(location)
+            base = components(location)
             if path.startswith("/") and parts[: len(base)] == base:
                 reason = f"{path!r} is inside {location}, a secret location the agent never reads"
                 return reason + self._why(location)
-        low = _absolute(folded_text(path))
+        low = absolute(folded_text(path))
         if not _LOCATIONS.matches(low):
             return self._home_refusal(path, parts)
         for pattern in _LOCATIONS.matching(low):
@@ -280,14 +212,14 @@ class SecretPolicy:
     def _hidden_home_entry(self, parts: tuple[str, ...]) -> str | None:
         """The home whose hidden entry ``parts`` is in (rule 2b), or None."""
         for home in self.homes:
-            base = _components(home)
+            base = components(home)
             inside = len(parts) > len(base) and parts[: len(base)] == base
             if inside and parts[len(base)].startswith(".") and not self._open(parts):
                 return home
         return None
 
     def _open(self, parts: tuple[str, ...]) -> bool:
-        return any(parts[: len(c)] == c for c in map(_components, self.open_trees))
+        return any(parts[: len(c)] == c for c in map(components, self.open_trees))
 
     def is_secret(self, path: str) -> bool:
         """True when ``refusal(path)`` has a reason."""

@@ -28,6 +28,7 @@ is escaped, so ``[`` in a key's name is no pattern. Pure: text in, values out.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -35,6 +36,8 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
     "SshNamed",
+    "fill_needs",
+    "filled",
     "literal_of",
     "pattern_of",
     "ssh_command_files",
@@ -50,6 +53,7 @@ _COMMANDS = frozenset(
 _ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
 _SSH_WORD = re.compile(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @attrs.frozen(kw_only=True)
@@ -136,6 +140,30 @@ def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | Non
     rest = value[at:]
     out.append(rest if glob else _escaped(rest))
     return "".join(out)
+
+
+def fill_needs(value: str) -> tuple[tuple[str, ...], str | None]:
+    """What ``filled`` needs to know for ``value``: the variables it names (``${NAME}``;
+    ``HOME`` is ``pattern_of``'s) and the user whose home a ``~user/`` starts it with."""
+    names = tuple(dict.fromkeys(n for n in _VARIABLE.findall(value) if n != "HOME"))
+    user = None
+    if value.startswith("~") and not value.startswith("~/") and value != "~":
+        user = value[1:].partition("/")[0]
+    return names, user
+
+
+def filled(value: str, env: Mapping[str, str], home_of: Callable[[str], str | None]) -> str:
+    """``value`` with what ssh fills from its machine before its tokens, as ssh's
+    ``tilde_expand`` and ``dollar_expand`` do when it loads a key: ``~user/`` as that user's
+    home (``home_of``; ``pattern_of`` knows only ``~/``) and ``${NAME}`` as ``env`` sets it
+    (a value may hold a ``/``: ``${KEYDIR}/k`` is ``deep/er/k``; one unset stays a wildcard
+    of one name)."""
+    names, user = fill_needs(value)
+    if user is not None and (home := home_of(user)) is not None:
+        value = f"{home.rstrip('/')}/{value[1:].partition('/')[2]}"
+    if not names:
+        return value
+    return _VARIABLE.sub(lambda m: env.get(m[1], m[0]) if m[1] != "HOME" else m[0], value)
 
 
 def literal_of(pattern: str) -> str | None:

@@ -406,3 +406,42 @@ async def test_an_extra_read_root_removed_midway_is_named_and_commands_still_run
     assert str(refused.value).startswith(f"the extra read root {logs} no longer exists")
     listed = await ex.run(Command(pipeline=(Stage(argv=("ls",)),)))
     assert (listed.exit_code, listed.output) == (0, "a.txt\n")
+
+
+async def test_a_parent_replaced_by_a_link_midway_is_not_followed(tmp_path: Path) -> None:
+    """redshell25: the root was opened by its path with ``O_NOFOLLOW`` on its last name
+    only, so once a parent was replaced by a link (``mv p p.old; ln -s other p``), ``read``,
+    ``list``, ``glob`` and ``stat`` worked in ``other/ws`` as if it were the workspace (and
+    in ``other2/logs`` as the read root): ``read a.txt`` printed ``other/ws/a.txt``."""
+    from rho_domain.errors import ExecutorError
+
+    roots = {"ws": tmp_path / "p/ws", "logs": tmp_path / "q/logs"}
+    for name, root in roots.items():
+        root.mkdir(parents=True)
+        (root / "a.txt").write_text("mine")
+        (tmp_path / f"other-{name}" / name).mkdir(parents=True)
+        (tmp_path / f"other-{name}" / name / "a.txt").write_text("K-PARENT25 not given")
+    ex = LocalExecutor(str(roots["ws"]), extra_read_roots=[str(roots["logs"])])
+    assert await ex.read(f"{roots['logs']}/a.txt") == b"mine"
+    for name, parent in (("ws", "p"), ("logs", "q")):
+        (tmp_path / parent).rename(tmp_path / f"{parent}.old")
+        (tmp_path / parent).symlink_to(tmp_path / f"other-{name}")
+    ws, logs = roots["ws"], roots["logs"]
+    calls = {
+        "read": ex.read("a.txt"),
+        "read absolute": ex.read(f"{ws}/a.txt"),
+        "stat": ex.stat("a.txt"),
+        "list": ex.list_dir("."),
+        "glob": ex.glob("*.txt"),
+        "read root": ex.read(f"{logs}/a.txt"),
+        "read root list": ex.list_dir(str(logs)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ExecutorError) as refused:
+            await call
+        root, parent = (logs, "q") if "root" in name else (ws, "p")
+        what = "extra read root" if "root" in name else "working directory"
+        assert str(refused.value).startswith(
+            f"the {what} {root} is no longer where it was: {parent!r} on its path is now a "
+            "symbolic link"
+        ), (name, refused.value)

@@ -228,8 +228,8 @@ async def test_a_configuration_past_the_bound_fails_closed(
 @pytest.mark.asyncio(loop_scope="module")
 async def test_what_ssh_fills_from_this_machine_is_placed(tmp_path: Path) -> None:
     # ssh fills ${NAME} from its environment (a value may hold a /) and ~user/ from the
-    # user database when it loads a key; the Daytona sandbox's environment is not known
-    # to rho-agent (docs/security.md), so this is the local executors'
+    # user database when it loads a key: the local executors' (Daytona's, from the
+    # sandbox's: test_redteam_ssh_given_keys.py)
     root, home = tmp_path / "ws", tmp_path / "home"
     (root / "deep/er").mkdir(parents=True)
     (root / "deep/er/v.txt").write_text(f"{MARK}-var\n")

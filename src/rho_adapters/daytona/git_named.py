@@ -15,16 +15,20 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
-from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
+    WRAPPER_BYTES,
+    NamedFiles,
+    counted,
+    named_by,
     named_in,
     placed,
     repository_tops,
     too_large,
 )
 from rho_domain.paths import components, is_within
+from rho_domain.ssh_named_files import ssh_lines
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -47,15 +51,16 @@ async def named_secrets(
         groups += [[(f"{user_home}/.gitconfig", bases), (f"{user_home}/.config/git/config", bases)]]
     groups.append([("/etc/gitconfig", ("/etc", *tops))])
     # one round of reads per level of includes, every group's at once; each group reads
-    # at most MAX_CONFIGS and fails closed past them (``_counted``)
+    # at most MAX_CONFIGS and fails closed past them (``counted``)
     configs = [(at, path, bases) for at, group in enumerate(groups) for path, bases in group]
     found: list[tuple[str, str]] = []  # (a file named, the configuration naming it)
     stores: list[tuple[str, str]] = []  # credential directories (GCM's plaintext store)
     ssh_configs: list[str] = []  # what a core.sshCommand gives with -F
     ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
+    programs: list[tuple[str, _Bases, str]] = []  # a core.sshCommand's, its bases, its config
     while configs:
-        batch = _counted(configs, seen)
+        batch = counted(configs, seen, _too_many)
         configs = []
         texts = await _texts(run, [path for _, path, _ in batch])
         for (at, path, bases), text in zip(batch, texts, strict=True):
@@ -71,21 +76,85 @@ async def named_secrets(
                 into += [(p, path) for p in _placed(values, (*bases, here), home)]
             ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
+            programs += [(p, (*bases, here), path) for p in named.ssh_programs]
+    # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
+    # core.sshCommand, GIT_SSH a wrapper script, each run at the top
+    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}"))
+    by_env = "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment"
+    if command := sandbox_env.get("GIT_SSH_COMMAND"):
+        given = named_by([("core", "sshcommand", command)], env={"HOME": home} if home else None)
+        found += [(p, by_env) for p in _placed(given.secrets, tops, home)]
+        ssh_configs += _placed(given.ssh_configs, tops, home)
+        ssh_keys += [(value, by_env) for value in given.ssh_keys]
+        programs += [(p, tuple(tops), by_env) for p in given.ssh_programs]
+    if program := sandbox_env.get("GIT_SSH"):
+        programs.append((program, tuple(tops), by_env))
+    for named, bases, path in await _wrapped(run, programs, home):
+        found += [(p, path) for p in _placed(named.secrets, bases, home)]
+        ssh_configs += _placed(named.ssh_configs, bases, home)
+        ssh_keys += [(value, path) for value in named.ssh_keys]
     found += await ssh_named.named_keys(
         run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
     )
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
-    directories = [
-        # one holding a root or a home (``plaintextStorePath = .``): GCM's ``git`` below it
-        (f"{real.rstrip('/')}/git" if any(is_within(h, parts) for h in held) else real, by)
-        for real, by in await _canonical(run, stores, directories=True)
-        for parts in [components(real)]
-    ]
+    directories: list[tuple[str, str]] = []
+    for real, by in await _canonical(run, stores, directories=True):
+        if any(is_within(h, components(real)) for h in held):  # plaintextStorePath = .
+            directories += [(namespace, by) for namespace in await _namespaces(run, real, held)]
+        else:
+            directories.append((real, by))
     origins: dict[str, str] = {}
     for path, by in (*files, *directories):
         origins.setdefault(path, by)
     return tuple(origins.items())
+
+
+async def _wrapped(
+    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None
+) -> list[tuple[NamedFiles, _Bases, str]]:
+    """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
+    ssh lines read as ``core.sshCommand``), with the bases to place it below and the
+    configuration naming it: a path placed as git places a file, a bare name looked up in
+    the sandbox's ``PATH``; a file with a NUL or past ``WRAPPER_BYTES`` is a program, none."""
+    asked = [
+        (path, bases, by)
+        for program, bases, by in programs
+        for path in (_placed([program], bases, home) if "/" in program else [program])
+    ]
+    if not asked:
+        return []
+    script = "".join(
+        f'f={scripts.q(p)}; case $f in */*) ;; *) f=$(command -v -- "$f") || f=;; esac;'
+        f' case $f in /*) [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0;; esac;'
+        " echo\n"
+        for p, _, _ in asked
+    )
+    found: list[tuple[NamedFiles, _Bases, str]] = []
+    for (_, bases, by), line in zip(asked, (await run(script)).splitlines(), strict=False):
+        head = base64.b64decode(line)
+        if line and len(head) <= WRAPPER_BYTES and b"\0" not in head:
+            lines = ssh_lines(head.decode("utf-8", "replace"))
+            found.append((named_by(("core", "sshcommand", s) for s in lines), bases, by))
+    return found
+
+
+async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
+    """The namespaces of GCM's plaintext store ``store`` in the sandbox, found by their
+    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here."""
+    top = store.rstrip("/")
+    script = (
+        f's={scripts.q(top)}; for f in "$s"/*/http*/*/*.credential'
+        ' "$s"/.[!.]*/http*/*/*.credential; do [ -f "$f" ] && printf \'%s\\0\' "$f"; done'
+        " | base64 -w0; echo\n"
+    )
+    logins = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
+    found = [f"{top}/git"]
+    for login in filter(None, logins.split("\0")):
+        namespace = posixpath.dirname(posixpath.dirname(posixpath.dirname(login)))
+        if not any(is_within(parts, components(namespace)) for parts in held):
+            found.append(namespace)
+    return list(dict.fromkeys(found))
 
 
 def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:
@@ -97,26 +166,13 @@ def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> li
     ]
 
 
-def _counted(
-    configs: Sequence[tuple[int, str, _Bases]], seen: list[dict[str, None]]
-) -> list[tuple[int, str, _Bases]]:
-    """The configurations of ``configs`` to read now, each counted in its group's ``seen``
-    (those read already left out); ``ExecutorError`` when a group would read more than
-    ``MAX_CONFIGS``: what it leaves unread may name a credential file (fails closed)."""
-    batch: list[tuple[int, str, _Bases]] = []
-    for at, path, bases in configs:
-        if path in seen[at]:
-            continue
-        if len(seen[at]) >= MAX_CONFIGS:
-            raise ExecutorError(
-                f"the sandbox's git configurations read with {next(iter(seen[at]))} include "
-                f"more than {MAX_CONFIGS} configurations (include.path, includeIf.*.path), "
-                f"{path} the first left unread: rho-agent cannot tell which files those "
-                "name as credentials, so it refuses to run; remove the includes of missing files"
-            )
-        seen[at][path] = None
-        batch.append((at, path, bases))
-    return batch
+def _too_many(first: str, path: str) -> str:
+    return (
+        f"the sandbox's git configurations read with {first} include more than {MAX_CONFIGS} "
+        f"configurations (include.path, includeIf.*.path), {path} the first left unread: "
+        "rho-agent cannot tell which files those name as credentials, so it refuses to run; "
+        "remove the includes of missing files"
+    )
 
 
 def nested(secrets: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:

@@ -12,11 +12,16 @@ import base64
 from collections.abc import Awaitable, Callable, Sequence
 
 from rho_adapters.daytona import scripts
-from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIGS
-from rho_domain.ssh_named_files import literal_of, pattern_of, ssh_named_in
+from rho_domain.git_named_files import MAX_CONFIGS, counted
+from rho_domain.ssh_named_files import (
+    fill_needs,
+    filled,
+    literal_of,
+    pattern_of,
+    ssh_named_in,
+)
 
-__all__ = ["named_keys"]
+__all__ = ["fills", "named_keys"]
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 Texts = Callable[[Sequence[str]], Awaitable[list[str | None]]]  # each regular file's text
@@ -45,10 +50,9 @@ async def named_keys(
     seen: list[dict[str, None]] = [{} for _ in level]
     found: list[tuple[str, str]] = []
     patterns: list[tuple[str, str]] = []  # keys named by a pattern (a %h), expanded last
-    for value, by in keys:
-        _place(value, home, tops, by, found, patterns)
+    values = [(value, home, by) for value, by in keys]  # placed once the sandbox filled them
     while level:
-        batch = _counted(level, seen)
+        batch = counted(level, seen, _too_many)
         includes: list[tuple[int, str | None, str, str]] = []
         for (at, config, its_home, base), text in zip(
             batch, await texts([c[1] for c in batch]), strict=True
@@ -58,11 +62,13 @@ async def named_keys(
                 if (pattern := pattern_of(value, home=its_home, glob=True)) is not None:
                     absolute = pattern if pattern.startswith("/") else f"{base}/{pattern}"
                     includes.append((at, its_home, base, absolute))
-            for value in named.secrets:
-                _place(value, its_home, tops, config, found, patterns)
+            values += [(value, its_home, config) for value in named.secrets]
         expanded = await _globbed(run, [p for *_, p in includes])
         level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
                  for path in paths]  # fmt: skip
+    env, homes_of = await fills(run, [value for value, _, _ in values])
+    for value, its_home, by in values:
+        _place(filled(value, env, homes_of.get), its_home, tops, by, found, patterns)
     expanded = await _globbed(run, [pattern for pattern, _ in patterns])
     pairs = zip(patterns, expanded, strict=True)
     return [*found, *((p, by) for (_, by), paths in pairs for p in paths)]
@@ -87,24 +93,37 @@ def _place(
         patterns += [(absolute, by)] if literal is None else []
 
 
-def _counted(level: Sequence[_Config], seen: list[dict[str, None]]) -> list[_Config]:
-    """The configurations of ``level`` to read now, each counted in its start's ``seen``;
-    ``ExecutorError`` past ``MAX_CONFIGS`` from one start."""
-    batch: list[_Config] = []
-    for config in level:
-        at, path = config[0], config[1]
-        if path in seen[at]:
-            continue
-        if len(seen[at]) >= MAX_CONFIGS:
-            raise ExecutorError(
-                f"the sandbox's ssh configuration {next(iter(seen[at]))} includes more than "
-                f"{MAX_CONFIGS} configurations (Include), {path} the first left unread: "
-                "rho-agent cannot tell which keys those name, so it refuses to run; remove "
-                "the Include lines that repeat or name missing files"
-            )
-        seen[at][path] = None
-        batch.append(config)
-    return batch
+async def fills(run: Run, values: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """What ssh would fill ``values`` with in the sandbox (``fill_needs``): the variables
+    its environment sets (the daemon's, which a user's git and ssh run in), and each
+    ``~user``'s home from its user database (``getent``, else ``/etc/passwd``)."""
+    needs = [fill_needs(value) for value in values]
+    names = list(dict.fromkeys(n for wanted, _ in needs for n in wanted))
+    users = list(dict.fromkeys(user for _, user in needs if user))
+    if not names and not users:
+        return {}, {}
+    script = "".join(
+        f'{{ [ "${{{n}+set}}" ] && printf +%s "${n}"; }} | base64 -w0; echo\n' for n in names
+    ) + "".join(
+        f'u={scripts.q(u)}; {{ getent passwd -- "$u" 2>/dev/null || while IFS= read -r l;'
+        ' do [ "${l%%:*}" = "$u" ] && printf "%s\\n" "$l" && break; done < /etc/passwd; }'
+        " | head -n 1 | cut -d: -f6 | tr -d '\\n' | sed 's/^/+/' | base64 -w0; echo\n"
+        for u in users
+    )
+    answers = [base64.b64decode(line).decode("utf-8", "surrogateescape")
+               for line in (await run(script)).splitlines()]  # fmt: skip
+    env = {n: v[1:] for n, v in zip(names, answers, strict=False) if v.startswith("+")}
+    homes = zip(users, answers[len(names) :], strict=False)
+    return env, {u: v[1:] for u, v in homes if v.startswith("+/")}
+
+
+def _too_many(first: str, path: str) -> str:
+    return (
+        f"the sandbox's ssh configuration {first} includes more than {MAX_CONFIGS} "
+        f"configurations (Include), {path} the first left unread: rho-agent cannot tell "
+        "which keys those name, so it refuses to run; remove the Include lines that repeat "
+        "or name missing files"
+    )
 
 
 async def _globbed(run: Run, patterns: Sequence[str]) -> list[list[str]]:

@@ -27,6 +27,7 @@ from rho_domain.paths import components, is_within
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_ANCESTOR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_SYMLINKS = 40
 MAX_DEPTH = 64
 
@@ -120,23 +121,54 @@ class Tree:
             os.close(root_fd)
 
     def _open_root(self) -> int:
-        """The root, opened; ``ExecutorError`` naming it when it is gone. Removed while the
-        session ran (``rm -rf "$PWD"``), every later call said "no such file or directory:
-        ." (or of the path it named), which told the model nothing of the cause."""
+        """The root, opened by walking its real path from ``/`` without following a link
+        (``_ANCESTOR_FLAGS``: search permission is all an ancestor needs); ``ExecutorError``
+        naming it when it is gone, or when one of its directories is now a link: a parent
+        replaced while the session ran (``mv ~/code ~/old; ln -s /elsewhere ~/code``) was
+        followed, and ``read``, ``list`` and ``glob`` read ``/elsewhere/app`` as the
+        workspace. Removed (``rm -rf "$PWD"``), every later call said "no such file or
+        directory: ." (or of the path it named), which told the model nothing of the cause."""
+        if not self.root_parts:
+            return os.open("/", _DIR_FLAGS)
+        fd = os.open("/", _ANCESTOR_FLAGS)
         try:
-            return os.open(self.root, _DIR_FLAGS)
-        except (FileNotFoundError, NotADirectoryError):
-            if self.read_root:  # was named the working directory, whose tools all still work
-                raise ExecutorError(
-                    f"the extra read root {self.root} no longer exists (removed or replaced "
-                    "while the session ran): nothing in it can be read until it is recreated; "
-                    "the working directory is not affected"
-                ) from None
-            raise ExecutorError(
-                f"the working directory {self.root} no longer exists (removed or replaced "
-                "while the session ran): no tool can reach it; recreate it, or start a new "
-                "session in another directory"
-            ) from None
+            for at, name in enumerate(self.root_parts):
+                last = at == len(self.root_parts) - 1
+                try:
+                    step = os.open(name, _DIR_FLAGS if last else _ANCESTOR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    raise self._unreachable(fd, name, exc) from None
+                os.close(fd)
+                fd = step
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _unreachable(self, parent: int, name: str, exc: OSError) -> Exception:
+        """Why the root cannot be opened at ``name`` (a directory of its path, below the
+        directory open as ``parent``): replaced by a link, gone, or ``exc`` itself."""
+        what = "extra read root" if self.read_root else "working directory"
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and self._symlink_target(parent, name):
+            return ExecutorError(
+                f"the {what} {self.root} is no longer where it was: {name!r} on its path is "
+                "now a symbolic link (replaced while the session ran), and no tool follows "
+                "it out of the directory the session was given; restore it, or start a new "
+                "session in the directory it leads to"
+            )
+        if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            return exc
+        if self.read_root:  # was named the working directory, whose tools all still work
+            return ExecutorError(
+                f"the extra read root {self.root} no longer exists (removed or replaced "
+                "while the session ran): nothing in it can be read until it is recreated; "
+                "the working directory is not affected"
+            )
+        return ExecutorError(
+            f"the working directory {self.root} no longer exists (removed or replaced "
+            "while the session ran): no tool can reach it; recreate it, or start a new "
+            "session in another directory"
+        )
 
     def _symlink_target(self, dir_fd: int, name: str) -> str | None:
         try:

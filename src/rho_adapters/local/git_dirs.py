@@ -8,10 +8,13 @@ walks by its entries).
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import stat
+from collections.abc import Sequence
 
 from rho_domain.git_dir_shape import shape_of, shaped_refusal
+from rho_domain.paths import components, is_within
 from rho_domain.secrets import SecretPolicy
 
 _MAX_TEXT = 4096  # a .git file or commondir is a line: a larger one is not git's
@@ -113,3 +116,18 @@ def regular_head(path: str, size: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def gcm_namespaces(store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
+    """The namespaces of Git Credential Manager's plaintext store ``store`` (logins at
+    ``STORE/NAMESPACE/SCHEME/HOST/ACCOUNT.credential``): the default ``git`` and every other
+    directory of the store holding a login by that shape (``credential.namespace`` or
+    ``GCM_NAMESPACE`` chose it), found whatever configuration or variable named it, but
+    one holding a component of ``held`` (the workspace itself)."""
+    found = [os.path.join(store, "git")]
+    pattern = os.path.join(glob.escape(store), "*", "http*", "*", "*.credential")
+    for login in glob.glob(pattern, include_hidden=True):
+        namespace = os.path.dirname(os.path.dirname(os.path.dirname(login)))
+        if not any(is_within(parts, components(namespace)) for parts in held):
+            found.append(namespace)
+    return list(dict.fromkeys(found))

@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from rho_adapters.local.git_dirs import repository_configs
+from rho_adapters.local.git_dirs import gcm_namespaces, repository_configs
 from rho_adapters.local.settled_reads import SettledReads
 from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
 from rho_domain.errors import ExecutorError
@@ -104,10 +104,14 @@ def git_named_origins(
     groups += users.values()
     named = _env_named(env, shell_env)
     by_env = "GIT_CONFIG_*, GIT_SSH or GIT_SSH_COMMAND in the environment"
-    found = [(p, by_env) for p in _placed_all((*named.secrets, *named.includes), tops, home)]
+    found = [(p, by_env) for p in _placed_all(named.includes, tops, home)]
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
-    ssh_configs = _placed_all(named.ssh_configs, tops, home)
-    ssh_keys = [(value, by_env) for value in named.ssh_keys]
+    ssh_configs: list[str] = []
+    ssh_keys: list[tuple[str, str]] = []
+    for given in (named, _wrapped(named.ssh_programs, tops, home, shell_env)):
+        found += [(p, by_env) for p in _placed_all(given.secrets, tops, home)]
+        ssh_configs += _placed_all(given.ssh_configs, tops, home)
+        ssh_keys += [(value, by_env) for value in given.ssh_keys]
     for group in groups:
         named_files, stores, ssh_given = _named_by_group(group, home, shell_env, now_ns)
         found += named_files
@@ -125,15 +129,16 @@ def git_named_origins(
 
 def _stores(directories: Sequence[tuple[str, str]], held: Sequence[str]) -> list[tuple[str, str]]:
     """The real paths of the credential directories named (GCM's plaintext store); one
-    holding a root or a home (``plaintextStorePath = .``) by the directory GCM keeps the
-    logins in there, its default namespace's ``git`` (``credential.namespace`` changes it:
-    not read, since a store holding the workspace is a mistake of its own)."""
+    holding a root or a home (``plaintextStorePath = .``) by the directories GCM keeps the
+    logins in there, each namespace's (``git_dirs.gcm_namespaces``)."""
     stores: list[tuple[str, str]] = []
     held_parts = [components(p) for p in held] if directories else []
     for directory, by in directories:
         real = os.path.realpath(directory)
-        holds = any(is_within(parts, components(real)) for parts in held_parts)
-        stores.append((os.path.join(real, "git") if holds or real == "/" else real, by))
+        if any(is_within(parts, components(real)) for parts in held_parts) or real == "/":
+            stores += [(namespace, by) for namespace in gcm_namespaces(real, held_parts)]
+        else:
+            stores.append((real, by))
     return stores
 
 
@@ -186,10 +191,11 @@ def _named_by_group(
                 if (include := placed(value, base=base, home=home)) is not None:
                     found.append((include, config))
                     pending.append((include, bases))
-        found += [(p, config) for p in _placed_all(named.secrets, (*bases, here), home)]
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        ssh_given[0].extend(_placed_all(named.ssh_configs, (*bases, here), home))
-        ssh_given[1].extend((value, config) for value in named.ssh_keys)
+        for given in (named, _wrapped(named.ssh_programs, (*bases, here), home, shell_env)):
+            found += [(p, config) for p in _placed_all(given.secrets, (*bases, here), home)]
+            ssh_given[0].extend(_placed_all(given.ssh_configs, (*bases, here), home))
+            ssh_given[1].extend((value, config) for value in given.ssh_keys)
     return found, directories, ssh_given
 
 
@@ -231,8 +237,21 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFil
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
-    pairs += [("core.sshCommand", line) for line in wrapper_lines(env)]
+    if program := env.get("GIT_SSH"):  # run as ssh is: a wrapper script's ssh lines
+        pairs += [("core.sshCommand", line) for line in wrapper_lines([program], env.get("PATH"))]
     return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
+
+
+def _wrapped(
+    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
+) -> NamedFiles:
+    """What the wrapper scripts a ``core.sshCommand`` runs name, read as ``core.sshCommand``:
+    a path placed as git places a file (at the repository's top), a bare name in ``PATH``."""
+    if not programs:
+        return NamedFiles()
+    paths = _placed_all([p for p in programs if "/" in p], bases, home)
+    lines = wrapper_lines([*paths, *(p for p in programs if "/" not in p)], env.get("PATH"))
+    return named_by((("core", "sshcommand", line) for line in lines), env=env)
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:

@@ -14,11 +14,9 @@ connection (``%h``) is a pattern, matched against the files there now.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import pwd
-import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -26,16 +24,21 @@ from collections.abc import Mapping, Sequence
 from rho_adapters.local.git_dirs import regular_head
 from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIGS
-from rho_domain.ssh_named_files import SshNamed, literal_of, pattern_of, ssh_lines, ssh_named_in
+from rho_domain.git_named_files import MAX_CONFIGS, WRAPPER_BYTES
+from rho_domain.ssh_named_files import (
+    SshNamed,
+    filled,
+    literal_of,
+    pattern_of,
+    ssh_lines,
+    ssh_named_in,
+)
 
 __all__ = ["ssh_named_secrets", "wrapper_lines"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and its content (``settled_reads``)
 _NAMED: SettledReads[SshNamed] = SettledReads(ssh_named_in)
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_MAX_WRAPPER = 64 * 1024  # a GIT_SSH script (a few lines): a program past this is none
 
 
 def ssh_named_secrets(
@@ -63,17 +66,18 @@ def ssh_named_secrets(
     return found
 
 
-def wrapper_lines(env: Mapping[str, str]) -> list[str]:
-    """The ssh command lines of the script ``GIT_SSH`` names, or the first word of
-    ``GIT_SSH_COMMAND`` (a wrapper, ``ssh`` itself no script), each to read as
-    ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are secrets too. A program
-    that is no script (``#!``), or past ``_MAX_WRAPPER`` bytes, is not read."""
-    programs = [env.get("GIT_SSH", ""), *env.get("GIT_SSH_COMMAND", "").split()[:1]]
+def wrapper_lines(programs: Sequence[str], search_path: str | None) -> list[str]:
+    """The ssh command lines of the wrapper scripts ``programs`` (absolute, or a bare name
+    looked up in ``search_path``, as the shell finds it): ``GIT_SSH``, a ``core.sshCommand``'s
+    program, each to read as ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are
+    secrets too. A script runs without ``#!`` too (the shell, and git after ``ENOEXEC``, run
+    it as one); a file that is no regular one, or past ``WRAPPER_BYTES`` bytes (a program, not
+    a wrapper), is not read."""
     lines: list[str] = []
-    for program in filter(None, programs):
-        path = program if "/" in program else shutil.which(program, path=env.get("PATH"))
-        head = regular_head(path, _MAX_WRAPPER + 1) if path else None
-        if head is not None and head.startswith(b"#!") and len(head) <= _MAX_WRAPPER:
+    for program in dict.fromkeys(filter(None, programs)):
+        path = program if "/" in program else shutil.which(program, path=search_path)
+        head = regular_head(path, WRAPPER_BYTES + 1) if path else None
+        if head is not None and len(head) <= WRAPPER_BYTES and b"\0" not in head:
             lines += ssh_lines(head.decode("utf-8", "replace"))
     return lines
 
@@ -123,16 +127,16 @@ def _keys_of(
 
 
 def _filled(value: str, env: Mapping[str, str]) -> str:
-    """``value`` with what ssh fills from this machine before its tokens: ``~user/`` (that
-    user's home: ``pattern_of`` knows only ``~/``) and ``${NAME}`` set in ``env`` (a value
-    may hold a ``/``; one unset stays a wildcard of one name)."""
-    if value.startswith("~") and not value.startswith("~/") and value != "~":
-        user, _, rest = value[1:].partition("/")
-        with contextlib.suppress(KeyError, ValueError):
-            value = f"{pwd.getpwnam(user).pw_dir.rstrip('/')}/{rest}"
-    if "${" not in value:
-        return value
-    return _VARIABLE.sub(lambda m: env.get(m[1], m[0]) if m[1] != "HOME" else m[0], value)
+    """``value`` as ssh fills it on this machine (``filled``): ``~user/`` from the user
+    database, ``${NAME}`` from ``env``."""
+    return filled(value, env, _home_of)
+
+
+def _home_of(user: str) -> str | None:
+    try:
+        return pwd.getpwnam(user).pw_dir
+    except (KeyError, ValueError):
+        return None
 
 
 def _matches(pattern: str) -> list[str]:
