@@ -4,6 +4,10 @@
   other``, ``git merge origin/x``, ``git stash pop``, ``git fetch URL && git checkout
   FETCH_HEAD``) named none of them, so nothing counted as written and a later ``make`` (in
   the line or in a later call) ran the Makefile they brought unasked;
+* an install outside the workspace (``npm install -g``, ``pip install --user``, ``cargo
+  install``, ``go install``, ``pipx install``, ``uv tool install``, ``bun add -g``) puts a
+  program on the PATH every later command searches, where the write tool never writes: it
+  ran unasked.
 
 The check is pure: every row in one process.
 """
@@ -17,6 +21,7 @@ from rho_domain.shell.destructive import destructive_reason
 from rho_domain.shell.destructive_session import after_writes
 
 _EARLIER = "make runs after an earlier call of this session wrote the files git"
+_OUTSIDE = "installs a program outside the workspace, on the PATH later commands search"
 
 
 def _bash(command: str) -> ToolCall:
@@ -63,4 +68,53 @@ def test_git_commands_that_leave_the_work_tree_or_only_read_still_run_unasked() 
         ("git fetch origin", "pytest -q"),
     ]
     asking = {(e, c): r for e, c in rows if (r := destructive_reason(e) or _later(_bash(e), c))}
+    assert asking == {}
+
+
+def test_an_install_outside_the_workspace_asks() -> None:
+    rows = {
+        "npm install -g x": "npm install -g",
+        "npm install --location=global x": "npm install --location=global",
+        "sudo npm link -g": "npm link -g",
+        "yarn global add x": "yarn global",
+        "pnpm add -g x": "pnpm add -g",
+        "bun add -g x": "bun add -g",
+        "pip install --user x": "pip install --user",
+        "pip3 install --us x": "pip3 install --us",
+        "uv pip install --user x": "uv pip install --user",
+        "uv tool install ruff": "uv tool install",
+        "cargo install ripgrep": "cargo install",
+        "go install example.com/x@latest": "go install",
+        "gem install rails": "gem install",
+        "pipx install black": "pipx install",
+        "deno install -A x.ts": "deno install",
+        "dotnet tool install --global x": "dotnet install --global",
+        "composer global require x": "composer global",
+    }
+    wanted = {c: f"{want}: {_OUTSIDE}" for c, want in rows.items()}
+    missed = {c: r for c, want in wanted.items() if want not in (r := destructive_reason(c))}
+    assert missed == {}
+
+
+def test_an_install_into_the_project_still_runs_unasked() -> None:
+    rows = [
+        "npm install",
+        "npm ci",
+        "npm view x --global-style",
+        "yarn add x",
+        "pip install -e .",
+        "pip install pytest",
+        "uv pip install x",
+        "uv tool run ruff",
+        "cargo build",
+        "go test ./...",
+        "gem list",
+        "pipx run black",
+        "dotnet tool install x",
+        "composer install",
+        "bun run build",
+        "npm ls -g",
+        "npm root -g",
+    ]
+    asking = {c: r for c in rows if (r := destructive_reason(c))}
     assert asking == {}

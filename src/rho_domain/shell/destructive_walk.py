@@ -192,6 +192,8 @@ class LineCheck:
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
             return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
+        if why := judge_program(name, words[1:]):  # a runner's own rows: bun add -g
+            return why
         return runner(
             name,
             words[1:],
