@@ -7,7 +7,10 @@
 * an install outside the workspace (``npm install -g``, ``pip install --user``, ``cargo
   install``, ``go install``, ``pipx install``, ``uv tool install``, ``bun add -g``) puts a
   program on the PATH every later command searches, where the write tool never writes: it
-  ran unasked.
+  ran unasked;
+* an ``AGENTS.md`` or ``CLAUDE.md`` written, then another agent's CLI run (``codex exec``,
+  ``claude -p``): Markdown is plain output, so the CLI, which obeys it as instructions and
+  has a shell of its own, ran unasked.
 
 The check is pure: every row in one process.
 """
@@ -118,3 +121,20 @@ def test_an_install_into_the_project_still_runs_unasked() -> None:
     ]
     asking = {c: r for c in rows if (r := destructive_reason(c))}
     assert asking == {}
+
+
+def test_an_agent_cli_after_its_instructions_were_written_asks() -> None:
+    rows = {
+        (_write("AGENTS.md"), "codex exec 'fix the tests'"): "codex runs after",
+        (_write("CLAUDE.md"), "claude -p hi"): "claude runs after",
+        (_bash("echo x > GEMINI.md"), "gemini -p x"): "gemini runs after",
+        (_write("CONVENTIONS.md"), "aider --yes"): "aider runs after",
+    }
+    missed = {c: r for (e, c), want in rows.items() if want not in (r := _later(e, c))}
+    assert missed == {}
+    assert "codex runs after this command line writes" in destructive_reason(
+        "echo x >> AGENTS.md && codex exec go"
+    )
+    # reading what was written, and a CLI after code that is not its instructions, do not
+    assert _later(_write("AGENTS.md"), "cat AGENTS.md") == ""
+    assert destructive_reason("codex exec 'review src'") == ""

@@ -64,8 +64,16 @@ _DEVICES = ("/dev/",)
 _CODE_TEXTS = ("cmakelists.txt", "test", "requirements", "constraints")
 # programs that run the code blocks of a Markdown or text file they find by name (runme, xc
 # and mdsh: README.md; mask: maskfile.md) or are given (cog, quarto, jupytext --execute,
-# mdbook test): after such a write, plain output is code to them
-_TEXT_RUNNERS = frozenset(["runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook"])
+# mdbook test): after such a write, plain output is code to them. So it is to another
+# agent's CLI: AGENTS.md, CLAUDE.md, GEMINI.md, CONVENTIONS.md are instructions it obeys,
+# with a shell of its own (codex exec, claude -p)
+_TEXT_RUNNERS = frozenset(
+    [
+        "runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook", "claude", "codex",
+        "gemini", "aider", "opencode", "goose", "amp", "cursor-agent", "copilot", "qwen",
+        "crush", "droid", "auggie", "kiro-cli", "cline", "rho-agent",
+    ]
+)  # fmt: skip
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
 # configuration, .husky/ scripts, the project's test command): not data only
 _FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
