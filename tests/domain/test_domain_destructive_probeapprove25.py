@@ -138,3 +138,31 @@ def test_an_agent_cli_after_its_instructions_were_written_asks() -> None:
     # reading what was written, and a CLI after code that is not its instructions, do not
     assert _later(_write("AGENTS.md"), "cat AGENTS.md") == ""
     assert destructive_reason("codex exec 'review src'") == ""
+
+
+def test_words_xargs_appends_to_a_program_whose_options_decide_ask() -> None:
+    """Before: what ``xargs`` appends was read as an operand by the rows keyed on options, so
+    ``echo --pre=sh | xargs rg x .`` (rg runs sh on every file), ``xargs tar
+    --to-command``, ``xargs git log --output=``, ``xargs npm install -g`` ran unasked."""
+    why = "appends words {} may read as options, which decide whether it asks"
+    rows = {
+        "echo --pre=sh | xargs rg x .": "rg",
+        "echo --compress-program=sh | xargs sort big": "sort",
+        "echo --to-command=sh | xargs tar -xf a.tar -C out": "tar",
+        "echo --output=x.sh | xargs git log": "git",
+        "echo --upload-pack=evil | xargs git ls-remote x": "git",
+        "echo -g | xargs npm install x": "npm",
+        "echo --lesskey-src=x | parallel less a": "less",
+        "echo -- --to-command=sh | xargs tar -tf --": "tar",  # -f's value, not the end
+    }
+    missed = {c: r for c, n in rows.items() if why.format(n) not in (r := destructive_reason(c))}
+    assert missed == {}
+    ordinary = [
+        "git ls-files | xargs git add --",
+        "cat list | xargs rg foo --",
+        "find . -name '*.py' | xargs grep -l TODO",
+        "ls | xargs cat",
+        "cat list | xargs -n1 head -1",
+    ]
+    asking = {c: r for c in ordinary if (r := destructive_reason(c))}
+    assert asking == {}
