@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.earlier_writes import may_write
+from rho_domain.earlier_writes import may_write, narrowed
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -115,6 +115,8 @@ class State:
                     self.unreviewed_writes.append(call)
             case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
                 self._child_spent(metadata)
+                written = metadata.get("child_written")
+                self.unreviewed_writes = narrowed(self.unreviewed_writes, event.call_id, written)
             case ev.LLMEnded() | ev.ToolEnded():
                 pass  # nothing to fold
             case _:

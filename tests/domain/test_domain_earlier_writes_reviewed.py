@@ -65,3 +65,53 @@ def test_a_tool_that_shows_no_file_it_wrote_counts_as_writing_unknown_files() ->
     assert "the files a delegate call wrote" in reason, reason
     assert "the files a mcp__fs__write_file call wrote" in reason, reason
     assert reviews == ("m", "d")
+
+
+def test_a_delegate_result_narrows_its_call_to_what_the_sub_agent_wrote() -> None:
+    """redapprove25: a delegate call counted as writing unknown files even when its result
+    said what the sub-agent wrote; now ``child_written`` replaces it (a list of texts only:
+    a trace without it, or a hand-edited value, keeps the unknown files)."""
+    make = ToolCall(id="b", name="bash", arguments='{"command": "make"}')
+    rows = {
+        "missing": ("the files a delegate call wrote", ("d",)),
+        "Makefile": ("an earlier call of this session wrote Makefile", ("d/0",)),
+        "not a list": ("the files a delegate call wrote", ("d",)),
+    }
+    seen = {}
+    for label in rows:
+        state = State()
+        delegate = ToolCall(id="d", name="delegate", arguments='{"instruction": "go"}')
+        state.apply(ev.ToolStarted(at=0.0, call=delegate))
+        metadata: dict[str, object] = {"child_model_calls": 1}
+        if label != "missing":
+            metadata["child_written"] = [label] if label == "Makefile" else label
+        state.apply(
+            ev.ToolEnded(
+                at=0.0,
+                call_id="d",
+                tool_name="delegate",
+                content="",
+                is_error=False,
+                duration=0.0,
+                metadata=metadata,
+            )
+        )
+        reason, reviews = after_writes(make, state.unreviewed_writes)
+        seen[label] = (rows[label][0] in reason, reviews)
+    assert seen == {label: (True, ids) for label, (_, ids) in rows.items()}
+    # a sub-agent that wrote nothing: the call is gone, and make runs unasked
+    state = State()
+    state.apply(ev.ToolStarted(at=0.0, call=ToolCall(id="d", name="delegate", arguments="{}")))
+    ended = {"child_model_calls": 1, "child_written": []}
+    state.apply(
+        ev.ToolEnded(
+            at=0.0,
+            call_id="d",
+            tool_name="delegate",
+            content="",
+            is_error=False,
+            duration=0.0,
+            metadata=ended,
+        )
+    )
+    assert state.unreviewed_writes == []

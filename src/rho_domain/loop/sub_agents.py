@@ -267,6 +267,7 @@ class SubAgents:
             tally.child_tools += tools
         # the delegation's values load with the first child run: a session that delegates
         # nothing (a one-shot's) never builds them
+        from rho_domain.shell.destructive_session import session_writes
         from rho_domain.tools.children import ChildOutcome
 
         return ChildOutcome.from_result(
@@ -274,6 +275,7 @@ class SubAgents:
             rejected=rejected[-1] if rejected else "",
             model_calls=calls,
             tool_calls=tools,
+            written=tuple(sorted(session_writes(child.state.unreviewed_writes))),
         )
 
 

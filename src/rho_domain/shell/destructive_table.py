@@ -49,6 +49,8 @@ The table (each row: the program, then when it asks again):
 * rg ``--pre``, sort ``--compress-program``, split ``--filter``, wget ``--use-askpass``
   (they run a command), npm, pnpm, yarn, pip ``config set`` (a setting later runs obey):
   ``destructive_runs.py``;
+* npm ``-g``, pip ``install --user``, ``cargo install``, ``go install``, ``pipx install``...
+  (a program installed on the PATH, outside the workspace): ``destructive_installs.py``;
 * git: see ``shell.destructive_git``.
 
 The rows of programs that change files are ``destructive_files.py``'s (``FILE_JUDGES``), those
@@ -64,6 +66,7 @@ from collections.abc import Callable, Sequence
 
 from rho_domain.shell.destructive_files import FILE_JUDGES
 from rho_domain.shell.destructive_git import judge_git
+from rho_domain.shell.destructive_installs import INSTALL_JUDGES
 from rho_domain.shell.destructive_runs import RUNNING_JUDGES
 from rho_domain.shell.destructive_services import SERVICE_JUDGES
 from rho_domain.shell.destructive_words import Arg
@@ -155,4 +158,5 @@ def _both(first: _Judge | None, second: _Judge) -> _Judge:
 
 
 _JUDGES: dict[str, _Judge] = {**SERVICE_JUDGES, **FILE_JUDGES, "git": _git}
-_JUDGES.update({name: _both(_JUDGES.get(name), rule) for name, rule in RUNNING_JUDGES.items()})
+for _rules in (RUNNING_JUDGES, INSTALL_JUDGES):
+    _JUDGES.update({name: _both(_JUDGES.get(name), rule) for name, rule in _rules.items()})

@@ -158,6 +158,13 @@ class LineCheck:
             self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
             if why:
                 return why
+            if appender and is_listed(name) and not _ends_options(words[:-1]):
+                # what it appends may be any option, and options decide its row (rg --pre,
+                # tar --to-command, npm -g, git log --output=): a row reads it as an operand
+                return (
+                    f"{first} appends words {name} may read as options, which decide whether "
+                    f"it asks (put -- before them: {first} {name} ... --)"
+                )
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
         words = (*argv[1:], *appended)
@@ -192,6 +199,8 @@ class LineCheck:
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
             return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
+        if why := judge_program(name, words[1:]):  # a runner's own rows: bun add -g
+            return why
         return runner(
             name,
             words[1:],
@@ -276,6 +285,12 @@ class LineCheck:
             if redirection.target is not None and redirection.op in WRITING:
                 self.files.add(redirection.target)
         return ""
+
+
+def _ends_options(words: Sequence[Arg]) -> bool:
+    """True when ``words`` end with ``--`` that ends the options (not an option's value, as
+    in ``tar -tf --``): what is appended after it is an operand."""
+    return len(words) > 2 and words[-1] == "--" and not (words[-2] or "-").startswith("-")
 
 
 def _wraps(first: str | None, words: Sequence[Arg]) -> bool:

@@ -14,7 +14,9 @@ that program, which is not one that runs a Markdown file's code blocks (``runme`
 ``xc``, ``mdsh`` find ``README.md`` or ``maskfile.md`` by name). A program is not data
 only when it runs one (``find -exec``, ``git bisect run``, ``xargs`` with anything but a
 data program) or hooks that may read what was written (``git commit``: a
-``.pre-commit-config.yaml``, a ``.husky/`` script). A word names a written
+``.pre-commit-config.yaml``, a ``.husky/`` script). A git command that puts another
+revision's files in the work tree (``git checkout other``, ``git merge``, ``git stash pop``)
+writes files it never names. A word names a written
 file by itself, by the value of ``--option=`` or of a short option glued to it (``make
 -fx.txt``), or by its last component (a ``cd`` or an absolute path reach it too); a glob or
 what ``xargs`` appends may name any. Programs that run code handed to them (shells,
@@ -62,8 +64,16 @@ _DEVICES = ("/dev/",)
 _CODE_TEXTS = ("cmakelists.txt", "test", "requirements", "constraints")
 # programs that run the code blocks of a Markdown or text file they find by name (runme, xc
 # and mdsh: README.md; mask: maskfile.md) or are given (cog, quarto, jupytext --execute,
-# mdbook test): after such a write, plain output is code to them
-_TEXT_RUNNERS = frozenset(["runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook"])
+# mdbook test): after such a write, plain output is code to them. So it is to another
+# agent's CLI: AGENTS.md, CLAUDE.md, GEMINI.md, CONVENTIONS.md are instructions it obeys,
+# with a shell of its own (codex exec, claude -p)
+_TEXT_RUNNERS = frozenset(
+    [
+        "runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook", "claude", "codex",
+        "gemini", "aider", "opencode", "goose", "amp", "cursor-agent", "copilot", "qwen",
+        "crush", "droid", "auggie", "kiro-cli", "cline", "rho-agent",
+    ]
+)  # fmt: skip
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
 # configuration, .husky/ scripts, the project's test command): not data only
 _FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
@@ -77,6 +87,17 @@ _GIT_RUNS = frozenset(
 # git's subcommands that write the files a patch, a mailbox or a bundle names, or a remote's
 # (pull and submodule update bring another repository's files, as clone and curl -o do)
 _GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle", "pull", "submodule"])
+# git's subcommands that put another revision's files in the work tree (a branch, a fetched
+# FETCH_HEAD, a stash) without naming them: a later make reads the Makefile they brought.
+# Their words name revisions, not what they write; ``git stash`` (push) only goes back to
+# HEAD, and its other verbs but these show or drop what it holds
+_GIT_TREE = frozenset(
+    [
+        "checkout", "switch", "merge", "rebase", "cherry-pick", "revert", "reset", "restore",
+        "read-tree", "checkout-index", "worktree",
+    ]
+)  # fmt: skip
+_STASH_WRITES = frozenset(["pop", "apply", "branch"])
 _OUTPUT = frozenset(["output", "output-directory"])
 _UNNAMED = "the files "
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -117,6 +138,8 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
         )
         if sub == "mv":
             return known
+        if sub in _GIT_TREE or (sub == "stash" and _STASH_WRITES & set(known)):
+            return [_unnamed(f"git {sub}")]
         if sub in _GIT_WRITES or output:
             return [_unnamed(f"git {sub}"), *known]
         return []

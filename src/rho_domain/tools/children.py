@@ -37,14 +37,23 @@ class ChildOutcome:
     rejected: str = ""
     model_calls: int = 0  # the child's model and tool calls in that run
     tool_calls: int = 0
+    # what the child's calls wrote that no human reviewed (``shell.destructive_session``'s
+    # paths, an unknown marker for a call that shows none): the parent's policy reads them
+    written: tuple[str, ...] = ()
 
     @classmethod
     def from_result(
-        cls, result: RunResult, *, rejected: str = "", model_calls: int = 0, tool_calls: int = 0
+        cls,
+        result: RunResult,
+        *,
+        rejected: str = "",
+        model_calls: int = 0,
+        tool_calls: int = 0,
+        written: tuple[str, ...] = (),
     ) -> ChildOutcome:
         """The outcome of the child's ``RunResult``; ``rejected`` describes the child's call
         a human rejected in that run, if one was; ``model_calls`` and ``tool_calls`` are
-        those the run made."""
+        those the run made; ``written``, what the child's unreviewed calls wrote."""
         return cls(
             session_id=result.session_id,
             status=result.status.value,
@@ -55,6 +64,7 @@ class ChildOutcome:
             rejected=rejected,
             model_calls=model_calls,
             tool_calls=tool_calls,
+            written=written,
         )
 
 

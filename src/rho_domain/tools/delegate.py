@@ -87,6 +87,9 @@ def outcome_output(outcome: ChildOutcome) -> ToolOutput:
         "child_model_calls": outcome.model_calls,
         "child_tool_calls": outcome.tool_calls,
         "child_cost_usd": outcome.usage.cost_usd or 0.0,
+        # what its calls wrote that no human reviewed: the parent's later bash lines are
+        # judged on these files instead of on unknown ones (``State``)
+        "child_written": list(outcome.written),
     }
     if outcome.status == "awaiting_approval" and outcome.pending:
         metadata["child_pending"] = outcome.pending

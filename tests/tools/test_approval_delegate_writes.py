@@ -1,0 +1,64 @@
+"""redapprove25: what a ``delegate`` call's sub-agent wrote, as the parent's policy reads it.
+The parent saw only that a delegate call ran, which shows no file, so it counted as writing
+unknown files: after "always", the next line that may run code (``make``) asked even when
+the sub-agent only read. Now the delegate result names what the sub-agent's unreviewed calls
+wrote (``child_written``), and the parent judges its later lines on those files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.fakes import ScriptedApprover, ScriptedModel, call, text, tools
+from rho_adapters.local import LocalExecutor
+from rho_domain.agent import Agent
+from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
+from rho_domain.permissions import builtin_profile
+from rho_domain.ports.approver import ApprovalAnswer
+from rho_domain.run import RunStatus
+from rho_domain.tools.factory import build_registry
+
+
+async def test_a_reading_sub_agent_adds_no_question_and_a_writing_one_names_its_file(
+    tmp_path: Path,
+) -> None:
+    """Before: ``make -s`` after a sub-agent that only read was asked about ("the files a
+    delegate call wrote"); now it runs unasked. After a sub-agent that wrote ``other.mk``,
+    ``make -f other.mk`` asks, naming it (rejected: nothing made)."""
+    (tmp_path / "Makefile").write_text("all:\n\ttouch made.txt\n")
+    profile = builtin_profile("developer")
+    agent = Agent(
+        config=AgentConfig(profile=profile),
+        profile=profile,
+        registry=build_registry(profile, databases={}, delegation=True),
+        system_prompt="test",
+    )
+    recipe = "all:\n\ttouch other.txt\n"
+    turns = [
+        tools(call("bash", {"command": "ls"})),  # "always"
+        tools(call("delegate", {"instruction": "read the Makefile"})),
+        tools(call("read", {"path": "Makefile"})),  # the sub-agent: reads only
+        text("it touches made.txt"),
+        tools(call("bash", {"command": "make -s"})),  # unasked now
+        tools(call("delegate", {"instruction": "write other.mk"})),
+        tools(call("write", {"path": "other.mk", "content": recipe})),  # asked, approved
+        text("written"),
+        tools(call("bash", {"command": "make -s -f other.mk"})),  # asked, rejected
+        text("done"),
+    ]
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), True, False])
+    session = Session(
+        agent,
+        model=ScriptedModel(turns),
+        executor=LocalExecutor(str(tmp_path), file_write=profile.file_write, allow_shell=True),
+        clock=SystemClock(),
+        approver=approver,
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    asked = [(r.call.name, r.reason) for r in approver.requests]
+    assert [name for name, _ in asked] == ["bash", "write", "bash"], asked
+    assert (tmp_path / "made.txt").exists()
+    assert asked[2][1].startswith("make reads other.mk, which an earlier call of this session")
+    assert (tmp_path / "other.mk").exists()
+    assert not (tmp_path / "other.txt").exists()
