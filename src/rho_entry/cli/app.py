@@ -257,22 +257,14 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     # not on a rejection (no answer); before the result, whose exit_code is then the process's
     if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
         code = _write_output(launch.output, result.text, renderer) or code
-    if not isinstance(renderer, TerminalRenderer):  # --json
-        renderer.finish(result, exit_code=code)
-    else:
-        renderer.finish(result)
-        if result.status is not RunStatus.COMPLETED or rejected is not None:
-            from rho_entry.cli.stopped import explain_stop, resume_flags
+    if result.status is not RunStatus.COMPLETED or rejected is not None:
+        from rho_entry.cli.stopped import tell_stop
 
-            again = resume_flags(session.agent.profile, session.agent.config.backend)
-            explain_stop(result, renderer, session.id, saved=session.journal.created, again=again)
-        if rejected is not None:
-            renderer.notice(
-                f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
-                f"has not answered since. Say what to do instead: `rho-agent --resume "
-                f'{session.id}{again} "..."`.',
-                "yellow",
-            )
+        tell_stop(result, renderer, session, code=code, rejected=rejected)
+    elif isinstance(renderer, TerminalRenderer):
+        renderer.finish(result)
+    else:  # --json
+        renderer.finish(result, exit_code=code)
     return code
 
 
