@@ -299,3 +299,33 @@ async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_fil
     finally:
         monkeypatch.undo()
         subprocess.run(["umount", "--lazy", str(home)], check=False)
+
+
+async def test_a_sync_out_of_descriptors_says_what_to_raise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """corners25: a one-shot under ``ulimit -n 11`` failed with "cannot sync session ID
+    (.../trace.jsonl): Too many open files; none of its 1 events was kept" and no word of
+    what to change (EMFILE was not among the store's fixes; the sandbox's refusal at 10
+    named the limit). It now says which limit, and how to go on."""
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s4")
+    async with session:
+        await session.run("go", run_id="r1")
+    trace = tmp_path / "s4" / "trace.jsonl"
+    ended = [e for e in store_events(trace) if e.kind == "run_end"]
+    await store.open("s4")
+
+    def out_of_descriptors(fd: int) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "fsync", out_of_descriptors)
+    with pytest.raises(StoreError) as info:
+        await store.append("s4", ended)
+    monkeypatch.undo()
+    assert str(info.value) == (
+        f"cannot sync session s4 ({trace}): Too many open files; none of its 1 events was "
+        "kept; raise this process's open file limit (ulimit -n, 1024 or more), then "
+        "`rho-agent --resume s4` continues from the last event kept"
+    )
+    await store.release("s4")
