@@ -18,7 +18,6 @@ from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import interruptible
-from rho_entry.runtime.handle_values import unclosed_result
 
 if TYPE_CHECKING:
     from rho_entry.cli.json_render import JsonRenderer
@@ -39,6 +38,9 @@ async def close_after(
         except RhoError as exc:
             if ran is None:
                 raise
+            # loaded only then: a one-shot imports no module it does not use
+            from rho_entry.runtime.handle_values import unclosed_result
+
             return unclosed_result(ran, exc)
     return None
 
