@@ -21,6 +21,13 @@ CHANGED_SINCE_ASKED = (
 # the calls of a batch after the one that was stopped: they never started, so they did nothing
 CANCELLED_BEFORE = "[not run: cancelled by the user before this call started.]"
 OUT_OF_TIME_BEFORE = "[not run: the run's time budget ran out before this call started.]"
+# an answer stopped at the model's output limit inside its last call's arguments: told
+# "not valid JSON, fix them", the model sent the same call again, cut at the same place
+CUT_AT_LIMIT = (
+    "[not run: your answer stopped at its output limit (finish_reason length) inside the "
+    "arguments of its last tool call, which are cut; no call of it ran. Make smaller calls "
+    "(write a long file in parts), or ask the user to raise max_output_tokens.]"
+)
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "

@@ -73,7 +73,10 @@ def test_a_home_full_midrun_says_what_to_do_and_resume_continues(homes: dict[str
             assert (meta["status"], meta["pid"]) == ("error", None), name
             said = json.loads(done.stdout.splitlines()[-1])["error"]
             assert "none of its 1 events was written (to be written with the run's end" in said
-            assert f"{fix} {session}, then `rho-agent --resume {session.name}` continues" in said
+            # corners25: the store's command knows no profile; --resume refuses a developer
+            # session without it ("pass --profile developer explicitly"): the CLI adds it
+            resume = f"`rho-agent --resume {session.name} --profile developer`"
+            assert f"{fix} {session}, then {resume} continues" in said
             (home / "fill").unlink()  # fixed: the space freed
             again = run(
                 "rho", [*argv, "--resume", session.name, "go on"],

@@ -280,3 +280,29 @@ async def test_a_broken_call_counts_its_usage_keeps_reasoning_and_sets_the_text(
     assert isinstance(last, AssistantMessage)
     assert last.text.startswith("half an answer")
     assert last.reasoning == "thinking..."
+
+
+async def test_an_answer_cut_at_the_output_limit_inside_a_call_runs_none_and_says_why() -> None:
+    # corners25: an answer that stopped at the output limit (finish_reason length) inside
+    # its last call's arguments ran the whole calls before it and told the model of the cut
+    # one only "arguments are not valid JSON ... Fix the arguments and call again": the same
+    # long call again, cut at the same place, until max_turns. A cut answer that is whole
+    # JSON (the limit met exactly at its end) runs as before.
+    from rho_domain.not_run import CUT_AT_LIMIT
+
+    echo = EchoTool()
+    cut = Turn(
+        tool_calls=(call("echo", {"text": "a"}), call("echo", '{"text": "a long fi')),
+        finish_reason="length",
+    )
+    whole = Turn(tool_calls=(call("echo", {"text": "b"}),), finish_reason="length")
+    session = make_session([cut, whole, text("done")], tools=[echo])
+    result = await session.run("go")
+    assert result.status is RunStatus.COMPLETED
+    assert [c["text"] for c in echo.calls] == ["b"]
+    results = [m for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.content, r.is_error) for r in results] == [
+        (CUT_AT_LIMIT, True),
+        (CUT_AT_LIMIT, True),
+        ("b", False),
+    ]

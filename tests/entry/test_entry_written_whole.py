@@ -23,8 +23,8 @@ from rho_adapters.unnamed import write_whole
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.cli import transfers
-from rho_entry.cli.app import _write_output
 from rho_entry.cli.json_render import JsonRenderer
+from rho_entry.cli.run_end import write_output
 from rho_entry.config.config_files import save_agent_config
 
 OLD = b"old: kept\n"
@@ -63,7 +63,7 @@ async def test_a_failed_write_leaves_the_old_file_and_a_replaced_one_keeps_its_m
     with file_size_limit(1024):
         with pytest.raises(ConfigError, match="cannot write the agent config"):
             save_agent_config(AgentConfig(model="m", system_prompt=big), config)
-        assert _write_output(answer, big, renderer) != 0
+        assert write_output(answer, big, renderer) != 0
         assert await transfers.download(executor, plan, notices.append) == 1
 
     assert "File too large" in notices[-1]
@@ -72,7 +72,7 @@ async def test_a_failed_write_leaves_the_old_file_and_a_replaced_one_keeps_its_m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.yaml", "answer.md", "report.md"]
 
     save_agent_config(AgentConfig(model="m", system_prompt=big), config)
-    assert _write_output(answer, big, renderer) == 0
+    assert write_output(answer, big, renderer) == 0
     assert await transfers.download(executor, plan, notices.append) == 0
     for path in (config, answer, download):
         assert big in path.read_text()

@@ -69,6 +69,9 @@ REPLIES = {  # how a server replies to a request's POST without the answer in it
         "application/json",
         b'{"jsonrpc": "2.0", "id": 99, "result": {}}',
     ),
+    # corners25: an empty batch (JSON-RPC 2.0's invalid request; MCP has no batches since
+    # 2025-06-18) was taken silently: the failure did not say the server sent something
+    "an empty batch": (200, "application/json", b"[]"),
 }
 
 
@@ -117,6 +120,59 @@ def test_an_http_reply_without_the_answer_fails_its_request_at_once() -> None:
             "MCP server 'h' ended its reply to tools/call without the answer"
         ), kind
     assert "could not be read meanwhile, the last: data: {" in said["JSON typed, an event inside"]
+    assert said["an empty batch"].endswith(
+        "it sent 1 message(s) that could not be read meanwhile, the last: []"
+    )
+
+
+def test_a_session_id_longer_than_a_header_line_is_refused_naming_the_server() -> None:
+    # corners25: an Mcp-Session-Id was bounded only by httpcore's 100 KB limit on a reply's
+    # headers, and sent back whole with every later request (90 KB a tool call, for the
+    # session's life; refused unsaid by a proxy with a shorter limit). Now the handshake
+    # fails, naming the server, its URL and the bound; one at the bound is sent back.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.http_refusals import MAX_SESSION_ID
+    from rho_adapters.mcp.jsonrpc import RpcPeer
+
+    sent: list[int] = []
+
+    async def one(sid: str) -> str:
+        def handler(request: httpx.Request) -> httpx.Response:
+            sent.append(len(request.headers.get("mcp-session-id", "")))
+            if request.method != "POST" or "id" not in json.loads(request.content):
+                return httpx.Response(202)
+            body = answered(json.loads(request.content), HELLO).encode()
+            headers = {"content-type": "application/json", "mcp-session-id": sid}
+            return httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        http = HttpTransport("h", "http://mcp.invalid/mcp", headers={}, http_client=client)
+        peer = RpcPeer("h", http, on_notification=lambda method, params: None)
+        await peer.start()
+        try:
+            await peer.request("initialize", {}, timeout=10, setting="call_timeout")
+            await peer.request("tools/list", {}, timeout=10, setting="call_timeout")
+            return "served"
+        except McpProtocolError as exc:
+            return str(exc)
+        finally:
+            await peer.aclose()
+            await client.aclose()
+
+    async def main() -> tuple[str, str]:
+        return await one("s" * MAX_SESSION_ID), await one("s" * 90_000)
+
+    kept, refused = asyncio.run(main())
+    assert kept == "served"
+    assert sent[:2] == [0, MAX_SESSION_ID]
+    assert refused.startswith(
+        "MCP server 'h' at http://mcp.invalid/mcp gave an Mcp-Session-Id of 90,000 characters "
+        "(at most 8,000, what HTTP servers take in one header, are sent back): sss"
+    ), refused
+    assert refused.endswith("s... (90,000 characters)")
+    assert max(sent[3:], default=0) == 0  # the long one was never sent back
 
 
 def test_an_input_schema_that_is_no_object_is_left_out_named() -> None:

@@ -245,3 +245,87 @@ async def test_the_room_for_a_runs_end_is_kept_on_the_sessions_own_disk(tmp_path
         await store.release("s1")
     finally:
         subprocess.run(["umount", "--lazy", str(other)], check=False)
+
+
+async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """corners25: where the filesystem has no ``O_TMPFILE`` (overlayfs before Linux 6.6, NFS,
+    FUSE: ``open`` says EOPNOTSUPP, injected here at that one call on a real small tmpfs),
+    the store kept no reserve, and a run's end on a full disk was lost: the failed write
+    did not say it would be written with the end, and the end failed with No space left on
+    device. The reserve is now a hidden file unlinked at once; one a killed process left
+    named is removed by the session's next holder."""
+    home = tmp_path / "home"
+    home.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(home)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    real_open = os.open
+
+    def no_unnamed_files(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_TMPFILE == os.O_TMPFILE:
+            raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", no_unnamed_files)
+    try:
+        store = FileSessionStore(home / "sessions")
+        async with build_session([text("done")], store=store, session_id="s1") as session:
+            await session.run("go", run_id="r1")
+        trace = home / "sessions" / "s1" / "trace.jsonl"
+        ended = [e for e in store_events(trace) if e.kind == "run_end"] * 40  # > a page
+        left = trace.parent / ".reserve.1.0a0b.tmp"  # a process killed before its unlink
+        left.write_bytes(b"")
+        await store.open("s1")
+        assert sorted(p.name for p in trace.parent.iterdir()) == [
+            "config.yaml",
+            "lock",
+            "meta.json",
+            "trace.jsonl",
+        ]
+        with contextlib.suppress(OSError), (home / "fill").open("wb", buffering=0) as out:
+            for size in (65536, 4096, 1):
+                while True:
+                    out.write(b"\0" * size)
+        with pytest.raises(StoreError, match="to be written with the run's end"):
+            await store.append("s1", ended)
+        await store.append("s1", ended)  # the run's end: before, No space left on device
+        await store.release("s1")
+    finally:
+        monkeypatch.undo()
+        subprocess.run(["umount", "--lazy", str(home)], check=False)
+
+
+async def test_a_sync_out_of_descriptors_says_what_to_raise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """corners25: a one-shot under ``ulimit -n 11`` failed with "cannot sync session ID
+    (.../trace.jsonl): Too many open files; none of its 1 events was kept" and no word of
+    what to change (EMFILE was not among the store's fixes; the sandbox's refusal at 10
+    named the limit). It now says which limit, and how to go on."""
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s4")
+    async with session:
+        await session.run("go", run_id="r1")
+    trace = tmp_path / "s4" / "trace.jsonl"
+    ended = [e for e in store_events(trace) if e.kind == "run_end"]
+    await store.open("s4")
+
+    def out_of_descriptors(fd: int) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "fsync", out_of_descriptors)
+    with pytest.raises(StoreError) as info:
+        await store.append("s4", ended)
+    monkeypatch.undo()
+    assert str(info.value) == (
+        f"cannot sync session s4 ({trace}): Too many open files; none of its 1 events was "
+        "kept; raise this process's open file limit (ulimit -n, 1024 or more), then "
+        "`rho-agent --resume s4` continues from the last event kept"
+    )
+    await store.release("s4")

@@ -4,14 +4,15 @@ A POST carries one message; the server answers 202 (a notification or a response
 any 2xx is taken so, its body never read), a JSON body, or an SSE stream (``text/event-stream``,
 read with our decoder) whose events are messages: notifications first, then the response. The
 ``Mcp-Session-Id`` the server gives at ``initialize`` (visible ASCII, as the specification
-requires) is sent back on every later request, with ``MCP-Protocol-Version``. After the
-handshake a GET stream carries the server's own notifications (a server without one answers
-405, which is fine), opened again when it ends (``_listen``). A redirect is not followed (our
-headers would go along) and an answer that is neither JSON nor an event stream is not MCP:
-both fail the request at once, saying so, as does a reply that ends without the request's
-answer (``answers_in_reply``: no stream is resumed with ``Last-Event-ID``). Shutdown DELETEs
-the session, its answer unread. httpx errors (``StreamError`` too) become ``McpError`` here,
-naming the server and its URL; a send on a closed client is "not connected".
+requires, and bounded: ``http_refusals.session_id``) is sent back on every later request, with
+``MCP-Protocol-Version``. After the handshake a GET stream carries the server's own
+notifications (a server without one answers 405, which is fine), opened again when it ends
+(``_listen``). A redirect is not followed (our headers would go along) and an answer that is
+neither JSON nor an event stream is not MCP: both fail the request at once, saying so, as does
+a reply that ends without the request's answer (``answers_in_reply``: no stream is resumed
+with ``Last-Event-ID``). Shutdown DELETEs the session, its answer unread. httpx errors
+(``StreamError`` too) become ``McpError`` here, naming the server and its URL; a send on a
+closed client is "not connected".
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.http_refusals import refusal
+from rho_adapters.mcp.http_refusals import refusal, session_id
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.mcp.server_text import said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
@@ -108,7 +109,7 @@ class HttpTransport:
                 "POST", self.url, content=json.dumps(message), headers=headers
             ) as response:
                 if sid := response.headers.get("mcp-session-id"):
-                    self.session_id = self._session_id(sid)
+                    self.session_id = session_id(sid, server=self.server, url=self.shown_url)
                 what = str(message.get("method", "a response"))
                 if "method" in message and "id" in message:
                     await self._read(response, what=what)
@@ -259,18 +260,6 @@ class HttpTransport:
                     return None
                 await self._read(response, what="the notification stream")
         return self._received > received
-
-    def _session_id(self, sid: str) -> str:
-        """``sid`` when it is visible ASCII, as the specification requires (0x21-0x7E), else
-        ``McpProtocolError``: it is sent back in a header on every request, which httpx
-        cannot encode otherwise (its UnicodeEncodeError ended the run)."""
-        if all("!" <= ch <= "~" for ch in sid):
-            return sid
-        raise McpProtocolError(
-            f"MCP server {self.server!r} at {self.shown_url} gave an Mcp-Session-Id that is not "
-            f"visible ASCII: {said(ascii(sid))}",
-            server=self.server,
-        )
 
     def _session_headers(self) -> dict[str, str]:
         headers = dict(self.headers)

@@ -7,7 +7,7 @@ servers answer the POST of Streamable HTTP; a 401 says what it asks for
 (``WWW-Authenticate``, cut) and which settings give a token: no authorization flow is
 followed, so a ``resource_metadata`` URL it names (another host's, maybe) is never fetched;
 a redirect is never followed (our headers, a token among them, would go along) and says
-where it led.
+where it led. An ``Mcp-Session-Id`` we would not send back is refused too (``session_id``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,34 @@ from __future__ import annotations
 import httpx
 
 from rho_adapters.mcp.server_text import said
-from rho_domain.errors import McpError, McpSessionExpired
+from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 from rho_domain.url_logins import hide_url_logins
+
+# what HTTP servers take in one header line (nginx's 8 KB buffer, Apache's 8,190 bytes)
+MAX_SESSION_ID = 8_000
+
+
+def session_id(sid: str, *, server: str, url: str) -> str:
+    """``sid``, the ``Mcp-Session-Id`` ``server`` at ``url`` gave, when it is visible ASCII
+    (0x21-0x7E, as the specification requires) of at most ``MAX_SESSION_ID`` characters,
+    else ``McpProtocolError``. It is sent back in a header on every request: httpx cannot
+    encode one that is not ASCII (its UnicodeEncodeError ended the run), and a longer one was
+    bounded only by httpcore's 100 KB limit on a reply's headers (90 KB sent back with every
+    request and tool call for the session's life, or refused by a proxy, unsaid)."""
+    if len(sid) > MAX_SESSION_ID:
+        raise McpProtocolError(
+            f"MCP server {server!r} at {url} gave an Mcp-Session-Id of {len(sid):,} characters "
+            f"(at most {MAX_SESSION_ID:,}, what HTTP servers take in one header, are sent "
+            f"back): {said(sid, 200)}",
+            server=server,
+        )
+    if all("!" <= ch <= "~" for ch in sid):
+        return sid
+    raise McpProtocolError(
+        f"MCP server {server!r} at {url} gave an Mcp-Session-Id that is not visible ASCII: "
+        f"{said(ascii(sid))}",
+        server=server,
+    )
 
 
 def refusal(

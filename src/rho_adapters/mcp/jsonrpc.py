@@ -180,7 +180,7 @@ class RpcPeer:
         )
 
     def receive(self, text: str) -> None:
-        """Handle one received message (or a JSON array of them)."""
+        """Handle one message received, or a JSON array of them (``[]`` is none: unread)."""
         # a text of n characters holds at most n / 2 values ('0,0,...'): only a longer one
         # is counted (some 3 ms a MB, more than json takes on a plain text result)
         if len(text) > 2 * MAX_VALUES and (values := values_at_most(text)) > MAX_VALUES:
@@ -191,7 +191,7 @@ class RpcPeer:
         except (ValueError, RecursionError):  # nested too deep to decode: malformed too
             self._malformed(text)
             return
-        items = value if isinstance(value, list) else [value]
+        items = (value or [None]) if isinstance(value, list) else [value]  # JSON-RPC 2.0
         if unread := sum(not self._one(item, text) for item in items):
             self._malformed(text, unread)
 

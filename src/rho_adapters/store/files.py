@@ -29,7 +29,7 @@ from rho_adapters.store.held_session import HeldSession, what_to_do
 from rho_adapters.store.layout import HEARTBEAT_SECONDS, SessionPaths, named_in, resolve
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile, initial_meta, profile_label, stored_config
-from rho_adapters.store.reserve import DiskRooms
+from rho_adapters.store.reserve import LEFT_NAME, DiskRooms
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
@@ -276,11 +276,13 @@ class FileSessionStore(SessionStore, SignalingStore):
 def _remove_left_temps(paths: SessionPaths) -> None:
     """Remove the temp files of ``write_atomic`` that a process killed while writing left in
     the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
-    filesystem without ``O_TMPFILE``). Only the lock's holder writes them: call it holding
-    the lock, when any there is left over. Never follows a link; a failure is no error."""
+    filesystem without ``O_TMPFILE``), and an empty named reserve (``reserve.LEFT_NAME``).
+    Only the lock's holder writes them: call it holding the lock, when any is left over.
+    Never follows a link; a failure is no error."""
     with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
         for name in os.listdir(fd):
-            if name.endswith(".tmp") and name.startswith((".meta.json.", ".trace.jsonl.")):
+            left = name.startswith((".meta.json.", ".trace.jsonl.", LEFT_NAME))
+            if left and name.endswith(".tmp"):
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=fd)
 

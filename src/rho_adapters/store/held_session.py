@@ -29,6 +29,9 @@ _FIXES = {
     errno.EDQUOT: "free space within your disk quota on {dir}",
     errno.EROFS: "make the file system that holds {dir} writable again",
     errno.EFBIG: "raise the file size limit (ulimit -f) or move {dir}",
+    # a run under `ulimit -n 11` said only "Too many open files; none of its 1 events was kept"
+    errno.EMFILE: "raise this process's open file limit (ulimit -n, 1024 or more)",
+    errno.ENFILE: "close programs that hold many files: the system's file table is full",
 }
 
 

@@ -15,8 +15,17 @@ the store's root. The first write that fails for lack of room lets it go
 (``let_go``), so that the run's end, which the loop writes next (the failed events still
 queued, the error, ``run_end``, meta.json), finds room. The disk is shared: another program
 may take that room first; then the end is lost as before. Held again at the next session
-the store holds (``hold``), when there is room. Where the filesystem has no ``O_TMPFILE``,
-or no room already, there is no reserve.
+the store holds (``hold``), when there is room. When the disk has no room already, there is
+no reserve.
+
+Where the filesystem has no ``O_TMPFILE`` (overlayfs before Linux 6.6, NFS, most FUSE
+filesystems), the reserve is a hidden file created in the session's directory and unlinked at
+once, before any room is taken: an open file without a name keeps its blocks until it is
+closed, as an unnamed one does. Before, there was no reserve there, and a run's end on a full
+disk was lost. A process killed between the create and the unlink (two calls) leaves an empty
+``.reserve.PID.HEX.tmp``: it is made only while the store holds that session's lock, and the
+next holder removes it (``files._remove_left_temps``). NFS and FUSE keep an unlinked open
+file under a name of their own (``.nfs...``, ``.fuse_hidden...``) until it is closed.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from rho_adapters.unnamed import unnamed
 # each twice: tool_end and its message), the error, run_end, meta.json
 RESERVE_BYTES = 256 * 1024
 NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
+LEFT_NAME = ".reserve."  # a named reserve's prefix, as a process killed before unlinking left it
+_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class DiskReserve:
@@ -59,10 +70,10 @@ class DiskReserve:
                 parent = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                 try:
                     fd = unnamed(parent, 0o600)
+                    if fd is None:
+                        fd = _unlinked(parent)
                 finally:
                     os.close(parent)
-                if fd is None:
-                    return
                 try:
                     os.posix_fallocate(fd, 0, self.size)
                 except OSError:
@@ -83,6 +94,19 @@ class DiskReserve:
         with contextlib.suppress(OSError):
             os.close(fd)
         return True
+
+
+def _unlinked(parent: int) -> int:
+    """A new empty file open for writing in the directory ``parent``, its name (hidden, new,
+    never through a link) removed already; raises ``OSError``."""
+    name = f"{LEFT_NAME}{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(name, _NEW, 0o600, dir_fd=parent)
+    try:
+        os.unlink(name, dir_fd=parent)
+    except OSError:
+        os.close(fd)  # the empty name left is removed by the session's next holder
+        raise
+    return fd
 
 
 class DiskRooms:

@@ -134,6 +134,7 @@ async def _call_once(
             queue_wait=assembly.queue_wait,
         )
     )
+    tally.cut_at_limit = assembly.finish_reason == "length"  # Anthropic's max_tokens too
     if not finished:
         await _keep_partial(journal, assembly, control.why_stopped)
         detail = "during model response" + ("" if control.cancelled else ": out of time")

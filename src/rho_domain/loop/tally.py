@@ -41,6 +41,7 @@ class RunTally:
     reason: str | None = None
     output: Any = None  # the final answer parsed against the output schema
     corrected: bool = False  # the one corrective retry of the output schema was used
+    cut_at_limit: bool = False  # the last answer stopped at the output limit (length)
 
 
 def child_budget(

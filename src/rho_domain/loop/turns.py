@@ -17,14 +17,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
-from rho_domain.errors import SessionStateError
+from rho_domain.errors import SessionStateError, ToolArgumentsError
 from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
+from rho_domain.not_run import CUT_AT_LIMIT
 from rho_domain.run import RunStatus
+from rho_domain.tools.prepared import decode_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -153,12 +155,23 @@ class Turns:
                 if await output_check.accepted(schema, session.journal, tally, searcher):
                     return RunStatus.COMPLETED
                 continue
-            if await self._repeating(message.tool_calls):
-                return RunStatus.STUCK
-            if (outcome := await session.tools.run(message.tool_calls)) is not None:
+            if (outcome := await self._tool_turn(message.tool_calls)) is not None:
                 return outcome
-            if await self._repeating():
-                return RunStatus.STUCK
+
+    async def _tool_turn(self, calls: Sequence[ToolCall]) -> RunStatus | None:
+        """Run an answer's tool ``calls``; a status ends the run, None goes on. An answer cut
+        at the output limit inside its last call runs none of them (``CUT_AT_LIMIT``)."""
+        session = self._session
+        if self._tally.cut_at_limit and _cut(calls[-1]):
+            await session.journal.answer_all(calls, CUT_AT_LIMIT)
+            return None
+        if await self._repeating(calls):
+            return RunStatus.STUCK
+        if (outcome := await session.tools.run(calls)) is not None:
+            return outcome
+        if await self._repeating():
+            return RunStatus.STUCK
+        return None
 
     async def _window_checked(self) -> bool:
         """``check_window``, raced with a cancel and the run's deadline: the first check
@@ -219,6 +232,16 @@ class Turns:
         if not await self._refresh_tools():
             return RunStatus.CANCELLED
         return None
+
+
+def _cut(call: ToolCall) -> bool:
+    """Whether ``call``'s arguments are not whole JSON: in an answer that stopped at the
+    output limit, its last call was cut there."""
+    try:
+        decode_arguments(call)
+    except ToolArgumentsError:
+        return True
+    return False
 
 
 def _two_results(messages: Sequence[Message]) -> bool:

@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.permissions import PermissionProfile
@@ -23,6 +23,7 @@ from rho_entry.cli import collector, exit_codes
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.presentation import profile_label
 from rho_entry.cli.render import TerminalRenderer
+from rho_entry.cli.run_end import close_after, said_unclosed, write_output
 from rho_entry.cli.running import (
     interruptible,
     make_renderer,
@@ -33,9 +34,6 @@ from rho_entry.cli.running import (
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
 from rho_entry.executor_wiring import unplaced
-
-if TYPE_CHECKING:  # --json's renderer: its module with the first --json run (make_renderer)
-    from rho_entry.cli.json_render import JsonRenderer
 
 T = TypeVar("T")
 
@@ -212,6 +210,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         approver = TerminalApprover(renderer, style=renderer.style)  # type: ignore[union-attr]
     session = await open_session(launch, store, renderer, approver)
     collector.resume()  # the session is open: what the run makes is collected again
+    ran = None
     try:
         if launch.task is None or launch.answered:  # --resume ID --approve/--deny, -y
             from rho_entry.cli.answers import Answers, apply_answers
@@ -240,12 +239,12 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             failed_downloads = await download(
                 session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
             )
+        ran = result
     finally:
-        # heard, not raised: interrupt_at_start's KeyboardInterrupt cut the close of a run
-        # that had ended short, and said 'cancelled' (143) of a completed one
-        with interruptible(session, lambda text: renderer.notice(text, "yellow")):
-            await session.close()
+        unclosed = await close_after(session, ran, lambda text: renderer.notice(text, "yellow"))
     code = result_code(result)
+    if unclosed is not None:  # before, --json printed no result, only stderr's line
+        result, code = unclosed, said_unclosed(unclosed, code, renderer)
     if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
         renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
         code = exit_codes.MODEL
@@ -256,40 +255,16 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         code = exit_codes.REJECTED
     # not on a rejection (no answer); before the result, whose exit_code is then the process's
     if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
-        code = _write_output(launch.output, result.text, renderer) or code
-    if not isinstance(renderer, TerminalRenderer):  # --json
-        renderer.finish(result, exit_code=code)
-    else:
+        code = write_output(launch.output, result.text, renderer) or code
+    if result.status is not RunStatus.COMPLETED or rejected is not None:
+        from rho_entry.cli.stopped import tell_stop
+
+        tell_stop(result, renderer, session, code=code, rejected=rejected)
+    elif isinstance(renderer, TerminalRenderer):
         renderer.finish(result)
-        if result.status is not RunStatus.COMPLETED or rejected is not None:
-            from rho_entry.cli.stopped import explain_stop, resume_flags
-
-            again = resume_flags(session.agent.profile, session.agent.config.backend)
-            explain_stop(result, renderer, session.id, saved=session.journal.created, again=again)
-        if rejected is not None:
-            renderer.notice(
-                f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
-                f"has not answered since. Say what to do instead: `rho-agent --resume "
-                f'{session.id}{again} "..."`.',
-                "yellow",
-            )
+    else:  # --json
+        renderer.finish(result, exit_code=code)
     return code
-
-
-def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
-    try:
-        from rho_adapters.unnamed import write_whole  # a failed write leaves no half answer
-
-        write_whole(path, (text if text.endswith("\n") else text + "\n").encode())
-    except OSError as exc:
-        renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
-        return exit_codes.USAGE
-    except KeyboardInterrupt:  # Ctrl+C or SIGTERM while it waits (a FIFO, a full NFS mount)
-        renderer.notice(f"--output {path} not written: cancelled (the session has the answer)")
-        return exit_codes.cancelled()
-    if isinstance(renderer, TerminalRenderer) and not renderer.quiet:
-        renderer.notice(f"answer written to {path}", "dim")
-    return 0
 
 
 def _list_sessions(store: SessionStore, *, as_json: bool) -> int:

@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exit_codes.forget()  # the signals an earlier main([...]) in this process heard
     if argv is None:
         collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
+        _no_bytecode_under_a_file_size_limit()
     try:
         from rho_entry.cli.pipes import standard_streams
 
@@ -227,3 +228,15 @@ def _show_warning(
 
     # a warning names a session's file, and a session directory's name is data
     (file or sys.stderr).write(f"rho-agent: warning: {visible(str(message))}\n")
+
+
+def _no_bytecode_under_a_file_size_limit() -> None:
+    """Write no ``.pyc`` in a process with a file size limit (``ulimit -f``): CPython writes
+    one with a single ``write`` and renames it in place whatever that wrote, so a limit below
+    a module's bytecode left it cut short, and every later ``rho-agent`` (the limit lifted
+    too) died importing it: "EOFError: marshal data too short", until ``__pycache__`` was
+    removed. Modules imported before this (the CLI's first few) are small."""
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+        sys.dont_write_bytecode = True

@@ -5,15 +5,59 @@ Imported only by a run that did not complete (or stopped on a rejection).
 
 The command carries the flags a resume is refused without (``resume_flags``): a session that
 ran under ``--profile developer`` is refused as ``--resume ID --approve ...`` ('pass --profile
-developer explicitly'), so the exit-4 line's command, pasted, failed with exit 1.
+developer explicitly'), so the exit-4 line's command, pasted, failed with exit 1. So does the
+command a failed run's error names: the store's, after a full disk, knows no profile
+(``tell_stop``).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
 
 from rho_domain.permissions import PermissionProfile, builtin_as_made
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.terminal_text import shell_word
+
+if TYPE_CHECKING:
+    from rho_domain.messages import ToolResultMessage
+    from rho_entry.cli.json_render import JsonRenderer
+    from rho_entry.session import Session
+
+
+def tell_stop(
+    result: RunResult,
+    renderer: TerminalRenderer | JsonRenderer,
+    session: Session,
+    *,
+    code: int,
+    rejected: ToolResultMessage | None,
+) -> None:
+    """Finish the output of a one-shot whose run did not complete (or stopped on the
+    ``rejected`` call): the result (``--json``: with ``code``), then, on a terminal, why and
+    the command that goes on. A ``rho-agent --resume ID`` the error names (the store's fix
+    after a full disk: the adapter knows no profile) is given the flags it is refused
+    without; before, ``--json``'s error named the bare command, which a session run under
+    ``--profile developer`` refuses."""
+    again = resume_flags(session.agent.profile, session.agent.config.backend)
+    bare = f"`rho-agent --resume {session.id}`"
+    if again and result.error is not None and bare in result.error:
+        whole = f"`rho-agent --resume {shell_word(session.id)}{again}`"
+        result = attrs.evolve(result, error=result.error.replace(bare, whole))
+    if not isinstance(renderer, TerminalRenderer):  # --json
+        renderer.finish(result, exit_code=code)
+        return
+    renderer.finish(result)
+    explain_stop(result, renderer, session.id, saved=session.journal.created, again=again)
+    if rejected is not None:
+        renderer.notice(
+            f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
+            f"has not answered since. Say what to do instead: `rho-agent --resume "
+            f'{shell_word(session.id)}{again} "..."`.',
+            "yellow",
+        )
 
 
 def resume_flags(profile: PermissionProfile, backend: str) -> str:
