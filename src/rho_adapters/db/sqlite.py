@@ -33,7 +33,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file, written_since
+from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file
 from rho_adapters.db.sqlite_temp import TempDisk
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
@@ -136,8 +136,8 @@ class SqliteDatabase(ThreadedDatabase):
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
         path = judged_file(self.alias, self._path())
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
-        read_as = unopened_wal_file(path) if self.read_only else None
-        if read_as is not None:
+        immutable = self.read_only and unopened_wal_file(path)
+        if immutable:
             uri += "&immutable=1"
         try:
             conn = sqlite3.connect(
@@ -145,7 +145,7 @@ class SqliteDatabase(ThreadedDatabase):
             )
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
-        conn.read_as = read_as
+        conn.immutable = immutable
         return conn
 
     def _prepare(self, conn: Any) -> None:
@@ -162,7 +162,7 @@ class SqliteDatabase(ThreadedDatabase):
             conn.set_authorizer(mutations_authorizer)
 
     def _usable(self, conn: Any) -> bool:
-        if written_since(conn):  # a writer came: read the file shared from now on
+        if conn.immutable:  # it would not see a write made since: one statement each
             return False
         try:
             conn.execute("SELECT 1").fetchone()
