@@ -33,7 +33,12 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file
+from rho_adapters.db.sqlite_file import (
+    Connection,
+    judge_tables,
+    judged_file,
+    unopened_wal_file,
+)
 from rho_adapters.db.sqlite_temp import TempDisk
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
@@ -146,6 +151,11 @@ class SqliteDatabase(ThreadedDatabase):
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
         conn.immutable = immutable
+        try:
+            judge_tables(self.alias, path, conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _prepare(self, conn: Any) -> None:

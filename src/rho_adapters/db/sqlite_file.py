@@ -5,7 +5,10 @@ The configured path is resolved through its links and judged by the secrets poli
 session directories, which the adapter is not given) before SQLite opens the resolved file:
 browsers and cloud tools keep credentials in SQLite files (gcloud's ``credentials.db``,
 Firefox's ``cookies.sqlite``, Chromium's ``Login Data``), and a repository's ``app.db`` may
-be a link to one. What was judged is what is opened, in every mode.
+be a link to one. What was judged is what is opened, in every mode. The file opened is judged
+again by its tables (``rho_domain.sql.credential_tables``): the same content under a name
+the policy does not know (a hard link, a copy, an Electron application's ``Cookies``) is
+refused too.
 
 A file in WAL mode that nobody has open (no ``-wal`` or ``-shm`` beside it: its whole
 content is in the file) is read ``immutable=1`` in read-only mode: SQLite's shared reading
@@ -27,6 +30,7 @@ import sqlite3
 
 from rho_domain.errors import SensitivePath
 from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.sql.credential_tables import CANDIDATE_NAMES, credential_store
 
 _WAL_MODE = 2  # the header's write and read versions (bytes 18 and 19) in WAL mode
 
@@ -46,12 +50,37 @@ def judged_file(alias: str, path: str) -> str:
     real = os.path.realpath(path)
     refusal = DEFAULT_POLICY.refusal(real)
     if refusal is not None:
-        raise SensitivePath(
-            f"database {alias!r}: {path} is {refusal}, which the agent never reads; point "
-            "the alias's `path` at a file that holds no credentials (a copy of the tables "
-            "it needs)"
-        )
+        raise _refused(alias, path, refusal)
     return real
+
+
+def judge_tables(alias: str, path: str, conn: sqlite3.Connection) -> None:
+    """``SensitivePath`` naming ``path`` and what it is when the file ``conn`` opened holds a
+    credential store's table (``credential_store``), whatever its name. Two reads that run
+    nothing of the file's (its schema, and the columns of the few tables named as a store's
+    are), before the connection is given any statement."""
+    names = [
+        str(row[0])
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if str(row[0]).lower() in CANDIDATE_NAMES
+    ]
+    tables = {
+        name.lower(): frozenset(
+            str(row[0]).lower()
+            for row in conn.execute("SELECT name FROM pragma_table_info(?)", (name,))
+        )
+        for name in names
+    }
+    what = credential_store(tables)
+    if what is not None:
+        raise _refused(alias, path, what)
+
+
+def _refused(alias: str, path: str, what: str) -> SensitivePath:
+    return SensitivePath(
+        f"database {alias!r}: {path} is {what}, which the agent never reads; point the "
+        "alias's `path` at a file that holds no credentials (a copy of the tables it needs)"
+    )
 
 
 def unopened_wal_file(path: str) -> bool:
