@@ -119,23 +119,29 @@ class SqliteDatabase(ThreadedDatabase):
         return sqlite3  # the standard library's: always there
 
     def problems(self) -> list[str]:
-        """See ``ThreadedDatabase.problems``; also a database file that does not exist."""
+        """See ``ThreadedDatabase.problems``; also a database file that does not exist, or a
+        ``file:`` URI given as the path."""
         found = super().problems()
-        path = self.config.path or self.config.dsn
-        if (
-            path
-            and not path.startswith("file:")
-            and path != ":memory:"
-            and not Path(os.path.expanduser(path)).is_file()
-        ):
+        try:
+            path = self._path()
+        except ConfigError as exc:
+            return [*found, str(exc)]
+        if path != ":memory:" and not Path(path).is_file():
             found.append(f"database {self.alias!r}: no SQLite file at {path}")
         return found
 
     def _path(self) -> str:
+        """The configured file, ``~`` expanded as ``problems`` and ``_open`` both read it (the
+        open read a ``~`` directory of the working directory, ``problems`` the home)."""
         path = self.config.path or self.config.dsn
         if not path:
             raise ConfigError(f"database {self.alias!r}: sqlite needs `path`")
-        return path
+        if path.startswith("file:"):
+            raise ConfigError(
+                f"database {self.alias!r}: `path` is {path!r}, a URI; give the file's path "
+                "(the adapter opens it with the options its mode needs)"
+            )
+        return os.path.expanduser(path)
 
     def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
