@@ -157,11 +157,11 @@ SYSTEM_MADE = (
     "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace WHERE ("
     + _EXACT_MADE.format(alias="p", schema="pronamespace", table="pg_catalog.pg_proc")
     + ") OR ("
+    # internal and C (pg_language's fixed oids 12 and 13) first: ~60 built-ins are left
+    + "p.prolang OPERATOR(pg_catalog.<>) '12'::pg_catalog.oid"
+    " AND p.prolang OPERATOR(pg_catalog.<>) '13'::pg_catalog.oid AND "
     + _CHANGED.format(alias="p", schema="p.pronamespace")
-    + " AND NOT EXISTS (SELECT FROM pg_catalog.pg_language l"
-    " WHERE l.oid OPERATOR(pg_catalog.=) p.prolang"
-    " AND (l.lanname OPERATOR(pg_catalog.=) 'internal'::pg_catalog.name"
-    " OR l.lanname OPERATOR(pg_catalog.=) 'c'::pg_catalog.name)))"
+    + ")"
     " UNION ALL SELECT 'pg_catalog.'::pg_catalog.text OPERATOR(pg_catalog.||) "
     "o.oprname::pg_catalog.text "
     "OPERATOR(pg_catalog.||) '('::pg_catalog.text OPERATOR(pg_catalog.||) "
