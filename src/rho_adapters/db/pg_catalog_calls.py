@@ -131,10 +131,12 @@ def catalog_calls(conn: Any) -> CatalogCalls:
 # built-in functions (not internal or C) and views of pg_catalog and information_schema whose
 # row changed since initdb (CREATE OR REPLACE keeps a built-in's oid: a view pg_tables or a
 # SQL function to_timestamp(float8) made to call a user function ran it for a read), known
-# by a row newer than template0's, which initdb writes after every built-in. Every name and
-# comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for may be
-# an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid every
-# user function from the queries above (their "p.oid >= 16384").
+# by a row newer than template0's, which initdb writes after every built-in (one changed
+# while a connection is open is seen on the next: catalog_version reads user oids only, and
+# a scan of the built-ins before every statement would cost more than the rest). Every name
+# and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
+# may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
+# every user function from the queries above (their "p.oid >= 16384").
 _EXACT_MADE = """{alias}.oid OPERATOR(pg_catalog.>=) '16384'::pg_catalog.oid
   AND {alias}.{schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
   AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e
