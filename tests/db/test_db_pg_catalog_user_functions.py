@@ -12,8 +12,16 @@ operators in it, and both trusts reached them:
   from the catalog reads (their ``p.oid >= 16384``), so a ``public.lower(integer)`` ran for
   ``SELECT lower(1)``.
 
-While such an object is in ``pg_catalog`` (not an extension's), every statement on that
-database is refused, naming it, by a query whose every comparison is exact.
+- ``CREATE OR REPLACE`` of a built-in keeps its oid, so neither list saw it: a SQL function
+  ``to_timestamp(double precision)`` and the views ``pg_catalog.pg_tables`` and
+  ``information_schema.information_schema_catalog_name`` made to call a user function ran it
+  for a read.
+
+While such an object is in ``pg_catalog`` (not an extension's), or a built-in function (not
+internal or C) or view of ``pg_catalog`` or ``information_schema`` has a row newer than
+``template0``'s, every statement on that database is refused, naming it, by a query whose
+every comparison is exact. A built-in's row changed by a GRANT or an ALTER of an internal
+function still reads.
 """
 
 from __future__ import annotations
@@ -38,6 +46,23 @@ AN_OPERATOR_MADE_THERE = (
     "CREATE OPERATOR pg_catalog.>= (LEFTARG = oid, RIGHTARG = integer, FUNCTION = public.never)",
     f"CREATE FUNCTION public.lower(integer) RETURNS text {_RAISES}",
 )
+_EVIL = f"CREATE FUNCTION public.evil() RETURNS name {_RAISES}"
+_PG_TABLES = (
+    "SELECT n.nspname AS schemaname, public.evil() AS tablename, "
+    "pg_get_userbyid(c.relowner) AS tableowner, t.spcname AS tablespace, "
+    "c.relhasindex AS hasindexes, c.relhasrules AS hasrules, "
+    "c.relhastriggers AS hastriggers, c.relrowsecurity AS rowsecurity FROM pg_class c "
+    "LEFT JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace WHERE c.relkind IN ('r', 'p')"
+)
+BUILT_INS_REPLACED = (
+    _EVIL,
+    "CREATE OR REPLACE FUNCTION pg_catalog.to_timestamp(double precision) "
+    "RETURNS timestamp with time zone LANGUAGE sql AS 'SELECT public.evil()::text::timestamptz'",
+    f"CREATE OR REPLACE VIEW pg_catalog.pg_tables AS {_PG_TABLES}",
+    "CREATE OR REPLACE VIEW information_schema.information_schema_catalog_name AS "
+    "SELECT public.evil()::information_schema.sql_identifier AS catalog_name",
+)
 CASES = (
     (
         FUNCTIONS_MADE_THERE,
@@ -50,6 +75,23 @@ CASES = (
         ),
     ),
     (AN_OPERATOR_MADE_THERE, "pg_catalog.>=(oid, integer)", ("SELECT lower(1)", "SELECT 1")),
+    (
+        BUILT_INS_REPLACED,
+        "pg_catalog.to_timestamp(double precision), the view information_schema."
+        "information_schema_catalog_name, the view pg_catalog.pg_tables",
+        (
+            "SELECT to_timestamp(1.0::float8)",
+            "SELECT * FROM pg_tables LIMIT 1",
+            "SELECT * FROM information_schema.information_schema_catalog_name",
+        ),
+    ),
+)
+# A built-in's row changed, but not what it runs: statements still run.
+BUILT_INS_GRANTED = (
+    "ALTER FUNCTION pg_catalog.initcap(text) COST 2",
+    "REVOKE EXECUTE ON FUNCTION pg_catalog.to_timestamp(double precision) FROM PUBLIC",
+    "GRANT EXECUTE ON FUNCTION pg_catalog.to_timestamp(double precision) TO PUBLIC",
+    "GRANT SELECT ON pg_catalog.pg_tables TO PUBLIC",
 )
 
 
@@ -73,3 +115,10 @@ async def test_a_function_or_operator_made_in_pg_catalog_refuses_every_statement
     for setup, named, statements in CASES:
         with own_pg_database(postgres_server, "rho_catalog_made", setup) as server:
             await _refused(server, named, statements)
+    with own_pg_database(postgres_server, "rho_catalog_made", BUILT_INS_GRANTED) as server:
+        db = adapter(server)
+        try:
+            result = await db.query("SELECT initcap('a')", max_rows=1, timeout=5)
+            assert result.rows == (("A",),)
+        finally:
+            await db.aclose()

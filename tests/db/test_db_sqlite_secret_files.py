@@ -10,7 +10,10 @@ policy, and the resolved file is what SQLite opens.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import attrs
@@ -60,5 +63,68 @@ async def test_a_secret_sqlite_file_is_refused_by_its_path_or_through_a_link(
     try:
         result = await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
         assert result.rows == ((20,),)
+    finally:
+        await db.aclose()
+
+
+# A credential store's table, as its tool makes it (the columns the judge looks for, and
+# others), in a copy of the seeded file: users still answers, so a read would succeed.
+STORES = {
+    "credentials.db": "CREATE TABLE credentials (account_id TEXT PRIMARY KEY, value BLOB)",
+    "Cookies": "CREATE TABLE cookies (creation_utc INTEGER, host_key TEXT, name TEXT, "
+    "value TEXT, encrypted_value BLOB)",
+    "key4.db": "CREATE TABLE nssPrivate (id PRIMARY KEY UNIQUE ON CONFLICT ABORT, a0)",
+}
+
+
+def _store(path: Path, seeded: Path, table: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(seeded, path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute(table)
+        conn.commit()
+    return path
+
+
+@pytest.mark.asyncio
+async def test_a_credential_store_under_a_name_the_policy_does_not_know_is_refused(
+    sqlite_server: Server,
+) -> None:
+    """A second name of gcloud's credentials.db (a hard link), an Electron application's
+    cookie jar (~/.config/Slack/Cookies, Chromium's format, which no name rule knows) and a
+    key database's copy opened the file; each is now known by its table."""
+    seeded = Path(str(sqlite_server.config.path))
+    home = sqlite_server.workdir / "home"
+    gcloud = _store(home / ".config/gcloud/credentials.db", seeded, STORES["credentials.db"])
+    slack = _store(home / ".config/Slack/Cookies", seeded, STORES["Cookies"])
+    repo = sqlite_server.workdir / "repo"
+    repo.mkdir()
+    os.link(gcloud, repo / "app.db")
+    (repo / "data.db").symlink_to(slack)
+    keys = _store(repo / "fixtures.db", seeded, STORES["key4.db"])
+    # an application's own table of that name, without the store's columns, still reads
+    plain = _store(repo / "plain.db", seeded, "CREATE TABLE credentials (id, name)")
+    cases = {
+        repo / "app.db": "gcloud's credentials.db",
+        repo / "data.db": "table cookies",
+        keys: "NSS key database",
+    }
+    for mode in (DatabaseMode.READONLY, DatabaseMode.MUTATIONS):
+        for path, named in cases.items():
+            config = attrs.evolve(sqlite_server.config, path=str(path))
+            db = adapter(attrs.evolve(sqlite_server, config=config), mode=mode, check=False)
+            try:
+                with pytest.raises(SensitivePath) as info:
+                    await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
+                said = str(info.value)
+                assert named in said, said
+                assert "the agent never reads" in said, said
+            finally:
+                await db.aclose()
+    config = attrs.evolve(sqlite_server.config, path=str(plain))
+    db = adapter(attrs.evolve(sqlite_server, config=config))
+    try:
+        result = await db.query("SELECT count(*) FROM credentials", max_rows=1, timeout=5)
+        assert result.rows == ((0,),)
     finally:
         await db.aclose()

@@ -71,6 +71,28 @@ async def test_a_missing_sqlite_file_is_named_when_queried(tmp_path: Path) -> No
     assert not missing.exists()  # read-only: never created
 
 
+async def test_a_home_relative_path_is_the_file_problems_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/app.db`` passed ``problems`` (which expanded it) and then failed to open ("unable
+    to open database file: <cwd>/~/app.db"), or opened a ``~`` directory's file the user never
+    named; a ``file:`` URI passed ``problems`` unlooked at and was opened as a relative path."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with sqlite3.connect(tmp_path / "app.db") as conn:
+        conn.execute("CREATE TABLE t (x)")
+    db = SqliteDatabase("local", DatabaseConfig(engine="sqlite", path="~/app.db"))
+    assert db.problems() == []
+    try:
+        assert (await db.query("SELECT count(*) FROM t", max_rows=1, timeout=5)).rows == ((0,),)
+    finally:
+        await db.aclose()
+    uri = SqliteDatabase("uri", DatabaseConfig(engine="sqlite", path=f"file:{tmp_path}/app.db"))
+    assert any("a URI; give the file's path" in p for p in uri.problems()), uri.problems()
+    with pytest.raises(RhoError, match="a URI; give the file's path"):
+        await uri.query("SELECT 1", max_rows=1, timeout=5)
+
+
 def test_the_cli_warns_before_the_run(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -127,7 +127,13 @@ def catalog_calls(conn: Any) -> CatalogCalls:
     )
 
 
-# Functions and operators made in pg_catalog after initdb, not by an extension. Every name
+# Functions and operators made in pg_catalog after initdb, not by an extension; and the
+# built-in functions (not internal or C) and views of pg_catalog and information_schema whose
+# row changed since initdb (CREATE OR REPLACE keeps a built-in's oid: a view pg_tables or a
+# SQL function to_timestamp(float8) made to call a user function ran it for a read), known
+# by a row newer than template0's, which initdb writes after every built-in (one changed
+# while a connection is open is seen on the next: catalog_version reads user oids only, and
+# a scan of the built-ins before every statement would cost more than the rest). Every name
 # and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
 # may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
 # every user function from the queries above (their "p.oid >= 16384").
@@ -137,21 +143,46 @@ _EXACT_MADE = """{alias}.oid OPERATOR(pg_catalog.>=) '16384'::pg_catalog.oid
     WHERE e.classid OPERATOR(pg_catalog.=) '{table}'::pg_catalog.regclass::pg_catalog.oid
     AND e.objid OPERATOR(pg_catalog.=) {alias}.oid
     AND e.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")"""
+_CHANGED = """{alias}.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid
+  AND ({schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
+    OR {schema} OPERATOR(pg_catalog.=)
+      'information_schema'::pg_catalog.regnamespace::pg_catalog.oid)
+  AND pg_catalog.int8in(pg_catalog.xidout({alias}.xmin)) OPERATOR(pg_catalog.>)
+    (SELECT pg_catalog.int8in(pg_catalog.xidout(d.xmin)) FROM pg_catalog.pg_database d
+    WHERE d.datname OPERATOR(pg_catalog.=) 'template0'::pg_catalog.name)"""
 SYSTEM_MADE = (
-    "SELECT p.proname::pg_catalog.text, "  # noqa: S608 - constant fragments
-    "pg_catalog.pg_get_function_identity_arguments(p.oid) FROM pg_catalog.pg_proc p WHERE "
+    "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'::pg_catalog.text "  # noqa: S608 - constant fragments
+    "OPERATOR(pg_catalog.||) p.proname::pg_catalog.text OPERATOR(pg_catalog.||) "
+    "'('::pg_catalog.text OPERATOR(pg_catalog.||) "
+    "pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) "
+    "')'::pg_catalog.text FROM pg_catalog.pg_proc p "
+    "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace WHERE ("
     + _EXACT_MADE.format(alias="p", schema="pronamespace", table="pg_catalog.pg_proc")
-    + " UNION ALL SELECT o.oprname::pg_catalog.text, "
+    + ") OR ("
+    # internal and C (pg_language's fixed oids 12 and 13) first: ~60 built-ins are left
+    + "p.prolang OPERATOR(pg_catalog.<>) '12'::pg_catalog.oid"
+    " AND p.prolang OPERATOR(pg_catalog.<>) '13'::pg_catalog.oid AND "
+    + _CHANGED.format(alias="p", schema="p.pronamespace")
+    + ")"
+    " UNION ALL SELECT 'pg_catalog.'::pg_catalog.text OPERATOR(pg_catalog.||) "
+    "o.oprname::pg_catalog.text "
+    "OPERATOR(pg_catalog.||) '('::pg_catalog.text OPERATOR(pg_catalog.||) "
     "pg_catalog.format_type(o.oprleft, NULL) OPERATOR(pg_catalog.||) ', '::pg_catalog.text "
     "OPERATOR(pg_catalog.||) pg_catalog.format_type(o.oprright, NULL) "
+    "OPERATOR(pg_catalog.||) ')'::pg_catalog.text "
     "FROM pg_catalog.pg_operator o WHERE "
     + _EXACT_MADE.format(alias="o", schema="oprnamespace", table="pg_catalog.pg_operator")
+    + " UNION ALL SELECT 'the view '::pg_catalog.text OPERATOR(pg_catalog.||) "
+    "pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'::pg_catalog.text "
+    "OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname) FROM pg_catalog.pg_rewrite r "
+    "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.ev_class "
+    "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace WHERE "
+    + _CHANGED.format(alias="r", schema="c.relnamespace")
 )
 
 
 def _system_made(conn: Any) -> frozenset[str]:
-    rows = conn.execute(SYSTEM_MADE, prepare=False).fetchall()
-    return frozenset(f"pg_catalog.{name}({arguments})" for name, arguments in rows)
+    return frozenset(str(row[0]) for row in conn.execute(SYSTEM_MADE, prepare=False))
 
 
 _OID = re.compile(r":(?:func|opfunc|hashfunc|negfunc)id (\d+)")

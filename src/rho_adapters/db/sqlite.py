@@ -33,7 +33,12 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_adapters.db.sqlite_file import Connection, judged_file, unopened_wal_file, written_since
+from rho_adapters.db.sqlite_file import (
+    Connection,
+    judge_tables,
+    judged_file,
+    unopened_wal_file,
+)
 from rho_adapters.db.sqlite_temp import TempDisk
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
@@ -114,30 +119,36 @@ class SqliteDatabase(ThreadedDatabase):
         return sqlite3  # the standard library's: always there
 
     def problems(self) -> list[str]:
-        """See ``ThreadedDatabase.problems``; also a database file that does not exist."""
+        """See ``ThreadedDatabase.problems``; also a database file that does not exist, or a
+        ``file:`` URI given as the path."""
         found = super().problems()
-        path = self.config.path or self.config.dsn
-        if (
-            path
-            and not path.startswith("file:")
-            and path != ":memory:"
-            and not Path(os.path.expanduser(path)).is_file()
-        ):
+        try:
+            path = self._path()
+        except ConfigError as exc:
+            return [*found, str(exc)]
+        if path != ":memory:" and not Path(path).is_file():
             found.append(f"database {self.alias!r}: no SQLite file at {path}")
         return found
 
     def _path(self) -> str:
+        """The configured file, ``~`` expanded as ``problems`` and ``_open`` both read it (the
+        open read a ``~`` directory of the working directory, ``problems`` the home)."""
         path = self.config.path or self.config.dsn
         if not path:
             raise ConfigError(f"database {self.alias!r}: sqlite needs `path`")
-        return path
+        if path.startswith("file:"):
+            raise ConfigError(
+                f"database {self.alias!r}: `path` is {path!r}, a URI; give the file's path "
+                "(the adapter opens it with the options its mode needs)"
+            )
+        return os.path.expanduser(path)
 
     def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
         path = judged_file(self.alias, self._path())
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
-        read_as = unopened_wal_file(path) if self.read_only else None
-        if read_as is not None:
+        immutable = self.read_only and unopened_wal_file(path)
+        if immutable:
             uri += "&immutable=1"
         try:
             conn = sqlite3.connect(
@@ -145,7 +156,12 @@ class SqliteDatabase(ThreadedDatabase):
             )
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
-        conn.read_as = read_as
+        conn.immutable = immutable
+        try:
+            judge_tables(self.alias, path, conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _prepare(self, conn: Any) -> None:
@@ -162,7 +178,7 @@ class SqliteDatabase(ThreadedDatabase):
             conn.set_authorizer(mutations_authorizer)
 
     def _usable(self, conn: Any) -> bool:
-        if written_since(conn):  # a writer came: read the file shared from now on
+        if conn.immutable:  # it would not see a write made since: one statement each
             return False
         try:
             conn.execute("SELECT 1").fetchone()

@@ -5,18 +5,22 @@ The configured path is resolved through its links and judged by the secrets poli
 session directories, which the adapter is not given) before SQLite opens the resolved file:
 browsers and cloud tools keep credentials in SQLite files (gcloud's ``credentials.db``,
 Firefox's ``cookies.sqlite``, Chromium's ``Login Data``), and a repository's ``app.db`` may
-be a link to one. What was judged is what is opened, in every mode.
+be a link to one. What was judged is what is opened, in every mode. The file opened is judged
+again by its tables (``rho_domain.sql.credential_tables``): the same content under a name
+the policy does not know (a hard link, a copy, an Electron application's ``Cookies``) is
+refused too.
 
 A file in WAL mode that nobody has open (no ``-wal`` or ``-shm`` beside it: its whole
 content is in the file) is read ``immutable=1`` in read-only mode: SQLite's shared reading
 would create both files, and a read-only connection cannot remove them (the agent left them
 in the user's directory; a login that cannot write there could not read the file at all,
-"attempt to write a readonly database"). The connection carries what it was opened on
-(``read_as``: the file's resolved path and its inode, size and mtime); before each statement
-a ``-wal`` that appeared (a writer opened the file) or a file changed (a writer that turned
-WAL off and wrote in place) replaces it with a shared one. A writer that starts within one
-statement may still give that statement rows of two versions or a "malformed" error; the
-next statement reads shared.
+"attempt to write a readonly database"). An immutable connection keeps the pages it read
+and never looks at the file again, so it serves one statement (``Connection.immutable``):
+the next one opens the file anew, immutable again while no ``-wal`` is beside it, else
+shared. A stamp of the file (inode, size, mtime) kept a connection across statements, and
+missed a writer that turned WAL off and wrote in place within the mtime's clock tick, or
+put the mtime back: the agent read the old rows. A writer that starts within one
+statement may still give that statement rows of two versions or a "malformed" error.
 """
 
 from __future__ import annotations
@@ -26,16 +30,16 @@ import sqlite3
 
 from rho_domain.errors import SensitivePath
 from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.sql.credential_tables import CANDIDATE_NAMES, credential_store
 
 _WAL_MODE = 2  # the header's write and read versions (bytes 18 and 19) in WAL mode
 
 
 class Connection(sqlite3.Connection):
-    """A connection that knows what its immutable read holds only while it stays
-    (``read_as``: the file, whose ``-wal`` must not appear, and its stamp, which must not
-    change; None: a shared read, nothing to watch)."""
+    """A connection that knows whether it reads its file as immutable (``immutable``): such
+    a one sees no later write, and serves one statement only."""
 
-    read_as: tuple[str, tuple[int, int, int]] | None = None
+    immutable = False
 
 
 def judged_file(alias: str, path: str) -> str:
@@ -46,43 +50,46 @@ def judged_file(alias: str, path: str) -> str:
     real = os.path.realpath(path)
     refusal = DEFAULT_POLICY.refusal(real)
     if refusal is not None:
-        raise SensitivePath(
-            f"database {alias!r}: {path} is {refusal}, which the agent never reads; point "
-            "the alias's `path` at a file that holds no credentials (a copy of the tables "
-            "it needs)"
-        )
+        raise _refused(alias, path, refusal)
     return real
 
 
-def unopened_wal_file(path: str) -> tuple[str, tuple[int, int, int]] | None:
-    """For a SQLite file in WAL mode with no ``-wal`` or ``-shm`` beside it (no connection
-    has it open, so its whole content is in the file), what an immutable read of it holds
-    only while it stays (``Connection.read_as``); else None."""
+def judge_tables(alias: str, path: str, conn: sqlite3.Connection) -> None:
+    """``SensitivePath`` naming ``path`` and what it is when the file ``conn`` opened holds a
+    credential store's table (``credential_store``), whatever its name. Two reads that run
+    nothing of the file's (its schema, and the columns of the few tables named as a store's
+    are), before the connection is given any statement."""
+    names = [
+        str(row[0])
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if str(row[0]).lower() in CANDIDATE_NAMES
+    ]
+    tables = {
+        name.lower(): frozenset(
+            str(row[0]).lower()
+            for row in conn.execute("SELECT name FROM pragma_table_info(?)", (name,))
+        )
+        for name in names
+    }
+    what = credential_store(tables)
+    if what is not None:
+        raise _refused(alias, path, what)
+
+
+def _refused(alias: str, path: str, what: str) -> SensitivePath:
+    return SensitivePath(
+        f"database {alias!r}: {path} is {what}, which the agent never reads; point the "
+        "alias's `path` at a file that holds no credentials (a copy of the tables it needs)"
+    )
+
+
+def unopened_wal_file(path: str) -> bool:
+    """Whether ``path`` is a SQLite file in WAL mode with no ``-wal`` or ``-shm`` beside it
+    (no connection has it open, so its whole content is in the file)."""
     try:
         with open(path, "rb") as file:
             head = file.read(20)
-            stamp = _stamp(os.fstat(file.fileno()))
     except OSError:  # :memory:, a file that is not there: SQLite says what is wrong
-        return None
-    in_wal = len(head) == 20 and head[18] == head[19] == _WAL_MODE
-    if not in_wal or any(os.path.lexists(path + end) for end in ("-wal", "-shm")):
-        return None
-    return path, stamp
-
-
-def written_since(conn: object) -> bool:
-    """Whether ``conn`` reads its file as immutable and a writer has opened it (its ``-wal``
-    appeared) or written it in place (its stamp changed) since."""
-    read_as = getattr(conn, "read_as", None)
-    if read_as is None:
         return False
-    path, stamp = read_as
-    try:
-        now = _stamp(os.stat(path))
-    except OSError:  # gone or replaced: a new connection says what is there now
-        return True
-    return os.path.lexists(path + "-wal") or now != stamp
-
-
-def _stamp(stat: os.stat_result) -> tuple[int, int, int]:
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+    in_wal = len(head) == 20 and head[18] == head[19] == _WAL_MODE
+    return in_wal and not any(os.path.lexists(path + end) for end in ("-wal", "-shm"))

@@ -110,9 +110,10 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
     if calls.system_made:
         made = ", ".join(sorted(calls.system_made))
         return (
-            f"this database's pg_catalog holds functions or operators made after it was set "
-            f"up ({made}): the reads this check relies on may run them, so no statement "
-            "runs here until they are dropped or moved to a schema of their own"
+            f"this database's pg_catalog holds functions, operators or views made or "
+            f"changed after it was set up ({made}): the reads this check relies on may run "
+            "them, so no statement runs here until they are dropped or moved to a schema of "
+            "their own (a built-in changed: restored as PostgreSQL made it)"
         )
     implicit = calls.types.get("")
     if implicit:
