@@ -1,7 +1,7 @@
 """What the client promises a server, and what a server's words may not become, met in
 process (a scripted transport: no server process): a server's instructions are quoted in
 the system prompt as its words, ``initialize`` is never cancelled (the specification's
-MUST NOT) while a call given up on is."""
+MUST NOT) while a call given up on is, and a listing past the page bound names the bound."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from mcp_support import ScriptedTransport
 
 from rho_adapters.mcp import McpToolSource
-from rho_adapters.mcp.client import McpClient
+from rho_adapters.mcp.client import MAX_PAGES, McpClient
 from rho_adapters.mcp.jsonrpc import Message, Transport
-from rho_domain.errors import McpTimeout
+from rho_domain.errors import McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 
 Answer = Callable[[Message], str | None]
@@ -115,3 +115,30 @@ def test_initialize_is_never_cancelled_and_a_call_given_up_on_is() -> None:
 
     assert asyncio.run(cancelled(silent, call=False)) == []
     assert asyncio.run(cancelled(hello_only, call=True)) == [("notifications/cancelled", 2)]
+
+
+def test_a_listing_past_the_page_bound_names_the_bound_and_a_loop_says_so() -> None:
+    # redmcp25: a server of many tools in small pages (10^4 tools, 50 a page) was refused as
+    # "tools/list pages do not end", a loop it never made, with no word of the bound
+    def paged(repeat: bool) -> Answer:
+        def answer(request: Message) -> str | None:
+            if request["method"] == "initialize":
+                return answered(request, HELLO)
+            page = 0 if repeat else int(request.get("params", {}).get("cursor", "0")) + 1
+            tools = [{"name": f"t{page}_{n}", "inputSchema": {"type": "object"}} for n in range(2)]
+            return answered(request, {"tools": tools, "nextCursor": str(page)})
+
+        return answer
+
+    async def refusal(repeat: bool) -> str:
+        client = McpClient("h", ScriptedTransport(paged(repeat)), on_list_changed=lambda: None)
+        await client.start(timeout=10)
+        with pytest.raises(McpProtocolError) as caught:
+            await client.list_tools(timeout=10)
+        return str(caught.value)
+
+    bound = asyncio.run(refusal(repeat=False))
+    assert f"tools/list runs past {MAX_PAGES} pages, the most rho-agent reads" in bound
+    assert "no setting raises it" in bound
+    looped = asyncio.run(refusal(repeat=True))
+    assert "pages do not end (a page gave again the cursor of an earlier one: '0')" in looped
