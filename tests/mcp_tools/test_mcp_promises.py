@@ -142,3 +142,40 @@ def test_a_listing_past_the_page_bound_names_the_bound_and_a_loop_says_so() -> N
     assert "no setting raises it" in bound
     looped = asyncio.run(refusal(repeat=True))
     assert "pages do not end (a page gave again the cursor of an earlier one: '0')" in looped
+
+
+def test_a_protocol_version_we_do_not_speak_or_none_is_refused_naming_what_came() -> None:
+    # redmcp25: an initialize answer without protocolVersion was refused as "speaks protocol
+    # version None", a version no server names; one we speak, older than what we offered,
+    # is taken, and the transport told (HTTP sends it as MCP-Protocol-Version from then on)
+    def hello(version: object) -> Answer:
+        def answer(request: Message) -> str | None:
+            result = {"capabilities": {}} | (
+                {} if version is None else {"protocolVersion": version}
+            )
+            return answered(request, result) if request["method"] == "initialize" else None
+
+        return answer
+
+    class Told(ScriptedTransport):
+        version = ""
+
+        def negotiated(self, version: str) -> None:
+            self.version = version
+
+    async def start(version: object) -> str:
+        transport = Told(hello(version))
+        client = McpClient("h", transport, on_list_changed=lambda: None)
+        try:
+            await client.start(timeout=10)
+        except McpProtocolError as exc:
+            return str(exc)
+        return f"told {transport.version}"
+
+    spoken = "rho-agent speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+    none = "MCP server 'h' answered initialize without a protocolVersion string; " + spoken
+    assert asyncio.run(start(None)) == none
+    assert asyncio.run(start(20250618)) == none
+    newer = asyncio.run(start("2026-07-28"))
+    assert newer == f"MCP server 'h' speaks protocol version '2026-07-28'; {spoken}"
+    assert asyncio.run(start("2024-11-05")) == "told 2024-11-05"

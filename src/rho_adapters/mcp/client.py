@@ -68,9 +68,14 @@ class McpClient:
         )
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
+            spoken = (
+                f"speaks protocol version {said(repr(version))}"
+                if isinstance(version, str)
+                else "answered initialize without a protocolVersion string"
+            )
             raise McpProtocolError(
-                f"MCP server {self.server!r} speaks protocol version {said(repr(version))}; "
-                f"rho-agent speaks {', '.join(HANDSHAKE_VERSIONS)}",
+                f"MCP server {self.server!r} {spoken}; rho-agent speaks "
+                f"{', '.join(HANDSHAKE_VERSIONS)}",
                 server=self.server,
             )
         self.protocol_version = str(version)
