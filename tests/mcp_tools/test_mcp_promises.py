@@ -179,3 +179,52 @@ def test_a_protocol_version_we_do_not_speak_or_none_is_refused_naming_what_came(
     newer = asyncio.run(start("2026-07-28"))
     assert newer == f"MCP server 'h' speaks protocol version '2026-07-28'; {spoken}"
     assert asyncio.run(start("2024-11-05")) == "told 2024-11-05"
+
+
+def test_a_key_in_the_urls_query_is_a_reference_read_at_start_and_never_shown() -> None:
+    # redmcp25: a server whose URL takes its key in the query (?api_key=..., as hosted MCP
+    # gateways do) could only be given it written out: a ${NAME} there was sent as those
+    # characters, so the key sat in the session's stored config.yaml and in every message
+    # naming the server (the 401 below showed it to the model and the trace). Now the url's
+    # path and query take ${NAME}, put in percent-encoded at start; messages name the URL as
+    # written.
+    import httpx
+
+    from rho_adapters.mcp.http import HttpTransport
+    from rho_adapters.mcp.servers import connect
+    from rho_domain.errors import ConfigError, McpError
+
+    key = "s3cr+t&x=1"
+    config = McpServerConfig(url="https://mcp.invalid/mcp?api_key=${MCP_KEY}&team=ops")
+    transport = connect("k", config, {"MCP_KEY": key})
+    queries: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        queries.append(request.url.query.decode())
+        body = httpx.ByteStream(b"no")
+        return httpx.Response(401, headers={"www-authenticate": "Bearer"}, stream=body)
+
+    async def refused() -> str:
+        assert isinstance(transport, HttpTransport)
+        transport._client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        client = McpClient("k", transport, on_list_changed=lambda: None)
+        try:
+            await client.start(timeout=10)
+        except McpError as exc:
+            return str(exc)
+        finally:
+            await client.aclose()
+        return "started"
+
+    said = asyncio.run(refused())
+    assert queries == ["api_key=s3cr%2Bt%26x%3D1&team=ops"]  # the key, one value of the query
+    assert said.startswith(
+        "MCP server 'k' at https://mcp.invalid/mcp?api_key=${MCP_KEY}&team=ops answered "
+        "initialize with HTTP 401"
+    )
+    assert "s3cr" not in said
+    with pytest.raises(ConfigError, match=r"mcp_servers.k.url names \$\{MCP_KEY\}, which is unset"):
+        connect("k", config, {})
+    for url in ("https://${HOST}/mcp", "https://mcp.${ZONE}/mcp"):
+        with pytest.raises(ConfigError, match="may stand in the URL's path or query only"):
+            McpServerConfig(url=url).check("k")
