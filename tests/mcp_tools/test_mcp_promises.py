@@ -223,6 +223,10 @@ def test_a_key_in_the_urls_query_is_a_reference_read_at_start_and_never_shown() 
         "initialize with HTTP 401"
     )
     assert "s3cr" not in said
+    # a key written out (no ${NAME}) reaches the server, and messages hide it as a password
+    transport = connect("k", McpServerConfig(url="https://mcp.invalid/mcp?api_key=s3cr"), {})
+    assert "?api_key=*** answered initialize with HTTP 401" in asyncio.run(refused())
+    assert queries[-1] == "api_key=s3cr"
     with pytest.raises(ConfigError, match=r"mcp_servers.k.url names \$\{MCP_KEY\}, which is unset"):
         connect("k", config, {})
     for url in ("https://${HOST}/mcp", "https://mcp.${ZONE}/mcp"):
