@@ -2,9 +2,10 @@
 
 A server is a local program (``command``, an argv list, with ``env`` and ``cwd``) spoken to
 over its stdin and stdout, or an HTTP endpoint (``url`` with ``headers``) speaking MCP's
-Streamable HTTP transport. Values of ``env`` and ``headers`` may name environment variables
-(``${NAME}``); ``bearer_token_env`` names the variable holding a bearer token. They are
-resolved by the adapter when the server starts, never stored resolved.
+Streamable HTTP transport. Values of ``env`` and ``headers``, and the ``url``'s path and query,
+may name environment variables (``${NAME}``, ``REFERENCE``); ``bearer_token_env`` names the
+variable holding a bearer token. They are resolved by the adapter when the server starts,
+never stored resolved.
 
 The model sees a server's tool ``search`` of server ``tickets`` as ``mcp__tickets__search``
 (``mcp_names.tool_name``: always within the 64 characters model APIs take, a name cut there
@@ -125,6 +126,26 @@ class McpServerConfig:
             )
         if self.url:  # a bad port or host: said now, not as httpx's traceback at first use
             check_endpoint_url(self.url, f"{where}.{name}.url:")
+            _check_url_references(self.url, f"{where}.{name}.url")
+
+
+# ``${NAME}``: a variable a value names, read when the server starts (``rho_adapters.mcp``)
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _check_url_references(url: str, key: str) -> None:
+    """Raise ConfigError naming ``key`` for a ``${NAME}`` in ``url``'s scheme or authority:
+    a variable's value is put in the URL percent-encoded (a key holding ``&`` or ``+`` stays
+    one value of the query), which a host or port cannot be."""
+    scheme_end = url.find("://") + 3
+    authority_end = min(
+        (at for c in "/?#" if (at := url.find(c, scheme_end)) >= 0), default=len(url)
+    )
+    if REFERENCE.search(url[:authority_end]):
+        raise ConfigError(
+            f"{key}: a ${{NAME}} may stand in the URL's path or query only (a key: "
+            "?key=${NAME}); write its scheme and host out"
+        )
 
 
 def check_servers(

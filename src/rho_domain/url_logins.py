@@ -1,4 +1,5 @@
-"""The login a URL may carry (``scheme://user:PASSWORD@host``), found in any text.
+"""The login a URL may carry (``scheme://user:PASSWORD@host``, or a key in its query:
+``?api_key=KEY``), found in any text.
 
 A base URL, an MCP server's URL, a dsn or a proxy may hold a password; a driver or HTTP
 library may quote one in its error. Every place that shows or keeps such text (a stored config,
@@ -17,9 +18,22 @@ import re
 _LOGIN = r"(?P<user>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@"
 
 
+# A query parameter holding a literal key (``?api_key=...``, ``&access_token=``, ``?key=``):
+# its name's last word a secret's (``max_tokens`` is none), its value no ``${VAR}``
+_QUERY_KEY = (
+    r"(?i)(?P<name>[?&](?:(?:[A-Za-z0-9.]*[_-])?(?:password|passwd|pwd|secret|token|"
+    r"api[_-]?key|credentials?|private_key|access_key)|key)=)(?!\$\{)[^&#\s'\"]+"
+)
+
+
 def hide_url_logins(text: str) -> str:
-    """``text`` with each URL's password shown as ``***`` (``http://user:***@host``)."""
-    return re.sub(_LOGIN, r"\g<user>:***@", text) if "@" in text else text
+    """``text`` with each URL's password shown as ``***`` (``http://user:***@host``), and
+    the value of a query parameter named as a key (``?api_key=***``)."""
+    if "@" in text:
+        text = re.sub(_LOGIN, r"\g<user>:***@", text)
+    if "=" in text and ("?" in text or "&" in text):
+        text = re.sub(_QUERY_KEY, r"\g<name>***", text)
+    return text
 
 
 def has_url_login(text: str) -> bool:

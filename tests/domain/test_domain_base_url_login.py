@@ -85,3 +85,19 @@ def test_a_password_holding_a_raw_hash_slash_or_question_mark_is_refused_hidden(
             assert "cfg" not in message
     for kept in ("http://gw:p@ss@gateway.test/v1", "http://gw:pw@gateway.test/v1?to=a@b"):
         assert AgentConfig(base_url=kept).base_url == kept
+
+
+def test_a_key_in_a_urls_query_is_hidden_wherever_a_login_is() -> None:
+    # redmcp25: hide_url_logins hid a URL's password only: an MCP gateway's or a model
+    # proxy's ?api_key=KEY was quoted whole in every error naming the URL (the model and the
+    # trace read them). A parameter named as a key is hidden now; a ${VAR} and a name whose
+    # last word is no secret's (max_tokens, mytoken) are not.
+    from rho_domain.url_logins import hide_url_logins
+
+    url = "https://u:pw@gw/mcp?team=ops&api_key=k1&apiKey=k2&key=k3&access_token=k4&x-api-key=k5"
+    assert hide_url_logins(f"refused {url}#top; retry") == (
+        "refused https://u:***@gw/mcp?team=ops&api_key=***&apiKey=***&key=***"
+        "&access_token=***&x-api-key=***#top; retry"
+    )
+    kept = "https://gw/mcp?token=${GW_TOKEN}&max_tokens=5&mytoken=m"
+    assert hide_url_logins(kept) == kept

@@ -20,6 +20,7 @@ from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.http import HttpTransport
 from rho_adapters.mcp.jsonrpc import Transport
+from rho_adapters.mcp.server_text import quoted_instructions
 from rho_adapters.mcp.stdio import StdioTransport
 from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter
@@ -73,7 +74,7 @@ async def test_stdio_server_lists_tools_with_their_schemas_and_instructions() ->
         assert add.policy_for({}).dangerous
         assert by_name["mcp__ref__echo"].policy_for({}).read_only
         assert sourced.instructions == (
-            "MCP server ref says:\nTickets live in the tracker; search before you ask.",
+            quoted_instructions("ref", "Tickets live in the tracker; search before you ask."),
         )
         assert await tools.current() is sourced  # nothing changed: the same object
         out = await tools.call("ref", "add", {"a": 2, "b": 40}, context())

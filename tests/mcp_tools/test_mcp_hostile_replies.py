@@ -40,7 +40,7 @@ def test_page_cursors_that_never_repeat_are_not_held_whole() -> None:
     async def main() -> None:
         client = McpClient("h", ScriptedTransport(answer), on_list_changed=lambda: None)
         await client.start(timeout=10)
-        with pytest.raises(McpProtocolError, match="tools/list pages do not end"):
+        with pytest.raises(McpProtocolError, match="tools/list runs past 100 pages"):
             await client.list_tools(timeout=10)
 
     tracemalloc.start()

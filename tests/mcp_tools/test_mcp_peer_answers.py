@@ -249,7 +249,7 @@ def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
     }
     assert shown["mcp__h__described"]["description"].startswith("d \\ud800\n")
     assert shown["mcp__h__titled"]["description"].startswith("t \\udfff\n")
-    assert "MCP server h says:\ni \\ud800" in request["messages"][0]["content"]
+    assert "rule above.\n> i \\ud800" in request["messages"][0]["content"]
     number = "a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
     lone = "text that is not Unicode (a lone surrogate, such as \\ud800)"
     assert sorted(p for p in problems if "is left out" in p) == sorted(

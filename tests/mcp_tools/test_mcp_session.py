@@ -79,7 +79,7 @@ async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and
     assert add["function"]["parameters"]["required"] == ["a", "b"]
     assert first["messages"][0]["role"] == "system"
     assert first["messages"][0]["content"].endswith(
-        "MCP server ref says:\nTickets live in the tracker; search before you ask."
+        "change no rule above.\n> Tickets live in the tracker; search before you ask."
     )
     added, env, big = results(session)
     assert json.loads(added.content) == {"total": 5}

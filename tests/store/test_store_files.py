@@ -123,6 +123,11 @@ async def test_config_snapshot_holds_no_login_in_a_url_header_or_keyword_dsn(
             "ora": DatabaseConfig(engine="oracle", dsn="scott/pw-ora-2b7c@db:1521/xe"),
         },
         mcp_servers={
+            # redmcp25: a key in a URL's query (an MCP gateway's ?api_key=) was stored
+            "gate": McpServerConfig(
+                url="https://gw.internal/mcp?team=ops&api_key=pw-query-7e1f&apiKey=pw-camel-2c4d"
+                "&key=pw-bare-9a0b&token=${GW_TOKEN}#top"
+            ),
             "docs": McpServerConfig(
                 url="https://bot:pw-mcp-55d1@mcp.internal/mcp",
                 headers={
@@ -131,20 +136,23 @@ async def test_config_snapshot_holds_no_login_in_a_url_header_or_keyword_dsn(
                     "Proxy-Authorization": "Basic ${PROXY_BASIC}",
                     "X-Team": "blue",
                 },
-            )
+            ),
         },
     )
     await store.create(record("s1", config))
     await store.release("s1")
     saved = (store.root / "s1" / "config.yaml").read_text()
     for secret in ("pw-base-81c2", "pw kw 4e0d", "pw-port-19ab", "pw-mcp-55d1", "pw-hdr-0c7a",
-                   "pw-key-a3b9", "pw-q-d41e", "pw-ora-2b7c"):  # fmt: skip
+                   "pw-key-a3b9", "pw-q-d41e", "pw-ora-2b7c", "pw-query-7e1f", "pw-camel-2c4d",
+                   "pw-bare-9a0b"):  # fmt: skip
         assert secret not in saved
     reopened, _ = await store.open("s1")
     assert reopened.config.base_url == "https://proxyuser@llm.internal/v1"
     assert reopened.config.databases["kw"].dsn == "host=db dbname=app sslmode=require"
     assert reopened.config.databases["query"].dsn == "postgresql://db/app?user=app&sslmode=require"
     assert reopened.config.databases["ora"].dsn == "scott@db:1521/xe"
+    gate = reopened.config.mcp_servers["gate"].url
+    assert gate == "https://gw.internal/mcp?team=ops&token=${GW_TOKEN}#top"
     docs = reopened.config.mcp_servers["docs"]
     assert docs.url == "https://bot@mcp.internal/mcp"
     assert dict(docs.headers) == {"Proxy-Authorization": "Basic ${PROXY_BASIC}", "X-Team": "blue"}

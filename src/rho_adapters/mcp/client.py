@@ -5,9 +5,9 @@ The handshake offers the newest revision of the ones the official Python SDK rea
 another answer is refused with the versions we speak. A server's ``instructions`` are kept
 for the system prompt, cut to ``MAX_INSTRUCTIONS`` characters, and of its ``serverInfo`` the
 name and version (``said``): nothing else of the answer is held. ``tools/list`` follows
-``nextCursor`` pages (a cursor seen twice, or more than ``MAX_PAGES`` pages, ends the listing
-with an error rather than a loop); the cursors seen are held as digests, since a server
-chooses their length (100 distinct 10 MB cursors held 1 GB).
+``nextCursor`` pages (a cursor seen twice ends the listing with an error rather than a loop,
+more than ``MAX_PAGES`` pages with one naming that bound); the cursors seen are held as
+digests, since a server chooses their length (100 distinct 10 MB cursors held 1 GB).
 """
 
 from __future__ import annotations
@@ -68,9 +68,14 @@ class McpClient:
         )
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
+            spoken = (
+                f"speaks protocol version {said(repr(version))}"
+                if isinstance(version, str)
+                else "answered initialize without a protocolVersion string"
+            )
             raise McpProtocolError(
-                f"MCP server {self.server!r} speaks protocol version {said(repr(version))}; "
-                f"rho-agent speaks {', '.join(HANDSHAKE_VERSIONS)}",
+                f"MCP server {self.server!r} {spoken}; rho-agent speaks "
+                f"{', '.join(HANDSHAKE_VERSIONS)}",
                 server=self.server,
             )
         self.protocol_version = str(version)
@@ -123,11 +128,16 @@ class McpClient:
                 return tools
             digest = _cursor_digest(cursor)
             if digest in seen:
-                break
+                raise McpProtocolError(
+                    f"MCP server {self.server!r}: tools/list pages do not end (a page gave "
+                    f"again the cursor of an earlier one: {said(repr(cursor))})",
+                    server=self.server,
+                )
             seen.add(digest)
         raise McpProtocolError(
-            f"MCP server {self.server!r}: tools/list pages do not end (cursor "
-            f"{said(repr(cursor))})",
+            f"MCP server {self.server!r}: tools/list runs past {MAX_PAGES} pages, the most "
+            f"rho-agent reads (the next cursor: {said(repr(cursor))}); no setting raises it: "
+            "ask the server's author for larger pages",
             server=self.server,
         )
 

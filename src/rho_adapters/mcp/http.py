@@ -49,7 +49,8 @@ _HTTPX_FAILURES = (httpx.HTTPError, httpx.StreamError)  # a closed stream's is n
 
 class HttpTransport:
     """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved), through
-    ``proxy`` when one is given."""
+    ``proxy`` when one is given; messages name it as ``shown_url`` (the config's, whose
+    ``${NAME}`` a key stands behind), else as ``url``, its login hidden either way."""
 
     answers_in_reply = True  # a request's answer is in the reply to its POST, or nowhere
 
@@ -58,6 +59,7 @@ class HttpTransport:
         server: str,
         url: str,
         *,
+        shown_url: str | None = None,
         headers: Mapping[str, str],
         http_client: httpx.AsyncClient | None = None,
         max_body: int = MAX_BODY,
@@ -67,7 +69,8 @@ class HttpTransport:
     ) -> None:
         self.server = server
         self.url = url
-        self.shown_url = hide_url_logins(url)  # what messages name: the URL may carry a login
+        # what messages name: the URL may carry a login, or a key its config writes ${NAME}
+        self.shown_url = hide_url_logins(url if shown_url is None else shown_url)
         for name, value in headers.items():
             refuse_header_text(value, f"MCP server {server!r}: header {name!r}")
         self.headers = dict(headers)

@@ -16,7 +16,7 @@ have each answer wait in memory. So an answer is small: its id is at most ``MAX_
 characters (a request with another id is not JSON-RPC, counted and skipped) and the method
 it names is cut. Every request has a deadline: past it, or when the caller is cancelled, the
 server is told (``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the
-setting, or its cancellation.
+setting, or its cancellation (never of ``initialize``: ``UNCANCELLED``).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ _METHOD_NOT_FOUND = -32601
 # 3 ('{},'), so the bytes a message may take bounded memory 20 times over
 MAX_VALUES = 4_000_000
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
+UNCANCELLED = frozenset({"initialize"})  # MCP: it "MUST NOT be cancelled by clients"
 
 
 class Transport(Protocol):
@@ -118,7 +119,7 @@ class RpcPeer:
             async with asyncio.timeout(timeout):
                 return await self._answered(message, future, malformed)
         except TimeoutError:
-            self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
+            self._cancel(method, request_id, f"no answer within {setting} ({timeout:g} s)")
             unread = self.unread_since(malformed)
             raise McpTimeout(
                 f"MCP server {self.server!r} gave no answer to {method} within {timeout:g} s "
@@ -127,7 +128,7 @@ class RpcPeer:
                 server=self.server,
             ) from None
         except asyncio.CancelledError:
-            self._cancel(request_id, "the run was cancelled")
+            self._cancel(method, request_id, "the run was cancelled")
             raise
         finally:
             self._pending.pop(request_id, None)
@@ -272,16 +273,15 @@ class RpcPeer:
             }
         self._later(lambda: self.transport.send(reply), answering=True)
 
-    def _cancel(self, request_id: int, reason: str) -> None:
-        if self.gone is None:
+    def _cancel(self, method: str, request_id: int, reason: str) -> None:
+        if self.gone is None and method not in UNCANCELLED:
             params = {"requestId": request_id, "reason": reason}
             self._later(lambda: self.notify("notifications/cancelled", params))
 
     def _later(self, send: Callable[[], Awaitable[None]], *, answering: bool = False) -> None:
         """Send without making the caller wait (a cancelled caller must not wait at all).
-        ``send`` makes the sending coroutine when the task runs: a task cancelled before its
-        first turn (``aclose`` right after) leaves no coroutine that was never awaited. An
-        ``answering`` send (an answer to the server) counts among the answers waiting."""
+        ``send`` makes the coroutine when the task runs: a task cancelled before its first
+        turn leaves none unawaited. An ``answering`` send counts among the answers waiting."""
 
         async def run() -> None:
             with contextlib.suppress(McpError):  # the server is gone; nothing waits for this

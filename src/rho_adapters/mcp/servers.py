@@ -12,7 +12,7 @@ import attrs
 
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.jsonrpc import Message, Transport
-from rho_adapters.mcp.references import resolved_env, resolved_headers
+from rho_adapters.mcp.references import resolved_env, resolved_headers, resolved_url
 from rho_adapters.mcp.stdio import StdioTransport, environment
 from rho_domain.call_digest import tool_digest
 from rho_domain.errors import McpError
@@ -35,8 +35,15 @@ def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> T
     assert server.url is not None
     routes = ProxyRoutes.from_environ(environ)  # as httpx would route it, and whom to trust
     headers = resolved_headers(name, server, environ)
-    proxy = routes.for_url(server.url)
-    return HttpTransport(name, server.url, headers=headers, proxy=proxy, trust=routes.trust)
+    url = resolved_url(name, server, environ)
+    return HttpTransport(
+        name,
+        url,
+        shown_url=server.url,  # its ${NAME}, never the key it stands for
+        headers=headers,
+        proxy=routes.for_url(url),
+        trust=routes.trust,
+    )
 
 
 @attrs.define

@@ -31,6 +31,7 @@ from typing import Any
 from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
+from rho_adapters.mcp.server_text import quoted_instructions
 from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, relisted, restart_due
 from rho_adapters.mcp.shown_tools import made_tools
 from rho_adapters.mcp.tool import McpTool
@@ -263,7 +264,7 @@ class McpToolSource(ToolSource):
             problems.extend(found)
             client = state.client
             if client is not None and client.instructions:
-                instructions.append(f"MCP server {state.name} says:\n{client.instructions}")
+                instructions.append(quoted_instructions(state.name, client.instructions))
         return SourcedTools(
             handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
         )

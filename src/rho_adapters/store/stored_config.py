@@ -2,8 +2,9 @@
 secrets and without ``store``.
 
 Keys named like secrets are dropped (``auth_token`` yes, ``max_tokens`` no; ``*_env`` keys
-name environment variables and are kept), a URL's password and a dsn's are removed, and
-``headers`` lose a literal credential; each drop is logged on ``rho_adapters.store``.
+name environment variables and are kept), a URL's password, its query's literal secrets
+(``?api_key=...``) and a dsn's are removed, and ``headers`` lose a literal credential;
+each drop is logged on ``rho_adapters.store``.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def stored_config(config: dict[str, Any]) -> dict[str, Any]:
 def without_secrets(data: Any) -> Any:
     """A copy of a config mapping without secret values: keys named like secrets are dropped
     (``*_env`` keys name environment variables and are kept), the password of a URL (a
-    ``dsn``, ``base_url``, an MCP ``url``: any ``*url`` key) and a keyword dsn's ``password=``
-    are removed, and ``headers`` lose a literal credential (``Authorization: Bearer sk-...``;
+    ``dsn``, ``base_url``, an MCP ``url``: any ``*url`` key), its query's literal secrets
+    (``_without_query_secrets``) and a keyword dsn's ``password=`` are removed, and
+    ``headers`` lose a literal credential (``Authorization: Bearer sk-...``;
     one naming its token by ``${VAR}`` holds none and is kept)."""
     if isinstance(data, Mapping):
         kept: dict[str, Any] = {}
@@ -69,9 +71,7 @@ def without_secrets(data: Any) -> Any:
 # A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare; compiled
 # (and cached by re) with the first dsn holding an "=", not at import.
 _KEYWORD_LOGIN = r"(?i)(?:^|\s+)(?:password|pwd)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s;]+)"
-# A URL dsn's query password (postgresql://host/db?user=u&password=PW), and Oracle's
-# user/password@connect-string (python-oracledb reads the password from it).
-_QUERY_LOGIN = r"(?i)([?&])(?:password|pwd)=[^&#\s]*&?"
+# Oracle's user/password@connect-string (python-oracledb reads the password from it).
 _SLASH_LOGIN = r"^(\s*[^/@\s:=]+)/[^@\s]*@"
 _CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
@@ -82,13 +82,35 @@ def _strip_login(value: Any, *, keywords: bool) -> Any:
     if not isinstance(value, str):
         return value
     value = drop_url_logins(value)  # matched, not parsed: a dsn need not parse
+    if "://" in value:
+        return _without_query_secrets(value)
     if not keywords:
         return value
-    if "://" in value:
-        return re.sub(_QUERY_LOGIN, r"\1", value).rstrip("?&") if "=" in value else value
     if "=" in value:
         value = re.sub(_KEYWORD_LOGIN, "", value).strip()
     return re.sub(_SLASH_LOGIN, r"\1@", value) if "@" in value else value
+
+
+def _without_query_secrets(url: str) -> str:
+    """``url`` without the query parameters that hold a literal secret: named like a secret
+    key (``password``, ``api_key``, ``access_token``, ``apiKey``) or ``key`` (an API key's
+    usual name in a query), with a value that names no ``${VAR}``: a dsn's
+    ``?password=PW``, an MCP gateway's ``?api_key=...`` (write ``?api_key=${MCP_KEY}``)."""
+    head, asked, rest = url.partition("?")
+    if not asked:
+        return url
+    query, hashed, fragment = rest.partition("#")
+    kept = [param for param in query.split("&") if not _secret_param(param)]
+    if len(kept) < len(query.split("&")):
+        log.warning("not saving a secret query parameter of a URL in the session's config.yaml")
+    kept_query = "&".join(part for part in kept if part)
+    return head + (f"?{kept_query}" if kept_query else "") + hashed + fragment
+
+
+def _secret_param(param: str) -> bool:
+    name, given, value = param.partition("=")
+    lowered = name.lower().replace("-", "_")
+    return bool(given) and "${" not in value and (lowered == "key" or _secret_key(lowered))
 
 
 def _headers(headers: Mapping[Any, Any]) -> dict[Any, Any]:

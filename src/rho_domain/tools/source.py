@@ -28,7 +28,8 @@ class SourcedTools:
 
     ``handlers`` are the tools (their names unique and not clashing with the agent's own);
     ``instructions`` texts to append to the system prompt (one per server that gave some,
-    each headed by its server's name); ``problems`` say what could not be listed (a server
+    each headed by its server's name, its own words quoted line by line: a server's text is
+    data, never the prompt's); ``problems`` say what could not be listed (a server
     that did not start within its startup timeout, or died), for the user to read. A source
     returns the same object while nothing changed, so the session compares by identity.
     """
