@@ -4,11 +4,11 @@ The first ``current`` starts every server at once, each bounded by its ``startup
 (start, ``initialize`` and ``tools/list`` together); a server that fails is left out, its
 problem reported, and the others serve. A ``notifications/tools/list_changed`` marks its
 server: the next ``current`` (before the next model call) or call lists it again, and a
-call of a tool it now lists otherwise is not made (``call``). A server that
-exits is left out, with its exit code and last stderr lines as the problem, and started again
-by the next ``current`` (a long session outlives a crash); a restart that fails is tried again
-after a backoff (``restart_backoff``: 1 s doubling to 60 s), so a server that crashes at once
-costs a start now and then, not one per model call. A server that never started (a bad
+call of a tool it now lists otherwise is not made (``call``). A server that exits is left
+out, with its exit code and last stderr lines as the problem, and started again by the next
+``current`` (a long session outlives a crash); a restart that fails is tried again after a
+backoff (``restart_backoff``: 1 s doubling to 60 s), so a server that crashes at once costs a
+start now and then, not one per model call. A server that never started (a bad
 command, a startup timeout) is not retried: its problem is in the configuration.
 
 A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
