@@ -13,10 +13,9 @@ command, a startup timeout) is not retried: its problem is in the configuration.
 
 A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
 characters (default: the agent's tool output limit), the whole saved under ``output_dir``
-(the session's directory beside its trace, or, without a store, a temporary directory
-that is kept after the session so that the path in the result stays true) while the
-session's saved outputs stay within ``saved_budget`` characters (``MAX_SAVED``): a server
-chooses how long its answers are, and the model how many calls it makes.
+(beside the session's trace; without a store, a temporary directory kept after the session,
+so the result's path stays true) while the session's saved outputs stay within
+``saved_budget`` characters (``MAX_SAVED``): a server chooses how long its answers are.
 """
 
 from __future__ import annotations
