@@ -280,6 +280,7 @@ async def test_daytona_delete_failure_is_logged_not_raised(
     with caplog.at_level(logging.WARNING):
         await rig.executor.aclose()
     assert "could not delete Daytona sandbox sbx-1" in caplog.text
+    assert "delete it: daytona delete sbx-1" in caplog.text  # the command, not "in Daytona"
     assert rig.executor.orphaned is not None
     assert rig.executor.orphaned.id == "sbx-1"
 

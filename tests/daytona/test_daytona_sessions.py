@@ -107,8 +107,9 @@ async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbo
     assert len(fake.created) == 2
     fake.created[0]["labels"].pop("rho-agent-build")  # one an older rho-agent made
     older = resumed("s1", image="alpine")
-    with pytest.raises(ConfigError, match="its labels do not say what built it"):
+    with pytest.raises(ConfigError, match="its labels do not say what built it") as refusal:
         await older.stat(".")
+    assert "or delete it (daytona delete sbx-1; its files go with it)" in str(refusal.value)
     for executor in (built, plain, same, anything, older):
         await executor.aclose()
 

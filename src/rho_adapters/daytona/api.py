@@ -263,11 +263,12 @@ class SandboxAPI:
         except (Exception, asyncio.CancelledError) as exc:
             cancelled = isinstance(exc, asyncio.CancelledError)
             log.warning(
-                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it in Daytona",
+                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it: %s",
                 sandbox_id,
                 why,
                 labels,
                 "cancelled" if cancelled else str(exc) or type(exc).__name__,
+                creation.delete_command(sandbox_id),
                 exc_info=not cancelled,
             )
             if cancelled:

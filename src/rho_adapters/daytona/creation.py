@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import secrets
+import shlex
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -108,8 +109,16 @@ def other_build(settings: DaytonaSettings, found: dict[str, Any]) -> str | None:
         f"session {settings.session_id}'s Daytona sandbox {found.get('id')} was not built from "
         f"the {named} this resume names ({was}); resume without naming a build "
         "(--dockerfile, --snapshot, RHO_AGENT_DAYTONA_IMAGE/_SNAPSHOT) to go on in it, or "
-        "delete it in Daytona (its files go with it) and resume again to build a new one"
+        f"delete it ({delete_command(str(found.get('id')))}; its files go with it) and "
+        "resume again to build a new one"
     )
+
+
+def delete_command(sandbox_id: str) -> str:
+    """The command that deletes sandbox ``sandbox_id`` (Daytona's CLI, ``daytona delete``),
+    for an operator told of a sandbox rho-agent leaves: by its id, which names one sandbox
+    (a name is looked up only when no id matches), quoted for a shell."""
+    return f"daytona delete {shlex.quote(sandbox_id)}"
 
 
 def new_name() -> str:
@@ -209,7 +218,7 @@ def labelled_only(session_id: str | None, found: dict[str, Any], made: str) -> s
         "that carries its labels was not attached: anyone in the organisation can label a "
         f"sandbox so. A new, empty one ({made}) serves it; if {found.get('id')} was this "
         "session's (a trace written before rho-agent recorded its sandbox), copy what you "
-        "need from it, then delete it in Daytona"
+        f"need from it, then delete it: {delete_command(str(found.get('id')))}"
     )
 
 
@@ -268,7 +277,8 @@ async def tell(told: PlacementTold | None, sandbox_id: str) -> None:
     except Exception as exc:  # noqa: BLE001 - the call that made the sandbox goes on
         _log.warning(
             "could not record Daytona sandbox %s in the session's trace (%s); the run's end "
-            "names it, or delete it in Daytona if the run dies before",
+            "names it, or delete it if the run dies before: %s",
             sandbox_id,
             exc,
+            delete_command(sandbox_id),
         )

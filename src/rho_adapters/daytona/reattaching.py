@@ -54,9 +54,11 @@ async def session_sandbox(
         recreated = (
             f"the sandbox the trace names, {known}, was found by that name only, as "
             f"{unrecorded.get('id')}: one a run killed before Daytona answered had asked for "
-            "(nothing ran in it), or one named after this session's; it was not attached "
-            f"(delete it in Daytona), and a new, empty one ({sandbox.id}) serves this "
-            "session, so files the conversation mentions from before are not there"
+            "(nothing ran in it), or one named after this session's; it was neither attached "
+            "nor deleted (a trace is stored data anyone may edit): if it is yours, delete it "
+            f"with {creation.delete_command(str(unrecorded.get('id')))}. A new, empty one "
+            f"({sandbox.id}) serves this session, so files the conversation mentions from "
+            "before are not there"
         )
     elif found:
         recreated = creation.labelled_only(session, found, sandbox.id)
