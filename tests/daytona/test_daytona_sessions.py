@@ -12,7 +12,7 @@ import pytest
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, ExecutorError
 
 
 def _executor(
@@ -49,11 +49,26 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     other = _executor(fake, tmp_path, "s2", resumed=True)  # another session's is never taken
     await other.stat(".")
     assert other.sandbox_id == "sbx-2"
-    fake.stop("sbx-2", "error")  # Daytona refuses to start it: a new one, said
+    # Daytona refuses to start a failed one; one it can recover holds the session's files
+    fake.stop("sbx-2", "error", "disk quota exceeded", recoverable=True)
+    waiting = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
+    for _ in range(2):  # asked again by each call: recovered meanwhile, it is taken
+        with pytest.raises(ExecutorError, match="which Daytona says it can recover from") as no:
+            await waiting.stat(".")
+    assert "sbx-2 is error (disk quota exceeded)" in str(no.value)  # before: a new sbx-3
+    assert str(no.value).endswith("a new, empty one: daytona delete sbx-2")
+    assert (waiting.sandbox_id, len(fake.created)) == (None, 2)
+    await waiting.aclose()
+    fake.stop("sbx-2", "error", "runner lost")  # not recoverable: a new one, said
     failed = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
     await failed.stat(".")
     assert failed.sandbox_id == "sbx-3"
     assert failed.recreated is not None
+    assert "sandbox sbx-2 is error (runner lost): Daytona does not start it" in failed.recreated
+    assert failed.recreated.endswith(
+        "kept with its files; copy what you need, then delete it: daytona delete sbx-2"
+    )  # before: "is gone"
+    assert "sbx-2" not in fake.deleted
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
         gone = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")

@@ -202,7 +202,7 @@ class SandboxAPI:
         """The description of session ``session_id``'s sandbox, or None (``creation``): the
         sandbox ``known`` when the session's trace names it (never another that its labels
         match: anyone in the organisation can label a sandbox so), else the one found by
-        its labels."""
+        its labels; the sandbox ``known`` in a ``creation.BROKEN`` state too."""
         if known is not None:
             url = f"{self._api}/sandbox/{path_segment(known)}"
             response = await self.send("GET", url, "sandbox lookup", accept=(404,))
@@ -210,11 +210,10 @@ class SandboxAPI:
         else:
             query = creation.session_query(session_id)
             url = f"{self._api}/sandbox"
-            response = await self.send("GET", url, "sandbox lookup", params=query)
-            found = response.content
+            found = (await self.send("GET", url, "sandbox lookup", params=query)).content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
             organization = self._settings.organization_id
-            return creation.session_sandbox(found, session_id, organization)
+            return creation.session_sandbox(found, session_id, organization, broken=bool(known))
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or

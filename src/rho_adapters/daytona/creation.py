@@ -28,7 +28,8 @@ from rho_domain.ports.executor import PlacementTold
 
 _log = logging.getLogger("rho_adapters.daytona.executor")
 
-_FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+BROKEN = frozenset({"error", "build_failed"})  # kept by Daytona, its files too; never started
+_FAILED_STATES = BROKEN | {"destroyed", "destroying"}
 STARTING = frozenset(
     [
         "started",
@@ -172,7 +173,7 @@ def session_query(session_id: str) -> dict[str, str]:
 
 
 def session_sandbox(
-    content: bytes, session_id: str, organization: str | None = None
+    content: bytes, session_id: str, organization: str | None = None, *, broken: bool = False
 ) -> dict[str, Any] | None:
     """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
     rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
@@ -180,7 +181,9 @@ def session_sandbox(
     start an ``error`` one: the session would fail at every call) and, when ``organization``
     is named (``DaytonaSettings.organization_id``), whose ``organizationId`` is not another's
     (logged: a server or proxy that ignored the header would hand over another
-    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON."""
+    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON.
+    ``broken``: one in a ``BROKEN`` state is returned too (the trace names it: its files are
+    there, and the resume says so)."""
     labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
     try:
         body = json.loads(content)
@@ -188,7 +191,9 @@ def session_sandbox(
         raise ExecutorError(f"Daytona's sandbox lookup answered no JSON: {content[:80]!r}") from exc
     items = body.get("items") if isinstance(body, dict) else body
     for data in items if isinstance(items, list) else ():
-        if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
+        if not isinstance(data, dict):
+            continue
+        if data.get("state") in _FAILED_STATES and not (broken and data["state"] in BROKEN):
             continue
         found = data.get("labels")
         if not isinstance(found, dict) or any(found.get(k) != v for k, v in labels.items()):

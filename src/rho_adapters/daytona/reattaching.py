@@ -39,6 +39,11 @@ async def session_sandbox(
         # named after the id the trace names. Never attached, nor deleted on the word of
         # stored data (a trace is anyone's): named, and left to its auto-stop and delete.
         unrecorded, found = found, None
+    broken = None
+    if found and known is not None and found.get("state") in creation.BROKEN:
+        broken, found = found, None  # Daytona refuses to start it; its files are in it
+        if broken.get("recoverable") is True:
+            raise ExecutorError(_recoverable(session, broken))
     if found and known is not None:
         if (refusal := creation.other_build(settings, found)) is not None:
             raise ConfigError(refusal)  # the build named is not what the sandbox runs
@@ -59,6 +64,14 @@ async def session_sandbox(
             f"with {creation.delete_command(str(unrecorded.get('id')))}. A new, empty one "
             f"({sandbox.id}) serves this session, so files the conversation mentions from "
             "before are not there"
+        )
+    elif broken:
+        recreated = (
+            f"this session's Daytona sandbox {broken.get('id')} is {_failure(broken)}: Daytona "
+            f"does not start it, so a new, empty one ({sandbox.id}) replaces it, and files the "
+            "conversation mentions from before are not there. The failed one was kept with its "
+            f"files; copy what you need, then delete it: "
+            f"{creation.delete_command(str(broken.get('id')))}"
         )
     elif found:
         recreated = creation.labelled_only(session, found, sandbox.id)
@@ -85,3 +98,23 @@ async def _find(api: SandboxAPI, session: str, known: str | None) -> dict[str, A
             "session %s: could not look for sandboxes labelled as its own: %s", session, exc
         )
         return None
+
+
+def _failure(data: dict[str, Any]) -> str:
+    """A failed sandbox's state and Daytona's reason for it, as a resume says them."""
+    reason = str(data.get("errorReason") or "no reason given")[:300]
+    return f"{data.get('state')} ({reason})"
+
+
+def _recoverable(session: str | None, data: dict[str, Any]) -> str:
+    """Why a resume does not go on while its sandbox's failure is one Daytona can recover
+    from (``recoverable``: a full disk, a lost runner): a new, empty one would leave the
+    session's files in it unsaid; the next call asks again."""
+    sandbox = str(data.get("id"))
+    return (
+        f"session {session}'s Daytona sandbox {sandbox} is {_failure(data)}, which Daytona "
+        "says it can recover from: recover it in Daytona (its dashboard or API), and the next "
+        "call goes on in it with the session's files; or delete it to go on in a new, empty "
+        "one: "
+        f"{creation.delete_command(sandbox)}"
+    )
