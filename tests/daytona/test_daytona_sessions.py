@@ -59,16 +59,24 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     assert str(no.value).endswith("a new, empty one: daytona delete sbx-2")
     assert (waiting.sandbox_id, len(fake.created)) == (None, 2)
     await waiting.aclose()
-    fake.stop("sbx-2", "error", "runner lost")  # not recoverable: a new one, said
-    failed = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
+    fake.api_key = "fake-key-long-enough"  # a key rho-agent hides (a placeholder it does not)
+    fake.stop("sbx-2", "error", f"runner lost (sent {fake.api_key})")  # not recoverable
+    failed = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path), session_id="s2", reattach=True),
+        transport=fake.transport,
+        clock=FakeClock(),
+    )
+    failed.expect("sbx-2")
     await failed.stat(".")
     assert failed.sandbox_id == "sbx-3"
     assert failed.recreated is not None
-    assert "sandbox sbx-2 is error (runner lost): Daytona does not start it" in failed.recreated
+    assert "sbx-2 is error (runner lost (sent ***)): Daytona does not" in failed.recreated
     assert failed.recreated.endswith(
         "kept with its files; copy what you need, then delete it: daytona delete sbx-2"
     )  # before: "is gone"
     assert "sbx-2" not in fake.deleted
+    await failed.aclose()
+    fake.api_key = "fake-key"
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
         gone = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
@@ -80,7 +88,7 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     said = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("session s1: this session's Daytona sandbox is gone") for m in said)
     assert "session s1: created Daytona sandbox sbx-4" in said
-    for executor in (first, other, failed, gone):
+    for executor in (first, other, gone):
         await executor.aclose()
 
 
