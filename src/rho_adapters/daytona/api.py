@@ -3,9 +3,8 @@
 Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
 ``started``), ``DELETE /sandbox/{id}``; a session's own found (``GET /sandbox?labels=``) and
 started again (``POST /sandbox/{id}/start``). Toolbox daemon (``{toolboxProxyUrl}/{id}``):
-``POST /process/execute`` (uploads: uploads.py; a listing is a script: listing.py).
-Every request goes through ``send``, where transport failures and error statuses are mapped
-(``_errors.py``).
+``POST /process/execute`` (uploads: uploads.py; a listing is a script: listing.py). Every
+request goes through ``send``, where transport failures and error statuses are mapped.
 """
 
 from __future__ import annotations
@@ -126,10 +125,16 @@ class SandboxAPI:
 
     async def _running(self, sandbox: Sandbox, what: str, error: RhoError) -> None:
         """Raise ``not_running`` from ``error`` (a toolbox request's) when the sandbox is not
-        started: stopped, archived, being deleted or gone."""
-        state = await self.state(sandbox.id)
-        if state not in ("started", "unknown"):
-            raise not_running(sandbox.id, state, what, error) from error
+        started, once one stopped or archived (its auto-stop) is started again for the next
+        call; the failed request is not sent again (it may have run)."""
+        if (state := await self.state(sandbox.id)) in ("started", "unknown"):
+            return
+        try:  # stopped or archived (its auto-stop): started again, with its files
+            woken = state in ("stopped", "archived")
+            again = (await self.reattach({"id": sandbox.id, "state": state})).id if woken else None
+        except RhoError as exc:
+            again = f"could not be started again ({exc})"
+        raise not_running(sandbox.id, state, what, error, again) from error
 
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
@@ -137,7 +142,7 @@ class SandboxAPI:
         try:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
             response = await self.send("GET", url, "sandbox status", accept=(404,))
-            if response.status_code == 404:
+            if response.status_code == 404:  # gone
                 return "deleted"
             return str(json_object(response, "sandbox status").get("state") or "unknown")
         except RhoError:
@@ -150,8 +155,8 @@ class SandboxAPI:
         SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
         ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
         have made all the same (its answer lost: a timeout, a gateway's 502, a 2xx page that is
-        no JSON or names no id), found by
-        ``name`` and proved its own by a token no one else has seen (``creation.made_by``).
+        no JSON or names no id), found by ``name`` and proved its own by a token no one else
+        has seen (``creation.made_by``).
         A refusal (a status below 500) is raised as it is, asked again by the next call: its
         cause may pass, or be fixed outside this run (no runner free, a snapshot still
         pulled or inactive, a quota)."""
@@ -257,7 +262,8 @@ class SandboxAPI:
         labels = ", ".join(f"{k}={v}" for k, v in creation.labels_for(self._settings).items())
         try:
             async with asyncio.timeout(self._settings.request_timeout):
-                await self.delete(sandbox_id)
+                url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+                await self.send("DELETE", url, "sandbox deletion")
             return True
         except (Exception, asyncio.CancelledError) as exc:
             cancelled = isinstance(exc, asyncio.CancelledError)
@@ -273,12 +279,6 @@ class SandboxAPI:
             if cancelled:
                 raise
             return False
-
-    async def delete(self, sandbox_id: str) -> None:
-        """Delete a sandbox."""
-        await self.send(
-            "DELETE", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox deletion"
-        )
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
         """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""
