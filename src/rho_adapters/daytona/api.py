@@ -125,8 +125,7 @@ class SandboxAPI:
 
     async def _running(self, sandbox: Sandbox, what: str, error: RhoError) -> None:
         """Raise ``not_running`` from ``error`` (a toolbox request's) when the sandbox is not
-        started, once one stopped or archived (its auto-stop) is started again for the next
-        call; the failed request is not sent again (it may have run)."""
+        started; one stopped or archived (its auto-stop) started again for the next call."""
         if (state := await self.state(sandbox.id)) in ("started", "unknown"):
             return
         try:  # stopped or archived (its auto-stop): started again, with its files
@@ -245,11 +244,8 @@ class SandboxAPI:
         data = await creation.started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
-            response = await self.send(
-                "GET",
-                f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url",
-                "toolbox URL",
-            )
+            url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url"
+            response = await self.send("GET", url, "toolbox URL")
             proxy = str(json_object(response, "toolbox URL").get("url") or "")
         return Sandbox(
             id=sandbox_id, toolbox_url=creation.toolbox_base(self._api, proxy, sandbox_id)
@@ -262,8 +258,7 @@ class SandboxAPI:
         labels = ", ".join(f"{k}={v}" for k, v in creation.labels_for(self._settings).items())
         try:
             async with asyncio.timeout(self._settings.request_timeout):
-                url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
-                await self.send("DELETE", url, "sandbox deletion")
+                await self.delete(sandbox_id)
             return True
         except (Exception, asyncio.CancelledError) as exc:
             cancelled = isinstance(exc, asyncio.CancelledError)
@@ -279,6 +274,11 @@ class SandboxAPI:
             if cancelled:
                 raise
             return False
+
+    async def delete(self, sandbox_id: str) -> None:
+        """Delete a sandbox (``ExecutorError`` when Daytona does not)."""
+        url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+        await self.send("DELETE", url, "sandbox deletion")
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
         """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""
