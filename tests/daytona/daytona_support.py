@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -93,3 +94,25 @@ async def closing(rig: Rig) -> AsyncIterator[Rig]:
         yield rig
     finally:
         await rig.executor.aclose()
+
+
+def reused(rig: Rig, **executor: Any) -> Rig:
+    """``rig`` (a module's, its sandbox made once) for one more test that does not prove a
+    creation: its workspace back to ``make_rig``'s (``src/a.txt`` alone), the fake's
+    records (``requests``, ``commands``) emptied and its daemon killing at a timeout, the
+    executor's attributes set to ``executor`` (its ``limits``: what a test changed)."""
+    for entry in (*rig.ws.iterdir(), *(rig.ws / "src").iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            if entry != rig.ws / "src":
+                shutil.rmtree(entry)
+        elif entry != rig.ws / "src" / "a.txt":
+            entry.unlink()
+    (rig.ws / "src" / "a.txt").write_bytes(b"hello\nworld\n")
+    (rig.ws / "src" / "a.txt").chmod(0o644)
+    rig.fake.requests.clear()
+    rig.fake.commands.clear()
+    rig.fake.on_timeout = "kill"
+    rig.fake.transport.handler = rig.fake.handler  # a test's wrapper (a race) removed
+    for name, value in executor.items():
+        setattr(rig.executor, name, value)
+    return rig

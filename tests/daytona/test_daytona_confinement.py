@@ -7,7 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daytona_support import Rig, closing, make_rig
+import pytest_asyncio
+from daytona_support import Rig, closing, make_rig, reused
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
@@ -20,20 +21,33 @@ from rho_domain.errors import (
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, Stage
 
+# One sandbox for the module (each creation runs three scripts in the fake: 70-90 ms of
+# CPU); its workspace is made afresh for each test (``reused``), beside outside.txt and a
+# sibling ws-evil. A test on it runs in the module's event loop (``in_module``).
+in_module = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Rig]:
+    top = tmp_path_factory.mktemp("daytona-confinement")
+    (top / "ws-evil").mkdir()
+    (top / "ws-evil" / "x.txt").write_text("sibling")
+    async for r in closing(make_rig(top)):
+        await r.executor.stat(".")
+        yield r
+
 
 @pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    (tmp_path / "outside.txt").write_text("host secret")
-    (tmp_path / "ws-evil").mkdir()
-    (tmp_path / "ws-evil" / "x.txt").write_text("sibling")
-    async for r in closing(make_rig(tmp_path)):
-        yield r
+def rig(shared: Rig) -> Rig:
+    (shared.ws.parent / "outside.txt").write_text("host secret")
+    return reused(shared)
 
 
 ESCAPES = ["../outside.txt", "src/../../outside.txt", "/etc/passwd", "../ws-evil/x.txt", "~/x"]
 
 
 @pytest.mark.parametrize("path", ESCAPES)
+@in_module
 async def test_daytona_lexical_escapes_refused_before_any_request(rig: Rig, path: str) -> None:
     with pytest.raises(PathOutsideWorkspace):
         await rig.executor.read(path)
@@ -42,22 +56,27 @@ async def test_daytona_lexical_escapes_refused_before_any_request(rig: Rig, path
     assert rig.fake.requests == []
 
 
+@in_module
 async def test_daytona_sibling_prefix_is_not_inside(rig: Rig) -> None:
     with pytest.raises(PathOutsideWorkspace):
         await rig.executor.stat(str(rig.ws) + "-evil/x.txt")
 
 
 @pytest.mark.parametrize("path", ["a\nb", "a\x00b", "C:\\x", "a\\..\\b", "file:///etc/passwd"])
+@in_module
 async def test_daytona_ambiguous_path_text_refused(rig: Rig, path: str) -> None:
     with pytest.raises(PermissionDenied):
         await rig.executor.stat(path)
 
 
+@in_module
 async def test_daytona_dotdot_inside_the_workspace_is_fine(rig: Rig) -> None:
     assert await rig.executor.read("src/../src/a.txt") == b"hello\nworld\n"
 
 
-async def test_daytona_symlink_out_of_the_workspace_refused(rig: Rig, tmp_path: Path) -> None:
+@in_module
+async def test_daytona_symlink_out_of_the_workspace_refused(rig: Rig) -> None:
+    tmp_path = rig.ws.parent
     (rig.ws / "leak").symlink_to(tmp_path / "outside.txt")
     (rig.ws / "door").symlink_to(tmp_path)
     with pytest.raises(PathOutsideWorkspace):
@@ -71,6 +90,7 @@ async def test_daytona_symlink_out_of_the_workspace_refused(rig: Rig, tmp_path: 
     assert not (tmp_path / "planted.txt").exists()
 
 
+@in_module
 async def test_daytona_symlink_inside_is_followed_but_never_written_through(rig: Rig) -> None:
     (rig.ws / "alias").symlink_to("src/a.txt")
     assert await rig.executor.read("alias") == b"hello\nworld\n"
@@ -79,6 +99,7 @@ async def test_daytona_symlink_inside_is_followed_but_never_written_through(rig:
     assert (rig.ws / "src" / "a.txt").read_bytes() == b"hello\nworld\n"
 
 
+@in_module
 async def test_daytona_secret_through_a_symlink_refused(rig: Rig) -> None:
     (rig.ws / ".env").write_text("KEY=1")
     (rig.ws / "notes.txt").symlink_to(".env")
@@ -87,6 +108,7 @@ async def test_daytona_secret_through_a_symlink_refused(rig: Rig) -> None:
 
 
 @pytest.mark.parametrize("name", [".env", ".env.local", "prod.env", "config/.envrc"])
+@in_module
 async def test_daytona_secrets_never_read_or_written(rig: Rig, name: str) -> None:
     with pytest.raises(SensitivePath):
         await rig.executor.read(name)
@@ -96,6 +118,7 @@ async def test_daytona_secrets_never_read_or_written(rig: Rig, name: str) -> Non
         await rig.executor.run(Command(pipeline=(Stage(argv=("cat",), stdin_path=name),)))
 
 
+@in_module
 async def test_daytona_env_templates_are_ordinary_files(rig: Rig) -> None:
     await rig.executor.write(".env.example", b"KEY=\n", overwrite=False)
     assert await rig.executor.read(".env.example") == b"KEY=\n"
@@ -106,12 +129,14 @@ async def test_daytona_env_templates_are_ordinary_files(rig: Rig) -> None:
     [".git/config", ".git/hooks/pre-commit", ".vscode/settings.json", ".claude/x", ".codex/y",
      ".cursor/z", ".idea/w", ".gemini/v", ".mcp.json", "sub/.GIT/config"],
 )  # fmt: skip
+@in_module
 async def test_daytona_agent_and_vcs_config_never_written(rig: Rig, name: str) -> None:
     with pytest.raises(SensitivePath):
         await rig.executor.write(name, b"x", overwrite=True)
     assert rig.toolbox_calls("/files/bulk-upload") == 0
 
 
+@in_module
 async def test_daytona_write_into_git_through_a_symlinked_dir_refused(rig: Rig) -> None:
     (rig.ws / ".git").mkdir()
     (rig.ws / "innocent").symlink_to(".git")
@@ -139,6 +164,7 @@ async def test_daytona_create_only_refuses_overwrites(tmp_path: Path) -> None:
         assert (rig.ws / "src" / "b.txt").read_bytes() == b"new"
 
 
+@in_module
 async def test_daytona_create_only_is_atomic_against_a_late_file(rig: Rig) -> None:
     """A file appearing between the check and the final link is never replaced."""
     target = rig.ws / "race.txt"
@@ -156,6 +182,7 @@ async def test_daytona_create_only_is_atomic_against_a_late_file(rig: Rig) -> No
     assert [p.name for p in rig.ws.iterdir() if "rho-tmp" in p.name] == []
 
 
+@in_module
 async def test_daytona_restricted_profile_refuses_shell_strings(rig: Rig) -> None:
     with pytest.raises(PermissionDenied, match="restricted"):
         await rig.executor.run(Command(shell="touch pwned"))
@@ -167,6 +194,7 @@ async def test_daytona_restricted_profile_refuses_shell_strings(rig: Rig) -> Non
     [("sh", "-c", "touch pwned"), ("python3", "-c", "1"), ("rg", "--pre=/bin/rm", "x"),
      ("find", ".", "-delete"), ("sed", "-i", "s/a/b/", "src/a.txt")],
 )  # fmt: skip
+@in_module
 async def test_daytona_pipeline_revalidated_even_if_a_handler_bug_asks(
     rig: Rig, argv: tuple[str, ...]
 ) -> None:
@@ -178,12 +206,14 @@ async def test_daytona_pipeline_revalidated_even_if_a_handler_bug_asks(
 @pytest.mark.parametrize(
     "word", ["$(touch pwned)", "`touch pwned`", "x; touch pwned", "x' ; touch pwned; '", "*"]
 )
+@in_module
 async def test_daytona_argv_words_are_never_interpreted(rig: Rig, word: str) -> None:
     result = await rig.executor.run(Command(pipeline=(Stage(argv=("echo", word)),)))
     assert result.output == word + "\n"
     assert not (rig.ws / "pwned").exists()
 
 
+@in_module
 async def test_daytona_here_document_text_is_never_interpreted(rig: Rig) -> None:
     text = "$(touch pwned)\n`touch pwned`\nEOF\n'\"\n"
     result = await rig.executor.run(Command(pipeline=(Stage(argv=("cat",), stdin_data=text),)))
@@ -201,7 +231,9 @@ async def test_daytona_restricted_pipelines_do_not_see_sandbox_env(tmp_path: Pat
         assert shell.output == "[s3cr3t]\n"
 
 
-async def test_daytona_restricted_cwd_outside_refused(rig: Rig, tmp_path: Path) -> None:
+@in_module
+async def test_daytona_restricted_cwd_outside_refused(rig: Rig) -> None:
+    tmp_path = rig.ws.parent
     (rig.ws / "door").symlink_to(tmp_path)
     for cwd in ("..", "/tmp", "door"):
         with pytest.raises(PathOutsideWorkspace):
@@ -228,10 +260,12 @@ async def test_daytona_extra_read_roots_are_readable_not_writable(tmp_path: Path
         await executor.aclose()
 
 
-async def test_daytona_never_writes_a_file_with_other_hard_links(rig: Rig, tmp_path: Path) -> None:
+@in_module
+async def test_daytona_never_writes_a_file_with_other_hard_links(rig: Rig) -> None:
     """As the local executor refuses it (tests/tools/test_executor_paths.py's
     ``hardlink.txt``): Daytona replaced the workspace's name of a file linked from outside,
     the promise differing by backend."""
+    tmp_path = rig.ws.parent
     (rig.ws / "linked.txt").hardlink_to(tmp_path / "outside.txt")
     with pytest.raises(PermissionDenied, match=r"linked\.txt has other hard links"):
         await rig.executor.write("linked.txt", b"pwned", overwrite=True)

@@ -280,6 +280,7 @@ async def test_daytona_delete_failure_is_logged_not_raised(
     with caplog.at_level(logging.WARNING):
         await rig.executor.aclose()
     assert "could not delete Daytona sandbox sbx-1" in caplog.text
+    assert "delete it: daytona delete sbx-1" in caplog.text  # the command, not "in Daytona"
     assert rig.executor.orphaned is not None
     assert rig.executor.orphaned.id == "sbx-1"
 
@@ -322,16 +323,36 @@ async def test_daytona_sandbox_stopped_mid_run_is_named(tmp_path: Path) -> None:
         upload = (FileUpload(path="notes.txt", data=b"x"),)
         true = Command(pipeline=(Stage(argv=("true",)),))
         for state in ("stopped", "archived", "deleted"):
-            if state == "deleted":
-                rig.fake.deleted.append("sbx-1")
-            else:
-                rig.fake.stop("sbx-1", state)
-            expected = rf"Daytona sandbox sbx-1 is {state}, so file upload to sandbox sbx-1"
-            with pytest.raises(ExecutorError, match=expected):
-                await rig.executor.upload(upload)
-            with pytest.raises(ExecutorError, match=f"sbx-1 is {state}, so command execution"):
-                await rig.executor.run(true)
+            for call in (rig.executor.upload(upload), rig.executor.run(true)):
+                if state == "deleted":
+                    rig.fake.deleted.append("sbx-1")
+                else:
+                    rig.fake.stop("sbx-1", state)
+                with pytest.raises(ExecutorError, match=rf"sbx-1 is {state}, so (file|comm)"):
+                    await call
         assert not (rig.ws / "notes.txt").exists()
+
+
+async def test_a_sandbox_its_auto_stop_stopped_is_started_again_for_the_next_call(
+    tmp_path: Path,
+) -> None:
+    """Daytona stops a sandbox idle for its auto-stop interval (15 minutes: a person at an
+    approval prompt, a long turn) and archives it later: every call after it failed ("start a
+    new session") though the session's own sandbox, with its files, could start again."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.write("notes.txt", b"kept", overwrite=False)
+        for state in ("stopped", "archived"):
+            rig.fake.stop("sbx-1", state)
+            with pytest.raises(ExecutorError, match="make the call again") as caught:
+                await rig.executor.read("notes.txt")  # not sent again: a command may have run
+            assert f"sbx-1 is {state}, so command execution" in str(caught.value)
+            assert await rig.executor.read("notes.txt") == b"kept"  # before: "is stopped"
+        assert rig.fake.starts == ["sbx-1", "sbx-1"]
+        rig.fake.fail("POST", "/sandbox/sbx-1/start", 400, {"message": "no runner free"})
+        rig.fake.stop("sbx-1")
+        with pytest.raises(ExecutorError, match=r"it could not be started again \(.*no runner"):
+            await rig.executor.read("notes.txt")
+        rig.fake.stopped.clear()
 
 
 async def test_daytona_key_revoked_mid_run_is_not_the_models_mistake(tmp_path: Path) -> None:

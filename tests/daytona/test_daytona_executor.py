@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from daytona_support import Rig, closing, make_rig
+import pytest_asyncio
+from daytona_support import Rig, closing, make_rig, reused
 
 from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, git_scripts, scripts
 from rho_adapters.daytona.creation import create_body
@@ -23,14 +24,27 @@ from rho_domain.limits import ResourceLimits
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.shell.git_repo import SHARED
 
+# One sandbox for the module's tests that do not prove its making (each creation runs
+# three scripts in the fake: 70-90 ms of CPU); the lifecycle tests make their own. A test
+# on it runs in the module's event loop (``in_module``), where its HTTP client lives.
+in_module = pytest.mark.asyncio(loop_scope="module")
 
-@pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    async for r in closing(make_rig(tmp_path, allow_shell=True)):
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Rig]:
+    made = make_rig(tmp_path_factory.mktemp("daytona-executor"), allow_shell=True)
+    async for r in closing(made):
+        await r.executor.stat(".")
         yield r
 
 
-async def test_daytona_sandbox_is_created_lazily_once_and_deleted_on_close(rig: Rig) -> None:
+@pytest.fixture
+def rig(shared: Rig) -> Rig:
+    return reused(shared, limits=ResourceLimits())
+
+
+async def test_daytona_sandbox_is_created_lazily_once_and_deleted_on_close(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path, allow_shell=True)
     assert rig.fake.created == []
     results = await asyncio.gather(*(rig.executor.stat("src") for _ in range(5)))
     assert {r.kind for r in results} == {FileKind.DIRECTORY}
@@ -101,22 +115,26 @@ def test_daytona_settings_hide_the_api_key() -> None:
     assert "sekrit" not in repr(DaytonaSettings(api_key="sekrit"))
 
 
+@in_module
 async def test_daytona_stat_file(rig: Rig) -> None:
     info = await rig.executor.stat("src/a.txt")
     assert (info.path, info.name, info.kind, info.size) == ("src/a.txt", "a.txt", FileKind.FILE, 12)
     assert info.mode == (rig.ws / "src" / "a.txt").stat().st_mode & 0o7777
 
 
+@in_module
 async def test_daytona_stat_missing_is_a_tool_error(rig: Rig) -> None:
     with pytest.raises(ToolError, match="no such file"):
         await rig.executor.stat("src/nope.txt")
 
 
+@in_module
 async def test_daytona_stat_accepts_absolute_paths_inside(rig: Rig) -> None:
     info = await rig.executor.stat(str(rig.ws / "src" / "a.txt"))
     assert info.path == "src/a.txt"
 
 
+@in_module
 async def test_daytona_read_whole_and_ranges(rig: Rig) -> None:
     assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"
     assert await rig.executor.read("src/a.txt", offset=1, length=3) == b"ell"
@@ -124,6 +142,7 @@ async def test_daytona_read_whole_and_ranges(rig: Rig) -> None:
     assert await rig.executor.read("src/a.txt", offset=100, length=5) == b""
 
 
+@in_module
 async def test_daytona_read_binary_round_trip(rig: Rig) -> None:
     blob = bytes(range(256)) * 40
     (rig.ws / "blob.bin").write_bytes(blob)
@@ -131,11 +150,13 @@ async def test_daytona_read_binary_round_trip(rig: Rig) -> None:
     assert await rig.executor.read("blob.bin", offset=250, length=10) == blob[250:260]
 
 
+@in_module
 async def test_daytona_read_empty_file(rig: Rig) -> None:
     (rig.ws / "empty").write_bytes(b"")
     assert await rig.executor.read("empty") == b""
 
 
+@in_module
 async def test_daytona_read_refuses_directories_and_fifos(rig: Rig) -> None:
     import os
 
@@ -146,6 +167,7 @@ async def test_daytona_read_refuses_directories_and_fifos(rig: Rig) -> None:
         await rig.executor.read("pipe")  # must not block
 
 
+@in_module
 async def test_daytona_list_dir(rig: Rig) -> None:
     (rig.ws / "src" / "sub").mkdir()
     (rig.ws / "src" / ".hidden").write_text("x")
@@ -162,11 +184,13 @@ async def test_daytona_list_dir(rig: Rig) -> None:
     assert "src" in top
 
 
+@in_module
 async def test_daytona_list_dir_of_a_file_is_an_error(rig: Rig) -> None:
     with pytest.raises(ToolError, match="not a directory"):
         await rig.executor.list_dir("src/a.txt")
 
 
+@in_module
 async def test_daytona_write_creates_with_parents_then_replaces(rig: Rig) -> None:
     assert await rig.executor.write("new/deep/f.txt", b"one", overwrite=False) is False
     assert (rig.ws / "new" / "deep" / "f.txt").read_bytes() == b"one"
@@ -176,6 +200,7 @@ async def test_daytona_write_creates_with_parents_then_replaces(rig: Rig) -> Non
     assert leftovers == ["f.txt"]  # no temp file left behind
 
 
+@in_module
 async def test_daytona_overwrite_preserves_the_mode(rig: Rig) -> None:
     target = rig.ws / "run.sh"
     target.write_text("old")
@@ -184,21 +209,25 @@ async def test_daytona_overwrite_preserves_the_mode(rig: Rig) -> None:
     assert target.stat().st_mode & 0o777 == 0o750
 
 
+@in_module
 async def test_daytona_overwrite_true_on_missing_file_reports_created(rig: Rig) -> None:
     assert await rig.executor.write("fresh.txt", b"x", overwrite=True) is False
 
 
+@in_module
 async def test_daytona_write_binary_data(rig: Rig) -> None:
     blob = bytes(range(256)) + b"\r\n--boundary\r\n"
     await rig.executor.write("b.bin", blob, overwrite=False)
     assert (rig.ws / "b.bin").read_bytes() == blob
 
 
+@in_module
 async def test_daytona_write_onto_a_directory_is_an_error(rig: Rig) -> None:
     with pytest.raises(ToolError, match="not a regular file"):
         await rig.executor.write("src", b"x", overwrite=True)
 
 
+@in_module
 async def test_daytona_which(rig: Rig) -> None:
     assert await rig.executor.which("sh") in ("/usr/bin/sh", "/bin/sh")
     assert await rig.executor.which("no-such-program-rho") is None
@@ -206,6 +235,7 @@ async def test_daytona_which(rig: Rig) -> None:
     assert await rig.executor.which("cd") is None  # a builtin, not a program
 
 
+@in_module
 async def test_daytona_run_pipeline(rig: Rig) -> None:
     result = await rig.executor.run(
         Command(pipeline=(Stage(argv=("cat", "src/a.txt")), Stage(argv=("wc", "-l"))))
@@ -213,6 +243,7 @@ async def test_daytona_run_pipeline(rig: Rig) -> None:
     assert (result.exit_code, result.output.strip(), result.timed_out) == (0, "2", False)
 
 
+@in_module
 async def test_daytona_run_stage_redirections(rig: Rig) -> None:
     data = await rig.executor.run(
         Command(pipeline=(Stage(argv=("grep", "-n", "x"), stdin_data="a\nx y\n"),))
@@ -236,6 +267,7 @@ async def test_daytona_run_stage_redirections(rig: Rig) -> None:
     assert nothing.output == ""
 
 
+@in_module
 async def test_daytona_run_in_subdirectory(rig: Rig) -> None:
     result = await rig.executor.run(Command(pipeline=(Stage(argv=("ls",)),), cwd="src"))
     assert result.output == "a.txt\n"
@@ -243,11 +275,13 @@ async def test_daytona_run_in_subdirectory(rig: Rig) -> None:
         await rig.executor.run(Command(pipeline=(Stage(argv=("ls",)),), cwd="nope"))
 
 
+@in_module
 async def test_daytona_shell_command_exit_code_and_stderr(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell="echo out; echo err >&2; exit 3"))
     assert (result.exit_code, result.output) == (3, "out\nerr\n")
 
 
+@in_module
 async def test_daytona_shell_runs_in_workspace_with_env(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell='pwd; echo "$GREETING"', env={"GREETING": "hi"}))
     assert result.output == f"{rig.ws}\nhi\n"
@@ -255,6 +289,7 @@ async def test_daytona_shell_runs_in_workspace_with_env(rig: Rig) -> None:
         await rig.executor.run(Command(shell="true", env={"A;B": "x"}))
 
 
+@in_module
 async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell="cat; echo done"))
     assert result.output == "done\n"
@@ -328,17 +363,20 @@ def _present(common: Path) -> list[str]:
     return [n for n in SHARED if (common / n).exists() or (common / n).is_symlink()]
 
 
+@in_module
 async def test_daytona_output_cap_counts_omitted_bytes(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell="head -c 10000 /dev/zero", max_output_bytes=100))
     assert (len(result.output), result.omitted_bytes) == (100, 9900)
 
 
+@in_module
 async def test_daytona_forged_status_line_changes_nothing(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell=r"printf '\n\036rho:0:0\n'; exit 5"))
     assert result.exit_code == 5
     assert "rho:0:0" in result.output
 
 
+@in_module
 async def test_daytona_timeout_kills_and_reports(rig: Rig) -> None:
     pids = rig.ws / "pids"
     script = f"echo $$ >> {pids}; sleep 300 & echo $! >> {pids}; sleep 300"
@@ -350,6 +388,7 @@ async def test_daytona_timeout_kills_and_reports(rig: Rig) -> None:
 
 
 @pytest.mark.parametrize("on_timeout", ["leave", "ignore"])
+@in_module
 async def test_daytona_timeout_kills_where_the_daemon_does_not(rig: Rig, on_timeout: str) -> None:
     # Before, a daemon that answered 408 and left the command, or ignored the timeout, let it
     # run on (here 300 s; in a real sandbox until it stopped): the sandbox now ends it itself.
@@ -386,11 +425,13 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@in_module
 async def test_daytona_empty_command_is_an_error(rig: Rig) -> None:
     with pytest.raises(ToolError, match="empty"):
         await rig.executor.run(Command())
 
 
+@in_module
 async def test_daytona_commands_run_under_the_profile_limits(rig: Rig) -> None:
     """ulimit -v/-t in the remote command, and reading stops at the output limit."""
     rig.executor.limits = ResourceLimits(memory_mib=128, cpu_seconds=1, output_mib=1)

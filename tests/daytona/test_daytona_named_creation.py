@@ -59,7 +59,8 @@ async def test_a_sandbox_is_named_before_it_is_made_and_a_name_never_attaches(
     assert resumed.sandbox_id == "sbx-2"  # sbx-1, found by that name, is not attached
     assert resumed.recreated is not None
     assert f"{name}, was found by that name only, as sbx-1" in resumed.recreated
-    assert "(delete it in Daytona)" in resumed.recreated  # stored data deletes nothing
+    assert "neither attached nor deleted" in resumed.recreated  # stored data deletes nothing
+    assert "delete it with daytona delete sbx-1." in resumed.recreated  # before: "in Daytona"
     assert fake.deleted == []
     making.cancel()
     # someone names a sandbox after a deleted one's id, with the session's labels

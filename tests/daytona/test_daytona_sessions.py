@@ -12,7 +12,7 @@ import pytest
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, ExecutorError
 
 
 def _executor(
@@ -49,11 +49,34 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     other = _executor(fake, tmp_path, "s2", resumed=True)  # another session's is never taken
     await other.stat(".")
     assert other.sandbox_id == "sbx-2"
-    fake.stop("sbx-2", "error")  # Daytona refuses to start it: a new one, said
-    failed = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
+    # Daytona refuses to start a failed one; one it can recover holds the session's files
+    fake.stop("sbx-2", "error", "disk quota exceeded", recoverable=True)
+    waiting = _executor(fake, tmp_path, "s2", resumed=True, known="sbx-2")
+    for _ in range(2):  # asked again by each call: recovered meanwhile, it is taken
+        with pytest.raises(ExecutorError, match="which Daytona says it can recover from") as no:
+            await waiting.stat(".")
+    assert "sbx-2 is error (disk quota exceeded)" in str(no.value)  # before: a new sbx-3
+    assert str(no.value).endswith("a new, empty one: daytona delete sbx-2")
+    assert (waiting.sandbox_id, len(fake.created)) == (None, 2)
+    await waiting.aclose()
+    fake.api_key = "fake-key-long-enough"  # a key rho-agent hides (a placeholder it does not)
+    fake.stop("sbx-2", "error", f"runner lost (sent {fake.api_key})")  # not recoverable
+    failed = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path), session_id="s2", reattach=True),
+        transport=fake.transport,
+        clock=FakeClock(),
+    )
+    failed.expect("sbx-2")
     await failed.stat(".")
     assert failed.sandbox_id == "sbx-3"
     assert failed.recreated is not None
+    assert "sbx-2 is error (runner lost (sent ***)): Daytona does not" in failed.recreated
+    assert failed.recreated.endswith(
+        "kept with its files; copy what you need, then delete it: daytona delete sbx-2"
+    )  # before: "is gone"
+    assert "sbx-2" not in fake.deleted
+    await failed.aclose()
+    fake.api_key = "fake-key"
     await again.aclose()  # sbx-1 deleted, as a session's close does
     with caplog.at_level(logging.INFO, logger="rho_adapters.daytona.executor"):
         gone = _executor(fake, tmp_path, "s1", resumed=True, known="sbx-1")
@@ -65,7 +88,7 @@ async def test_a_resumed_session_finds_its_sandbox_in_each_state(
     said = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("session s1: this session's Daytona sandbox is gone") for m in said)
     assert "session s1: created Daytona sandbox sbx-4" in said
-    for executor in (first, other, failed, gone):
+    for executor in (first, other, gone):
         await executor.aclose()
 
 
@@ -107,8 +130,9 @@ async def test_a_resume_naming_another_build_is_refused_not_given_the_old_sandbo
     assert len(fake.created) == 2
     fake.created[0]["labels"].pop("rho-agent-build")  # one an older rho-agent made
     older = resumed("s1", image="alpine")
-    with pytest.raises(ConfigError, match="its labels do not say what built it"):
+    with pytest.raises(ConfigError, match="its labels do not say what built it") as refusal:
         await older.stat(".")
+    assert "or delete it (daytona delete sbx-1; its files go with it)" in str(refusal.value)
     for executor in (built, plain, same, anything, older):
         await executor.aclose()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.clock import SystemClock
@@ -47,12 +48,25 @@ def _rig(tmp_path: Path, profile: PermissionProfile, **options: Any) -> Rig:
     return rig
 
 
-@pytest.fixture
-async def ro(tmp_path: Path) -> AsyncIterator[Rig]:
-    async for r in closing(_rig(tmp_path, RO)):
+# The readonly tests share one sandbox (they change nothing in it; each creation runs three
+# scripts in the fake, 70-90 ms of CPU) and run in the module's event loop (``in_module``).
+in_module = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_ro(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Rig]:
+    async for r in closing(_rig(tmp_path_factory.mktemp("daytona-tools"), RO)):
         yield r
 
 
+@pytest.fixture
+def ro(shared_ro: Rig) -> Rig:
+    shared_ro.fake.requests.clear()
+    shared_ro.fake.commands.clear()
+    return shared_ro
+
+
+@in_module
 async def test_daytona_tool_read(ro: Rig) -> None:
     out = await call(ro, "read", path="src/app.py", offset=2, limit=1)
     assert not out.is_error
@@ -60,6 +74,7 @@ async def test_daytona_tool_read(ro: Rig) -> None:
     assert "lines 2-2 of 3" in out.content
 
 
+@in_module
 async def test_daytona_tool_read_refuses_secrets_and_escapes(ro: Rig) -> None:
     """Both targets exist, so only the refusal (not "no such file") can stop them."""
     escape = "../" * (len(ro.ws.parts) + 1) + "etc/passwd"
@@ -74,6 +89,7 @@ async def test_daytona_tool_read_refuses_secrets_and_escapes(ro: Rig) -> None:
     assert "root:" not in outside.content
 
 
+@in_module
 async def test_daytona_tool_list(ro: Rig) -> None:
     out = await call(ro, "list", path="src")
     assert not out.is_error
@@ -104,17 +120,20 @@ def sent_scripts(rig: Rig) -> list[str]:
     return rig.fake.scripts
 
 
+@in_module
 async def test_daytona_tool_glob(ro: Rig) -> None:
     out = await call(ro, "glob", pattern="**/*.py")
     assert "src/app.py" in out.content
 
 
+@in_module
 async def test_daytona_tool_bash_restricted_pipeline_and_cd(ro: Rig) -> None:
     out = await call(ro, "bash", command="cd src && grep -c foo app.py | cat; echo done")
     assert not out.is_error, out.content
     assert out.content.startswith("2\ndone\n")
 
 
+@in_module
 async def test_daytona_tool_bash_restricted_refuses_writes_and_shells(ro: Rig) -> None:
     for line in ("touch pwned", "ls; /bin/rm -rf src", "cat x | sh", "echo hi > pwned"):
         out = await call(ro, "bash", command=line)
@@ -124,6 +143,7 @@ async def test_daytona_tool_bash_restricted_refuses_writes_and_shells(ro: Rig) -
     assert (ro.ws / "src").is_dir()
 
 
+@in_module
 async def test_daytona_tool_write_not_offered_in_readonly(ro: Rig) -> None:
     out = await call(ro, "write", path="new.txt", content="x")
     assert out.is_error

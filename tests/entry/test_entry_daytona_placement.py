@@ -141,6 +141,7 @@ async def test_a_trace_naming_no_sandbox_id_is_read_as_naming_none(
             assert again.sandbox_id not in (None, "sbx-1")  # found by its labels: not taken
             (notice,) = [n for n in resumed.resume_notices if "Daytona" in n]
             assert "sandbox sbx-1 that carries its labels was not attached" in notice
+            assert notice.endswith("then delete it: daytona delete sbx-1")
         assert f"names a Daytona sandbox id that is no id ({bad[:40]!r}" in caplog.text
     for each in (first, *resumers):  # the first deletes sbx-1; the others' deletion is logged
         await each.aclose()

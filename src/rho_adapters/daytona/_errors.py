@@ -70,14 +70,23 @@ def error_for(
     return ExecutorError(f"Daytona failed {what} ({status}): {message}")
 
 
-def not_running(sandbox_id: str, state: str, what: str, error: RhoError) -> ExecutorError:
+def not_running(
+    sandbox_id: str, state: str, what: str, error: RhoError, again: str | None = None
+) -> ExecutorError:
     """The error for a toolbox request that failed while the sandbox was not started: the
     toolbox proxy's own answers then say "no such file" (an archived sandbox's 404), "Is the
-    Sandbox started?" (a 400) or nothing (a 502), and were taken for the model's mistakes."""
+    Sandbox started?" (a 400) or nothing (a 502), and were taken for the model's mistakes.
+    ``again``: the sandbox's id once started again, or why it could not be."""
+    said = f"Daytona sandbox {sandbox_id} is {state}, so {what} failed ({error}); it was "
+    if again == sandbox_id:
+        return ExecutorError(
+            f"{said}stopped by its auto-stop interval (idle), the dashboard or another client, "
+            "and is started again with its files: make the call again"
+        )
     return ExecutorError(
-        f"Daytona sandbox {sandbox_id} is {state}, so {what} failed ({error}); it was stopped, "
-        "archived or deleted outside this run (by its auto-stop interval, the dashboard or "
-        "another client): start a new session, or start the sandbox again in Daytona"
+        f"{said}stopped, archived or deleted outside this run (by its auto-stop interval, the "
+        f"dashboard or another client){'; it ' + again if again else ''}: start a new session, "
+        "or start the sandbox again in Daytona"
     )
 
 

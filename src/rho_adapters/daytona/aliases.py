@@ -79,8 +79,7 @@ def _secret_regex() -> str:
     basenames = [p.removeprefix("*/") for p in (*NAMES, SSH_KEY)]
     # ``*.git/objects`` (a bare repository's store) keeps its star: ``.*`` before ``\.git/``
     files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*") and not p.endswith("/*")]
-    alternatives = [_copied(name, "[^/]*") for name in basenames]
-    alternatives += [_copied(path, ".*") for path in files]
+    alternatives = [_copied(basenames, "[^/]*"), _copied(files, ".*")]
     alternatives += [_glob(copy, ".*") for path in files for copy in _parent_copies(path)]
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
@@ -95,14 +94,22 @@ def _secret_regex() -> str:
     return f".*/({'|'.join(alternatives)})"
 
 
-def _copied(pattern: str, star: str) -> str:
-    """``pattern`` (a glob; ``star`` is what its ``*`` matches) and its copies
+def _copied(patterns: Sequence[str], star: str) -> str:
+    """The ``patterns`` (globs; ``star`` is what a ``*`` matches) and their copies
     (``secret_twins``): a suffix (``id_rsa.bak``, ``.netrc.1``, ``server.pem~``, an RCS
     file ``.netrc,v``), emacs' autosave (``#.netrc#``), "Copy of .netrc" and "Copy (2) of
-    .netrc"."""
-    head, _, name = pattern.rpartition("/")
-    head = _glob(f"{head}/", star) if head else ""
-    return f"{head}(#|copy{star}of )?{_glob(name, star)}([.~ _,-]{star}|#)?"
+    .netrc", as one alternative: the copies' marks are written once around all names (the
+    same language as one alternative per pattern; glibc compiled those 2 x 234 repeated marks
+    in 17 ms of the sandbox's CPU at every scan, a sandbox's creation and each file with
+    several names; this form in under half)."""
+    bare = [_glob(pattern, star) for pattern in patterns if "/" not in pattern]
+    headed = []
+    for pattern in patterns:
+        head, _, name = pattern.rpartition("/")
+        if head:
+            headed.append(f"{_glob(f'{head}/', star)}(#|copy{star}of )?{_glob(name, star)}")
+    named = [f"(#|copy{star}of )?({'|'.join(bare)})"] if bare else []
+    return f"({'|'.join((*named, *headed))})([.~ _,-]{star}|#)?"
 
 
 def _parent_copies(path: str) -> tuple[str, ...]:

@@ -3,9 +3,8 @@
 Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
 ``started``), ``DELETE /sandbox/{id}``; a session's own found (``GET /sandbox?labels=``) and
 started again (``POST /sandbox/{id}/start``). Toolbox daemon (``{toolboxProxyUrl}/{id}``):
-``POST /process/execute`` (uploads: uploads.py; a listing is a script: listing.py).
-Every request goes through ``send``, where transport failures and error statuses are mapped
-(``_errors.py``).
+``POST /process/execute`` (uploads: uploads.py; a listing is a script: listing.py). Every
+request goes through ``send``, where transport failures and error statuses are mapped.
 """
 
 from __future__ import annotations
@@ -126,10 +125,15 @@ class SandboxAPI:
 
     async def _running(self, sandbox: Sandbox, what: str, error: RhoError) -> None:
         """Raise ``not_running`` from ``error`` (a toolbox request's) when the sandbox is not
-        started: stopped, archived, being deleted or gone."""
-        state = await self.state(sandbox.id)
-        if state not in ("started", "unknown"):
-            raise not_running(sandbox.id, state, what, error) from error
+        started; one stopped or archived (its auto-stop) started again for the next call."""
+        if (state := await self.state(sandbox.id)) in ("started", "unknown"):
+            return
+        try:  # stopped or archived (its auto-stop): started again, with its files
+            woken = state in ("stopped", "archived")
+            again = (await self.reattach({"id": sandbox.id, "state": state})).id if woken else None
+        except RhoError as exc:
+            again = f"could not be started again ({exc})"
+        raise not_running(sandbox.id, state, what, error, again) from error
 
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
@@ -137,7 +141,7 @@ class SandboxAPI:
         try:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
             response = await self.send("GET", url, "sandbox status", accept=(404,))
-            if response.status_code == 404:
+            if response.status_code == 404:  # gone
                 return "deleted"
             return str(json_object(response, "sandbox status").get("state") or "unknown")
         except RhoError:
@@ -150,8 +154,8 @@ class SandboxAPI:
         SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
         ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
         have made all the same (its answer lost: a timeout, a gateway's 502, a 2xx page that is
-        no JSON or names no id), found by
-        ``name`` and proved its own by a token no one else has seen (``creation.made_by``).
+        no JSON or names no id), found by ``name`` and proved its own by a token no one else
+        has seen (``creation.made_by``).
         A refusal (a status below 500) is raised as it is, asked again by the next call: its
         cause may pass, or be fixed outside this run (no runner free, a snapshot still
         pulled or inactive, a quota)."""
@@ -202,7 +206,7 @@ class SandboxAPI:
         """The description of session ``session_id``'s sandbox, or None (``creation``): the
         sandbox ``known`` when the session's trace names it (never another that its labels
         match: anyone in the organisation can label a sandbox so), else the one found by
-        its labels."""
+        its labels; the sandbox ``known`` in a ``creation.BROKEN`` state too."""
         if known is not None:
             url = f"{self._api}/sandbox/{path_segment(known)}"
             response = await self.send("GET", url, "sandbox lookup", accept=(404,))
@@ -210,11 +214,10 @@ class SandboxAPI:
         else:
             query = creation.session_query(session_id)
             url = f"{self._api}/sandbox"
-            response = await self.send("GET", url, "sandbox lookup", params=query)
-            found = response.content
+            found = (await self.send("GET", url, "sandbox lookup", params=query)).content
         with hiding_key(self._settings.api_key):  # a page that is no JSON is quoted
             organization = self._settings.organization_id
-            return creation.session_sandbox(found, session_id, organization)
+            return creation.session_sandbox(found, session_id, organization, broken=bool(known))
 
     async def reattach(self, data: dict[str, Any]) -> Sandbox:
         """The sandbox ``data`` describes (``find``), started again when it was stopped or
@@ -241,11 +244,8 @@ class SandboxAPI:
         data = await creation.started(sandbox_id, data, status, clock=self._clock, timeout=timeout)
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
-            response = await self.send(
-                "GET",
-                f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url",
-                "toolbox URL",
-            )
+            url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url"
+            response = await self.send("GET", url, "toolbox URL")
             proxy = str(json_object(response, "toolbox URL").get("url") or "")
         return Sandbox(
             id=sandbox_id, toolbox_url=creation.toolbox_base(self._api, proxy, sandbox_id)
@@ -263,11 +263,12 @@ class SandboxAPI:
         except (Exception, asyncio.CancelledError) as exc:
             cancelled = isinstance(exc, asyncio.CancelledError)
             log.warning(
-                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it in Daytona",
+                "could not delete Daytona sandbox %s, %s (labels %s): %s; delete it: %s",
                 sandbox_id,
                 why,
                 labels,
                 "cancelled" if cancelled else str(exc) or type(exc).__name__,
+                creation.delete_command(sandbox_id),
                 exc_info=not cancelled,
             )
             if cancelled:
@@ -275,10 +276,9 @@ class SandboxAPI:
             return False
 
     async def delete(self, sandbox_id: str) -> None:
-        """Delete a sandbox."""
-        await self.send(
-            "DELETE", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox deletion"
-        )
+        """Delete a sandbox (``ExecutorError`` when Daytona does not)."""
+        url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
+        await self.send("DELETE", url, "sandbox deletion")
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
         """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""

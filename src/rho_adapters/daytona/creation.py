@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import secrets
+import shlex
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,7 +28,8 @@ from rho_domain.ports.executor import PlacementTold
 
 _log = logging.getLogger("rho_adapters.daytona.executor")
 
-_FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+BROKEN = frozenset({"error", "build_failed"})  # kept by Daytona, its files too; never started
+_FAILED_STATES = BROKEN | {"destroyed", "destroying"}
 STARTING = frozenset(
     [
         "started",
@@ -108,8 +110,16 @@ def other_build(settings: DaytonaSettings, found: dict[str, Any]) -> str | None:
         f"session {settings.session_id}'s Daytona sandbox {found.get('id')} was not built from "
         f"the {named} this resume names ({was}); resume without naming a build "
         "(--dockerfile, --snapshot, RHO_AGENT_DAYTONA_IMAGE/_SNAPSHOT) to go on in it, or "
-        "delete it in Daytona (its files go with it) and resume again to build a new one"
+        f"delete it ({delete_command(str(found.get('id')))}; its files go with it) and "
+        "resume again to build a new one"
     )
+
+
+def delete_command(sandbox_id: str) -> str:
+    """The command that deletes sandbox ``sandbox_id`` (Daytona's CLI, ``daytona delete``),
+    for an operator told of a sandbox rho-agent leaves: by its id, which names one sandbox
+    (a name is looked up only when no id matches), quoted for a shell."""
+    return f"daytona delete {shlex.quote(sandbox_id)}"
 
 
 def new_name() -> str:
@@ -163,7 +173,7 @@ def session_query(session_id: str) -> dict[str, str]:
 
 
 def session_sandbox(
-    content: bytes, session_id: str, organization: str | None = None
+    content: bytes, session_id: str, organization: str | None = None, *, broken: bool = False
 ) -> dict[str, Any] | None:
     """The first sandbox of a ``GET /sandbox`` answer (a list, or a page's ``items``) that
     rho-agent made for ``session_id`` (checked here too: a server that ignored the filter
@@ -171,7 +181,9 @@ def session_sandbox(
     start an ``error`` one: the session would fail at every call) and, when ``organization``
     is named (``DaytonaSettings.organization_id``), whose ``organizationId`` is not another's
     (logged: a server or proxy that ignored the header would hand over another
-    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON."""
+    organisation's sandbox), else None; ``ExecutorError`` for an answer that is not JSON.
+    ``broken``: one in a ``BROKEN`` state is returned too (the trace names it: its files are
+    there, and the resume says so)."""
     labels = {"created-by": "rho-agent", SESSION_LABEL: session_id}
     try:
         body = json.loads(content)
@@ -179,7 +191,9 @@ def session_sandbox(
         raise ExecutorError(f"Daytona's sandbox lookup answered no JSON: {content[:80]!r}") from exc
     items = body.get("items") if isinstance(body, dict) else body
     for data in items if isinstance(items, list) else ():
-        if not isinstance(data, dict) or data.get("state") in _FAILED_STATES:
+        if not isinstance(data, dict):
+            continue
+        if data.get("state") in _FAILED_STATES and not (broken and data["state"] in BROKEN):
             continue
         found = data.get("labels")
         if not isinstance(found, dict) or any(found.get(k) != v for k, v in labels.items()):
@@ -209,7 +223,7 @@ def labelled_only(session_id: str | None, found: dict[str, Any], made: str) -> s
         "that carries its labels was not attached: anyone in the organisation can label a "
         f"sandbox so. A new, empty one ({made}) serves it; if {found.get('id')} was this "
         "session's (a trace written before rho-agent recorded its sandbox), copy what you "
-        "need from it, then delete it in Daytona"
+        f"need from it, then delete it: {delete_command(str(found.get('id')))}"
     )
 
 
@@ -268,7 +282,8 @@ async def tell(told: PlacementTold | None, sandbox_id: str) -> None:
     except Exception as exc:  # noqa: BLE001 - the call that made the sandbox goes on
         _log.warning(
             "could not record Daytona sandbox %s in the session's trace (%s); the run's end "
-            "names it, or delete it in Daytona if the run dies before",
+            "names it, or delete it if the run dies before: %s",
             sandbox_id,
             exc,
+            delete_command(sandbox_id),
         )

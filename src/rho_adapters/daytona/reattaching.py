@@ -15,6 +15,7 @@ from typing import Any
 from rho_adapters.daytona import creation
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.settings import DaytonaSettings
+from rho_adapters.model.secret_hiding import hide_secrets
 from rho_domain.errors import ConfigError, ExecutorError
 from rho_domain.ports.executor import PlacementTold
 
@@ -39,6 +40,11 @@ async def session_sandbox(
         # named after the id the trace names. Never attached, nor deleted on the word of
         # stored data (a trace is anyone's): named, and left to its auto-stop and delete.
         unrecorded, found = found, None
+    broken = None
+    if found and known is not None and found.get("state") in creation.BROKEN:
+        broken, found = found, None  # Daytona refuses to start it; its files are in it
+        if broken.get("recoverable") is True:
+            raise ExecutorError(_recoverable(session, broken, settings.api_key))
     if found and known is not None:
         if (refusal := creation.other_build(settings, found)) is not None:
             raise ConfigError(refusal)  # the build named is not what the sandbox runs
@@ -54,9 +60,20 @@ async def session_sandbox(
         recreated = (
             f"the sandbox the trace names, {known}, was found by that name only, as "
             f"{unrecorded.get('id')}: one a run killed before Daytona answered had asked for "
-            "(nothing ran in it), or one named after this session's; it was not attached "
-            f"(delete it in Daytona), and a new, empty one ({sandbox.id}) serves this "
-            "session, so files the conversation mentions from before are not there"
+            "(nothing ran in it), or one named after this session's; it was neither attached "
+            "nor deleted (a trace is stored data anyone may edit): if it is yours, delete it "
+            f"with {creation.delete_command(str(unrecorded.get('id')))}. A new, empty one "
+            f"({sandbox.id}) serves this session, so files the conversation mentions from "
+            "before are not there"
+        )
+    elif broken:
+        recreated = (
+            f"this session's Daytona sandbox {broken.get('id')} is "
+            f"{_failure(broken, settings.api_key)}: Daytona "
+            f"does not start it, so a new, empty one ({sandbox.id}) replaces it, and files the "
+            "conversation mentions from before are not there. The failed one was kept with its "
+            f"files; copy what you need, then delete it: "
+            f"{creation.delete_command(str(broken.get('id')))}"
         )
     elif found:
         recreated = creation.labelled_only(session, found, sandbox.id)
@@ -83,3 +100,24 @@ async def _find(api: SandboxAPI, session: str, known: str | None) -> dict[str, A
             "session %s: could not look for sandboxes labelled as its own: %s", session, exc
         )
         return None
+
+
+def _failure(data: dict[str, Any], key: str) -> str:
+    """A failed sandbox's state and Daytona's reason for it, as a resume says them (``key``,
+    the API key, hidden: a reason may quote what the runner was sent)."""
+    reason = hide_secrets(str(data.get("errorReason") or "no reason given")[:300], key)
+    return f"{data.get('state')} ({reason})"
+
+
+def _recoverable(session: str | None, data: dict[str, Any], key: str) -> str:
+    """Why a resume does not go on while its sandbox's failure is one Daytona can recover
+    from (``recoverable``: a full disk, a lost runner): a new, empty one would leave the
+    session's files in it unsaid; the next call asks again."""
+    sandbox = str(data.get("id"))
+    return (
+        f"session {session}'s Daytona sandbox {sandbox} is {_failure(data, key)}, which Daytona "
+        "says it can recover from: recover it in Daytona (its dashboard or API), and the next "
+        "call goes on in it with the session's files; or delete it to go on in a new, empty "
+        "one: "
+        f"{creation.delete_command(sandbox)}"
+    )

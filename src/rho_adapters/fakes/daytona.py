@@ -99,6 +99,7 @@ class FakeDaytona:
         self.stopped: dict[str, str] = {}  # sandbox id -> stopped or archived
         self.starts: list[str] = []  # ids of the sandboxes started again
         self._waking: dict[str, str] = {}  # sandbox id -> starting or restoring
+        self._failures: dict[str, tuple[str, bool]] = {}  # id -> errorReason, recoverable
         self.transport = httpx.MockTransport(self.handler)
 
     def settings(self, **overrides: Any) -> DaytonaSettings:
@@ -127,11 +128,20 @@ class FakeDaytona:
         self._creation_failure = reason
         self._failed_state = state
 
-    def stop(self, sandbox_id: str, state: str = "stopped") -> None:
+    def stop(
+        self,
+        sandbox_id: str,
+        state: str = "stopped",
+        reason: str = "",
+        *,
+        recoverable: bool = False,
+    ) -> None:
         """Put a sandbox in ``state`` (``stopped``, ``archived``), as Daytona does after its
         auto-stop interval or when the dashboard stops it (``error``: one that failed, which
-        Daytona refuses to start)."""
+        Daytona refuses to start, with its ``errorReason`` and ``recoverable``: whether
+        Daytona can recover it, a full disk)."""
         self.stopped[sandbox_id] = state
+        self._failures[sandbox_id] = (reason, recoverable)
 
     @property
     def scripts(self) -> list[str]:
@@ -249,7 +259,9 @@ class FakeDaytona:
             "memory": 1,
             "disk": 3,
             "state": state,
-            "errorReason": self._creation_failure if state == self._failed_state else None,
+            "errorReason": self._failures.get(sandbox_id, ("", False))[0]
+            or (self._creation_failure if state == self._failed_state else None),
+            "recoverable": self._failures.get(sandbox_id, ("", False))[1],
             "toolboxProxyUrl": self.toolbox_url,
         }
 
