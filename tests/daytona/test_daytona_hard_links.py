@@ -216,7 +216,7 @@ def _edge_names() -> list[str]:
 def test_the_scan_lists_every_name_the_policy_refuses(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """The scan's one ``-iregex`` (aliases._secret_regex) lists, as ``s`` records, every entry
+    """The scan's one ``-iregex`` (secret_regex.secret_regex) lists, as ``s`` records, every entry
     of a tree of the policy's edge names that the policy refuses (the entry or a directory
     above it), in a UTF-8 locale too (the scan sets the C locale: a directory whose name is
     not UTF-8 hides nothing from it). The 665 ``-iname``/``-ipath`` tests it replaced cost
