@@ -191,6 +191,11 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.tools.grep_render",
     "rho_domain.loop.summary_request",
     "rho_adapters.store.meta_fields",
+    # the shell package whole (oneshot25): its glob expansion with the executor's first glob
+    # and the star-free name regex with the first pattern matched (tools/walk.py); a profile
+    # file's YAML mapping reader with the first profile file (a built-in one needs none)
+    "rho_domain.shell",
+    "rho_entry.config.yaml_mappings",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their

@@ -48,7 +48,6 @@ from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor, FileInfo, Placement, PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
-from rho_domain.shell.glob import expand, port_lister
 from rho_domain.write_rules import check_write_mode
 
 if TYPE_CHECKING:  # the launcher and a command's values load with the first command
@@ -189,6 +188,8 @@ class LocalExecutor(Executor):
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""
+        from rho_domain.shell.glob import expand, port_lister  # with the first glob
+
         return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
