@@ -196,6 +196,8 @@ NOT_IN_A_ONE_SHOT = (
     # file's YAML mapping reader with the first profile file (a built-in one needs none)
     "rho_domain.shell",
     "rho_entry.config.yaml_mappings",
+    # a compressed body's decoders with the first one a server sends (model/bodies.py)
+    "rho_adapters.model.encodings",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
