@@ -184,6 +184,7 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.never_written",
     # ... and the local workspace's judges of a write: with the first file written
     "rho_adapters.local.write_checks",
+    "rho_domain.write_rules",  # ... and the profile's write mode checked (oneshot25)
     # --json's renderer with the first --json run (running.make_renderer)
     "rho_entry.cli.json_render",
     # grep's output with the first grep's lines, a compaction's summary request with the
