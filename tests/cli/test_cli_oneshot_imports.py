@@ -17,7 +17,9 @@ without a tracing API set up, the output schema's validator, the context export,
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
 (the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
 run never emits, the command launchers without a command started, and the library
-Session's recorded runs, approval interrupt and run_sync, and ``--json``'s renderer.
+Session's recorded runs, approval interrupt and run_sync, ``--json``'s renderer, the shell
+package (the glob tool's expansion), a profile file's YAML reader, the compressed bodies'
+decoders and the write rules.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
