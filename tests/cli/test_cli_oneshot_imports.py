@@ -17,7 +17,9 @@ without a tracing API set up, the output schema's validator, the context export,
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
 (the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
 run never emits, the command launchers without a command started, and the library
-Session's recorded runs, approval interrupt and run_sync, and ``--json``'s renderer.
+Session's recorded runs, approval interrupt and run_sync, ``--json``'s renderer, the shell
+package (the glob tool's expansion), a profile file's YAML reader, the compressed bodies'
+decoders and the write rules.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -184,6 +186,7 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.never_written",
     # ... and the local workspace's judges of a write: with the first file written
     "rho_adapters.local.write_checks",
+    "rho_domain.write_rules",  # ... and the profile's write mode checked (oneshot25)
     # --json's renderer with the first --json run (running.make_renderer)
     "rho_entry.cli.json_render",
     # grep's output with the first grep's lines, a compaction's summary request with the
@@ -191,6 +194,13 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.tools.grep_render",
     "rho_domain.loop.summary_request",
     "rho_adapters.store.meta_fields",
+    # the shell package whole (oneshot25): its glob expansion with the executor's first glob
+    # and the star-free name regex with the first pattern matched (tools/walk.py); a profile
+    # file's YAML mapping reader with the first profile file (a built-in one needs none)
+    "rho_domain.shell",
+    "rho_entry.config.yaml_mappings",
+    # a compressed body's decoders with the first one a server sends (model/bodies.py)
+    "rho_adapters.model.encodings",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their

@@ -48,8 +48,6 @@ from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor, FileInfo, Placement, PlacementTold
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
-from rho_domain.shell.glob import expand, port_lister
-from rho_domain.write_rules import check_write_mode
 
 if TYPE_CHECKING:  # the launcher and a command's values load with the first command
     from rho_adapters.local.process import Finished
@@ -177,6 +175,8 @@ class LocalExecutor(Executor):
         return await asyncio.to_thread(self._write, path, data, overwrite)
 
     def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
+        from rho_domain.write_rules import check_write_mode  # with the first file written
+
         check_write_mode(path, self.file_write, overwrite=overwrite)
         create_only = self.file_write is FileWriteMode.CREATE_ONLY
         return self._workspace.put(path, data, overwrite=overwrite, create_only=create_only)
@@ -189,6 +189,8 @@ class LocalExecutor(Executor):
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""
+        from rho_domain.shell.glob import expand, port_lister  # with the first glob
+
         return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.chunks import loads
-from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
 from rho_domain.errors import ModelProtocolError
 
 if TYPE_CHECKING:
     from rho_adapters.model.core_client import AnyClient, AnyResponse
+    from rho_adapters.model.encodings import RefusedEncoding
 
 BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte order mark, dropped from the start of every body read here: JSON's RFC 8259
@@ -42,6 +42,9 @@ def body_chunks(response: AnyResponse) -> AsyncIterator[bytes]:
         return response.aiter_bytes()
     if encoding == "identity":
         return response.aiter_raw()
+    # the decoders with the first compressed body: no known server compresses a stream
+    from rho_adapters.model.encodings import RefusedEncoding, layers
+
     try:
         layers(encoding)  # refused before the first read
     except RefusedEncoding as exc:
@@ -50,6 +53,8 @@ def body_chunks(response: AnyResponse) -> AsyncIterator[bytes]:
 
 
 async def _decoded(response: AnyResponse, encoding: str) -> AsyncIterator[bytes]:
+    from rho_adapters.model.encodings import decoded
+
     try:
         async for piece in decoded(response.aiter_raw(), encoding):
             yield piece

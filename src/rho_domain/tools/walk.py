@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 
 from rho_domain.paths import is_secret
 from rho_domain.ports.executor import Executor, FileKind
-from rho_domain.shell.glob import star_free_regex
 
 MAX_PATTERN = 1024  # characters of a glob pattern (compiling 10,000 took 0.1 s)
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
@@ -112,6 +111,8 @@ def _name_regex(component: str) -> re.Pattern[str]:
         else:
             pieces.append(re.escape(ch))
         i += 1
+    from rho_domain.shell.glob import star_free_regex  # with the first pattern matched
+
     return re.compile(star_free_regex(pieces), re.DOTALL)
 
 

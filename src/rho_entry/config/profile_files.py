@@ -22,7 +22,6 @@ from rho_domain.permissions import (
 )
 from rho_entry.config.home import expanded
 from rho_entry.config.mcp_servers import refuse_cut_denies
-from rho_entry.config.yaml_mappings import anchor_servers, converter, read_yaml_mapping, structure
 
 # The public implementation's nested profile forms, flattened to our field names.
 _NESTED = {"shell": "mode", "file_write": "mode", "database": "mode"}
@@ -43,6 +42,9 @@ def load_profile_file(path: str | Path) -> PermissionProfile:
     """Read a custom permission profile YAML. Accepts our field names and the public
     implementation's nested forms (``shell: {mode: ...}``, ``approval: {mode, required_tools}``);
     ``base: developer`` starts from a built-in profile."""
+    # YAML and cattrs with the first profile file: a built-in profile is resolved without them
+    from rho_entry.config.yaml_mappings import anchor_servers, read_yaml_mapping
+
     data = read_yaml_mapping(path, "a permission profile")
     anchor_servers(data, path)
     return profile_from_dict(data, source=str(path), default_name=Path(path).stem)
@@ -52,6 +54,8 @@ def profile_from_dict(
     data: Mapping[str, Any], *, source: str, default_name: str = "custom"
 ) -> PermissionProfile:
     """Validate a profile mapping (see ``load_profile_file``)."""
+    from rho_entry.config.yaml_mappings import converter, structure
+
     flat: dict[str, Any] = {}
     base: PermissionProfile | None = None
     for key, value in data.items():
