@@ -45,7 +45,6 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 __all__ = [
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
-    "WRAPPER_BYTES",
     "NamedFiles",
     "counted",
     "entry_of",
@@ -57,7 +56,6 @@ __all__ = [
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
-WRAPPER_BYTES = 64 * 1024  # a wrapper script git runs as ssh: past this, a program, not read
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -87,7 +85,7 @@ class NamedFiles:
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
     ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
     # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
-    # their ssh lines name keys too (the executors read them, ``ssh_named_files.ssh_lines``)
+    # their command lines name keys too (the executors read them, ``ssh_wrappers``)
     ssh_programs: tuple[str, ...] = ()
 
 

@@ -41,7 +41,6 @@ __all__ = [
     "literal_of",
     "pattern_of",
     "ssh_command_files",
-    "ssh_lines",
     "ssh_named_in",
 ]
 
@@ -106,13 +105,6 @@ def _command_keys(command: str) -> list[str]:
         words = command.split()
     _, keys, _ = ssh_command_files(words)
     return keys
-
-
-def ssh_lines(script: str) -> tuple[str, ...]:
-    """The lines of ``script`` (a wrapper git runs as ``GIT_SSH``: ``exec ssh -i
-    deploy/key "$@"``) that run ssh, each an ssh command line to read as
-    ``core.sshCommand`` is; not a shell: a key chosen by the script's logic is not seen."""
-    return tuple(line for line in script.splitlines() if _SSH_WORD.search(line))
 
 
 def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | None:

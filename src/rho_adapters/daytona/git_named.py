@@ -18,7 +18,6 @@ from rho_adapters.daytona import scripts, ssh_named
 from rho_domain.git_named_files import (
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
-    WRAPPER_BYTES,
     NamedFiles,
     counted,
     named_by,
@@ -28,7 +27,13 @@ from rho_domain.git_named_files import (
     too_large,
 )
 from rho_domain.paths import components, is_within
-from rho_domain.ssh_named_files import ssh_lines
+from rho_domain.ssh_wrappers import (
+    MAX_WRAPPERS,
+    WRAPPER_BYTES,
+    too_many_wrappers,
+    wrapper_commands,
+    wrapper_script,
+)
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
@@ -114,29 +119,44 @@ async def _wrapped(
     run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None
 ) -> list[tuple[NamedFiles, _Bases, str]]:
     """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
-    ssh lines read as ``core.sshCommand``), with the bases to place it below and the
-    configuration naming it: a path placed as git places a file, a bare name looked up in
-    the sandbox's ``PATH``; a file with a NUL or past ``WRAPPER_BYTES`` is a program, none."""
-    asked = [
-        (path, bases, by)
-        for program, bases, by in programs
-        for path in (_placed([program], bases, home) if "/" in program else [program])
-    ]
-    if not asked:
+    command lines read as ``core.sshCommand``, ``ssh_wrappers``), with the bases to place
+    it below and the configuration naming it: a path placed as git places a file, a bare
+    name looked up in the sandbox's ``PATH``; then the scripts their lines run by path, a
+    round of reads each, at most ``MAX_WRAPPERS`` files in all (``ExecutorError`` past)."""
+    read: dict[str, None] = {}
+    found: list[tuple[NamedFiles, _Bases, str]] = []
+    while programs:
+        asked: list[tuple[str, _Bases, str]] = []
+        for program, bases, by in programs:
+            for path in _placed([program], bases, home) if "/" in program else [program]:
+                if path not in read:
+                    if len(read) >= MAX_WRAPPERS:
+                        raise too_many_wrappers(path)
+                    read[path] = None
+                    asked.append((path, bases, by))
+        heads = await _heads(run, [path for path, _, _ in asked])
+        programs = []
+        for (path, bases, by), head in zip(asked, heads, strict=True):
+            if head is not None and (script := wrapper_script(head, path)) is not None:
+                named = named_by(("core", "sshcommand", s) for s in wrapper_commands(script))
+                found.append((named, bases, by))
+                programs += [(p, bases, by) for p in named.ssh_programs if "/" in p]
+    return found
+
+
+async def _heads(run: Run, programs: Sequence[str]) -> list[bytes | None]:
+    """The first ``WRAPPER_BYTES + 1`` bytes of each regular file ``programs`` names (a
+    bare name looked up in the sandbox's ``PATH``), None for none, in one script."""
+    if not programs:
         return []
     script = "".join(
         f'f={scripts.q(p)}; case $f in */*) ;; *) f=$(command -v -- "$f") || f=;; esac;'
         f' case $f in /*) [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0;; esac;'
         " echo\n"
-        for p, _, _ in asked
+        for p in programs
     )
-    found: list[tuple[NamedFiles, _Bases, str]] = []
-    for (_, bases, by), line in zip(asked, (await run(script)).splitlines(), strict=False):
-        head = base64.b64decode(line)
-        if line and len(head) <= WRAPPER_BYTES and b"\0" not in head:
-            lines = ssh_lines(head.decode("utf-8", "replace"))
-            found.append((named_by(("core", "sshcommand", s) for s in lines), bases, by))
-    return found
+    lines = (await run(script)).split("\n")
+    return [base64.b64decode(line) if line else None for line in lines[: len(programs)]]
 
 
 async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:

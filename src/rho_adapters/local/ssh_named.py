@@ -24,17 +24,23 @@ from collections.abc import Mapping, Sequence
 from rho_adapters.local.git_dirs import regular_head
 from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIGS, WRAPPER_BYTES
+from rho_domain.git_named_files import MAX_CONFIGS, NamedFiles, named_by, placed
 from rho_domain.ssh_named_files import (
     SshNamed,
     filled,
     literal_of,
     pattern_of,
-    ssh_lines,
     ssh_named_in,
 )
+from rho_domain.ssh_wrappers import (
+    MAX_WRAPPERS,
+    WRAPPER_BYTES,
+    too_many_wrappers,
+    wrapper_commands,
+    wrapper_script,
+)
 
-__all__ = ["ssh_named_secrets", "wrapper_lines"]
+__all__ = ["ssh_named_secrets", "wrapped"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and its content (``settled_reads``)
@@ -66,19 +72,49 @@ def ssh_named_secrets(
     return found
 
 
-def wrapper_lines(programs: Sequence[str], search_path: str | None) -> list[str]:
-    """The ssh command lines of the wrapper scripts ``programs`` (absolute, or a bare name
-    looked up in ``search_path``, as the shell finds it): ``GIT_SSH``, a ``core.sshCommand``'s
-    program, each to read as ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are
-    secrets too. A script runs without ``#!`` too (the shell, and git after ``ENOEXEC``, run
-    it as one); a file that is no regular one, or past ``WRAPPER_BYTES`` bytes (a program, not
-    a wrapper), is not read."""
+def wrapped(
+    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
+) -> NamedFiles:
+    """What the wrapper scripts a ``core.sshCommand`` (or ``GIT_SSH``) runs name, their
+    command lines read as ``core.sshCommand``: a path placed as git places a file (below
+    ``bases``: the repository's top), a bare name in ``env``'s ``PATH``; and what the
+    scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
+    lines: list[str] = []
+    read: dict[str, None] = {}
+    while programs:
+        paths = [
+            path
+            for program in programs
+            for base in (dict.fromkeys(bases) if "/" in program else ("",))
+            if (path := placed(program, base=base, home=home) if base else program) is not None
+        ]
+        more = _wrapper_lines(paths, env.get("PATH"), read)
+        lines += more
+        nested = named_by((("core", "sshcommand", line) for line in more), env=env).ssh_programs
+        programs = [p for p in nested if "/" in p]
+    return named_by((("core", "sshcommand", line) for line in lines), env=env)
+
+
+def _wrapper_lines(
+    programs: Sequence[str], search_path: str | None, read: dict[str, None]
+) -> list[str]:
+    """The command lines of the wrapper scripts ``programs`` (absolute, or a bare name
+    looked up in ``search_path``, as the shell finds it), each to read as ``core.sshCommand``
+    (``ssh_wrappers.wrapper_commands``): the keys a wrapper's ssh is given are secrets
+    too. A file that is no regular one, or a program (ELF), gives none; a script past
+    ``WRAPPER_BYTES``, or more than ``MAX_WRAPPERS`` files in ``read`` (those read so far,
+    kept by the caller), is an ``ExecutorError``."""
     lines: list[str] = []
     for program in dict.fromkeys(filter(None, programs)):
         path = program if "/" in program else shutil.which(program, path=search_path)
-        head = regular_head(path, WRAPPER_BYTES + 1) if path else None
-        if head is not None and len(head) <= WRAPPER_BYTES and b"\0" not in head:
-            lines += ssh_lines(head.decode("utf-8", "replace"))
+        if not path or path in read:
+            continue
+        if len(read) >= MAX_WRAPPERS:
+            raise too_many_wrappers(path)
+        read[path] = None
+        head = regular_head(path, WRAPPER_BYTES + 1)
+        if head is not None and (script := wrapper_script(head, path)) is not None:
+            lines += wrapper_commands(script)
     return lines
 
 
