@@ -31,6 +31,7 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -39,15 +40,18 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
+from rho_domain.paths import components, is_within
 from rho_domain.ssh_named_files import ssh_command_files
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
+    "GCM_NAMESPACE_DEPTH",
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
     "NamedFiles",
     "counted",
     "entry_of",
+    "gcm_namespace",
     "named_by",
     "named_in",
     "placed",
@@ -56,6 +60,9 @@ __all__ = [
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
+# GCM's plaintext store keeps a login at STORE/NAMESPACE/SCHEME/HOST[/PATH...]/ACCOUNT.credential:
+# a namespace of up to this many components is looked for (``credential.namespace = a/b``)
+GCM_NAMESPACE_DEPTH = 2
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -151,6 +158,17 @@ def _programs(words: list[str]) -> list[str]:
     X=1 ./wrap``); ``ssh`` itself is no script. A word that names no script reads as none."""
     paths = [w for w in words[1:] if "/" in w and not w.startswith("-")]
     return [w for w in words[:1] + paths if w.rpartition("/")[2] != "ssh"]
+
+
+def gcm_namespace(store: str, scheme: str, held: Iterable[tuple[str, ...]]) -> str:
+    """The directory to hide for the logins below ``scheme``, a ``http*`` directory of GCM's
+    plaintext store ``store`` holding some (``HOST/.../ACCOUNT.credential``): its namespace,
+    the directory above it, or ``scheme`` itself when that is the store (an empty
+    namespace) or holds a component of ``held`` (the workspace: never hidden whole)."""
+    namespace = posixpath.dirname(scheme.rstrip("/"))
+    if namespace == store.rstrip("/") or any(is_within(p, components(namespace)) for p in held):
+        return scheme
+    return namespace
 
 
 def too_large(path: str) -> ExecutorError:

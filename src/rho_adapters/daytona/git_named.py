@@ -16,10 +16,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
 from rho_domain.git_named_files import (
+    GCM_NAMESPACE_DEPTH,
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
     NamedFiles,
     counted,
+    gcm_namespace,
     named_by,
     named_in,
     placed,
@@ -161,19 +163,23 @@ async def _heads(run: Run, programs: Sequence[str]) -> list[bytes | None]:
 
 async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
     """The namespaces of GCM's plaintext store ``store`` in the sandbox, found by their
-    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here."""
+    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here (no
+    ``find`` in the sandbox: every ``http*`` directory there counts as holding logins)."""
     top = store.rstrip("/")
+    levels, deeper = [""], [""]  # the namespaces' globs: none, a name, hidden names too
+    for _ in range(GCM_NAMESPACE_DEPTH):
+        deeper = [f"{level}{part}/" for level in deeper for part in ("*", ".[!.]*")]
+        levels += deeper
     script = (
-        f's={scripts.q(top)}; for f in "$s"/*/http*/*/*.credential'
-        ' "$s"/.[!.]*/http*/*/*.credential; do [ -f "$f" ] && printf \'%s\\0\' "$f"; done'
-        " | base64 -w0; echo\n"
+        f"s={scripts.q(top)}; for d in "
+        + " ".join(f'"$s"/{level}http*' for level in levels)
+        + '; do [ -d "$d" ] || continue; if command -v find >/dev/null; then'
+        " find \"$d\" -mindepth 2 -type f -name '*.credential' | head -n 1 | grep -q . ||"
+        " continue; fi; printf '%s\\0' \"$d\"; done | base64 -w0; echo\n"
     )
-    logins = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
+    schemes = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
     found = [f"{top}/git"]
-    for login in filter(None, logins.split("\0")):
-        namespace = posixpath.dirname(posixpath.dirname(posixpath.dirname(login)))
-        if not any(is_within(parts, components(namespace)) for parts in held):
-            found.append(namespace)
+    found += [gcm_namespace(top, scheme, held) for scheme in filter(None, schemes.split("\0"))]
     return list(dict.fromkeys(found))
 
 
