@@ -343,10 +343,17 @@ def test_a_stored_call_named_dot_or_dot_dot_is_answered_from_the_dashboard(
         )
         sid = created.json()["id"]
         detail = f"{server.url}/api/sessions/{sid}"
-        for _ in range(600):  # bounded: the run stops at the approvals at once
-            if len(http().get(detail, headers=server.auth).json()["pending_approvals"]) == 2:
+        # The batch asks its calls one at a time (views.pending_approvals lists the asked
+        # call only): waiting for two listed ran out the bound, 30 s and 600 requests a run
+        for _ in range(600):  # bounded: the run stops at the first approval at once
+            if [
+                p["call_id"]
+                for p in http().get(detail, headers=server.auth).json()["pending_approvals"]
+            ] == ["call_a"]:
                 break
             time.sleep(0.05)
+        else:
+            raise AssertionError(f"{sid} never asked to approve call_a")
     trace = where.sessions / sid / "trace.jsonl"
     trace.write_text(trace.read_text().replace('"call_a"', '"."').replace('"call_b"', '".."'))
     with UvicornThread(app_for(where, ScriptedModel([text("Both written.")]))) as server:

@@ -74,8 +74,7 @@ def find_aliases(roots: Sequence[str], policy: SecretPolicy, *, limit: int) -> A
     # copy.txt``
     extra = (*link_targets(links, policy), *nested_secrets(dot_gits, policy, roots))
     for location in (*policy.absolute_locations(), *extra):
-        if location in SYSTEM_SECRETS or not os.path.isdir(location):
-            _note_linked(location, outside)  # system trees (/sys/firmware) are not walked
+        if not _walked(location, outside):
             continue
         # The configuration directory holds every stored session: only a file whose inode
         # number is also below the roots can have an alias there (the number needs no stat).
@@ -149,11 +148,33 @@ def _in_git_dir(policy: SecretPolicy, path: str) -> bool:
     return place is not None and place[1] == GIT_DIR and bool(shaped_refusal(policy, path, *place))
 
 
+def _walked(location: str, ids: set[tuple[int, int]]) -> bool:
+    """Whether ``location`` is a directory to walk (followed: a link to one is walked; a
+    system tree, ``/sys/firmware``, is not), else ``_note_linked`` of it, from one ``lstat``
+    where it is no link: most of a policy's concrete locations are missing files (178 on
+    Debian), and an ``isdir`` then an ``lstat`` of each was half the scan's system calls."""
+    try:
+        st = os.lstat(location)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):  # a link's own identity is no file's: nothing to note
+        return location not in SYSTEM_SECRETS and os.path.isdir(location)
+    if stat.S_ISDIR(st.st_mode) and location not in SYSTEM_SECRETS:
+        return True
+    _noted(st, ids)
+    return False
+
+
 def _note_linked(path: str, ids: set[tuple[int, int]]) -> None:
     """Remember ``path``'s identity when it has other names (only then can it have aliases)."""
     try:
         st = os.lstat(path)
     except OSError:
         return
+    _noted(st, ids)
+
+
+def _noted(st: os.stat_result, ids: set[tuple[int, int]]) -> None:
+    """Remember the identity ``st`` describes when it is a file with other names."""
     if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
         ids.add((st.st_dev, st.st_ino))

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from rho_adapters.local.alias_scan import Aliases as Aliases
 
 MAX_ENTRIES = 200_000
+MAX_POLICIES = 32  # a process serves a few configurations: each its policy
+MAX_ROOT_SETS = 64  # per policy: the workspace, and each directory a command names
+_Kept = dict[frozenset[str], tuple[float, "Aliases"]]
 # the scan's result, built with the first scan
 __getattr__ = lazy_names(__name__, {"Aliases": "rho_adapters.local.alias_scan"})
 
@@ -50,31 +54,83 @@ def find_aliases(
     return alias_scan.find_aliases(roots, policy, limit=limit)
 
 
-class AliasCache:
-    """``find_aliases`` remembered for ``ttl`` seconds per set of roots: the read tool reads
-    many files in a row (grep over a tree), each with several links in a uv or pnpm tree."""
+class SharedScans:
+    """The alias scans of every executor of the process, per secrets policy and set of roots:
+    the last scan and when it started (``clock``, monotonic seconds), answered for ``ttl``
+    seconds. Each ``Session`` makes its own executor, and a service making one per request
+    scanned the same workspace and the same concrete secret locations at each first ``list``
+    (~1 ms of CPU, 178 locations on Debian). A link made in the ``ttl`` seconds since the last
+    scan may be missed, whichever executor made that scan (docs/security.md); an equal policy
+    and equal roots are the scan's every input but the disk. At most ``MAX_POLICIES``
+    policies and ``MAX_ROOT_SETS`` sets of roots each are kept, the oldest forgotten first."""
 
-    def __init__(self, policy: SecretPolicy, *, ttl: float = 2.0) -> None:
-        self.policy = policy
+    def __init__(self, *, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
+        self.clock = clock
+        self._by_policy: dict[SecretPolicy, _Kept] = {}
+        self._lock = threading.Lock()  # scans finish in worker threads
+
+    def of(self, policy: SecretPolicy) -> _Kept:
+        """The scans kept for ``policy`` (hashed once, when an executor is made)."""
+        with self._lock:
+            kept = self._by_policy.get(policy)
+            if kept is None:
+                if len(self._by_policy) >= MAX_POLICIES:
+                    del self._by_policy[next(iter(self._by_policy))]
+                kept = self._by_policy[policy] = {}
+            return kept
+
+    def keep(self, kept: _Kept, roots: frozenset[str], stamp: float, aliases: Aliases) -> None:
+        """Remember a scan of ``roots`` that started at ``stamp``."""
+        with self._lock:
+            kept.pop(roots, None)
+            if len(kept) >= MAX_ROOT_SETS:
+                del kept[next(iter(kept))]
+            kept[roots] = (stamp, aliases)
+
+
+class AliasCache:
+    """``find_aliases`` for one executor's ``policy``: a scan of the same roots (or of roots
+    holding them) started in the last ``scans.ttl`` seconds answers, this executor's or
+    another's (``SharedScans``): the read tool reads many files in a row (grep over a tree),
+    each with several links in a uv or pnpm tree, and a service makes an executor per
+    session."""
+
+    def __init__(self, policy: SecretPolicy, *, scans: SharedScans | None = None) -> None:
+        self.policy = policy
+        self._scans = SHARED_SCANS if scans is None else scans
+        self._kept = self._scans.of(policy)
         self._last: tuple[float, frozenset[str], Aliases] | None = None
 
     def get(self, roots: Sequence[str]) -> Aliases:
         """The aliases below ``roots`` (a scan at most every ``ttl`` seconds)."""
         key = _outermost(roots)
-        now = time.monotonic()
-        if self.fresh(roots) and self._last is not None:
-            return self._last[2]
+        if (found := self._fresh(key)) is not None:
+            return found
+        stamp = self._scans.clock()  # before the scan: a link made during it is not older
         aliases = find_aliases(sorted(key), self.policy)
-        self._last = (now, key, aliases)
+        self._last = (stamp, key, aliases)
+        self._scans.keep(self._kept, key, stamp, aliases)
         return aliases
 
     def fresh(self, roots: Sequence[str]) -> bool:
         """Whether ``get(roots)`` answers without a scan (one of the last ``ttl`` seconds)."""
-        if self._last is None:
-            return False
-        stamp, cached_key, _ = self._last
-        return cached_key >= _outermost(roots) and time.monotonic() - stamp < self.ttl
+        return self._fresh(_outermost(roots)) is not None
+
+    def _fresh(self, key: frozenset[str]) -> Aliases | None:
+        now, ttl = self._scans.clock(), self._scans.ttl
+        if self._last is not None:
+            stamp, scanned, aliases = self._last
+            if scanned >= key and now - stamp < ttl:
+                return aliases
+        shared = self._kept.get(key)
+        if shared is not None and now - shared[0] < ttl:
+            self._last = (shared[0], key, shared[1])
+            return shared[1]
+        return None
+
+
+SHARED_SCANS = SharedScans()
 
 
 def _outermost(roots: Sequence[str]) -> frozenset[str]:
