@@ -23,6 +23,7 @@ Pure: bytes and text in, values out.
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from rho_domain.errors import ExecutorError
@@ -30,6 +31,7 @@ from rho_domain.errors import ExecutorError
 __all__ = [
     "MAX_WRAPPERS",
     "WRAPPER_BYTES",
+    "on_search_path",
     "too_many_wrappers",
     "wrapper_commands",
     "wrapper_script",
@@ -80,6 +82,21 @@ def wrapper_commands(script: str) -> tuple[str, ...]:
         joined = _USED.sub(lambda m: values.get(m[1] or m[2], m[0]), joined)
     lines = (line.translate(_SEPARATORS).strip() for line in joined.splitlines())
     return tuple(dict.fromkeys(line for line in lines if line))
+
+
+def on_search_path(name: str, search_path: str, bases: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the shell may find the program ``name`` (a bare name) on ``search_path`` (a
+    ``PATH``): each entry's ``name``, an empty entry being the working directory and a
+    relative one below it, both placed below each of ``bases`` (where git runs ssh: the
+    repository's top). Every one, not only the first the shell would take (which that is
+    depends on what is executable there: fail closed)."""
+    found: list[str] = []
+    for entry in search_path.split(":"):
+        if entry.startswith("/"):
+            found.append(posixpath.join(entry, name))
+        else:
+            found += [posixpath.join(base, entry or ".", name) for base in bases]
+    return tuple(dict.fromkeys(found))
 
 
 def too_many_wrappers(first: str) -> ExecutorError:

@@ -17,8 +17,10 @@ import pytest_asyncio
 from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import ExecutorError
+from rho_domain.permissions import FileWriteMode
 
 MARK = "K-WRAPSH25-MARK"
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -88,3 +90,46 @@ async def test_a_wrapper_padded_past_the_bound_fails_closed(
         out = str(exc)
     assert refusal in out, out
     assert MARK not in out, out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_bare_wrapper_found_on_a_relative_search_path_is_read(
+    tmp_path_factory: pytest.TempPathFactory, backend: str
+) -> None:
+    # core.sshCommand = gssh -v with PATH=:bin:/usr/bin: the shell git runs it with finds
+    # gssh at the repository's top (the empty entry) or in bin/ (a relative one); the
+    # lookup searched the agent's own directory (shutil.which) or skipped what command -v
+    # answered relative, and cat printed the keys
+    root = tmp_path_factory.mktemp("wrappath25") / "ws"
+    subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
+    with (root / ".git/config").open("a") as config:
+        config.write("[core]\n\tsshCommand = gssh -v\n")
+    (root / "bin").mkdir()
+    (root / "gssh").write_text('exec ssh -i deploy/var.txt "$@"\n')
+    (root / "bin/gssh").write_text('exec ssh -i deploy/cont.txt "$@"\n')
+    (root / "deploy").mkdir()
+    for key in KEYS[:2]:
+        (root / key).write_text(f"{MARK}-{key}\n")
+    env = {**ENV, "PATH": ":bin:/usr/bin:/bin", "HOME": str(root.parent)}
+    executor: LocalExecutor | DaytonaExecutor
+    if backend == "daytona":
+        fake = FakeDaytona(polls_until_started=0)
+        settings = fake.settings(working_dir=str(root), env=env)
+        executor = DaytonaExecutor(
+            settings,
+            file_write=FileWriteMode.OFF,
+            transport=fake.transport,
+            homes=(str(root.parent),),
+        )
+    else:
+        executor = LocalExecutor(
+            str(root), sandbox=backend == "bwrap", homes=(str(root.parent),), base_env=env
+        )
+    try:
+        for key in KEYS[:2]:
+            out = await call_tool(*restricted_bash(f"cat {key}"), executor)
+            assert f"(a credential file {root}/.git/config names)" in out, (key, out)
+    finally:
+        if isinstance(executor, DaytonaExecutor):
+            await executor.aclose()

@@ -32,12 +32,14 @@ from rho_domain.paths import components, is_within
 from rho_domain.ssh_wrappers import (
     MAX_WRAPPERS,
     WRAPPER_BYTES,
+    on_search_path,
     too_many_wrappers,
     wrapper_commands,
     wrapper_script,
 )
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
+_SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"  # the shell's search path when PATH is unset
 _Bases = tuple[str, ...]
 
 
@@ -86,7 +88,7 @@ async def named_secrets(
             programs += [(p, (*bases, here), path) for p in named.ssh_programs]
     # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
     # core.sshCommand, GIT_SSH a wrapper script, each run at the top
-    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}"))
+    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}", "${PATH}"))
     by_env = "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment"
     if command := sandbox_env.get("GIT_SSH_COMMAND"):
         given = named_by([("core", "sshcommand", command)], env={"HOME": home} if home else None)
@@ -96,7 +98,8 @@ async def named_secrets(
         programs += [(p, tuple(tops), by_env) for p in given.ssh_programs]
     if program := sandbox_env.get("GIT_SSH"):
         programs.append((program, tuple(tops), by_env))
-    for named, bases, path in await _wrapped(run, programs, home):
+    search = sandbox_env.get("PATH", _SHELL_PATH)
+    for named, bases, path in await _wrapped(run, programs, home, search):
         found += [(p, path) for p in _placed(named.secrets, bases, home)]
         ssh_configs += _placed(named.ssh_configs, bases, home)
         ssh_keys += [(value, path) for value in named.ssh_keys]
@@ -118,27 +121,32 @@ async def named_secrets(
 
 
 async def _wrapped(
-    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None
+    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None, search: str
 ) -> list[tuple[NamedFiles, _Bases, str]]:
     """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
     command lines read as ``core.sshCommand``, ``ssh_wrappers``), with the bases to place
     it below and the configuration naming it: a path placed as git places a file, a bare
     name looked up in the sandbox's ``PATH``; then the scripts their lines run by path, a
     round of reads each, at most ``MAX_WRAPPERS`` files in all (``ExecutorError`` past)."""
-    read: dict[str, None] = {}
+    read: dict[str, bool] = {}  # each path looked at: whether a file was there
     found: list[tuple[NamedFiles, _Bases, str]] = []
     while programs:
         asked: list[tuple[str, _Bases, str]] = []
         for program, bases, by in programs:
-            for path in _placed([program], bases, home) if "/" in program else [program]:
+            for path in (
+                _placed([program], bases, home)
+                if "/" in program
+                else on_search_path(program, search, tuple(dict.fromkeys(bases)))
+            ):
                 if path not in read:
-                    if len(read) >= MAX_WRAPPERS:
-                        raise too_many_wrappers(path)
-                    read[path] = None
+                    read[path] = False
                     asked.append((path, bases, by))
         heads = await _heads(run, [path for path, _, _ in asked])
         programs = []
         for (path, bases, by), head in zip(asked, heads, strict=True):
+            read[path] = head is not None
+            if head is not None and sum(read.values()) > MAX_WRAPPERS:
+                raise too_many_wrappers(path)
             if head is not None and (script := wrapper_script(head, path)) is not None:
                 named = named_by(("core", "sshcommand", s) for s in wrapper_commands(script))
                 found.append((named, bases, by))
@@ -146,19 +154,17 @@ async def _wrapped(
     return found
 
 
-async def _heads(run: Run, programs: Sequence[str]) -> list[bytes | None]:
-    """The first ``WRAPPER_BYTES + 1`` bytes of each regular file ``programs`` names (a
-    bare name looked up in the sandbox's ``PATH``), None for none, in one script."""
-    if not programs:
+async def _heads(run: Run, paths: Sequence[str]) -> list[bytes | None]:
+    """The first ``WRAPPER_BYTES + 1`` bytes of each regular file at ``paths``, None for
+    none, in one script."""
+    if not paths:
         return []
     script = "".join(
-        f'f={scripts.q(p)}; case $f in */*) ;; *) f=$(command -v -- "$f") || f=;; esac;'
-        f' case $f in /*) [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0;; esac;'
-        " echo\n"
-        for p in programs
+        f'f={scripts.q(p)}; [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0; echo\n'
+        for p in paths
     )
     lines = (await run(script)).split("\n")
-    return [base64.b64decode(line) if line else None for line in lines[: len(programs)]]
+    return [base64.b64decode(line) if line else None for line in lines[: len(paths)]]
 
 
 async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:

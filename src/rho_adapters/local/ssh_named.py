@@ -17,7 +17,6 @@ from __future__ import annotations
 import glob
 import os
 import pwd
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 
@@ -35,6 +34,7 @@ from rho_domain.ssh_named_files import (
 from rho_domain.ssh_wrappers import (
     MAX_WRAPPERS,
     WRAPPER_BYTES,
+    on_search_path,
     too_many_wrappers,
     wrapper_commands,
     wrapper_script,
@@ -77,43 +77,48 @@ def wrapped(
 ) -> NamedFiles:
     """What the wrapper scripts a ``core.sshCommand`` (or ``GIT_SSH``) runs name, their
     command lines read as ``core.sshCommand``: a path placed as git places a file (below
-    ``bases``: the repository's top), a bare name in ``env``'s ``PATH``; and what the
+    ``bases``: the repository's top), a bare name where the shell may find it on ``env``'s
+    ``PATH`` (``on_search_path``: a relative or empty entry below ``bases`` too); and what the
     scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
     lines: list[str] = []
-    read: dict[str, None] = {}
+    read: dict[str, bool] = {}
+    search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
     while programs:
-        paths = [
-            path
-            for program in programs
-            for base in (dict.fromkeys(bases) if "/" in program else ("",))
-            if (path := placed(program, base=base, home=home) if base else program) is not None
-        ]
-        more = _wrapper_lines(paths, env.get("PATH"), read)
+        paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
+        more = _wrapper_lines(paths, read)
         lines += more
         nested = named_by((("core", "sshcommand", line) for line in more), env=env).ssh_programs
         programs = [p for p in nested if "/" in p]
     return named_by((("core", "sshcommand", line) for line in lines), env=env)
 
 
-def _wrapper_lines(
-    programs: Sequence[str], search_path: str | None, read: dict[str, None]
-) -> list[str]:
-    """The command lines of the wrapper scripts ``programs`` (absolute, or a bare name
-    looked up in ``search_path``, as the shell finds it), each to read as ``core.sshCommand``
-    (``ssh_wrappers.wrapper_commands``): the keys a wrapper's ssh is given are secrets
-    too. A file that is no regular one, or a program (ELF), gives none; a script past
-    ``WRAPPER_BYTES``, or more than ``MAX_WRAPPERS`` files in ``read`` (those read so far,
-    kept by the caller), is an ``ExecutorError``."""
+def _candidates(program: str, bases: Sequence[str], home: str | None, search: str) -> list[str]:
+    """Where ``program`` may be: a path placed below each of ``bases`` as git places a
+    file, a bare name on the ``PATH`` ``search`` (``on_search_path``)."""
+    tops = tuple(dict.fromkeys(bases))
+    if "/" not in program:
+        return list(on_search_path(program, search, tops))
+    return [p for base in tops if (p := placed(program, base=base, home=home)) is not None]
+
+
+def _wrapper_lines(paths: Sequence[str], read: dict[str, bool]) -> list[str]:
+    """The command lines of the wrapper scripts at ``paths``, each to read as
+    ``core.sshCommand`` (``ssh_wrappers.wrapper_commands``): the keys a wrapper's ssh is
+    given are secrets too. A path that is no regular file, or a program (ELF), gives none;
+    a script past ``WRAPPER_BYTES``, or more than ``MAX_WRAPPERS`` files among ``read``
+    (the paths looked at so far, kept by the caller: whether each was a file), is an
+    ``ExecutorError``."""
     lines: list[str] = []
-    for program in dict.fromkeys(filter(None, programs)):
-        path = program if "/" in program else shutil.which(program, path=search_path)
-        if not path or path in read:
+    for path in dict.fromkeys(filter(None, paths)):
+        if path in read:
             continue
-        if len(read) >= MAX_WRAPPERS:
-            raise too_many_wrappers(path)
-        read[path] = None
         head = regular_head(path, WRAPPER_BYTES + 1)
-        if head is not None and (script := wrapper_script(head, path)) is not None:
+        read[path] = head is not None
+        if head is None:
+            continue
+        if sum(read.values()) > MAX_WRAPPERS:
+            raise too_many_wrappers(path)
+        if (script := wrapper_script(head, path)) is not None:
             lines += wrapper_commands(script)
     return lines
 
