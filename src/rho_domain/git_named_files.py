@@ -134,12 +134,12 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            words = _words(value, env or {})
-            identities, keys, configs = ssh_command_files(words)
-            ssh_programs.extend(_programs(words))
-            secrets.extend(identities)
-            ssh_keys.extend(keys)
-            ssh_configs.extend(configs)
+            for words in _command_lines(value, env or {}):
+                identities, keys, configs = ssh_command_files(words)
+                ssh_programs.extend(_programs(words))
+                secrets.extend(identities)
+                ssh_keys.extend(keys)
+                ssh_configs.extend(configs)
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
             secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
     return NamedFiles(
@@ -150,6 +150,16 @@ def named_by(
         ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
         ssh_programs=tuple(dict.fromkeys(v for v in ssh_programs if v)),
     )
+
+
+def _command_lines(value: str, env: Mapping[str, str]) -> list[list[str]]:
+    """The words of the command line ``value`` and of each command string a word of it
+    holds, a shell's (``sh -c 'exec ssh -i deploy/key "$@"'``) or an ssh option's (``-o
+    'ProxyCommand=bin/jump %h %p'``, its keyword taken off): ssh and the shell run those
+    too, so their keys and wrapper scripts count (probeshell25b: they were one word)."""
+    words = _words(value, env)
+    inner = [_OPTION_KEYWORD.sub("", w, count=1) for w in words if _BLANK.search(w)]
+    return [words, *(_words(command, env) for command in inner)]
 
 
 def _programs(words: list[str]) -> list[str]:
@@ -242,6 +252,8 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 
 
 _BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
+_BLANK = re.compile(r"[ \t\r\n]")
+_OPTION_KEYWORD = re.compile(r"^\s*[A-Za-z]+\s*=\s*")  # ``ProxyCommand=`` before a command
 
 
 def _words(value: str, env: Mapping[str, str]) -> list[str]:

@@ -65,6 +65,8 @@ class SshNamed:
 
     secrets: tuple[str, ...] = ()  # identity and certificate files
     includes: tuple[str, ...] = ()  # more configuration (glob patterns)
+    # the command lines ssh runs (ProxyCommand...): a wrapper script they run gives keys
+    commands: tuple[str, ...] = ()
 
 
 def ssh_named_in(text: str) -> SshNamed:
@@ -74,6 +76,7 @@ def ssh_named_in(text: str) -> SshNamed:
     where a word starts) names as keys and includes."""
     secrets: list[str] = []
     includes: list[str] = []
+    commands: list[str] = []
     for line in text.split("\n"):
         if line.lstrip(" \t").startswith("#") or not line.strip():
             continue  # most of a system's configuration: parsed no further
@@ -88,7 +91,12 @@ def ssh_named_in(text: str) -> SshNamed:
             includes.extend(arguments)
         elif keyword in _COMMANDS:  # a shell command line, often ssh's own: its -i keys
             secrets += _command_keys(rest)
-    return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+            commands.append(rest)
+    return SshNamed(
+        secrets=tuple(dict.fromkeys(secrets)),
+        includes=tuple(dict.fromkeys(includes)),
+        commands=tuple(dict.fromkeys(commands)),
+    )
 
 
 def _command_keys(command: str) -> list[str]:

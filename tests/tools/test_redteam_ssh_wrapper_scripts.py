@@ -133,3 +133,39 @@ async def test_a_bare_wrapper_found_on_a_relative_search_path_is_read(
     finally:
         if isinstance(executor, DaytonaExecutor):
             await executor.aclose()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_scripts_a_command_string_runs_are_read(
+    tmp_path_factory: pytest.TempPathFactory, backend: str, pool: DaytonaPool
+) -> None:
+    # a shell's command string (sh -c '...'), an ssh option's (-o 'ProxyCommand=bin/jump
+    # %h %p') and an ssh configuration's ProxyCommand running a script: each was one word
+    # or not read as a wrapper, and cat printed the key
+    base = tmp_path_factory.mktemp("wrapcmd25")
+    root, home = base / "ws", base / "home"
+    subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
+    with (root / ".git/config").open("a") as config:
+        config.write("[core]\n\tsshCommand = sh -c 'exec ssh -i deploy/shc.txt \\\"$@\\\"' --\n")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[core]\n\tsshCommand = ssh -o 'ProxyCommand=bin/jump %h'\n")
+    (home / ".ssh/config").write_text(f"Host *\n  ProxyCommand {root}/bin/hop %h\n")
+    (root / "bin").mkdir()
+    (root / "bin/jump").write_text('exec ssh -i deploy/jump.txt -W "$1:22" bastion\n')
+    (root / "bin/hop").write_text('exec ssh -i deploy/hop.txt -W "$1:22" bastion\n')
+    (root / "deploy").mkdir()
+    named = {"shc.txt": root / ".git/config", "jump.txt": home / ".gitconfig"}
+    named["hop.txt"] = home / ".ssh/config"
+    for key in named:
+        (root / "deploy" / key).write_text(f"{MARK}-{key}\n")
+    if backend == "daytona":
+        executor: LocalExecutor | DaytonaExecutor = pool.get(str(root), (str(home),))
+    else:
+        env = {**ENV, "HOME": str(home)}
+        executor = LocalExecutor(
+            str(root), sandbox=backend == "bwrap", homes=(str(home),), base_env=env
+        )
+    for key, by in named.items():
+        out = await call_tool(*restricted_bash(f"cat deploy/{key}"), executor)
+        assert f"(a credential file {by} names)" in out, (key, out)

@@ -15,11 +15,11 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
+from rho_adapters.daytona.ssh_wrapped import placed_all, wrapped
 from rho_domain.git_named_files import (
     GCM_NAMESPACE_DEPTH,
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
-    NamedFiles,
     counted,
     gcm_namespace,
     named_by,
@@ -29,14 +29,6 @@ from rho_domain.git_named_files import (
     too_large,
 )
 from rho_domain.paths import components, is_within
-from rho_domain.ssh_wrappers import (
-    MAX_WRAPPERS,
-    WRAPPER_BYTES,
-    on_search_path,
-    too_many_wrappers,
-    wrapper_commands,
-    wrapper_script,
-)
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"  # the shell's search path when PATH is unset
@@ -82,8 +74,8 @@ async def named_secrets(
                     found.append((include, path))
                     configs.append((at, include, bases))
             for values, into in ((named.secrets, found), (named.directories, stores)):
-                into += [(p, path) for p in _placed(values, (*bases, here), home)]
-            ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
+                into += [(p, path) for p in placed_all(values, (*bases, here), home)]
+            ssh_configs += placed_all(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
             programs += [(p, (*bases, here), path) for p in named.ssh_programs]
     # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
@@ -92,20 +84,23 @@ async def named_secrets(
     by_env = "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment"
     if command := sandbox_env.get("GIT_SSH_COMMAND"):
         given = named_by([("core", "sshcommand", command)], env={"HOME": home} if home else None)
-        found += [(p, by_env) for p in _placed(given.secrets, tops, home)]
-        ssh_configs += _placed(given.ssh_configs, tops, home)
+        found += [(p, by_env) for p in placed_all(given.secrets, tops, home)]
+        ssh_configs += placed_all(given.ssh_configs, tops, home)
         ssh_keys += [(value, by_env) for value in given.ssh_keys]
         programs += [(p, tuple(tops), by_env) for p in given.ssh_programs]
     if program := sandbox_env.get("GIT_SSH"):
         programs.append((program, tuple(tops), by_env))
     search = sandbox_env.get("PATH", _SHELL_PATH)
-    for named, bases, path in await _wrapped(run, programs, home, search):
-        found += [(p, path) for p in _placed(named.secrets, bases, home)]
-        ssh_configs += _placed(named.ssh_configs, bases, home)
+    for named, bases, path in await wrapped(run, programs, home, search):
+        found += [(p, path) for p in placed_all(named.secrets, bases, home)]
+        ssh_configs += placed_all(named.ssh_configs, bases, home)
         ssh_keys += [(value, path) for value in named.ssh_keys]
+    commands: list[tuple[str, str]] = []  # what ssh runs (ProxyCommand), with its config
     found += await ssh_named.named_keys(
-        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
-    )
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys,
+        commands=commands,
+    )  # fmt: skip
+    found += await _commands_named(run, dict.fromkeys(commands), tops, home, search)
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
     directories: list[tuple[str, str]] = []
@@ -120,51 +115,30 @@ async def named_secrets(
     return tuple(origins.items())
 
 
-async def _wrapped(
-    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None, search: str
-) -> list[tuple[NamedFiles, _Bases, str]]:
-    """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
-    command lines read as ``core.sshCommand``, ``ssh_wrappers``), with the bases to place
-    it below and the configuration naming it: a path placed as git places a file, a bare
-    name looked up in the sandbox's ``PATH``; then the scripts their lines run by path, a
-    round of reads each, at most ``MAX_WRAPPERS`` files in all (``ExecutorError`` past)."""
-    read: dict[str, bool] = {}  # each path looked at: whether a file was there
-    found: list[tuple[NamedFiles, _Bases, str]] = []
-    while programs:
-        asked: list[tuple[str, _Bases, str]] = []
-        for program, bases, by in programs:
-            for path in (
-                _placed([program], bases, home)
-                if "/" in program
-                else on_search_path(program, search, tuple(dict.fromkeys(bases)))
-            ):
-                if path not in read:
-                    read[path] = False
-                    asked.append((path, bases, by))
-        heads = await _heads(run, [path for path, _, _ in asked])
-        programs = []
-        for (path, bases, by), head in zip(asked, heads, strict=True):
-            read[path] = head is not None
-            if head is not None and sum(read.values()) > MAX_WRAPPERS:
-                raise too_many_wrappers(path)
-            if head is not None and (script := wrapper_script(head, path)) is not None:
-                named = named_by(("core", "sshcommand", s) for s in wrapper_commands(script))
-                found.append((named, bases, by))
-                programs += [(p, bases, by) for p in named.ssh_programs if "/" in p]
-    return found
-
-
-async def _heads(run: Run, paths: Sequence[str]) -> list[bytes | None]:
-    """The first ``WRAPPER_BYTES + 1`` bytes of each regular file at ``paths``, None for
-    none, in one script."""
-    if not paths:
+async def _commands_named(
+    run: Run,
+    commands: Iterable[tuple[str, str]],
+    tops: Sequence[str],
+    home: str | None,
+    search: str,
+) -> list[tuple[str, str]]:
+    """The keys the wrapper scripts the ssh configurations' commands run give (``ProxyCommand
+    bin/jump %h``: ssh runs it where git runs ssh), each with the configuration naming the
+    command: their ``-i`` keys and what their ``-F`` configurations name."""
+    programs = [
+        (program, tuple(tops), by)
+        for command, by in commands
+        for program in named_by([("core", "sshcommand", command)]).ssh_programs
+    ]
+    configs: list[str] = []
+    keys: list[tuple[str, str]] = []
+    for named, bases, by in await wrapped(run, programs, home, search):
+        configs += placed_all(named.ssh_configs, bases, home)
+        keys += [(value, by) for value in named.ssh_keys]
+    if not configs and not keys:
         return []
-    script = "".join(
-        f'f={scripts.q(p)}; [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0; echo\n'
-        for p in paths
-    )
-    lines = (await run(script)).split("\n")
-    return [base64.b64decode(line) if line else None for line in lines[: len(paths)]]
+    texts = lambda paths: _texts(run, paths)  # noqa: E731
+    return await ssh_named.named_keys(run, texts, configs, (), tops, keys=keys)
 
 
 async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
@@ -187,15 +161,6 @@ async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> 
     found = [f"{top}/git"]
     found += [gcm_namespace(top, scheme, held) for scheme in filter(None, schemes.split("\0"))]
     return list(dict.fromkeys(found))
-
-
-def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:
-    return [
-        p
-        for value in values
-        for base in dict.fromkeys(bases)
-        if (p := placed(value, base=base, home=home)) is not None
-    ]
 
 
 def _too_many(first: str, path: str) -> str:

@@ -67,8 +67,15 @@ def ssh_named_secrets(
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
     found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops, env)]
+    commands: list[tuple[str, str]] = []  # what ssh runs (ProxyCommand), with its config
     for start in dict.fromkeys(starts):
-        found += _named_from(start, tops, env)
+        found += _named_from(start, tops, env, commands)
+    for command, by in dict.fromkeys(commands):  # ProxyCommand bin/jump %h: its script's keys
+        programs = named_by([("core", "sshcommand", command)], env=env).ssh_programs
+        inner = wrapped(programs, tops, home, env)
+        found += [(p, by) for value in inner.ssh_keys for p in _keys_of(value, home, tops, env)]
+        for config in (p for c in inner.ssh_configs for p in _candidates(c, tops, home, "")):
+            found += _named_from((config, home, f"{home}/.ssh" if home else "/"), tops, env, [])
     return found
 
 
@@ -124,10 +131,14 @@ def _wrapper_lines(paths: Sequence[str], read: dict[str, bool]) -> list[str]:
 
 
 def _named_from(
-    start: tuple[str, str | None, str], tops: Sequence[str], env: Mapping[str, str]
+    start: tuple[str, str | None, str],
+    tops: Sequence[str],
+    env: Mapping[str, str],
+    commands: list[tuple[str, str]],
 ) -> list[tuple[str, str]]:
     """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
-    then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
+    then ``ExecutorError`` (what an unread one names is unknown: fails closed); the
+    commands they run go into ``commands``, each with its configuration."""
     pending = [start]
     found: list[tuple[str, str]] = []
     seen: dict[str, None] = {}
@@ -153,6 +164,7 @@ def _named_from(
         found += [
             (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
         ]
+        commands += [(command, config) for command in named.commands]
     return found
 
 
