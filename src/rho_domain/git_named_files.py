@@ -136,8 +136,8 @@ def named_by(
         elif (section, key) == ("core", "sshcommand"):
             for words in _command_lines(value, env or {}):
                 identities, keys, configs = ssh_command_files(words)
-                given = {*identities, *keys, *configs}  # ssh's data (-F big.cfg), no script
-                ssh_programs.extend(p for p in _programs(words) if p not in given)
+                data = {*identities, *keys, *configs}  # ssh's (-F big.cfg): no script
+                ssh_programs.extend(p for p in _programs(words) if p not in data)
                 secrets.extend(identities)
                 ssh_keys.extend(keys)
                 ssh_configs.extend(configs)
