@@ -166,9 +166,11 @@ def _command_lines(value: str, env: Mapping[str, str]) -> list[list[str]]:
 def _programs(words: list[str]) -> list[str]:
     """The words of an ssh command line that may name a wrapper script: the program git
     runs (``bin/gssh -v``) and every later path that is no option (``sh $HOME/wrap``, ``env
-    X=1 ./wrap``); ``ssh`` itself is no script. A word that names no script reads as none."""
+    X=1 ./wrap``). One named ``ssh`` too (``bin/ssh -v``, or ``ssh`` found in a relative
+    ``PATH`` entry, can be a script: probeshell25b); the real one, a program, reads as none,
+    as does a word that names no script."""
     paths = [w for w in words[1:] if "/" in w and not w.startswith("-")]
-    return [w for w in words[:1] + paths if w.rpartition("/")[2] != "ssh"]
+    return words[:1] + paths
 
 
 def gcm_namespace(store: str, scheme: str, held: Iterable[tuple[str, ...]]) -> str:

@@ -47,7 +47,7 @@ def test_a_bare_name_is_looked_for_in_every_entry_a_relative_one_below_the_bases
 
 def test_ssh_data_is_no_program_and_a_command_string_is_a_command_line() -> None:
     named = named_by([("core", "sshcommand", "ssh -F conf/big.cfg -i conf/k bin/x")])
-    assert named.ssh_programs == ("bin/x",)  # a -F file past 64 KiB is no script refused
+    assert named.ssh_programs == ("ssh", "bin/x")  # a -F file past 64 KiB: no script
     named = named_by([("core", "sshcommand", "sh -c 'exec ssh -i deploy/k \"$@\"' --")])
     assert "deploy/k" in named.secrets
     named = named_by([("core", "sshcommand", "ssh -o 'ProxyCommand=bin/jump %h'")])

@@ -9,6 +9,7 @@ variable first, a second wrapper it runs (``exec bin/inner``), a Python wrapper'
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -108,8 +109,11 @@ async def test_a_bare_wrapper_found_on_a_relative_search_path_is_read(
     (root / "bin").mkdir()
     (root / "gssh").write_text('exec ssh -i deploy/var.txt "$@"\n')
     (root / "bin/gssh").write_text('exec ssh -i deploy/cont.txt "$@"\n')
+    # a wrapper named ssh: left out as "ssh itself", though bin/ssh is the repository's
+    (root.parent / ".gitconfig").write_text("[core]\n\tsshCommand = bin/ssh -v\n")
+    (root / "bin/ssh").write_text('exec /usr/bin/ssh -i deploy/py.txt "$@"\n')
     (root / "deploy").mkdir()
-    for key in KEYS[:2]:
+    for key in KEYS:
         (root / key).write_text(f"{MARK}-{key}\n")
     env = {**ENV, "PATH": ":bin:/usr/bin:/bin", "HOME": str(root.parent)}
     executor: LocalExecutor | DaytonaExecutor
@@ -127,9 +131,9 @@ async def test_a_bare_wrapper_found_on_a_relative_search_path_is_read(
             str(root), sandbox=backend == "bwrap", homes=(str(root.parent),), base_env=env
         )
     try:
-        for key in KEYS[:2]:
+        for key, by in zip(KEYS, (".git/config", ".git/config", "../.gitconfig"), strict=True):
             out = await call_tool(*restricted_bash(f"cat {key}"), executor)
-            assert f"(a credential file {root}/.git/config names)" in out, (key, out)
+            assert f"(a credential file {os.path.normpath(root / by)} names)" in out, (key, out)
     finally:
         if isinstance(executor, DaytonaExecutor):
             await executor.aclose()
