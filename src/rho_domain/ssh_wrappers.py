@@ -44,10 +44,12 @@ _CONTINUED = re.compile(r"\\\r?\n")  # a backslash ending a line: the command go
 # a variable the script sets to a literal (``KEY=deploy/key``, ``export KEY="a b"``)
 _ASSIGNED = re.compile(
     r"(?:^|[\s;&|(])(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="
-    r"(\"[^\"$`\\]*\"|'[^']*'|[^\s;&|()\"'$`\\]*)",
+    r"(\"[^\"`\\]*\"|'[^']*'|[^\s;&|()\"'`\\]*)",
     re.MULTILINE,
 )
-_USED = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# $NAME, ${NAME}, and ${NAME:-word} (also -, :=, =): the word when the script sets none
+_USED = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VARIANTS = 16  # a variable set to several values: the script read once per value, at most
 # what ends a command or separates a Python call's arguments: never part of a key's path
 _SEPARATORS = str.maketrans(dict.fromkeys(";|&()[],", " "))
 
@@ -72,15 +74,26 @@ def wrapper_script(head: bytes, path: str) -> str | None:
 def wrapper_commands(script: str) -> tuple[str, ...]:
     """Every command line of ``script`` (a wrapper's text), each to read as
     ``core.sshCommand`` is: not only those naming ssh, lines a backslash continues joined,
-    each ``$NAME`` the script sets to a literal filled with it (``KEY=deploy/key``), and
-    the characters that end a command or part a call's arguments (``;|&()[],``) blanks."""
+    each ``$NAME`` the script sets filled with it (``KEY=deploy/key``; set to several
+    values, the script is read once with each), ``${NAME:-word}`` with ``word`` when the
+    script sets no ``NAME``, and the characters that end a command or part a call's
+    arguments (``;|&()[],``) blanks."""
     joined = _CONTINUED.sub(" ", script)
-    values: dict[str, str] = {}
+    values: dict[str, list[str]] = {}
     for name, value in _ASSIGNED.findall(joined):
-        values.setdefault(name, value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value)
-    if values:
-        joined = _USED.sub(lambda m: values.get(m[1] or m[2], m[0]), joined)
-    lines = (line.translate(_SEPARATORS).strip() for line in joined.splitlines())
+        value = value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value
+        values.setdefault(name, []).append(value)
+    lines: list[str] = []
+    for at in range(min(max(map(len, values.values()), default=1), _VARIANTS)):
+
+        def value_of(m: re.Match[str], at: int = at) -> str:
+            name = m[1] or m[3]
+            if name in values:
+                return values[name][min(at, len(values[name]) - 1)]
+            return m[2] if m[2] is not None else m[0]
+
+        text = _USED.sub(value_of, joined)
+        lines += (line.translate(_SEPARATORS).strip() for line in text.splitlines())
     return tuple(dict.fromkeys(line for line in lines if line))
 
 

@@ -33,6 +33,9 @@ def test_every_command_line_is_read_as_the_shell_gives_it() -> None:
     script = 'KEY="deploy/k"\nexport D=keys\nexec "${SSH:-ssh}" \\\n  -i "$KEY" -i ${D}/b "$@"\n'
     assert {"deploy/k", "keys/b"} <= set(_keys(script))
     assert _keys('os.execvp("ssh", ["ssh", "-i", "deploy/py"])\n') == ("deploy/py",)
+    # a variable set twice (each value read), a default, a value naming another variable
+    script = 'K=a/k\n[ -n "$CI" ] && K="b/k"\nssh -i "$K" -i "${J:-d/k}"\nD=$X/k\nssh -i "$D"\n'
+    assert set(_keys(script)) >= {"a/k", "b/k", "d/k", "/k"}  # X unset: empty, as in sh
 
 
 def test_a_bare_name_is_looked_for_in_every_entry_a_relative_one_below_the_bases() -> None:
