@@ -13,7 +13,8 @@ readable when:
   wrapper was Python (``os.execvp("ssh", ["ssh", "-i", "deploy/key"])``);
 * it ran a second wrapper (``exec bin/inner "$@"``) whose ssh line gives the key.
 
-A program is now only what the kernel runs itself (an ELF file); every other file is a
+A program is now only what the kernel runs itself (an ELF file whose header it loads: a
+file starting ``\x7fELF`` it refuses, git runs with the shell); every other file is a
 script, its NUL bytes dropped, refused past ``WRAPPER_BYTES`` (``ExecutorError``: what it
 names past the bound is unknown), and every command line of it is read (``wrapper_commands``),
 whose paths the executors read as wrappers in turn (at most ``MAX_WRAPPERS``). Still not a
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Literal
 
 from rho_domain.errors import ExecutorError
 
@@ -57,10 +59,11 @@ _SEPARATORS = str.maketrans(dict.fromkeys(";|&()[],", " "))
 def wrapper_script(head: bytes, path: str) -> str | None:
     """The text of the file ``path`` git would run as ssh, from its first bytes ``head``
     (at least ``WRAPPER_BYTES + 1`` of them when it has that many): None for a program the
-    kernel runs itself (ELF); else a script, run by its ``#!`` or by the shell after
-    ``ENOEXEC``, whose NUL bytes the shell skips (dropped here too). ``ExecutorError`` when
-    the script is past ``WRAPPER_BYTES`` (what it names past the bound is unknown)."""
-    if head.startswith(_ELF):
+    kernel runs itself (an ELF header it loads); else a script, run by its ``#!`` or by the
+    shell after ``ENOEXEC``, whose NUL bytes the shell skips (dropped here too);
+    ``ExecutorError`` when the script is past ``WRAPPER_BYTES`` (what it names past the
+    bound is unknown)."""
+    if _loadable_elf(head):
         return None
     if len(head) > WRAPPER_BYTES:
         raise ExecutorError(
@@ -69,6 +72,22 @@ def wrapper_script(head: bytes, path: str) -> str | None:
             "it (a wrapper is a few lines) or have git run ssh itself"
         )
     return head.replace(b"\0", b"").decode("utf-8", "replace")
+
+
+def _loadable_elf(head: bytes) -> bool:
+    """Whether the kernel would load ``head``'s file as an ELF program: its header passes
+    the checks that refuse it with ``ENOEXEC`` (``binfmt_elf``), after which git and the
+    shell run a file as a script: the magic then ssh lines is a script, not a program."""
+    if len(head) < 64 or not head.startswith(_ELF) or head[6] != 1 or head[5] not in (1, 2):
+        return False
+    order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
+    wide = {1: False, 2: True}.get(head[4])
+    if wide is None or int.from_bytes(head[16:18], order) not in (2, 3):  # EXEC, DYN
+        return False
+    at, size = (54, 56) if wide else (42, 32)  # e_phentsize's offset, a header's size
+    entry = int.from_bytes(head[at : at + 2], order)
+    count = int.from_bytes(head[at + 2 : at + 4], order)
+    return entry == size and 0 < count * size <= 65536
 
 
 def wrapper_commands(script: str) -> tuple[str, ...]:

@@ -16,7 +16,13 @@ from rho_domain.ssh_wrappers import (
 
 
 def test_only_an_elf_file_is_a_program_and_a_script_past_the_bound_is_refused() -> None:
-    assert wrapper_script(b"\x7fELF\x02\x01" + b"\0" * 64, "/usr/bin/ssh") is None
+    header = bytearray(64)  # a 64-bit little-endian shared object, one program header
+    header[:7] = b"\x7fELF\x02\x01\x01"
+    header[16], header[54], header[56] = 3, 56, 1
+    assert wrapper_script(bytes(header), "/usr/bin/ssh") is None
+    # the magic alone: the kernel refuses it (ENOEXEC) and git runs it with the shell
+    fake = b"\x7fELF\nexec ssh -i deploy/k\n"
+    assert wrapper_script(fake + bytes(header[len(fake) :]), "bin/w") is not None
     assert (
         wrapper_script(b"#!/bin/sh\n#\0\nexec ssh -i k\n", "w") == "#!/bin/sh\n#\nexec ssh -i k\n"
     )
