@@ -31,6 +31,7 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -39,16 +40,18 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
+from rho_domain.paths import components, is_within
 from rho_domain.ssh_named_files import ssh_command_files
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
+    "GCM_NAMESPACE_DEPTH",
     "MAX_CONFIGS",
     "MAX_CONFIG_BYTES",
-    "WRAPPER_BYTES",
     "NamedFiles",
     "counted",
     "entry_of",
+    "gcm_namespace",
     "named_by",
     "named_in",
     "placed",
@@ -57,7 +60,9 @@ __all__ = [
 ]
 
 MAX_CONFIG_BYTES = 1 << 20  # a configuration past this fails closed (git's are a few KiB)
-WRAPPER_BYTES = 64 * 1024  # a wrapper script git runs as ssh: past this, a program, not read
+# GCM's plaintext store keeps a login at STORE/NAMESPACE/SCHEME/HOST[/PATH...]/ACCOUNT.credential:
+# a namespace of up to this many components is looked for (``credential.namespace = a/b``)
+GCM_NAMESPACE_DEPTH = 2
 MAX_CONFIGS = 64  # configurations read per executor, includes followed (git stops at 10 deep)
 
 # (section, key) -> how the value names files; any subsection between them
@@ -87,7 +92,7 @@ class NamedFiles:
     ssh_configs: tuple[str, ...] = ()  # ssh configurations (``-F``), which name keys
     ssh_keys: tuple[str, ...] = ()  # an ssh command line's keys (``ssh_named_files.pattern_of``)
     # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
-    # their ssh lines name keys too (the executors read them, ``ssh_named_files.ssh_lines``)
+    # their command lines name keys too (the executors read them, ``ssh_wrappers``)
     ssh_programs: tuple[str, ...] = ()
 
 
@@ -129,12 +134,13 @@ def named_by(
             if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
                 secrets.extend(_option_values(words, ("file",), ("-",)))
         elif (section, key) == ("core", "sshcommand"):
-            words = _words(value, env or {})
-            identities, keys, configs = ssh_command_files(words)
-            ssh_programs.extend(_programs(words))
-            secrets.extend(identities)
-            ssh_keys.extend(keys)
-            ssh_configs.extend(configs)
+            for words in _command_lines(value, env or {}):
+                identities, keys, configs = ssh_command_files(words)
+                data = {*identities, *keys, *configs}  # ssh's (-F big.cfg): no script
+                ssh_programs.extend(p for p in _programs(words) if p not in data)
+                secrets.extend(identities)
+                ssh_keys.extend(keys)
+                ssh_configs.extend(configs)
         elif (section, key) == ("user", "signingkey") and not value.startswith(_LITERAL_KEYS):
             secrets.append(value)  # gpg.format=ssh takes any path, ./ or not
     return NamedFiles(
@@ -147,12 +153,35 @@ def named_by(
     )
 
 
+def _command_lines(value: str, env: Mapping[str, str]) -> list[list[str]]:
+    """The words of the command line ``value`` and of each command string a word of it
+    holds, a shell's (``sh -c 'exec ssh -i deploy/key "$@"'``) or an ssh option's (``-o
+    'ProxyCommand=bin/jump %h %p'``, its keyword taken off): ssh and the shell run those
+    too, so their keys and wrapper scripts count (probeshell25b: they were one word)."""
+    words = _words(value, env)
+    inner = [_OPTION_KEYWORD.sub("", w, count=1) for w in words if _BLANK.search(w)]
+    return [words, *(_words(command, env) for command in inner)]
+
+
 def _programs(words: list[str]) -> list[str]:
     """The words of an ssh command line that may name a wrapper script: the program git
     runs (``bin/gssh -v``) and every later path that is no option (``sh $HOME/wrap``, ``env
-    X=1 ./wrap``); ``ssh`` itself is no script. A word that names no script reads as none."""
+    X=1 ./wrap``). One named ``ssh`` too (``bin/ssh -v``, or ``ssh`` found in a relative
+    ``PATH`` entry, can be a script: probeshell25b); the real one, a program, reads as none,
+    as does a word that names no script."""
     paths = [w for w in words[1:] if "/" in w and not w.startswith("-")]
-    return [w for w in words[:1] + paths if w.rpartition("/")[2] != "ssh"]
+    return words[:1] + paths
+
+
+def gcm_namespace(store: str, scheme: str, held: Iterable[tuple[str, ...]]) -> str:
+    """The directory to hide for the logins below ``scheme``, a ``http*`` directory of GCM's
+    plaintext store ``store`` holding some (``HOST/.../ACCOUNT.credential``): its namespace,
+    the directory above it, or ``scheme`` itself when that is the store (an empty
+    namespace) or holds a component of ``held`` (the workspace: never hidden whole)."""
+    namespace = posixpath.dirname(scheme.rstrip("/"))
+    if namespace == store.rstrip("/") or any(is_within(p, components(namespace)) for p in held):
+        return scheme
+    return namespace
 
 
 def too_large(path: str) -> ExecutorError:
@@ -226,6 +255,8 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 
 
 _BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
+_BLANK = re.compile(r"[ \t\r\n]")
+_OPTION_KEYWORD = re.compile(r"^\s*[A-Za-z]+\s*=\s*")  # ``ProxyCommand=`` before a command
 
 
 def _words(value: str, env: Mapping[str, str]) -> list[str]:

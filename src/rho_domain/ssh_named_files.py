@@ -41,7 +41,6 @@ __all__ = [
     "literal_of",
     "pattern_of",
     "ssh_command_files",
-    "ssh_lines",
     "ssh_named_in",
 ]
 
@@ -66,6 +65,8 @@ class SshNamed:
 
     secrets: tuple[str, ...] = ()  # identity and certificate files
     includes: tuple[str, ...] = ()  # more configuration (glob patterns)
+    # the command lines ssh runs (ProxyCommand...): a wrapper script they run gives keys
+    commands: tuple[str, ...] = ()
 
 
 def ssh_named_in(text: str) -> SshNamed:
@@ -75,6 +76,7 @@ def ssh_named_in(text: str) -> SshNamed:
     where a word starts) names as keys and includes."""
     secrets: list[str] = []
     includes: list[str] = []
+    commands: list[str] = []
     for line in text.split("\n"):
         if line.lstrip(" \t").startswith("#") or not line.strip():
             continue  # most of a system's configuration: parsed no further
@@ -89,7 +91,12 @@ def ssh_named_in(text: str) -> SshNamed:
             includes.extend(arguments)
         elif keyword in _COMMANDS:  # a shell command line, often ssh's own: its -i keys
             secrets += _command_keys(rest)
-    return SshNamed(secrets=tuple(dict.fromkeys(secrets)), includes=tuple(dict.fromkeys(includes)))
+            commands.append(rest)
+    return SshNamed(
+        secrets=tuple(dict.fromkeys(secrets)),
+        includes=tuple(dict.fromkeys(includes)),
+        commands=tuple(dict.fromkeys(commands)),
+    )
 
 
 def _command_keys(command: str) -> list[str]:
@@ -106,13 +113,6 @@ def _command_keys(command: str) -> list[str]:
         words = command.split()
     _, keys, _ = ssh_command_files(words)
     return keys
-
-
-def ssh_lines(script: str) -> tuple[str, ...]:
-    """The lines of ``script`` (a wrapper git runs as ``GIT_SSH``: ``exec ssh -i
-    deploy/key "$@"``) that run ssh, each an ssh command line to read as
-    ``core.sshCommand`` is; not a shell: a key chosen by the script's logic is not seen."""
-    return tuple(line for line in script.splitlines() if _SSH_WORD.search(line))
 
 
 def pattern_of(value: str, *, home: str | None, glob: bool = False) -> str | None:

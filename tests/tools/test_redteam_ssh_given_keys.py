@@ -29,6 +29,13 @@ MARK = "K-WRAP25-MARK"
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
 NAMED_BY = {"deploy/c.txt": "ws/.git/config", "deploy/h.txt": "home/.gitconfig"}
 
+LOGINS = (  # GCM's: STORE/NAMESPACE/SCHEME/HOST[/PATH...]/ACCOUNT.credential
+    "team/https/w.example/u.credential",
+    "git/https/w.example/u.credential",
+    "proj/https/w.example/org/repo.git/u.credential",
+    "a/b/https/w.example/u.credential",
+    "https/w.example/u.credential",
+)
 pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
 
 
@@ -132,15 +139,18 @@ async def test_a_gcm_store_holding_the_workspace_hides_every_namespace(
     subprocess.run(["git", "init", "-q", str(root)], env=ENV, check=True)
     with (root / ".git/config").open("a") as config:
         config.write("[credential]\n\tplaintextStorePath = .\n\tnamespace = team\n")
-    for store in ("team", "git"):
-        (root / store / "https/w.example").mkdir(parents=True)
-        (root / store / "https/w.example/u.credential").write_text(f"{MARK}-gcm\n")
+    # probeshell25b: a login below the host (credential.useHttpPath: the URL's path), a
+    # namespace of two names (credential.namespace = a/b), none (an empty namespace) were
+    # found by no shape: cat printed each
+    for login in LOGINS:
+        (root / login).parent.mkdir(parents=True, exist_ok=True)
+        (root / login).write_text(f"{MARK}-gcm\n")
     (root / "api/http").mkdir(parents=True)  # a project's own directory of that name
     (root / "api/http/routes.txt").write_text("plain routes\n")
     executor = _executor(backend, root, root.parent, pool)
-    for store in ("team", "git"):
-        out = await call_tool(
-            *restricted_bash(f"cat {store}/https/w.example/u.credential"), executor
-        )
-        assert f"(a credential file {root}/.git/config names)" in out, out
+    out = await call_tool(*restricted_bash(f"cat {' '.join(LOGINS)}"), executor)
+    assert f"(a credential file {root}/.git/config names)" in out, out
+    for login in LOGINS:
+        out = await call_tool(*restricted_bash(f"cat {login}"), executor)
+        assert f"(a credential file {root}/.git/config names)" in out, (login, out)
     assert "plain routes" in await call_tool(*restricted_bash("cat api/http/routes.txt"), executor)

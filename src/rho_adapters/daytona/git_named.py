@@ -15,12 +15,13 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
+from rho_adapters.daytona.ssh_wrapped import placed_all, wrapped
 from rho_domain.git_named_files import (
+    GCM_NAMESPACE_DEPTH,
     MAX_CONFIG_BYTES,
     MAX_CONFIGS,
-    WRAPPER_BYTES,
-    NamedFiles,
     counted,
+    gcm_namespace,
     named_by,
     named_in,
     placed,
@@ -28,9 +29,9 @@ from rho_domain.git_named_files import (
     too_large,
 )
 from rho_domain.paths import components, is_within
-from rho_domain.ssh_named_files import ssh_lines
 
 Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
+_SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"  # the shell's search path when PATH is unset
 _Bases = tuple[str, ...]
 
 
@@ -73,29 +74,33 @@ async def named_secrets(
                     found.append((include, path))
                     configs.append((at, include, bases))
             for values, into in ((named.secrets, found), (named.directories, stores)):
-                into += [(p, path) for p in _placed(values, (*bases, here), home)]
-            ssh_configs += _placed(named.ssh_configs, (*bases, here), home)
+                into += [(p, path) for p in placed_all(values, (*bases, here), home)]
+            ssh_configs += placed_all(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
             programs += [(p, (*bases, here), path) for p in named.ssh_programs]
     # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
     # core.sshCommand, GIT_SSH a wrapper script, each run at the top
-    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}"))
+    sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}", "${PATH}"))
     by_env = "GIT_SSH or GIT_SSH_COMMAND in the sandbox's environment"
     if command := sandbox_env.get("GIT_SSH_COMMAND"):
         given = named_by([("core", "sshcommand", command)], env={"HOME": home} if home else None)
-        found += [(p, by_env) for p in _placed(given.secrets, tops, home)]
-        ssh_configs += _placed(given.ssh_configs, tops, home)
+        found += [(p, by_env) for p in placed_all(given.secrets, tops, home)]
+        ssh_configs += placed_all(given.ssh_configs, tops, home)
         ssh_keys += [(value, by_env) for value in given.ssh_keys]
         programs += [(p, tuple(tops), by_env) for p in given.ssh_programs]
     if program := sandbox_env.get("GIT_SSH"):
         programs.append((program, tuple(tops), by_env))
-    for named, bases, path in await _wrapped(run, programs, home):
-        found += [(p, path) for p in _placed(named.secrets, bases, home)]
-        ssh_configs += _placed(named.ssh_configs, bases, home)
+    search = sandbox_env.get("PATH", _SHELL_PATH)
+    for named, bases, path in await wrapped(run, programs, home, search):
+        found += [(p, path) for p in placed_all(named.secrets, bases, home)]
+        ssh_configs += placed_all(named.ssh_configs, bases, home)
         ssh_keys += [(value, path) for value in named.ssh_keys]
+    commands: list[tuple[str, str]] = []  # what ssh runs (ProxyCommand), with its config
     found += await ssh_named.named_keys(
-        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys
-    )
+        run, lambda paths: _texts(run, paths), ssh_configs, homes, tops, keys=ssh_keys,
+        commands=commands,
+    )  # fmt: skip
+    found += await _commands_named(run, dict.fromkeys(commands), tops, home, search)
     files = await _canonical(run, found)
     held = [components(p) for p in (*tops, *homes)]
     directories: list[tuple[str, str]] = []
@@ -110,60 +115,52 @@ async def named_secrets(
     return tuple(origins.items())
 
 
-async def _wrapped(
-    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None
-) -> list[tuple[NamedFiles, _Bases, str]]:
-    """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
-    ssh lines read as ``core.sshCommand``), with the bases to place it below and the
-    configuration naming it: a path placed as git places a file, a bare name looked up in
-    the sandbox's ``PATH``; a file with a NUL or past ``WRAPPER_BYTES`` is a program, none."""
-    asked = [
-        (path, bases, by)
-        for program, bases, by in programs
-        for path in (_placed([program], bases, home) if "/" in program else [program])
+async def _commands_named(
+    run: Run,
+    commands: Iterable[tuple[str, str]],
+    tops: Sequence[str],
+    home: str | None,
+    search: str,
+) -> list[tuple[str, str]]:
+    """The keys the wrapper scripts the ssh configurations' commands run give (``ProxyCommand
+    bin/jump %h``: ssh runs it where git runs ssh), each with the configuration naming the
+    command: their ``-i`` keys and what their ``-F`` configurations name."""
+    programs = [
+        (program, tuple(tops), by)
+        for command, by in commands
+        for program in named_by([("core", "sshcommand", command)]).ssh_programs
     ]
-    if not asked:
+    configs: list[str] = []
+    keys: list[tuple[str, str]] = []
+    for named, bases, by in await wrapped(run, programs, home, search):
+        configs += placed_all(named.ssh_configs, bases, home)
+        keys += [(value, by) for value in named.ssh_keys]
+    if not configs and not keys:
         return []
-    script = "".join(
-        f'f={scripts.q(p)}; case $f in */*) ;; *) f=$(command -v -- "$f") || f=;; esac;'
-        f' case $f in /*) [ -f "$f" ] && head -c {WRAPPER_BYTES + 1} < "$f" | base64 -w0;; esac;'
-        " echo\n"
-        for p, _, _ in asked
-    )
-    found: list[tuple[NamedFiles, _Bases, str]] = []
-    for (_, bases, by), line in zip(asked, (await run(script)).splitlines(), strict=False):
-        head = base64.b64decode(line)
-        if line and len(head) <= WRAPPER_BYTES and b"\0" not in head:
-            lines = ssh_lines(head.decode("utf-8", "replace"))
-            found.append((named_by(("core", "sshcommand", s) for s in lines), bases, by))
-    return found
+    texts = lambda paths: _texts(run, paths)  # noqa: E731
+    return await ssh_named.named_keys(run, texts, configs, (), tops, keys=keys)
 
 
 async def _namespaces(run: Run, store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
     """The namespaces of GCM's plaintext store ``store`` in the sandbox, found by their
-    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here."""
+    logins' shape as ``rho_adapters.local.git_dirs.gcm_namespaces`` finds them here (no
+    ``find`` in the sandbox: every ``http*`` directory there counts as holding logins)."""
     top = store.rstrip("/")
+    levels, deeper = [""], [""]  # the namespaces' globs: none, a name, hidden names too
+    for _ in range(GCM_NAMESPACE_DEPTH):
+        deeper = [f"{level}{part}/" for level in deeper for part in ("*", ".[!.]*")]
+        levels += deeper
     script = (
-        f's={scripts.q(top)}; for f in "$s"/*/http*/*/*.credential'
-        ' "$s"/.[!.]*/http*/*/*.credential; do [ -f "$f" ] && printf \'%s\\0\' "$f"; done'
-        " | base64 -w0; echo\n"
+        f"s={scripts.q(top)}; for d in "
+        + " ".join(f'"$s"/{level}http*' for level in levels)
+        + '; do [ -d "$d" ] || continue; if command -v find >/dev/null; then'
+        " find \"$d\" -mindepth 2 -type f -name '*.credential' | head -n 1 | grep -q . ||"
+        " continue; fi; printf '%s\\0' \"$d\"; done | base64 -w0; echo\n"
     )
-    logins = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
+    schemes = base64.b64decode((await run(script)).strip()).decode("utf-8", "surrogateescape")
     found = [f"{top}/git"]
-    for login in filter(None, logins.split("\0")):
-        namespace = posixpath.dirname(posixpath.dirname(posixpath.dirname(login)))
-        if not any(is_within(parts, components(namespace)) for parts in held):
-            found.append(namespace)
+    found += [gcm_namespace(top, scheme, held) for scheme in filter(None, schemes.split("\0"))]
     return list(dict.fromkeys(found))
-
-
-def _placed(values: Iterable[str], bases: Iterable[str], home: str | None) -> list[str]:
-    return [
-        p
-        for value in values
-        for base in dict.fromkeys(bases)
-        if (p := placed(value, base=base, home=home)) is not None
-    ]
 
 
 def _too_many(first: str, path: str) -> str:

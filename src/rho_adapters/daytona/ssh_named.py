@@ -36,12 +36,15 @@ async def named_keys(
     tops: Sequence[str],
     *,
     keys: Sequence[tuple[str, str]] = (),
+    commands: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """The paths of the keys the sandbox's ssh configurations name (literal ones whether
     they exist or not), each with the configuration naming it; ``given``: the ``-F``
     configurations (absolute), ``homes``: the sandbox's (the first is the user's),
     ``tops``: where git runs ssh, ``keys``: an ssh command line's own (``-o
-    IdentityFile=``, ``-i``), as ssh's values with what named them."""
+    IdentityFile=``, ``-i``), as ssh's values with what named them; ``commands``, when
+    given, gets the command lines the configurations run (``ProxyCommand``), each with the
+    configuration naming it (the caller reads the wrapper scripts those run)."""
     home = homes[0] if homes else None
     starts = [(config, home, f"{home}/.ssh" if home else "/") for config in given]
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
@@ -63,6 +66,8 @@ async def named_keys(
                     absolute = pattern if pattern.startswith("/") else f"{base}/{pattern}"
                     includes.append((at, its_home, base, absolute))
             values += [(value, its_home, config) for value in named.secrets]
+            if commands is not None:
+                commands += [(command, config) for command in named.commands]
         expanded = await _globbed(run, [p for *_, p in includes])
         level = [(at, path, h, b) for (at, h, b, _), paths in zip(includes, expanded, strict=True)
                  for path in paths]  # fmt: skip

@@ -14,7 +14,7 @@ import stat
 from collections.abc import Sequence
 
 from rho_domain.git_dir_shape import shape_of, shaped_refusal
-from rho_domain.paths import components, is_within
+from rho_domain.git_named_files import GCM_NAMESPACE_DEPTH, gcm_namespace
 from rho_domain.secrets import SecretPolicy
 
 _MAX_TEXT = 4096  # a .git file or commondir is a line: a larger one is not git's
@@ -120,14 +120,24 @@ def regular_head(path: str, size: int) -> bytes | None:
 
 def gcm_namespaces(store: str, held: Sequence[tuple[str, ...]]) -> list[str]:
     """The namespaces of Git Credential Manager's plaintext store ``store`` (logins at
-    ``STORE/NAMESPACE/SCHEME/HOST/ACCOUNT.credential``): the default ``git`` and every other
-    directory of the store holding a login by that shape (``credential.namespace`` or
-    ``GCM_NAMESPACE`` chose it), found whatever configuration or variable named it, but
-    one holding a component of ``held`` (the workspace itself)."""
+    ``STORE/NAMESPACE/SCHEME/HOST[/PATH...]/ACCOUNT.credential``, the path there with
+    ``credential.useHttpPath``): the default ``git`` and the directory of every other
+    namespace of up to ``GCM_NAMESPACE_DEPTH`` components holding a login by that shape
+    (``credential.namespace`` or ``GCM_NAMESPACE`` chose it; ``git_named_files.gcm_namespace``
+    says which directory is hidden), found whatever configuration or variable named it."""
     found = [os.path.join(store, "git")]
-    pattern = os.path.join(glob.escape(store), "*", "http*", "*", "*.credential")
-    for login in glob.glob(pattern, include_hidden=True):
-        namespace = os.path.dirname(os.path.dirname(os.path.dirname(login)))
-        if not any(is_within(parts, components(namespace)) for parts in held):
-            found.append(namespace)
+    for depth in range(GCM_NAMESPACE_DEPTH + 1):
+        pattern = os.path.join(glob.escape(store), *("*",) * depth, "http*")
+        for scheme in glob.glob(pattern, include_hidden=True):
+            if _holds_login(scheme):
+                found.append(gcm_namespace(store, scheme, held))
     return list(dict.fromkeys(found))
+
+
+def _holds_login(scheme: str) -> bool:
+    """Whether a ``*.credential`` file lies below a host directory of ``scheme`` (links
+    to directories not followed)."""
+    for top, _, files in os.walk(scheme):
+        if top != scheme and any(name.endswith(".credential") for name in files):
+            return True
+    return False

@@ -28,9 +28,11 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import attrs
+
 from rho_adapters.local.git_dirs import gcm_namespaces, repository_configs
 from rho_adapters.local.settled_reads import SettledReads
-from rho_adapters.local.ssh_named import ssh_named_secrets, wrapper_lines
+from rho_adapters.local.ssh_named import ssh_named_secrets, wrapped
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
@@ -108,7 +110,7 @@ def git_named_origins(
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs: list[str] = []
     ssh_keys: list[tuple[str, str]] = []
-    for given in (named, _wrapped(named.ssh_programs, tops, home, shell_env)):
+    for given in (named, wrapped(named.ssh_programs, tops, home, shell_env)):
         found += [(p, by_env) for p in _placed_all(given.secrets, tops, home)]
         ssh_configs += _placed_all(given.ssh_configs, tops, home)
         ssh_keys += [(value, by_env) for value in given.ssh_keys]
@@ -192,7 +194,7 @@ def _named_by_group(
                     found.append((include, config))
                     pending.append((include, bases))
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        for given in (named, _wrapped(named.ssh_programs, (*bases, here), home, shell_env)):
+        for given in (named, wrapped(named.ssh_programs, (*bases, here), home, shell_env)):
             found += [(p, config) for p in _placed_all(given.secrets, (*bases, here), home)]
             ssh_given[0].extend(_placed_all(given.ssh_configs, (*bases, here), home))
             ssh_given[1].extend((value, config) for value in given.ssh_keys)
@@ -221,8 +223,8 @@ def _user_configs(
 def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
     """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
     ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
-    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``) and the
-    ssh command lines of a ``GIT_SSH`` wrapper script."""
+    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``), and ``GIT_SSH``
+    as a wrapper script such a command runs (its ``ssh_programs``)."""
     pairs: list[tuple[str, str | None]] = []
     count = env.get("GIT_CONFIG_COUNT", "")
     for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
@@ -237,21 +239,10 @@ def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFil
                 pairs.append((key, value if equals else None))
     if ssh := env.get("GIT_SSH_COMMAND"):
         pairs.append(("core.sshCommand", ssh))
-    if program := env.get("GIT_SSH"):  # run as ssh is: a wrapper script's ssh lines
-        pairs += [("core.sshCommand", line) for line in wrapper_lines([program], env.get("PATH"))]
-    return named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
-
-
-def _wrapped(
-    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
-) -> NamedFiles:
-    """What the wrapper scripts a ``core.sshCommand`` runs name, read as ``core.sshCommand``:
-    a path placed as git places a file (at the repository's top), a bare name in ``PATH``."""
-    if not programs:
-        return NamedFiles()
-    paths = _placed_all([p for p in programs if "/" in p], bases, home)
-    lines = wrapper_lines([*paths, *(p for p in programs if "/" not in p)], env.get("PATH"))
-    return named_by((("core", "sshcommand", line) for line in lines), env=env)
+    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
+    if program := env.get("GIT_SSH"):  # run as ssh is: a wrapper script (``wrapped``)
+        named = attrs.evolve(named, ssh_programs=(*named.ssh_programs, program))
+    return named
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:

@@ -17,24 +17,30 @@ from __future__ import annotations
 import glob
 import os
 import pwd
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 
 from rho_adapters.local.git_dirs import regular_head
 from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
-from rho_domain.git_named_files import MAX_CONFIGS, WRAPPER_BYTES
+from rho_domain.git_named_files import MAX_CONFIGS, NamedFiles, named_by, placed
 from rho_domain.ssh_named_files import (
     SshNamed,
     filled,
     literal_of,
     pattern_of,
-    ssh_lines,
     ssh_named_in,
 )
+from rho_domain.ssh_wrappers import (
+    MAX_WRAPPERS,
+    WRAPPER_BYTES,
+    on_search_path,
+    too_many_wrappers,
+    wrapper_commands,
+    wrapper_script,
+)
 
-__all__ = ["ssh_named_secrets", "wrapper_lines"]
+__all__ = ["ssh_named_secrets", "wrapped"]
 
 SYSTEM_CONFIG = "/etc/ssh/ssh_config"
 # what a configuration names, by its path and its content (``settled_reads``)
@@ -61,32 +67,78 @@ def ssh_named_secrets(
     starts += [(f"{h.rstrip('/')}/.ssh/config", h, f"{h.rstrip('/')}/.ssh") for h in homes]
     starts.append((SYSTEM_CONFIG, home, "/etc/ssh"))
     found = [(p, by) for value, by in keys for p in _keys_of(value, home, tops, env)]
+    commands: list[tuple[str, str]] = []  # what ssh runs (ProxyCommand), with its config
     for start in dict.fromkeys(starts):
-        found += _named_from(start, tops, env)
+        found += _named_from(start, tops, env, commands)
+    for command, by in dict.fromkeys(commands):  # ProxyCommand bin/jump %h: its script's keys
+        programs = named_by([("core", "sshcommand", command)], env=env).ssh_programs
+        inner = wrapped(programs, tops, home, env)
+        found += [(p, by) for value in inner.ssh_keys for p in _keys_of(value, home, tops, env)]
+        for config in (p for c in inner.ssh_configs for p in _candidates(c, tops, home, "")):
+            found += _named_from((config, home, f"{home}/.ssh" if home else "/"), tops, env, [])
     return found
 
 
-def wrapper_lines(programs: Sequence[str], search_path: str | None) -> list[str]:
-    """The ssh command lines of the wrapper scripts ``programs`` (absolute, or a bare name
-    looked up in ``search_path``, as the shell finds it): ``GIT_SSH``, a ``core.sshCommand``'s
-    program, each to read as ``core.sshCommand``: the keys a wrapper's ``ssh -i`` gives are
-    secrets too. A script runs without ``#!`` too (the shell, and git after ``ENOEXEC``, run
-    it as one); a file that is no regular one, or past ``WRAPPER_BYTES`` bytes (a program, not
-    a wrapper), is not read."""
+def wrapped(
+    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
+) -> NamedFiles:
+    """What the wrapper scripts a ``core.sshCommand`` (or ``GIT_SSH``) runs name, their
+    command lines read as ``core.sshCommand``: a path placed as git places a file (below
+    ``bases``: the repository's top), a bare name where the shell may find it on ``env``'s
+    ``PATH`` (``on_search_path``: a relative or empty entry below ``bases`` too); and what the
+    scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
     lines: list[str] = []
-    for program in dict.fromkeys(filter(None, programs)):
-        path = program if "/" in program else shutil.which(program, path=search_path)
-        head = regular_head(path, WRAPPER_BYTES + 1) if path else None
-        if head is not None and len(head) <= WRAPPER_BYTES and b"\0" not in head:
-            lines += ssh_lines(head.decode("utf-8", "replace"))
+    read: dict[str, bool] = {}
+    search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    while programs:
+        paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
+        more = _wrapper_lines(paths, read)
+        lines += more
+        nested = named_by((("core", "sshcommand", line) for line in more), env=env).ssh_programs
+        programs = [p for p in nested if "/" in p]
+    return named_by((("core", "sshcommand", line) for line in lines), env=env)
+
+
+def _candidates(program: str, bases: Sequence[str], home: str | None, search: str) -> list[str]:
+    """Where ``program`` may be: a path placed below each of ``bases`` as git places a
+    file, a bare name on the ``PATH`` ``search`` (``on_search_path``)."""
+    tops = tuple(dict.fromkeys(bases))
+    if "/" not in program:
+        return list(on_search_path(program, search, tops))
+    return [p for base in tops if (p := placed(program, base=base, home=home)) is not None]
+
+
+def _wrapper_lines(paths: Sequence[str], read: dict[str, bool]) -> list[str]:
+    """The command lines of the wrapper scripts at ``paths``, each to read as
+    ``core.sshCommand`` (``ssh_wrappers.wrapper_commands``): the keys a wrapper's ssh is
+    given are secrets too. A path that is no regular file, or a program (ELF), gives none;
+    a script past ``WRAPPER_BYTES``, or more than ``MAX_WRAPPERS`` files among ``read``
+    (the paths looked at so far, kept by the caller: whether each was a file), is an
+    ``ExecutorError``."""
+    lines: list[str] = []
+    for path in dict.fromkeys(filter(None, paths)):
+        if path in read:
+            continue
+        head = regular_head(path, WRAPPER_BYTES + 1)
+        read[path] = head is not None
+        if head is None:
+            continue
+        if sum(read.values()) > MAX_WRAPPERS:
+            raise too_many_wrappers(path)
+        if (script := wrapper_script(head, path)) is not None:
+            lines += wrapper_commands(script)
     return lines
 
 
 def _named_from(
-    start: tuple[str, str | None, str], tops: Sequence[str], env: Mapping[str, str]
+    start: tuple[str, str | None, str],
+    tops: Sequence[str],
+    env: Mapping[str, str],
+    commands: list[tuple[str, str]],
 ) -> list[tuple[str, str]]:
     """What one configuration and those it includes name: at most ``MAX_CONFIGS`` of them,
-    then ``ExecutorError`` (what an unread one names is unknown: fails closed)."""
+    then ``ExecutorError`` (what an unread one names is unknown: fails closed); the
+    commands they run go into ``commands``, each with its configuration."""
     pending = [start]
     found: list[tuple[str, str]] = []
     seen: dict[str, None] = {}
@@ -112,6 +164,7 @@ def _named_from(
         found += [
             (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
         ]
+        commands += [(command, config) for command in named.commands]
     return found
 
 
