@@ -35,7 +35,8 @@ from collections.abc import Sequence, Set
 
 from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.shell.destructive_git import git_subcommand
-from rho_domain.shell.destructive_words import Arg, long_hits
+from rho_domain.shell.destructive_unnamed_writes import unnamed_writes, writes_unnamed
+from rho_domain.shell.destructive_words import Arg, long_hits, short_hits, split_options
 
 # Programs that read, move, compare or print files and run none of them as code (shells,
 # interpreters, build tools, package managers and anything unknown are not here). sed, awk,
@@ -94,10 +95,14 @@ _GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle", "pull", "submo
 _GIT_TREE = frozenset(
     [
         "checkout", "switch", "merge", "rebase", "cherry-pick", "revert", "reset", "restore",
-        "read-tree", "checkout-index", "worktree",
+        "read-tree", "checkout-index", "worktree", "bisect", "update-ref",
     ]
 )  # fmt: skip
 _STASH_WRITES = frozenset(["pop", "apply", "branch"])
+# bisect's verbs that only show (every other one checks out a revision: start, good, bad,
+# skip, next, replay, reset <commit>); fetch's option that moves the checked-out branch
+_BISECT_SHOWS = frozenset(["log", "visualize", "view", "terms", "help"])
+_UPDATE_HEAD = frozenset(["update-head-ok"])
 _OUTPUT = frozenset(["output", "output-directory"])
 _UNNAMED = "the files "
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -118,7 +123,7 @@ _NAMING = frozenset(["patch", "git", "find", *_WRITERS])
 
 def writes_named(name: str | None) -> bool:
     """True when ``written_by`` may find a path in ``name``'s words."""
-    return name in _NAMING or name in _IN_PLACE
+    return name in _NAMING or name in _IN_PLACE or writes_unnamed(name)
 
 
 def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
@@ -126,6 +131,8 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     ``--output=FILE``), for the programs that write what they name."""
     if not writes_named(name):
         return []
+    if writes_unnamed(name):  # gh pr checkout, hg update, npm pkg set
+        return [marker] if (marker := unnamed_writes(name, words)) else []
     known = [v for w in words if w is not None for v in _values(w)]
     if name == "patch":
         return [_unnamed(name), *known]
@@ -138,7 +145,7 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
         )
         if sub == "mv":
             return known
-        if sub in _GIT_TREE or (sub == "stash" and _STASH_WRITES & set(known)):
+        if _moves_tree(sub, known):
             return [_unnamed(f"git {sub}")]
         if sub in _GIT_WRITES or output:
             return [_unnamed(f"git {sub}"), *known]
@@ -149,6 +156,21 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     if marks and any(w.startswith(marks) for w in known):
         return known
     return []
+
+
+def _moves_tree(sub: str | None, known: Sequence[str]) -> bool:
+    """True when ``git sub known`` puts another revision's files in the work tree, or moves
+    the checked-out branch under it (``update-ref HEAD other``, ``fetch -u``: the next ``git
+    stash``, which only goes back to HEAD, brings that revision)."""
+    if sub == "bisect":  # its verb, the word after it (a branch may be named log)
+        at = known.index(sub) + 1
+        return not (known[at : at + 1] and known[at] in _BISECT_SHOWS)
+    if sub == "stash":
+        return bool(_STASH_WRITES & set(known))
+    if sub == "fetch":
+        options, _ = split_options(known)
+        return bool(short_hits(options, "u")) or any(long_hits(o, _UPDATE_HEAD) for o in options)
+    return sub in _GIT_TREE
 
 
 def written_reason(
