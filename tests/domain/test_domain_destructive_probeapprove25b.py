@@ -4,6 +4,8 @@
   into a manifest, without naming a file: ``git bisect``, ``git update-ref HEAD x`` or
   ``git fetch -u`` then ``git stash`` (which goes back to the moved HEAD), ``gh pr
   checkout``, ``hg update``, ``svn update``, ``jj new``, ``npm pkg set scripts.x=...``;
+* another agent's CLI run through a wrapper or a package runner (``env claude``, ``npx
+  @openai/codex``, ``uvx --from aider-chat aider``) after its instructions were written.
 
 The check is pure: every row in one process.
 """
@@ -68,4 +70,24 @@ def test_commands_that_write_files_they_never_name_count_as_writing_them() -> No
         ("git bisect start HEAD v1", "git status"),
     ]
     asking = {k: r for k in ordinary if (r := destructive_reason(k[0]) or _later(*k))}
+    assert asking == {}
+
+
+def test_a_wrapped_or_fetched_agent_cli_after_its_instructions_were_written_asks() -> None:
+    rows = {
+        "env claude -p hi": "env runs after",
+        "timeout 60 codex exec hi": "timeout runs after",
+        "nohup codex exec hi": "nohup runs after",
+        "npx -y @openai/codex@latest exec hi": "npx runs after",
+        "bunx @google/gemini-cli -p hi": "bunx runs after",
+        "pnpm dlx @anthropic-ai/claude-code -p hi": "pnpm runs after",
+        "uvx --from aider-chat aider --yes": "uvx runs after",
+        "uvx --from=aider-chat==0.86 aider --yes": "uvx runs after",
+        "python -m aider --yes": "python runs after",
+    }
+    earlier = "echo hi > AGENTS.md"
+    missed = {c: r for c, want in rows.items() if want not in (r := _later(earlier, c))}
+    assert missed == {}
+    # reading it, and programs that are no agent, after a plain write still run unasked
+    asking = {c: r for c in ("cat AGENTS.md", "make", "pytest -q") if (r := _later(earlier, c))}
     assert asking == {}

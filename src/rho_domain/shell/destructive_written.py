@@ -73,6 +73,9 @@ _TEXT_RUNNERS = frozenset(
         "runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook", "claude", "codex",
         "gemini", "aider", "opencode", "goose", "amp", "cursor-agent", "copilot", "qwen",
         "crush", "droid", "auggie", "kiro-cli", "cline", "rho-agent",
+        # the packages some of them are fetched by (npx, bunx, pnpm dlx, uvx, pipx run)
+        "claude-code", "gemini-cli", "aider-chat", "opencode-ai", "qwen-code", "codex-cli",
+        "rho_agent",
     ]
 )  # fmt: skip
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
@@ -188,7 +191,9 @@ def written_reason(
             return f"{name} runs on a generated word after {_who(by, first)} {first}"
         if hit := next((path for path in files if _names(word, path)), None):
             return f"{name} reads {hit}, which {by.get(hit, 'this command line writes first')}"
-    runs_text = name in _TEXT_RUNNERS  # a README.md's code blocks are its tasks
+    # a README.md's code blocks are its tasks; an agent's CLI may come wrapped or fetched
+    # (env claude, timeout 60 codex, npx @openai/codex, uvx --from aider-chat aider)
+    runs_text = any(_text_runner(w) for w in (name, *words))
     if code := [path for path in files if runs_text or not _plain(path)]:
         named = [p for p in code if p.startswith(_UNNAMED)] + [p for p in code if p[0] != "-"]
         shown = named[0] if named else code[0]
@@ -198,6 +203,17 @@ def written_reason(
             "it is given...)"
         )
     return ""
+
+
+def _text_runner(word: Arg) -> bool:
+    """True when ``word`` names a text runner: a program (``/usr/bin/claude``), a package
+    (``@openai/codex@latest``, ``aider-chat==0.86``) or an option's value naming one
+    (``--from=aider-chat``)."""
+    for value in _values(word) if word else ():
+        package = value.rsplit("/", 1)[-1].casefold()
+        if package.lstrip("@").split("@", 1)[0].split("=", 1)[0] in _TEXT_RUNNERS:
+            return True
+    return False
 
 
 def _who(by: dict[str, str], path: str) -> str:
