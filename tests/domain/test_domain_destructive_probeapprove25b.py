@@ -91,3 +91,77 @@ def test_a_wrapped_or_fetched_agent_cli_after_its_instructions_were_written_asks
     # reading it, and programs that are no agent, after a plain write still run unasked
     asking = {c: r for c in ("cat AGENTS.md", "make", "pytest -q") if (r := _later(earlier, c))}
     assert asking == {}
+
+
+_OUTSIDE = "installs a program outside the workspace"
+
+
+def test_an_install_outside_the_workspace_spelt_otherwise_asks() -> None:
+    rows = {
+        "npm install --location global x": "npm install --location=global",
+        "npm --location user i x": "npm i --location=user",
+        "npm it -g x": "npm it -g",
+        "npm cit -g": "npm cit -g",
+        "pnpm setup": "pnpm setup",
+        "pip3.11 install --user x": "pip install --user",
+        "pip-3.12 install --user x": "pip install --user",
+        "uv pip install --system x": "uv pip install --system",
+        "uv tool upgrade x": "uv tool upgrade",
+        "uv tool update-shell": "uv tool update-shell",
+        "pipx inject x y": "pipx inject",
+        "pipx ensurepath": "pipx ensurepath",
+        "cargo binstall x": "cargo binstall",
+        "gem i x": "gem i",
+        "gem inst x": "gem inst",
+        "gem up x": "gem up",
+        "dotnet tool install --tool-path /opt/bin x": "dotnet install --tool-path",
+        "cabal install x": "cabal install",
+        "stack install": "stack install",
+        "opam install x": "opam install",
+        "luarocks install x": "luarocks install",
+        "cpanm Foo::Bar": "cpanm Foo::Bar",
+        "easy_install x": "easy_install x",
+        "volta install x": "volta install",
+        "gh extension install a/b": "gh extension install",
+        "kubectl krew install x": "kubectl krew install",
+        "helm plugin install https://e.invalid/r": "helm plugin install",
+        "asdf plugin add x https://e.invalid/r": "asdf plugin add",
+        "poetry self add x": "poetry self add",
+        "pdm self add x": "pdm self add",
+        "code --install-extension x": "code --install-extension",
+        "mise use -g node@20": "mise -g",
+        "nix profile install github:a/b": "nix profile install",
+        "nix-env -i x": "nix-env -i",
+        "corepack enable": "corepack enable",
+        "corepack install -g pnpm@9": "corepack -g",
+        "brew tap a/b": "brew tap",
+        "brew install a/b/x": "brew install a/b/x",
+    }
+    missed = {
+        c: r
+        for c, want in rows.items()
+        if f"{want}: {_OUTSIDE}" not in (r := destructive_reason(c))
+    }
+    assert missed == {}
+    ordinary = [
+        "npm install --location project x",
+        "npm ls --location global",
+        "pip3.11 install x",
+        "uv pip install x",
+        "uv tool run x",
+        "pipx run x",
+        "gem list",
+        "gem in x",  # ambiguous to gem (info, install): it refuses
+        "dotnet tool install x",
+        "cabal build",
+        "gh extension list",
+        "helm install x y",
+        "poetry add x",
+        "mise use node@20",
+        "nix build",
+        "corepack install",
+        "brew install jq",
+        "sudo apt-get install -y jq",
+    ]
+    asking = {c: r for c in ordinary if (r := destructive_reason(c))}
+    assert asking == {}
