@@ -165,3 +165,11 @@ def test_an_install_outside_the_workspace_spelt_otherwise_asks() -> None:
     ]
     asking = {c: r for c in ordinary if (r := destructive_reason(c))}
     assert asking == {}
+
+
+def test_a_deleting_cli_with_no_word_it_knows_is_judged_not_raised() -> None:
+    """Before: ``docker``, ``npm`` alone raised ValueError in the scale-to-zero rule (its
+    zip of each word with the next was strict over an empty list), so the call was not run
+    ("judging the call, policy_for raised ValueError")."""
+    rows = ["docker", "npm", "kubectl", "ls | xargs docker inspect --"]
+    assert {c: r for c in rows if (r := destructive_reason(c))} == {}
