@@ -172,4 +172,27 @@ def test_a_deleting_cli_with_no_word_it_knows_is_judged_not_raised() -> None:
     zip of each word with the next was strict over an empty list), so the call was not run
     ("judging the call, policy_for raised ValueError")."""
     rows = ["docker", "npm", "kubectl", "ls | xargs docker inspect --"]
-    assert {c: r for c in rows if (r := destructive_reason(c))} == {}
+    asking = {c: r for c in rows if (r := destructive_reason(c))}
+    assert asking == {}
+
+
+def test_an_in_place_editor_or_rename_counts_as_writing_what_it_names() -> None:
+    """Before: ``yq -i '.scripts.test = "..."' package.json`` (the model's words into the
+    manifest), ``sd``, ``crudini --set``, ``json -I``, ``dasel put``, ``ex -sc`` and perl's
+    ``rename`` counted as writing nothing, so ``npm test``, ``make``, ``pytest`` ran unasked."""
+    rows = {
+        ("yq -i '.scripts.test = \"touch made\"' package.json", "npm test"): "npm runs after",
+        ("yq -yi '.x = 1' ci.yml", "make"): "make runs after",
+        ("yq --in-place -y '.x = 1' ci.yml", "make"): "make runs after",
+        ("sd true 'touch made' Makefile", "make"): "make runs after",
+        ("crudini --set setup.cfg tool:pytest addopts x", "pytest"): "pytest runs after",
+        ("json -I -f package.json -e 'this.x=1'", "npm test"): "npm runs after",
+        ("dasel put -f package.json -v x scripts.test", "npm test"): "npm runs after",
+        ("ex -sc '%s/a/b/|wq' Makefile", "make"): "make runs after",
+        ("rename 's/x/Makefile/' x", "make"): "the files rename writes",
+    }
+    missed = {k: r for k, want in rows.items() if want not in (r := _later(*k))}
+    assert missed == {}
+    ordinary = [("yq '.x' package.json", "npm test"), ("crudini --get setup.cfg a b", "pytest")]
+    asking = {k: r for k in ordinary if (r := _later(*k))}
+    assert asking == {}

@@ -4,6 +4,8 @@
   counted as writing nothing: the next call's ``make`` ran it unasked after "always";
 * ``npm pkg set scripts.x='...'`` writes the model's words into ``package.json`` as a script
   and counted as writing nothing: ``npm run x`` ran them unasked;
+* ``ex -sc "%s/true/touch made.txt/|wq" Makefile``: ex counted as writing nothing, so
+  ``make`` ran the model's recipe unasked;
 * ``AGENTS.md`` written, then another agent's CLI run through a wrapper (``env ./codex
   exec``): only a CLI in first place was a text runner, so it ran unasked.
 
@@ -119,3 +121,19 @@ async def test_a_wrapped_agent_cli_after_its_instructions_were_written_asks(
         "env runs after an earlier call of this session wrote AGENTS.md"
     ), reasons
     assert not (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("ex") is None, reason="needs ex (vim)")
+async def test_make_after_ex_rewrote_the_makefile_asks(tmp_path: Path) -> None:
+    """Before: ``ex`` counted as writing nothing, so ``make`` ran the recipe the model's
+    substitution put in the Makefile (made.txt made)."""
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\n")
+    commands = [
+        {"command": "ex -sc '%s/true/touch made.txt/|wq' Makefile"},
+        {"command": "make -s"},
+    ]
+    reasons = await _asked(tmp_path, commands, [ALWAYS, False])
+    assert "touch made.txt" in (tmp_path / "Makefile").read_text()
+    assert len(reasons) == 2, reasons
+    assert reasons[1].startswith("make runs after an earlier call of this session wrote")
+    assert not (tmp_path / "made.txt").exists()

@@ -17,7 +17,8 @@ scripts.x='...'`` then ``npm run x``, the model's words as the script). Each cou
   ``export``; jj: ``new``, ``edit``, ``checkout``, ``prev``, ``next``, ``restore``,
   ``rebase``, ``abandon``, ``undo``, ``op``, ``squash``, ``workspace``, ``git clone``;
 * npm, pnpm, bun (``bun pm pkg``): ``pkg set`` (``package.json``'s scripts are commands
-  ``npm run`` and ``npm install`` run), and npm's older ``set-script``.
+  ``npm run`` and ``npm install`` run), and npm's older ``set-script``;
+* rename (perl's, and its other names): the new names are what its expression computes.
 
 Contract: ``unnamed_writes(name, words) -> str``: what stands for the files ``name words``
 writes without naming them (``"the files gh pr checkout writes"``), or "".
@@ -69,6 +70,9 @@ _VERBS = {
     "jj": _JUJUTSU,
     "npm": frozenset(["set-script"]),
 }
+# programs that write files named by what they compute: perl's rename names each new file
+# with the expression it is given (rename 's/x/Makefile/' x)
+_RENAMERS = frozenset(["rename", "prename", "file-rename", "perl-rename"])
 # package managers whose ``pkg set`` writes package.json (bun's is ``bun pm pkg set``)
 _MANIFEST = frozenset(["npm", "pnpm", "bun"])
 _FIRST_WORDS = 3  # where the verb may stand, after a global option's value
@@ -78,6 +82,8 @@ def unnamed_writes(name: str | None, words: Sequence[Arg]) -> str:
     """What stands for the files ``name words`` writes without naming them, or ""."""
     if name is None:
         return ""
+    if name in _RENAMERS:
+        return f"the files {name} writes"
     _, operands = split_options(words)
     verbs = [w for w in operands if w is not None]
     # a global option's value (hg -R repo up, gh -R a/b pr checkout) may come first
@@ -94,4 +100,4 @@ def unnamed_writes(name: str | None, words: Sequence[Arg]) -> str:
 
 def writes_unnamed(name: str | None) -> bool:
     """True when ``unnamed_writes`` may find something for ``name``."""
-    return name in _VERBS or name in _GROUPED or name in _MANIFEST
+    return name in _VERBS or name in _GROUPED or name in _MANIFEST or name in _RENAMERS

@@ -120,7 +120,19 @@ _WRITERS = frozenset(
         "tar", "patch",
     ]
 )  # fmt: skip
-_IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi", "-ni"), "sort": ("-o", "--output")}
+_IN_PLACE = {
+    "sed": ("-i", "--in-place"),
+    "perl": ("-i", "-pi", "-ni"),
+    "sort": ("-o", "--output"),
+    # the editors that rewrite the files they name with the command's own words: yq -i,
+    # crudini --set, json -I, dasel put; sd and ex always ("" marks every word)
+    "yq": ("-i", "--in", "-yi", "-Yi"),  # --in-place (--inplace for Go's yq), -y -i
+    "crudini": ("--set", "--merge", "--del", "--ini-options"),
+    "json": ("-I", "--in-place"),
+    "dasel": ("put", "delete", "-w", "--write"),
+    "sd": ("",),
+    "ex": ("",),
+}
 _NAMING = frozenset(["patch", "git", "find", *_WRITERS])
 
 
