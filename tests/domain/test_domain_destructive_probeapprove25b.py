@@ -196,3 +196,17 @@ def test_an_in_place_editor_or_rename_counts_as_writing_what_it_names() -> None:
     ordinary = [("yq '.x' package.json", "npm test"), ("crudini --get setup.cfg a b", "pytest")]
     asking = {k: r for k in ordinary if (r := _later(*k))}
     assert asking == {}
+
+
+def test_pnpm_spells_any_setting_as_config_dot_and_those_that_choose_a_shell_ask() -> None:
+    """Before: ``npm --script-shell=x`` asked, ``pnpm --config.script-shell=x run t`` (every
+    script run by x) and ``--config.node-options=--require=./x`` ran unasked."""
+    why = "chooses the shell or code its scripts run"
+    rows = {
+        "pnpm --config.script-shell=touch run x": "pnpm --config.script-shell=touch",
+        "pnpm --config.node-options=--require=./x run t": "pnpm --config.node-options=",
+    }
+    missed = {c: r for c, want in rows.items() if not (r := destructive_reason(c)).startswith(want)}
+    assert missed == {}
+    assert all(why in destructive_reason(c) for c in rows)
+    assert destructive_reason("pnpm --config.registry=https://r.example install") == ""

@@ -76,8 +76,10 @@ def _package_manager(name: str, args: Sequence[Arg]) -> str:
             "obey (npm's script-shell runs every script, pip's index-url chooses the code "
             "installed)"
         )
+    # pnpm takes any setting as --config.NAME=value (--config.script-shell=...)
+    set_ = ((o, o.replace("--config.", "--", 1)) for o in options)
     if name in _NODE_MANAGERS and (
-        hit := next((o for o in options if long_hits(o, _NPM_RUNS)), None)
+        hit := next((o for o, given in set_ if long_hits(given, _NPM_RUNS)), None)
     ):
         return f"{name} {hit}: chooses the shell or code its scripts run"
     return ""
