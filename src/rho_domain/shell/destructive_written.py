@@ -75,7 +75,6 @@ _TEXT_RUNNERS = frozenset(
         "crush", "droid", "auggie", "kiro-cli", "cline", "rho-agent",
         # the packages some of them are fetched by (npx, bunx, pnpm dlx, uvx, pipx run)
         "claude-code", "gemini-cli", "aider-chat", "opencode-ai", "qwen-code", "codex-cli",
-        "rho_agent",
     ]
 )  # fmt: skip
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
