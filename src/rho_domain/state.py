@@ -113,7 +113,10 @@ class State:
                 self.tool_calls += 1
                 if may_write(call.name):
                     self.unreviewed_writes.append(call)
-            case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
+            # a delegate's only: another tool's metadata would unlist its own writes
+            case ev.ToolEnded(tool_name="delegate", metadata=metadata) if (
+                "child_model_calls" in metadata
+            ):
                 self._child_spent(metadata)
                 written = metadata.get("child_written")
                 self.unreviewed_writes = narrowed(self.unreviewed_writes, event.call_id, written)

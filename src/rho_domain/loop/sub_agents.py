@@ -22,7 +22,7 @@ from rho_domain.errors import SessionStateError, StoreError
 from rho_domain.loop.journal import Journal, Listener
 from rho_domain.loop.listeners import child_listener
 from rho_domain.loop.tally import RunTally, child_budget
-from rho_domain.messages import Usage
+from rho_domain.messages import ToolCall, Usage
 from rho_domain.plugged import contained, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
@@ -253,6 +253,12 @@ class SubAgents:
                 rejected.append(f"{event.call.name} {event.call.arguments}{why}")
 
         calls, tools = child.state.model_calls, child.state.tool_calls
+        # the parent's unreviewed writes are the child's to judge its lines on (a Makefile the
+        # parent wrote, then the child's make): given at each drive, a resumed child's too,
+        # and kept out of what the child reports it wrote (by identity: ids are the models')
+        have = {c.id for c in child.state.unreviewed_writes}
+        given = [c for c in self._parent.state.unreviewed_writes if c.name != "delegate"]
+        child.state.unreviewed_writes[:0] = [c for c in given if c.id not in have]
         try:
             result = await child.run(prompt, on_event=on_event)
         finally:
@@ -275,8 +281,14 @@ class SubAgents:
             rejected=rejected[-1] if rejected else "",
             model_calls=calls,
             tool_calls=tools,
-            written=tuple(sorted(session_writes(child.state.unreviewed_writes))),
+            written=tuple(sorted(session_writes(_own(child.state.unreviewed_writes, given)))),
         )
+
+
+def _own(calls: list[ToolCall], given: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` but those the parent gave (the same objects)."""
+    parents = {id(c) for c in given}
+    return [c for c in calls if id(c) not in parents]
 
 
 def is_sub_agent(parent_id: str | None, labels: Mapping[str, str]) -> bool:

@@ -40,7 +40,8 @@ def _scaled_to_zero(name: str, args: Sequence[Arg]) -> str:
     0``, ``heroku ps:scale web=0``, ``flyctl scale count 0``), or ""."""
     words = [a for a in args if a is not None]
     scaling = any(w.casefold() in _SCALE_VERBS for w in words)
-    for word, following in zip(words, [*words[1:], ""], strict=True):
+    # the word after each (cut to none for no word: ``docker`` alone raised here)
+    for word, following in zip(words, [*words[1:], ""][: len(words)], strict=True):
         option, _, glued = word.partition("=")
         if option in _COUNT_OPTIONS:
             value = glued if "=" in word else following

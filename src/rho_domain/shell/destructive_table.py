@@ -51,6 +51,9 @@ The table (each row: the program, then when it asks again):
   ``destructive_runs.py``;
 * npm ``-g``, pip ``install --user``, ``cargo install``, ``go install``, ``pipx install``...
   (a program installed on the PATH, outside the workspace): ``destructive_installs.py``;
+  ``cabal install``, ``gh extension install``, ``helm plugin install``, ``brew tap``,
+  ``corepack enable``... (anyone's program where later commands run it):
+  ``destructive_tool_installs.py``;
 * git: see ``shell.destructive_git``.
 
 The rows of programs that change files are ``destructive_files.py``'s (``FILE_JUDGES``), those
@@ -69,6 +72,7 @@ from rho_domain.shell.destructive_git import judge_git
 from rho_domain.shell.destructive_installs import INSTALL_JUDGES
 from rho_domain.shell.destructive_runs import RUNNING_JUDGES
 from rho_domain.shell.destructive_services import SERVICE_JUDGES
+from rho_domain.shell.destructive_tool_installs import TOOL_INSTALL_JUDGES
 from rho_domain.shell.destructive_words import Arg
 
 ALWAYS = frozenset(
@@ -110,15 +114,25 @@ ALWAYS = frozenset(
 def program_name(word: Arg) -> str | None:
     """The program a command word runs, as the table names it: the last path component,
     case-folded (``/bin/rm`` and ``RM`` on a case-insensitive file system are rm), a GNU
-    tool's ``g`` name or uutils' ``uu-`` one as the tool (``grm`` is rm); None for an
-    unknown word."""
+    tool's ``g`` name or uutils' ``uu-`` one as the tool (``grm`` is rm), a versioned pip
+    (``pip3.12``) as pip; None for an unknown word."""
     if word is None:
         return None
     name = word.rsplit("/", 1)[-1].casefold()
+    if _versioned_pip(name):  # pip3.12, pip-3.11: the pip of one Python
+        return "pip"
     for prefix in _ALIAS_PREFIXES:  # grm, gsed (Homebrew's GNU tools), uu-rm (uutils)
         if name.startswith(prefix) and name[len(prefix) :] in _ALIASED:
             return name[len(prefix) :]
     return name
+
+
+def _versioned_pip(name: str) -> bool:
+    version = name[3:].lstrip("-")
+    return name.startswith("pip") and version not in ("", "3") and set(version) <= _VERSION
+
+
+_VERSION = frozenset("0123456789.")
 
 
 # The GNU tools Homebrew installs with a ``g`` (grm, gcp, gsed, gtar, gfind, gxargs...) and
@@ -158,5 +172,5 @@ def _both(first: _Judge | None, second: _Judge) -> _Judge:
 
 
 _JUDGES: dict[str, _Judge] = {**SERVICE_JUDGES, **FILE_JUDGES, "git": _git}
-for _rules in (RUNNING_JUDGES, INSTALL_JUDGES):
+for _rules in (RUNNING_JUDGES, INSTALL_JUDGES, TOOL_INSTALL_JUDGES):
     _JUDGES.update({name: _both(_JUDGES.get(name), rule) for name, rule in _rules.items()})

@@ -35,7 +35,8 @@ from collections.abc import Sequence, Set
 
 from rho_domain.earlier_writes import EARLIER_CALL
 from rho_domain.shell.destructive_git import git_subcommand
-from rho_domain.shell.destructive_words import Arg, long_hits
+from rho_domain.shell.destructive_unnamed_writes import unnamed_writes, writes_unnamed
+from rho_domain.shell.destructive_words import Arg, long_hits, short_hits, split_options
 
 # Programs that read, move, compare or print files and run none of them as code (shells,
 # interpreters, build tools, package managers and anything unknown are not here). sed, awk,
@@ -72,6 +73,8 @@ _TEXT_RUNNERS = frozenset(
         "runme", "mdsh", "mask", "xc", "cog", "quarto", "jupytext", "mdbook", "claude", "codex",
         "gemini", "aider", "opencode", "goose", "amp", "cursor-agent", "copilot", "qwen",
         "crush", "droid", "auggie", "kiro-cli", "cline", "rho-agent",
+        # the packages some of them are fetched by (npx, bunx, pnpm dlx, uvx, pipx run)
+        "claude-code", "gemini-cli", "aider-chat", "opencode-ai", "qwen-code", "codex-cli",
     ]
 )  # fmt: skip
 # find's actions and git's subcommands that run a program or hooks (a pre-commit
@@ -94,10 +97,14 @@ _GIT_WRITES = frozenset(["apply", "am", "format-patch", "bundle", "pull", "submo
 _GIT_TREE = frozenset(
     [
         "checkout", "switch", "merge", "rebase", "cherry-pick", "revert", "reset", "restore",
-        "read-tree", "checkout-index", "worktree",
+        "read-tree", "checkout-index", "worktree", "bisect", "update-ref",
     ]
 )  # fmt: skip
 _STASH_WRITES = frozenset(["pop", "apply", "branch"])
+# bisect's verbs that only show (every other one checks out a revision: start, good, bad,
+# skip, next, replay, reset <commit>); fetch's option that moves the checked-out branch
+_BISECT_SHOWS = frozenset(["log", "visualize", "view", "terms", "help"])
+_UPDATE_HEAD = frozenset(["update-head-ok"])
 _OUTPUT = frozenset(["output", "output-directory"])
 _UNNAMED = "the files "
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -112,13 +119,25 @@ _WRITERS = frozenset(
         "tar", "patch",
     ]
 )  # fmt: skip
-_IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi", "-ni"), "sort": ("-o", "--output")}
+_IN_PLACE = {
+    "sed": ("-i", "--in-place"),
+    "perl": ("-i", "-pi", "-ni"),
+    "sort": ("-o", "--output"),
+    # the editors that rewrite the files they name with the command's own words: yq -i,
+    # crudini --set, json -I, dasel put; sd and ex always ("" marks every word)
+    "yq": ("-i", "--in", "-yi", "-Yi"),  # --in-place (--inplace for Go's yq), -y -i
+    "crudini": ("--set", "--merge", "--del", "--ini-options"),
+    "json": ("-I", "--in-place"),
+    "dasel": ("put", "delete", "-w", "--write"),
+    "sd": ("",),
+    "ex": ("",),
+}
 _NAMING = frozenset(["patch", "git", "find", *_WRITERS])
 
 
 def writes_named(name: str | None) -> bool:
     """True when ``written_by`` may find a path in ``name``'s words."""
-    return name in _NAMING or name in _IN_PLACE
+    return name in _NAMING or name in _IN_PLACE or writes_unnamed(name)
 
 
 def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
@@ -126,6 +145,8 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     ``--output=FILE``), for the programs that write what they name."""
     if not writes_named(name):
         return []
+    if writes_unnamed(name):  # gh pr checkout, hg update, npm pkg set
+        return [marker] if (marker := unnamed_writes(name, words)) else []
     known = [v for w in words if w is not None for v in _values(w)]
     if name == "patch":
         return [_unnamed(name), *known]
@@ -138,7 +159,7 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
         )
         if sub == "mv":
             return known
-        if sub in _GIT_TREE or (sub == "stash" and _STASH_WRITES & set(known)):
+        if _moves_tree(sub, known):
             return [_unnamed(f"git {sub}")]
         if sub in _GIT_WRITES or output:
             return [_unnamed(f"git {sub}"), *known]
@@ -149,6 +170,21 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
     if marks and any(w.startswith(marks) for w in known):
         return known
     return []
+
+
+def _moves_tree(sub: str | None, known: Sequence[str]) -> bool:
+    """True when ``git sub known`` puts another revision's files in the work tree, or moves
+    the checked-out branch under it (``update-ref HEAD other``, ``fetch -u``: the next ``git
+    stash``, which only goes back to HEAD, brings that revision)."""
+    if sub == "bisect":  # its verb, the word after it (a branch may be named log)
+        at = known.index(sub) + 1
+        return not (known[at : at + 1] and known[at] in _BISECT_SHOWS)
+    if sub == "stash":
+        return bool(_STASH_WRITES & set(known))
+    if sub == "fetch":
+        options, _ = split_options(known)
+        return bool(short_hits(options, "u")) or any(long_hits(o, _UPDATE_HEAD) for o in options)
+    return sub in _GIT_TREE
 
 
 def written_reason(
@@ -166,7 +202,9 @@ def written_reason(
             return f"{name} runs on a generated word after {_who(by, first)} {first}"
         if hit := next((path for path in files if _names(word, path)), None):
             return f"{name} reads {hit}, which {by.get(hit, 'this command line writes first')}"
-    runs_text = name in _TEXT_RUNNERS  # a README.md's code blocks are its tasks
+    # a README.md's code blocks are its tasks; an agent's CLI may come wrapped or fetched
+    # (env claude, timeout 60 codex, npx @openai/codex, uvx --from aider-chat aider)
+    runs_text = any(_text_runner(w) for w in (name, *words))
     if code := [path for path in files if runs_text or not _plain(path)]:
         named = [p for p in code if p.startswith(_UNNAMED)] + [p for p in code if p[0] != "-"]
         shown = named[0] if named else code[0]
@@ -176,6 +214,17 @@ def written_reason(
             "it is given...)"
         )
     return ""
+
+
+def _text_runner(word: Arg) -> bool:
+    """True when ``word`` names a text runner: a program (``/usr/bin/claude``), a package
+    (``@openai/codex@latest``, ``aider-chat==0.86``) or an option's value naming one
+    (``--from=aider-chat``)."""
+    for value in _values(word) if word else ():
+        package = value.rsplit("/", 1)[-1].casefold()
+        if package.lstrip("@").split("@", 1)[0].split("=", 1)[0] in _TEXT_RUNNERS:
+            return True
+    return False
 
 
 def _who(by: dict[str, str], path: str) -> str:
