@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+from program_zygote import run
+
 from rho_adapters.db import open_databases
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
@@ -24,11 +27,14 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _cli(tmp_path: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI's one-shot run with ``config``, forked from the CLI's zygote (``program_zygote``):
+    what it prints for the file is the subject, not the interpreter's start."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return subprocess.run(
+    return run(
+        "rho",
         [sys.executable, "-m", "rho_entry", "-m", "demo", "-c", str(config), "what is here?"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path, text=True, timeout=60,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
              "RHO_AGENT_HOME": str(home), "PYTHONPATH": str(SRC)},
     )  # fmt: skip

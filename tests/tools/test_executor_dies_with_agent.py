@@ -1,4 +1,9 @@
-"""A tool's processes die with the agent, even when the agent is killed with SIGKILL."""
+"""A tool's processes die with the agent, even when the agent is killed with SIGKILL.
+
+The agent is forked from the CLI's zygote (``program_zygote``, which has imported the executor):
+a process of its own, whose start is not what these tests are about; ``send_signal`` kills the
+agent itself, not the zygote's client.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+from program_zygote import popen
 
 AGENT = textwrap.dedent(
     """
@@ -73,8 +81,11 @@ def test_killing_the_agent_with_sigkill_kills_its_tool(
         os.access(os.path.join(d, "bwrap"), os.X_OK) for d in os.environ["PATH"].split(":")
     ):
         pytest.skip("bubblewrap is not installed")
-    agent = subprocess.Popen(
-        [sys.executable, "-c", AGENT, mode, sandbox, seconds, str(tmp_path)],
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    agent = popen(
+        "rho",
+        [sys.executable, str(script), mode, sandbox, seconds, str(tmp_path)],
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,  # the agent is not the tool's ancestor group

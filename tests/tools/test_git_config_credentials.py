@@ -15,7 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash, run_restricted
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    daytona_pool,
+    restricted_bash,
+    run_restricted,
+)
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
@@ -53,6 +61,12 @@ def _leaked(out: str) -> list[str]:
     return [t for t in TOKENS if t in out]
 
 
+# The tests on the module's workspace share one event loop and, on Daytona, one sandbox per
+# root (``daytonas``): a sandbox per case paid its creation and set-up scripts (about 70 ms of
+# CPU) each time. Each case still runs its own command with every check the executor makes.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "command",
@@ -70,8 +84,11 @@ def _leaked(out: str) -> list[str]:
         "cat < .git/config",
     ],
 )
-async def test_no_tool_prints_a_config_credential(ws: Path, backend: str, command: str) -> None:
-    out = await run_restricted(str(ws), command, backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_no_tool_prints_a_config_credential(
+    ws: Path, backend: str, command: str, daytonas: DaytonaPool
+) -> None:
+    out = await run_restricted(str(ws), command, backend, daytonas)
     assert _leaked(out) == [], out
 
 
@@ -99,7 +116,12 @@ async def test_the_read_tool_refuses_the_config(ws: Path, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_files_named_config_elsewhere_are_still_searched(ws: Path, backend: str) -> None:
-    out = await run_restricted(str(ws), "grep -r LEGIT . && git log -p --oneline", backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_files_named_config_elsewhere_are_still_searched(
+    ws: Path, backend: str, daytonas: DaytonaPool
+) -> None:
+    out = await run_restricted(
+        str(ws), "grep -r LEGIT . && git log -p --oneline", backend, daytonas
+    )
     assert "./app/config:LEGIT-CONFIG line" in out, out
     assert "+LEGIT-CONFIG line" in out, out

@@ -15,7 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
 _ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_GLOBAL": "/dev/null"}
 _ID = ("-c", "user.name=t", "-c", "user.email=t@t")
@@ -68,15 +69,27 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+# The tests on the module's workspace share one event loop and, on Daytona, one sandbox per
+# root (``daytonas``): a sandbox per case paid its creation and set-up scripts (about 70 ms of
+# CPU) each time. Each case still runs its own command with every check the executor makes.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("command", ATTACKS)
-async def test_history_hides_secret_locations(repo: Path, backend: str, command: str) -> None:
-    out = await run_restricted(str(repo), command, backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_history_hides_secret_locations(
+    repo: Path, backend: str, command: str, daytonas: DaytonaPool
+) -> None:
+    out = await run_restricted(str(repo), command, backend, daytonas)
     assert [t for t in SECRETS.values() if t.split()[-1] in out] == [], out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_history_beside_them_still_shows(repo: Path, backend: str) -> None:
-    out = await run_restricted(str(repo), "git log -p", backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_history_beside_them_still_shows(
+    repo: Path, backend: str, daytonas: DaytonaPool
+) -> None:
+    out = await run_restricted(str(repo), "git log -p", backend, daytonas)
     assert "+LEGIT-NOTES" in out, out
     assert "+readme" in out, out

@@ -17,7 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
 # Lines git reports as attributes it cannot use, quoting them.
@@ -58,19 +59,29 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+# The tests on the module's workspace share one event loop and, on Daytona, one sandbox per
+# root (``daytonas``): a sandbox per case paid its creation and set-up scripts (about 70 ms of
+# CPU) each time. Each case still runs its own command with every check the executor makes.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("ws", [".gitattributes", "src-.gitattributes"])
 @pytest.mark.parametrize("command", ["git status", "git diff", "git log -p", "git diff --stat"])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_git_never_prints_a_hard_link_of_a_secret_it_reads_as_attributes(
-    base: Path, backend: str, ws: str, command: str
+    base: Path, backend: str, ws: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await run_restricted(str(base / ws), command, backend)
+    out = await run_restricted(str(base / ws), command, backend, daytonas)
     assert "SECRET-" not in out, out
 
 
 @pytest.mark.parametrize("backend", ["no-bwrap", "daytona"])
-async def test_the_refusal_names_the_linked_file(base: Path, backend: str) -> None:
-    out = await run_restricted(str(base / "src-.gitattributes"), "git status", backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_refusal_names_the_linked_file(
+    base: Path, backend: str, daytonas: DaytonaPool
+) -> None:
+    out = await run_restricted(str(base / "src-.gitattributes"), "git status", backend, daytonas)
     assert out.startswith("SensitivePath: git: "), out
     assert "src/.gitattributes" in out, out
 

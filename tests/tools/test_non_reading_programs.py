@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,12 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "outside.txt").write_text("elsewhere\n")
     (root / "ws/out").symlink_to(root / "outside.txt")
     return root
+
+
+# The tests on the module's workspace share one event loop and, on Daytona, one sandbox per
+# root (``daytonas``): a sandbox per case paid its creation and set-up scripts (about 70 ms of
+# CPU) each time. Each case still runs its own command with every check the executor makes.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -45,21 +52,29 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("readlink -e out", "outside the workspace"),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_path_they_stat_is_judged(
-    base: Path, backend: str, command: str, refusal: str
+    base: Path, backend: str, command: str, refusal: str, daytonas: DaytonaPool
 ) -> None:
-    out = await run_restricted(str(base / "ws"), command.replace("ROOT", str(base)), backend)
+    out = await run_restricted(
+        str(base / "ws"), command.replace("ROOT", str(base)), backend, daytonas
+    )
     assert refusal in out, out
     assert "exit code 0" not in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_their_ordinary_use_still_runs(base: Path, backend: str) -> None:
+@pytest.mark.asyncio(loop_scope="module")
+async def test_their_ordinary_use_still_runs(
+    base: Path, backend: str, daytonas: DaytonaPool
+) -> None:
     command = (
         "date -u -d @0 +%Y && date --reference=src/a.py +%Y && realpath src/a.py "
         "&& readlink -f src && basename /etc/passwd && dirname ROOT/keys/.ssh/id_rsa"
     )
-    out = await run_restricted(str(base / "ws"), command.replace("ROOT", str(base)), backend)
+    out = await run_restricted(
+        str(base / "ws"), command.replace("ROOT", str(base)), backend, daytonas
+    )
     assert "1970\n" in out, out
     assert f"{base}/ws/src/a.py" in out, out
     assert "passwd\n" in out, out

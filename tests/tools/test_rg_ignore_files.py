@@ -15,7 +15,14 @@ import os
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    daytona_pool,
+    restricted_bash,
+)
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
@@ -50,8 +57,21 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _run(base: Path, command: str, backend: str, ws: str = "ws") -> str:
+# The tests on the module's workspaces share one event loop and, on Daytona, one sandbox per
+# workspace (``daytonas``): a sandbox per case paid its creation and set-up scripts (about 70
+# ms of CPU) each time. Each case still runs its own command with every check the executor
+# makes.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+async def _run(
+    base: Path, command: str, backend: str, ws: str = "ws", pool: DaytonaPool | None = None
+) -> str:
+    """``command``'s answer in ``base/ws`` on ``backend``; on Daytona in ``pool``'s sandbox
+    for that workspace when a pool is given, else in a new one."""
     root, homes = str(base / ws), (str(base / "home"),)
+    if backend == "daytona" and pool is not None:
+        return await call_tool(*restricted_bash(command), pool.get(root, homes))
     if backend == "daytona":
         fake = FakeDaytona(polls_until_started=0)
         daytona = DaytonaExecutor(
@@ -82,19 +102,21 @@ async def _run(base: Path, command: str, backend: str, ws: str = "ws") -> str:
         "echo src | xargs rg --files",
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_rg_never_prints_an_ignore_file_linked_to_a_secret(
-    base: Path, backend: str, command: str
+    base: Path, backend: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, command, backend)
+    out = await _run(base, command, backend, pool=daytonas)
     assert "SECRET-" not in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("command", ["rg needle", "rg --files", "rg -l needle ."])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_rg_never_prints_an_ignore_file_it_meets_below_where_it_starts(
-    base: Path, backend: str, command: str
+    base: Path, backend: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, command, backend, "ws-below")
+    out = await _run(base, command, backend, "ws-below", daytonas)
     assert "SECRET-" not in out, out
     assert "deep/app.py" in out, out  # it ran
 
@@ -117,10 +139,11 @@ async def test_rg_still_searches_and_still_respects_ignore_files(
 @pytest.mark.parametrize(
     "command", ["cd src/deep && rg needle", "rg needle src/deep", "cd src && rg needle"]
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_an_ignore_file_linked_to_a_secret_is_refused_by_name(
-    base: Path, backend: str, command: str
+    base: Path, backend: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, command, backend)
+    out = await _run(base, command, backend, pool=daytonas)
     assert out.startswith("SensitivePath: rg: "), out
     named = ("/ws/.ignore'", "/ws/src/.rgignore may", "/ws/src/deep/.gitignore'")
     assert any(n in out for n in named), out
