@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -38,6 +39,31 @@ def takes_exact(ref: str) -> bool:
     captured ``--resume 3f2a`` from the session 3f2a2b... it was typed for. Every store
     resolves by this rule."""
     return len(ref) >= ID_LENGTH
+
+
+def whole_id_of(ref: str) -> str | None:
+    """The id a spelling ``=ID`` names whole, else None (an id, a prefix, ``latest``, a path).
+    It is how a person names a session whose id is shorter than ``ID_LENGTH`` and begins
+    another's (``nightly`` beside ``nightly-2``), which the bare spelling cannot, being a prefix
+    (``takes_exact``). No id holds ``=`` (``is_plain_id``), so the mark names no session's id."""
+    return ref[1:] if ref.startswith("=") else None
+
+
+def spelled_whole(session_id: str) -> str:
+    """How to type the session ``session_id`` so that every store takes it whole: the id
+    itself at ``ID_LENGTH`` and beyond, else ``=ID`` (a short id bare is a prefix, which another
+    session's id may begin with). For the hints that print a command, and for a resolved id
+    handed back to a store."""
+    return session_id if takes_exact(session_id) else f"={session_id}"
+
+
+def ambiguous(ref: str, matches: Sequence[str]) -> str:
+    """What every store says of a prefix several sessions' ids begin with: the first ten ids
+    and what to type, ``=ID`` when one of them is the whole spelling (before, "type more
+    characters" was all it said, which no spelling of that session obeys)."""
+    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
+    whole = f", or ={ref} for the session {ref} itself" if ref in matches else ""
+    return f"{ref!r} is ambiguous: it matches {shown}; type more characters{whole}"
 
 
 def is_plain_id(session_id: str) -> bool:

@@ -96,3 +96,26 @@ def test_an_ending_the_terminal_does_not_know_is_said_by_its_name() -> None:
     for whole in ("stop", "tool_calls", "end_turn", "eos_token", None):
         assert said(whole) == ""
     assert said("length").startswith("warning: the answer stopped at the model's output limit")
+
+
+def test_calls_not_run_for_a_cut_answer_are_said_on_the_terminal() -> None:
+    """An answer stopped at the output limit inside its last call's arguments runs none of its
+    calls; those never start, so the terminal showed no line of them, only the length
+    warning's "may be cut": a user asking for a file could not tell it was not written."""
+    from rho_domain import events as ev
+    from rho_domain.messages import ToolResultMessage
+    from rho_domain.not_run import CUT_AT_LIMIT
+    from rho_entry.cli.render import TerminalRenderer
+
+    err = io.StringIO()
+    renderer = TerminalRenderer(out=io.StringIO(), err=err)
+    for call_id, tool in (("c1", "read"), ("c2", "write")):
+        result = ToolResultMessage(
+            call_id=call_id, tool_name=tool, content=CUT_AT_LIMIT, is_error=True
+        )
+        renderer(ev.MessageAdded(at=1.0, message=result))
+    assert err.getvalue().splitlines() == [
+        f"told the model: its {tool} call was not run: the answer stopped at the output "
+        "limit inside its last call's arguments; make smaller calls"
+        for tool in ("read", "write")
+    ]

@@ -56,6 +56,9 @@ async def test_a_secret_sqlite_file_is_refused_by_its_path_or_through_a_link(
                 said = str(info.value)
                 assert named in said, said
                 assert "the agent never reads" in said, said
+                # one sentence: it read "{path} is '{real}' is a secrets file ..."
+                assert f"`path` {str(path)!r}: '" in said, said
+                assert " is '" not in said, said
             finally:
                 await db.aclose()
     plain = attrs.evolve(sqlite_server.config, path=str(repo / "plain.db"))

@@ -192,6 +192,24 @@ async def test_a_short_id_beside_a_session_it_prefixes_captures_no_spelling(rig:
     assert (await rig.sessions.info("bb12")).id == "bb12"  # a short id alone: still found
 
 
+async def test_a_short_id_others_begin_with_is_named_whole_with_a_mark(rig: Rig) -> None:
+    """``nightly`` beside ``nightly-2`` (a library user's chosen ids) was "ambiguous ... type
+    more characters", which no spelling of ``nightly`` obeys: the message says ``=nightly``,
+    and ``=ID`` names that whole id, never a prefix."""
+    for session_id in ("nightly", "nightly-2"):
+        await rig.store.create(record(session_id))
+        await rig.store.release(session_id)
+    with pytest.raises(SessionNotFound, match="or =nightly for the session nightly itself"):
+        await rig.sessions.info("nightly")
+    with pytest.raises(SessionNotFound, match=r"type more characters$"):
+        await rig.sessions.info("night")  # not a whole id: no mark offered
+    assert (await rig.sessions.info("=nightly")).id == "nightly"
+    assert (await rig.store.open("=nightly"))[0].id == "nightly"  # what --resume opens
+    for odd in ("=night", "=", "=nightly-"):
+        with pytest.raises(SessionNotFound, match="no session has the whole id"):
+            await rig.sessions.info(odd)
+
+
 async def test_the_record_is_what_was_created(rig: Rig) -> None:
     await rig.store.create(record("rec1"))
     await rig.store.release("rec1")

@@ -90,7 +90,7 @@ async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: 
     assert str(refused.value) == (
         f"cannot write the trace of session s2 ({trace}): File too large; none of its 3 events "
         f"was written; raise the file size limit (ulimit -f) or move {trace.parent}, then "
-        "`rho-agent --resume s2` continues from the last event kept"
+        "`rho-agent --resume =s2` continues from the last event kept"
     )
     await store.append("s2", batch)  # the journal's next attempt
     await store.append("s2", [ev.MessageAdded(at=2.0, message=UserMessage("after"))])
@@ -126,7 +126,7 @@ async def test_a_failed_sync_says_how_many_events_were_not_kept(
 
     monkeypatch.setattr(os, "fsync", full)
     fix = (
-        f"; free space on the disk that holds {trace.parent}, then `rho-agent --resume s3` "
+        f"; free space on the disk that holds {trace.parent}, then `rho-agent --resume =s3` "
         "continues from the last event kept"
     )
     with pytest.raises(StoreError) as info:
@@ -326,6 +326,6 @@ async def test_a_sync_out_of_descriptors_says_what_to_raise(
     assert str(info.value) == (
         f"cannot sync session s4 ({trace}): Too many open files; none of its 1 events was "
         "kept; raise this process's open file limit (ulimit -n, 1024 or more), then "
-        "`rho-agent --resume s4` continues from the last event kept"
+        "`rho-agent --resume =s4` continues from the last event kept"
     )
     await store.release("s4")

@@ -472,7 +472,7 @@ async def test_a_session_whose_meta_json_is_unreadable_is_listed_saying_so(
     cut = listed["cut"]
     assert cut.status == "unknown"
     assert cut.first_prompt == (
-        "(meta.json unreadable; rho-agent --resume cut rebuilds it from the trace)"
+        "(meta.json unreadable; rho-agent --resume =cut rebuilds it from the trace)"
     )
     assert abs(cut.created_at - listed["whole"].created_at) < 3600
 

@@ -105,7 +105,7 @@ async def test_signals_to_a_finished_session_are_refused(
     code, out, err = run([str(home), *command, "ab1", *extra], capsys)
     assert code == 1
     assert "session ab1111 is not running (completed)" in err
-    assert "rho-agent --resume ab1111" in err
+    assert "rho-agent --resume =ab1111" in err  # a short id bare is a prefix: said whole
     assert out == ""
     assert not (home / "sessions" / "ab1111" / sentinel).exists()
 
@@ -132,6 +132,27 @@ async def test_export_prints_one_json_document(
     assert kinds[0] == "run_start"
     assert kinds[-1] == "run_end"
     assert export.main(["nope", "--dir", str(home)]) == 1
+
+
+async def test_a_short_id_others_begin_with_is_reached_whole(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session ``ab1`` beside ab1111 (a library user's chosen id) was "ambiguous ... type
+    more characters" for every command, no spelling reaching it; ``=ab1`` now does, and a
+    command that resolves it hands the store the whole spelling (bare, it was a prefix again)."""
+    store = FileSessionStore(home / "sessions", heartbeat=0.05)
+    short = build_session([text("ok")], store=store, session_id="ab1", clock=SystemClock())
+    await short.run("the short one")
+    await short.close()
+    code, _, err = run([str(home), "watch", "ab1", "--once"], capsys)
+    assert (code, "or =ab1 for the session ab1 itself" in err) == (1, True), err
+    code, out, err = run([str(home), "watch", "=ab1", "--once"], capsys)
+    assert (code, "run started: the short one" in out) == (0, True), err
+    code, _, err = run([str(home), "pause", "=ab1"], capsys)
+    assert "session ab1 is not running (completed)" in err
+    assert "rho-agent --resume =ab1 " in err
+    assert export.main(["=ab1", "--dir", str(home)]) == 0
+    assert json.loads(capsys.readouterr().out)["session"]["id"] == "ab1"
 
 
 def test_importing_the_monitor_stays_light() -> None:

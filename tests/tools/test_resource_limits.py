@@ -171,6 +171,32 @@ def test_both_launchers_set_the_limits(prlimit: str | None) -> None:
     assert out == [str(256 << 10), "7", str((1 << 20) // 1024), "5000"]
 
 
+_UNDER_OWN = """
+import resource, subprocess, sys
+from rho_adapters.local.rlimits import Rlimits, limited
+own = 1 << 20  # the user's `ulimit -f 1024` (soft and hard) and `ulimit -t 600`
+resource.setrlimit(resource.RLIMIT_FSIZE, (own, own))
+resource.setrlimit(resource.RLIMIT_CPU, (600, 600))
+limits = Rlimits(cpu_seconds=3600, file_size=1 << 30)  # the profile's, looser
+for prlimit in sys.argv[1:]:
+    argv = limited(("/bin/bash", "-c", "ulimit -f; ulimit -t"), limits, prlimit=prlimit or None)
+    done = subprocess.run(argv, capture_output=True, text=True)
+    print(done.returncode, *done.stdout.split(), done.stderr.strip() or "-")
+"""
+
+
+def test_a_command_runs_under_the_users_own_lower_hard_limits() -> None:
+    """Under a hard ``ulimit -f`` (or ``-t``, ``-v``) below the profile's limit, every command
+    failed before it started: prlimit (and the Python launcher) could not raise the limit."""
+    import sys
+
+    launchers = ["/usr/bin/prlimit", ""] if os.path.exists("/usr/bin/prlimit") else [""]
+    done = subprocess.run(
+        [sys.executable, "-c", _UNDER_OWN, *launchers], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == ["0 1024 600 -"] * len(launchers), done.stdout
+
+
 def test_limit_hit_reads_the_exit() -> None:
     limits = ResourceLimits()
     assert limit_hit(152, "", limits) == "cpu"

@@ -49,8 +49,10 @@ def judged_file(alias: str, path: str) -> str:
         return path
     real = os.path.realpath(path)
     refusal = DEFAULT_POLICY.refusal(real)
-    if refusal is not None:
-        raise _refused(alias, path, refusal)
+    if refusal is not None:  # a sentence naming ``real``: "'/x/cookies.sqlite' is a ..."
+        # before, "{path} is {refusal}" read "./cookies.sqlite is '/x/cookies.sqlite' is a ..."
+        said = refusal if "never reads" in refusal else f"{refusal}, which the agent never reads"
+        raise _refused(alias, f"`path` {path!r}: {said}")
     return real
 
 
@@ -73,13 +75,13 @@ def judge_tables(alias: str, path: str, conn: sqlite3.Connection) -> None:
     }
     what = credential_store(tables)
     if what is not None:
-        raise _refused(alias, path, what)
+        raise _refused(alias, f"{path} is {what}, which the agent never reads")
 
 
-def _refused(alias: str, path: str, what: str) -> SensitivePath:
+def _refused(alias: str, why: str) -> SensitivePath:
     return SensitivePath(
-        f"database {alias!r}: {path} is {what}, which the agent never reads; point the "
-        "alias's `path` at a file that holds no credentials (a copy of the tables it needs)"
+        f"database {alias!r}: {why}; point the alias's `path` at a file that holds no "
+        "credentials (a copy of the tables it needs)"
     )
 
 

@@ -42,9 +42,10 @@ class MemorySessions(SessionCatalog, SessionControl):
     def _info(self, session_id: str) -> SessionInfo:
         key = self.store.resolve(session_id)
         paused = key in self.signals.paused_ids
+        whole = f"={key}"  # a resolved short id re-read bare would be a prefix again
         return summarize(
-            self.store.record_of(key),
-            self.store.events(key),
+            self.store.record_of(whole),
+            self.store.events(whole),
             live=self.store.held(key),
             paused=paused,
         )

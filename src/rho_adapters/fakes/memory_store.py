@@ -15,7 +15,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.placement import Placement, kept
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, first_prompt_summary
-from rho_domain.run import takes_exact
+from rho_domain.run import ambiguous, takes_exact, whole_id_of
 from rho_domain.value_methods import value_eq, value_repr
 
 
@@ -98,6 +98,11 @@ class MemorySessionStore(SessionStore):
         return tuple(self._sessions[self._resolve(session_id)].events)
 
     def _resolve(self, session_id: str) -> str:
+        whole = whole_id_of(session_id)
+        if whole is not None:  # ``=ID``: that whole id and nothing else
+            if whole not in self._sessions:
+                raise SessionNotFound(f"no session has the whole id {whole!r}")
+            return whole
         if session_id in self._sessions and takes_exact(session_id):
             return session_id
         if session_id == "latest" and self._sessions:
@@ -107,9 +112,7 @@ class MemorySessionStore(SessionStore):
             return matches[0]
         if not matches:
             raise SessionNotFound(f"no session matches {session_id!r}")
-        raise SessionNotFound(
-            f"{session_id!r} is ambiguous: it matches {', '.join(sorted(matches))}"
-        )
+        raise SessionNotFound(ambiguous(session_id, sorted(matches)))
 
     async def create(self, record: SessionRecord) -> None:
         """See ``SessionStore.create``."""

@@ -66,7 +66,11 @@ class Rlimits:
     processes: int | None = None
 
     def pairs(self) -> list[tuple[str, int, int]]:
-        """(resource name, soft, hard) for each limit set, core dumps off always."""
+        """(resource name, soft, hard) for each limit set, core dumps off always, none past
+        the agent's own hard limit (``_within_own``)."""
+        return [_within_own(*pair) for pair in self._asked()]
+
+    def _asked(self) -> list[tuple[str, int, int]]:
         out = [("RLIMIT_CORE", 0, 0)]
         if self.memory is not None:
             out.append(("RLIMIT_AS", self.memory, self.memory))
@@ -78,6 +82,20 @@ class Rlimits:
         if self.processes is not None:
             out.append(("RLIMIT_NPROC", self.processes, self.processes))
         return out
+
+
+def _within_own(name: str, soft: int, hard: int) -> tuple[str, int, int]:
+    """A limit no looser than the agent's own hard one, which a process without
+    CAP_SYS_RESOURCE cannot raise: under the user's ``ulimit -f 100000`` (soft and hard) the
+    profile's 1 GiB file size made prlimit fail ("failed to set the FSIZE resource limit:
+    Operation not permitted"), and the Python launcher too, so every command failed; so did a
+    ``ulimit -v`` or ``-t`` under the profile's memory or CPU. The user's limit stands."""
+    import resource
+
+    own = resource.getrlimit(getattr(resource, name))[1]
+    if own == resource.RLIM_INFINITY:
+        return name, soft, hard
+    return name, min(soft, own), min(hard, own)
 
 
 def profile_rlimits(limits: ResourceLimits, *, file_size: int | None) -> Rlimits:

@@ -24,7 +24,7 @@ from rho_adapters.store.recording import CONFIG_BYTES
 from rho_domain.errors import ConfigError, SessionNotFound, StoredConfigInvalid
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import EMPTY_ID, SessionInfo, SessionRecord
-from rho_domain.run import takes_exact
+from rho_domain.run import ambiguous, is_plain_id, takes_exact, whole_id_of
 
 # labels and a parent id are in meta.json in the file store, and held to its bound here
 # (what rho-agent writes is a few KiB at most: ``label_problem``'s limits); id and holder are
@@ -89,11 +89,15 @@ def resolve_id(conn: Any, ref: str) -> str:
         if not row:
             raise SessionNotFound("no sessions in the store")
         return str(row[0][0])
+    whole = whole_id_of(ref)
     if (
-        takes_exact(ref)
-        and conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone()
+        (whole or takes_exact(ref))
+        and is_plain_id(whole or ref)
+        and conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (whole or ref,)).fetchone()
     ):
-        return ref
+        return whole or ref
+    if whole is not None:  # ``=ID``: that whole id and nothing else
+        raise SessionNotFound(f"no session has the whole id {whole[:300]!r} in the store")
     pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(
         "SELECT id FROM rho_sessions WHERE id LIKE %s ORDER BY id LIMIT 11", (pattern,)
@@ -103,8 +107,7 @@ def resolve_id(conn: Any, ref: str) -> str:
         return matches[0]
     if not matches:
         raise SessionNotFound(f"no session matches {ref!r} in the store")
-    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
-    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
+    raise SessionNotFound(ambiguous(ref, matches))
 
 
 def record_of(row: Sequence[Any]) -> SessionRecord:

@@ -18,6 +18,7 @@ from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile
 from rho_adapters.store.reserve import DiskReserve
 from rho_domain.errors import StoreError
+from rho_domain.run import spelled_whole
 from rho_domain.value_methods import value_eq, value_repr
 
 __all__ = ["HeldSession", "what_to_do"]
@@ -49,8 +50,9 @@ def what_to_do(exc: BaseException, paths: SessionPaths, *, freed: bool = False) 
         if freed
         else ""
     )
+    again = f"rho-agent --resume {spelled_whole(paths.id)}"
     return (
-        f"{after_all}; {fix.format(dir=paths.dir)}, then `rho-agent --resume {paths.id}` "
+        f"{after_all}; {fix.format(dir=paths.dir)}, then `{again}` "
         "continues from the last event kept"
     )
 

@@ -22,7 +22,7 @@ from rho_adapters import unnamed
 from rho_adapters.store.confined import parent_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.store import EMPTY_ID
-from rho_domain.run import takes_exact
+from rho_domain.run import ambiguous, is_plain_id, takes_exact, whole_id_of
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HEARTBEAT_SECONDS = 2.0
@@ -206,6 +206,11 @@ def resolve(root: Path, ref: str) -> SessionPaths:
     """
     if not ref.strip():  # ``"$ID"`` with ID unset: "no session matches ''" said no more
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
+    whole = whole_id_of(ref)
+    if whole is not None:  # ``=ID``: that whole id and nothing else
+        if not (is_plain_id(whole) and (root / whole / "meta.json").exists()):
+            raise SessionNotFound(f"no session has the whole id {whole!r} in {root}")
+        ref = whole
     if os.sep in ref or ref.startswith("."):
         path = Path(os.path.expanduser(ref))
         # os.path.exists: a name past NAME_MAX raised OSError out of Path.exists
@@ -221,7 +226,7 @@ def resolve(root: Path, ref: str) -> SessionPaths:
         raise StoreError(
             f"{exact} is a symbolic link; a session directory is never followed through a link"
         )
-    if takes_exact(ref) and (exact / "meta.json").exists():
+    if (whole or takes_exact(ref)) and (exact / "meta.json").exists():
         return SessionPaths(exact)
     sessions = list(session_dirs(root))
     if ref == "latest":
@@ -236,8 +241,7 @@ def resolve(root: Path, ref: str) -> SessionPaths:
         return SessionPaths(root / matches[0])
     if not matches:
         raise SessionNotFound(f"no session matches {ref!r} in {root}")
-    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
-    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
+    raise SessionNotFound(ambiguous(ref, matches))
 
 
 def created_at(paths: SessionPaths) -> float:

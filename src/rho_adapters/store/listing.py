@@ -19,6 +19,7 @@ from rho_adapters.store.meta import info_from_meta
 from rho_adapters.store.meta_fields import order_time
 from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionInfo
+from rho_domain.run import spelled_whole
 
 
 def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
@@ -56,8 +57,8 @@ def unreadable(paths: SessionPaths) -> dict[str, Any]:
     return {
         "created_at": _mtime(paths),
         "status": "unknown",
-        "first_prompt": f"(meta.json unreadable; rho-agent --resume {paths.id} rebuilds it "
-        "from the trace)",
+        "first_prompt": "(meta.json unreadable; rho-agent --resume "
+        f"{spelled_whole(paths.id)} rebuilds it from the trace)",
     }
 
 

@@ -19,8 +19,8 @@ nothing at all; a server's reasoning parser may...' above 'stopped: you rejected
 from __future__ import annotations
 
 from rho_domain import events as ev
-from rho_domain.messages import ToolResultMessage
-from rho_domain.not_run import REJECTED_PREFIX
+from rho_domain.messages import ToolResultMessage, UserMessage
+from rho_domain.not_run import CUT_AT_LIMIT, REJECTED_PREFIX
 
 WHOLE = frozenset(
     {"stop", "tool_calls", "function_call", "end_turn", "stop_sequence", "eos", "eos_token"}
@@ -86,3 +86,19 @@ def after_rejection(rejected: bool, event: ev.Event) -> bool:
         REJECTED_PREFIX
     )
     return rejected or is_rejection
+
+
+def told_the_model(message: object) -> str | None:
+    """What rho-agent itself told the model, for the terminal to show as it shows an operator's
+    directive: a nudge or a correction (a repeated call, an answer off its schema), and each
+    call not run because the answer stopped at the output limit inside its last call's
+    arguments (``not_run.CUT_AT_LIMIT``). Those calls never start, so no line showed them:
+    the user read only the length warning's "may be cut", not that nothing ran."""
+    if isinstance(message, UserMessage) and message.origin in ("nudge", "correction"):
+        return message.content.removeprefix("[rho-agent] ")
+    if isinstance(message, ToolResultMessage) and message.content == CUT_AT_LIMIT:
+        return (
+            f"its {message.tool_name} call was not run: the answer stopped at the output limit "
+            "inside its last call's arguments; make smaller calls"
+        )
+    return None

@@ -28,6 +28,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
+from rho_domain.run import spelled_whole
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.cli.terminal_text import as_run, shell_word, visible
 from rho_entry.runtime.handle_values import nothing_to_continue
@@ -145,7 +146,7 @@ def _resume(session: Session) -> str:
     from rho_entry.cli.stopped import resume_flags
 
     again = resume_flags(session.agent.profile, session.agent.config.backend)
-    return f"rho-agent --resume {shell_word(session.id)}{again}"
+    return f"rho-agent --resume {shell_word(spelled_whole(session.id))}{again}"
 
 
 def _where(session: Session, call: ToolCall) -> str:

@@ -24,6 +24,7 @@ from rho_domain.errors import ConfigError, RhoError, StoreError
 from rho_domain.events import Event, ToolEnded
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.ports.store import SessionRecord
+from rho_domain.run import spelled_whole
 from rho_entry.cli.terminal_text import json_visible, visible
 from rho_entry.config.stores import run_sync
 from rho_entry.usage import UsageParser
@@ -118,7 +119,7 @@ def export_session(
 
     with _catalog(directory, store) as catalog:
         info = _run(catalog.info(ref))
-        record, events = _recording(catalog, info.id)
+        record, events = _recording(catalog, spelled_whole(info.id))
     session = attrs.asdict(info)
     session["labels"] = dict(info.labels)
     return {

@@ -22,6 +22,7 @@ from typing import Any
 from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
+from rho_domain.run import spelled_whole
 from rho_entry.cli.monitor_parser import COMMANDS, command_parser, monitor_parser
 from rho_entry.cli.session_json import active_seconds, info_dict, placement_line
 from rho_entry.cli.terminal_text import json_visible, shell_word, visible
@@ -121,7 +122,8 @@ def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
     if ns.command == "ps":
         return _ps(op, as_json=ns.json, limit=ns.limit)
     if ns.command == "watch":
-        return watch(op, run_sync(sessions.info(ns.id)).id, as_json=ns.json, follow=not ns.once)
+        whole = spelled_whole(run_sync(sessions.info(ns.id)).id)  # a short id bare: a prefix
+        return watch(op, whole, as_json=ns.json, follow=not ns.once)
     if ns.command == "cancel":
         targets = (
             [
@@ -133,22 +135,23 @@ def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
             else [_require_live(op, ns.id, "cancel")]
         )
         for session_id in targets:
-            run_sync(sessions.request(session_id, "cancel"))
+            run_sync(sessions.request(spelled_whole(session_id), "cancel"))
             _say(f"cancel requested: {session_id}")
         if not targets:
             print("no live session to cancel")
         return 0
     session_id = run_sync(sessions.info(ns.id)).id
+    whole = spelled_whole(session_id)  # handed back to the store: a short id bare is a prefix
     if ns.command in ("pause", "directive"):
-        _require_live(op, session_id, ns.command)
+        _require_live(op, whole, ns.command)
     if ns.command == "pause":
-        run_sync(sessions.request(session_id, "pause"))
+        run_sync(sessions.request(whole, "pause"))
         _say(f"paused: {session_id} (it waits before its next model call or tool)")
     elif ns.command == "resume":
-        resumed = run_sync(sessions.request(session_id, "resume"))
+        resumed = run_sync(sessions.request(whole, "resume"))
         _say(f"resumed: {session_id}" if resumed else f"{session_id} was not paused")
     else:
-        offset = run_sync(sessions.add_directive(session_id, " ".join(ns.text)))
+        offset = run_sync(sessions.add_directive(whole, " ".join(ns.text)))
         _say(f"directive #{offset} queued for {session_id} (applied before its next model call)")
     return 0
 
@@ -166,7 +169,7 @@ def _require_live(op: Operator, ref: str, command: str) -> str:
     if not held_by_live_process(info.liveness):
         raise RhoError(
             f"{command}: session {info.id} is not running ({info.liveness}); "
-            f'continue it with `rho-agent --resume {shell_word(info.id)} "..."`'
+            f'continue it with `rho-agent --resume {shell_word(spelled_whole(info.id))} "..."`'
         )
     return info.id
 

@@ -19,10 +19,15 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from rho_domain import events as ev
-from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
+from rho_domain.messages import AssistantMessage, ToolCall, Usage
 from rho_domain.run import RunResult
 from rho_domain.run_status import RunStatus
-from rho_entry.cli.answer_endings import after_rejection, empty_answer_warning, ending_warning
+from rho_entry.cli.answer_endings import (
+    after_rejection,
+    empty_answer_warning,
+    ending_warning,
+    told_the_model,
+)
 from rho_entry.cli.spinner import Spinner
 from rho_entry.cli.terminal_text import visible
 
@@ -155,10 +160,9 @@ class TerminalRenderer:
         """After a run: the final answer (quiet mode) and the usage line (when the run used
         tokens)."""
         self.spinner.stop()
-        if result.status is RunStatus.COMPLETED and not self._rejected:  # no answer to miss
-            said = empty_answer_warning(result.text, 0, self._reasoning)
-            if said is not None:
-                self.notice(said, "yellow")
+        said = empty_answer_warning(result.text, 0, self._reasoning)
+        if result.status is RunStatus.COMPLETED and not self._rejected and said is not None:
+            self.notice(said, "yellow")  # not after a rejection: no answer to miss
         if self.quiet:
             if result.text:
                 self.out.write(self._answer(result.text.rstrip("\n")) + "\n")
@@ -262,10 +266,7 @@ class TerminalRenderer:
         if isinstance(message, AssistantMessage):
             self._streamed = 0
             self._reasoning = message.reasoning  # an answer's, said when it has no text
-        # What rho-agent itself told the model (a repeated call, an answer off its schema):
-        # the user sees it, as they see an operator's directive.
-        if isinstance(message, UserMessage) and message.origin in ("nudge", "correction"):
-            said = message.content.removeprefix("[rho-agent] ")
+        if (said := told_the_model(message)) is not None:  # a nudge, a call cut at the limit
             self.notice(f"told the model: {said}", "yellow")
 
     def _on_directive(self, event: ev.DirectiveApplied) -> None:

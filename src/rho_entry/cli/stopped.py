@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain.permissions import PermissionProfile, builtin_as_made
-from rho_domain.run import RunResult, RunStatus
+from rho_domain.run import RunResult, RunStatus, spelled_whole
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.terminal_text import shell_word
 
@@ -42,9 +42,9 @@ def tell_stop(
     without; before, ``--json``'s error named the bare command, which a session run under
     ``--profile developer`` refuses."""
     again = resume_flags(session.agent.profile, session.agent.config.backend)
-    bare = f"`rho-agent --resume {session.id}`"
+    bare = f"`rho-agent --resume {spelled_whole(session.id)}`"
     if again and result.error is not None and bare in result.error:
-        whole = f"`rho-agent --resume {shell_word(session.id)}{again}`"
+        whole = f"`rho-agent --resume {shell_word(spelled_whole(session.id))}{again}`"
         result = attrs.evolve(result, error=result.error.replace(bare, whole))
     if not isinstance(renderer, TerminalRenderer):  # --json
         renderer.finish(result, exit_code=code)
@@ -85,7 +85,7 @@ def explain_stop(
     session exists to resume; ``again``: ``resume_flags``). A completed run says nothing
     here."""
     status = result.status
-    resume = f"rho-agent --resume {shell_word(session_id)}{again}"
+    resume = f"rho-agent --resume {shell_word(spelled_whole(session_id))}{again}"
     if status is RunStatus.AWAITING_APPROVAL:
         calls = "; ".join(
             f"{p.call.name} ({p.call.id}){f' in {p.working_dir}' if p.working_dir else ''}: "

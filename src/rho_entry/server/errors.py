@@ -19,6 +19,7 @@ from rho_domain.errors import (
     TraceFormatError,
 )
 from rho_domain.plugged import described
+from rho_domain.run import spelled_whole
 
 
 class ApiError(RhoError):
@@ -126,7 +127,7 @@ class UnreadableSession(ApiError):
         return cls(
             f"session {session_id}'s summary cannot be read (its meta.json, or its row's meta "
             "in a shared store: missing, not JSON, or past its bound); "
-            f"`rho-agent --resume {session_id}` rebuilds it from the trace"
+            f"`rho-agent --resume {spelled_whole(session_id)}` rebuilds it from the trace"
         )
 
 
