@@ -115,6 +115,35 @@ SQLITE_ATTACKS = [
     "CREATE TABLE IF NOT EXISTS evil2 (x)",
 ]
 
+# Server-wide statistics, WAL and locks, and what outlives the transaction the engine rolls
+# back (redsql25, a superuser, check off: a replication slot that stays, reserving WAL from
+# then on, a WAL message, the OID counter; server files, the server's log, the statement's
+# own timeout lifted): each off the allowlist by its side-effect prefix, and each run by a
+# superuser's read-only transaction (POSTGRES_ATTACKS and ENGINE_RUNS both hold them).
+_SERVER_WIDE = [
+    "SELECT pg_stat_reset()",
+    "SELECT pg_stat_reset_shared('bgwriter')",
+    "SELECT pg_stat_reset_single_table_counters('users'::regclass)",
+    "SELECT pg_switch_wal()",
+    "SELECT pg_create_restore_point('rho')",
+    "SELECT pg_advisory_xact_lock(1)",
+    "SELECT pg_try_advisory_lock_shared(1)",
+    "SELECT pg_advisory_unlock_all()",
+    "SELECT pg_create_physical_replication_slot('rho_slot', true)",
+    "SELECT pg_logical_emit_message(false, 'rho', 'x')",
+    "SELECT pg_nextoid('pg_class', 'oid', 'pg_class_oid_index')",
+    "SELECT pg_replication_origin_create('rho')",
+    "SELECT lo_from_bytea(0, 'x')",
+    "SELECT pg_log_backend_memory_contexts(pg_backend_pid())",
+    "SELECT pg_rotate_logfile()",
+    "SELECT set_config('statement_timeout', '0', true)",
+    "SELECT pg_read_binary_file('/etc/hostname')",
+    "SELECT pg_stat_file('/etc/hostname')",
+    "SELECT * FROM pg_ls_waldir()",
+    "SELECT pg_sleep_for('0 s')",
+    "SELECT pg_export_snapshot()",
+]
+
 POSTGRES_ATTACKS = [
     "COPY users TO '{dir}/pg_copy.csv'",
     "COPY (SELECT 1) TO PROGRAM 'touch {dir}/pg_program'",
@@ -178,31 +207,7 @@ POSTGRES_ATTACKS = [
     "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
     "SELECT 'a' \\g",
     "SELECT E'\\\\'; DELETE FROM users",
-    # server-wide statistics, WAL and locks: each off the allowlist, by its side-effect prefix
-    "SELECT pg_stat_reset()",
-    "SELECT pg_stat_reset_shared('bgwriter')",
-    "SELECT pg_stat_reset_single_table_counters('users'::regclass)",
-    "SELECT pg_switch_wal()",
-    "SELECT pg_create_restore_point('rho')",
-    "SELECT pg_advisory_xact_lock(1)",
-    "SELECT pg_try_advisory_lock_shared(1)",
-    "SELECT pg_advisory_unlock_all()",
-    # outside the transaction the engine rolls back (redsql25, a superuser, check off): a
-    # replication slot that stays (reserving WAL from then on), a WAL message, the OID
-    # counter; and server files, the server's log, the statement's own timeout lifted
-    "SELECT pg_create_physical_replication_slot('rho_slot', true)",
-    "SELECT pg_logical_emit_message(false, 'rho', 'x')",
-    "SELECT pg_nextoid('pg_class', 'oid', 'pg_class_oid_index')",
-    "SELECT pg_replication_origin_create('rho')",
-    "SELECT lo_from_bytea(0, 'x')",
-    "SELECT pg_log_backend_memory_contexts(pg_backend_pid())",
-    "SELECT pg_rotate_logfile()",
-    "SELECT set_config('statement_timeout', '0', true)",
-    "SELECT pg_read_binary_file('/etc/hostname')",
-    "SELECT pg_stat_file('/etc/hostname')",
-    "SELECT * FROM pg_ls_waldir()",
-    "SELECT pg_sleep_for('0 s')",
-    "SELECT pg_export_snapshot()",
+    *_SERVER_WIDE,
 ]
 
 MYSQL_ATTACKS = [
@@ -531,29 +536,7 @@ ENGINE_RUNS = {
             "CHECKPOINT",
             "DECLARE c CURSOR FOR SELECT 1",
             "CLOSE ALL",
-            # a superuser resets every session's statistics and switches the WAL file
-            # inside a read-only transaction
-            "SELECT pg_stat_reset()",
-            "SELECT pg_stat_reset_shared('bgwriter')",
-            "SELECT pg_stat_reset_single_table_counters('users'::regclass)",
-            "SELECT pg_switch_wal()",
-            "SELECT pg_create_restore_point('rho')",
-            "SELECT pg_advisory_xact_lock(1)",
-            "SELECT pg_try_advisory_lock_shared(1)",
-            "SELECT pg_advisory_unlock_all()",
-            "SELECT pg_create_physical_replication_slot('rho_slot', true)",
-            "SELECT pg_logical_emit_message(false, 'rho', 'x')",
-            "SELECT pg_nextoid('pg_class', 'oid', 'pg_class_oid_index')",
-            "SELECT pg_replication_origin_create('rho')",
-            "SELECT lo_from_bytea(0, 'x')",
-            "SELECT pg_log_backend_memory_contexts(pg_backend_pid())",
-            "SELECT pg_rotate_logfile()",
-            "SELECT set_config('statement_timeout', '0', true)",
-            "SELECT pg_read_binary_file('/etc/hostname')",
-            "SELECT pg_stat_file('/etc/hostname')",
-            "SELECT * FROM pg_ls_waldir()",
-            "SELECT pg_sleep_for('0 s')",
-            "SELECT pg_export_snapshot()",
+            *_SERVER_WIDE,
         ]
     ),
     "mysql": frozenset(

@@ -79,39 +79,30 @@ def test_a_delegate_result_narrows_its_call_to_what_the_sub_agent_wrote() -> Non
     }
     seen = {}
     for label in rows:
-        state = State()
-        delegate = ToolCall(id="d", name="delegate", arguments='{"instruction": "go"}')
-        state.apply(ev.ToolStarted(at=0.0, call=delegate))
         metadata: dict[str, object] = {"child_model_calls": 1}
         if label != "missing":
             metadata["child_written"] = [label] if label == "Makefile" else label
-        state.apply(
-            ev.ToolEnded(
-                at=0.0,
-                call_id="d",
-                tool_name="delegate",
-                content="",
-                is_error=False,
-                duration=0.0,
-                metadata=metadata,
-            )
-        )
-        reason, reviews = after_writes(make, state.unreviewed_writes)
+        reason, reviews = after_writes(make, _delegated(metadata).unreviewed_writes)
         seen[label] = (rows[label][0] in reason, reviews)
     assert seen == {label: (True, ids) for label, (_, ids) in rows.items()}
     # a sub-agent that wrote nothing: the call is gone, and make runs unasked
+    wrote_nothing = _delegated({"child_model_calls": 1, "child_written": []})
+    assert wrote_nothing.unreviewed_writes == []
+
+
+def _delegated(metadata: dict[str, object]) -> State:
+    """The state after one ``delegate`` call that ended with ``metadata``."""
     state = State()
-    state.apply(ev.ToolStarted(at=0.0, call=ToolCall(id="d", name="delegate", arguments="{}")))
-    ended = {"child_model_calls": 1, "child_written": []}
-    state.apply(
-        ev.ToolEnded(
-            at=0.0,
-            call_id="d",
-            tool_name="delegate",
-            content="",
-            is_error=False,
-            duration=0.0,
-            metadata=ended,
-        )
+    delegate = ToolCall(id="d", name="delegate", arguments='{"instruction": "go"}')
+    state.apply(ev.ToolStarted(at=0.0, call=delegate))
+    ended = ev.ToolEnded(
+        at=0.0,
+        call_id="d",
+        tool_name="delegate",
+        content="",
+        is_error=False,
+        duration=0.0,
+        metadata=metadata,
     )
-    assert state.unreviewed_writes == []
+    state.apply(ended)
+    return state

@@ -17,6 +17,7 @@ import os
 import resource
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -154,36 +155,49 @@ def store_events(trace: Path) -> list[ev.Event]:
     return list(read_trace(trace).events)
 
 
-async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -> None:
-    """Opening a session on a full disk failed writing the holder into its lock file after
-    taking the lock, and kept the descriptor: the process then held its own session, and a
-    server's next open once space was freed said "already being driven by another
-    process". The failure now lets go of the lock and names the lock file."""
-    home = tmp_path / "home"
-    home.mkdir()
+@contextlib.contextmanager
+def small_disk(mountpoint: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` ("64k", "1m") mounted on ``mountpoint`` (made here) while the
+    block runs, unmounted after; the test is skipped where no tmpfs can be mounted."""
+    mountpoint.mkdir()
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(home)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mountpoint)],
         capture_output=True,
         check=False,
     )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "--lazy", str(mountpoint)], check=False)
+
+
+def fill(disk: Path) -> None:
+    """Fill ``disk`` to its last byte (a file named ``fill``, written until it is full)."""
+    with contextlib.suppress(OSError), (disk / "fill").open("wb", buffering=0) as out:
+        for size in (65536, 4096, 1):
+            while True:
+                out.write(b"\0" * size)
+
+
+async def test_a_full_disk_at_open_leaves_the_session_unlocked(tmp_path: Path) -> None:
+    """Opening a session on a full disk failed writing the holder into its lock file after
+    taking the lock, and kept the descriptor: the process then held its own session, and a
+    server's next open once space was freed said "already being driven by another
+    process". The failure now lets go of the lock and names the lock file."""
+    with small_disk(tmp_path / "home", "64k") as home:
         store = FileSessionStore(home / "sessions")
         await store.create(SessionRecord(id="s1", created_at=1.0, config=AgentConfig()))
         await store.release("s1")
-        fill = home / "fill"
-        with contextlib.suppress(OSError), fill.open("wb") as out:
-            out.write(b"\0" * 200_000)
+        fill(home)
         with pytest.raises(StoreError) as refused:
             await store.open("s1")
         lock = home / "sessions" / "s1" / "lock"
         assert str(refused.value) == (f"cannot open session s1: No space left on device ({lock})")
-        fill.unlink()
+        (home / "fill").unlink()
         await store.open("s1")  # before: SessionLocked, by this very process
         await store.release("s1")
-    finally:
-        subprocess.run(["umount", "--lazy", str(home)], check=False)
 
 
 async def test_the_reserve_for_a_runs_end_is_unnamed_and_let_go_with_the_last_session(
@@ -217,16 +231,7 @@ async def test_the_room_for_a_runs_end_is_kept_on_the_sessions_own_disk(tmp_path
     filled, the room let go was on the root's disk: the failure said its events were "to
     be written with the run's end, in the room rho-agent kept on that disk", and the run's
     end failed as well. The reserve is now held on each session's own disk."""
-    other = tmp_path / "other"
-    other.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(other)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    with small_disk(tmp_path / "other", "1m") as other:
         made = FileSessionStore(other / "sessions")
         async with build_session([text("done")], store=made, session_id="s1") as session:
             await session.run("go", run_id="r1")
@@ -235,16 +240,11 @@ async def test_the_room_for_a_runs_end_is_kept_on_the_sessions_own_disk(tmp_path
         store = FileSessionStore(tmp_path / "home")
         (tmp_path / "home").mkdir()
         await store.open(str(trace.parent))
-        with contextlib.suppress(OSError), (other / "fill").open("wb", buffering=0) as out:
-            for size in (65536, 4096, 1):
-                while True:
-                    out.write(b"\0" * size)
+        fill(other)
         with pytest.raises(StoreError, match="to be written with the run's end"):
             await store.append("s1", ended)
         await store.append("s1", ended)  # the run's end: before, No space left on device
         await store.release("s1")
-    finally:
-        subprocess.run(["umount", "--lazy", str(other)], check=False)
 
 
 async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_files(
@@ -256,15 +256,6 @@ async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_fil
     did not say it would be written with the end, and the end failed with No space left on
     device. The reserve is now a hidden file unlinked at once; one a killed process left
     named is removed by the session's next holder."""
-    home = tmp_path / "home"
-    home.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(home)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     real_open = os.open
 
     def no_unnamed_files(path: str, flags: int, *args: object, **kwargs: object) -> int:
@@ -272,8 +263,8 @@ async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_fil
             raise OSError(errno.EOPNOTSUPP, "Operation not supported")
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(os, "open", no_unnamed_files)
-    try:
+    with small_disk(tmp_path / "home", "1m") as home:
+        monkeypatch.setattr(os, "open", no_unnamed_files)
         store = FileSessionStore(home / "sessions")
         async with build_session([text("done")], store=store, session_id="s1") as session:
             await session.run("go", run_id="r1")
@@ -288,17 +279,12 @@ async def test_the_room_for_a_runs_end_is_kept_where_the_disk_has_no_unnamed_fil
             "meta.json",
             "trace.jsonl",
         ]
-        with contextlib.suppress(OSError), (home / "fill").open("wb", buffering=0) as out:
-            for size in (65536, 4096, 1):
-                while True:
-                    out.write(b"\0" * size)
+        fill(home)
         with pytest.raises(StoreError, match="to be written with the run's end"):
             await store.append("s1", ended)
         await store.append("s1", ended)  # the run's end: before, No space left on device
         await store.release("s1")
-    finally:
         monkeypatch.undo()
-        subprocess.run(["umount", "--lazy", str(home)], check=False)
 
 
 async def test_a_sync_out_of_descriptors_says_what_to_raise(

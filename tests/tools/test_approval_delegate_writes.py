@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rho_adapters.clock import SystemClock
-from rho_adapters.fakes import ScriptedApprover, ScriptedModel, call, text, tools
-from rho_adapters.local import LocalExecutor
-from rho_domain.agent import Agent
-from rho_domain.config import AgentConfig
-from rho_domain.loop.session import Session
-from rho_domain.permissions import builtin_profile
+from approval_support import developer_session
+
+from rho_adapters.fakes import ScriptedApprover, call, text, tools
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.tools.factory import build_registry
 
 
 async def test_a_reading_sub_agent_adds_no_question_and_a_writing_one_names_its_file(
@@ -27,13 +22,6 @@ async def test_a_reading_sub_agent_adds_no_question_and_a_writing_one_names_its_
     delegate call wrote"); now it runs unasked. After a sub-agent that wrote ``other.mk``,
     ``make -f other.mk`` asks, naming it (rejected: nothing made)."""
     (tmp_path / "Makefile").write_text("all:\n\ttouch made.txt\n")
-    profile = builtin_profile("developer")
-    agent = Agent(
-        config=AgentConfig(profile=profile),
-        profile=profile,
-        registry=build_registry(profile, databases={}, delegation=True),
-        system_prompt="test",
-    )
     recipe = "all:\n\ttouch other.txt\n"
     turns = [
         tools(call("bash", {"command": "ls"})),  # "always"
@@ -48,13 +36,7 @@ async def test_a_reading_sub_agent_adds_no_question_and_a_writing_one_names_its_
         text("done"),
     ]
     approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), True, False])
-    session = Session(
-        agent,
-        model=ScriptedModel(turns),
-        executor=LocalExecutor(str(tmp_path), file_write=profile.file_write, allow_shell=True),
-        clock=SystemClock(),
-        approver=approver,
-    )
+    session = developer_session(tmp_path, turns, approver, delegation=True)
     assert (await session.run("go")).status is RunStatus.COMPLETED
     asked = [(r.call.name, r.reason) for r in approver.requests]
     assert [name for name, _ in asked] == ["bash", "write", "bash"], asked

@@ -11,16 +11,11 @@ import io
 import tarfile
 from pathlib import Path
 
-from rho_adapters.clock import SystemClock
-from rho_adapters.fakes import ScriptedApprover, ScriptedModel, call, text, tools
-from rho_adapters.local import LocalExecutor
-from rho_domain.agent import Agent
-from rho_domain.config import AgentConfig
-from rho_domain.loop.session import Session
-from rho_domain.permissions import builtin_profile
+from approval_support import developer_session
+
+from rho_adapters.fakes import ScriptedApprover, call, text, tools
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.tools.factory import build_registry
 
 ALWAYS = ApprovalAnswer(approved=True, always=True)
 
@@ -30,13 +25,6 @@ async def test_make_after_a_written_makefile_asks_once(tmp_path: Path) -> None:
     asked about, naming the Makefile, and once approved the next ``make`` runs unasked.
     Then ``tar -xf`` of an archive carrying ``.git/hooks/pre-commit`` into the workspace,
     which ran unasked too, asks."""
-    profile = builtin_profile("developer")
-    agent = Agent(
-        config=AgentConfig(profile=profile),
-        profile=profile,
-        registry=build_registry(profile, databases={}),
-        system_prompt="test",
-    )
     recipe = "all:\n\ttouch made.txt\n"
     hook = tarfile.TarInfo(".git/hooks/pre-commit")
     with tarfile.open(tmp_path / "a.tar", "w") as archive:
@@ -50,13 +38,7 @@ async def test_make_after_a_written_makefile_asks_once(tmp_path: Path) -> None:
         tools(call("bash", {"command": "tar -xf a.tar"})),
         text("built"),
     ]
-    session = Session(
-        agent,
-        model=ScriptedModel(turns),
-        executor=LocalExecutor(str(tmp_path), file_write=profile.file_write, allow_shell=True),
-        clock=SystemClock(),
-        approver=approver,
-    )
+    session = developer_session(tmp_path, turns, approver)
     assert (await session.run("build")).status is RunStatus.COMPLETED
     reasons = [r.reason for r in approver.requests]
     assert len(reasons) == 4, reasons

@@ -8,16 +8,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from rho_adapters.clock import SystemClock
-from rho_adapters.fakes import ScriptedApprover, ScriptedModel, call, text, tools
-from rho_adapters.local import LocalExecutor
-from rho_domain.agent import Agent
-from rho_domain.config import AgentConfig
-from rho_domain.loop.session import Session
-from rho_domain.permissions import builtin_profile
+from approval_support import developer_session
+
+from rho_adapters.fakes import ScriptedApprover, call, text, tools
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.tools.factory import build_registry
 
 
 def _repository(root: Path) -> None:
@@ -38,26 +33,13 @@ async def test_make_after_a_checkout_that_brought_a_makefile_asks(tmp_path: Path
     ``make`` is asked about, naming the checkout, and rejected: nothing made."""
     _repository(tmp_path)
     assert not (tmp_path / "Makefile").exists()
-    profile = builtin_profile("developer")
-    agent = Agent(
-        config=AgentConfig(profile=profile),
-        profile=profile,
-        registry=build_registry(profile, databases={}),
-        system_prompt="test",
-    )
     approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
     turns = [
         tools(call("bash", {"command": "git checkout -q other"})),
         tools(call("bash", {"command": "make -s"})),
         text("done"),
     ]
-    session = Session(
-        agent,
-        model=ScriptedModel(turns),
-        executor=LocalExecutor(str(tmp_path), file_write=profile.file_write, allow_shell=True),
-        clock=SystemClock(),
-        approver=approver,
-    )
+    session = developer_session(tmp_path, turns, approver)
     assert (await session.run("build the other branch")).status is RunStatus.COMPLETED
     assert (tmp_path / "Makefile").exists()  # the checkout ran, and brought it
     reasons = [r.reason for r in approver.requests]

@@ -5,12 +5,12 @@ The configurations read are those git reads for a command in the executor's root
 repository holding each root (its ``.git`` directory, or the one a ``.git`` file names, with
 its common directory's config and its ``config.worktree``), every known home's
 ``.gitconfig`` and ``.config/git/config``, ``$XDG_CONFIG_HOME/git/config`` and
-``/etc/gitconfig``, and what they include; one past ``MAX_CONFIG_BYTES``, or more than
-``MAX_CONFIGS`` in all, fails closed (``ExecutorError``). A relative name is placed as git
-may place it: below the repository's work tree (git's directory when it runs a helper), its
-git directory and the configuration's own directory (an include's base). A repository
-nested inside the workspace (another clone in a subdirectory) is found by the walks before
-each command (``nested_secrets``).
+``/etc/gitconfig``, and the environment's (``git_user_configs``), and what they include;
+one past ``MAX_CONFIG_BYTES``, or more than ``MAX_CONFIGS`` in all, fails closed
+(``ExecutorError``). A relative name is placed as git may place it: below the repository's
+work tree (git's directory when it runs a helper), its git directory and the configuration's
+own directory (an include's base). A repository nested inside the workspace (another clone in
+a subdirectory) is found by the walks before each command (``nested_secrets``).
 
 Every executor of a process asks again (a Session per request makes one each time), so a
 configuration's entries are remembered per (real path, device, inode, mtime_ns, ctime_ns,
@@ -23,14 +23,12 @@ without resolving its real path.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-import attrs
-
 from rho_adapters.local.git_dirs import gcm_namespaces, repository_configs
+from rho_adapters.local.git_user_configs import env_named, user_configs
 from rho_adapters.local.settled_reads import SettledReads
 from rho_adapters.local.ssh_named import ssh_named_secrets, wrapped
 from rho_domain.errors import ExecutorError
@@ -38,7 +36,6 @@ from rho_domain.git_config_syntax import entries
 from rho_domain.git_named_files import (
     MAX_CONFIGS,
     NamedFiles,
-    entry_of,
     named_by,
     placed,
     repository_tops,
@@ -101,10 +98,10 @@ def git_named_origins(
         tops += [real_root, *(configs[0][1][:1] if configs else ())]
     # each home's configurations a group of their own: a machine may have many homes
     users: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    for config, base in _user_configs(homes, home, env):
+    for config, base in user_configs(homes, home, env):
         users.setdefault(base, []).append((config, (base, *tops)))
     groups += users.values()
-    named = _env_named(env, shell_env)
+    named = env_named(env, shell_env)
     by_env = "GIT_CONFIG_*, GIT_SSH or GIT_SSH_COMMAND in the environment"
     found = [(p, by_env) for p in _placed_all(named.includes, tops, home)]
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
@@ -199,50 +196,6 @@ def _named_by_group(
             ssh_given[0].extend(_placed_all(given.ssh_configs, (*bases, here), home))
             ssh_given[1].extend((value, config) for value in given.ssh_keys)
     return found, directories, ssh_given
-
-
-def _user_configs(
-    homes: Sequence[str], home: str | None, env: Mapping[str, str]
-) -> list[tuple[str, str]]:
-    """The user's and the system's configurations, each with its directory: every home's,
-    ``XDG_CONFIG_HOME``'s, ``/etc/gitconfig``, and the ones ``GIT_CONFIG_GLOBAL`` and
-    ``GIT_CONFIG_SYSTEM`` put in their place."""
-    configs: list[tuple[str, str]] = []
-    for user_home in dict.fromkeys((*homes, *([home] if home else []))):
-        configs += [(f"{user_home}/.gitconfig", user_home)]
-        configs += [(f"{user_home}/.config/git/config", user_home)]
-    if xdg := env.get("XDG_CONFIG_HOME"):
-        configs.append((f"{xdg}/git/config", xdg))
-    configs.append(("/etc/gitconfig", "/etc"))
-    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
-        if given := env.get(name):
-            configs.append((os.path.abspath(given), os.path.dirname(os.path.abspath(given))))
-    return configs
-
-
-def _env_named(env: Mapping[str, str], shell_env: Mapping[str, str]) -> NamedFiles:
-    """What configuration given in the environment names: ``GIT_CONFIG_COUNT`` with its
-    ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, ``GIT_CONFIG_PARAMETERS`` (``git -c``,
-    ``'key'='value'`` words), ``GIT_SSH_COMMAND`` (git's ``core.sshCommand``), and ``GIT_SSH``
-    as a wrapper script such a command runs (its ``ssh_programs``)."""
-    pairs: list[tuple[str, str | None]] = []
-    count = env.get("GIT_CONFIG_COUNT", "")
-    for at in range(min(int(count), MAX_CONFIGS) if count.isdigit() else 0):
-        pairs.append((env.get(f"GIT_CONFIG_KEY_{at}", ""), env.get(f"GIT_CONFIG_VALUE_{at}")))
-    if parameters := env.get("GIT_CONFIG_PARAMETERS", ""):
-        import shlex  # only where git -c set something: off every other executor's start
-
-        with contextlib.suppress(ValueError):  # a quote left open: git refuses it too
-            words = shlex.split(parameters)
-            for word in words:
-                key, equals, value = word.partition("=")
-                pairs.append((key, value if equals else None))
-    if ssh := env.get("GIT_SSH_COMMAND"):
-        pairs.append(("core.sshCommand", ssh))
-    named = named_by((entry_of(k, v) for k, v in pairs), env=shell_env)
-    if program := env.get("GIT_SSH"):  # run as ssh is: a wrapper script (``wrapped``)
-        named = attrs.evolve(named, ssh_programs=(*named.ssh_programs, program))
-    return named
 
 
 def _placed_all(values: Iterable[str], bases: Sequence[str], home: str | None) -> list[str]:

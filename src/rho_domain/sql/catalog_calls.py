@@ -8,14 +8,12 @@ the adapter reads them from the server's catalog (``CatalogCalls``: each operato
 name with the functions it runs), and ``hidden_call`` refuses a statement naming one whose
 functions are not all on the allowlist, as a call of each would be refused.
 
-The lexer keeps no blanks, so an operator is looked for in each run of operator characters
-with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over-reading, on
-the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
-``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
-name folded as the catalog spells it, wherever it stands (a column named like such a type is
-refused too). Views are judged by their queries where named (a MariaDB stored function
-may ``SET GLOBAL``), and so are a table's row security policies (their ``USING``
-expressions), virtual columns and what the planner computes for its read (an index's
+An operator is looked for in each run of operator characters, and in the words that call one
+by name (``implied_names``: ``@ - @`` is refused with ``@-@``, ``LIKE`` as ``~~``). A type is
+any word or quoted name folded as the catalog spells it, wherever it stands (a column named
+like such a type is refused too). Views are judged by their queries where named (a MariaDB
+stored function may ``SET GLOBAL``), and so are a table's row security policies (their
+``USING`` expressions), virtual columns and what the planner computes for its read (an index's
 expression); a foreign table (a ``file_fdw`` one runs a program or reads a server file, a
 ``postgres_fdw`` one a remote query), and a table above one, are refused where named.
 Pure: the catalog arrives as data (``CatalogCalls``, in ``catalog_values.py``).
@@ -31,57 +29,13 @@ import attrs
 from rho_domain.errors import StatementRefused
 from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialect_values import Dialect
+from rho_domain.sql.implied_names import JSON_TYPES, TYPE_SPELLINGS, operator_runs
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.name_folding import catalog_name, qualified_names, relation_name
 from rho_domain.sql.token_rules import check_tokens
 from rho_domain.sql.tokens import Kind, Token
 
-# PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.
-OPERATOR_CHARS = frozenset("~!@#^&|`?+-*/%<>=")
-# Operators the server looks up by name where the text writes a word or another spelling
-# (parse_expr.c, parse_clause.c): "!=" is "<>"; IN, CASE x WHEN, NULLIF, IS DISTINCT FROM,
-# JOIN ... USING and NATURAL JOIN compare with "=" (NOT IN with "<>"); BETWEEN with ">=" and
-# "<="; LIKE is "~~", ILIKE "~~*", SIMILAR TO "~", each with its NOT form.
-_IMPLIED = {
-    "IN": ("=", "<>"),
-    "CASE": ("=",),
-    "NULLIF": ("=",),
-    "DISTINCT": ("=",),
-    "USING": ("=",),
-    "NATURAL": ("=",),
-    "BETWEEN": (">=", "<="),
-    "LIKE": ("~~", "!~~"),
-    "ILIKE": ("~~*", "!~~*"),
-    "SIMILAR": ("~", "!~"),
-}
 _MAX_DEPTH = 8
-# The JSON builders call a user type's cast to json, named or not (json.c and jsonb.c look
-# one up for every type made after initdb): a word naming JSON names these casts' targets.
-_JSON = ("json", "jsonb")
-# The grammar's names of built-in types, which are not their catalog names (gram.y's
-# SimpleTypename, parse_type.c): a cast to int4 is written ::integer or ::int. Where a word
-# may begin several types (TIMESTAMP [WITH TIME ZONE]), it stands for each of them.
-_TYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "int": ("int4",),
-    "integer": ("int4",),
-    "smallint": ("int2",),
-    "bigint": ("int8",),
-    "real": ("float4",),
-    "float": ("float4", "float8"),
-    "double": ("float8",),
-    "decimal": ("numeric",),
-    "dec": ("numeric",),
-    "boolean": ("bool",),
-    "character": ("bpchar", "varchar"),
-    "char": ("bpchar", "varchar"),
-    "nchar": ("bpchar", "varchar"),
-    "national": ("bpchar", "varchar"),
-    "varying": ("varchar", "varbit"),
-    "bit": ("varbit",),
-    "timestamp": ("timestamptz",),
-    "time": ("timetz",),
-    "zone": ("timestamptz", "timetz"),
-}
 
 
 def hidden_call(
@@ -147,7 +101,7 @@ def _operator(
     allowed: frozenset[str],
     operators: Mapping[str, frozenset[str]],
 ) -> str:
-    for run in set(_operator_runs(stmt)):
+    for run in set(operator_runs(stmt)):
         for operator, functions in operators.items():
             if operator in run:
                 reason = _refused(f"the operator {operator}", functions, d, allowed)
@@ -164,9 +118,9 @@ def _types(
         if token.kind not in (Kind.WORD, Kind.QUOTED):
             continue
         written = relation_name(token, d)
-        spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
+        spellings = TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
         if "json" in written:  # to_json(t), json_agg, row_to_json, JSON_OBJECT ...
-            spellings = (*spellings, *_JSON)
+            spellings = (*spellings, *JSON_TYPES)
         for name in (written, *spellings, *qualified_names(stmt, i, d)):
             if name in judged:
                 continue
@@ -263,23 +217,6 @@ def _check_refused(
         if reason:
             return f"{what} runs {check} on this server: {reason}"
     return ""
-
-
-def _operator_runs(stmt: Sequence[Token]) -> list[str]:
-    """The operator names ``stmt`` may call: each run of operator characters (blanks between
-    them dropped; with "<>" for "!="), and those its words call by name (``_IMPLIED``)."""
-    runs: list[str] = []
-    current = ""
-    for token in [*stmt, Token(Kind.WORD, "")]:
-        if token.kind is Kind.PUNCT and token.text in OPERATOR_CHARS:
-            current += token.text
-            continue
-        if current:
-            runs += [current, current.replace("!=", "<>")] if "!=" in current else [current]
-        current = ""
-        if token.kind is Kind.WORD:
-            runs += _IMPLIED.get(token.text, ())
-    return runs
 
 
 _RUNS = "a user operator, cast or domain runs its function as a call would"
