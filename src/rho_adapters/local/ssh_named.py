@@ -89,7 +89,7 @@ def wrapped(
     scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
     lines: list[str] = []
     read: dict[str, bool] = {}
-    search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    search_path = env.get("PATH", os.defpath)  # the commands' own: never the process's
     while programs:
         paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
         more = _wrapper_lines(paths, read)
