@@ -39,6 +39,7 @@ from rho_domain.errors import ModelConnectionError, ModelTimeout
 from rho_domain.loop.session import Session
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
+from rho_domain.not_run import CUT_AT_LIMIT
 from rho_domain.permissions import builtin_profile
 from rho_domain.run import RunStatus
 from rho_domain.tools.listing import ListHandler
@@ -96,8 +97,10 @@ async def test_the_real_client_drives_the_domain_loop_end_to_end(
 async def test_invalid_tool_arguments_reach_the_model_as_an_error_result(
     served: LoopbackServer,
 ) -> None:
+    # Written wrong, not cut: no text could complete it (``{"path": ".`` is a cut, answered
+    # not_run.CUT_AT_LIMIT, below)
     served.replies = [
-        tool_reply(call("list", '{"path": ".', "call_bad")),
+        tool_reply(call("list", '{"path": "."}}', "call_bad")),
         text_reply("Sorry, retrying is not needed."),
     ]
     model = build_model(model="fake-model", base_url=served.base_url, api_key="k")
@@ -109,7 +112,25 @@ async def test_invalid_tool_arguments_reach_the_model_as_an_error_result(
     assert tool_message["tool_call_id"] == "call_bad"
     assert "json" in tool_message["content"].lower()  # the registry explains, never a silent {}
     assistant = served.requests[1]["messages"][-2]
-    assert assistant["tool_calls"][0]["function"]["arguments"] == '{"path": ".'
+    assert assistant["tool_calls"][0]["function"]["arguments"] == '{"path": "."}}'
+
+
+async def test_arguments_cut_short_under_tool_calls_are_answered_as_cut(
+    served: LoopbackServer,
+) -> None:
+    """The start of a JSON text said with ``tool_calls`` (llama-cpp-python at its limit):
+    the model is told its answer was cut, not that its JSON is wrong."""
+    served.replies = [
+        tool_reply(call("list", '{"path": ".', "call_cut")),
+        text_reply("Listing in smaller steps."),
+    ]
+    model = build_model(model="fake-model", base_url=served.base_url, api_key="k")
+    async with agent_session(model, MemoryExecutor({"a": "1"})) as session:
+        result = await session.run("list")
+    await model.aclose()
+    assert result.status is RunStatus.COMPLETED
+    tool_message = served.requests[1]["messages"][-1]
+    assert (tool_message["tool_call_id"], tool_message["content"]) == ("call_cut", CUT_AT_LIMIT)
 
 
 async def test_retry_after_429_then_stream_over_sockets(served: LoopbackServer) -> None:

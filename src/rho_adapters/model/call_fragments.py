@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_adapters.model.answer_limits import too_many_calls
+from rho_adapters.model.json_prefix import cut_short
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolCallChunk, ToolCallReady
 from rho_domain.value_methods import value_eq, value_repr
@@ -76,7 +77,9 @@ class CallFragments:
 
     @property
     def cut(self) -> bool:
-        """A call's arguments are not valid JSON (see ``ChunkAssembler.arguments_cut``)."""
+        """A call's arguments are the start of a JSON text, not a whole one (``cut_short``;
+        see ``ChunkAssembler.arguments_cut``); arguments no text could complete were written
+        wrong, not cut, and the tool layer says what is wrong with them."""
         for call in self.calls.values():
             text = "".join(call.arguments).strip()
             if not text:
@@ -84,7 +87,8 @@ class CallFragments:
             try:
                 json.loads(text)
             except ValueError:
-                return True
+                if cut_short(text):
+                    return True
             except RecursionError:  # whole or not, too deep to tell: the tool layer refuses it
                 continue
         return False

@@ -95,8 +95,9 @@ class ChunkAssembler:
 
     @property
     def arguments_cut(self) -> bool:
-        """A call's arguments are not valid JSON: the output limit cut them, whatever the
-        finish_reason says (llama-cpp-python reports ``tool_calls``, capture 16)."""
+        """A call's arguments are the start of a JSON text, not a whole one: the output limit
+        cut them, whatever the finish_reason says (llama-cpp-python reports ``tool_calls``,
+        capture 16)."""
         return self._tools.cut
 
     def response_chars(self) -> int:
