@@ -18,6 +18,8 @@ CUT = [
     '{"a": [1, 2',
     '{"a": [1,',
     '{"a": "x\\u12',
+    '{"p": "C:\\\\',  # cut after an escaped backslash: the string is whole so far
+    '{"p": "a\\\\u12',  # "\\" then "u12" as text: no escape left unfinished
     '{"a": {"b": ["c\\',
     '{"a"',
     '{"a":',

@@ -18,7 +18,7 @@ import re
 # without its value, a value expected after ``:`` or ``,`` (in an object a key and value).
 _LITERAL_ENDINGS = ("e", "ue", "rue", "lse", "se", "alse", "l", "ll", "ull")
 _ENDINGS = ("", "null", ":null", '"":null', "0", *_LITERAL_ENDINGS)
-_PARTIAL_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{0,3})?$")
+_UNFINISHED_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{0,3})?")
 
 
 def cut_short(text: str) -> bool:
@@ -27,12 +27,13 @@ def cut_short(text: str) -> bool:
     turn, a quote JSON does not use or anything after a whole value answers False."""
     closers: list[str] = []
     in_string = escaped = False
-    for char in text:
+    escape_at = 0  # where the string's last escape began
+    for at, char in enumerate(text):
         if in_string:
             if escaped:
                 escaped = False
             elif char == "\\":
-                escaped = True
+                escaped, escape_at = True, at
             elif char == '"':
                 in_string = False
         elif char == '"':
@@ -42,8 +43,9 @@ def cut_short(text: str) -> bool:
         elif char in "}]" and (not closers or closers.pop() != char):
             return False
     base = text.rstrip()
-    if in_string:
-        base = _PARTIAL_ESCAPE.sub("", text) + '"'
+    if in_string:  # an escape the cut left unfinished (``\\``, ``\\u12``) is dropped whole
+        unfinished = _UNFINISHED_ESCAPE.fullmatch(text, escape_at)
+        base = (text[:escape_at] if unfinished else text) + '"'
     closing = "".join(reversed(closers))
     for ending in _ENDINGS:
         candidate = base.removesuffix(",") + ending if ending == "" else base + ending
