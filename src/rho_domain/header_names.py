@@ -26,7 +26,7 @@ def check_header_names(names: Iterable[str], where: str) -> None:
     only in case (both were sent)."""
     seen: dict[str, str] = {}
     for name in names:
-        if not isinstance(name, str) or not re.fullmatch(_HEADER_NAME, name):
+        if not re.fullmatch(_HEADER_NAME, name):
             raise ConfigError(
                 f"{where}: {name!r} is not an HTTP header name (letters, digits and "
                 "!#$%&'*+-.^_`|~ only; no space or colon)"

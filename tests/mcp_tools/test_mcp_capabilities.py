@@ -60,7 +60,7 @@ def test_a_server_with_the_tools_capability_is_asked() -> None:
         client = McpClient("docs", _server({"tools": {}}, asked), on_list_changed=lambda: None)
         await client.start(timeout=5)
         try:
-            with pytest.raises(Exception, match="Method not found"):  # noqa: PT011
+            with pytest.raises(Exception, match="Method not found"):
                 await client.list_tools(timeout=5)
         finally:
             await client.aclose()

@@ -66,9 +66,7 @@ def test_a_library_callers_authorization_and_the_bearer_variable_make_one_header
     server = McpServerConfig(
         url=URL, headers={"authorization": "Bearer old"}, bearer_token_env="TOKEN"
     )
-    assert resolved_headers("web", server, {"TOKEN": "t0k3n"}) == {
-        "Authorization": "Bearer t0k3n"
-    }
+    assert resolved_headers("web", server, {"TOKEN": "t0k3n"}) == {"Authorization": "Bearer t0k3n"}
 
 
 async def test_the_transports_headers_win_once_whatever_case_a_caller_gave() -> None:

@@ -218,7 +218,8 @@ def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
             result = (
-                '{"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "instructions": "i \\ud800"}'
+                '{"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, '
+                '"instructions": "i \\ud800"}'
             )
         else:
             result = f'{{"tools": [{", ".join(listed)}]}}'

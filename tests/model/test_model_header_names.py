@@ -68,7 +68,7 @@ async def test_anthropic_takes_a_configured_key_header_in_any_case_once() -> Non
 def test_header_names_that_cannot_be_sent_are_refused_at_the_endpoint(
     headers: dict[str, str], said: str
 ) -> None:
-    with pytest.raises(ConfigError, match="ModelEndpoint.headers") as caught:
+    with pytest.raises(ConfigError, match=r"ModelEndpoint\.headers") as caught:
         ModelEndpoint(headers=headers)
     assert said in str(caught.value)
 
