@@ -14,11 +14,12 @@ from pathlib import Path
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import MemorySessionStore, ScriptedModel, call, text, tools
 from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.fakes.scripted_model import Turn
 from rho_domain.run import RunStatus
 from rho_entry import Agent, AgentConfig, Session
 
 
-def _session(tmp_path: Path, fake: FakeDaytona, *replies: object) -> Session:
+def _session(tmp_path: Path, fake: FakeDaytona, *replies: Turn) -> Session:
     executor = DaytonaExecutor(fake.settings(working_dir=str(tmp_path)), transport=fake.transport)
     agent = Agent(AgentConfig(profile="readonly", working_dir=str(tmp_path)))
     return Session(
