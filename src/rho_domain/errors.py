@@ -38,7 +38,10 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       └── McpProtocolError     the server broke JSON-RPC or MCP
     ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
-    │   └── PlacementRefused         its place cannot be made as configured (a build that
+    │   └── PlacementFailed          its place (a sandbox) could not be made: every call
+    │       │                        that needed it failed; a run that answered on such
+    │       │                        calls ends ``error``
+    │       └── PlacementRefused     its place cannot be made as configured (a build that
     │                                failed): asking again fails alike
     ├── DatabaseError                a driver or connection failure
     ├── HookFailed                   a before-model hook failed or was late: no model call
@@ -264,7 +267,14 @@ class ExecutorError(RhoError):
     """The executor's machinery failed (not the command it ran)."""
 
 
-class PlacementRefused(ExecutorError):
+class PlacementFailed(ExecutorError):
+    """The place the executor runs in (a sandbox) could not be made: its API unreachable,
+    the key refused, the build failed. Each call that needed it failed with this; a run
+    whose place was never made ends ``error`` though the model answered (``run_boundaries``),
+    so a caller can tell it from a run that did its work."""
+
+
+class PlacementRefused(PlacementFailed):
     """The place the executor runs in cannot be made as configured: a sandbox whose image
     build failed. The same build would fail the same way, so it is not asked for again (a
     creation the API refused is not one: Daytona refuses so for what passes or is fixed

@@ -27,6 +27,7 @@ import attrs
 from rho_domain.config_checks import path_text, paths_text, several_strings
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
+from rho_domain.header_names import check_header_names
 from rho_domain.mcp_names import MAX_NAME, cut_entry, denies, server_of
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -127,6 +128,40 @@ class McpServerConfig:
         if self.url:  # a bad port or host: said now, not as httpx's traceback at first use
             check_endpoint_url(self.url, f"{where}.{name}.url:")
             _check_url_references(self.url, f"{where}.{name}.url")
+        _check_headers(self, f"{where}.{name}")
+
+
+# Headers the Streamable HTTP transport sets itself: one from the config as well was sent
+# twice (names ignore case), and any value of its own would break the exchange.
+PROTOCOL_HEADERS = frozenset(
+    {"accept", "content-type", "content-length", "host", "transfer-encoding", "connection"}
+    | {"mcp-session-id", "mcp-protocol-version", "last-event-id"}
+)
+
+
+def _check_headers(server: McpServerConfig, where: str) -> None:
+    """Raise ConfigError naming ``where.headers`` for headers that cannot be sent as given:
+    on a local program's entry, not header names, two spellings of one name, one the
+    transport sets, or ``Authorization`` beside ``bearer_token_env`` (two credentials)."""
+    if not server.headers:
+        return
+    if server.command:
+        raise ConfigError(
+            f"{where}.headers: headers go to an HTTP server (url); a local program (command) "
+            "takes env"
+        )
+    check_header_names(server.headers, f"{where}.headers")
+    for header in server.headers:
+        if header.lower() in PROTOCOL_HEADERS:
+            raise ConfigError(
+                f"{where}.headers.{header}: rho-agent sets this header itself (MCP's "
+                "Streamable HTTP transport); remove it"
+            )
+        if header.lower() == "authorization" and server.bearer_token_env:
+            raise ConfigError(
+                f"{where}: headers.{header} and bearer_token_env both give the Authorization "
+                "header; keep one"
+            )
 
 
 # ``${NAME}``: a variable a value names, read when the server starts (``rho_adapters.mcp``)

@@ -178,20 +178,6 @@ def serve_session(executor: Executor, session_id: str, *, resumed: bool) -> None
         daytona.serve(session_id, resumed=resumed)
 
 
-def unplaced(executor: Executor) -> str | None:
-    """What a one-shot says when its Daytona sandbox could never be made (the API
-    unreachable, the key refused, the build failed): every tool call that needed it failed,
-    so its answer is the model's without them (exit code 2, an endpoint error, not 0); None
-    when a sandbox was made, none was needed, or the executor is another."""
-    daytona = daytona_of(executor)
-    if daytona is None or daytona.sandbox_id is not None or daytona.unmade is None:
-        return None
-    return (
-        f"the Daytona sandbox could not be made, so every tool call that needed it failed: "
-        f"{daytona.unmade}"
-    )
-
-
 def daytona_of(executor: Executor) -> DaytonaExecutor | None:
     """``executor`` when it is a Daytona executor, else None; never imports the Daytona
     adapter (a process that built one has it loaded)."""

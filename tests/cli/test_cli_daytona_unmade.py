@@ -22,7 +22,7 @@ def test_an_unreachable_daytona_exits_2_and_says_every_tool_call_failed(tmp_path
         DAYTONA_API_KEY="k", DAYTONA_API_URL="http://127.0.0.1:9/api",
     )  # fmt: skip
     assert result.returncode == 2, result.stdout + result.stderr  # before: 0
-    said = "the Daytona sandbox could not be made, so every tool call that needed it failed"
+    said = "the daytona sandbox could not be made, so every tool call that needed it failed"
     assert said in result.stderr
     assert "(at http://127.0.0.1:9; the API's URL is DAYTONA_API_URL)" in result.stderr
     assert "Here is what my tool calls showed" in result.stdout  # the answer, as it was

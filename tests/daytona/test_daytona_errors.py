@@ -22,6 +22,7 @@ from rho_domain.errors import (
     PlacementRefused,
     ToolError,
 )
+from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
@@ -353,6 +354,41 @@ async def test_a_sandbox_its_auto_stop_stopped_is_started_again_for_the_next_cal
         with pytest.raises(ExecutorError, match=r"it could not be started again \(.*no runner"):
             await rig.executor.read("notes.txt")
         rig.fake.stopped.clear()
+
+
+class _OnTheWire(httpx.AsyncBaseTransport):
+    """The fake's answers a few milliseconds away, as a real API's are: calls made together
+    are in flight together."""
+
+    def __init__(self, fake: FakeDaytona) -> None:
+        self.fake = fake
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.005)
+        return await self.fake.transport.handle_async_request(request)
+
+
+async def test_calls_that_find_the_sandbox_stopped_together_start_it_once(
+    tmp_path: Path,
+) -> None:
+    """A batch of reads runs at once: after an auto-stop each call found the sandbox stopped
+    and sent its own start, which Daytona refuses while one is in progress ("State change in
+    progress"), so all but one said the sandbox "could not be started again"."""
+    fake = FakeDaytona(polls_until_started=2)
+    settings = fake.settings(working_dir=str(tmp_path))
+    executor = DaytonaExecutor(
+        settings, file_write=FileWriteMode.FULL, transport=_OnTheWire(fake), clock=FakeClock()
+    )
+    try:
+        await executor.write("notes.txt", b"kept", overwrite=False)
+        fake.stop("sbx-1")
+        reads = [executor.read("notes.txt") for _ in range(3)]
+        said = [str(f) for f in await asyncio.gather(*reads, return_exceptions=True)]
+        assert all("make the call again" in s for s in said), said
+        assert fake.starts == ["sbx-1"]
+        assert await executor.read("notes.txt") == b"kept"
+    finally:
+        await executor.aclose()
 
 
 async def test_daytona_key_revoked_mid_run_is_not_the_models_mistake(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def _source(
     def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
         def answer(request: Message) -> str:
             if request["method"] == "initialize":
-                result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+                result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
             elif request["method"] == "tools/list":
                 result = {"tools": [{"name": "export", "description": said[0]}]}
             else:

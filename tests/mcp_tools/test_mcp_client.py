@@ -274,6 +274,10 @@ async def test_cancelling_a_call_tells_the_server_and_closing_kills_its_group(
         await asyncio.sleep(0.02)
     requests = [m for m in logged(log) if m.get("method") == "tools/call"]
     assert cancelled[0]["params"]["requestId"] == requests[0]["id"]
+    # a cancellation cannot tell a cancelled run from the tool call's deadline: it says both
+    assert cancelled[0]["params"]["reason"] == (
+        "rho-agent stopped the call (its run was cancelled or its tool_timeout passed)"
+    )
     assert alive(server)
     assert alive(grandchild)
     await tools.aclose()

@@ -16,7 +16,7 @@ from rho_adapters.mcp.jsonrpc import Message
 from rho_domain.errors import McpProtocolError
 from rho_domain.tools.base import ToolOutput
 
-HELLO: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}}
+HELLO: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}}
 
 
 def answered(request: Message, result: dict[str, object]) -> str:

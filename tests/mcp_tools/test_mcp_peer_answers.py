@@ -105,7 +105,7 @@ def test_a_call_whose_content_is_not_a_list_is_the_servers_protocol_error(
 ) -> None:
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
         else:
             result = {"content": content}
         return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
@@ -156,7 +156,7 @@ def test_a_servers_schema_of_odd_keyword_values_is_left_out_and_the_run_goes_on(
 
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
         elif request["method"] == "tools/list":
             odd = {"name": "odd", "description": "Odd.", "inputSchema": ODD_SCHEMA}
             result = {"tools": [odd]}
@@ -218,7 +218,8 @@ def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
             result = (
-                '{"protocolVersion": "2025-11-25", "capabilities": {}, "instructions": "i \\ud800"}'
+                '{"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, '
+                '"instructions": "i \\ud800"}'
             )
         else:
             result = f'{{"tools": [{", ".join(listed)}]}}'
@@ -270,7 +271,7 @@ def test_a_model_name_stands_for_one_tool_and_vouches_only_for_it() -> None:
 
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
         else:
             result = {"tools": [{"name": name} for name in listings[0]]}
         return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
@@ -348,7 +349,7 @@ def test_is_error_is_read_as_the_sdks_client_reads_it() -> None:
 
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
         else:
             flag = flags[request["params"]["name"]]
             result = {"content": [{"type": "text", "text": "x"}]}

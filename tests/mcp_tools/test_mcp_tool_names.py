@@ -52,7 +52,7 @@ def scripted_source(
 
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}
         elif request["method"] == "tools/list":
             result = {"tools": listings[0]}
         else:

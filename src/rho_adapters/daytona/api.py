@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import secrets
 from typing import Any
 
 import attrs
@@ -42,7 +41,6 @@ from rho_domain.ports.clock import Clock
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger(__name__)
-_ERRORS = tuple(range(400, 600))  # a creation's: what it may have made depends on which
 _GATEWAY = (502, 503, 504)  # a poll's answers that say nothing of the sandbox: polled again
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
 
@@ -76,6 +74,17 @@ class SandboxAPI:
         self._clock = clock or SystemClock()  # polls and the creation deadline (fakes: instant)
         self._client = api_client(settings, transport)
         self._api = settings.api_url.rstrip("/")
+        self._waking: dict[str, asyncio.Future[Sandbox]] = {}  # sandbox id -> its one start
+
+    @property
+    def settings(self) -> DaytonaSettings:
+        """The settings requests are made with (the session's once ``serve`` named it)."""
+        return self._settings
+
+    @property
+    def url(self) -> str:
+        """The control plane's base URL (``{api_url}``, no trailing ``/``)."""
+        return self._api
 
     def serve(self, settings: DaytonaSettings) -> None:
         """Take ``settings`` naming the session (``SandboxWorkspace.serve``)."""
@@ -130,10 +139,20 @@ class SandboxAPI:
             return
         try:  # stopped or archived (its auto-stop): started again, with its files
             woken = state in ("stopped", "archived")
-            again = (await self.reattach({"id": sandbox.id, "state": state})).id if woken else None
+            again = (await self._wake(sandbox.id, state)).id if woken else None
         except RhoError as exc:
             again = f"could not be started again ({exc})"
         raise not_running(sandbox.id, state, what, error, again) from error
+
+    async def _wake(self, sandbox_id: str, state: str) -> Sandbox:
+        """Start ``sandbox_id`` again, once for all the calls that found it stopped together
+        (a batch of reads run at once): each sent its own start, and Daytona refuses the start
+        of a sandbox already starting, so all but one said it could not be started again."""
+        if (waking := self._waking.get(sandbox_id)) is None:
+            waking = asyncio.ensure_future(self.reattach({"id": sandbox_id, "state": state}))
+            self._waking[sandbox_id] = waking
+            waking.add_done_callback(lambda _: self._waking.pop(sandbox_id, None))
+        return await asyncio.shield(waking)  # one caller cancelled: the others still wait
 
     async def state(self, sandbox_id: str) -> str:
         """The sandbox's state as the control plane tells it (``deleted`` when it answers
@@ -148,59 +167,10 @@ class SandboxAPI:
             return "unknown"
 
     async def create(self, name: str) -> Sandbox:
-        """Create a sandbox named ``name`` (``creation.new_name``, in the trace already) and
-        wait until it is started (``creation.started``). One that does not start (a failed
-        state, the creation deadline, no usable toolbox URL, the call cancelled: Ctrl+C,
-        SIGTERM) is deleted before the error is passed on: nothing else knows its id, and it
-        ran until Daytona's auto-stop and auto-delete. So is one a creation that failed may
-        have made all the same (its answer lost: a timeout, a gateway's 502, a 2xx page that is
-        no JSON or names no id), found by ``name`` and proved its own by a token no one else
-        has seen (``creation.made_by``).
-        A refusal (a status below 500) is raised as it is, asked again by the next call: its
-        cause may pass, or be fixed outside this run (no runner free, a snapshot still
-        pulled or inactive, a quota)."""
-        with hiding_key(self._settings.api_key):  # its errorReason and toolbox URL are quoted
-            token = secrets.token_hex(16)
-            body = creation.create_body(self._settings, name, token)
-            url, status = f"{self._api}/sandbox", None
-            try:
-                response = await self.send(
-                    "POST", url, "sandbox creation", json=body, accept=_ERRORS
-                )
-                if response.is_error:
-                    key = self._settings.api_key
-                    status = response.status_code
-                    raise error_for(response, "sandbox creation", key=key)
-                data = json_object(response, "sandbox creation")  # a 2xx page may be none
-                if not (sandbox_id := str(data.get("id") or "")):
-                    raise ExecutorError("Daytona created a sandbox without an id")
-            except BaseException as exc:
-                if creation.may_have_made(exc, status):
-                    await self._discard_named(name, token)
-                raise
-            try:
-                return await self._started(sandbox_id, data)
-            except BaseException:
-                await self.discard(sandbox_id, "which did not start")
-                raise
+        """Create a sandbox named ``name`` and wait until it is started (``making.create``)."""
+        from rho_adapters.daytona.making import create  # its own module: the API's calls
 
-    async def _discard_named(self, name: str, token: str) -> None:
-        """Delete the sandbox named ``name`` when Daytona has one that carries ``token``
-        (``creation.made_by``: the one our creation made); anything else (none, a squatter's,
-        a failure, the lookup's own time out) is left, a failure logged at debug: the
-        creation's error is the one to report."""
-        try:
-            async with asyncio.timeout(self._settings.request_timeout):
-                url = f"{self._api}/sandbox/{path_segment(name)}"
-                response = await self.send("GET", url, "sandbox lookup", accept=(404,))
-                if response.status_code == 404:
-                    return
-                found = json_object(response, "sandbox lookup")
-        except Exception as exc:  # noqa: BLE001 - see above; a cancel is passed on
-            log.debug("no lookup of Daytona sandbox %s after a failed creation: %s", name, exc)
-            return
-        if found.get("name") == name and creation.made_by(found, token):
-            await self.discard(str(found.get("id") or name), "whose creation failed")
+        return await create(self, name)
 
     async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
         """The description of session ``session_id``'s sandbox, or None (``creation``): the
@@ -230,9 +200,12 @@ class SandboxAPI:
                 url = f"{self._api}/sandbox/{path_segment(sandbox_id)}/start"
                 await self.send("POST", url, "sandbox start")
                 data = {**data, "state": "starting"}  # polled from here on
-            return await self._started(sandbox_id, data)
+            return await self.started(sandbox_id, data)
 
-    async def _started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
+    async def started(self, sandbox_id: str, data: dict[str, Any]) -> Sandbox:
+        """The sandbox ``data`` describes once started (polled within the creation
+        deadline), with its toolbox URL."""
+
         async def status() -> dict[str, Any]:
             url = f"{self._api}/sandbox/{path_segment(sandbox_id)}"
             response = await self.send("GET", url, "sandbox status", accept=_GATEWAY)

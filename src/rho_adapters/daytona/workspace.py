@@ -28,6 +28,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
+    PlacementFailed,
     PlacementRefused,
     RhoError,
     SensitivePath,
@@ -120,7 +121,10 @@ class SandboxWorkspace:
                     chosen = await session_sandbox(self.api, self.settings, self.known, self.told)
                 except RhoError as exc:
                     self.unmade, self.refused = str(exc), isinstance(exc, PlacementRefused)
-                    raise
+                    if type(exc) is not ExecutorError:  # a kind of its own: kept (ConfigError)
+                        raise
+                    # what a run's end tells from a tool's own failure; its cause, as it was
+                    raise PlacementFailed(str(exc)) from (exc.__cause__ or exc)
                 sandbox, self.recreated = chosen
                 self.unmade = None
                 self._sandbox = sandbox

@@ -50,6 +50,7 @@ class McpClient:
         self.instructions = ""
         self.protocol_version = ""
         self.server_info: Mapping[str, Any] = {}
+        self.offers_tools = False  # its initialize answer declared the tools capability
         self._on_list_changed = on_list_changed
 
     async def start(self, *, timeout: float) -> None:
@@ -88,6 +89,12 @@ class McpClient:
             self.instructions = truncate_middle(
                 unicode_text(instructions.strip()), MAX_INSTRUCTIONS
             )
+        # a server with tools declares the capability (MCP's lifecycle); one without it is
+        # not asked tools/list, which it would refuse as an unknown method, failing its start
+        capabilities = result.get("capabilities")
+        self.offers_tools = isinstance(capabilities, dict) and isinstance(
+            capabilities.get("tools"), dict
+        )
         info = result.get("serverInfo")
         if isinstance(info, dict):
             self.server_info = {k: said(info[k]) for k in ("name", "version") if k in info}
@@ -95,7 +102,10 @@ class McpClient:
 
     async def list_tools(self, *, timeout: float) -> list[Message]:
         """Every tool the server lists, as ``kept_entry`` keeps it (a ``Tool`` object with a
-        ``name``), at most ``MAX_LISTING`` bytes of them (past it ``McpProtocolError``)."""
+        ``name``), at most ``MAX_LISTING`` bytes of them (past it ``McpProtocolError``);
+        none, unasked, from a server that declared no ``tools`` capability."""
+        if not self.offers_tools:
+            return []
         tools: list[Message] = []
         cursor: str | None = None
         seen: set[bytes] = set()  # the digests of the cursors met (``_cursor_digest``)

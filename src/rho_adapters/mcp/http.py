@@ -34,6 +34,7 @@ from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import PLAIN_HTTP_ANSWER, answered_plain_http, transport_for
 from rho_adapters.model.tls_context import CERTIFI, CaTrust
 from rho_domain.errors import McpError, McpProtocolError
+from rho_domain.header_names import headers_over
 from rho_domain.url_logins import hide_url_logins
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
@@ -102,11 +103,9 @@ class HttpTransport:
     async def send(self, message: Message) -> None:
         """POST ``message`` and deliver what the server answers."""
         client = self._require_client()
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            **self._session_headers(),
-        }
+        headers = self._session_headers(
+            {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        )
         with self._errors():
             async with client.stream(
                 "POST", self.url, content=json.dumps(message), headers=headers
@@ -254,7 +253,7 @@ class HttpTransport:
 
     async def _listen_once(self) -> bool | None:
         """One opening: whether it delivered a message; None: not a 200 event stream."""
-        headers = {"Accept": "text/event-stream", **self._session_headers()}
+        headers = self._session_headers({"Accept": "text/event-stream"})
         received = self._received
         with contextlib.suppress(*_HTTPX_FAILURES, McpError):
             async with self._require_client().stream("GET", self.url, headers=headers) as response:
@@ -264,13 +263,15 @@ class HttpTransport:
                 await self._read(response, what="the notification stream")
         return self._received > received
 
-    def _session_headers(self) -> dict[str, str]:
-        headers = dict(self.headers)
+    def _session_headers(self, own: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The configured headers under ``own`` and the session's: the transport's win,
+        one header a name in any case (``headers_over``)."""
+        ours = dict(own or {})
         if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
+            ours["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
+            ours["MCP-Protocol-Version"] = self.protocol_version
+        return headers_over(self.headers, ours)
 
     def _require_client(self) -> httpx.AsyncClient:
         if self._client is None or self._client.is_closed:  # httpx's RuntimeError, else

@@ -1,22 +1,21 @@
 """JSON-RPC 2.0 over any MCP transport: requests matched to responses, notifications out and in.
 
-A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an
-HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
-not JSON (a server printing to its stdout) is counted and skipped, a response without a
-``result`` or ``error`` fails its own request with ``McpProtocolError``, so does an HTTP
-reply that ended without its request's answer (``Transport.answers_in_reply``), a message of
-more than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it
-times out), and a response to no request is skipped: one to a request we gave up on (its
-deadline, its caller's cancellation) is late, counted in ``late``, never "could not be read"
-(a later timeout said so of it). A server's requests are answered (``ping``; anything else
-"method not found": this client offers no capabilities) while fewer than
-``MAX_ANSWERS_WAITING`` answers wait to be sent; past that the request goes unanswered
-(counted in ``unanswered``): a server that floods requests and reads nothing would otherwise
-have each answer wait in memory. So an answer is small: its id is at most ``MAX_REQUEST_ID``
-characters (a request with another id is not JSON-RPC, counted and skipped) and the method
-it names is cut. Every request has a deadline: past it, or when the caller is cancelled, the
-server is told (``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the
-setting, or its cancellation (never of ``initialize``: ``UNCANCELLED``).
+A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an HTTP
+body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is not JSON (a
+server printing to its stdout) is counted and skipped, a response without a ``result`` or ``error``
+fails its own request with ``McpProtocolError``, so does an HTTP reply that ended without its
+request's answer (``Transport.answers_in_reply``), a message of more than ``MAX_VALUES`` values is
+not decoded (its request, unanswered, says so when it times out), and a response to no request is
+skipped: one to a request we gave up on (its deadline, its caller's cancellation) is late, counted
+in ``late``, never "could not be read" (a later timeout said so of it). A server's requests are
+answered (``ping``; anything else "method not found": this client offers no capabilities) while
+fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent; past that the request goes unanswered
+(counted in ``unanswered``): a server that floods requests and reads nothing would otherwise have
+each answer wait in memory. So an answer is small: its id is at most ``MAX_REQUEST_ID`` characters
+(a request with another id is not JSON-RPC, counted and skipped) and the method it names is cut.
+Every request has a deadline: past it, or when the caller is cancelled, the server is told
+(``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the setting, or its
+cancellation (never of ``initialize``: ``UNCANCELLED``; ``STOPPED``: which, it cannot tell).
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ _METHOD_NOT_FOUND = -32601
 MAX_VALUES = 4_000_000
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 UNCANCELLED = frozenset({"initialize"})  # MCP: it "MUST NOT be cancelled by clients"
+STOPPED = "rho-agent stopped the call (its run was cancelled or its tool_timeout passed)"
 
 
 class Transport(Protocol):
@@ -128,7 +128,7 @@ class RpcPeer:
                 server=self.server,
             ) from None
         except asyncio.CancelledError:
-            self._cancel(method, request_id, "the run was cancelled")
+            self._cancel(method, request_id, STOPPED)
             raise
         finally:
             self._pending.pop(request_id, None)

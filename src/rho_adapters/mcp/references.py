@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import quote
 
 from rho_domain.errors import ConfigError
+from rho_domain.header_names import headers_over
 from rho_domain.mcp_config import REFERENCE, McpServerConfig
 
 
@@ -71,5 +72,7 @@ def resolved_headers(
                 f"mcp_servers.{name}.bearer_token_env names {server.bearer_token_env!r}, which "
                 "is unset or empty: export it"
             )
-        headers["Authorization"] = f"Bearer {token}"
+        # over a configured one in any case (the config check refuses both: a library
+        # caller may not have run it)
+        return headers_over(headers, {"Authorization": f"Bearer {token}"})
     return headers

@@ -50,6 +50,7 @@ from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.retrying import Attempt, with_retries
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
+from rho_domain.header_names import headers_over
 from rho_domain.model import ModelRequest, StreamEvent
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
@@ -97,7 +98,7 @@ class AnthropicModel(ChatModel):
         }
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key
-        headers.update(endpoint.headers)
+        headers = headers_over(headers, endpoint.headers)
         proxy = endpoint.proxies.for_url(base)
         self._endpoint = Endpoint(
             headers, http=http, pool_key=base, proxy=proxy, trust=endpoint.proxies.trust

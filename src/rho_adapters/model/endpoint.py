@@ -20,6 +20,7 @@ from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
+from rho_domain.header_names import check_header_names
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ class ModelEndpoint:
     ``base_url`` None means the provider's usual one (OpenAI's, Anthropic's). ``api_key`` is
     sent as the provider expects (Bearer, ``api-key``, ``x-api-key``) and never shown in a repr;
     ``key_variable`` names the environment variable it came from, for error messages.
-    ``headers`` are sent with every request, after (and over) the adapter's own.
+    ``headers`` are sent with every request, over the adapter's own (one of the same name in
+    any case is replaced: ``headers_over``).
     ``timeouts`` and ``retry`` replace ``Timeouts()`` and ``RetryPolicy()``; ``limits``
     bound one answer's bytes, duration and tool calls (``AnswerLimits``). ``proxies``
     route the requests (``ProxyRoutes.from_environ(os.environ)``: as httpx would; the facade
@@ -67,6 +69,7 @@ class ModelEndpoint:
         if self.api_key:
             where = self.key_variable or "the API key"
             refuse_header_text(self.api_key, f"{where} (the API key)")
+        check_header_names(self.headers, "ModelEndpoint.headers")
         for name, value in self.headers.items():
             refuse_header_text(value, f"header {name!r}")
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from rho_adapters.model.providers import Provider
+from rho_domain.header_names import headers_over
 from rho_domain.messages import Message
 from rho_domain.model import ModelRequest, ToolSpec
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -32,7 +33,8 @@ def chat_headers(
     api_key: str | None, provider: Provider, extra: Mapping[str, str]
 ) -> dict[str, str]:
     """The headers of every request: the answers read, ``api_key`` under the provider's
-    header (``Bearer`` in ``authorization``), then the endpoint's ``extra`` headers."""
+    header (``Bearer`` in ``authorization``), the endpoint's ``extra`` headers over them
+    (``headers_over``: one header a name)."""
     # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
     headers = {
         "accept": "text/event-stream, application/json",
@@ -43,8 +45,7 @@ def chat_headers(
             headers["authorization"] = f"Bearer {api_key}"
         else:
             headers[provider.auth_header] = api_key
-    headers.update(extra)
-    return headers
+    return headers_over(headers, extra)
 
 
 @attrs.frozen(kw_only=True)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from rho_domain import events as ev
-from rho_domain.errors import RunSuperseded
+from rho_domain.errors import PlacementFailed, RunSuperseded
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
@@ -74,12 +74,16 @@ async def bounded_run(
         before = _tell_places(session.executor, functools.partial(_record_placed, journal))
         # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
         session.tools.written = session.tools.counted_in or WriteTally()
+        session.tools.unplaced = None
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
         control.deadline = watch.deadline() if watch is not None else None
         limit = session.agent.config.max_turns if max_turns is None else max_turns
         tally.max_turns = limit or None  # what a sub-agent may use of it (sub_agents)
         turns = Turns(session, refresh_tools, tally, watch)
-        status = await turns.drive(prompt, limit or None)
+        driven = await turns.drive(prompt, limit or None)
+        if driven is RunStatus.COMPLETED:
+            _check_placed(session.tools.unplaced, _placement(session.executor))
+        status = driven
     except asyncio.CancelledError:
         status = RunStatus.CANCELLED
         raise
@@ -130,6 +134,19 @@ async def begin_run(
 
 
 _UNTOLD = object()  # bounded_run's executor was given no recorder (yet)
+
+
+def _check_placed(unplaced: str | None, placement: Placement | None) -> None:
+    """Raise ``PlacementFailed`` when a call of the run failed for want of the executor's
+    place (``unplaced``: its result) and the place was never made: the model's answer
+    stands on calls that all failed, which a caller must tell from a run that did its work
+    (the CLI exits 2, ``RunResult.ok`` is False). A place made by a later call clears it."""
+    if unplaced is None or (placement is not None and placement.id is not None):
+        return
+    where = f"the {placement.backend} sandbox" if placement is not None else "the executor's place"
+    raise PlacementFailed(
+        f"{where} could not be made, so every tool call that needed it failed: {unplaced}"
+    )
 
 
 def _tell_places(where: Executor, told: PlacementTold | None) -> PlacementTold | object | None:

@@ -64,6 +64,7 @@ class ToolBatch:
         self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
         # the run's write/edit bytes (new each run; a sub-agent's: its parent's, ``counted_in``)
         self.written, self.counted_in = WriteTally(), cast("WriteTally | None", None)
+        self.unplaced: str | None = None  # this run's last call failed for want of a place
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
@@ -225,6 +226,8 @@ class ToolBatch:
 
                 output = await after_tool(self.agent.hooks, self.journal, call, output)
             content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
+            if isinstance(unplaced := metadata.get("unplaced"), str):
+                self.unplaced = unplaced
         else:
             content, is_error = self.control.interrupted_result, True
             metadata = {"cancelled": True}

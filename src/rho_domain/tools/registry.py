@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rho_domain.errors import ConfigError, RhoError, ToolError
+from rho_domain.errors import ConfigError, PlacementFailed, RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
@@ -176,6 +176,12 @@ class ToolRegistry:
             )
         except ToolError as exc:
             return error_output(f"Tool {name!r}: {message_of(exc)}", error_type=type(exc).__name__)
+        except PlacementFailed as exc:  # its message kept apart: a run's end may say it
+            return error_output(
+                f"Tool {name!r} failed: {described(exc)}",
+                error_type=type(exc).__name__,
+                unplaced=message_of(exc),
+            )
         except RhoError as exc:
             return error_output(
                 f"Tool {name!r} failed: {described(exc)}",

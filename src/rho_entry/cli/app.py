@@ -33,7 +33,6 @@ from rho_entry.cli.running import (
 )
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
-from rho_entry.executor_wiring import unplaced
 
 T = TypeVar("T")
 
@@ -245,10 +244,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     code = result_code(result)
     if unclosed is not None:  # before, --json printed no result, only stderr's line
         result, code = unclosed, said_unclosed(unclosed, code, renderer)
-    if code == exit_codes.OK and (unmade := unplaced(session.executor)) is not None:
-        renderer.notice(unmade, "red")  # the answer stands on tool calls that all failed
-        code = exit_codes.MODEL
-    elif failed_downloads and code == exit_codes.OK:
+    if failed_downloads and code == exit_codes.OK:
         code = exit_codes.USAGE  # the answer is there, a file asked for is not
     rejected = rejected_last(session, result)
     if rejected is not None:

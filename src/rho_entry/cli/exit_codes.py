@@ -78,12 +78,14 @@ def exit_code(status: str, *, model_error: bool = False) -> int:
 
 
 def is_model_error(error_type: str | None) -> bool:
-    """True when ``error_type`` (a class name from RunResult) is a ModelError subclass."""
+    """True when ``error_type`` (a class name from RunResult) is an endpoint's failure: a
+    ModelError subclass, or a PlacementFailed one (the sandbox the tools needed could not be
+    made: the README's exit code 2)."""
     if not error_type:
         return False
-    from rho_domain.errors import ModelError
+    from rho_domain.errors import ModelError, PlacementFailed
 
-    pending: list[type[BaseException]] = [ModelError]
+    pending: list[type[BaseException]] = [ModelError, PlacementFailed]
     while pending:
         cls = pending.pop()
         if cls.__name__ == error_type:
