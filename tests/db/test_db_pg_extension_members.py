@@ -1,0 +1,167 @@
+"""An extension's objects are trusted only as its script made them.
+
+The catalog reads trust an extension's members as its installer's. Membership alone could be
+given (``ALTER EXTENSION plpgsql ADD FUNCTION public.lower(integer)``, a superuser's; the
+owner of a trusted extension, ``CREATE EXTENSION pg_trgm`` by a role with ``CREATE`` on the
+database, adding a function of its own in the transaction that made it) and a member's body
+replaced after its script ran (``fetchval``, hstore's ``->``), and each ran for a read,
+unjudged. Now a member is trusted only where its rows were written by its script and a
+superuser owns it (``rho_adapters/db/pg_extension_members.py``); what the scripts made
+still runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from db_support import Server, adapter, own_pg_database
+
+from rho_domain.errors import StatementRefused
+
+_RAISES = "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'user code ran'; END $$"
+_OWNER = "rho_ext_owner"
+# (what was done, the statements it must refuse, a name the refusal says)
+CASES = (
+    (
+        (
+            f"CREATE FUNCTION public.lower(integer) RETURNS text {_RAISES}",
+            "ALTER EXTENSION plpgsql ADD FUNCTION public.lower(integer)",
+        ),
+        ("SELECT lower(1)",),
+        "public.lower",
+    ),
+    (
+        (
+            f"CREATE FUNCTION pg_catalog.lower(integer) RETURNS text {_RAISES}",
+            "ALTER EXTENSION plpgsql ADD FUNCTION pg_catalog.lower(integer)",
+        ),
+        ("SELECT lower(1)", "SELECT 1"),
+        "pg_catalog.lower(integer)",
+    ),
+    (
+        (
+            f"CREATE ROLE {_OWNER}",
+            f"GRANT CREATE ON DATABASE rho_ext_members TO {_OWNER}",
+            f"GRANT CREATE ON SCHEMA public TO {_OWNER}",
+            f"SET ROLE {_OWNER}",
+            "CREATE EXTENSION pg_trgm",
+            # one transaction: the function's row and its membership's are written together
+            f"CREATE FUNCTION public.lower(integer) RETURNS text {_RAISES}; "
+            "ALTER EXTENSION pg_trgm ADD FUNCTION public.lower(integer)",
+            "RESET ROLE",
+        ),
+        ("SELECT lower(1)",),
+        "public.lower",
+    ),
+    (
+        (
+            "CREATE EXTENSION hstore",
+            "CREATE OR REPLACE FUNCTION public.fetchval(public.hstore, text) RETURNS text "
+            + _RAISES,
+        ),
+        ("SELECT 'a=>1'::hstore -> 'a'",),
+        "public.fetchval",
+    ),
+    (
+        (
+            "CREATE EXTENSION hstore",
+            f"CREATE FUNCTION public.evil(integer, integer) RETURNS boolean {_RAISES}",
+            "CREATE OPERATOR public.### (LEFTARG = integer, RIGHTARG = integer, "
+            "FUNCTION = public.evil)",
+            "ALTER EXTENSION hstore ADD OPERATOR public.### (integer, integer)",
+        ),
+        ("SELECT 1 ### 2",),
+        "public.evil",
+    ),
+    (
+        (
+            "CREATE EXTENSION hstore",
+            f"CREATE FUNCTION public.evil(public.hstore) RETURNS integer {_RAISES}",
+            "CREATE CAST (public.hstore AS integer) WITH FUNCTION public.evil(public.hstore)",
+            "ALTER EXTENSION hstore ADD CAST (public.hstore AS integer)",
+        ),
+        ("SELECT 'a=>1'::hstore::integer",),
+        "public.evil",
+    ),
+    (
+        (
+            "CREATE EXTENSION hstore",
+            f"CREATE FUNCTION public.evil() RETURNS integer {_RAISES}",
+            "CREATE VIEW public.v AS SELECT 1 AS a; ALTER EXTENSION hstore ADD VIEW public.v",
+            "CREATE OR REPLACE VIEW public.v AS SELECT public.evil() AS a",
+        ),
+        ("SELECT * FROM v",),
+        "public.evil",
+    ),
+    (
+        (
+            "CREATE EXTENSION citext",
+            f"CREATE FUNCTION public.evil(public.citext, text) RETURNS integer {_RAISES}",
+            "ALTER OPERATOR FAMILY public.citext_ops USING btree "
+            "ADD FUNCTION 1 (public.citext, text) public.evil(public.citext, text)",
+        ),
+        ("SELECT 1",),
+        "public.evil",
+    ),
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("setup", "statements", "named"),
+    CASES,
+    ids=[
+        "added",
+        "added-in-pg_catalog",
+        "owner-added",
+        "replaced",
+        "operator",
+        "cast",
+        "view",
+        "family",
+    ],
+)
+async def test_a_member_its_script_did_not_make_is_judged(
+    postgres_server: Server, setup: tuple[str, ...], statements: tuple[str, ...], named: str
+) -> None:
+    with own_pg_database(postgres_server, "rho_ext_members", setup, roles=[_OWNER]) as server:
+        db = adapter(server)
+        try:
+            for sql in statements:
+                with pytest.raises(StatementRefused) as info:
+                    await db.query(sql, max_rows=1, timeout=5)
+                assert info.value.by == "check", info.value
+                assert named in str(info.value), info.value
+        finally:
+            await db.aclose()
+
+
+_MADE = (
+    "CREATE EXTENSION hstore VERSION '1.4'",
+    "ALTER EXTENSION hstore UPDATE",
+    "CREATE EXTENSION citext",
+    f"CREATE ROLE {_OWNER}",
+    f"GRANT CREATE ON DATABASE rho_ext_members TO {_OWNER}",
+    f"SET ROLE {_OWNER}",
+    "CREATE EXTENSION pg_trgm",
+    "RESET ROLE",
+    "CREATE TABLE public.t (c public.citext, h public.hstore)",
+    "INSERT INTO public.t VALUES ('B', 'a=>1'), ('a', 'a=>2')",
+)
+
+
+@pytest.mark.asyncio
+async def test_what_the_scripts_made_runs(postgres_server: Server) -> None:
+    """Made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser, whose script runs as the
+    bootstrap superuser) or by ``ALTER EXTENSION UPDATE``: operators, casts and operator
+    classes run, sorting by citext's comparison too."""
+    with own_pg_database(postgres_server, "rho_ext_members", _MADE, roles=[_OWNER]) as server:
+        db = adapter(server)
+        try:
+            ordered = await db.query("SELECT c FROM t ORDER BY c", max_rows=5, timeout=5)
+            fetched = await db.query("SELECT h -> 'a' FROM t ORDER BY 1", max_rows=5, timeout=5)
+            similar = await db.query("SELECT 'word'::text % 'words'", max_rows=1, timeout=5)
+        finally:
+            await db.aclose()
+    assert ordered.rows == (("a",), ("B",))
+    assert fetched.rows == (("1",), ("2",))
+    assert similar.rows == ((True,),)
