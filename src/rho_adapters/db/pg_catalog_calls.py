@@ -135,8 +135,8 @@ def catalog_calls(conn: Any) -> CatalogCalls:
 # row changed since initdb (CREATE OR REPLACE keeps a built-in's oid: a view pg_tables or a
 # SQL function to_timestamp(float8) made to call a user function ran it for a read), known
 # by a row newer than template0's, which initdb writes after every built-in (one changed
-# while a connection is open is seen on the next: catalog_version reads user oids only, and
-# a scan of the built-ins before every statement would cost more than the rest). Every name
+# while a connection is open is seen before the next statement: catalog_version reads those
+# rows' xmins too). Every name
 # and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
 # may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
 # every user function from the queries above (their "p.oid >= 16384").

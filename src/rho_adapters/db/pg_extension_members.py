@@ -69,6 +69,13 @@ def function_trusted(row: str) -> str:
     return f"({built_in} OR {made_by_script('pg_proc', row, f'{row}.proowner')})"
 
 
+def operator_trusted(row: str) -> str:
+    """SQL true where the operator ``row`` (a ``pg_operator`` alias) is a built-in or one an
+    extension's script made (its function is judged apart: ``function_trusted``)."""
+    built_in = f"{row}.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid"
+    return f"({built_in} OR {made_by_script('pg_operator', row, f'{row}.oprowner')})"
+
+
 def family_made_by_script(table: str, family: str) -> str:
     """SQL true where the operator family member ``m`` (a row of ``pg_catalog.<table>``,
     ``pg_amop`` or ``pg_amproc``; ``family`` its family column) was written by the script
