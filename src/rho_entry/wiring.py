@@ -178,7 +178,7 @@ def build_ports(
     if signals is None and store is not None:
         signals = build_signals(store)
     if databases is None:
-        databases = build_databases(config, agent.profile, env)
+        databases = build_databases(config, agent.profile, env, executor)
         owned.extend(databases.values())
     if tool_source is None:
         from rho_entry.config.mcp_servers import build_tool_source
@@ -222,11 +222,20 @@ def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[s
 
 
 def build_databases(
-    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+    config: AgentConfig,
+    profile: PermissionProfile,
+    environ: Mapping[str, str],
+    executor: Executor | None = None,
 ) -> dict[str, Database]:
-    """The configured databases, opened lazily in the profile's database mode."""
+    """The configured databases, opened lazily in the profile's database mode; a SQLite
+    file judged by ``executor``'s secrets policy where it is a local one (its homes, the
+    agent's directories, what its environment names), else by this machine's homes."""
     if not config.databases:
         return {}
     from rho_adapters.db import open_databases
+    from rho_adapters.local import LocalExecutor
 
-    return open_databases(config.databases, mode=profile.database, environ=environ)
+    policy = executor.policy if isinstance(executor, LocalExecutor) else None
+    return open_databases(
+        config.databases, mode=profile.database, environ=environ, file_policy=policy
+    )
