@@ -12,6 +12,8 @@ still runs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -19,129 +21,138 @@ from rho_domain.errors import StatementRefused
 
 _RAISES = "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'user code ran'; END $$"
 _OWNER = "rho_ext_owner"
-# (what was done, the statements it must refuse, a name the refusal says)
-CASES = (
-    (
+_DATABASE, _ALONE, _MADE_HERE = "rho_ext_members", "rho_ext_alone", "rho_ext_made"
+_MAKER = "rho_ext_maker"
+# (what was done, the statement it must refuse, a name the refusal says): these refuse only
+# their own statements, so they share one database.
+SHARED = {
+    "added": (
         (
             f"CREATE FUNCTION public.lower(integer) RETURNS text {_RAISES}",
             "ALTER EXTENSION plpgsql ADD FUNCTION public.lower(integer)",
         ),
-        ("SELECT lower(1)",),
+        "SELECT lower(1)",
         "public.lower",
     ),
-    (
-        (
-            f"CREATE FUNCTION pg_catalog.lower(integer) RETURNS text {_RAISES}",
-            "ALTER EXTENSION plpgsql ADD FUNCTION pg_catalog.lower(integer)",
-        ),
-        ("SELECT lower(1)", "SELECT 1"),
-        "pg_catalog.lower(integer)",
-    ),
-    (
+    "owner-added": (
         (
             f"CREATE ROLE {_OWNER}",
-            f"GRANT CREATE ON DATABASE rho_ext_members TO {_OWNER}",
+            f"GRANT CREATE ON DATABASE {_DATABASE} TO {_OWNER}",
             f"GRANT CREATE ON SCHEMA public TO {_OWNER}",
             f"SET ROLE {_OWNER}",
             "CREATE EXTENSION pg_trgm",
             # one transaction: the function's row and its membership's are written together
-            f"CREATE FUNCTION public.lower(integer) RETURNS text {_RAISES}; "
-            "ALTER EXTENSION pg_trgm ADD FUNCTION public.lower(integer)",
+            f"CREATE FUNCTION public.upper(integer) RETURNS text {_RAISES}; "
+            "ALTER EXTENSION pg_trgm ADD FUNCTION public.upper(integer)",
             "RESET ROLE",
         ),
-        ("SELECT lower(1)",),
-        "public.lower",
+        "SELECT upper(1)",
+        "public.upper",
     ),
-    (
+    "replaced": (
         (
             "CREATE EXTENSION hstore",
             "CREATE OR REPLACE FUNCTION public.fetchval(public.hstore, text) RETURNS text "
             + _RAISES,
         ),
-        ("SELECT 'a=>1'::hstore -> 'a'",),
+        "SELECT 'a=>1'::hstore -> 'a'",
         "public.fetchval",
     ),
-    (
+    "operator": (
         (
-            "CREATE EXTENSION hstore",
-            f"CREATE FUNCTION public.evil(integer, integer) RETURNS boolean {_RAISES}",
+            f"CREATE FUNCTION public.evil_op(integer, integer) RETURNS boolean {_RAISES}",
             "CREATE OPERATOR public.### (LEFTARG = integer, RIGHTARG = integer, "
-            "FUNCTION = public.evil)",
+            "FUNCTION = public.evil_op)",
             "ALTER EXTENSION hstore ADD OPERATOR public.### (integer, integer)",
         ),
-        ("SELECT 1 ### 2",),
-        "public.evil",
+        "SELECT 1 ### 2",
+        "public.evil_op",
     ),
-    (
+    "cast": (
         (
-            "CREATE EXTENSION hstore",
-            f"CREATE FUNCTION public.evil(public.hstore) RETURNS integer {_RAISES}",
-            "CREATE CAST (public.hstore AS integer) WITH FUNCTION public.evil(public.hstore)",
+            f"CREATE FUNCTION public.evil_cast(public.hstore) RETURNS integer {_RAISES}",
+            "CREATE CAST (public.hstore AS integer) WITH FUNCTION public.evil_cast(public.hstore)",
             "ALTER EXTENSION hstore ADD CAST (public.hstore AS integer)",
         ),
-        ("SELECT 'a=>1'::hstore::integer",),
-        "public.evil",
+        "SELECT 'a=>1'::hstore::integer",
+        "public.evil_cast",
     ),
-    (
+    "view": (
         (
-            "CREATE EXTENSION hstore",
-            f"CREATE FUNCTION public.evil() RETURNS integer {_RAISES}",
-            "CREATE VIEW public.v AS SELECT 1 AS a; ALTER EXTENSION hstore ADD VIEW public.v",
-            "CREATE OR REPLACE VIEW public.v AS SELECT public.evil() AS a",
+            f"CREATE FUNCTION public.evil_view() RETURNS text {_RAISES}",
+            "CREATE VIEW public.v AS SELECT 'a'::text AS a; "
+            "ALTER EXTENSION hstore ADD VIEW public.v",
+            "CREATE OR REPLACE VIEW public.v AS SELECT public.evil_view() AS a",
         ),
-        ("SELECT * FROM v",),
-        "public.evil",
+        "SELECT * FROM v",
+        "public.evil_view",
     ),
-    (
+}
+# These refuse every statement: each has a database of its own.
+ALONE = {
+    "added-in-pg_catalog": (
+        (
+            f"CREATE FUNCTION pg_catalog.lower(integer) RETURNS text {_RAISES}",
+            "ALTER EXTENSION plpgsql ADD FUNCTION pg_catalog.lower(integer)",
+        ),
+        "SELECT 1",
+        "pg_catalog.lower(integer)",
+    ),
+    "family": (
         (
             "CREATE EXTENSION citext",
             f"CREATE FUNCTION public.evil(public.citext, text) RETURNS integer {_RAISES}",
             "ALTER OPERATOR FAMILY public.citext_ops USING btree "
             "ADD FUNCTION 1 (public.citext, text) public.evil(public.citext, text)",
         ),
-        ("SELECT 1",),
+        "SELECT 1",
         "public.evil",
     ),
-)
+}
+
+
+@pytest.fixture(scope="module")
+def shared(postgres_server: Server) -> Iterator[Server]:
+    setup = [sql for done, _, _ in SHARED.values() for sql in done]
+    with own_pg_database(postgres_server, _DATABASE, setup, roles=[_OWNER]) as server:
+        yield server
+
+
+async def _refused(server: Server, statement: str, named: str) -> None:
+    db = adapter(server)
+    try:
+        with pytest.raises(StatementRefused) as info:
+            await db.query(statement, max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+    assert info.value.by == "check", info.value
+    assert named in str(info.value), info.value
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(
-    ("setup", "statements", "named"),
-    CASES,
-    ids=[
-        "added",
-        "added-in-pg_catalog",
-        "owner-added",
-        "replaced",
-        "operator",
-        "cast",
-        "view",
-        "family",
-    ],
-)
-async def test_a_member_its_script_did_not_make_is_judged(
-    postgres_server: Server, setup: tuple[str, ...], statements: tuple[str, ...], named: str
+@pytest.mark.parametrize("case", SHARED)
+async def test_a_member_its_script_did_not_make_is_judged(shared: Server, case: str) -> None:
+    _, statement, named = SHARED[case]
+    await _refused(shared, statement, named)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("case", ALONE)
+async def test_one_in_pg_catalog_or_a_family_refuses_every_statement(
+    postgres_server: Server, case: str
 ) -> None:
-    with own_pg_database(postgres_server, "rho_ext_members", setup, roles=[_OWNER]) as server:
-        db = adapter(server)
-        try:
-            for sql in statements:
-                with pytest.raises(StatementRefused) as info:
-                    await db.query(sql, max_rows=1, timeout=5)
-                assert info.value.by == "check", info.value
-                assert named in str(info.value), info.value
-        finally:
-            await db.aclose()
+    setup, statement, named = ALONE[case]
+    with own_pg_database(postgres_server, _ALONE, setup) as server:
+        await _refused(server, statement, named)
 
 
 _MADE = (
     "CREATE EXTENSION hstore VERSION '1.4'",
     "ALTER EXTENSION hstore UPDATE",
     "CREATE EXTENSION citext",
-    f"CREATE ROLE {_OWNER}",
-    f"GRANT CREATE ON DATABASE rho_ext_members TO {_OWNER}",
-    f"SET ROLE {_OWNER}",
+    f"CREATE ROLE {_MAKER}",
+    f"GRANT CREATE ON DATABASE {_MADE_HERE} TO {_MAKER}",
+    f"SET ROLE {_MAKER}",
     "CREATE EXTENSION pg_trgm",
     "RESET ROLE",
     "CREATE TABLE public.t (c public.citext, h public.hstore)",
@@ -154,7 +165,7 @@ async def test_what_the_scripts_made_runs(postgres_server: Server) -> None:
     """Made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser, whose script runs as the
     bootstrap superuser) or by ``ALTER EXTENSION UPDATE``: operators, casts and operator
     classes run, sorting by citext's comparison too."""
-    with own_pg_database(postgres_server, "rho_ext_members", _MADE, roles=[_OWNER]) as server:
+    with own_pg_database(postgres_server, _MADE_HERE, _MADE, roles=[_MAKER]) as server:
         db = adapter(server)
         try:
             ordered = await db.query("SELECT c FROM t ORDER BY c", max_rows=5, timeout=5)
