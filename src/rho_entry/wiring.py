@@ -229,13 +229,22 @@ def build_databases(
 ) -> dict[str, Database]:
     """The configured databases, opened lazily in the profile's database mode; a SQLite
     file judged by ``executor``'s secrets policy where it is a local one (its homes, the
-    agent's directories, what its environment names), else by this machine's homes."""
+    agent's directories, what its environment names), else by this machine's homes and the
+    agent's configuration directory (a Daytona sandbox's policy is the sandbox's; the file
+    is opened here)."""
     if not config.databases:
         return {}
     from rho_adapters.db import open_databases
     from rho_adapters.local import LocalExecutor
+    from rho_adapters.local.homes import agent_homes
+    from rho_domain.secrets import SecretPolicy
+    from rho_entry.config.home import config_dir_name
 
-    policy = executor.policy if isinstance(executor, LocalExecutor) else None
+    if isinstance(executor, LocalExecutor):
+        policy = executor.policy
+    else:
+        own = os.path.realpath(config_dir_name(environ))
+        policy = SecretPolicy(locations=(own,), homes=agent_homes(environ))
     return open_databases(
         config.databases, mode=profile.database, environ=environ, file_policy=policy
     )

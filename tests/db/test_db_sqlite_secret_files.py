@@ -141,8 +141,8 @@ async def test_a_sqlite_file_is_judged_by_the_executors_policy(
     file in a hidden entry of the agent's home (``~/.app/data.db``, where tools keep
     credentials under any name) or in its configuration directory (``RHO_AGENT_HOME``,
     sessions and keys) was opened, while every file tool refused it. The wiring gives the
-    local executor's policy; without a local executor, ``open_databases`` judges by this
-    machine's homes and the environment's ``HOME``."""
+    local executor's policy; without a local executor (Daytona's judges the sandbox's
+    paths), this machine's homes, the environment's ``HOME`` and the agent's directory."""
     import rho_agent
     from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedModel
     from rho_domain.config import DatabaseConfig
@@ -160,6 +160,7 @@ async def test_a_sqlite_file_is_judged_by_the_executors_policy(
         (hidden, None, "hidden entry of the home directory"),
         (config_db, None, "secret location"),
         (hidden, MemoryExecutor(), "hidden entry of the home directory"),
+        (config_db, MemoryExecutor(), "secret location"),
     )
     for path, executor, said in cases:
         config = rho_agent.AgentConfig(
