@@ -155,6 +155,11 @@ _MADE = (
     f"SET ROLE {_MAKER}",
     "CREATE EXTENSION pg_trgm",
     "RESET ROLE",
+    # what an administrator grants rewrites a member's row, not what it runs
+    "REVOKE EXECUTE ON FUNCTION public.fetchval(public.hstore, text) FROM PUBLIC",
+    "GRANT EXECUTE ON FUNCTION public.fetchval(public.hstore, text) TO PUBLIC",
+    "CREATE EXTENSION pg_buffercache",
+    f"GRANT SELECT ON public.pg_buffercache TO {_MAKER}",
     "CREATE TABLE public.t (c public.citext, h public.hstore)",
     "INSERT INTO public.t VALUES ('B', 'a=>1'), ('a', 'a=>2')",
 )
@@ -164,15 +169,20 @@ _MADE = (
 async def test_what_the_scripts_made_runs(postgres_server: Server) -> None:
     """Made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser, whose script runs as the
     bootstrap superuser) or by ``ALTER EXTENSION UPDATE``: operators, casts and operator
-    classes run, sorting by citext's comparison too."""
+    classes run, sorting by citext's comparison too; and after a ``GRANT`` or ``REVOKE`` on
+    one of its C functions or views, which rewrites that row (not what it runs)."""
     with own_pg_database(postgres_server, _MADE_HERE, _MADE, roles=[_MAKER]) as server:
         db = adapter(server)
         try:
             ordered = await db.query("SELECT c FROM t ORDER BY c", max_rows=5, timeout=5)
             fetched = await db.query("SELECT h -> 'a' FROM t ORDER BY 1", max_rows=5, timeout=5)
             similar = await db.query("SELECT 'word'::text % 'words'", max_rows=1, timeout=5)
+            buffers = await db.query(
+                "SELECT count(*) > 0 FROM pg_buffercache", max_rows=1, timeout=5
+            )
         finally:
             await db.aclose()
     assert ordered.rows == (("a",), ("B",))
     assert fetched.rows == (("1",), ("2",))
     assert similar.rows == ((True,),)
+    assert buffers.rows == ((True,),)

@@ -62,7 +62,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
-from rho_adapters.db.pg_extension_members import function_trusted, made_by_script
+from rho_adapters.db.pg_extension_members import (
+    function_made_by_script,
+    function_trusted,
+    made_by_script,
+)
 from rho_adapters.db.pg_planned import TYPE_FIELD, Function, Type, planned_calls
 from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
 from rho_domain.sql import CatalogCalls
@@ -157,9 +161,7 @@ SYSTEM_MADE = (
     "pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) "
     "')'::pg_catalog.text FROM pg_catalog.pg_proc p "
     "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace WHERE ("
-    + _EXACT_MADE.format(
-        alias="p", schema="pronamespace", made=made_by_script("pg_proc", "p", "p.proowner")
-    )
+    + _EXACT_MADE.format(alias="p", schema="pronamespace", made=function_made_by_script("p"))
     + ") OR ("
     # internal and C (pg_language's fixed oids 12 and 13) first: ~60 built-ins are left
     + "p.prolang OPERATOR(pg_catalog.<>) '12'::pg_catalog.oid"

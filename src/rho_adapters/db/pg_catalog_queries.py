@@ -100,7 +100,7 @@ VIEWS = (
         "pg_class",
         "c",
         "c.relowner",
-        # a view's query is its rewrite rule's: CREATE OR REPLACE VIEW writes that row alone
+        # what it runs: its rule (CREATE OR REPLACE VIEW writes it, a GRANT its pg_class row)
         "(SELECT w.xmin FROM pg_catalog.pg_rewrite w WHERE w.ev_class = c.oid LIMIT 1)",
     )
 )

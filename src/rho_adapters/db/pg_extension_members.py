@@ -11,7 +11,8 @@ fetchval(hstore, text)``, hstore's ``->``). Either way it ran for a read, unjudg
 So an object is trusted as an extension's only when (``made_by_script``):
 
 - it is a member (a ``pg_depend`` row of kind ``e``);
-- every catalog row that says what it runs (its own; a view's rewrite rule too) was written
+- every catalog row that says what it runs (its own; a view's rewrite rule, not its
+  ``pg_class`` row, which a ``GRANT SELECT`` rewrites; a C function's none) was written
   by the transaction that wrote its membership (``CREATE EXTENSION``, an update script's new
   objects) or by the one that last wrote the extension's own row (``ALTER EXTENSION
   UPDATE``, which rewrites objects it changes): an ``ALTER EXTENSION ADD`` of an existing
@@ -40,10 +41,11 @@ _EQ = "OPERATOR(pg_catalog.=)"
 def made_by_script(table: str, row: str, owner: str | None, *written: str) -> str:
     """SQL true where ``row`` (the alias of a row of ``pg_catalog.<table>``) is a member an
     extension's script made: ``owner`` (an SQL expression for the owner's oid, or None for
-    an object without one) a superuser, and ``row``'s ``xmin`` and each of ``written`` (SQL
-    expressions of other rows' ``xmin``) that of its membership's or its extension's row."""
+    an object without one) a superuser, and each of ``written`` (SQL expressions of the
+    ``xmin`` of the rows saying what it runs; ``row``'s own when none is given) that of its
+    membership's or its extension's row."""
     same = " AND ".join(
-        f"({xmin} {_EQ} e.xmin OR {xmin} {_EQ} x.xmin)" for xmin in (f"{row}.xmin", *written)
+        f"({xmin} {_EQ} e.xmin OR {xmin} {_EQ} x.xmin)" for xmin in written or (f"{row}.xmin",)
     )
     owned = (
         ""
@@ -66,7 +68,18 @@ def function_trusted(row: str) -> str:
     operator, cast or comparison calls must be trusted too (hstore's ``->`` ran a
     ``fetchval`` replaced after the script)."""
     built_in = f"{row}.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid"
-    return f"({built_in} OR {made_by_script('pg_proc', row, f'{row}.proowner')})"
+    return f"({built_in} OR {function_made_by_script(row)})"
+
+
+def function_made_by_script(row: str) -> str:
+    """``made_by_script`` for the function ``row`` (a ``pg_proc`` alias). An internal or C
+    function's row is not required to be the script's: a ``GRANT EXECUTE`` or ``REVOKE``
+    rewrites the row (a ``REVOKE ... FROM PUBLIC`` of hstore's ``fetchval`` made its ``->``
+    judged), while what it runs is C, a superuser's, as a C function is; one replaced by SQL
+    or PL/pgSQL is no longer either."""
+    c = f"{row}.prolang {_EQ} '13'::pg_catalog.oid OR {row}.prolang {_EQ} '12'::pg_catalog.oid"
+    written = f"CASE WHEN {c} THEN e.xmin ELSE {row}.xmin END"
+    return made_by_script("pg_proc", row, f"{row}.proowner", written)
 
 
 def operator_trusted(row: str) -> str:
