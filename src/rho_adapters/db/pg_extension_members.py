@@ -21,7 +21,8 @@ So an object is trusted as an extension's only when (``made_by_script``):
   the bootstrap superuser, who owns what it makes, so a function its non-superuser owner
   made and added in one transaction is not trusted.
 
-Measured on PostgreSQL 15 (``tests/db/test_db_pg_extension_members.py``): hstore, citext
+Measured on PostgreSQL 15 (``tests/db/test_db_pg_extension_members.py``; ``pg_upgrade``
+by hand, the catalog queries then listing nothing in the upgraded databases): hstore, citext
 and pg_trgm made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser), hstore and citext
 made at 1.4 then updated, all trusted, the one member replaced after an update not; after
 ``pg_upgrade`` (15 to 15), which re-creates every member with a new oid and adds it in the
