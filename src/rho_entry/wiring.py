@@ -178,7 +178,7 @@ def build_ports(
     if signals is None and store is not None:
         signals = build_signals(store)
     if databases is None:
-        databases = build_databases(config, agent.profile, env)
+        databases = build_databases(config, agent.profile, env, executor)
         owned.extend(databases.values())
     if tool_source is None:
         from rho_entry.config.mcp_servers import build_tool_source
@@ -222,11 +222,29 @@ def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[s
 
 
 def build_databases(
-    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+    config: AgentConfig,
+    profile: PermissionProfile,
+    environ: Mapping[str, str],
+    executor: Executor | None = None,
 ) -> dict[str, Database]:
-    """The configured databases, opened lazily in the profile's database mode."""
+    """The configured databases, opened lazily in the profile's database mode; a SQLite
+    file judged by ``executor``'s secrets policy where it is a local one (its homes, the
+    agent's directories, what its environment names), else by this machine's homes and the
+    agent's configuration directory (a Daytona sandbox's policy is the sandbox's; the file
+    is opened here)."""
     if not config.databases:
         return {}
     from rho_adapters.db import open_databases
+    from rho_adapters.local import LocalExecutor
+    from rho_adapters.local.homes import agent_homes
+    from rho_domain.secrets import SecretPolicy
+    from rho_entry.config.home import config_dir_name
 
-    return open_databases(config.databases, mode=profile.database, environ=environ)
+    if isinstance(executor, LocalExecutor):
+        policy = executor.policy
+    else:
+        own = os.path.realpath(config_dir_name(environ))
+        policy = SecretPolicy(locations=(own,), homes=agent_homes(environ))
+    return open_databases(
+        config.databases, mode=profile.database, environ=environ, file_policy=policy
+    )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -122,3 +123,34 @@ async def test_a_function_or_operator_made_in_pg_catalog_refuses_every_statement
             assert result.rows == (("A",),)
         finally:
             await db.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_built_in_replaced_while_a_connection_is_open_refuses_the_next_statement(
+    postgres_server: Server,
+) -> None:
+    """``CREATE OR REPLACE`` keeps a built-in's oid, and the check before each statement read
+    the user oids' rows only: an open connection ran the replaced built-in until the
+    connection was replaced. A function and a view, each alone (an internal function
+    replaced runs its C still: the server calls a built-in by its oid)."""
+    replaced = (
+        (BUILT_INS_REPLACED[1], "SELECT to_timestamp(1.0::float8)", "to_timestamp"),
+        (BUILT_INS_REPLACED[2], "SELECT * FROM pg_tables LIMIT 1", "pg_catalog.pg_tables"),
+    )
+    for replace, statement, named in replaced:
+        with own_pg_database(postgres_server, "rho_catalog_made", (_EVIL,)) as server:
+            db = adapter(server)
+            try:
+                before = await db.query(statement, max_rows=1, timeout=5)
+                c = server.config
+                with psycopg.connect(
+                    host=c.host, port=c.port, user=c.user, dbname=c.database, autocommit=True
+                ) as admin:
+                    admin.execute(replace)
+                with pytest.raises(StatementRefused) as info:
+                    await db.query(statement, max_rows=1, timeout=5)
+            finally:
+                await db.aclose()
+            assert before.columns, statement
+            assert info.value.by == "check", info.value
+            assert named in str(info.value), info.value

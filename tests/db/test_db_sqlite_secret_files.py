@@ -131,3 +131,54 @@ async def test_a_credential_store_under_a_name_the_policy_does_not_know_is_refus
         assert result.rows == ((0,),)
     finally:
         await db.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_sqlite_file_is_judged_by_the_executors_policy(
+    sqlite_server: Server, tmp_path: Path
+) -> None:
+    """The judgement used the policy without homes or the agent's own directories: a SQLite
+    file in a hidden entry of the agent's home (``~/.app/data.db``, where tools keep
+    credentials under any name) or in its configuration directory (``RHO_AGENT_HOME``,
+    sessions and keys) was opened, while every file tool refused it. The wiring gives the
+    local executor's policy; without a local executor (Daytona's judges the sandbox's
+    paths), this machine's homes, the environment's ``HOME`` and the agent's directory."""
+    import rho_agent
+    from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedModel
+    from rho_domain.config import DatabaseConfig
+    from rho_entry.wiring import build_ports
+
+    home, own, work = tmp_path / "home", tmp_path / "agent-home", tmp_path / "work"
+    for where in (home / ".app", own, work):
+        where.mkdir(parents=True)
+    seeded = Path(str(sqlite_server.config.path))
+    hidden, config_db = home / ".app" / "data.db", own / "notes.db"
+    for copy in (hidden, config_db):
+        shutil.copyfile(seeded, copy)
+    env = {"HOME": str(home), "RHO_AGENT_HOME": str(own), "PATH": os.defpath}
+    cases = (
+        (hidden, None, "hidden entry of the home directory"),
+        (config_db, None, "secret location"),
+        (hidden, MemoryExecutor(), "hidden entry of the home directory"),
+        (config_db, MemoryExecutor(), "secret location"),
+    )
+    for path, executor, said in cases:
+        config = rho_agent.AgentConfig(
+            working_dir=str(work),
+            databases={"app": DatabaseConfig(engine="sqlite", path=str(path))},
+        )
+        ports = build_ports(
+            rho_agent.Agent(config).definition,
+            model=ScriptedModel([]),
+            store=MemorySessionStore(),
+            executor=executor,
+            environ=env,
+        )
+        try:
+            with pytest.raises(SensitivePath) as info:
+                await ports.databases["app"].query("SELECT 1", max_rows=1, timeout=5)
+        finally:
+            for owned in ports.owned:
+                await owned.aclose()
+        assert said in str(info.value), info.value
+        assert str(path) in str(info.value), info.value

@@ -28,6 +28,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
 from rho_domain.ports.database import Database, QueryResult, TableInfo
+from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
 from rho_domain.sql import (
     CatalogCalls,
     Verdict,
@@ -56,6 +57,7 @@ class ThreadedDatabase(Database):
         check_statements: bool = True,
         hidden: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
+        file_policy: SecretPolicy = DEFAULT_POLICY,
     ) -> None:
         """``password`` is the password, or a function that returns it when the first
         connection is made (so a missing one fails that database's calls, not start-up).
@@ -64,7 +66,9 @@ class ThreadedDatabase(Database):
         ``hidden``: more text no error may show (the values of the dsn's ``${VAR}``s).
         ``environ``: the environment the driver would read by itself where the adapter
         replaces what it reads (PostgreSQL's ``PGOPTIONS``), given by the wiring; none when
-        omitted (the entry layer alone reads the process's)."""
+        omitted (the entry layer alone reads the process's). ``file_policy``: the secrets
+        policy a file the adapter opens on this machine (SQLite's) is judged by, the local
+        executor's (its homes, the agent's own directories), given by the wiring."""
         self.alias = alias
         self.config = config
         self.mode = mode
@@ -74,6 +78,7 @@ class ThreadedDatabase(Database):
         self._allowed = allowed_functions(config.options, alias=alias)
         self._hidden = tuple(hidden)
         self.environ: Mapping[str, str] = {} if environ is None else environ
+        self.file_policy = file_policy
         # The engine's hooks, bound here: a subclass's overrides are the ones called.
         self.slot = ConnectionSlot(
             alias,

@@ -21,6 +21,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import DatabaseMode
 from rho_domain.ports.database import Database
+from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
 
 ADAPTERS: Mapping[str, type[ThreadedDatabase]] = {
     "sqlite": SqliteDatabase,
@@ -36,13 +37,20 @@ def open_databases(
     *,
     mode: DatabaseMode,
     environ: Mapping[str, str],
+    file_policy: SecretPolicy | None = None,
 ) -> dict[str, Database]:
     """One adapter per alias, with the ``${VAR}`` references of its settings replaced from
     ``environ``. Raises ``ConfigError`` for an alias databases.yaml would refuse (an unknown
     engine, a key its adapter never reads: ``db.config.checked``) or a referenced variable
     that is not set. A ``password_env`` naming a variable missing from ``environ`` fails that
-    alias's first connection with a ``ConfigError`` naming the variable."""
+    alias's first connection with a ``ConfigError`` naming the variable. ``file_policy``
+    judges the files opened here (SQLite's): the local executor's; when omitted, the rules
+    with this machine's homes (every hidden entry of one is secret)."""
     databases: dict[str, Database] = {}
+    if file_policy is None and any(c.engine == "sqlite" for c in configs.values()):
+        from rho_adapters.local.homes import agent_homes
+
+        file_policy = SecretPolicy(homes=agent_homes(environ))
     for alias, config in configs.items():
         config = checked(config, where=f"databases.{alias}")  # held to databases.yaml's rules
         cls = ADAPTERS[config.engine]
@@ -51,7 +59,13 @@ def open_databases(
         config = expanded(config, environ, alias=alias)  # ${VAR} references, see db.config
         password = _password_reader(alias, config.password_env, environ)
         databases[alias] = cls(
-            alias, config, mode=mode, password=password, hidden=hidden, environ=environ
+            alias,
+            config,
+            mode=mode,
+            password=password,
+            hidden=hidden,
+            environ=environ,
+            file_policy=file_policy or DEFAULT_POLICY,
         )
     return databases
 

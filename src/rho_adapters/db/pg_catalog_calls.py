@@ -8,7 +8,8 @@ Read on every new connection (a few milliseconds), and again before a statement 
 create in the database) adds is seen by the next statement.
 
 Listed: objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's
-script (its objects are its installer's, as its functions are):
+script (its objects are its installer's, as its functions are; membership alone is not that:
+``pg_extension_members``):
 
 - operators, by name, with their negators' and commutators' functions;
 - casts, under the name of every type a cast to which reaches the cast's target: the target,
@@ -61,6 +62,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
+from rho_adapters.db.pg_extension_members import (
+    function_made_by_script,
+    function_trusted,
+    made_by_script,
+)
 from rho_adapters.db.pg_planned import TYPE_FIELD, Function, Type, planned_calls
 from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
 from rho_domain.sql import CatalogCalls
@@ -127,22 +133,20 @@ def catalog_calls(conn: Any) -> CatalogCalls:
     )
 
 
-# Functions and operators made in pg_catalog after initdb, not by an extension; and the
+# Functions and operators made in pg_catalog after initdb, not by an extension's script
+# (pg_extension_members: ALTER EXTENSION plpgsql ADD FUNCTION made any one a member); and the
 # built-in functions (not internal or C) and views of pg_catalog and information_schema whose
 # row changed since initdb (CREATE OR REPLACE keeps a built-in's oid: a view pg_tables or a
 # SQL function to_timestamp(float8) made to call a user function ran it for a read), known
 # by a row newer than template0's, which initdb writes after every built-in (one changed
-# while a connection is open is seen on the next: catalog_version reads user oids only, and
-# a scan of the built-ins before every statement would cost more than the rest). Every name
+# while a connection is open is seen before the next statement: catalog_version reads those
+# rows' xmins too). Every name
 # and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
 # may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
 # every user function from the queries above (their "p.oid >= 16384").
 _EXACT_MADE = """{alias}.oid OPERATOR(pg_catalog.>=) '16384'::pg_catalog.oid
   AND {alias}.{schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
-  AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e
-    WHERE e.classid OPERATOR(pg_catalog.=) '{table}'::pg_catalog.regclass::pg_catalog.oid
-    AND e.objid OPERATOR(pg_catalog.=) {alias}.oid
-    AND e.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char")"""
+  AND NOT {made}"""
 _CHANGED = """{alias}.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid
   AND ({schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
     OR {schema} OPERATOR(pg_catalog.=)
@@ -157,7 +161,7 @@ SYSTEM_MADE = (
     "pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) "
     "')'::pg_catalog.text FROM pg_catalog.pg_proc p "
     "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace WHERE ("
-    + _EXACT_MADE.format(alias="p", schema="pronamespace", table="pg_catalog.pg_proc")
+    + _EXACT_MADE.format(alias="p", schema="pronamespace", made=function_made_by_script("p"))
     + ") OR ("
     # internal and C (pg_language's fixed oids 12 and 13) first: ~60 built-ins are left
     + "p.prolang OPERATOR(pg_catalog.<>) '12'::pg_catalog.oid"
@@ -171,7 +175,16 @@ SYSTEM_MADE = (
     "OPERATOR(pg_catalog.||) pg_catalog.format_type(o.oprright, NULL) "
     "OPERATOR(pg_catalog.||) ')'::pg_catalog.text "
     "FROM pg_catalog.pg_operator o WHERE "
-    + _EXACT_MADE.format(alias="o", schema="oprnamespace", table="pg_catalog.pg_operator")
+    + _EXACT_MADE.format(
+        alias="o",
+        schema="oprnamespace",
+        made="("
+        + made_by_script("pg_operator", "o", "o.oprowner")
+        + " AND EXISTS (SELECT FROM pg_catalog.pg_proc f WHERE f.oid OPERATOR(pg_catalog.=) "
+        + "o.oprcode AND "
+        + function_trusted("f")
+        + "))",
+    )
     + " UNION ALL SELECT 'the view '::pg_catalog.text OPERATOR(pg_catalog.||) "
     "pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'::pg_catalog.text "
     "OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname) FROM pg_catalog.pg_rewrite r "

@@ -145,7 +145,7 @@ class SqliteDatabase(ThreadedDatabase):
 
     def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
-        path = judged_file(self.alias, self._path())
+        path = judged_file(self.alias, self._path(), self.file_policy)
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
         immutable = self.read_only and unopened_wal_file(path)
         if immutable:

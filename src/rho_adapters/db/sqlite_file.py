@@ -1,8 +1,9 @@
 """Which file a SQLite alias opens, and how: judged by the secrets policy, WAL read in place.
 
 The configured path is resolved through its links and judged by the secrets policy
-(``rho_domain.secrets``: its rules by name and location, without the executor's homes and
-session directories, which the adapter is not given) before SQLite opens the resolved file:
+(``rho_domain.secrets``: the local executor's, with its homes, whose hidden entries are
+secret, and the agent's own directories; the wiring gives it, ``open_databases`` makes one
+with this machine's homes otherwise) before SQLite opens the resolved file:
 browsers and cloud tools keep credentials in SQLite files (gcloud's ``credentials.db``,
 Firefox's ``cookies.sqlite``, Chromium's ``Login Data``), and a repository's ``app.db`` may
 be a link to one. What was judged is what is opened, in every mode. The file opened is judged
@@ -29,7 +30,7 @@ import os
 import sqlite3
 
 from rho_domain.errors import SensitivePath
-from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.secrets import SecretPolicy
 from rho_domain.sql.credential_tables import CANDIDATE_NAMES, credential_store
 
 _WAL_MODE = 2  # the header's write and read versions (bytes 18 and 19) in WAL mode
@@ -42,13 +43,13 @@ class Connection(sqlite3.Connection):
     immutable = False
 
 
-def judged_file(alias: str, path: str) -> str:
+def judged_file(alias: str, path: str, policy: SecretPolicy) -> str:
     """``path`` resolved through its links (``:memory:`` as it is), or ``SensitivePath``
-    naming the file and the rule when the secrets policy names it."""
+    naming the file and the rule when ``policy`` names it."""
     if path == ":memory:":
         return path
     real = os.path.realpath(path)
-    refusal = DEFAULT_POLICY.refusal(real)
+    refusal = policy.refusal(real)
     if refusal is not None:  # a sentence naming ``real``: "'/x/cookies.sqlite' is a ..."
         # before, "{path} is {refusal}" read "./cookies.sqlite is '/x/cookies.sqlite' is a ..."
         said = refusal if "never reads" in refusal else f"{refusal}, which the agent never reads"
