@@ -1,7 +1,8 @@
 """The argument parser class of ``rho-agent`` and every subcommand: usage errors exit 1.
 
-Standard library only, and a leaf: the CLI's parser, ``monitor``, ``export``, ``stats``,
-``fork`` and ``serve`` import it without importing each other.
+Standard library only (and the domain's ``FirstUse``, itself ``re`` alone), and a leaf: the
+CLI's parser, ``monitor``, ``export``, ``stats``, ``fork`` and ``serve`` import it without
+importing each other.
 """
 
 from __future__ import annotations

@@ -203,6 +203,9 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.config.yaml_mappings",
     # a compressed body's decoders with the first one a server sends (model/bodies.py)
     "rho_adapters.model.encodings",
+    # whether arguments that are not JSON were cut short, with the first such arguments
+    # (oneshot26)
+    "rho_adapters.model.json_prefix",
 )
 
 # The regular expressions a one-shot has no use for: each compiled at its first use
