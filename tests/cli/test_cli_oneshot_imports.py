@@ -19,7 +19,8 @@ tools, delegate and the delegation's values in a read-only run, sniffio and anyi
 run never emits, the command launchers without a command started, and the library
 Session's recorded runs, approval interrupt and run_sync, ``--json``'s renderer, the shell
 package (the glob tool's expansion), a profile file's YAML reader, the compressed bodies'
-decoders and the write rules.
+decoders and the write rules, and the cut-arguments parser; nor does it compile the regular
+expressions only other paths match (``FIRST_USE``) or a typing ``ForwardRef`` of ours.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
