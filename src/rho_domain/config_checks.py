@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.first_use import FirstUse
 
 
 def positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -111,7 +111,7 @@ def variable_name(_: object, attribute: attrs.Attribute[Any], value: object) -> 
     starting with a digit. ``api_key_env: A B`` was taken, and the CLI then said to
     ``export A B=<your key>``, which no shell does."""
     optional_text(_, attribute, value)
-    if isinstance(value, str) and not _VARIABLE.fullmatch(value):
+    if isinstance(value, str) and not _VARIABLE().fullmatch(value):
         raise ConfigError(
             f"{attribute.name} {value[:60]!r} is not an environment variable's name (letters, "
             "digits and _, not starting with a digit): name the variable that holds the key, "
@@ -119,7 +119,7 @@ def variable_name(_: object, attribute: attrs.Attribute[Any], value: object) -> 
         )
 
 
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VARIABLE = FirstUse(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def path_text(value: str | os.PathLike[str] | None) -> str | None:

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import attrs
 
 from rho_domain.errors import ExecutorError
+from rho_domain.first_use import FirstUse
 from rho_domain.git_config_syntax import entries
 from rho_domain.paths import components, is_within
 from rho_domain.ssh_named_files import ssh_command_files
@@ -159,7 +160,7 @@ def _command_lines(value: str, env: Mapping[str, str]) -> list[list[str]]:
     'ProxyCommand=bin/jump %h %p'``, its keyword taken off): ssh and the shell run those
     too, so their keys and wrapper scripts count (probeshell25b: they were one word)."""
     words = _words(value, env)
-    inner = [_OPTION_KEYWORD.sub("", w, count=1) for w in words if _BLANK.search(w)]
+    inner = [_OPTION_KEYWORD().sub("", w, count=1) for w in words if _BLANK().search(w)]
     return [words, *(_words(command, env) for command in inner)]
 
 
@@ -255,8 +256,8 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 
 
 _BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
-_BLANK = re.compile(r"[ \t\r\n]")
-_OPTION_KEYWORD = re.compile(r"^\s*[A-Za-z]+\s*=\s*")  # ``ProxyCommand=`` before a command
+_BLANK = FirstUse(r"[ \t\r\n]")
+_OPTION_KEYWORD = FirstUse(r"^\s*[A-Za-z]+\s*=\s*")  # ``ProxyCommand=`` before a command
 
 
 def _words(value: str, env: Mapping[str, str]) -> list[str]:

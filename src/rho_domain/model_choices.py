@@ -13,12 +13,12 @@ with the standard tier's timeout, not flex's).
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.first_use import FirstUse
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The efforts the providers' APIs name (OpenAI's ``reasoning_effort`` and ``reasoning``
@@ -33,13 +33,13 @@ SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale", "standard_only"
 """Tiers OpenAI and Anthropic name; an OpenAI-compatible provider may name its own (Groq's
 ``on_demand``, ``performance``), so any lower-case word is taken and its endpoint decides."""
 
-_TIER = re.compile(r"[a-z][a-z0-9_]{0,31}")
+_TIER = FirstUse(r"[a-z][a-z0-9_]{0,31}")
 
 
 def service_tier(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """None or a lower-case word (``SERVICE_TIERS``, or a compatible provider's own): the
     tier chooses each call's price and, for ``flex``, how long a call may wait."""
-    if value is None or (isinstance(value, str) and _TIER.fullmatch(value)):
+    if value is None or (isinstance(value, str) and _TIER().fullmatch(value)):
         return
     raise ConfigError(
         f"{attribute.name} must be a tier's name in lower case, such as "

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from rho_domain.first_use import FirstUse
+
 # The code points HFS+ ignores in a name (git's is_hfs_dotgit has the same list): on such a
 # disk '.g\u200cit' is the directory '.git'.
 _IGNORED_BY_HFS = dict.fromkeys(
@@ -19,7 +21,7 @@ _IGNORED_BY_HFS = dict.fromkeys(
 # An NTFS stream's type after a name (``.env::$DATA`` is the file ``.env`` itself, its unnamed
 # data stream; ``.git::$INDEX_ALLOCATION`` and ``.git:$I30:$INDEX_ALLOCATION`` are the
 # directory ``.git``), which Windows, ntfs-3g and Samba's streams module open as the name.
-_NTFS_STREAM_TYPE = re.compile(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
+_NTFS_STREAM_TYPE = FirstUse(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
 
 
 # NTFS compares names by its upcase table, each character's simple uppercase: the dotless
@@ -39,7 +41,7 @@ def folded(name: str) -> str:
     if name.isascii() and ":" not in name and not name.endswith((".", " ")):
         return name.lower()  # the usual name, ~4x faster (the secrets policy folds each)
     low = name.casefold().translate(_FOLDS)
-    low = _NTFS_STREAM_TYPE.sub("", low)
+    low = _NTFS_STREAM_TYPE().sub("", low)
     return low.rstrip(". ") or low
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from rho_domain.first_use import FirstUse
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
@@ -49,8 +50,8 @@ _BLANKS = " \t\r\n"
 _COMMANDS = frozenset(
     {"proxycommand", "localcommand", "knownhostscommand"}
 )  # readconf.c's WHITESPACE, around a keyword
-_ESCAPE = re.compile(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
-_SSH_WORD = re.compile(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
+_ESCAPE = FirstUse(r"\[([*?[])\]")  # a wildcard escaped as itself: "[*]"
+_SSH_WORD = FirstUse(r"(?:^|[\s/'\"])ssh(?:[\s'\"]|$)")  # ssh run: ``exec /usr/bin/ssh -i k``
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -103,7 +104,7 @@ def _command_keys(command: str) -> list[str]:
     """The keys of the ssh command lines in ``command`` (``ProxyCommand ssh -i jump.key -W
     %h:%p jump``, when a word names ssh): its words as the shell gives them (not a shell:
     a key a script computes is not seen), read as ``ssh_command_files`` reads them."""
-    if not _SSH_WORD.search(command):
+    if not _SSH_WORD().search(command):
         return []
     import shlex  # only where a configuration's command runs ssh
 
@@ -169,9 +170,9 @@ def filled(value: str, env: Mapping[str, str], home_of: Callable[[str], str | No
 def literal_of(pattern: str) -> str | None:
     """The one path ``pattern`` (from ``pattern_of``) names when it holds no wildcard but
     escaped ones, else None."""
-    if re.search(r"[*?[]", _ESCAPE.sub("", pattern)):
+    if re.search(r"[*?[]", _ESCAPE().sub("", pattern)):
         return None
-    return _ESCAPE.sub(r"\1", pattern)
+    return _ESCAPE().sub(r"\1", pattern)
 
 
 def _escaped(text: str) -> str:

@@ -29,6 +29,7 @@ import re
 from typing import Literal
 
 from rho_domain.errors import ExecutorError
+from rho_domain.first_use import FirstUse
 
 __all__ = [
     "MAX_WRAPPERS",
@@ -42,15 +43,15 @@ __all__ = [
 WRAPPER_BYTES = 64 * 1024  # a wrapper script git runs as ssh (a few lines): past it, refused
 MAX_WRAPPERS = 64  # wrapper scripts read per executor, each one's wrappers included
 _ELF = b"\x7fELF"  # the one binary format the kernel runs here: a program, no script
-_CONTINUED = re.compile(r"\\\r?\n")  # a backslash ending a line: the command goes on
+_CONTINUED = FirstUse(r"\\\r?\n")  # a backslash ending a line: the command goes on
 # a variable the script sets to a literal (``KEY=deploy/key``, ``export KEY="a b"``)
-_ASSIGNED = re.compile(
+_ASSIGNED = FirstUse(
     r"(?:^|[\s;&|(])(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="
     r"(\"[^\"`\\]*\"|'[^']*'|[^\s;&|()\"'`\\]*)",
     re.MULTILINE,
 )
 # $NAME, ${NAME}, and ${NAME:-word} (also -, :=, =): the word when the script sets none
-_USED = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_USED = FirstUse(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 _VARIANTS = 16  # a variable set to several values: the script read once per value, at most
 # what ends a command or separates a Python call's arguments: never part of a key's path
 _SEPARATORS = str.maketrans(dict.fromkeys(";|&()[],", " "))
@@ -97,9 +98,9 @@ def wrapper_commands(script: str) -> tuple[str, ...]:
     values, the script is read once with each), ``${NAME:-word}`` with ``word`` when the
     script sets no ``NAME``, and the characters that end a command or part a call's
     arguments (``;|&()[],``) blanks."""
-    joined = _CONTINUED.sub(" ", script)
+    joined = _CONTINUED().sub(" ", script)
     values: dict[str, list[str]] = {}
-    for name, value in _ASSIGNED.findall(joined):
+    for name, value in _ASSIGNED().findall(joined):
         value = value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value
         values.setdefault(name, []).append(value)
     lines: list[str] = []
@@ -111,7 +112,7 @@ def wrapper_commands(script: str) -> tuple[str, ...]:
                 return values[name][min(at, len(values[name]) - 1)]
             return m[2] if m[2] is not None else m[0]
 
-        text = _USED.sub(value_of, joined)
+        text = _USED().sub(value_of, joined)
         lines += (line.translate(_SEPARATORS).strip() for line in text.splitlines())
     return tuple(dict.fromkeys(line for line in lines if line))
 

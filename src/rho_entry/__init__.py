@@ -118,13 +118,18 @@ def public_module(value: object, module: str) -> None:
     users import it from (``rho_entry.Session``, not ``rho_entry.session.Session``), in
     ``repr``, ``help`` and pickling; its ``__qualname__`` stays. Domain objects keep theirs.
     A class that annotates fields of its own keeps its module too: ``typing.get_type_hints``
-    (cattrs, attrs) resolves those names in the globals of ``__module__``."""
+    (cattrs, attrs) resolves those names in the globals of ``__module__``. A ``Forward``
+    attribute's annotation is its type for the checker only, not a field."""
     import inspect
+
+    from rho_entry.forwarding import Forward
 
     if not (inspect.isclass(value) or inspect.isfunction(value)):
         return
     if not value.__module__.startswith("rho_entry"):
         return
-    if inspect.isclass(value) and vars(value).get("__annotations__"):
-        return
+    if inspect.isclass(value):
+        own = vars(value)
+        if any(not isinstance(own.get(name), Forward) for name in own.get("__annotations__", {})):
+            return
     value.__module__ = module

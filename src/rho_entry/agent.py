@@ -91,12 +91,12 @@ class Agent:
 
     __slots__ = ("definition",)
 
-    config = Forward[domain_config.AgentConfig]("definition")
-    profile = Forward["PermissionProfile"]("definition")
-    registry = Forward["ToolRegistry"]("definition")
-    system_prompt = Forward[str]("definition")
-    prices = Forward["PriceTable | None"]("definition")
-    hooks = Forward["Hooks"]("definition")
+    config: Forward[domain_config.AgentConfig] = Forward("definition")
+    profile: Forward[PermissionProfile] = Forward("definition")
+    registry: Forward[ToolRegistry] = Forward("definition")
+    system_prompt: Forward[str] = Forward("definition")
+    prices: Forward[PriceTable | None] = Forward("definition")
+    hooks: Forward[Hooks] = Forward("definition")
 
     def __init__(
         self,

@@ -5,7 +5,11 @@ subclassing: the domain classes stay the domain's, and nothing of the entry laye
 their private members). Each attribute they show unchanged is one line::
 
     class Session:
-        model = Forward[ChatModel]("domain")    # session.model is session.domain.model
+        model: Forward[ChatModel] = Forward("domain")  # session.model is session.domain.model
+
+The type is the annotation's, never a subscript (``Forward[ChatModel](...)``): the annotation is
+not evaluated at import, where a subscript built a generic alias for each attribute and, for a
+quoted type, compiled a ``ForwardRef`` (~50 of them in a one-shot's imports; oneshot26).
 
 The value is read at each access (never copied), so it is always the domain object's own.
 Assigning it raises ``AttributeError``: the wrappers have ``__slots__`` and no ``__dict__``.

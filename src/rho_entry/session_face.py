@@ -15,24 +15,22 @@ from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 from rho_entry.agent import Agent, definition_of
 from rho_entry.forwarding import Forward
 
-# The F401 exemptions: names only the Forward attributes' quoted types use (ruff does not
-# read those).
 if TYPE_CHECKING:
     from rho_domain import agent as domain_agent
     from rho_domain.compaction import CompactResult, CompactTrigger
     from rho_domain.loop import session as domain_session
-    from rho_domain.loop.control import RunControl  # noqa: F401
-    from rho_domain.loop.journal import Journal  # noqa: F401
-    from rho_domain.loop.session_ports import SessionPorts  # noqa: F401
-    from rho_domain.loop.tally import RunTally  # noqa: F401
-    from rho_domain.loop.tool_batch import ToolBatch  # noqa: F401
-    from rho_domain.ports.approver import Approver  # noqa: F401
-    from rho_domain.ports.clock import Clock  # noqa: F401
-    from rho_domain.ports.database import Database  # noqa: F401
-    from rho_domain.ports.executor import Executor  # noqa: F401
-    from rho_domain.ports.model import ChatModel  # noqa: F401
-    from rho_domain.ports.signals import SignalSource  # noqa: F401
-    from rho_domain.ports.store import SessionStore  # noqa: F401
+    from rho_domain.loop.control import RunControl
+    from rho_domain.loop.journal import Journal
+    from rho_domain.loop.session_ports import SessionPorts
+    from rho_domain.loop.tally import RunTally
+    from rho_domain.loop.tool_batch import ToolBatch
+    from rho_domain.ports.approver import Approver
+    from rho_domain.ports.clock import Clock
+    from rho_domain.ports.database import Database
+    from rho_domain.ports.executor import Executor
+    from rho_domain.ports.model import ChatModel
+    from rho_domain.ports.signals import SignalSource
+    from rho_domain.ports.store import SessionStore
     from rho_domain.run import RunResult
     from rho_entry.seed_api.state import State as DocumentState
 
@@ -50,21 +48,21 @@ class SessionFace:
     _state: DocumentState
     _notices: tuple[str, ...]
 
-    id = Forward[str](_SESSION)
-    model = Forward["ChatModel"](_SESSION)
-    executor = Forward["Executor"](_SESSION)
-    clock = Forward["Clock"](_SESSION)
-    store = Forward["SessionStore | None"](_SESSION)
-    signals = Forward["SignalSource | None"](_SESSION)
-    approver = Forward["Approver | None"](_SESSION)
-    databases = Forward["dict[str, Database]"](_SESSION)
-    parent_id = Forward[str | None](_SESSION)
-    labels = Forward[dict[str, str]](_SESSION)
-    journal = Forward["Journal"](_SESSION)
-    control = Forward["RunControl"](_SESSION)
-    tools = Forward["ToolBatch"](_SESSION)
-    ports = Forward["SessionPorts"](_SESSION)
-    current_run = Forward["RunTally | None"](_SESSION)
+    id: Forward[str] = Forward(_SESSION)
+    model: Forward[ChatModel] = Forward(_SESSION)
+    executor: Forward[Executor] = Forward(_SESSION)
+    clock: Forward[Clock] = Forward(_SESSION)
+    store: Forward[SessionStore | None] = Forward(_SESSION)
+    signals: Forward[SignalSource | None] = Forward(_SESSION)
+    approver: Forward[Approver | None] = Forward(_SESSION)
+    databases: Forward[dict[str, Database]] = Forward(_SESSION)
+    parent_id: Forward[str | None] = Forward(_SESSION)
+    labels: Forward[dict[str, str]] = Forward(_SESSION)
+    journal: Forward[Journal] = Forward(_SESSION)
+    control: Forward[RunControl] = Forward(_SESSION)
+    tools: Forward[ToolBatch] = Forward(_SESSION)
+    ports: Forward[SessionPorts] = Forward(_SESSION)
+    current_run: Forward[RunTally | None] = Forward(_SESSION)
 
     @property
     def agent(self) -> Agent | domain_agent.Agent:

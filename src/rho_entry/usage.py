@@ -1,22 +1,24 @@
 """The argument parser class of ``rho-agent`` and every subcommand: usage errors exit 1.
 
-Standard library only, and a leaf: the CLI's parser, ``monitor``, ``export``, ``stats``,
-``fork`` and ``serve`` import it without importing each other.
+Standard library only (and the domain's ``FirstUse``, itself ``re`` alone), and a leaf: the
+CLI's parser, ``monitor``, ``export``, ``stats``, ``fork`` and ``serve`` import it without
+importing each other.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
+from rho_domain.first_use import FirstUse
+
 USAGE_ERROR = 1  # exit_codes.USAGE: argparse's own code, 2, means "model error" here
 # argparse's words for a subcommand's name it does not know, and the names it lists
-_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
-_CHOICE = re.compile(r"'?([^',\s]+)'?")
+_INVALID_CHOICE = FirstUse(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+_CHOICE = FirstUse(r"'?([^',\s]+)'?")
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -73,9 +75,9 @@ class UsageParser(argparse.ArgumentParser):
         subcommand's name that is not one of its choices."""
         import difflib
 
-        choice = _INVALID_CHOICE.search(message)
+        choice = _INVALID_CHOICE().search(message)
         if choice is not None:
-            given, known = choice.group(1), _CHOICE.findall(choice.group(2))
+            given, known = choice.group(1), _CHOICE().findall(choice.group(2))
             near = difflib.get_close_matches(given, known, n=1, cutoff=0.6)
             return f"\n  {given!r} is not a command here: did you mean {near[0]!r}?" if near else ""
         unknown = message.removeprefix("unrecognized arguments: ")

@@ -19,7 +19,8 @@ tools, delegate and the delegation's values in a read-only run, sniffio and anyi
 run never emits, the command launchers without a command started, and the library
 Session's recorded runs, approval interrupt and run_sync, ``--json``'s renderer, the shell
 package (the glob tool's expansion), a profile file's YAML reader, the compressed bodies'
-decoders and the write rules.
+decoders and the write rules, and the cut-arguments parser; nor does it compile the regular
+expressions only other paths match (``FIRST_USE``) or a typing ``ForwardRef`` of ours.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -28,6 +29,7 @@ tree.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -39,6 +41,7 @@ import pytest
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_domain.first_use import FirstUse
 
 NOT_IN_A_ONE_SHOT = (
     # the model client is httpcore's pool without httpx's client (core_client), and with
@@ -201,12 +204,55 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.config.yaml_mappings",
     # a compressed body's decoders with the first one a server sends (model/bodies.py)
     "rho_adapters.model.encodings",
+    # whether arguments that are not JSON were cut short, with the first such arguments
+    # (oneshot26)
+    "rho_adapters.model.json_prefix",
+)
+
+# The regular expressions a one-shot has no use for: each compiled at its first use
+# (``rho_domain.first_use.FirstUse``), not when its module is imported (oneshot26): an ssh
+# wrapper script's assignments and variables, an ssh or git command's words, a Windows
+# stream name, a config field's checks when the field is set, a cut JSON text's escape,
+# a usage error's hint
+FIRST_USE = (
+    ("rho_domain.ssh_wrappers", "_CONTINUED"),
+    ("rho_domain.ssh_wrappers", "_ASSIGNED"),
+    ("rho_domain.ssh_wrappers", "_USED"),
+    ("rho_domain.ssh_named_files", "_ESCAPE"),
+    ("rho_domain.ssh_named_files", "_SSH_WORD"),
+    ("rho_domain.git_named_files", "_BLANK"),
+    ("rho_domain.git_named_files", "_OPTION_KEYWORD"),
+    ("rho_domain.names", "_NTFS_STREAM_TYPE"),
+    ("rho_domain.config_checks", "_VARIABLE"),
+    ("rho_domain.model_choices", "_TIER"),
+    ("rho_adapters.model.json_prefix", "_UNFINISHED_ESCAPE"),
+    ("rho_entry.usage", "_INVALID_CHOICE"),
+    ("rho_entry.usage", "_CHOICE"),
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
-# ``__attrs_attrs__``: importing attrs here would hide whether the command did)
+# ``__attrs_attrs__``: importing attrs here would hide whether the command did); the
+# regular expressions it compiled, and the modules that made a typing.ForwardRef (a quoted
+# type subscripted at run time: ``Forward["ChatModel"]`` compiled its text)
 _RUN = """
-import contextlib, io, json, sys
+import contextlib, io, json, sys, typing
+from re import _compiler
+
+expressions, type_refs = [], []
+real_compile, real_ref = _compiler.compile, typing.ForwardRef.__init__
+
+def compile_(pattern, flags=0):
+    expressions.append(str(pattern))
+    return real_compile(pattern, flags)
+
+def ref(self, arg, *args, **kwargs):
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename == typing.__file__:
+        frame = frame.f_back
+    type_refs.append(frame.f_globals.get("__name__", "?"))
+    real_ref(self, arg, *args, **kwargs)
+
+_compiler.compile, typing.ForwardRef.__init__ = compile_, ref
 from rho_entry.cli import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -227,7 +273,8 @@ compiled = {  # the methods attrs compiled for them
 }
 print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
                   "modules": sorted(sys.modules), "classes": sorted(c.__qualname__ for c in built),
-                  "compiled": sorted(compiled)}))
+                  "compiled": sorted(compiled), "expressions": expressions,
+                  "type_refs": type_refs}))
 """
 
 
@@ -273,6 +320,33 @@ def test_a_one_shot_lists_the_files_without_the_modules_it_does_not_use(
     modules = run["modules"]
     assert _loaded(modules, ("httpcore", "rho_domain.loop.session")), "the run was imported"
     assert _loaded(modules, NOT_IN_A_ONE_SHOT) == []
+
+
+def test_a_one_shot_compiles_no_expression_it_does_not_use(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    """Each ``FIRST_USE`` expression waits for its first use, and the one-shot has none."""
+    run, _ = one_shot
+    compiled = run["expressions"]
+    assert isinstance(compiled, list)
+    assert any("https?://" in text for text in compiled), "the run's own expressions were seen"
+    for module, name in FIRST_USE:
+        expression = getattr(importlib.import_module(module), name)
+        assert isinstance(expression, FirstUse), f"{module}.{name} is compiled at import"
+        assert expression.text not in compiled, f"{module}.{name} was compiled"
+
+
+def test_a_one_shot_builds_no_forward_reference_of_ours(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    """The library classes' ``Forward`` attributes take their types from annotations, never
+    from a subscript (``Forward["ChatModel"](...)`` built an alias and compiled a
+    ``ForwardRef`` for each quoted type at import)."""
+    run, _ = one_shot
+    refs = run["type_refs"]
+    assert isinstance(refs, list)
+    assert refs, "the libraries' own references were seen"
+    assert [m for m in refs if m.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")] == []
 
 
 def test_help_parses_without_the_run(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_adapters.model.answer_limits import too_many_calls
-from rho_adapters.model.json_prefix import cut_short
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolCallChunk, ToolCallReady
 from rho_domain.value_methods import value_eq, value_repr
@@ -87,6 +86,9 @@ class CallFragments:
             try:
                 json.loads(text)
             except ValueError:
+                # with the first arguments that are not JSON (a one-shot's parse): oneshot26
+                from rho_adapters.model.json_prefix import cut_short
+
                 if cut_short(text):
                     return True
             except RecursionError:  # whole or not, too deep to tell: the tool layer refuses it

@@ -12,13 +12,14 @@ wrong with it instead of to make smaller calls (the domain answers a cut call
 from __future__ import annotations
 
 import json
-import re
+
+from rho_domain.first_use import FirstUse
 
 # What may end a cut text and what completes it: a literal or number stopped midway, a key
 # without its value, a value expected after ``:`` or ``,`` (in an object a key and value).
 _LITERAL_ENDINGS = ("e", "ue", "rue", "lse", "se", "alse", "l", "ll", "ull")
 _ENDINGS = ("", "null", ":null", '"":null', "0", *_LITERAL_ENDINGS)
-_UNFINISHED_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{0,3})?")
+_UNFINISHED_ESCAPE = FirstUse(r"\\(u[0-9a-fA-F]{0,3})?")
 
 
 def cut_short(text: str) -> bool:
@@ -44,7 +45,7 @@ def cut_short(text: str) -> bool:
             return False
     base = text.rstrip()
     if in_string:  # an escape the cut left unfinished (``\\``, ``\\u12``) is dropped whole
-        unfinished = _UNFINISHED_ESCAPE.fullmatch(text, escape_at)
+        unfinished = _UNFINISHED_ESCAPE().fullmatch(text, escape_at)
         base = (text[:escape_at] if unfinished else text) + '"'
     closing = "".join(reversed(closers))
     for ending in _ENDINGS:
