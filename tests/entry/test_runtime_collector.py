@@ -66,6 +66,19 @@ async def test_the_last_runtime_to_close_puts_the_thresholds_back(
     assert collector.holders() == 0
 
 
+async def test_the_start_up_collection_is_no_stall_of_the_runtime(tmp_path: Path) -> None:
+    """``freeze_start_up``'s own full collection runs before the runtime's gauge starts: the
+    service's start-up, not a stall of its sessions (it was the gauge's first full pass,
+    18-163 ms of its longest stall, in ``bench_sessions.py``)."""
+    service = await start_runtime(
+        create_runtime(AgentConfig(working_dir=str(tmp_path))), freeze_start_up=True
+    )
+    try:
+        assert service.stats().loop_lag.full_collections == 0
+    finally:
+        await close_runtime(service)
+
+
 def test_thresholds_the_process_set_meanwhile_are_left_as_they_are(
     thresholds: tuple[int, int, int],
 ) -> None:
