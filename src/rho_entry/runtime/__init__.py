@@ -4,7 +4,8 @@
 ``AgentHandle``) / ``close_runtime``. ``lifecycle.py`` holds those functions, ``core.py``
 the ``AgentRuntime`` they drive, ``dispatch_pool.py`` its run slots, queue and live handles,
 ``opening.py`` how it opens sessions, ``handle.py`` the handle, ``event_log.py`` its events,
-``stats.py`` what ``AgentRuntime.stats()`` reports (the event loop's longest stall).
+``stats.py`` what ``AgentRuntime.stats()`` reports (the event loop's longest stall),
+``collector.py`` the collector's full passes held off while a service's runtime runs.
 """
 
 from __future__ import annotations

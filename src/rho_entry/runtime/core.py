@@ -17,12 +17,10 @@ new session (``new_session=True``: one conversation per dispatch), or in a store
 (``session_id=``); the handle closes it when it is done. Back-pressure: at most
 ``max_concurrent`` runs at once; up to ``max_queued`` more handles wait for a slot; beyond
 that ``dispatch_prompt`` waits for room (``when_full="wait"``, the default) or raises
-``RuntimeFull`` (``when_full="raise"``).
-Many runtimes can share one event loop; they share nothing but the process.
-
-This module decides where a dispatch runs and whether the runtime takes it (its state, its
-event loop); the bounds, the handles not done and each dispatch's ticket are
-``dispatch_pool.py``'s, the sessions' opening ``opening.py``'s.
+``RuntimeFull`` (``when_full="raise"``). Many runtimes can share one event loop; they share
+the process (its collector: ``collector.py``). This module decides where a dispatch runs and
+whether the runtime takes it (its state, its event loop); the bounds, the handles not done and
+each dispatch's ticket are ``dispatch_pool.py``'s, the sessions' opening ``opening.py``'s.
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from rho_domain.loop.output_check import check_patterns
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import is_plain_id, new_id
+from rho_entry.runtime.collector import let_go
 from rho_entry.runtime.dispatch_pool import DispatchPool, WhenFull, in_use, settle
 from rho_entry.runtime.handle import AgentHandle
 from rho_entry.runtime.opening import SessionOpener, exact_id
@@ -294,6 +293,7 @@ class AgentRuntime:
             await handle.abort()
         self._state = "closed"
         self._lag.stop()
+        let_go(self)  # the collector, held by start_runtime(..., freeze_start_up=True)
         if self._owned_store is not None:
             owned, self._owned_store = self._owned_store, None
             await owned.aclose()

@@ -23,6 +23,7 @@ from rho_entry.config.home import config_dir, expanded
 from rho_entry.durable.handle import DurableHandle
 from rho_entry.facade import Agent
 from rho_entry.resume_policy import resolve_profiles
+from rho_entry.runtime.collector import hold
 from rho_entry.runtime.core import AgentRuntime
 from rho_entry.runtime.dispatch_pool import WhenFull
 from rho_entry.runtime.handle import AgentHandle
@@ -111,15 +112,20 @@ async def start_runtime(runtime: AgentRuntime, *, freeze_start_up: bool = False)
 
     ``freeze_start_up``: the service's start-up is over, so collect once and move every
     object left to the collector's permanent generation (``gc.freeze``), as ``rho-agent
-    serve`` does once it listens. A full collection holds the event loop, every session's
-    stream with it, while it walks every object tracked: the modules, the runtime and the
-    service's own start-up were ~39,000 of the 54,000-123,000 objects of each full pass while
-    1,000 sessions ran (issue 33). The process's choice, never made for it: an object alive
-    now that later becomes garbage in a cycle is never freed."""
-    started = await runtime.start()
+    serve`` does once it listens; and hold the collector's full passes off until the runtime
+    closes (``collector.hold``: one after 100 middle passes, not 10). A full collection holds
+    the event loop, every session's stream with it, while it walks every object tracked: the
+    modules, the runtime and the service's own start-up were ~39,000 of the 54,000-123,000
+    objects of each full pass while 1,000 sessions ran (issue 33). The process's choice, never
+    made for it: an object alive now that later becomes garbage in a cycle is never freed.
+    That collection runs before the runtime's gauge starts: it is the service's start-up, and
+    charged to its sessions' stall it read 18-163 ms (``stats().loop_lag``)."""
     if freeze_start_up:
         gc.collect()
         gc.freeze()
+    started = await runtime.start()
+    if freeze_start_up:
+        hold(runtime)
     return started
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from rho_domain.errors import MissingExtra, RhoError
 from rho_entry import stop_signals
+from rho_entry.runtime.collector import hold
 from rho_entry.server.connections import uvicorn_limits
 from rho_entry.server.settings import ServerSettings
 
@@ -147,10 +148,13 @@ def _more_stops(handler: Any) -> Iterator[None]:
 
 def freeze_start_up() -> None:
     """Collect once, then move every object left to the collector's permanent generation:
-    start-up's objects live as long as the process, and a full pass no longer walks them.
-    The process's own choice (a library never freezes its host's heap)."""
+    start-up's objects live as long as the process, and a full pass no longer walks them;
+    and hold full passes off for the process's life (``runtime.collector``: one after 100
+    middle passes, not 10). The process's own choice (a library never freezes its host's
+    heap)."""
     gc.collect()
     gc.freeze()
+    hold(freeze_start_up)  # the serving process itself holds: never let go
 
 
 def _host(address: str) -> str:
