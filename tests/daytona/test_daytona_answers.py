@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
+from rho_adapters.daytona.making import create
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError
 
@@ -93,7 +94,7 @@ async def test_a_daytona_answer_is_bounded_in_bytes_in_time_and_in_nesting() -> 
             await api.execute(sandbox, "true", timeout=1)
         async with asyncio.timeout(10):  # the old client: this TimeoutError
             with pytest.raises(ExecutorError, match=r"creation did not arrive whole within 0\.2"):
-                await api.create("rho-agent-test")
+                await create(api, "rho-agent-test")
         with pytest.raises(ExecutorError, match=r"failed sandbox deletion \(502\): <html>xx"):
             await api.delete("sbx-1")
     finally:

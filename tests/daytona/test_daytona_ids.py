@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from rho_adapters.daytona.api import SandboxAPI
+from rho_adapters.daytona.making import create
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes import FakeClock
 from rho_domain.errors import ExecutorError
@@ -38,7 +39,7 @@ async def test_a_sandbox_id_is_one_segment_of_every_url() -> None:
         transport = httpx.MockTransport(answer)
         api = SandboxAPI(settings, transport=transport, clock=FakeClock())
         try:
-            sandbox = await api.create("rho-agent-test")
+            sandbox = await create(api, "rho-agent-test")
             await api.delete(sandbox.id)
         finally:
             await api.aclose()
@@ -62,6 +63,6 @@ async def test_an_https_api_that_names_a_plain_http_toolbox_is_refused() -> None
     api = SandboxAPI(settings, transport=httpx.MockTransport(answer), clock=FakeClock())
     try:
         with pytest.raises(ExecutorError, match="named a toolbox URL that is not https"):
-            await api.create("rho-agent-test")
+            await create(api, "rho-agent-test")
     finally:
         await api.aclose()

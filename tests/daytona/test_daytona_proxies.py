@@ -19,6 +19,7 @@ import pytest
 from daytona_support import serve_http
 
 from rho_adapters.daytona.api import SandboxAPI
+from rho_adapters.daytona.making import create
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.model.proxies import ProxyRoutes
@@ -67,7 +68,7 @@ async def _use_a_sandbox(doors: Doors, environ: dict[str, str]) -> None:
     settings = doors.fake.settings(proxies=routes)
     api = SandboxAPI(settings, clock=FakeClock())  # polls on fake time
     try:
-        sandbox = await api.create("rho-agent-test")
+        sandbox = await create(api, "rho-agent-test")
         answer = await api.execute(sandbox, "echo hi", timeout=10)
         assert answer is not None
         assert answer.result == "hi\n"

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from rho_adapters.daytona.api import SandboxAPI
+from rho_adapters.daytona.making import create
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
@@ -230,7 +231,7 @@ async def test_daytona_goes_through_the_proxy_with_a_tunnel_for_https(
     )
     try:
         with pytest.raises(Exception):  # noqa: B017, PT011 - the tunnel refused
-            await api.create("rho-agent-test")
+            await create(api, "rho-agent-test")
     finally:
         await api.aclose()
     assert recorder.lines == ["CONNECT daytona.example:443 HTTP/1.1"]

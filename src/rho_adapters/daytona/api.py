@@ -166,12 +166,6 @@ class SandboxAPI:
         except RhoError:
             return "unknown"
 
-    async def create(self, name: str) -> Sandbox:
-        """Create a sandbox named ``name`` and wait until it is started (``making.create``)."""
-        from rho_adapters.daytona.making import create  # its own module: the API's calls
-
-        return await create(self, name)
-
     async def find(self, session_id: str, known: str | None = None) -> dict[str, Any] | None:
         """The description of session ``session_id``'s sandbox, or None (``creation``): the
         sandbox ``known`` when the session's trace names it (never another that its labels

@@ -3,7 +3,7 @@
 ``POST /sandbox`` answers at once, mostly in state ``creating`` (a snapshot pulled, a
 Dockerfile built); ``started`` polls ``GET /sandbox/{id}`` until the sandbox is ``started``,
 and fails on a state it will not leave (``error``, ``build_failed``...) or past the creation
-deadline. ``SandboxAPI.create`` deletes a sandbox that did not start (nothing else knows its
+deadline. ``making.create`` deletes a sandbox that did not start (nothing else knows its
 id).
 """
 

@@ -1,8 +1,8 @@
 """Making a sandbox: ``POST /sandbox`` and the wait until it is started, and what a creation
 that failed leaves deleted.
 
-Split from ``api.py`` (``SandboxAPI.create`` calls ``create``): a creation has more to undo
-than any other call. One that does not start is deleted at once, and so is one a failed
+Split from ``api.py`` (``reattaching.session_sandbox`` calls ``create``): a creation has
+more to undo than any other call. One that does not start is deleted at once, and so is one a failed
 creation may have made all the same (its answer lost), found by its name and proved ours by
 a token no one else has seen (``creation.made_by``); nothing else knows its id.
 """
@@ -12,16 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import TYPE_CHECKING
 
 from rho_adapters.daytona import creation
 from rho_adapters.daytona._errors import error_for, hiding_key
 from rho_adapters.daytona.answers import json_object
+from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
-
-if TYPE_CHECKING:
-    from rho_adapters.daytona.api import Sandbox, SandboxAPI
 
 log = logging.getLogger(__name__)
 _ERRORS = tuple(range(400, 600))  # a creation's: what it may have made depends on which

@@ -14,6 +14,7 @@ from typing import Any
 
 from rho_adapters.daytona import creation
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
+from rho_adapters.daytona.making import create
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.secret_hiding import hide_secrets
 from rho_domain.errors import ConfigError, ExecutorError
@@ -53,7 +54,7 @@ async def session_sandbox(
         return sandbox, None
     name = creation.new_name()
     await creation.tell(told, name)  # a run killed before Daytona answers has named it
-    sandbox = await api.create(name)
+    sandbox = await create(api, name)
     log.info("session %s: created Daytona sandbox %s", session, sandbox.id)
     recreated = None
     if unrecorded:
