@@ -20,6 +20,7 @@ from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
+from rho_domain.shell.destructive_option_words import appended_option_reason, glob_option_reason
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -158,13 +159,14 @@ class LineCheck:
             self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
             if why:
                 return why
-            if appender and is_listed(name) and not _ends_options(words[:-1]):
-                # what it appends may be any option, and options decide its row (rg --pre,
-                # tar --to-command, npm -g, git log --output=): a row reads it as an operand
-                return (
-                    f"{first} appends words {name} may read as options, which decide whether "
-                    f"it asks (put -- before them: {first} {name} ... --)"
-                )
+            if (
+                appender
+                and is_listed(name)
+                and (why := appended_option_reason(first, name, words[:-1]))
+            ):
+                return why
+        if why := glob_option_reason(command.argv, patterns):  # tar -cf a.tar * (a file --x=y)
+            return why  # after the rows' own reasons (find's glob, rm's unknown operand)
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
         words = (*argv[1:], *appended)
@@ -285,12 +287,6 @@ class LineCheck:
             if redirection.target is not None and redirection.op in WRITING:
                 self.files.add(redirection.target)
         return ""
-
-
-def _ends_options(words: Sequence[Arg]) -> bool:
-    """True when ``words`` end with ``--`` that ends the options (not an option's value, as
-    in ``tar -tf --``): what is appended after it is an operand."""
-    return len(words) > 2 and words[-1] == "--" and not (words[-2] or "-").startswith("-")
 
 
 def _wraps(first: str | None, words: Sequence[Arg]) -> bool:
