@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.domain.destructive_support import asking, missed
+from destructive_support import asking, missed
 
 from rho_domain.shell.destructive import destructive_reason
 
