@@ -96,7 +96,7 @@ def _options_ended(before: Sequence[str], patterns: Sequence[str | None]) -> boo
     return False
 
 
-def appended_option_reason(appender: str, name: str, words: Sequence[Arg]) -> str:
+def appended_option_reason(appender: Arg, name: Arg, words: Sequence[Arg]) -> str:
     """Why what ``appender`` (xargs, parallel) appends to ``name words`` asks: ``name`` has
     a row in the table, and its options decide the row (``rg --pre``, ``tar --to-command``,
     ``npm -g``, ``git log --output=``), unless ``--`` ends them first."""
