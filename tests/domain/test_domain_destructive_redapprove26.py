@@ -2,6 +2,9 @@
 
 * a glob where the program reads options: it expands to names whoever wrote the files chose
   (``tar -cf a.tar *`` beside a file named ``--checkpoint-action=exec=sh x.sh``);
+* what ``xargs`` and ``parallel`` fill from their input: a replacement string anywhere in a
+  word (``xargs -I X sh -c 'cp a X'``), the program's own name, an in-place editor's file
+  (``xargs sed -i``, ``xargs yq -i``), and ``yq -i``/``sd``/``crudini`` naming one outright;
 
 The check is pure: every table row in one process; one row is shown real (the attack runs).
 """
@@ -92,3 +95,51 @@ def test_the_glob_attack_is_real_and_asks(tmp_path: Path) -> None:
     assert (tmp_path / "pwned").exists()
     assert _GLOB in destructive_reason(line)
     assert destructive_reason("tar -cf ../a.tar ./*") == ""
+
+
+_FILLED = "writes where a generated word says"
+
+
+def test_what_xargs_or_parallel_fill_in_is_unknown_wherever_it_stands() -> None:
+    rows = {
+        "echo /etc/cron.d/x | xargs -I X sh -c 'cp a X'": "sh with a glob or generated word",
+        "echo /etc/cron.d/x | xargs -IX sh -c 'cp a X'": "generated word",
+        "echo /etc/cron.d/x | xargs -rI X bash -c 'cp a X'": "generated word",
+        "echo /etc/cron.d/x | xargs -0 -n1 -I X sh -c 'cp a X'": "generated word",
+        "echo /etc/cron.d/x | xargs --replace=X sh -c 'cp a X'": "generated word",
+        "echo /etc/cron.d/x | xargs --replace sh -c 'cp a {}'": "generated word",
+        "echo /etc/cron.d/x | xargs -i sh -c 'cp a {}'": "generated word",
+        "echo /etc/cron.d/x | /usr/bin/xargs -J % sh -c 'cp a %'": "generated word",
+        "echo /etc/cron.d/x | parallel sh -c 'cp a {.}'": "generated word",
+        "echo /etc/cron.d/x | parallel -I X sh -c 'cp a X'": "generated word",
+        "echo /etc/cron.d/x | parallel --replace X sh -c 'cp a X'": "generated word",
+        "echo a | xargs -I c cp a c": "xargs runs a program its input names",
+        "echo rm | xargs -I X X -rf y": "xargs runs a program its input names",
+        "echo a | parallel echo '{= system(\"rm -rf y\") =}'": "runs Perl code",
+        "echo /etc/profile | xargs sed -i s/a/b/": "sed " + _FILLED,
+        "echo /etc/profile | xargs -I X sed -i s/a/b/ X": "sed " + _FILLED,
+        "echo /etc/profile | parallel sed -i s/a/b/ '{}'": "sed " + _FILLED,
+        "echo /etc/profile | xargs sponge": "sponge " + _FILLED,
+        "echo /etc/profile | xargs yq -i .a=1": "yq " + _FILLED,
+        "echo /root/.bashrc | xargs sd a b": "sd " + _FILLED,
+        "echo x.diff | xargs patch": "patch " + _FILLED,
+        "echo x | xargs -I X curl https://e.com -o X": "curl",
+        "yq -i .a=1 /etc/profile": "yq writes /etc/profile",
+        "sd a b /root/.bashrc": "sd writes /root/.bashrc",
+        "crudini --set /etc/pip.conf global index-url x": "crudini writes /etc/pip.conf",
+    }
+    assert missed(rows) == []
+
+
+def test_ordinary_xargs_and_in_place_edits_run_unasked() -> None:
+    rows = [
+        "sed -i s/a/b/ src/*.py",
+        "yq -i .a=1 config.yaml",
+        "sd foo bar src/x.py",
+        "crudini --set setup.cfg metadata name x",
+        "find . -name '*.py' | xargs grep -l TODO",
+        "echo x | xargs sed s/a/b/",
+        "ls | xargs -n1 echo",
+        "find . -name '*.py' | xargs -I X wc -l X",
+    ]
+    assert asking(rows) == []

@@ -21,6 +21,7 @@ from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
 from rho_domain.shell.destructive_option_words import appended_option_reason, glob_option_reason
+from rho_domain.shell.destructive_replaced import filled
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -123,7 +124,8 @@ class LineCheck:
         first = program_name(argv[0])
         earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
-        if why := self.redirections(command.redirections) or self.words(argv, first, command.argv):
+        argv, named, why = filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
+        if why := why or self.redirections(command.redirections) or self.words(argv, first, named):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
         if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
