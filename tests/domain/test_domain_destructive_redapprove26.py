@@ -5,6 +5,9 @@
 * what ``xargs`` and ``parallel`` fill from their input: a replacement string anywhere in a
   word (``xargs -I X sh -c 'cp a X'``), the program's own name, an in-place editor's file
   (``xargs sed -i``, ``xargs yq -i``), and ``yq -i``/``sd``/``crudini`` naming one outright;
+* a system's package manager installing the machine's programs (``apt-get install jq``);
+* an option whose value is a program to run (``go test -exec``, ``bazel --run_under``,
+  ``gcc -wrapper rm,-rf,x``, ``cmake -DCMAKE_C_COMPILER_LAUNCHER=``);
 
 The check is pure: every table row in one process; one row is shown real (the attack runs).
 """
@@ -141,5 +144,119 @@ def test_ordinary_xargs_and_in_place_edits_run_unasked() -> None:
         "echo x | xargs sed s/a/b/",
         "ls | xargs -n1 echo",
         "find . -name '*.py' | xargs -I X wc -l X",
+    ]
+    assert asking(rows) == []
+
+
+_SYSTEM = "installs or upgrades the machine's programs, outside the workspace"
+
+
+def test_a_system_package_install_asks() -> None:
+    rows = {
+        "apt-get install jq": "apt-get install: " + _SYSTEM,
+        "sudo apt-get install -y jq": "apt-get install",
+        "sudo DEBIAN_FRONTEND=noninteractive apt-get -qq install jq": "apt-get install",
+        "apt-get -o Dpkg::Options::=--force-confold install jq": "apt-get install",
+        "/usr/bin/apt install ./x.deb": "apt install",
+        "nice apt-get upgrade": "apt-get upgrade",
+        "apt-get dist-upgrade": "apt-get dist-upgrade",
+        "aptitude install jq": "aptitude install",
+        "env apt-get build-dep x": "apt-get build-dep",
+        "dpkg -i a.deb": "dpkg -i",
+        "dpkg --install a.deb": "dpkg --install",
+        "rpm -ivh a.rpm": "rpm -ivh",
+        "rpm --upgrade a.rpm": "rpm --upgrade",
+        "yum install jq": "yum install",
+        "dnf -y install jq": "dnf install",
+        "microdnf install jq": "microdnf install",
+        "zypper in jq": "zypper in",
+        "apk add --no-cache jq": "apk add",
+        "pacman -S jq": "pacman -S",
+        "pacman -Syu": "pacman -Syu",
+        "pacman -U x.pkg.tar.zst": "pacman -U",
+        "yay": "yay: " + _SYSTEM,
+        "paru -S x": "paru -S",
+        "emerge -av x": "emerge x",
+        "xbps-install -S x": "xbps-install x",
+        "snap install x": "snap install",
+        "flatpak install x": "flatpak install",
+        "brew install jq": "brew install",
+        "brew upgrade": "brew upgrade",
+        "port install jq": "port install",
+        "pkg install jq": "pkg install",
+        "apt-get *": "apt-get with a glob",
+        "sh -c 'apt-get install jq'": "apt-get install",
+    }
+    assert missed(rows) == []
+
+
+def test_a_system_package_managers_lists_and_searches_run_unasked() -> None:
+    rows = [
+        "apt-get update",
+        "sudo apt update",
+        "apt-cache search jq",
+        "apt list --installed",
+        "apt show jq",
+        "dpkg -l",
+        "dpkg -L jq",
+        "rpm -qa",
+        "dnf search jq",
+        "dnf makecache",
+        "pacman -Ss jq",
+        "pacman -Si jq",
+        "pacman -Qi jq",
+        "emerge --search x",
+        "brew list",
+        "brew info jq",
+        "apk info",
+    ]
+    assert asking(rows) == []
+
+
+_PROGRAM = "its value is a program it runs"
+
+
+def test_an_option_whose_value_is_a_program_asks() -> None:
+    rows = {
+        "go test -exec 'rm' ./...": "go -exec: " + _PROGRAM,
+        "go test -exec=./x ./...": "go -exec=./x",
+        "go run --exec ./x .": "go --exec",
+        "go build -toolexec=./x .": "go -toolexec=./x",
+        "go vet -vettool=./x ./...": "go -vettool=./x",
+        "timeout 600 go test -exec sudo ./...": "go -exec",
+        "bazel run --run_under=./x //a": "bazel --run_under=./x",
+        "bazelisk test --run_under //x //a": "bazelisk --run_under",
+        "bazel --bazelrc=x.rc build //a": "bazel --bazelrc=x.rc",
+        "meson test --wrapper=valgrind": "meson --wrapper=valgrind",
+        "meson test -C build --wrap ./x": "meson --wrap",
+        "gcc -wrapper rm,-rf,x a.c": "gcc -wrapper",
+        "g++ -fplugin=./p.so a.cc": "g++ -fplugin=./p.so",
+        "cc -B./bin a.c": "cc -B./bin",
+        "clang -specs=x.specs a.c": "clang -specs=x.specs",
+        "rustc -C linker=./x a.rs": "rustc -C linker=./x",
+        "rustc -Clinker=./x a.rs": "rustc -C linker=./x",
+        "rustc --codegen=linker=./x a.rs": "rustc -C linker=./x",
+        "cmake -DCMAKE_C_COMPILER_LAUNCHER=./x ..": "cmake -DCMAKE_C_COMPILER_LAUNCHER=./x",
+        "cmake -D CMAKE_CXX_COMPILER=./x ..": "cmake -DCMAKE_CXX_COMPILER=./x",
+        "cmake -DCMAKE_LINKER:FILEPATH=./x ..": "cmake -DCMAKE_LINKER:FILEPATH=./x",
+        "pip install --config-settings editable_mode=strict .": "pip --config-settings",
+        "pip install -C x=y .": "pip -C",
+    }
+    assert missed(rows) == []
+
+
+def test_ordinary_builds_run_unasked() -> None:
+    rows = [
+        "go test ./...",
+        "go build -o bin/x .",
+        "go vet ./...",
+        "bazel test //a:b",
+        "bazel run //a -- --flag",
+        "meson test -C build",
+        "gcc -O2 -Wall a.c -o a",
+        "clang -g -fsanitize=address a.c",
+        "rustc -C opt-level=2 a.rs",
+        "cmake -DCMAKE_BUILD_TYPE=Release -S . -B build",
+        "pip install -e .",
     ]
     assert asking(rows) == []
