@@ -6,6 +6,8 @@
   word (``xargs -I X sh -c 'cp a X'``), the program's own name, an in-place editor's file
   (``xargs sed -i``, ``xargs yq -i``), and ``yq -i``/``sd``/``crudini`` naming one outright;
 * a system's package manager installing the machine's programs (``apt-get install jq``);
+* the first question about an ordinary line gave the generic reason: it says what the line
+  was read to run and write;
 * an option whose value is a program to run (``go test -exec``, ``bazel --run_under``,
   ``gcc -wrapper rm,-rf,x``, ``cmake -DCMAKE_C_COMPILER_LAUNCHER=``);
 
@@ -18,8 +20,15 @@ import subprocess
 from pathlib import Path
 
 from destructive_support import asking, missed
+from domain_support import call, make_session, text, tools
 
-from rho_domain.shell.destructive import destructive_reason
+from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedApprover
+from rho_domain.approval_events import ApprovalRequested
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.approver import ApprovalAnswer
+from rho_domain.run import RunStatus
+from rho_domain.shell.destructive import destructive_reason, line_reading
+from rho_domain.tools.bash import BashHandler
 
 _GLOB = "may expand to a file name read as an option"
 
@@ -260,3 +269,40 @@ def test_ordinary_builds_run_unasked() -> None:
         "pip install -e .",
     ]
     assert asking(rows) == []
+
+
+async def test_the_first_bash_question_says_what_the_line_was_read_to_do() -> None:
+    """The approver and the trace are told what was recognised, not the generic "'bash' can
+    change things outside the conversation"."""
+    store = MemorySessionStore()
+    approver = ScriptedApprover([ApprovalAnswer(approved=True)])
+    session = make_session(
+        [tools(call("bash", {"command": "make && pytest -q > build.log"})), text("done")],
+        tools=[BashHandler(restricted=False, timeout=30)],
+        profile="developer",
+        approver=approver,
+        store=store,
+        executor=MemoryExecutor(allow_shell=True, file_write=FileWriteMode.FULL),
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    said = (
+        "bash runs make, pytest; writes build.log "
+        '(ordinary work: "always" lets such a line run unasked)'
+    )
+    assert [r.reason for r in approver.requests] == [said]
+    asked = [e for e in store.events(session.id) if isinstance(e, ApprovalRequested)]
+    assert [e.reason for e in asked] == [said]
+
+
+def test_the_reading_names_the_programs_and_files_of_every_command() -> None:
+    reading = line_reading("make && pytest -q > build.log; sort a | uniq > b.txt")
+    assert reading == (
+        "",
+        "bash runs make, pytest, sort, uniq; writes b.txt, build.log "
+        '(ordinary work: "always" lets such a line run unasked)',
+    )
+    many = line_reading("; ".join(f"p{n} > f{n}.log" for n in range(12)))[1]
+    assert "runs p0, p1, p2, p3, p4, p5, p6, p7 and 4 more; writes f0.log, f1.log, f10.log" in many
+    # a destructive line keeps its own reason; a text that merely parses runs nothing
+    assert line_reading("rm -rf x") == ("rm -r: removes recursively or without asking", "")
+    assert line_reading("git commit -m 'make it'")[1].startswith("bash runs git (")

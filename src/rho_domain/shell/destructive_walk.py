@@ -80,6 +80,7 @@ class LineCheck:
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
+    seen: list[str] = attrs.field(factory=list)  # the programs judged, in order (not guessed)
 
     def line(self, text: str, depth: int, who: str) -> str:
         """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
@@ -193,6 +194,7 @@ class LineCheck:
             return "the program to run is a glob or generated word"
         if why := self.work.spend(len(words)):
             return why
+        self.seen.extend(() if self.guessing else (name,))
         if name in _RENAMERS:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
