@@ -20,9 +20,16 @@ import subprocess
 from pathlib import Path
 
 from destructive_support import asking, missed
-from domain_support import call, make_session, text, tools
+from domain_support import make_session
 
-from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedApprover
+from rho_adapters.fakes import (
+    MemoryExecutor,
+    MemorySessionStore,
+    ScriptedApprover,
+    call,
+    text,
+    tools,
+)
 from rho_domain.approval_events import ApprovalRequested
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.approver import ApprovalAnswer
