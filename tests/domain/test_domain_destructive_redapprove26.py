@@ -5,6 +5,9 @@
 * what ``xargs`` and ``parallel`` fill from their input: a replacement string anywhere in a
   word (``xargs -I X sh -c 'cp a X'``), the program's own name, an in-place editor's file
   (``xargs sed -i``, ``xargs yq -i``), and ``yq -i``/``sd``/``crudini`` naming one outright;
+* where an archive's members land: 7-Zip, unrar, unar and ar extracting into the command's
+  directory, cpio's absolute names (whatever ``-D``), 7-Zip's ``-spf``, ``gunzip -N``'s
+  stored name, a decompressor's derived output (``gunzip .envrc.gz``);
 * a system's package manager installing the machine's programs (``apt-get install jq``);
 * the first question about an ordinary line gave the generic reason: it says what the line
   was read to run and write;
@@ -313,3 +316,73 @@ def test_the_reading_names_the_programs_and_files_of_every_command() -> None:
     # a destructive line keeps its own reason; a text that merely parses runs nothing
     assert line_reading("rm -rf x") == ("rm -r: removes recursively or without asking", "")
     assert line_reading("git commit -m 'make it'")[1].startswith("bash runs git (")
+
+
+_MEMBERS = "writes an archive's members, which the approval check cannot see"
+
+
+def test_archives_that_write_members_out_of_sight_ask() -> None:
+    rows = {
+        "7z x a.7z": "7z " + _MEMBERS,
+        "7za e a.7z": "7za " + _MEMBERS,
+        "/usr/bin/7zz x a.7z": "7zz " + _MEMBERS,
+        "cd /root && 7z x a.7z -o.": "7z",
+        "7z x a.7z -o/root": "7z writes /root/.*",
+        "7z x a.7z -o.git/hooks": "7z writes .git/hooks",
+        "7z x -spf a.7z -oout": "7z -spf writes members by their absolute paths",
+        "unrar x a.rar": "unrar " + _MEMBERS,
+        "unrar x a.rar /root/": "unrar writes /root/.*",
+        "unar a.rar": "unar " + _MEMBERS,
+        "unar -o /root a.rar": "unar writes /root/.*",
+        "ar x lib.a": "ar " + _MEMBERS,
+        "ar -x lib.a": "ar " + _MEMBERS,
+        "cpio -i < a.cpio": "cpio -i writes absolute and ../ member names",
+        "cpio -id -D out < a.cpio": "cpio -i writes absolute and ../ member names",
+        "cpio --extract --directory=out < a.cpio": "cpio -i writes absolute",
+        "cpio -id --no-absolute-filenames < a.cpio": "cpio " + _MEMBERS,
+        "gunzip -N a.gz": "gunzip -N names its output by the name stored in the archive",
+        "gzip -dN a.gz": "gzip -N names its output",
+        "gzip --decompress --name a.gz": "gzip -N names its output",
+        "gunzip .envrc.gz": "gunzip writes .envrc",
+        "gunzip /etc/cron.d/job.gz": "gunzip writes /etc/cron.d/job",
+        "unxz /etc/profile.d/x.sh.xz": "unxz writes /etc/profile.d/x.sh",
+        "bzip2 -d .bashrc.bz2": "bzip2 writes .bashrc",
+        "zstd -d .git/hooks/pre-commit.zst": ".git",
+        "gunzip x.sh.gz && sh x.sh": "x.sh, which this command line writes",
+    }
+    assert missed(rows) == []
+
+
+def test_archives_listed_made_or_extracted_into_a_new_directory_run_unasked() -> None:
+    rows = [
+        "7z x a.7z -oout",
+        "7z l a.7z",
+        "7z a a.7z src",
+        "unrar x a.rar out/",
+        "unrar l a.rar",
+        "unar -o out a.rar",
+        "ar t lib.a",
+        "ar rcs lib.a a.o",
+        "cpio -id -D out --no-absolute-filenames < a.cpio",
+        "cpio -t < a.cpio",
+        "gunzip a.gz",
+        "gzip -d data.csv.gz",
+        "gzip -c a > a.gz",
+        "gunzip -c a.gz | head",
+        "zstd -d x.zst",
+        "tar -xf a.tar -C out",
+    ]
+    assert asking(rows) == []
+
+
+def test_gunzip_n_really_writes_the_stored_name(tmp_path: Path) -> None:
+    """Shown on real files: ``gzip`` stores the name ``.envrc``, and ``gunzip -N`` of the
+    archive renamed ``notes.gz`` writes ``.envrc``, which the line never names."""
+    (tmp_path / ".envrc").write_text("echo hi\n")
+    subprocess.run(["gzip", "-N", ".envrc"], cwd=tmp_path, check=True)
+    (tmp_path / ".envrc.gz").rename(tmp_path / "notes.gz")
+    line = "gunzip -N notes.gz"
+    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True, capture_output=True)
+    assert (tmp_path / ".envrc").read_text() == "echo hi\n"
+    assert "gunzip -N names its output by the name stored" in destructive_reason(line)
+    assert destructive_reason("gunzip notes.gz") == ""
