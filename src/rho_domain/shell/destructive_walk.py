@@ -33,7 +33,12 @@ from rho_domain.shell.destructive_targets import (
     redirection_reason,
     word_reason,
 )
-from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
+from rho_domain.shell.destructive_texts import (
+    PRINTERS,
+    SHELL_STRING_TAKERS,
+    quoted_parts,
+    shell_texts,
+)
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.destructive_written import (
     data_only,
@@ -48,20 +53,7 @@ from rho_domain.value_methods import value_eq, value_repr
 MAX_DEPTH = 6
 
 _APPENDERS = frozenset({"xargs", "parallel"})
-# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
-# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
-# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
-# such a word the check cannot read asks
-_SHELL_STRING_TAKERS = frozenset(
-    [
-        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
-        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
-        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
-        "man", "make", "gmake",
-    ]
-)  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
-_PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
 
 
 @attrs.define
@@ -237,7 +229,7 @@ class LineCheck:
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
-        strict = first in _SHELL_STRING_TAKERS
+        strict = first in SHELL_STRING_TAKERS
         inner: Directories | None = None  # where they run: read once, for the first
         for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
             if why := self.work.spend(len(text)):
@@ -247,7 +239,7 @@ class LineCheck:
             except CommandRefused as exc:
                 if strict:
                     return f"{first} runs a command string the approval check cannot read ({exc})"
-                if escaped and first not in _PRINTERS:
+                if escaped and first not in PRINTERS:
                     return f"{first} runs a shell escape the approval check cannot read ({exc})"
                 if why := self.quoted_parts(text, depth):
                     return why
