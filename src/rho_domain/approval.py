@@ -115,7 +115,7 @@ def decide(
         # GRANULAR names tools to ask about on top of what their handlers declare: a tool the
         # list forgets (a custom or MCP tool, SQL that writes) still asks when it is dangerous
         case ApprovalMode.DANGEROUS | ApprovalMode.GRANULAR if policy.dangerous:
-            return _asks(f"{call.name!r} can change things outside the conversation")
+            return _asks(policy.asks or f"{call.name!r} can change things outside the conversation")
         case ApprovalMode.GRANULAR if call.name in profile.approval_required_tools:
             return _asks(f"the {profile.name!r} profile asks before {call.name!r}")
     return Allowed()

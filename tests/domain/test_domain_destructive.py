@@ -282,7 +282,7 @@ BENIGN = [
     "bash -c 'ls -la | wc -l'",
     "sh -c 'cd src && make'",
     "awk '{ print $1 }' access.log",
-    "sudo apt-get install -y jq",
+    "sudo apt-get update",  # apt-get install asks (redapprove26: the machine's programs)
     "timeout 60 pytest -q",
     "env -i HOME=/tmp ls",
     "xargs -0 grep -l TODO < files.txt",

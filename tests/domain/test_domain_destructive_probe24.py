@@ -17,8 +17,10 @@ def test_an_archive_extracted_unread_into_the_command_directory_asks() -> None:
         "tar -xf a.tar -C .": f"tar {UNSEEN}",
         "bsdtar -xf a.tar": f"bsdtar {UNSEEN}",
         "unzip -o a.zip": f"unzip {UNSEEN}",
-        "cpio -idmv < a.cpio": f"cpio {UNSEEN}",
-        "cpio --extract < a.cpio": f"cpio {UNSEEN}",
+        # cpio -i without --no-absolute-filenames gives redapprove26's reason: its absolute
+        # and ../ names land outside any directory
+        "cpio -idmv --no-absolute-filenames < a.cpio": f"cpio {UNSEEN}",
+        "cpio --extract --no-absolute-filenames < a.cpio": f"cpio {UNSEEN}",
         "cd /tmp; tar -xf a.tar": f"tar {UNSEEN}",  # the cd may fail
         "sudo tar -xf a.tar": f"tar {UNSEEN}",
     }

@@ -52,7 +52,9 @@ def test_ordinary_globs_and_xargs_still_run_unasked() -> None:
     rows = [
         "cp src/*.py build/",
         "sed -i s/a/b/ src/*.py",
-        "cp -r * /tmp/backup/",
+        # ./* (not *): a file named --target-directory=... would choose cp's destination
+        # (redapprove26: a glob that may expand to an option asks)
+        "cp -r ./* /tmp/backup/",
         "cp .* /tmp/dotfiles/",
         "ls | xargs cp -t build",
         "find . -name '*.py' | xargs grep -l TODO",

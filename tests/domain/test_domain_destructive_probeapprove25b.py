@@ -160,8 +160,10 @@ def test_an_install_outside_the_workspace_spelt_otherwise_asks() -> None:
         "mise use node@20",
         "nix build",
         "corepack install",
-        "brew install jq",
-        "sudo apt-get install -y jq",
+        # a distribution's install asks since redapprove26 (the machine's programs, outside
+        # the workspace); its lists and searches do not
+        "brew list",
+        "sudo apt-get update",
     ]
     asking = {c: r for c in ordinary if (r := destructive_reason(c))}
     assert asking == {}

@@ -53,18 +53,55 @@ line did not write (``./deploy.sh``, ``make``, ``python script.py``), and plain 
 (``mv``, ``cp``, ``> file``, ``sed -i``, one file's ``rm``), which are ordinary work in a
 developer profile.
 
-Contract: ``destructive_reason(command) -> str``, the reason shown to the human, or "".
+Contract: ``destructive_reason(command) -> str``, the reason shown to the human, or "";
+``line_reading(command) -> (reason, recognised)``: the same reason, and what the check
+recognised in a line that may run unasked after "always" (the programs it runs, the files it
+writes), which the approver of its first call is shown instead of the generic reason.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rho_domain.shell.destructive_ledger import WORK_BUDGET
 from rho_domain.shell.destructive_walk import MAX_DEPTH, LineCheck
 
-__all__ = ["MAX_DEPTH", "WORK_BUDGET", "destructive_reason"]
+__all__ = ["MAX_DEPTH", "WORK_BUDGET", "destructive_reason", "line_reading"]
 
 
 def destructive_reason(command: str) -> str:
     """Why ``command`` asks again after "always" (shown to the human), or "" when it may run
     unasked. See the module docstring for what is read."""
     return LineCheck().line(command, 0, "")
+
+
+def line_reading(command: str) -> tuple[str, str]:
+    """``destructive_reason(command)``, and when it is "", what the line was read to do:
+    ``runs make, pytest; writes build.log`` (at most ``_SHOWN`` of each, then how many
+    more), or "" when it runs nothing."""
+    check = LineCheck()
+    if why := check.line(command, 0, ""):
+        return why, ""
+    parts = [
+        f"{verb} {_listed(names)}"
+        for verb, names in (
+            ("runs", dict.fromkeys(check.seen)),
+            ("writes", sorted(check.files.line)),
+        )
+        if names
+    ]
+    if not parts:
+        return "", ""
+    return (
+        "",
+        f'bash {"; ".join(parts)} (ordinary work: "always" lets such a line run unasked)',
+    )
+
+
+_SHOWN = 8
+
+
+def _listed(names: Iterable[str]) -> str:
+    shown = list(names)
+    more = f" and {len(shown) - _SHOWN} more" if len(shown) > _SHOWN else ""
+    return ", ".join(shown[:_SHOWN]) + more

@@ -54,6 +54,10 @@ The table (each row: the program, then when it asks again):
   ``cabal install``, ``gh extension install``, ``helm plugin install``, ``brew tap``,
   ``corepack enable``... (anyone's program where later commands run it):
   ``destructive_tool_installs.py``;
+* ``apt-get install``, ``dnf install``, ``pacman -S``, ``dpkg -i``, ``brew install``... (the
+  machine's programs, outside the workspace): ``destructive_system_installs.py``;
+* go ``-exec``, bazel ``--run_under``, gcc ``-wrapper``, cmake ``-D..._LAUNCHER=``... (an
+  option whose value is a program it runs): ``destructive_program_options.py``;
 * git: see ``shell.destructive_git``.
 
 The rows of programs that change files are ``destructive_files.py``'s (``FILE_JUDGES``), those
@@ -70,8 +74,10 @@ from collections.abc import Callable, Sequence
 from rho_domain.shell.destructive_files import FILE_JUDGES
 from rho_domain.shell.destructive_git import judge_git
 from rho_domain.shell.destructive_installs import INSTALL_JUDGES
+from rho_domain.shell.destructive_program_options import PROGRAM_OPTION_JUDGES
 from rho_domain.shell.destructive_runs import RUNNING_JUDGES
 from rho_domain.shell.destructive_services import SERVICE_JUDGES
+from rho_domain.shell.destructive_system_installs import SYSTEM_INSTALL_JUDGES
 from rho_domain.shell.destructive_tool_installs import TOOL_INSTALL_JUDGES
 from rho_domain.shell.destructive_words import Arg
 
@@ -172,5 +178,11 @@ def _both(first: _Judge | None, second: _Judge) -> _Judge:
 
 
 _JUDGES: dict[str, _Judge] = {**SERVICE_JUDGES, **FILE_JUDGES, "git": _git}
-for _rules in (RUNNING_JUDGES, INSTALL_JUDGES, TOOL_INSTALL_JUDGES):
+for _rules in (
+    RUNNING_JUDGES,
+    INSTALL_JUDGES,
+    TOOL_INSTALL_JUDGES,
+    SYSTEM_INSTALL_JUDGES,
+    PROGRAM_OPTION_JUDGES,
+):
     _JUDGES.update({name: _both(_JUDGES.get(name), rule) for name, rule in _rules.items()})

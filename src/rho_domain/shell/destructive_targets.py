@@ -27,12 +27,12 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_archives import ARCHIVERS, archive_destinations, unread_members
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_globs import is_pattern, matched_paths
 from rho_domain.shell.destructive_outside import outside_refusal
-from rho_domain.shell.destructive_table import judge_program
 from rho_domain.shell.destructive_variables import variable_reason
-from rho_domain.shell.destructive_words import Arg, long_hits, split_options
+from rho_domain.shell.destructive_words import Arg, split_options
 from rho_domain.shell.destructive_writers import more_destinations, names_more
 from rho_domain.write_rules import write_refusal
 
@@ -129,43 +129,11 @@ def destination_reason(
                 f"{first} writes where a generated word says (what xargs or parallel append), "
                 "which the approval check cannot see: name the destination"
             )
-        given = any(pattern in path for pattern in patterns)  # not _extracted's own ".*"
+        given = any(pattern in path for pattern in patterns)  # not an extraction's own ".*"
         for each in matched_paths(path) if given else (path,):
             if why := cwd.judge(each, lambda p: _destination_reason(p, first), f"{first} writes"):
                 return why
-    return _unread_members(argv[1:], first, cwd)
-
-
-def _unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -> str:
-    """Why extracting an archive whose members the check cannot see into the command's own
-    directory asks: a member may be ``.git/hooks/pre-commit`` or ``.envrc``, which run later
-    (git commit, direnv), and the write tool never writes them. Into a new directory (``-C
-    DIR``, ``-d DIR``, ``-D DIR``) or a directory the line moved to, they land below it."""
-    known = [w for w in words if w is not None]
-    if first not in _EXTRACTORS or not _extracts(first, known) or judge_program(first, words):
-        return ""  # the table's own reason (tar -I runs a command) is the one to say
-    into = _extracted(known, *_EXTRACTORS[first])[0]
-    if into.startswith("/") or posixpath.normpath(into) != ".":
-        return ""
-    if not any(place.path == "" and not place.unknown for place in cwd.places):
-        return ""
-    lister = {"unzip": "unzip -l", "cpio": "cpio -t"}.get(first, f"{first} -tf")
-    return (
-        f"{first} writes an archive's members, which the approval check cannot see, into the "
-        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
-        f"later): list them first ({lister}), or extract into a new directory"
-    )
-
-
-def _extracts(first: str, known: list[str]) -> bool:
-    """True when ``first known`` writes an archive's members (unzip but for its listings,
-    tar's and cpio's extraction)."""
-    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
-    if first == "unzip":
-        return not any(set(c) & set("lvtzZpc") for c in clusters)
-    if first == "cpio":
-        return any("i" in c for c in clusters) or any(long_hits(w, _EXTRACT) for w in known)
-    return _tar_extracts(known)
+    return unread_members(argv[1:], first, cwd)
 
 
 # each suffix a wrapper runs names the same paths again (``env cp a b ... d``: d/a, d/b for
@@ -202,11 +170,8 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
         return [w[3:] for w in known if w.startswith("of=")] + unknown
     if first == "find":  # -fprint FILE, -fprint0 FILE, -fprintf FILE FORMAT, -fls FILE
         return [f for o, f in itertools.pairwise(words) if o in _FIND_WRITES]
-    if first in _EXTRACTORS and _extracts(first, known):
-        short, long = _EXTRACTORS[first]
-        if any(o in (short, long) and v is None for o, v in itertools.pairwise(words)):
-            return [None]
-        return [*_extracted(known, short, long)]
+    if first in ARCHIVERS:  # the directory it fills and what lands there (tar -C DIR)
+        return archive_destinations(first, words)
     if first in _OUTPUT_OPTIONS:
         short, long = _OUTPUT_OPTIONS[first]
         found: list[str | None] = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
@@ -247,43 +212,7 @@ def _copied(words: Sequence[Arg], known: list[str]) -> list[str | None]:
     return [destination, *joined]
 
 
-def _extracted(known: list[str], short: str, long: str) -> list[str]:
-    """The directory an extractor writes into (tar -C DIR, --directory=DIR, -CDIR; unzip -d
-    DIR), and that directory joined with each member named and with ``.*``: the archive's
-    contents are not read here, so a directory the write tool never writes, or a home whose
-    hidden entries it may hold, asks whatever they are."""
-    found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
-    for word, following in itertools.pairwise([*known, ""]):
-        if word in (short, long):
-            found.append(following)
-        elif word.startswith(short) and not word.startswith("--"):
-            found.append(word[len(short) :])
-    found = found or ["."]  # no directory given: the one the command runs in
-    members = [w for w in known if not w.startswith("-") and w not in found]
-    members.append(".*")  # any hidden entry: a home's .bashrc
-    return [p for d in found if d for p in (d, *(posixpath.join(d, m) for m in members))]
-
-
-def _tar_extracts(known: list[str]) -> bool:
-    """True when tar's words extract (-x in a cluster, ``xf`` as its first word, --extract,
-    --get): creating an archive with -C DIR only reads DIR."""
-    first = known[0] if known and not known[0].startswith("-") else ""
-    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
-    return (
-        "x" in first
-        or any("x" in c for c in clusters)
-        or any(long_hits(w, _EXTRACT) for w in known if w.startswith("--"))
-    )
-
-
-_EXTRACT = frozenset(["extract", "get"])
 _FIND_WRITES = frozenset(["-fprint", "-fprint0", "-fprintf", "-fls"])
-_EXTRACTORS = {
-    "tar": ("-C", "--directory"),
-    "bsdtar": ("-C", "--directory"),
-    "unzip": ("-d", "--directory"),
-    "cpio": ("-D", "--directory"),
-}
 _COPIERS = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
 _OUTPUT_OPTIONS = {
     "curl": ("o", "--output"),
@@ -291,4 +220,4 @@ _OUTPUT_OPTIONS = {
     "sort": ("o", "--output"),
 }
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_DESTINATION_NAMERS = frozenset(["tee", "dd", "find", *_EXTRACTORS, *_COPIERS, *_OUTPUT_OPTIONS])
+_DESTINATION_NAMERS = frozenset(["tee", "dd", "find", *ARCHIVERS, *_COPIERS, *_OUTPUT_OPTIONS])

@@ -12,7 +12,9 @@ restricted parser refuses ``~``, and the text was skipped as prose before). Othe
 merely may be command lines: one that does not parse is searched for quoted parts
 (``quoted_parts``: ``os.system('rm -rf x')``).
 
-Contract: ``shell_texts(word) -> list[tuple[str, bool]]``, ``quoted_parts(text) -> list[str]``.
+Contract: ``shell_texts(word) -> list[tuple[str, bool]]``, ``quoted_parts(text) -> list[str]``;
+``SHELL_STRING_TAKERS``, the programs known to hand such a word to a shell (one the check
+cannot read asks), and ``PRINTERS``, those whose words are only text.
 """
 
 from __future__ import annotations
@@ -22,6 +24,19 @@ import re
 from rho_domain.shell.destructive_variables import ASSIGNMENT
 from rho_domain.shell.destructive_words import Arg
 
+# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
+# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
+# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
+# such a word the check cannot read asks
+SHELL_STRING_TAKERS = frozenset(
+    [
+        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
+        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
+        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
+        "man", "make", "gmake",
+    ]
+)  # fmt: skip
+PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
 _LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
 # A shell escape of an editor, debugger, pager or SQL client: [:][range][silent][r|w] ! text,
 # or "shell text", "system text", "\! text"

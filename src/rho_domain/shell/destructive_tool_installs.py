@@ -8,9 +8,9 @@ NAME URL``, ``poetry self add``, ``pdm self add``, an editor's ``--install-exten
 what chooses the programs a name runs (``mise use -g``, ``nix profile install``, ``nix-env
 -i``, ``corepack enable``, ``brew tap`` and a formula from a tap, ``brew install user/tap/x``).
 
-The languages' package managers are ``shell.destructive_installs``'s rows. A distribution's
-package manager installing from the machine's configured sources (``apt-get install jq``,
-``brew install jq``) is the operator's trust and runs unasked, as before.
+The languages' package managers are ``shell.destructive_installs``'s rows; a system's
+package manager (``apt-get install jq``, ``brew install jq``) is
+``shell.destructive_system_installs``'s.
 
 Contract: ``TOOL_INSTALL_JUDGES`` maps each program to ``rule(name, args) -> str``, the
 reason to ask again, or "".
@@ -64,8 +64,8 @@ def _corepack(name: str, args: Sequence[Arg]) -> str:
 
 def _brew(name: str, args: Sequence[Arg]) -> str:
     """``brew tap`` adds anyone's formulae (Ruby run at each install); a formula named by its
-    tap (``user/tap/x``), a URL or a ``.rb`` file is anyone's too. ``brew install jq``, from
-    the configured core, runs unasked."""
+    tap (``user/tap/x``), a URL or a ``.rb`` file is anyone's too (``brew install jq``, from
+    the configured core, asks as a system install: ``destructive_system_installs``)."""
     _, operands = split_options(args)
     verb = operands[0] if operands else ""
     if verb == "tap" and operands[1:]:

@@ -20,6 +20,8 @@ from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
+from rho_domain.shell.destructive_option_words import appended_option_reason, glob_option_reason
+from rho_domain.shell.destructive_replaced import filled
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -31,7 +33,12 @@ from rho_domain.shell.destructive_targets import (
     redirection_reason,
     word_reason,
 )
-from rho_domain.shell.destructive_texts import quoted_parts, shell_texts
+from rho_domain.shell.destructive_texts import (
+    PRINTERS,
+    SHELL_STRING_TAKERS,
+    quoted_parts,
+    shell_texts,
+)
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.destructive_written import (
     data_only,
@@ -46,20 +53,7 @@ from rho_domain.value_methods import value_eq, value_repr
 MAX_DEPTH = 6
 
 _APPENDERS = frozenset({"xargs", "parallel"})
-# programs that hand a word to a shell (tmux new 'cmd', screen -X stuff, watchexec 'cmd',
-# nodemon --exec, entr -s, xterm -e, socat EXEC:, rsync -e, scp -o ProxyCommand=, man -P;
-# make's variables, CC='cmd', run in its recipes, and make --eval's rules):
-# such a word the check cannot read asks
-_SHELL_STRING_TAKERS = frozenset(
-    [
-        "ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap",
-        "schtasks", "tmux", "screen", "byobu", "watchexec", "nodemon", "entr", "xterm",
-        "konsole", "gnome-terminal", "kitty", "dtach", "abduco", "socat", "rsync", "scp",
-        "man", "make", "gmake",
-    ]
-)  # fmt: skip
 _RENAMERS = frozenset({"alias", "hash", "enable"})
-_PRINTERS = frozenset({"echo", "printf", "git"})  # their words are text, never run here
 
 
 @attrs.define
@@ -78,6 +72,7 @@ class LineCheck:
     # > 0 while judging a word that merely parses as a command line (a commit message, an
     # echo's text): a file the line wrote is not run by it
     guessing: int = 0
+    seen: list[str] = attrs.field(factory=list)  # the programs judged, in order (not guessed)
 
     def line(self, text: str, depth: int, who: str) -> str:
         """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
@@ -122,7 +117,8 @@ class LineCheck:
         first = program_name(argv[0])
         earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
-        if why := self.redirections(command.redirections) or self.words(argv, first, command.argv):
+        argv, named, why = filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
+        if why := why or self.redirections(command.redirections) or self.words(argv, first, named):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
         if first == "exec" and len(argv) == 1:  # its descriptors stay open for what follows
@@ -158,13 +154,14 @@ class LineCheck:
             self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
             if why:
                 return why
-            if appender and is_listed(name) and not _ends_options(words[:-1]):
-                # what it appends may be any option, and options decide its row (rg --pre,
-                # tar --to-command, npm -g, git log --output=): a row reads it as an operand
-                return (
-                    f"{first} appends words {name} may read as options, which decide whether "
-                    f"it asks (put -- before them: {first} {name} ... --)"
-                )
+            if (
+                appender
+                and is_listed(name)
+                and (why := appended_option_reason(first, name, words[:-1]))
+            ):
+                return why
+        if why := glob_option_reason(command.argv, patterns):  # tar -cf a.tar * (a file --x=y)
+            return why  # after the rows' own reasons (find's glob, rm's unknown operand)
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
         words = (*argv[1:], *appended)
@@ -189,6 +186,7 @@ class LineCheck:
             return "the program to run is a glob or generated word"
         if why := self.work.spend(len(words)):
             return why
+        self.seen.extend(() if self.guessing else (name,))
         if name in _RENAMERS:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
@@ -231,7 +229,7 @@ class LineCheck:
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
-        strict = first in _SHELL_STRING_TAKERS
+        strict = first in SHELL_STRING_TAKERS
         inner: Directories | None = None  # where they run: read once, for the first
         for text, escaped in (t for word in argv[1:] for t in shell_texts(word)):
             if why := self.work.spend(len(text)):
@@ -241,7 +239,7 @@ class LineCheck:
             except CommandRefused as exc:
                 if strict:
                     return f"{first} runs a command string the approval check cannot read ({exc})"
-                if escaped and first not in _PRINTERS:
+                if escaped and first not in PRINTERS:
                     return f"{first} runs a shell escape the approval check cannot read ({exc})"
                 if why := self.quoted_parts(text, depth):
                     return why
@@ -285,12 +283,6 @@ class LineCheck:
             if redirection.target is not None and redirection.op in WRITING:
                 self.files.add(redirection.target)
         return ""
-
-
-def _ends_options(words: Sequence[Arg]) -> bool:
-    """True when ``words`` end with ``--`` that ends the options (not an option's value, as
-    in ``tar -tf --``): what is appended after it is an operand."""
-    return len(words) > 2 and words[-1] == "--" and not (words[-2] or "-").startswith("-")
 
 
 def _wraps(first: str | None, words: Sequence[Arg]) -> bool:

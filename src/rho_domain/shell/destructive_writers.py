@@ -3,10 +3,13 @@ rule: the files ``sed -i`` edits in place, ``sponge``'s output, ``patch``'s file
 directory, the directory ``curl --output-dir`` and ``wget -P`` save into (joined with each
 URL's last component, the name they save it as), and the directory ``git clone`` (named, or
 the URL's last component) or ``git init`` makes, in the one ``git -C`` enters, and the
-directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``).
+directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``), and the
+files the in-place editors rewrite (``yq -i``, ``sd``, ``crudini --set``, ``json -I``,
+``dasel put``, ``ex``: every operand).
 
-Contract: ``more_destinations(words, first) -> list[str]``, the paths ``first`` run with
-``words`` (its arguments; ``None`` unknown) may write, or [] for any other program.
+Contract: ``more_destinations(words, first) -> list[str | None]``, the paths ``first`` run
+with ``words`` (its arguments; ``None`` unknown) may write (None: one no word shows), or []
+for any other program.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_git import subcommand_index
 from rho_domain.shell.destructive_words import Arg, long_hits
+from rho_domain.shell.destructive_written import IN_PLACE
 
 
 def names_more(first: str | None) -> bool:
@@ -24,12 +28,32 @@ def names_more(first: str | None) -> bool:
     return first in _MORE_WRITERS
 
 
-def more_destinations(words: Sequence[Arg], first: str | None) -> list[str]:
-    """The paths ``first`` writes besides those ``destructive_targets`` reads."""
+def more_destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
+    """The paths ``first`` writes besides those ``destructive_targets`` reads; None where an
+    editor rewrites in place a file no word shows (``xargs sed -i s/a/b/``: its input names
+    it)."""
     if first not in _MORE_WRITERS:
         return []
     known = [w for w in words if w is not None]
+    found: list[str | None] = [*_named(known, words, first)]
+    if None in words and (first in ("sponge", "patch") or _edits_in_place(first, known)):
+        found.append(None)
+    return found
+
+
+def _edits_in_place(first: str | None, known: list[str]) -> bool:
+    """True when ``first known`` rewrites the files it names (sed -i, yq -i, sd...)."""
+    if first == "sed":
+        return any(_in_place(w) for w in known)
+    marks = IN_PLACE.get(first or "", ())
+    return first in _EDITORS and any(w.startswith(marks) for w in known)
+
+
+def _named(known: list[str], words: Sequence[Arg], first: str | None) -> list[str]:
+    """The paths ``first``'s known words name as what it writes."""
     operands = [w for w in known if not w.startswith("-")]
+    if first in _EDITORS:  # every operand may be the file (yq's, sd's expressions too)
+        return operands if _edits_in_place(first, known) else []
     if first == "sed" and any(_in_place(w) for w in known):
         scripted = any(w in ("-e", "-f") or long_hits(w, _SED_SCRIPTS) for w in known)
         return operands if scripted else operands[1:]  # the first operand is the script
@@ -112,4 +136,9 @@ _IN_PLACE = frozenset(["in-place"])
 _SED_SCRIPTS = frozenset(["expression", "file"])
 
 
-_MORE_WRITERS = frozenset(["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv"])
+# the editors that rewrite the files they name with the command's own words (sed's and
+# perl's are read apart: sed's script is its first operand, perl -pi runs code and asks)
+_EDITORS = frozenset(["yq", "crudini", "json", "dasel", "sd", "ex"])
+_MORE_WRITERS = frozenset(
+    ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", *_EDITORS]
+)

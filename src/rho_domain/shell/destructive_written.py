@@ -119,7 +119,7 @@ _WRITERS = frozenset(
         "tar", "patch",
     ]
 )  # fmt: skip
-_IN_PLACE = {
+IN_PLACE = {
     "sed": ("-i", "--in-place"),
     "perl": ("-i", "-pi", "-ni"),
     "sort": ("-o", "--output"),
@@ -137,7 +137,7 @@ _NAMING = frozenset(["patch", "git", "find", *_WRITERS])
 
 def writes_named(name: str | None) -> bool:
     """True when ``written_by`` may find a path in ``name``'s words."""
-    return name in _NAMING or name in _IN_PLACE or writes_unnamed(name)
+    return name in _NAMING or name in IN_PLACE or writes_unnamed(name)
 
 
 def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
@@ -166,7 +166,7 @@ def written_by(name: str | None, words: Sequence[Arg]) -> list[str]:
         return []
     if name == "find" and _FIND_WRITES & set(known):
         return known
-    marks = _IN_PLACE.get(name or "")
+    marks = IN_PLACE.get(name or "")
     if marks and any(w.startswith(marks) for w in known):
         return known
     return []

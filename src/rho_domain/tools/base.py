@@ -32,7 +32,10 @@ class ToolPolicy:
     ``refused`` (empty when the call may run) is why the handler would refuse this call under
     the profile it was built for, word for word as it would say it: the call is denied before
     anyone is asked to approve it. ``destructive`` (empty when none) is why this call asks a
-    human even when its tool was approved for the rest of the session ("always").
+    human even when its tool was approved for the rest of the session ("always"). ``asks``
+    (empty when the handler has nothing to add) is what the handler recognised in a
+    dangerous call, shown instead of the generic reason when it asks (``bash runs make,
+    pytest; writes build.log``).
     """
 
     __repr__ = value_repr
@@ -43,6 +46,7 @@ class ToolPolicy:
     dangerous: bool = False
     refused: str = ""
     destructive: str = ""
+    asks: str = ""
 
 
 READ_ONLY = ToolPolicy(read_only=True, dangerous=False)

@@ -65,7 +65,8 @@ class BashHandler(ToolHandler):
         """Restricted: read-only, or refused with the plan's reason (the same words ``handle``
         would answer) when the line cannot be planned. Unrestricted: dangerous, and
         ``destructive`` when the parsed line runs a program of ``shell.destructive``'s table
-        (or cannot be read, so it asks again even after "always")."""
+        (or cannot be read, so it asks again even after "always"), else ``asks``: what the
+        line was read to run and write (the approver's reason)."""
         command = str(arguments.get("command", ""))
         if self.restricted:
             # The planner (parser, program table) loads at the first command, not at start-up.
@@ -77,9 +78,10 @@ class BashHandler(ToolHandler):
                 return attrs.evolve(READ_ONLY, refused=f"Command refused: {exc}")
             return READ_ONLY
         # Imported at the first command judged, not by every run's start-up (~60 rules).
-        from rho_domain.shell.destructive import destructive_reason
+        from rho_domain.shell.destructive import line_reading
 
-        return attrs.evolve(DANGEROUS, destructive=destructive_reason(command))
+        reason, recognised = line_reading(command)
+        return attrs.evolve(DANGEROUS, destructive=reason, asks=recognised)
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """See ``ToolHandler.handle``."""

@@ -1,0 +1,183 @@
+"""Where an archive's members land, for the destination rule (``shell.destructive_targets``).
+
+An extractor writes members the check cannot see: a member may be ``.git/hooks/pre-commit``
+or ``.envrc``, which run later (git commit, direnv). So extracting into the command's own
+directory asks, and into a directory it names (``tar -C DIR``, ``unzip -d DIR``, ``cpio -D
+DIR``, ``7z x -oDIR``, ``unrar x a.rar DIR/``, ``unar -o DIR``, ``ar x --output=DIR``) that
+directory is judged, joined with each member named and with ``.*`` (a home's hidden
+entries). What lands outside whatever directory is given asks outright: ``cpio -i`` writes
+absolute and ``../`` member names as they are unless ``--no-absolute-filenames``, 7-Zip's
+``-spf`` keeps absolute paths, and ``gunzip -N`` (``gzip -dN``, ``--name``) names its output
+by the name stored in the archive. A decompressor's output is the name it derives from its
+operand (``gunzip .envrc.gz`` writes ``.envrc``, ``unxz /etc/cron.d/x.xz`` writes
+``/etc/cron.d/x``), judged as any destination.
+
+Contract: ``ARCHIVERS``, the programs read here; ``archive_destinations(first, words)``, the
+paths ``first words`` writes (None: one no word shows); ``unread_members(words, first,
+cwd) -> str``, the reason to ask for members out of sight, or "".
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from collections.abc import Sequence
+
+from rho_domain.shell.destructive_cwd import Directories
+from rho_domain.shell.destructive_table import judge_program
+from rho_domain.shell.destructive_words import Arg, long_hits
+
+_EXTRACT = frozenset(["extract", "get"])
+# the extractors that take their directory as an option: (short, long)
+_EXTRACTORS = {
+    "tar": ("-C", "--directory"),
+    "bsdtar": ("-C", "--directory"),
+    "unzip": ("-d", "--directory"),
+    "cpio": ("-D", "--directory"),
+    "unar": ("-o", "-output-directory"),
+    "ar": ("", "--output"),
+}
+_SEVEN_ZIPS = frozenset(["7z", "7za", "7zr", "7zz"])
+_UNRARS = frozenset(["unrar", "rar"])
+# decompressors: the cluster letter that makes them decompress ("" when they always do)
+_DECOMPRESSORS = {
+    **dict.fromkeys(["gunzip", "unxz", "bunzip2", "unzstd", "unlzma", "uncompress"], ""),
+    **dict.fromkeys(["unpigz", "lz4cat"], ""),
+    **dict.fromkeys(["gzip", "xz", "bzip2", "zstd", "lz4", "lzma", "pigz"], "d"),
+}
+_SUFFIXES = (".gz", ".z", ".xz", ".bz2", ".zst", ".lz4", ".lzma", ".Z", ".tgz", ".txz")
+ARCHIVERS = frozenset([*_EXTRACTORS, *_SEVEN_ZIPS, *_UNRARS, *_DECOMPRESSORS])
+
+
+def archive_destinations(first: str, words: Sequence[Arg]) -> list[str | None]:
+    """The paths ``first words`` writes: the directory an extraction fills with each member
+    named and ``.*``, or a decompressor's derived outputs; [] when it writes none."""
+    known = [w for w in words if w is not None]
+    if first in _DECOMPRESSORS:
+        return list(_decompressed(first, known))
+    if not extracts(first, known):
+        return []
+    if first in _SEVEN_ZIPS or first in _UNRARS:
+        return _extracted(known, [_into(first, known)])
+    short, long = _EXTRACTORS[first]
+    if any(o in (short, long) and v is None for o, v in itertools.pairwise(words)):
+        return [None]
+    return _extracted(known, _values(known, short, long))
+
+
+def extracts(first: str, known: list[str]) -> bool:
+    """True when ``first known`` writes an archive's members (unzip but for its listings,
+    tar's, cpio's and ar's extraction, 7-Zip's and unrar's ``x`` and ``e``, unar)."""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    operands = [w for w in known if not w.startswith("-")]
+    if first == "unzip":
+        return not any(set(c) & set("lvtzZpc") for c in clusters)
+    if first == "cpio":
+        return any("i" in c for c in clusters) or any(long_hits(w, _EXTRACT) for w in known)
+    if first in _SEVEN_ZIPS or first in _UNRARS:
+        return operands[:1] in (["x"], ["e"])
+    if first == "ar":
+        return bool(known) and "x" in known[0].lstrip("-")
+    if first == "unar":
+        return True
+    head = known[0] if known and not known[0].startswith("-") else ""
+    return (
+        "x" in head
+        or any("x" in c for c in clusters)
+        or any(long_hits(w, _EXTRACT) for w in known if w.startswith("--"))
+    )
+
+
+def unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) -> str:
+    """Why extracting members the check cannot see asks: names that leave any directory
+    (cpio's absolute names, 7-Zip's ``-spf``, gunzip ``-N``), or the command's own
+    directory as the one filled. Into a new directory, or one the line moved to, they land
+    below it."""
+    known = [w for w in words if w is not None]
+    if first not in ARCHIVERS or judge_program(first, words):
+        return ""  # the table's own reason (tar -I runs a command) is the one to say
+    if why := _outside_any(first, known):
+        return why
+    if first in _DECOMPRESSORS or not extracts(first, known):
+        return ""
+    into = archive_destinations(first, words)[0]
+    if into is None or into.startswith("/") or posixpath.normpath(into) != ".":
+        return ""
+    if not any(place.path == "" and not place.unknown for place in cwd.places):
+        return ""
+    lister = {"unzip": "unzip -l", "cpio": "cpio -t", "ar": "ar t", "unar": "lsar"}.get(
+        first, f"{first} l" if first in _SEVEN_ZIPS or first in _UNRARS else f"{first} -tf"
+    )
+    return (
+        f"{first} writes an archive's members, which the approval check cannot see, into the "
+        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
+        f"later): list them first ({lister}), or extract into a new directory"
+    )
+
+
+def _outside_any(first: str, known: list[str]) -> str:
+    """Why ``first known`` writes members by names that leave any directory given."""
+    if first == "cpio" and extracts(first, known) and "--no-absolute-filenames" not in known:
+        return (
+            "cpio -i writes absolute and ../ member names where they say, outside any "
+            "directory: add --no-absolute-filenames"
+        )
+    if first in _SEVEN_ZIPS and any(w.startswith("-spf") for w in known):
+        return f"{first} -spf writes members by their absolute paths, outside any directory"
+    if first in _DECOMPRESSORS and _decompresses(first, known) and _restores_name(known):
+        return (
+            f"{first} -N names its output by the name stored in the archive, which the "
+            "approval check cannot see: drop -N (the output is then the operand's name)"
+        )
+    return ""
+
+
+def _into(first: str, known: list[str]) -> str:
+    """The directory 7-Zip (``-oDIR``) or unrar (a last operand ending in ``/``) fills."""
+    if first in _SEVEN_ZIPS:
+        return next((w[2:] for w in known if w.startswith("-o") and len(w) > 2), ".")
+    operands = [w for w in known if not w.startswith("-")]
+    return operands[-1] if len(operands) > 2 and operands[-1].endswith("/") else "."
+
+
+def _values(known: list[str], short: str, long: str) -> list[str]:
+    """The directories given (-C DIR, --directory=DIR, -CDIR), or the command's own."""
+    found = [w.split("=", 1)[1] for w in known if w.startswith(long + "=")]
+    for word, following in itertools.pairwise([*known, ""]):
+        if word in (short, long) and word:
+            found.append(following)
+        elif short and word.startswith(short) and not word.startswith("--"):
+            found.append(word[len(short) :])
+    return found or ["."]
+
+
+def _extracted(known: list[str], found: list[str]) -> list[str | None]:
+    """Each directory in ``found`` and it joined with each member named and with ``.*``: the
+    archive's contents are not read here, so a directory the write tool never writes, or a
+    home whose hidden entries it may hold, asks whatever they are."""
+    members = [w for w in known if not w.startswith("-") and w not in found]
+    members.append(".*")  # any hidden entry: a home's .bashrc
+    return [p for d in found if d for p in (d, *(posixpath.join(d, m) for m in members))]
+
+
+def _decompresses(first: str, known: list[str]) -> bool:
+    letter = _DECOMPRESSORS[first]
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    return not letter or any(letter in c for c in clusters) or "--decompress" in known
+
+
+def _restores_name(known: list[str]) -> bool:
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    return "--name" in known or any("N" in c for c in clusters)
+
+
+def _decompressed(first: str, known: list[str]) -> list[str]:
+    """The files a decompressor writes: each operand without its suffix, unless it writes
+    to standard output (``-c``) or only tests or lists."""
+    if not _decompresses(first, known):
+        return []
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    if any(set(c) & set("ctl") for c in clusters) or {"--stdout", "--test", "--list"} & set(known):
+        return []
+    operands = [w for w in known if not w.startswith("-")]
+    return [w[: -len(s)] for w in operands for s in _SUFFIXES if w.endswith(s) and w != s][:64]

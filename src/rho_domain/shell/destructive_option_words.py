@@ -1,0 +1,114 @@
+"""Words the check cannot see that a program may read as options (``shell.destructive``).
+
+Options decide whether a command asks (``tar --checkpoint-action=exec=sh x.sh``, ``rsync
+-e``, ``rg --pre``, ``git log --output=``, ``npm -g``, ``cp --target-directory=/etc``), and
+two kinds of word are chosen at run time by someone other than the command's writer:
+
+* a glob: it expands to the names of files, and whoever wrote a file chose its name
+  (``tar -cf a.tar *`` in a directory holding a file named
+  ``--checkpoint-action=exec=sh x.sh`` runs ``sh x.sh``). The shell expands it after the
+  check, and a command of the same line (or anything running beside it) can make the file
+  between the two, so no reading of the directory could settle it: a glob that may expand to
+  a name starting with ``-`` asks, unless the program is one none of whose options runs or
+  writes anything (``ls``, ``cat``, ``grep``, ``wc``...: ``HARMLESS``) or a ``--`` before it
+  ends the options (only globs between them: ``tar -cf a.tar -- *``). A pattern that starts
+  with a literal name or ``./`` cannot (``./*``, ``src/*.py``). ``make``, ``dd`` and ``env``
+  read a ``NAME=value`` word as a setting wherever it stands (``make SHELL=...``, ``dd
+  of=/dev/sda``), so any glob to them asks unless it starts with ``./`` or ``/``;
+* what ``xargs`` and ``parallel`` append: read as options by a program with a row in the
+  table unless ``--`` ends its options first.
+
+Contract: ``glob_option_reason(argv, patterns) -> str`` (``patterns[i]`` the glob pattern of
+``argv[i]`` or None); ``appended_option_reason(appender, name, words) -> str``; each the
+reason to ask, or "".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rho_domain.shell.destructive_table import program_name
+from rho_domain.shell.destructive_words import Arg
+
+# programs none of whose options runs a command, writes a file or chooses what another
+# program does: their words only choose what is read or printed
+HARMLESS = frozenset(
+    [
+        "ls", "cat", "wc", "head", "tail", "grep", "egrep", "fgrep", "du", "stat", "md5sum",
+        "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
+        "sum", "basename", "dirname", "realpath", "readlink", "echo", "diff", "cmp", "nl",
+        "tac", "od", "hexdump", "strings", "rev", "cut", "paste", "comm", "join", "fold",
+        "fmt", "column", "expand", "unexpand", "test", "[", "true", "false", ":", "touch",
+        "mkdir",
+    ]
+)  # fmt: skip
+# programs that read a NAME=value word as a setting wherever it stands
+_ASSIGNING = frozenset(["make", "gmake", "dd", "env"])
+
+
+def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> str:
+    """Why a glob among ``argv``'s words asks because it may expand to an option (or a
+    setting) of the program that reads it, or ""."""
+    first = program_name(argv[0]) if argv else None
+    if first in HARMLESS or not any(patterns[1:]):
+        return ""
+    for index, pattern in enumerate(patterns[1:], 1):
+        if pattern is None:
+            continue
+        if first in _ASSIGNING and not pattern.startswith(("./", "/")):
+            return (
+                f"the glob {argv[index]} given to {first} may expand to a file name read as a "
+                f"setting (NAME=value) or an option: name the files, or write ./{argv[index]}"
+            )
+        if may_be_option(pattern) and not _options_ended(argv[1:index], patterns[1:index]):
+            return (
+                f"the glob {argv[index]} given to {first} may expand to a file name read as an "
+                "option, and whoever wrote a file chose its name (a file named "
+                "--checkpoint-action=exec=... makes tar run it): "
+                f"write ./{argv[index]}, or put -- before it"
+            )
+    return ""
+
+
+def may_be_option(pattern: str) -> bool:
+    """True when the glob ``pattern`` may match a name starting with ``-``: it starts with
+    ``*``, ``?``, ``-`` or a bracket that may hold ``-``, not with a literal name or ``./``."""
+    if pattern.startswith("\\"):  # a quoted character: itself
+        return pattern[1:2] == "-"
+    head = pattern[:1]
+    if head in ("*", "?", "-"):
+        return True
+    if head != "[":
+        return False
+    end = pattern.find("]", 2)
+    body = pattern[1:end] if end > 0 else pattern[1:]
+    return "-" in body or body[:1] in ("!", "^")
+
+
+def _options_ended(before: Sequence[str], patterns: Sequence[str | None]) -> bool:
+    """True when ``before`` (the words ahead of a glob) hold ``--`` followed only by globs:
+    the ``--`` is then the reading program's own, not a wrapper's (``sudo -- tar ... *``)."""
+    for index in range(len(before) - 1, -1, -1):
+        if before[index] == "--":
+            return True
+        if patterns[index] is None:
+            return False
+    return False
+
+
+def appended_option_reason(appender: Arg, name: Arg, words: Sequence[Arg]) -> str:
+    """Why what ``appender`` (xargs, parallel) appends to ``name words`` asks: ``name`` has
+    a row in the table, and its options decide the row (``rg --pre``, ``tar --to-command``,
+    ``npm -g``, ``git log --output=``), unless ``--`` ends them first."""
+    if _ends_options(words):
+        return ""
+    return (
+        f"{appender} appends words {name} may read as options, which decide whether "
+        f"it asks (put -- before them: {appender} {name} ... --)"
+    )
+
+
+def _ends_options(words: Sequence[Arg]) -> bool:
+    """True when ``words`` end with ``--`` that ends the options (not an option's value, as
+    in ``tar -tf --``): what is appended after it is an operand."""
+    return len(words) > 2 and words[-1] == "--" and not (words[-2] or "-").startswith("-")

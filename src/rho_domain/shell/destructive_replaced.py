@@ -1,0 +1,132 @@
+"""The words ``xargs`` and ``parallel`` fill from their input (``shell.destructive``).
+
+Besides what they append, both put each input item into the words of their command wherever
+a replacement string stands: ``xargs -I X curl URL -o X`` writes where the input says, and so
+does ``xargs -I X sh -c 'cp a X'`` (inside a shell string), ``xargs -i tee {}``, ``parallel
+curl URL -o {.}``. A word holding a replacement string is unknown to the check (None), as
+a glob is, so the destination rule asks and a shell string holding one cannot be read: it
+was read as written (``cp a X``: a file named X in the workspace) and ran unasked.
+
+The strings: xargs' ``-I R``, ``-IR``, ``--replace[=R]``, ``-i[R]`` (``{}`` by default) and
+BSD's ``-J R``; parallel's ``{}`` family (any word holding ``{`` and ``}``: ``{.}``, ``{/}``,
+``{1}``...) and its ``-I R``, ``--replace R``, ``--extensionreplace R``, ``--er R``...
+parallel's ``{= perl =}`` and ``--rpl`` run Perl code on each item: they ask.
+
+Contract: ``replaced(argv) -> tuple[Arg, ...]``: an xargs or parallel command's words with each
+one a replacement string stands in as None; ``perl_reason(argv) -> str``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rho_domain.shell.destructive_table import program_name
+from rho_domain.shell.destructive_words import Arg
+
+_XARGS_VALUED = "adEeLlnPs"  # xargs' short options that take a value
+# parallel's options whose value is a replacement string of its own
+_PARALLEL_VALUED = frozenset(
+    ["-I", "--replace", "--extensionreplace", "--er", "--basenamereplace", "--bnr",
+     "--dirnamereplace", "--dnr", "--basenameextensionreplace", "--bner", "--seqreplace",
+     "--slotreplace"]
+)  # fmt: skip
+
+
+def replaced(argv: Sequence[Arg]) -> tuple[Arg, ...]:
+    """``argv`` (``xargs`` or ``parallel`` first) with every word after the option naming a
+    replacement string that holds one as None."""
+    parallel = program_name(argv[0]) == "parallel"
+    strings = _parallel_strings(argv) if parallel else _xargs_strings(argv)
+    words: list[Arg] = list(argv[:1])
+    for index, word in enumerate(argv[1:], 1):
+        held = word is not None and any(s in word for at, s in strings if index > at)
+        braced = parallel and word is not None and "{" in word and "}" in word
+        words.append(None if held or braced else word)
+    return tuple(words)
+
+
+def perl_reason(argv: Sequence[Arg]) -> str:
+    """Why a parallel command line asks for Perl code it runs on each item, or ""."""
+    for word in argv[1:]:
+        if word is not None and ("{=" in word or word.startswith("--rpl")):
+            return f"parallel {word}: runs Perl code on each input item"
+    return ""
+
+
+def _xargs_strings(argv: Sequence[Arg]) -> list[tuple[int, str]]:
+    """(index of the word after which it holds, string) for xargs' replacement strings."""
+    found: list[tuple[int, str]] = []
+    for index, word in enumerate(argv[1:], 1):
+        if word is None or not word.startswith("-"):
+            continue
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if word == "--replace":
+            found.append((index, "{}"))
+        elif word.startswith("--replace="):
+            found.append((index, word.split("=", 1)[1] or "{}"))
+        elif not word.startswith("--"):
+            found.extend(_cluster_string(word[1:], index, following))
+    return [(at, s) for at, s in found if s]
+
+
+def _cluster_string(letters: str, index: int, following: Arg) -> list[tuple[int, str]]:
+    """The replacement string a short cluster (``-I X``, ``-rIX``, ``-i``) names."""
+    for at, letter in enumerate(letters):
+        rest = letters[at + 1 :]
+        if letter in "IJ":
+            return [(index, rest)] if rest else [(index + 1, following or "")]
+        if letter == "i":
+            return [(index, rest or "{}")]
+        if letter in _XARGS_VALUED:  # -n 1, -d x, -a file: the rest is its value
+            return []
+    return []
+
+
+def _parallel_strings(argv: Sequence[Arg]) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for index, word in enumerate(argv[1:], 1):
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if word in _PARALLEL_VALUED and following:
+            found.append((index + 1, following))
+        elif word is not None and "=" in word and word.split("=", 1)[0] in _PARALLEL_VALUED:
+            found.append((index, word.split("=", 1)[1]))
+        elif word is not None and word.startswith("-I") and len(word) > 2:
+            found.append((index, word[2:]))
+    return [(at, s) for at, s in found if s]
+
+
+def filled(
+    first: Arg, argv: Sequence[Arg], named: Sequence[Arg]
+) -> tuple[tuple[Arg, ...], tuple[Arg, ...], str]:
+    """``argv`` and ``named`` (its words as given, a glob's pattern in place) with the words
+    ``first`` fills from its input as None when it is xargs or parallel, and the reason
+    parallel's Perl code asks, or ""."""
+    if first not in ("xargs", "parallel"):
+        return tuple(argv), tuple(named), ""
+    words = replaced(argv)
+    why = perl_reason(argv) if first == "parallel" else ""
+    program = _program_index(argv, parallel=first == "parallel")
+    if not why and program is not None and argv[program] is not None and words[program] is None:
+        why = f"{first} runs a program its input names ({argv[program]} holds a replacement string)"
+    return words, replaced(named), why
+
+
+def _program_index(argv: Sequence[Arg], *, parallel: bool) -> int | None:
+    """Where the command xargs or parallel runs starts: the first word that is neither an
+    option nor the value of one given apart (``-I X``, ``-n 1``, ``--arg-file FILE``)."""
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word is None or word == "--" or not word.startswith("-"):
+            return index + (word == "--")
+        valued = word in _SEPARATE_VALUES or (parallel and word in _PARALLEL_VALUED)
+        index += 2 if valued else 1
+    return None
+
+
+# the options of xargs and parallel whose value may be the next word (xargs' --replace takes
+# its value only after "=")
+_SEPARATE_VALUES = frozenset(
+    ["-I", "-J", "-a", "-d", "-E", "-L", "-n", "-P", "-s", "-j", "-S", "--arg-file",
+     "--delimiter", "--max-args", "--max-procs", "--max-lines", "--jobs"]
+)  # fmt: skip
