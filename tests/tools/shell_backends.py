@@ -87,11 +87,18 @@ def reading_outside(backend: str, root: str) -> Executor:
 class DaytonaPool:
     """One ``new_daytona`` executor per root and homes, kept for the cases of a module that
     share one event loop (the executor's lock and processes belong to the loop that made
-    them); ``aclose`` deletes their sandboxes. Each case still runs its own command, with
-    every check the executor makes per command."""
+    them), or for the commands of one case (``async with DaytonaPool() as pool``: a loop
+    of commands over a workspace it does not change); ``aclose`` deletes their sandboxes.
+    Each command is still its own, with every check the executor makes per command."""
 
     def __init__(self) -> None:
         self._executors: dict[tuple[str, tuple[str, ...]], DaytonaExecutor] = {}
+
+    async def __aenter__(self) -> DaytonaPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def get(self, root: str, homes: Sequence[str] = ()) -> DaytonaExecutor:
         """The pool's executor for ``root`` and ``homes``, made on first use."""
