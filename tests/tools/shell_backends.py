@@ -124,6 +124,16 @@ async def daytona_pool() -> AsyncIterator[DaytonaPool]:
         await pool.aclose()
 
 
+async def case_pool() -> AsyncIterator[DaytonaPool]:
+    """The body of a case's pool fixture: ``pytest_asyncio.fixture(case_pool)`` (function
+    scope) in a module whose cases each run several commands on a workspace they do not
+    change. Not ``daytona_pool``: ``pytest_asyncio.fixture`` marks the function it is given,
+    so one function made a module fixture in one file and a case fixture in another broke
+    the first file's cases (their loop scope was the last file's)."""
+    async with DaytonaPool() as pool:
+        yield pool
+
+
 async def run_restricted(
     root: str, command: str, backend: str, pool: DaytonaPool | None = None
 ) -> str:

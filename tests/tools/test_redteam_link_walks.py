@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
+from shell_backends import BACKENDS, DaytonaPool, case_pool, run_restricted
 
 MARKS = ("outside-MARK-1", "id_MARK-2")
 ATTACKS = {
@@ -45,7 +45,7 @@ ALLOWED = ("find -H . -name '*.txt'", "ls -R", "du -a", "tree", "ls -lLd . notes
 
 # One sandbox for a case's commands, which leave its workspace as it was: a new one per
 # command paid its creation and set-up scripts every time (about 90 ms of CPU).
-daytonas = pytest_asyncio.fixture(daytona_pool)
+sandboxes = pytest_asyncio.fixture(case_pool)
 
 
 @pytest.fixture(scope="module")
@@ -76,18 +76,18 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_walkers_never_follow_links_out_of_reach(
-    workspace: Path, backend: str, daytonas: DaytonaPool
+    workspace: Path, backend: str, sandboxes: DaytonaPool
 ) -> None:
     for command, refusal in ATTACKS.items():
-        out = await run_restricted(str(workspace), command, backend, daytonas)
+        out = await run_restricted(str(workspace), command, backend, sandboxes)
         assert refusal in out, (command, out)
         assert not [m for m in MARKS if m in out], (command, out)
     for command, refusal in LISTINGS.items():
-        out = await run_restricted(str(workspace), command, backend, daytonas)
+        out = await run_restricted(str(workspace), command, backend, sandboxes)
         assert refusal in out, (command, out)
         assert SIZE not in out, (command, out)
     for command in ALLOWED:
-        out = await run_restricted(str(workspace), command, backend, daytonas)
+        out = await run_restricted(str(workspace), command, backend, sandboxes)
         assert "refused" not in out, (command, out)
         assert "notes.txt" in out, (command, out)
         assert not [m for m in MARKS if m in out], (command, out)

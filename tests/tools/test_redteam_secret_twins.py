@@ -24,7 +24,7 @@ from shell_backends import (
     BACKENDS,
     DaytonaPool,
     call_tool,
-    daytona_pool,
+    case_pool,
     reading_outside,
     run_restricted,
 )
@@ -75,7 +75,7 @@ ATTACKS = {
 
 # One sandbox for a case's commands, which leave its workspace as it was: a new one per
 # command paid its creation and set-up scripts every time (about 90 ms of CPU).
-daytonas = pytest_asyncio.fixture(daytona_pool)
+sandboxes = pytest_asyncio.fixture(case_pool)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_secrets_compressed_or_backup_copy_is_never_read(
-    ws: Path, backend: str, daytonas: DaytonaPool
+    ws: Path, backend: str, sandboxes: DaytonaPool
 ) -> None:
     plain = subprocess.run(
         "zcat id_rsa.gz .netrc.gz dot/.ssh.tar.gz; cat keys/id_ed25519.bak server.pem~"
@@ -102,7 +102,7 @@ async def test_a_secrets_compressed_or_backup_copy_is_never_read(
     ).stdout
     assert all(m in plain for m in MARKS), plain  # each attack reaches its mark
     for command, refusal in ATTACKS.items():
-        out = await run_restricted(str(ws), command, backend, daytonas)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert refusal in out, (command, out)
         assert [m for m in MARKS if m in out] == [], (command, out)
     executor = reading_outside(backend, str(ws))
@@ -112,5 +112,5 @@ async def test_a_secrets_compressed_or_backup_copy_is_never_read(
         assert "PUBLIC" in await call_tool(ReadHandler(), {"path": "id_rsa.pub.bak"}, executor)
     finally:
         await executor.aclose()
-    out = await run_restricted(str(ws), "zcat logs/app.log.gz", backend, daytonas)
+    out = await run_restricted(str(ws), "zcat logs/app.log.gz", backend, sandboxes)
     assert "LOG-LINE" in out, out
