@@ -87,11 +87,18 @@ def reading_outside(backend: str, root: str) -> Executor:
 class DaytonaPool:
     """One ``new_daytona`` executor per root and homes, kept for the cases of a module that
     share one event loop (the executor's lock and processes belong to the loop that made
-    them); ``aclose`` deletes their sandboxes. Each case still runs its own command, with
-    every check the executor makes per command."""
+    them), or for the commands of one case (``async with DaytonaPool() as pool``: a loop
+    of commands over a workspace it does not change); ``aclose`` deletes their sandboxes.
+    Each command is still its own, with every check the executor makes per command."""
 
     def __init__(self) -> None:
         self._executors: dict[tuple[str, tuple[str, ...]], DaytonaExecutor] = {}
+
+    async def __aenter__(self) -> DaytonaPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def get(self, root: str, homes: Sequence[str] = ()) -> DaytonaExecutor:
         """The pool's executor for ``root`` and ``homes``, made on first use."""
@@ -115,6 +122,16 @@ async def daytona_pool() -> AsyncIterator[DaytonaPool]:
         yield pool
     finally:
         await pool.aclose()
+
+
+async def case_pool() -> AsyncIterator[DaytonaPool]:
+    """The body of a case's pool fixture: ``pytest_asyncio.fixture(case_pool)`` (function
+    scope) in a module whose cases each run several commands on a workspace they do not
+    change. Not ``daytona_pool``: ``pytest_asyncio.fixture`` marks the function it is given,
+    so one function made a module fixture in one file and a case fixture in another broke
+    the first file's cases (their loop scope was the last file's)."""
+    async with DaytonaPool() as pool:
+        yield pool
 
 
 async def run_restricted(

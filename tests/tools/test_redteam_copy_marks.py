@@ -19,7 +19,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, reading_outside, run_restricted
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    case_pool,
+    reading_outside,
+    run_restricted,
+)
 
 from rho_domain.tools.read import ReadHandler
 
@@ -40,6 +48,10 @@ COPIES = {
 ORDINARY = {"notes.txt.new": "NOTES-NEW", "app.log.~1~": "LOG-NUM", "report.txt,v": "RCS-OK"}
 MARKS = tuple(f"COPY-{mark}" for mark in COPIES.values())
 
+# One sandbox for a case's commands, which leave its workspace as it was: a new one per
+# command paid its creation and set-up scripts every time (about 90 ms of CPU).
+sandboxes = pytest_asyncio.fixture(case_pool)
+
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -56,7 +68,7 @@ def _quoted(rel: str) -> str:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_secrets_numbered_packaged_or_partial_copy_is_never_read(
-    ws: Path, backend: str
+    ws: Path, backend: str, sandboxes: DaytonaPool
 ) -> None:
     cat_all = "cat " + " ".join(_quoted(rel) for rel in COPIES)
     plain = subprocess.run(cat_all, shell=True, cwd=ws, capture_output=True, text=True).stdout
@@ -66,11 +78,13 @@ async def test_a_secrets_numbered_packaged_or_partial_copy_is_never_read(
     items = " ".join(_quoted(rel) for rel in ("id_rsa.~1~", "id_ed25519.bak2", ".netrc,v"))
     commands.append(f"printf '%s\\n' {items} 'Copy (2) of .pgpass' | xargs -d '\\n' cat")
     for command in commands:
-        out = await run_restricted(str(ws), command, backend)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert [m for m in MARKS if m in out] == [], (command, out)
         if command.startswith("cat "):
             assert "secret" in out, (command, out)
-    out = await run_restricted(str(ws), "cat " + " ".join(map(_quoted, ORDINARY)), backend)
+    out = await run_restricted(
+        str(ws), "cat " + " ".join(map(_quoted, ORDINARY)), backend, sandboxes
+    )
     assert all(m in out for m in ORDINARY.values()), out
     executor = reading_outside(backend, str(ws))
     try:

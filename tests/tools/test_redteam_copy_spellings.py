@@ -21,7 +21,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, reading_outside, run_restricted
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    case_pool,
+    reading_outside,
+    run_restricted,
+)
 
 from rho_domain.tools.read import ReadHandler
 
@@ -60,6 +68,10 @@ ATTACKS = {
     "printf '%s\\n' 'id_rsa.1' '#x#' | xargs -d '\\n' cat": "",  # skipped, or hidden
 }
 
+# One sandbox for a case's commands, which leave its workspace as it was: a new one per
+# command paid its creation and set-up scripts every time (about 90 ms of CPU).
+sandboxes = pytest_asyncio.fixture(case_pool)
+
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -72,7 +84,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_secrets_rotated_autosaved_or_file_manager_copy_is_never_read(
-    ws: Path, backend: str
+    ws: Path, backend: str, sandboxes: DaytonaPool
 ) -> None:
     plain = subprocess.run(
         "cat id_rsa.1 .netrc-20240101 'keys/#id_ed25519#' '.netrc (copy)' 'credentials (2).json'"
@@ -85,10 +97,12 @@ async def test_a_secrets_rotated_autosaved_or_file_manager_copy_is_never_read(
     ).stdout
     assert all(m in plain for m in MARKS), plain  # each attack reaches its mark
     for command, refusal in ATTACKS.items():
-        out = await run_restricted(str(ws), command, backend)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert refusal in out, (command, out)
         assert [m for m in MARKS if m in out] == [], (command, out)
-    out = await run_restricted(str(ws), "cat logs/app.log.1 'notes (copy).md' .env.sample", backend)
+    out = await run_restricted(
+        str(ws), "cat logs/app.log.1 'notes (copy).md' .env.sample", backend, sandboxes
+    )
     assert all(m in out for m in ("LOG-ROTATED", "NOTES-COPY", "TEMPLATE=1")), out
     executor = reading_outside(backend, str(ws))
     try:

@@ -19,9 +19,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, case_pool, run_restricted
 
 MARKS = ("SECRET-GH-DEEP", "SECRET-ENV-DEEP")
+
+# One sandbox for a case's commands, which leave its workspace as it was: a new one per
+# command paid its creation and set-up scripts every time (about 90 ms of CPU).
+sandboxes = pytest_asyncio.fixture(case_pool)
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +59,11 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_tree_too_deep_to_scan_is_refused(workspace: Path, backend: str) -> None:
+async def test_a_tree_too_deep_to_scan_is_refused(
+    workspace: Path, backend: str, sandboxes: DaytonaPool
+) -> None:
     for command in ("grep -r SECRET .", "grep -rl oauth", "cat shallow.txt"):
-        out = await run_restricted(str(workspace), command, backend)
+        out = await run_restricted(str(workspace), command, backend, sandboxes)
         assert [m for m in MARKS if m in out] == [], (command, out[-400:])
         if backend != "daytona":  # Daytona's find walks it and refuses or excludes them
             refusal = "several hard links" if "cat" in command else "nested deeper than a path"
@@ -93,7 +100,7 @@ def climbing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_link_past_4096_characters_is_no_directory(
-    climbing: tuple[Path, str], backend: str
+    climbing: tuple[Path, str], backend: str, sandboxes: DaytonaPool
 ) -> None:
     """``os.path.realpath`` (and Daytona's ``realpath -m``, and xargs' guard's) took ``up``,
     whose path is longer than 4,096 characters, for a directory: the word resolved lexically
@@ -101,11 +108,11 @@ async def test_a_link_past_4096_characters_is_no_directory(
     bubblewrap and on Daytona (``echo WORD | xargs cat`` on Daytona)."""
     ws, word = climbing
     for command in (f"cat {word}", f"grep -r OUT {word}"):
-        out = await run_restricted(str(ws), command, backend)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert "OUTSIDE-DEEP" not in out, (command, out[-300:])
         if backend != "bwrap":  # there the secrets walk refuses the tree first
             assert "its real path cannot be judged" in out, (command, out[-300:])
     # xargs' guard judged the item by realpath -m alike (locally the walk refuses the tree)
-    out = await run_restricted(str(ws), f"echo {word} | xargs cat", backend)
+    out = await run_restricted(str(ws), f"echo {word} | xargs cat", backend, sandboxes)
     assert "OUTSIDE-DEEP" not in out, out[-300:]
     assert "outside what this profile reads" in out or "nested deeper" in out, out[-300:]

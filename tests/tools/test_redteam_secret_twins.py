@@ -19,7 +19,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, reading_outside, run_restricted
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    case_pool,
+    reading_outside,
+    run_restricted,
+)
 
 from rho_domain.tools.read import ReadHandler
 
@@ -65,6 +73,10 @@ ATTACKS = {
     "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
 }
 
+# One sandbox for a case's commands, which leave its workspace as it was: a new one per
+# command paid its creation and set-up scripts every time (about 90 ms of CPU).
+sandboxes = pytest_asyncio.fixture(case_pool)
+
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -76,7 +88,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backend: str) -> None:
+async def test_a_secrets_compressed_or_backup_copy_is_never_read(
+    ws: Path, backend: str, sandboxes: DaytonaPool
+) -> None:
     plain = subprocess.run(
         "zcat id_rsa.gz .netrc.gz dot/.ssh.tar.gz; cat keys/id_ed25519.bak server.pem~"
         " credentials.bak dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config"
@@ -88,7 +102,7 @@ async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backe
     ).stdout
     assert all(m in plain for m in MARKS), plain  # each attack reaches its mark
     for command, refusal in ATTACKS.items():
-        out = await run_restricted(str(ws), command, backend)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert refusal in out, (command, out)
         assert [m for m in MARKS if m in out] == [], (command, out)
     executor = reading_outside(backend, str(ws))
@@ -98,5 +112,5 @@ async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backe
         assert "PUBLIC" in await call_tool(ReadHandler(), {"path": "id_rsa.pub.bak"}, executor)
     finally:
         await executor.aclose()
-    out = await run_restricted(str(ws), "zcat logs/app.log.gz", backend)
+    out = await run_restricted(str(ws), "zcat logs/app.log.gz", backend, sandboxes)
     assert "LOG-LINE" in out, out

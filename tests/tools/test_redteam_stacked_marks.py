@@ -14,7 +14,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, reading_outside, run_restricted
+import pytest_asyncio
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    case_pool,
+    reading_outside,
+    run_restricted,
+)
 
 from rho_domain.tools.read import ReadHandler
 
@@ -32,6 +40,10 @@ STACKED = (
     "f/.docker-old/config.json",
 )
 
+# One sandbox for a case's commands, which leave its workspace as it was: a new one per
+# command paid its creation and set-up scripts every time (about 90 ms of CPU).
+sandboxes = pytest_asyncio.fixture(case_pool)
+
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -48,14 +60,16 @@ def _q(rel: str) -> str:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_stacked_and_parent_marks_are_copies_of_the_secret(ws: Path, backend: str) -> None:
+async def test_stacked_and_parent_marks_are_copies_of_the_secret(
+    ws: Path, backend: str, sandboxes: DaytonaPool
+) -> None:
     plain = subprocess.run(["grep", "-ra", "MARK", "."], cwd=ws, capture_output=True, text=True)
     assert plain.stdout.count("STACKED-") == len(STACKED), plain.stdout  # each attack reaches
     commands = [f"cat {_q(rel)}" for rel in STACKED]
     commands += ["grep -ra MARK .", "rg -a -uu MARK", "find . -type f", "ls -AR", "tree -a"]
     commands.append("printf '%s\\n' " + " ".join(map(_q, STACKED)) + " | xargs -d '\\n' cat")
     for command in commands:
-        out = await run_restricted(str(ws), command, backend)
+        out = await run_restricted(str(ws), command, backend, sandboxes)
         assert "STACKED-" not in out, (command, out)
         if command.startswith("cat "):
             assert "secret" in out, (command, out)
@@ -63,7 +77,7 @@ async def test_stacked_and_parent_marks_are_copies_of_the_secret(ws: Path, backe
             continue  # its refusal or the guard's notice names the file
         inside = ("known_hosts", "credentials.db", "login.keyring", "aws.bak/credentials")
         assert [name for name in inside if name in out] == [], (command, out)
-    out = await run_restricted(str(ws), "grep -r MARK .", backend)
+    out = await run_restricted(str(ws), "grep -r MARK .", backend, sandboxes)
     assert "ORDINARY-MARK" in out, out
     executor = reading_outside(backend, str(ws))
     try:
