@@ -6,9 +6,10 @@ Times ``echo hi`` as an unrestricted shell command and as a restricted argv stag
 bubblewrap: both run under the guard that makes them die with the agent (local/guard.py). With
 ``--bwrap`` the restricted stage runs in the sandbox instead (no guard). Prints the median
 wall time and the mean CPU time (user + system) of the processes a command starts (the
-guard, the rlimits launcher, the program), read from ``RUSAGE_CHILDREN``. With ``--guard``
-it measures the guard alone instead: the mean CPU of a guarded ``/bin/true`` started with
-``subprocess.run`` (run it with another tree's ``src`` on ``PYTHONPATH`` to compare).
+guard, which sets the rlimits, and the program; in the sandbox prlimit and bwrap), read from
+``RUSAGE_CHILDREN``. With ``--guard`` it measures the guard alone instead: the mean CPU of a
+guarded ``/bin/true`` started with ``subprocess.run`` (run it with another tree's ``src`` on
+``PYTHONPATH`` to compare).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The environments local commands start in.
 
 An unrestricted shell string runs in the caller's environment minus credentials and
-code-loading hooks (``scrub_env``); a restricted stage in one built from nothing
-(``restricted_env``): a fixed PATH, a UTF-8 locale, no home, pagers off and git's system and
-global configuration out of reach. Both return a new dict the caller may extend.
+code-loading hooks (``scrub_env``; ``shell_env`` adds a PATH and turns pagers off); a
+restricted stage in one built from nothing (``restricted_env``): a fixed PATH, a UTF-8 locale,
+no home, pagers off and git's system and global configuration out of reach. Each returns a new
+dict the caller may extend.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
         and k not in _DROPPED_VARS
         and not k.startswith("BASH_FUNC_")
     }
+
+
+def shell_env(env: Mapping[str, str], search_path: Sequence[str]) -> dict[str, str]:
+    """An unrestricted shell command's environment: ``env`` scrubbed, ``search_path`` as its
+    PATH when it has none, pagers and git's terminal prompt off."""
+    out = scrub_env(env)
+    out.setdefault("PATH", ":".join(search_path))
+    out.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return out
 
 
 def restricted_env(search_path: Sequence[str]) -> dict[str, str]:

@@ -20,13 +20,21 @@ under this guard, a small Python process started in the command's fresh process 
   starting is not missed.
 
 The guard forks the command, waits for it, and exits with its status (``128 + signal`` for a
-signal, as bash reports it). It uses only the standard library and starts with ``-I -S``; it
-starts before every command, so it imports ``_signal``, the C module under ``signal``: the
-``signal`` module builds its enums at import, which cost 8-12 ms of CPU a command (about
-30 % of the guard's; 20 against 30 ms measured per guarded ``/bin/true``). For the same
-reason it calls ``prctl`` through ``_ctypes``, the C module under ``ctypes``, with the two
-types it needs declared as ``ctypes`` declares them: ``import ctypes`` builds every C type
-and loads ``struct``, 3-4 ms of a guard's 18 (docs/benchmarks.md, ``bench_tool_spawn``).
+signal, as bash reports it). A command's rlimits (``rlimits.Rlimits.pairs``) are set by the
+guard's child between the fork and the exec: the guard is a fresh single-threaded program, so
+this is safe where a ``preexec_fn`` in the threaded agent is not; the limits are in force
+before the command's first instruction and inherited by all it starts, and the extra
+``prlimit`` exec a guarded command had before (about 1 ms of CPU) is gone. A limit that
+cannot be set runs nothing: the child says which and exits 126.
+
+It uses only the standard library and starts with ``-I -S``; it starts before every command,
+so it imports ``_signal``, the C module under ``signal``: the ``signal`` module builds its
+enums at import, which cost 8-12 ms of CPU a command (about 30 % of the guard's; 20 against
+30 ms measured per guarded ``/bin/true``). For the same reason it calls ``prctl`` through
+``_ctypes``, the C module under ``ctypes``, with the two types it needs declared as ``ctypes``
+declares them: ``import ctypes`` builds every C type and loads ``struct``, 3-4 ms of a
+guard's 18 (docs/benchmarks.md, ``bench_tool_spawn``); ``resource``, a C module of 0.25 ms,
+only when there are limits to set.
 """
 
 from __future__ import annotations
@@ -52,6 +60,11 @@ class Process:
 # A service (an MCP server) is asked to stop with TERM to its group, which the guard leaves
 # to it; the agent's death and an explicit stop reach the guard as USR1 then.
 service = sys.argv[2] == "service"
+n_limits = int(sys.argv[3])
+limits = [spec.split(":") for spec in sys.argv[4:4 + n_limits]]
+command = sys.argv[4 + n_limits:]
+if limits:
+    import resource
 STOP = _signal.SIGUSR1 if service else _signal.SIGTERM
 prctl = CFunction(("prctl", Process()))
 prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
@@ -97,10 +110,17 @@ child = os.fork()
 if child == 0:
     for sig in (STOP, _signal.SIGTERM, _signal.SIGPIPE, _signal.SIGXFSZ):  # set aside here
         _signal.signal(sig, _signal.SIG_DFL)
+    for name, soft, hard in limits:  # the command's own, set before it runs: never exec without
+        try:
+            resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
+        except (OSError, ValueError) as exc:
+            os.write(2, ("rho-agent: cannot set %s to %s:%s for %s: %s\n"
+                         % (name, soft, hard, command[0], exc)).encode())
+            os._exit(126)
     try:
-        os.execvp(sys.argv[3], sys.argv[3:])
+        os.execvp(command[0], command)
     except OSError as exc:
-        os.write(2, ("%s: %s\n" % (sys.argv[3], exc.strerror)).encode())
+        os.write(2, ("%s: %s\n" % (command[0], exc.strerror)).encode())
         os._exit(127)
 if service:  # the server's pipes are its own: held here, a server that closed its stdout
     os.close(0)  # (or stdin) and ran on was never seen to, and each call waited its timeout
@@ -119,9 +139,24 @@ while True:
 """
 
 
-def guarded(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """``argv`` run under the guard: it dies with this process (see the module docstring)."""
-    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), "command", *argv)
+def guarded(argv: tuple[str, ...], rlimits: Sequence[tuple[str, int, int]] = ()) -> tuple[str, ...]:
+    """``argv`` run under the guard: it dies with this process (see the module docstring),
+    and runs under ``rlimits`` ((``RLIMIT_*`` name, soft, hard) each, ``Rlimits.pairs``), set
+    by the guard's child before the exec."""
+    specs = [f"{name}:{soft}:{hard}" for name, soft, hard in rlimits]
+    pid = str(os.getpid())
+    return (
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _SCRIPT,
+        pid,
+        "command",
+        str(len(specs)),
+        *specs,
+        *argv,
+    )
 
 
 def guarded_service(argv: Sequence[str]) -> tuple[str, ...]:
@@ -132,7 +167,7 @@ def guarded_service(argv: Sequence[str]) -> tuple[str, ...]:
     to its group, so the program gets to stop on its own; ``STOP_SERVICE`` sent to the guard
     kills the program and everything below it at once. The guard exits with the program's
     status; a program that cannot be executed exits 127, saying why on stderr."""
-    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), "service", *argv)
+    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), "service", "0", *argv)
 
 
 STOP_SERVICE = signal.SIGUSR1

@@ -9,7 +9,7 @@ grandchild outlives the call; what left its group is the guard's (``guard.py``).
 a byte cap: the head and the tail are kept, the middle is counted in ``omitted``. Past
 ``kill_after`` bytes in all (the output limit) reading stops and every group is killed:
 ``yes`` ends there, not at the timeout.
-Resource limits are not set here: the argvs arrive wrapped by ``rlimits.limited``.
+Resource limits are not set here: the guard (``guard.py``) or ``rlimits.limited`` sets them.
 """
 
 from __future__ import annotations

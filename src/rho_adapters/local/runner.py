@@ -5,9 +5,9 @@ resolved to an absolute path in the fixed search path, and, when bubblewrap work
 inside the sandbox of ``sandbox.py`` (a read-only view of the machine with every secret
 hidden, no network, its own PID namespace, an environment built from nothing). Unrestricted
 shell strings run through ``bash --noprofile --norc -c`` with the caller's environment minus
-credentials. Every command runs under the profile's ``ResourceLimits``: rlimits set by a
-launcher in front of it (``rlimits.py``; RLIMIT_FSIZE is 0 for a restricted command without a
-sandbox: no data can be written to any file) and an output limit that kills it.
+credentials. Every command runs under the profile's ``ResourceLimits``: rlimits (set by the
+guard before its exec, by ``rlimits.py``'s launcher for the sandbox; RLIMIT_FSIZE 0 for a
+restricted command without a sandbox: no file can grow) and an output limit that kills it.
 
 Here: whether the sandbox works (bwrap probed once per process), its argv prefix, each
 command's environment and limits, and the order of the steps; a stage's argv is prepared by
@@ -110,8 +110,7 @@ class CommandRunner:
         self.reach = reach if reach is not None else ReadReach()
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
         self.visible_roots = tuple(visible_roots)
-        # Kept, not copied: read (and scrubbed) as each unrestricted command starts, so
-        # ``os.environ`` passed here stays live, and opening a session copies nothing.
+        # Kept, not copied: scrubbed as each shell command starts (``os.environ`` stays live).
         self.base_env = base_env
         self.policy = policy if policy is not None else SecretPolicy()
         self.limits = limits if limits is not None else ResourceLimits()
@@ -228,18 +227,14 @@ class CommandRunner:
     ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
-        from rho_adapters.local.command_env import scrub_env
+        from rho_adapters.local.command_env import shell_env
         from rho_adapters.local.guard import guarded
         from rho_adapters.local.pipeline_spawn import spawn_pipeline
 
         if command.shell is not None:
-            argvs: list[tuple[str, ...]] = [
-                guarded(("/bin/bash", "--noprofile", "--norc", "-c", command.shell))
-            ]
-            env = scrub_env(self.base_env)
-            env.setdefault("PATH", ":".join(self.search_path))
-            env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-            file_size = self.limits.file_size_bytes
+            bash = ("/bin/bash", "--noprofile", "--norc", "-c", command.shell)
+            argvs = [guarded(bash, self._rlimits(self.limits.file_size_bytes))]
+            env = shell_env(self.base_env, self.search_path)
             stages_null = [(False, "capture")]
             datas: list[str | None] = [None]
             stdin_fds = [None]
@@ -250,16 +245,14 @@ class CommandRunner:
                 await prepare(self, stage.argv, cwd, binds, git_env) for stage in command.pipeline
             ]
             env = self.stage_env(git_env)
-            sandbox = await self.sandboxed()
-            if not sandbox:  # bubblewrap's --die-with-parent does this inside the sandbox
-                argvs = [guarded(argv) for argv in argvs]
-            # Without a sandbox no file may grow at all; inside, only its private tmpfs can.
-            file_size = self.limits.file_size_bytes if sandbox else 0
+            if await self.sandboxed():  # inside, only the sandbox's private tmpfs can grow
+                argvs = [self._limited(argv, self.limits.file_size_bytes) for argv in argvs]
+            else:  # the guard: what bubblewrap's --die-with-parent does, and no file may grow
+                argvs = [guarded(argv, self._rlimits(0)) for argv in argvs]
             stages_null = [(s.stdout_null, s.stderr) for s in command.pipeline]
             datas = [s.stdin_data for s in command.pipeline]
         if not argvs:
             raise ToolError("empty command")
-        argvs = [self._limited(argv, file_size) for argv in argvs]
         kill_after = self.limits.output_bytes
         return await spawn_pipeline(
             argvs, stages_null, datas, stdin_fds, cwd, env, command, kill_after=kill_after
@@ -292,8 +285,15 @@ class CommandRunner:
 
         return {**restricted_env(self.search_path), **(git_env or {})}
 
+    def _rlimits(self, file_size: int | None) -> list[tuple[str, int, int]]:
+        """The profile's rlimits as (name, soft, hard), ``file_size`` decided by the caller."""
+        from rho_adapters.local.rlimits import profile_rlimits
+
+        return profile_rlimits(self.limits, file_size=file_size).pairs()
+
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
-        """``argv`` under the profile's rlimits (``file_size`` decided by the caller)."""
+        """``argv`` (a sandbox's: no guard runs it) under the profile's rlimits, set by the
+        launcher in front of it (``rlimits.limited``)."""
         from rho_adapters.local.rlimits import limited, profile_rlimits
 
         rlimits = profile_rlimits(self.limits, file_size=file_size)
