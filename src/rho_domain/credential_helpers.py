@@ -1,0 +1,60 @@
+"""The files a git ``credential.helper`` command line may read: secrets by what names them.
+
+git runs every helper with the shell: ``!cmd`` as written, ``/abs/helper args`` as written,
+``name args`` as ``git credential-name args``. Before redshell26 only the ``--file`` and
+``--socket`` of a helper were secrets, so a helper that is a shell string
+(``!f() { cat .tokens/gh; }; f``, ``!echo password=$(cat deploy/token)``) or a program given
+a file some other way (``/opt/vault-helper deploy/role.json``, ``aws-helper
+--profile-file=deploy/p.ini``, ``store <deploy/x``) left that file readable by ``cat``.
+
+Now every word of every command of the helper names a file (``helper_files``) but the
+program that starts the line (``/usr/bin/gh auth git-credential`` does not hide ``gh``):
+its options' values (``--x=VALUE``, ``key=VALUE``), its operands, its redirections'
+targets, the words inside ``$(...)`` and backquotes, a command string's words (``sh -c
+'cat deploy/t'``). A word that names no file stays a name
+that no file has (a file made with that name later is a secret; a directory never is).
+What a helper computes (``cat "$(cat where)"``) or a script it runs reads is not seen: the
+walls judge paths, and docs/security.md says so. Pure: text in, values out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from rho_domain.command_words import option_values, words_of
+from rho_domain.ssh_wrappers import wrapper_commands
+
+__all__ = ["helper_files"]
+
+# what a shell word may carry that is not part of a file's name: a redirection's operator
+# (``2>``, ``<``, ``&>``), a command substitution's or group's marks
+_LEADING = re.compile(r"^(?:\d*[<>]+&?|&>+|[`{}!]+)+")
+_TRAILING = re.compile(r"[`{}]+$")
+_RUNS_TEXT = re.compile(r"^(?:-[A-Za-z]*c|eval)$")  # what runs its next word as a command
+
+
+def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
+    """The words of the helper command line ``value`` that may name a file it reads (see
+    the module docstring), as written: ``placed`` makes each a path as git places it."""
+    shell = value.startswith("!")
+    text = value[1:] if shell else value
+    found: list[str] = []
+    for line in wrapper_commands(text.replace("`", " ` ")):
+        words = [w for w in (_bare(word) for word in words_of(line, env)) if w]
+        found += option_values(words, ("file", "socket"), ("--",))
+        if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
+            found += option_values(words, ("file",), ("-",))
+        for at, word in enumerate(words[1:], 1):  # the program is no file it reads (``gh``)
+            if " " in word and _RUNS_TEXT.match(words[at - 1]):  # ``sh -c 'cat deploy/t'``
+                found += helper_files(f"!{word}", env)
+            name, equals, given = word.partition("=")
+            found += [given] if equals else []
+            if not word.startswith("-") and not (equals and "/" not in name):
+                found.append(word)
+    return [w for w in dict.fromkeys(found) if w and not w.isdigit() and any(map(str.isalnum, w))]
+
+
+def _bare(word: str) -> str:
+    """``word`` without the shell's marks around a file's name (``<x``, ``2>x``, ``{``)."""
+    return _TRAILING.sub("", _LEADING.sub("", word))
