@@ -104,3 +104,50 @@ async def test_no_tool_reads_a_file_a_credential_helper_command_names(
     out = await call_tool(*restricted_bash("grep -r K-CRED26 deploy .tokens"), executor)
     assert MARK not in out, out
     assert "plain words" in await call_tool(*restricted_bash("cat auth/plain.txt"), executor)
+
+
+@pytest.fixture(scope="module")
+def relative_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A home whose ssh configuration names keys relative to where ssh runs, and a
+    workspace holding such keys below subdirectories (ssh run there reads them)."""
+    base = tmp_path_factory.mktemp("relkey26")
+    root, home = base / "ws", base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/config").write_text(
+        "Host *\n  IdentityFile keys/deploy.txt\n  CertificateFile ./certs/../c26.txt\n"
+    )
+    for key in RELATIVE_KEYS:
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_text(f"{MARK}-relative\n")
+    (root / "svc/keys/readme.txt").write_text("plain words\n")
+    return root, home
+
+
+RELATIVE_KEYS = ("svc/keys/deploy.txt", "a/b/keys/deploy.txt", "keys/deploy.txt", "svc/c26.txt")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_relative_identity_file_is_hidden_wherever_ssh_may_run(
+    relative_key: tuple[Path, Path], backend: str, pool: DaytonaPool
+) -> None:
+    # ssh opens a relative IdentityFile from its working directory (strace: openat(AT_FDCWD,
+    # "keys/deploy.txt")), not only from the repository's top where git runs it: `cd svc &&
+    # ssh host` reads svc/keys/deploy.txt, which cat printed
+    root, home = relative_key
+    if backend == "daytona":
+        executor: LocalExecutor | DaytonaExecutor = pool.get(str(root), (str(home),))
+    else:
+        env = {**ENV, "HOME": str(home)}
+        executor = LocalExecutor(
+            str(root), sandbox=backend == "bwrap", homes=(str(home),), base_env=env
+        )
+    for key in RELATIVE_KEYS:
+        out = await call_tool(*restricted_bash(f"cat {key}"), executor)
+        assert f"(a credential file {home}/.ssh/config names)" in out, (key, out)
+        out = await call_tool(ReadHandler(), {"path": key}, executor)
+        assert out.startswith("SensitivePath"), (key, out)
+    for command in ("grep -r K-CRED26 .", "find . -type f -exec cat {} +", "cd svc && cat keys/*"):
+        out = await call_tool(*restricted_bash(command), executor)
+        assert MARK not in out, (command, out)
+    assert "plain words" in await call_tool(*restricted_bash("cat svc/keys/readme.txt"), executor)

@@ -101,7 +101,8 @@ async def named_secrets(
         commands=commands,
     )  # fmt: skip
     found += await _commands_named(run, dict.fromkeys(commands), tops, home, search)
-    files = await _canonical(run, found)
+    anywhere = [(p, by) for p, by in found if p.startswith("*/")]  # below any directory
+    files = await _canonical(run, [(p, by) for p, by in found if not p.startswith("*/")])
     held = [components(p) for p in (*tops, *homes)]
     directories: list[tuple[str, str]] = []
     for real, by in await _canonical(run, stores, directories=True):
@@ -110,7 +111,7 @@ async def named_secrets(
         else:
             directories.append((real, by))
     origins: dict[str, str] = {}
-    for path, by in (*files, *directories):
+    for path, by in (*files, *directories, *anywhere):
         origins.setdefault(path, by)
     return tuple(origins.items())
 

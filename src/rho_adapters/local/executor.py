@@ -87,9 +87,10 @@ class LocalExecutor(Executor):
         held = (tree.root, *(t.root for t in extra))
         origins = git_named_origins(held, known_homes, base_env, resolved=True)
         origins += environment_secrets(base_env or {}, (*held, *known_homes))
-        named = tuple(path for path, _ in origins)
+        named = tuple(path for path, _ in origins if not path.startswith("*/"))
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
+            anywhere=tuple(path[2:] for path, _ in origins if path.startswith("*/")),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
             named_by=origins,

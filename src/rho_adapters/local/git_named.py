@@ -119,11 +119,16 @@ def git_named_origins(
         ssh_keys += ssh_given[1]
     found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
-    files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
+    files = [(r, by) for p, by in found if not os.path.isdir(r := _real(p))]
     origins: dict[str, str] = {}
     for path, by in (*files, *_stores(directories, (*tops, *homes))):
         origins.setdefault(path, by)
     return tuple(origins.items())
+
+
+def _real(path: str) -> str:
+    """``path``'s real path; a name below any directory (``*/keys/deploy``) as it is."""
+    return path if path.startswith("*/") else os.path.realpath(path)
 
 
 def _stores(directories: Sequence[tuple[str, str]], held: Sequence[str]) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIGS, NamedFiles, named_by, placed
 from rho_domain.ssh_named_files import (
     SshNamed,
+    anywhere_name,
     filled,
     literal_of,
     pattern_of,
@@ -73,7 +74,11 @@ def ssh_named_secrets(
     for command, by in dict.fromkeys(commands):  # ProxyCommand bin/jump %h: its script's keys
         programs = named_by([("core", "sshcommand", command)], env=env).ssh_programs
         inner = wrapped(programs, tops, home, env)
-        found += [(p, by) for value in inner.ssh_keys for p in _keys_of(value, home, tops, env)]
+        found += [
+            (p, by)
+            for value in inner.ssh_keys
+            for p in _keys_of(value, home, tops, env, anywhere=True)  # run where ssh runs
+        ]
         for config in (p for c in inner.ssh_configs for p in _candidates(c, tops, home, "")):
             found += _named_from((config, home, f"{home}/.ssh" if home else "/"), tops, env, [])
     return found
@@ -162,21 +167,32 @@ def _named_from(
                 pattern = os.path.join(include_base, pattern)
                 pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
         found += [
-            (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
+            (p, config)
+            for value in named.secrets
+            for p in _keys_of(value, its_home, tops, env, anywhere=True)
         ]
         commands += [(command, config) for command in named.commands]
     return found
 
 
 def _keys_of(
-    value: str, home: str | None, tops: Sequence[str], env: Mapping[str, str]
+    value: str,
+    home: str | None,
+    tops: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    anywhere: bool = False,
 ) -> list[str]:
-    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (ssh's
-    working directory) when relative."""
+    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (where git
+    runs ssh) when relative; with ``anywhere`` (a configuration's, which ssh reads wherever
+    it runs) a relative literal one is ``*/NAME`` too, a secret below every directory
+    (``anywhere_name``)."""
     if (pattern := pattern_of(_filled(value, env), home=home)) is None:
         return []
     bases = tops if not pattern.startswith("/") else ("/",)
-    return [p for top in bases for p in _matches(os.path.join(top, pattern))]
+    found = [p for top in bases for p in _matches(os.path.join(top, pattern))]
+    name = anywhere_name(pattern) if anywhere else None
+    return [*found, f"*/{name}"] if name else found
 
 
 def _filled(value: str, env: Mapping[str, str]) -> str:
