@@ -10,11 +10,14 @@ a file some other way (``/opt/vault-helper deploy/role.json``, ``aws-helper
 Now every word of every command of the helper names a file (``helper_files``) but the
 program that starts the line (``/usr/bin/gh auth git-credential`` does not hide ``gh``):
 its options' values (``--x=VALUE``, ``key=VALUE``), its operands, its redirections'
-targets, the words inside ``$(...)`` and backquotes, a command string's words (``sh -c
-'cat deploy/t'``). A word that names no file stays a name
-that no file has (a file made with that name later is a secret; a directory never is).
-What a helper computes (``cat "$(cat where)"``) or a script it runs reads is not seen: the
-walls judge paths, and docs/security.md says so. Pure: text in, values out.
+targets, the words inside ``$(...)`` and backquotes, and the words of a quoted word with
+blanks, which may be a command string (``sh -c 'cat deploy/t'``, ``"password=$(cat t)"``).
+A word that names no file stays a name that no file has (a file made with that name later
+is a secret; a directory never is).
+A script the helper runs by path (``!sh bin/cred.sh``) is read as ssh wrappers are
+(``helper_programs``): its lines' words name files too. What a helper computes (``cat
+"$(cat where)"``) is not seen: the walls judge paths, and docs/security.md says so.
+Pure: text in, values out.
 """
 
 from __future__ import annotations
@@ -25,13 +28,12 @@ from collections.abc import Mapping
 from rho_domain.command_words import option_values, words_of
 from rho_domain.ssh_wrappers import wrapper_commands
 
-__all__ = ["helper_files"]
+__all__ = ["helper_files", "helper_programs"]
 
 # what a shell word may carry that is not part of a file's name: a redirection's operator
 # (``2>``, ``<``, ``&>``), a command substitution's or group's marks
 _LEADING = re.compile(r"^(?:\d*[<>]+&?|&>+|[`{}!]+)+")
 _TRAILING = re.compile(r"[`{}]+$")
-_RUNS_TEXT = re.compile(r"^(?:-[A-Za-z]*c|eval)$")  # what runs its next word as a command
 
 
 def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
@@ -45,9 +47,9 @@ def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
         found += option_values(words, ("file", "socket"), ("--",))
         if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
             found += option_values(words, ("file",), ("-",))
-        for at, word in enumerate(words[1:], 1):  # the program is no file it reads (``gh``)
-            if " " in word and _RUNS_TEXT.match(words[at - 1]):  # ``sh -c 'cat deploy/t'``
-                found += helper_files(f"!{word}", env)
+        for word in words[1:]:  # the program is no file it reads (``gh``)
+            if " " in word:  # ``sh -c 'cat deploy/t'``, ``"password=$(cat deploy/t)"``
+                found += helper_files(f"!_ {word}", env)  # its words too, each
             name, equals, given = word.partition("=")
             found += [given] if equals else []
             if not word.startswith("-") and not (equals and "/" not in name):
@@ -58,3 +60,13 @@ def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
 def _bare(word: str) -> str:
     """``word`` without the shell's marks around a file's name (``<x``, ``2>x``, ``{``)."""
     return _TRAILING.sub("", _LEADING.sub("", word))
+
+
+def helper_programs(value: str, env: Mapping[str, str]) -> list[str]:
+    """The words of the helper command line ``value`` that may name a script it runs (a
+    word with a ``/``: ``!bin/cred.sh``, ``!sh ./cred.sh get``, ``/opt/helper``): the
+    executors read such a script's command lines as a helper's own (``helper_files``), as
+    they read an ssh wrapper's, so ``cat deploy/token`` in it is seen."""
+    text = value[1:] if value.startswith("!") else value
+    words = (_bare(w) for line in wrapper_commands(text) for w in words_of(line, env))
+    return list(dict.fromkeys(w for w in words if "/" in w and not w.startswith("-")))

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import attrs
 
 from rho_domain.command_words import words_of
-from rho_domain.credential_helpers import helper_files
+from rho_domain.credential_helpers import helper_files, helper_programs
 from rho_domain.errors import ExecutorError
 from rho_domain.git_config_syntax import entries
 from rho_domain.paths import components, is_within
@@ -97,6 +97,9 @@ class NamedFiles:
     # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
     # their command lines name keys too (the executors read them, ``ssh_wrappers``)
     ssh_programs: tuple[str, ...] = ()
+    # the scripts a credential helper may run (``!sh bin/cred.sh``): their lines name files
+    # as the helper's own do (``credential_helpers.helper_programs``)
+    helper_programs: tuple[str, ...] = ()
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -123,6 +126,7 @@ def named_by(
     ssh_configs: list[str] = []
     ssh_keys: list[str] = []
     ssh_programs: list[str] = []
+    helpers: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -133,6 +137,7 @@ def named_by(
             secrets.append(value)
         elif (section, key) == ("credential", "helper"):
             secrets.extend(helper_files(value, env or {}))
+            helpers.extend(helper_programs(value, env or {}))
         elif (section, key) == ("core", "sshcommand"):
             for words in _command_lines(value, env or {}):
                 identities, keys, configs = ssh_command_files(words)
@@ -150,6 +155,7 @@ def named_by(
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
         ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
         ssh_programs=tuple(dict.fromkeys(v for v in ssh_programs if v)),
+        helper_programs=tuple(dict.fromkeys(helpers)),
     )
 
 

@@ -40,6 +40,13 @@ HELPERS = {  # credential.helper -> the file it reads
     "/opt/vault-helper deploy/role.json": "deploy/role.json",
     "aws-helper --profile-file=deploy/p.ini": "deploy/p.ini",
     "!cat `echo deploy/bq`": "deploy/bq",  # a backquoted word: read as words
+    "!sh bin/cred.sh": "deploy/by-script",  # bin/cred.sh: cat deploy/by-script
+    "!bin/outer get": "deploy/by-inner",  # bin/outer: exec bin/inner "$@", which cats it
+}
+SCRIPTS = {
+    "bin/cred.sh": 'echo "password=$(cat deploy/by-script)"\n',
+    "bin/outer": '#!/bin/sh\nexec bin/inner "$@"\n',
+    "bin/inner": "#!/bin/sh\nT=deploy/by-inner\nprintf 'password=%s\\n' \"$(cat $T)\"\n",
 }
 pool = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
 
@@ -59,6 +66,9 @@ def trap(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for path in HELPERS.values():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(f"{MARK}-helper\n")
+    for script, text in SCRIPTS.items():
+        (root / script).parent.mkdir(parents=True, exist_ok=True)
+        (root / script).write_text(text)
     (root / "auth").mkdir()  # a directory named by a helper's word stays readable
     (root / "auth/plain.txt").write_text("plain words\n")
     return root

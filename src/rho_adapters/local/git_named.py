@@ -107,7 +107,8 @@ def git_named_origins(
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs: list[str] = []
     ssh_keys: list[tuple[str, str]] = []
-    for given in (named, wrapped(named.ssh_programs, tops, home, shell_env)):
+    helped = wrapped(named.helper_programs, tops, home, shell_env, helper=True)
+    for given in (named, wrapped(named.ssh_programs, tops, home, shell_env), helped):
         found += [(p, by_env) for p in _placed_all(given.secrets, tops, home)]
         ssh_configs += _placed_all(given.ssh_configs, tops, home)
         ssh_keys += [(value, by_env) for value in given.ssh_keys]
@@ -196,7 +197,9 @@ def _named_by_group(
                     found.append((include, config))
                     pending.append((include, bases))
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        for given in (named, wrapped(named.ssh_programs, (*bases, here), home, shell_env)):
+        places = (*bases, here)
+        helped = wrapped(named.helper_programs, places, home, shell_env, helper=True)
+        for given in (named, wrapped(named.ssh_programs, places, home, shell_env), helped):
             found += [(p, config) for p in _placed_all(given.secrets, (*bases, here), home)]
             ssh_given[0].extend(_placed_all(given.ssh_configs, (*bases, here), home))
             ssh_given[1].extend((value, config) for value in given.ssh_keys)

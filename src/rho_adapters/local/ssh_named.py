@@ -85,13 +85,22 @@ def ssh_named_secrets(
 
 
 def wrapped(
-    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
+    programs: Sequence[str],
+    bases: Sequence[str],
+    home: str | None,
+    env: Mapping[str, str],
+    *,
+    helper: bool = False,
 ) -> NamedFiles:
     """What the wrapper scripts a ``core.sshCommand`` (or ``GIT_SSH``) runs name, their
     command lines read as ``core.sshCommand``: a path placed as git places a file (below
     ``bases``: the repository's top), a bare name where the shell may find it on ``env``'s
     ``PATH`` (``on_search_path``: a relative or empty entry below ``bases`` too); and what the
-    scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
+    scripts their lines run by path name in turn (``exec bin/inner "$@"``). With ``helper``
+    the scripts a credential helper runs (``helper_programs``), each line read as a helper's
+    shell string (``credential_helpers``)."""
+    entry = ("credential", "helper") if helper else ("core", "sshcommand")
+    prefix = "!" if helper else ""
     lines: list[str] = []
     read: dict[str, bool] = {}
     search_path = env.get("PATH", os.defpath)  # the commands' own: never the process's
@@ -99,9 +108,10 @@ def wrapped(
         paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
         more = _wrapper_lines(paths, read)
         lines += more
-        nested = named_by((("core", "sshcommand", line) for line in more), env=env).ssh_programs
-        programs = [p for p in nested if "/" in p]
-    return named_by((("core", "sshcommand", line) for line in lines), env=env)
+        nested = named_by(((*entry, prefix + line) for line in more), env=env)
+        runs = nested.helper_programs if helper else nested.ssh_programs
+        programs = [p for p in runs if "/" in p]
+    return named_by(((*entry, prefix + line) for line in lines), env=env)
 
 
 def _candidates(program: str, bases: Sequence[str], home: str | None, search: str) -> list[str]:
