@@ -6,8 +6,9 @@ printed the token on every backend (redshell23). A configuration names a file a 
 credentials from, or a key, with the values read here (``named_in``), each in any
 subsection (``credential.<url>.helper``, ``http.<url>.cookieFile``):
 
-* ``credential.helper``: the ``--file`` of ``store`` (and of any helper command line that
-  passes one: ``!git credential-store --file x``), the ``--socket`` of ``cache``;
+* ``credential.helper``: every word of its command lines that may name a file
+  (``credential_helpers``): the ``--file`` of ``store``, the ``--socket`` of ``cache``, a
+  shell string's operands (``!f() { cat .tokens/gh; }; f``), a program's arguments;
 * ``http.cookieFile``, ``http.sslKey``, ``http.sslCert`` (a PEM that may hold the key too),
   ``http.proxySSLKey``, ``http.proxySSLCert``;
 * ``core.sshCommand``'s identity (``-i key``, ``-ikey``, ``-o IdentityFile=key``, and
@@ -32,12 +33,13 @@ path as git does (``~/`` is the home, a relative path is below ``base``).
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
+from rho_domain.command_words import words_of
+from rho_domain.credential_helpers import helper_files, helper_programs
 from rho_domain.errors import ExecutorError
 from rho_domain.first_use import FirstUse
 from rho_domain.git_config_syntax import entries
@@ -95,6 +97,9 @@ class NamedFiles:
     # the programs an ssh command line runs that may be wrapper scripts (``bin/gssh -v``):
     # their command lines name keys too (the executors read them, ``ssh_wrappers``)
     ssh_programs: tuple[str, ...] = ()
+    # the scripts a credential helper may run (``!sh bin/cred.sh``): their lines name files
+    # as the helper's own do (``credential_helpers.helper_programs``)
+    helper_programs: tuple[str, ...] = ()
 
 
 def named_in(text: str, *, env: Mapping[str, str] | None = None) -> NamedFiles:
@@ -121,6 +126,7 @@ def named_by(
     ssh_configs: list[str] = []
     ssh_keys: list[str] = []
     ssh_programs: list[str] = []
+    helpers: list[str] = []
     for section, key, given in found:
         value = "true" if given is None else given
         if (section, key) == ("credential", "plaintextstorepath"):
@@ -130,10 +136,8 @@ def named_by(
         elif (section, key) in _PATH_KEYS:
             secrets.append(value)
         elif (section, key) == ("credential", "helper"):
-            words = _words(value.removeprefix("!"), env or {})
-            secrets.extend(_option_values(words, ("file", "socket"), ("--",)))
-            if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
-                secrets.extend(_option_values(words, ("file",), ("-",)))
+            secrets.extend(helper_files(value, env or {}))
+            helpers.extend(helper_programs(value, env or {}))
         elif (section, key) == ("core", "sshcommand"):
             for words in _command_lines(value, env or {}):
                 identities, keys, configs = ssh_command_files(words)
@@ -151,6 +155,7 @@ def named_by(
         ssh_configs=tuple(dict.fromkeys(v for v in ssh_configs if v)),
         ssh_keys=tuple(dict.fromkeys(v for v in ssh_keys if v)),
         ssh_programs=tuple(dict.fromkeys(v for v in ssh_programs if v)),
+        helper_programs=tuple(dict.fromkeys(helpers)),
     )
 
 
@@ -159,9 +164,9 @@ def _command_lines(value: str, env: Mapping[str, str]) -> list[list[str]]:
     holds, a shell's (``sh -c 'exec ssh -i deploy/key "$@"'``) or an ssh option's (``-o
     'ProxyCommand=bin/jump %h %p'``, its keyword taken off): ssh and the shell run those
     too, so their keys and wrapper scripts count (probeshell25b: they were one word)."""
-    words = _words(value, env)
+    words = words_of(value, env)
     inner = [_OPTION_KEYWORD().sub("", w, count=1) for w in words if _BLANK().search(w)]
-    return [words, *(_words(command, env) for command in inner)]
+    return [words, *(words_of(command, env) for command in inner)]
 
 
 def _programs(words: list[str]) -> list[str]:
@@ -252,49 +257,5 @@ def repository_tops(paths: Iterable[str]) -> tuple[str, ...]:
 # ``ssh-ed25519 AAAA...``), not as a file; an OpenPGP key id or e-mail is placed as a path
 # too, a file that most likely does not exist
 _LITERAL_KEYS = ("key::", "ssh-", "ecdsa-", "sk-")
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-
-
-_BLANKS = {ord(c): " " for c in "\t\r\n"}  # shlex's whitespace; str.split's others are not
 _BLANK = FirstUse(r"[ \t\r\n]")
 _OPTION_KEYWORD = FirstUse(r"^\s*[A-Za-z]+\s*=\s*")  # ``ProxyCommand=`` before a command
-
-
-def _words(value: str, env: Mapping[str, str]) -> list[str]:
-    """A command line's words as the shell gives them to the program: split (on blanks when
-    a quote is left open), each with its ``$NAME`` and ``${NAME}`` expanded from ``env``
-    (unset: empty, as the shell does) and also as written (a word in single quotes is not
-    expanded)."""
-    if not any(mark in value for mark in "'\"\\"):
-        # no quote and no escape: the shell's words are its blanks' pieces (what
-        # shlex.split gives), without importing shlex on every executor's start (a
-        # machine's /etc/gitconfig often names a helper: the one-shot pays it otherwise)
-        words = [word for word in value.translate(_BLANKS).split(" ") if word]
-    else:
-        import shlex
-
-        try:
-            words = shlex.split(value, comments=False)
-        except ValueError:
-            words = value.split()
-    expanded = [_VARIABLE.sub(lambda m: env.get(m[1] or m[2], ""), word) for word in words]
-    return [*expanded, *(w for w, e in zip(words, expanded, strict=True) if w != e)]
-
-
-def _option_values(
-    words: list[str], options: tuple[str, ...], dashes: tuple[str, ...]
-) -> list[str]:
-    """The values of ``options`` after one of ``dashes`` in ``words``, ``--file=x`` and
-    ``--file x``, and of every unique start of one (``--fi=x``, ``-f x``): git's option
-    parser takes those, and Perl's Getopt::Long with one dash too."""
-    found: list[str] = []
-    for at, word in enumerate(words):
-        dash = next((d for d in dashes if word.startswith(d) and word[len(d) : len(d) + 1]), "")
-        name, equals, value = word[len(dash) :].partition("=")
-        if not dash or word.startswith("---") or not any(o.startswith(name) for o in options):
-            continue
-        if equals:
-            found.append(value)
-        elif at + 1 < len(words):
-            found.append(words[at + 1])
-    return found

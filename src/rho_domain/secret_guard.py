@@ -38,7 +38,12 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     import shlex  # with the first guarded xargs, not with every policy
 
     allowed = "|".join(ALLOWED)
-    own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
+    own = "|".join(
+        (
+            *(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations),
+            *(f"*/{shlex.quote(n)}|*/{shlex.quote(n)}/*" for n in policy.anywhere),
+        )
+    )
     # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)
     opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
     hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)

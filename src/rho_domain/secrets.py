@@ -113,7 +113,8 @@ class SecretPolicy:
     the sandbox to hide them and recursive readers to skip them, and every hidden entry below
     them is secret (rule 2b) except inside ``open_trees`` (the workspace). ``named_by``:
     what named some of ``locations`` (a location, and the configuration or variable naming
-    it as a credential file), said in their refusals so an operator can find why."""
+    it as a credential file), said in their refusals so an operator can find why;
+    ``anywhere``: relative names secret below every directory (named by ``*/NAME``)."""
 
     __repr__ = value_repr
     __eq__ = value_eq
@@ -123,6 +124,9 @@ class SecretPolicy:
     homes: tuple[str, ...] = ()
     open_trees: tuple[str, ...] = ()
     named_by: tuple[tuple[str, str], ...] = ()
+    # relative names a program resolves against its working directory, wherever that is (an
+    # ssh configuration's ``IdentityFile keys/deploy``): secret below every directory
+    anywhere: tuple[str, ...] = ()
 
     def absolute_locations(self) -> tuple[str, ...]:
         """Concrete secret locations: the system's, those below ``homes``, and ``locations``."""
@@ -185,6 +189,10 @@ class SecretPolicy:
             if path.startswith("/") and parts[: len(base)] == base:
                 reason = f"{path!r} is inside {location}, a secret location the agent never reads"
                 return reason + self._why(location)
+        for name in self.anywhere:
+            if _holds(parts, components(name)):
+                reason = f"{path!r} is {name} below some directory, a secret wherever it is"
+                return reason + self._why(f"*/{name}")
         low = absolute(folded_text(path))
         if not _LOCATIONS.matches(low):
             return self._home_refusal(path, parts)
@@ -224,6 +232,12 @@ class SecretPolicy:
     def is_secret(self, path: str) -> bool:
         """True when ``refusal(path)`` has a reason."""
         return self.refusal(path) is not None
+
+
+def _holds(parts: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    """Whether ``name``'s components are a run of ``parts`` (the path is it, or below it)."""
+    width = len(name)
+    return bool(width) and any(parts[i : i + width] == name for i in range(len(parts) - width + 1))
 
 
 # Bounded: paths come from the model's arguments and the commands' words.

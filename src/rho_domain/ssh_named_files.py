@@ -27,6 +27,7 @@ is escaped, so ``[`` in a key's name is no pattern. Pure: text in, values out.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 
@@ -37,6 +38,7 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = [
     "SshNamed",
+    "anywhere_name",
     "fill_needs",
     "filled",
     "literal_of",
@@ -173,6 +175,18 @@ def literal_of(pattern: str) -> str | None:
     if re.search(r"[*?[]", _ESCAPE().sub("", pattern)):
         return None
     return _ESCAPE().sub(r"\1", pattern)
+
+
+def anywhere_name(pattern: str) -> str | None:
+    """The name a relative literal ``pattern`` (from ``pattern_of``) is below whatever
+    directory ssh runs in: ssh opens ``IdentityFile keys/deploy`` from its working directory
+    (checked with strace: ``openat(AT_FDCWD, "keys/deploy")``), not the repository's top
+    alone; ``../x`` is some directory's ``x``. None for an absolute or wildcard pattern."""
+    literal = literal_of(pattern)
+    if literal is None or literal.startswith("/"):
+        return None
+    parts = [p for p in posixpath.normpath(literal).split("/") if p not in ("", ".", "..")]
+    return "/".join(parts) or None
 
 
 def _escaped(text: str) -> str:

@@ -83,6 +83,12 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     # wg<digit>*.conf spelt digit by digit: a "[0-9]" is the one pattern form GlobSet hands
     # to fnmatch, whose expression each process compiled at its first judgement
     *(f"*/wg{digit}*.conf" for digit in "0123456789"), "*/wg-*.conf", "*/wg_*.conf",
+    # redshell26: Git Credential Manager's plaintext logins, one file each, the password on
+    # its first line, at STORE/NAMESPACE/SCHEME/HOST[/PATH...]/ACCOUNT.credential, where
+    # the namespace is any text (credential.namespace = a/b/c, ../up, an absolute path:
+    # .NET's Path.Combine drops the store then) and the store any directory; judged by the
+    # name GCM gives every login, whatever configuration, variable or depth placed it
+    "*.credential",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),

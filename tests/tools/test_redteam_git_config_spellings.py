@@ -169,6 +169,7 @@ def test_named_in_reads_as_git_reads() -> None:
         "[credential]\n\thelper = !perl /c/git-credential-netrc.perl -d -f n10 -file=n11\n": (
             "n10",
             "n11",
+            "/c/git-credential-netrc.perl",  # redshell26: every word of a helper's line
         ),
         '[credential]\n\thelper = "a\n\thelper = store --file=n9\n': (),  # git refuses it
     }

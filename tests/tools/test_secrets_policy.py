@@ -163,8 +163,12 @@ def test_recursive_readers_get_exclusions_after_user_globs() -> None:
 def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None:
     """Differential: the sh guard keeps exactly the arguments the Python policy allows."""
     home = tmp_path / "home"
-    policy = SecretPolicy(locations=(str(tmp_path / "sess"),), homes=(str(home),))
+    # anywhere: a relative IdentityFile, secret below every directory (redshell26)
+    policy = SecretPolicy(
+        locations=(str(tmp_path / "sess"),), homes=(str(home),), anywhere=("keys/dep.txt",)
+    )
     names = [
+        "svc/keys/dep.txt", "keys/dep.txt", "keys/dep.txt2", "dep.txt", "a/keys/dep.txt/x",
         ".env", ".ENV", ".env.example", "prod.Env", "a.txt", "id_rsa", "id_x.pub", "id_y.py",
         "cert.PEM", "credentials", "notes.md", ".netrc", "sess/trace.jsonl", "home/.ssh/config",
         "home/.aws/credentials", "home/.config/gcloud/a.json", "home/.docker/config.json",

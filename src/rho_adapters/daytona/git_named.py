@@ -60,6 +60,7 @@ async def named_secrets(
     ssh_keys: list[tuple[str, str]] = []  # and its own keys (-o IdentityFile=, -i)
     seen: list[dict[str, None]] = [{} for _ in groups]
     programs: list[tuple[str, _Bases, str]] = []  # a core.sshCommand's, its bases, its config
+    helpers: list[tuple[str, _Bases, str]] = []  # the scripts a credential helper runs
     while configs:
         batch = counted(configs, seen, _too_many)
         configs = []
@@ -78,6 +79,7 @@ async def named_secrets(
             ssh_configs += placed_all(named.ssh_configs, (*bases, here), home)
             ssh_keys += [(value, path) for value in named.ssh_keys]
             programs += [(p, (*bases, here), path) for p in named.ssh_programs]
+            helpers += [(p, (*bases, here), path) for p in named.helper_programs]
     # a user's git in the sandbox runs with its environment: GIT_SSH_COMMAND is a
     # core.sshCommand, GIT_SSH a wrapper script, each run at the top
     sandbox_env, _ = await ssh_named.fills(run, ("${GIT_SSH}", "${GIT_SSH_COMMAND}", "${PATH}"))
@@ -91,6 +93,8 @@ async def named_secrets(
     if program := sandbox_env.get("GIT_SSH"):
         programs.append((program, tuple(tops), by_env))
     search = sandbox_env.get("PATH", _SHELL_PATH)
+    helped = await wrapped(run, helpers, home, "", helper=True)  # their lines' files
+    found += [(p, by) for n, bases, by in helped for p in placed_all(n.secrets, bases, home)]
     for named, bases, path in await wrapped(run, programs, home, search):
         found += [(p, path) for p in placed_all(named.secrets, bases, home)]
         ssh_configs += placed_all(named.ssh_configs, bases, home)
@@ -101,7 +105,8 @@ async def named_secrets(
         commands=commands,
     )  # fmt: skip
     found += await _commands_named(run, dict.fromkeys(commands), tops, home, search)
-    files = await _canonical(run, found)
+    anywhere = [(p, by) for p, by in found if p.startswith("*/")]  # below any directory
+    files = await _canonical(run, [(p, by) for p, by in found if not p.startswith("*/")])
     held = [components(p) for p in (*tops, *homes)]
     directories: list[tuple[str, str]] = []
     for real, by in await _canonical(run, stores, directories=True):
@@ -110,7 +115,7 @@ async def named_secrets(
         else:
             directories.append((real, by))
     origins: dict[str, str] = {}
-    for path, by in (*files, *directories):
+    for path, by in (*files, *directories, *anywhere):
         origins.setdefault(path, by)
     return tuple(origins.items())
 

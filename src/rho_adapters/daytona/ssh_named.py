@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from rho_adapters.daytona import scripts
 from rho_domain.git_named_files import MAX_CONFIGS, counted
 from rho_domain.ssh_named_files import (
+    anywhere_name,
     fill_needs,
     filled,
     literal_of,
@@ -96,6 +97,8 @@ def _place(
         literal = literal_of(absolute)
         found += [(literal, by)] if literal is not None else []
         patterns += [(absolute, by)] if literal is None else []
+    if name := anywhere_name(pattern):  # ssh reads it from wherever it runs
+        found.append((f"*/{name}", by))
 
 
 async def fills(run: Run, values: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:

@@ -28,13 +28,20 @@ _Bases = tuple[str, ...]
 
 
 async def wrapped(
-    run: Run, programs: Sequence[tuple[str, _Bases, str]], home: str | None, search: str
+    run: Run,
+    programs: Sequence[tuple[str, _Bases, str]],
+    home: str | None,
+    search: str,
+    *,
+    helper: bool = False,
 ) -> list[tuple[NamedFiles, _Bases, str]]:
     """What the wrapper scripts each ``core.sshCommand`` runs name (``bin/gssh -v``: its
     command lines read as ``core.sshCommand``, ``ssh_wrappers``), with the bases to place
     it below and the configuration naming it: a path placed as git places a file, a bare
     name looked up in the sandbox's ``PATH``; then the scripts their lines run by path, a
-    round of reads each, at most ``MAX_WRAPPERS`` files in all (``ExecutorError`` past)."""
+    round of reads each, at most ``MAX_WRAPPERS`` files in all (``ExecutorError`` past).
+    With ``helper``: the scripts a credential helper runs, each line read as a helper's."""
+    entry, prefix = (("credential", "helper"), "!") if helper else (("core", "sshcommand"), "")
     read: dict[str, bool] = {}  # each path looked at: whether a file was there
     found: list[tuple[NamedFiles, _Bases, str]] = []
     while programs:
@@ -55,9 +62,10 @@ async def wrapped(
             if head is not None and sum(read.values()) > MAX_WRAPPERS:
                 raise too_many_wrappers(path)
             if head is not None and (script := wrapper_script(head, path)) is not None:
-                named = named_by(("core", "sshcommand", s) for s in wrapper_commands(script))
+                named = named_by((*entry, prefix + s) for s in wrapper_commands(script))
                 found.append((named, bases, by))
-                programs += [(p, bases, by) for p in named.ssh_programs if "/" in p]
+                runs = named.helper_programs if helper else named.ssh_programs
+                programs += [(p, bases, by) for p in runs if "/" in p]
     return found
 
 

@@ -157,10 +157,15 @@ class SandboxWorkspace:
                     (*held, *git_named.nested(others.secrets, held)),
                     known,
                 )
-                named = tuple(path for path, _ in origins)
+                named = tuple(path for path, _ in origins if not path.startswith("*/"))
+                anywhere = tuple(path[2:] for path, _ in origins if path.startswith("*/"))
                 locations = (*self.policy.locations, *named, *sorted(others.targets))
                 self.policy = attrs.evolve(
-                    self.policy, homes=known, locations=locations, named_by=origins
+                    self.policy,
+                    homes=known,
+                    locations=locations,
+                    anywhere=anywhere,
+                    named_by=origins,
                 )
         return self._sandbox
 

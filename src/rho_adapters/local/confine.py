@@ -120,6 +120,11 @@ class Tree:
                 os.close(fd)
             os.close(root_fd)
 
+    def open_root(self) -> int:
+        """The root opened as ``_open_root`` opens it: the caller's to close (a command
+        started in it, or a sandbox binding it, takes the directory the walk reached)."""
+        return self._open_root()
+
     def _open_root(self) -> int:
         """The root, opened by walking its real path from ``/`` without following a link
         (``_ANCESTOR_FLAGS``: search permission is all an ancestor needs); ``ExecutorError``

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -87,9 +88,10 @@ class LocalExecutor(Executor):
         held = (tree.root, *(t.root for t in extra))
         origins = git_named_origins(held, known_homes, base_env, resolved=True)
         origins += environment_secrets(base_env or {}, (*held, *known_homes))
-        named = tuple(path for path, _ in origins)
+        named = tuple(path for path, _ in origins if not path.startswith("*/"))
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
+            anywhere=tuple(path[2:] for path, _ in origins if path.startswith("*/")),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
             named_by=origins,
@@ -225,6 +227,13 @@ class LocalExecutor(Executor):
                 finished = await self._runner.run(
                     command, cwd, stdin_fds, git_env=git_env, binds=binds
                 )
+        except OSError as exc:  # a link swapped mid-lookup: realpath's readlink says EINVAL
+            full = exc.errno in (errno.EMFILE, errno.ENFILE)
+            hint = "raise the open file limit (ulimit -n)" if full else "a path changed meanwhile?"
+            raise ExecutorError(
+                f"{exc.filename or 'the command'}: {exc.strerror or exc} while the command was "
+                f"prepared; nothing ran ({hint})"
+            ) from None
         finally:
             for fd in stdin_fds:
                 if fd is not None:

@@ -107,7 +107,8 @@ def git_named_origins(
     directories = [(p, by_env) for p in _placed_all(named.directories, tops, home)]
     ssh_configs: list[str] = []
     ssh_keys: list[tuple[str, str]] = []
-    for given in (named, wrapped(named.ssh_programs, tops, home, shell_env)):
+    helped = wrapped(named.helper_programs, tops, home, shell_env, helper=True)
+    for given in (named, wrapped(named.ssh_programs, tops, home, shell_env), helped):
         found += [(p, by_env) for p in _placed_all(given.secrets, tops, home)]
         ssh_configs += _placed_all(given.ssh_configs, tops, home)
         ssh_keys += [(value, by_env) for value in given.ssh_keys]
@@ -119,11 +120,16 @@ def git_named_origins(
         ssh_keys += ssh_given[1]
     found += ssh_named_secrets(ssh_configs, homes, home, tops, keys=ssh_keys, env=env)
     # a directory named (``--file=.``) is no credential file git could write: not a secret
-    files = [(r, by) for p, by in found if not os.path.isdir(r := os.path.realpath(p))]
+    files = [(r, by) for p, by in found if not os.path.isdir(r := _real(p))]
     origins: dict[str, str] = {}
     for path, by in (*files, *_stores(directories, (*tops, *homes))):
         origins.setdefault(path, by)
     return tuple(origins.items())
+
+
+def _real(path: str) -> str:
+    """``path``'s real path; a name below any directory (``*/keys/deploy``) as it is."""
+    return path if path.startswith("*/") else os.path.realpath(path)
 
 
 def _stores(directories: Sequence[tuple[str, str]], held: Sequence[str]) -> list[tuple[str, str]]:
@@ -191,7 +197,9 @@ def _named_by_group(
                     found.append((include, config))
                     pending.append((include, bases))
         directories += [(p, config) for p in _placed_all(named.directories, (*bases, here), home)]
-        for given in (named, wrapped(named.ssh_programs, (*bases, here), home, shell_env)):
+        places = (*bases, here)
+        helped = wrapped(named.helper_programs, places, home, shell_env, helper=True)
+        for given in (named, wrapped(named.ssh_programs, places, home, shell_env), helped):
             found += [(p, config) for p in _placed_all(given.secrets, (*bases, here), home)]
             ssh_given[0].extend(_placed_all(given.ssh_configs, (*bases, here), home))
             ssh_given[1].extend((value, config) for value in given.ssh_keys)

@@ -33,15 +33,20 @@ async def spawn_pipeline(
     command: Command,
     *,
     kill_after: int | None,
+    roots: Sequence[str] = (),
 ) -> Finished:
     """Run ``argvs`` as one pipeline in ``cwd`` with ``env``: per stage, ``modes`` (stdout to
     /dev/null, stderr ``capture``/``null``/``stdout``), ``datas`` (a here-document) and
     ``stdin_fds`` (an open file, the caller's to close); ``command`` gives the timeout and the
-    cap, ``kill_after`` the output limit. Raises ``ToolError`` for a here-document over
-    ``MAX_STDIN_DATA`` bytes."""
+    cap, ``kill_after`` the output limit; ``roots``: the sandbox's roots, which a bubblewrap
+    stage binds from the directories walked to now (``held_dirs``), as ``cwd`` is. Raises
+    ``ToolError`` for a here-document over ``MAX_STDIN_DATA`` bytes."""
+    from rho_adapters.local.held_dirs import descriptor_path, held_cwd, roots_by_descriptor
     from rho_adapters.local.process import Spawn, run_processes
 
-    opened: list[int] = []
+    # the directory judged, held: started in by its descriptor, never by its path again
+    opened: list[int] = [held_cwd(cwd)]
+    cwd = descriptor_path(opened[0])
 
     def fd(value: int) -> int:
         opened.append(value)
@@ -73,6 +78,9 @@ async def spawn_pipeline(
             stderr = {"capture": out_w, "null": devnull_w, "stdout": stdout}[stderr_mode]
             argv, extra = with_filter(argv)
             opened.extend(extra)
+            argv, held = roots_by_descriptor(argv, roots)  # bound from descriptors
+            opened.extend(held)
+            extra = (*extra, *held)
             spawns.append(
                 Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)
             )

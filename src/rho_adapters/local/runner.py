@@ -254,9 +254,8 @@ class CommandRunner:
         if not argvs:
             raise ToolError("empty command")
         kill_after = self.limits.output_bytes
-        return await spawn_pipeline(
-            argvs, stages_null, datas, stdin_fds, cwd, env, command, kill_after=kill_after
-        )
+        given = (argvs, stages_null, datas, stdin_fds, cwd, env, command)
+        return await spawn_pipeline(*given, kill_after=kill_after, roots=self.visible_roots)
 
     async def run_unchecked(
         self, argv: Sequence[str], cwd: str, *, timeout: float = 30.0, cap: int = 256 * 1024
@@ -275,9 +274,8 @@ class CommandRunner:
 
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
         env, kill_after = self.stage_env(None), self.limits.output_bytes
-        return await spawn_pipeline(
-            [full], [(False, "capture")], [None], [None], cwd, env, command, kill_after=kill_after
-        )
+        given = ([full], [(False, "capture")], [None], [None], cwd, env, command)
+        return await spawn_pipeline(*given, kill_after=kill_after, roots=self.visible_roots)
 
     def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
         """The environment of a restricted stage: nothing inherited, plus git's shadow."""

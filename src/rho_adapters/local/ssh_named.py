@@ -26,6 +26,7 @@ from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIGS, NamedFiles, named_by, placed
 from rho_domain.ssh_named_files import (
     SshNamed,
+    anywhere_name,
     filled,
     literal_of,
     pattern_of,
@@ -73,20 +74,33 @@ def ssh_named_secrets(
     for command, by in dict.fromkeys(commands):  # ProxyCommand bin/jump %h: its script's keys
         programs = named_by([("core", "sshcommand", command)], env=env).ssh_programs
         inner = wrapped(programs, tops, home, env)
-        found += [(p, by) for value in inner.ssh_keys for p in _keys_of(value, home, tops, env)]
+        found += [
+            (p, by)
+            for value in inner.ssh_keys
+            for p in _keys_of(value, home, tops, env, anywhere=True)  # run where ssh runs
+        ]
         for config in (p for c in inner.ssh_configs for p in _candidates(c, tops, home, "")):
             found += _named_from((config, home, f"{home}/.ssh" if home else "/"), tops, env, [])
     return found
 
 
 def wrapped(
-    programs: Sequence[str], bases: Sequence[str], home: str | None, env: Mapping[str, str]
+    programs: Sequence[str],
+    bases: Sequence[str],
+    home: str | None,
+    env: Mapping[str, str],
+    *,
+    helper: bool = False,
 ) -> NamedFiles:
     """What the wrapper scripts a ``core.sshCommand`` (or ``GIT_SSH``) runs name, their
     command lines read as ``core.sshCommand``: a path placed as git places a file (below
     ``bases``: the repository's top), a bare name where the shell may find it on ``env``'s
     ``PATH`` (``on_search_path``: a relative or empty entry below ``bases`` too); and what the
-    scripts their lines run by path name in turn (``exec bin/inner "$@"``)."""
+    scripts their lines run by path name in turn (``exec bin/inner "$@"``). With ``helper``
+    the scripts a credential helper runs (``helper_programs``), each line read as a helper's
+    shell string (``credential_helpers``)."""
+    entry = ("credential", "helper") if helper else ("core", "sshcommand")
+    prefix = "!" if helper else ""
     lines: list[str] = []
     read: dict[str, bool] = {}
     search_path = env.get("PATH", os.defpath)  # the commands' own: never the process's
@@ -94,9 +108,10 @@ def wrapped(
         paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
         more = _wrapper_lines(paths, read)
         lines += more
-        nested = named_by((("core", "sshcommand", line) for line in more), env=env).ssh_programs
-        programs = [p for p in nested if "/" in p]
-    return named_by((("core", "sshcommand", line) for line in lines), env=env)
+        nested = named_by(((*entry, prefix + line) for line in more), env=env)
+        runs = nested.helper_programs if helper else nested.ssh_programs
+        programs = [p for p in runs if "/" in p]
+    return named_by(((*entry, prefix + line) for line in lines), env=env)
 
 
 def _candidates(program: str, bases: Sequence[str], home: str | None, search: str) -> list[str]:
@@ -162,21 +177,32 @@ def _named_from(
                 pattern = os.path.join(include_base, pattern)
                 pending += [(p, its_home, include_base) for p in sorted(glob.glob(pattern))]
         found += [
-            (p, config) for value in named.secrets for p in _keys_of(value, its_home, tops, env)
+            (p, config)
+            for value in named.secrets
+            for p in _keys_of(value, its_home, tops, env, anywhere=True)
         ]
         commands += [(command, config) for command in named.commands]
     return found
 
 
 def _keys_of(
-    value: str, home: str | None, tops: Sequence[str], env: Mapping[str, str]
+    value: str,
+    home: str | None,
+    tops: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    anywhere: bool = False,
 ) -> list[str]:
-    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (ssh's
-    working directory) when relative."""
+    """The files an ``IdentityFile`` value names: placed below each of ``tops`` (where git
+    runs ssh) when relative; with ``anywhere`` (a configuration's, which ssh reads wherever
+    it runs) a relative literal one is ``*/NAME`` too, a secret below every directory
+    (``anywhere_name``)."""
     if (pattern := pattern_of(_filled(value, env), home=home)) is None:
         return []
     bases = tops if not pattern.startswith("/") else ("/",)
-    return [p for top in bases for p in _matches(os.path.join(top, pattern))]
+    found = [p for top in bases for p in _matches(os.path.join(top, pattern))]
+    name = anywhere_name(pattern) if anywhere else None
+    return [*found, f"*/{name}"] if name else found
 
 
 def _filled(value: str, env: Mapping[str, str]) -> str:

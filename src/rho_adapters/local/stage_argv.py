@@ -71,16 +71,22 @@ async def prepare(
     from rho_domain.shell.reads import secret_safe_argv
 
     check_argv(argv)
-    walked, policy = await asyncio.to_thread(
-        check_reads,
-        argv,
-        cwd,
-        policy=runner.policy,
-        reach=runner.reach,
-        visible_roots=runner.visible_roots,
-        aliases=runner.aliases,
-        secrets_below=runner.secrets_below,
-    )
+    try:
+        walked, policy = await asyncio.to_thread(
+            check_reads,
+            argv,
+            cwd,
+            policy=runner.policy,
+            reach=runner.reach,
+            visible_roots=runner.visible_roots,
+            aliases=runner.aliases,
+            secrets_below=runner.secrets_below,
+        )
+    except OSError as exc:  # a link swapped mid-lookup: EINVAL from realpath's readlink
+        raise ExecutorError(
+            f"{argv[0]}: a path on the way to a word changed while it was judged "
+            f"({exc.strerror or exc}): nothing ran; run it again"
+        ) from None
     if reason := cwd_history_refusal(argv, walked[0], policy):  # git's ./paths into history
         raise SensitivePath(reason)
     if objects := git_object_args(argv):

@@ -81,6 +81,7 @@ def concrete_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[st
         if _exposed(loc, walked) and not _excluded(name := posixpath.basename(loc))
     ]
     extra += [base for glob in SERVICE_SECRET_GLOBS if (base := _glob_exposed(glob, walked))]
+    extra += [posixpath.basename(name) for name in policy.anywhere]  # below any directory
     if any(_below(home, walked) for home in policy.homes):
         extra.append(HIDDEN)
     return tuple(dict.fromkeys(extra))

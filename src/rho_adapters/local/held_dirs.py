@@ -1,0 +1,72 @@
+"""The directories a command starts in and sees, held open from the walk that judged them.
+
+The executor judges a command's working directory and the sandbox's roots by walking their
+real paths from ``/`` without following a link (``confine.Tree``), but the process then took
+them by path again: ``Popen(cwd=path)`` and bubblewrap's ``--ro-bind-try ROOT ROOT`` follow
+whatever the path is when they run, so a parent swapped for a link after the walk (``mv
+~/code ~/old; ln -s /elsewhere ~/code``) started the command in ``/elsewhere/app``, or showed
+``/elsewhere/app`` as the workspace inside the sandbox, where the masks found for the real
+one do not fit (redshell26).
+
+Now the walk itself opens them: ``held_cwd`` opens the working directory and
+``roots_by_descriptor`` each root the sandbox binds, and the process takes each by its
+descriptor (``/proc/self/fd/N``: the child's ``chdir`` runs before it closes its inherited
+descriptors, and bubblewrap binds the directory the descriptor holds). A directory replaced
+by a link meanwhile fails the walk (``ExecutorError`` naming it); a read root gone is
+dropped, as ``--ro-bind-try`` drops it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from rho_adapters.local.confine import Tree
+from rho_domain.errors import ExecutorError
+
+_BIND_TRY = "--ro-bind-try"  # the sandbox's roots (``sandbox.bwrap_args``)
+
+
+def held_cwd(cwd: str) -> int:
+    """The working directory at the real path ``cwd``, walked to (see the module docstring):
+    the caller's to close once the child has started; ``ExecutorError`` naming it when it
+    is gone or a directory on its path is a link now."""
+    return _walked(cwd)
+
+
+def roots_by_descriptor(
+    argv: Sequence[str], roots: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``argv`` (a bubblewrap command line, or any other, unchanged) with each of ``roots``
+    (real paths: the workspace, the read roots) it binds (``--ro-bind-try ROOT ROOT``) taken
+    from a descriptor of the walked directory, and those descriptors: the caller passes them
+    to the child and closes them once it has started. The program directories it binds are
+    not walked: a link on their path is theirs (``.venv/bin``), and no secret's wall."""
+    words, opened = list(argv), []
+    try:
+        for i in range(len(words) - 2):
+            if words[i] == _BIND_TRY and words[i + 1] == words[i + 2] and words[i + 1] in roots:
+                if not os.path.lexists(words[i + 1]):  # a root gone: not shown, as before
+                    continue
+                opened.append(fd := _walked(words[i + 1]))
+                words[i + 1] = descriptor_path(fd)
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    return tuple(words), tuple(opened)
+
+
+def descriptor_path(fd: int) -> str:
+    """The path a process (this one, or a child that inherited ``fd``) opens ``fd``'s file
+    by: the file itself, whatever its path names now."""
+    return f"/proc/self/fd/{fd}"
+
+
+def _walked(real: str) -> int:
+    try:
+        return Tree(real, real=True).open_root()
+    except ExecutorError:
+        raise
+    except OSError as exc:
+        raise ExecutorError(f"cannot open the directory {real}: {exc.strerror}") from None

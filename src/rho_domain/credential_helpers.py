@@ -1,0 +1,79 @@
+"""The files a git ``credential.helper`` command line may read: secrets by what names them.
+
+git runs every helper with the shell: ``!cmd`` as written, ``/abs/helper args`` as written,
+``name args`` as ``git credential-name args``. Before redshell26 only the ``--file`` and
+``--socket`` of a helper were secrets, so a helper that is a shell string
+(``!f() { cat .tokens/gh; }; f``, ``!echo password=$(cat deploy/token)``) or a program given
+a file some other way (``/opt/vault-helper deploy/role.json``, ``aws-helper
+--profile-file=deploy/p.ini``, ``store <deploy/x``) left that file readable by ``cat``.
+
+Now every word of every command of the helper names a file (``helper_files``) but the
+program that starts the line (``/usr/bin/gh auth git-credential`` does not hide ``gh``):
+its options' values (``--x=VALUE``, ``key=VALUE``), its operands, its redirections'
+targets, the words inside ``$(...)`` and backquotes, and the words of a quoted word with
+blanks, which may be a command string (``sh -c 'cat deploy/t'``, ``"password=$(cat t)"``).
+A word that names no file stays a name that no file has (a file made with that name later
+is a secret; a directory never is).
+A script the helper runs by path (``!sh bin/cred.sh``) is read as ssh wrappers are
+(``helper_programs``): its lines' words name files too. What a helper computes (``cat
+"$(cat where)"``) is not seen: the walls judge paths, and docs/security.md says so.
+Pure: text in, values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rho_domain.command_words import option_values, words_of
+from rho_domain.first_use import FirstUse
+from rho_domain.ssh_wrappers import wrapper_commands
+
+__all__ = ["helper_files", "helper_programs"]
+
+# what a shell word may carry that is not part of a file's name: a redirection's operator
+# (``2>``, ``<``, ``&>``), a command substitution's or group's marks
+_LEADING = FirstUse(r"^(?:\d*[<>]+&?|&>+|[`{}!]+)+")
+_TRAILING = FirstUse(r"[`{}]+$")
+# a helper that is one plain word (``store``, ``gcloud.sh``, ``/usr/bin/gh``: most machines'
+# /etc/gitconfig names one) has no shell to read: its words are itself, at no parsing cost
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+@:,-")
+
+
+def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
+    """The words of the helper command line ``value`` that may name a file it reads (see
+    the module docstring), as written: ``placed`` makes each a path as git places it."""
+    shell = value.startswith("!")
+    text = value[1:] if shell else value
+    if _PLAIN.issuperset(text):  # one word: the program, no file it reads
+        return []
+    found: list[str] = []
+    for line in wrapper_commands(text.replace("`", " ` ")):
+        words = [w for w in (_bare(word) for word in words_of(line, env)) if w]
+        found += option_values(words, ("file", "socket"), ("--",))
+        if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
+            found += option_values(words, ("file",), ("-",))
+        for word in words[1:]:  # the program is no file it reads (``gh``)
+            if " " in word:  # ``sh -c 'cat deploy/t'``, ``"password=$(cat deploy/t)"``
+                found += helper_files(f"!_ {word}", env)  # its words too, each
+            name, equals, given = word.partition("=")
+            found += [given] if equals else []
+            if not word.startswith("-") and not (equals and "/" not in name):
+                found.append(word)
+    return [w for w in dict.fromkeys(found) if w and not w.isdigit() and any(map(str.isalnum, w))]
+
+
+def _bare(word: str) -> str:
+    """``word`` without the shell's marks around a file's name (``<x``, ``2>x``, ``{``)."""
+    return _TRAILING().sub("", _LEADING().sub("", word))
+
+
+def helper_programs(value: str, env: Mapping[str, str]) -> list[str]:
+    """The words of the helper command line ``value`` that may name a script it runs (a
+    word with a ``/``: ``!bin/cred.sh``, ``!sh ./cred.sh get``, ``/opt/helper``): the
+    executors read such a script's command lines as a helper's own (``helper_files``), as
+    they read an ssh wrapper's, so ``cat deploy/token`` in it is seen."""
+    text = value[1:] if value.startswith("!") else value
+    if _PLAIN.issuperset(text):
+        return [text] if "/" in text and not text.startswith("-") else []
+    words = (_bare(w) for line in wrapper_commands(text) for w in words_of(line, env))
+    return list(dict.fromkeys(w for w in words if "/" in w and not w.startswith("-")))

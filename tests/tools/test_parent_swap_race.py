@@ -1,0 +1,76 @@
+"""A parent of the workspace swapped for a link while a command starts never starts it (or
+shows it) elsewhere (redshell26).
+
+The executor walks the working directory from ``/`` without following a link before each
+command, but the process took it by path again: ``Popen(cwd=path)`` and bubblewrap's
+``--ro-bind-try ROOT ROOT`` followed ``~/code -> /elsewhere`` made after the walk, so ``cat
+f.txt`` printed ``/elsewhere/app/f.txt`` (locally) or the sandbox showed ``/elsewhere/app`` as
+the workspace. Now the walk's own descriptors are what the process starts in and binds.
+
+A real process swaps the parent back and forth while commands run; whatever the interleaving,
+each command prints the workspace's file or is refused, so the test cannot pass by luck with
+the fix in place (without it, 1 to 14 in 60 printed the other file here, on each backend;
+the rest were refused by the walk before each command)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from shell_backends import call_tool, restricted_bash
+
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
+
+_SWAPPER = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+code, link = (os.path.join(sys.argv[1], n).encode() for n in ("code", "link"))
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+while True:  # the directory and a link to elsewhere, exchanged atomically (RENAME_EXCHANGE)
+    if libc.renameat2(-100, code, -100, link, 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    time.sleep(0.001)  # each state lasts about as long as a command takes to start
+"""
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        pytest.param(
+            True,
+            id="bwrap",
+            marks=pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap"),
+        ),
+        pytest.param(False, id="no-bwrap"),
+    ],
+)
+async def test_a_parent_swapped_for_a_link_mid_command_is_never_followed(
+    tmp_path: Path, sandbox: bool
+) -> None:
+    for place, words in (("code", "IN-THE-WORKSPACE"), ("elsewhere", "K-SWAP26-ELSEWHERE")):
+        (tmp_path / place / "app").mkdir(parents=True)
+        (tmp_path / place / "app/f.txt").write_text(f"{words}\n")
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    executor = LocalExecutor(str(tmp_path / "code/app"), sandbox=sandbox)
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", _SWAPPER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert swapper.stdout is not None
+    assert swapper.stdout.readline() == "ready\n"
+    answers: list[str] = []
+    try:
+        for _ in range(60):
+            answers.append(await call_tool(*restricted_bash("cat f.txt"), executor))
+    finally:
+        swapper.kill()
+        swapper.wait()
+    leaked = [a for a in answers if "K-SWAP26-ELSEWHERE" in a]
+    assert not leaked, leaked[:2]
+    if (tmp_path / "code").is_symlink():  # stopped exchanged: put the directory back
+        (tmp_path / "code").rename(tmp_path / "swapped")
+        (tmp_path / "link").rename(tmp_path / "code")
+    assert "IN-THE-WORKSPACE" in await call_tool(*restricted_bash("cat f.txt"), executor)
