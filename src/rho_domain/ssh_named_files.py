@@ -16,13 +16,12 @@ read: which host git reaches is not known here):
   ``~/.ssh`` from a user's configuration (``-F`` given or ``~/.ssh/config``) and below
   ``/etc/ssh`` from the system's.
 
-``UserKnownHostsFile`` and ``GlobalKnownHostsFile`` name public data and stay readable.
-
-Each value is given back as a glob pattern the executors expand (``patterns_of``): ``~`` and
-``%d`` are the home, ``%%`` a ``%``, ``${HOME}`` the home, and every other token (``%h``,
-``%r``, ``%u``...: the host, the remote user, the local one), unknown here, matches any
-name (``keys/%h.key`` makes every ``keys/*.key`` a secret); what the value says literally
-is escaped, so ``[`` in a key's name is no pattern. Pure: text in, values out.
+``UserKnownHostsFile`` and ``GlobalKnownHostsFile`` name public data and stay readable. Each
+value is given back as a glob pattern the executors expand (``patterns_of``): ``~`` and ``%d``
+are the home, ``%%`` a ``%``, ``${HOME}`` the home, and every other token (``%h``, ``%r``,
+``%u``...: the host, the remote user, the local one), unknown here, matches any name
+(``keys/%h.key`` makes every ``keys/*.key`` a secret); what the value says literally is
+escaped, so ``[`` in a key's name is no pattern. Pure: text in, values out.
 """
 
 from __future__ import annotations
