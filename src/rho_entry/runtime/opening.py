@@ -23,7 +23,7 @@ from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import new_id
+from rho_domain.run import new_id, spelled_whole
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_repr
 from rho_entry.facade import Session, open_session
@@ -112,7 +112,8 @@ class SessionOpener:
             authority = attrs.evolve(authority, given={**authority.given, **schema})
             session = await open_session(
                 None,
-                resume=session_id,
+                # whole: a store reads a short id as a prefix (``nightly`` beside ``nightly-2``)
+                resume=spelled_whole(session_id),
                 store=self.store,
                 authority=authority,
                 hooks=self.agent.hooks,  # this runtime's, never the directory's

@@ -47,6 +47,7 @@ from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
 from rho_entry.server.views import pending_approvals, summary_of
+from rho_entry.server.whole_ids import WholeIds
 
 log = logging.getLogger("rho_entry.server")
 
@@ -73,7 +74,7 @@ class SessionHost:
             store = choose_store(settings.sessions_root, {}, origin="the server's sessions")
         self.chosen = store
         self.store = store.store
-        self.sessions = store.sessions
+        self.sessions = WholeIds(store.sessions)  # a client's ids are exact, short ones too
         self.tallies = Tallies()
         self.placements = Placements()
         self.runs = Runs(
@@ -107,8 +108,7 @@ class SessionHost:
 
     async def find(self, session_id: str) -> SessionInfo:
         """The listing line of a session this server may show (exact id, working directory
-        within the roots). Raises ``NotFound`` (``UnreadableSession``: its summary cannot
-        be read; ``lookup``)."""
+        within the roots). Raises ``NotFound`` (``UnreadableSession``: unreadable summary)."""
         return await find_shown(self.sessions, self.admission, session_id)
 
     async def list(self, *, limit: int = 100) -> list[Any]:
