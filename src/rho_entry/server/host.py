@@ -232,7 +232,7 @@ class SessionHost:
             await self.sessions.request(session_id, "cancel")
             return "cancel requested"
         if self.durable is not None and (
-            said := await self.durable.cancel(session_id, self.sessions.request)
+            said := await self.durable.cancel(session_id, self.sessions)
         ):
             return said
         raise Conflict(f"session {session_id} has no run in progress")
