@@ -32,7 +32,7 @@ class DurableHandle:
     store: SessionStore
     session_id: str
     run_id: str
-    # the store's SessionControl (``queueing.control_of``): how ``cancel`` reaches a run
+    # the store's SessionControl (``config.stores.control_of``): how ``cancel`` reaches a run
     # that has started; None: only a run not started yet is reached
     control: SessionControl | None = None
 

@@ -14,7 +14,6 @@ share (``--store``), readable with every tool that reads sessions (``export``, `
 from __future__ import annotations
 
 import contextlib
-import sys
 from typing import TYPE_CHECKING
 
 from rho_domain.errors import SessionNotFound, SessionStateError
@@ -25,7 +24,6 @@ from rho_entry.durable.app_version import app_version
 if TYPE_CHECKING:
     from rho_adapters.durable.run_queue import DbosRunQueue
     from rho_domain.ports.session_control import SessionControl
-    from rho_domain.ports.store import SessionStore
 
 DEFAULT_QUEUE = "rho-runs"
 
@@ -56,14 +54,13 @@ async def enqueue_prompt(
 async def cancel_session_run(
     queue: RunQueue, session_id: str, *, control: SessionControl | None = None
 ) -> CancelledRun:
-    """Cancel the run of ``session_id`` on ``queue`` (the one queued or running: one run of a
-    session at a time, its first run or a continuation); what was cancelled. A run no worker
-    took never runs (``taken`` False). A run a worker took ends ``cancelled``: the queue
-    records the cancel, which it reads as it starts, and ``control`` (the session store's
-    ``SessionControl``, ``control_of(store)``) is asked for the session's stop signal after
-    that, which a run that had already started hears; without ``control`` only a run that
-    has not started yet is reached. Raises ``SessionStateError`` when no run of the session
-    is queued or running (nothing was cancelled)."""
+    """Cancel the run of ``session_id`` on ``queue`` (the one queued or running: its first
+    run or a continuation); what was cancelled. A run no worker took never runs (``taken``
+    False). A run a worker took ends ``cancelled``: the queue records the cancel, which the
+    run reads as it starts, and ``control`` (the store's ``SessionControl``,
+    ``config.stores.control_of``) is asked for the stop signal after that, which a run that
+    had started already hears (without ``control``, only a run not started yet is reached).
+    Raises ``SessionStateError`` when no run of the session is queued or running."""
     cancelled = await queue.cancel_queued(session_id)
     if cancelled is None:
         raise SessionStateError(
@@ -76,18 +73,3 @@ async def cancel_session_run(
         with contextlib.suppress(SessionNotFound):
             await control.request(session_id, "cancel")
     return cancelled
-
-
-def control_of(store: SessionStore) -> SessionControl | None:
-    """The ``SessionControl`` over the sessions of ``store`` (a file store's directory, a
-    PostgreSQL store's backend), to ask a running session to stop; None for another store."""
-    from rho_adapters.store import FileSessions, FileSessionStore
-
-    if isinstance(store, FileSessionStore):
-        return FileSessions(store.root)
-    pg = sys.modules.get("rho_adapters.pgstore.store")  # loaded when the store is one
-    if pg is not None and isinstance(store, pg.PgSessionStore):
-        from rho_adapters.pgstore.control import PgSessions
-
-        return PgSessions(store.backend, owner=False)  # the store's share covers it
-    return None

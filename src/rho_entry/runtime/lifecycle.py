@@ -207,7 +207,8 @@ async def _enqueue(
 ) -> DurableHandle:
     """``dispatch_prompt(durable=True)``: the run on the runtime's queue."""
     from rho_domain.errors import ConfigError
-    from rho_entry.durable.queueing import control_of, enqueue_prompt, open_queue
+    from rho_entry.config.stores import control_of
+    from rho_entry.durable.queueing import enqueue_prompt, open_queue
 
     if runtime.durable is None or runtime.store is None:
         raise ConfigError(
