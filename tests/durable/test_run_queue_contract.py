@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import importlib.util
 import queue
 import sys
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,6 +89,16 @@ class Rig:
         else:
             self.held.ends[run_id].set_result(status)
         assert await self.queue.wait(run_id, 30) == status
+
+    @contextlib.asynccontextmanager
+    async def busy(self) -> AsyncIterator[None]:
+        """The worker holds a run of its own meanwhile (concurrency one): what is enqueued
+        stays queued, however soon an idle worker would take it; finished at the end."""
+        blocker = _run("blocker")
+        await self.queue.enqueue(blocker)
+        assert (await self.take()).run_id == blocker.run_id
+        yield
+        await self.finish(blocker.run_id, "completed")
 
     async def worker_reads_cancel(self, run_id: str) -> bool:
         """What the worker's run reads of a cancel asked of it (its ``asked``)."""
@@ -183,8 +194,9 @@ def _run(prompt: str | None = "go", session_id: str | None = None, **settings: s
 
 async def test_a_run_is_queued_taken_and_finished(rig: Rig) -> None:
     run = _run(model="m1")
-    await rig.queue.enqueue(run)
-    assert await rig.queue.status(run.run_id) == "queued"
+    async with rig.busy():
+        await rig.queue.enqueue(run)
+        assert await rig.queue.status(run.run_id) == "queued"
     assert await rig.take() == run  # its payload whole, settings included
     assert await rig.queue.status(run.run_id) == "running"
     await rig.finish(run.run_id, "completed")
@@ -218,10 +230,11 @@ async def test_the_same_run_queued_twice_is_taken_once(rig: Rig) -> None:
 
 async def test_one_run_of_a_session_at_a_time_while_queued_or_running(rig: Rig) -> None:
     first = _run()
-    await rig.queue.enqueue(first)
     second = _run(session_id=first.session_id)
-    with pytest.raises(SessionStateError) as queued:
-        await rig.queue.enqueue(second)
+    async with rig.busy():
+        await rig.queue.enqueue(first)
+        with pytest.raises(SessionStateError) as queued:
+            await rig.queue.enqueue(second)
     assert (await rig.take()).run_id == first.run_id
     with pytest.raises(SessionStateError) as running:
         await rig.queue.enqueue(second)
@@ -238,15 +251,16 @@ async def test_one_run_of_a_session_at_a_time_while_queued_or_running(rig: Rig) 
 
 async def test_a_queued_run_cancelled_never_runs_and_frees_its_session(rig: Rig) -> None:
     run = _run()
-    await rig.queue.enqueue(run)
-    assert await rig.queue.cancel_queued(run.session_id) == CancelledRun(
-        run_id=run.run_id, taken=False
-    )
-    assert await rig.queue.status(run.run_id) == "cancelled"
-    assert await rig.queue.wait(run.run_id, 30) == "cancelled"
-    assert not await rig.queue.cancel_asked(run.run_id)
     again = _run(session_id=run.session_id)
-    await rig.queue.enqueue(again)  # at once: the session is free
+    async with rig.busy():
+        await rig.queue.enqueue(run)
+        assert await rig.queue.cancel_queued(run.session_id) == CancelledRun(
+            run_id=run.run_id, taken=False
+        )
+        assert await rig.queue.status(run.run_id) == "cancelled"
+        assert await rig.queue.wait(run.run_id, 30) == "cancelled"
+        assert not await rig.queue.cancel_asked(run.run_id)
+        await rig.queue.enqueue(again)  # at once: the session is free
     assert (await rig.take()).run_id == again.run_id  # the cancelled one was never taken
     await rig.finish(again.run_id, "completed")
 
@@ -338,11 +352,14 @@ async def test_a_run_is_answered_once(rig: Rig) -> None:
 
 async def test_an_answer_after_its_continuation_was_cancelled_queues_the_next(rig: Rig) -> None:
     run = await _waiting(rig)
-    first = await rig.queue.answer(run.run_id, {"a1": True}, reasons={}, digests={"a1": "d"})
-    assert await rig.queue.cancel_queued(run.session_id) == CancelledRun(run_id=first, taken=False)
-    again = await rig.queue.answer(run.run_id, {"a1": True}, reasons={}, digests={"a1": "d"})
-    assert again == f"{run.run_id}~2"
-    assert await rig.queue.status(again) == "queued"
+    digests = {"a1": "d"}
+    async with rig.busy():
+        first = await rig.queue.answer(run.run_id, {"a1": True}, reasons={}, digests=digests)
+        cancelled = await rig.queue.cancel_queued(run.session_id)
+        assert cancelled == CancelledRun(run_id=first, taken=False)
+        again = await rig.queue.answer(run.run_id, {"a1": True}, reasons={}, digests=digests)
+        assert again == f"{run.run_id}~2"
+        assert await rig.queue.status(again) == "queued"
     assert (await rig.take()).run_id == again
     await rig.finish(again, "completed")
 
@@ -353,9 +370,10 @@ async def test_only_a_waiting_run_is_answered(rig: Rig) -> None:
         await rig.queue.answer(unknown, {"a1": True}, reasons={})
     assert str(never.value) == f"run {unknown} does not wait for approval (its status is unknown)"
     run = _run()
-    await rig.queue.enqueue(run)
-    with pytest.raises(SessionStateError) as queued:
-        await rig.queue.answer(run.run_id, {"a1": True}, reasons={})
+    async with rig.busy():
+        await rig.queue.enqueue(run)
+        with pytest.raises(SessionStateError) as queued:
+            await rig.queue.answer(run.run_id, {"a1": True}, reasons={})
     assert str(queued.value) == (
         f"run {run.run_id} does not wait for approval (its status is queued)"
     )
@@ -367,9 +385,10 @@ async def test_only_a_waiting_run_is_answered(rig: Rig) -> None:
 
 async def test_wait_names_a_run_that_did_not_settle(rig: Rig) -> None:
     run = _run()
-    await rig.queue.enqueue(run)
-    with pytest.raises(TimeoutError) as late:
-        await rig.queue.wait(run.run_id, 0.01)
+    async with rig.busy():
+        await rig.queue.enqueue(run)
+        with pytest.raises(TimeoutError) as late:
+            await rig.queue.wait(run.run_id, 0.01)
     assert str(late.value) == f"run {run.run_id} is still queued after 0 s"
     await rig.take()
     await rig.finish(run.run_id, "max_turns")
