@@ -44,7 +44,7 @@ from rho_adapters.durable.steps import DbosSteps  # noqa: E402
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions, run_workflow  # noqa: E402
 from rho_adapters.store import FileSessionStore  # noqa: E402
 from rho_domain.config import AgentConfig  # noqa: E402
-from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
+from rho_domain.ports.durable import CancelAsked, DurableSteps, QueuedRun  # noqa: E402
 from rho_domain.run import new_id  # noqa: E402
 from rho_entry.durable.runner import DurableRunner, WorkerSetup  # noqa: E402
 from rho_entry.facade import Agent, Session  # noqa: E402
@@ -91,8 +91,8 @@ async def measure_in(
     agent = Agent(config)
     runner = DurableRunner(WorkerSetup(store=store, config=config))
 
-    async def run(queued: QueuedRun, steps: DurableSteps) -> str:
-        return await runner(queued, steps)
+    async def run(queued: QueuedRun, steps: DurableSteps, asked: CancelAsked) -> str:
+        return await runner(queued, steps, asked)
 
     worker = DbosWorker(
         WorkerOptions(url=database, app_version="bench", executor_id=f"bench-{new_id()}"), run

@@ -36,7 +36,7 @@ import attrs  # noqa: E402
 from dbos import DBOS  # noqa: E402
 
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions  # noqa: E402
-from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
+from rho_domain.ports.durable import CancelAsked, DurableSteps, QueuedRun  # noqa: E402
 from rho_domain.run import new_id  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -116,7 +116,7 @@ async def empty_workflow(value: int) -> int:
 async def dbos_floor(url: str, size: Sizes) -> dict[str, tuple[float, float]]:
     """(wall, CPU) milliseconds of an empty workflow and of an empty step."""
 
-    async def nothing(_: QueuedRun, __: DurableSteps) -> str:
+    async def nothing(_: QueuedRun, __: DurableSteps, ___: CancelAsked) -> str:
         return "completed"
 
     worker = DbosWorker(

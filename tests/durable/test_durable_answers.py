@@ -23,6 +23,7 @@ from durable_support import (
 
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_domain.errors import SessionStateError
+from rho_domain.ports.durable import CancelledRun
 from rho_entry.durable.queueing import enqueue_prompt, open_queue
 
 if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 0.65 s
@@ -223,7 +224,7 @@ def test_an_answer_after_its_queued_continuation_was_cancelled_is_taken(rig: Rig
     ran, so its call still waits; answering the run again returned that cancelled
     continuation (the same answers: its id, as if taken) and nothing ever ran."""
 
-    async def drive() -> tuple[str, str, str | None, str | None]:
+    async def drive() -> tuple[str, str, CancelledRun | None, str | None]:
         queue = open_queue(rig.db)
         idle = open_queue(rig.db, queue="requeue-idle")  # no worker: continuations wait
         try:
@@ -234,12 +235,13 @@ def test_an_answer_after_its_queued_continuation_was_cancelled_is_taken(rig: Rig
             cancelled = await idle.cancel_queued(run.session_id)
             again = await idle.answer(run.run_id, {"q1": True}, reasons={}, digests=digests)
             status = await idle.status(again)
-            assert await idle.cancel_queued(run.session_id) == again  # leave nothing queued
+            left = await idle.cancel_queued(run.session_id)  # leave nothing queued
+            assert left == CancelledRun(run_id=again, taken=False)
             return first, again, cancelled, status
         finally:
             queue.close()
             idle.close()
 
     first, again, cancelled, status = asyncio.run(drive())
-    assert cancelled == first
+    assert cancelled == CancelledRun(run_id=first, taken=False)
     assert (again, status) == (first.replace("~1", "~2"), "queued")

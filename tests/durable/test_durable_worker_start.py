@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from rho_domain.errors import ConfigError
-from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.ports.durable import CancelAsked, DurableSteps, QueuedRun
 
 if TYPE_CHECKING:
     from rho_adapters.durable.worker import DbosWorker
@@ -31,7 +31,7 @@ if importlib.util.find_spec("dbos") is None:  # found, not imported (below)
     pytest.skip("the durable extra (dbos) is not installed", allow_module_level=True)
 
 
-async def _never_run(run: QueuedRun, steps: DurableSteps) -> str:
+async def _never_run(run: QueuedRun, steps: DurableSteps, asked: CancelAsked) -> str:
     raise AssertionError("no run is taken by a worker that did not start")
 
 

@@ -258,8 +258,9 @@ async def test_a_stored_session_is_continued_only_by_its_exact_id(tmp_path: Path
     """``session_id=`` was resolved as a person's reference is at the CLI: a unique prefix
     or ``latest`` ran the prompt in another session than the one named (seen: 'b9a7' and
     'latest' both ran in b9a79f4d83bf), and a service passes its callers' ids. Now a prefix
-    is refused once the store resolved it (the session closed, nothing run), and an id that
-    is not plain (``latest``, a path) before anything is opened."""
+    is refused (opened by its whole spelling, ``=ID``, which names no session: nothing is
+    opened, nothing run), and an id that is not plain (``latest``, a path) before anything is
+    opened."""
     store = MemorySessionStore()
     runtime = create_runtime(
         AgentConfig(working_dir=str(tmp_path)),
@@ -275,9 +276,9 @@ async def test_a_stored_session_is_continued_only_by_its_exact_id(tmp_path: Path
                 _ = await dispatch_prompt(runtime, "shorthand", session_id=shorthand)
     assert prefixed.status is RunStatus.ERROR
     assert prefixed.error == (
-        f"session_id={sid[:4]!r} is not a stored session's exact id, which the store resolves "
-        f"to session {sid}: dispatch_prompt continues a session by its whole id (a prefix, "
-        "latest or a path is the CLI's shorthand); nothing was run"
+        f"session_id={sid[:4]!r} is not a stored session's exact id: dispatch_prompt "
+        "continues a session by its whole id (a prefix, latest or a path is the CLI's "
+        "shorthand); nothing was run"
     )
     runs = [e for e in store.events(sid) if e.kind == "run_start"]
     assert len(runs) == 1  # the session named by the prefix ran nothing more

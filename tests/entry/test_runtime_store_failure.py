@@ -53,7 +53,9 @@ async def test_a_close_that_fails_is_said_in_the_result_not_lost_in_a_task(
     assert result.text == "done"
     assert result.error is not None
     assert "run_end was not stored" in result.error
-    assert result.error.endswith(
-        "then closing the session failed: StoreError: cannot write session "
-        f"{result.session_id}: No space left on device"
-    )
+    assert (
+        "then closing the session failed: StoreError: session "
+        f"{result.session_id} closed with 1 event(s) not stored (run_end): cannot write "
+        f"session {result.session_id}: No space left on device; everything before them is "
+        "stored: once the store answers again, resume the session to go on"
+    ) in result.error

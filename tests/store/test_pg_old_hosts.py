@@ -21,7 +21,9 @@ from rho_domain.ports.store import SessionRecord
 
 __all__ = ["pg_server_url"]
 
-_REFUSED = r"runs a rho-agent older than the session store's schema \(version 3\).*upgrade"
+_REFUSED = (
+    rf"runs a rho-agent older than the session store's schema \(version {SCHEMA_VERSION}\).*upgrade"
+)
 
 
 @pytest.fixture

@@ -406,7 +406,7 @@ def test_an_empty_session_id_is_said_to_be_one_by_both_stores(tmp_path: Path) ->
         with pytest.raises(SessionNotFound) as by_files:
             resolve(tmp_path, blank)
         with pytest.raises(SessionNotFound) as by_pg:
-            pg_listing.resolve_id(None, blank)  # refused before the database is asked
+            pg_listing.resolve_id(None, blank, "me@here")  # refused before the database is asked
         assert str(by_files.value) == str(by_pg.value) == f"session {blank!r}: {EMPTY_ID}"
 
 

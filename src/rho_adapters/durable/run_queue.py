@@ -31,16 +31,22 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from rho_adapters.durable import load_dbos
+from rho_adapters.durable.cancels import CancelRecords
+from rho_adapters.durable.continuations import (
+    answered_otherwise,
+    answers_of,
+    continuation_ids,
+    continuation_settings,
+    not_waiting,
+    session_busy,
+)
 from rho_adapters.durable.payloads import payload_of, run_of
 from rho_adapters.durable.system_db import said_by_database, shown
 from rho_domain.errors import ConfigError, SessionStateError
-from rho_domain.ports.durable import QueuedRun, RunQueue
+from rho_domain.ports.durable import CancelledRun, QueuedRun, RunQueue
 
 WORKFLOW = "rho.run"  # the worker registers the workflow under this name
 _SETTLED = frozenset({"completed", "cancelled", "max_turns", "budget_exceeded", "error"})
-ANSWER, REASON, ALWAYS = "answer:", "reason:", "always:"  # keys of a continuation's settings
-DIGEST = "digest:"  # the digest of the call an answer is about (rho_domain.call_digest)
-_ANSWERED = (ANSWER, REASON, ALWAYS, DIGEST)
 _DBOS_STATUS = {"ENQUEUED": "queued", "PENDING": "running", "DELAYED": "queued"}
 
 
@@ -61,6 +67,7 @@ class DbosRunQueue(RunQueue):
                 f"cannot open the durable runs' database {shown(url)}: {said_by_database(exc)}"
             ) from exc
         self.url = url
+        self._cancels = CancelRecords(url)
         self.queue = queue
         self.app_version = app_version
 
@@ -82,11 +89,7 @@ class DbosRunQueue(RunQueue):
                 payload_of(run),
             )
         except dbos_errors.DBOSQueueDeduplicatedError:
-            raise SessionStateError(
-                f"session {run.session_id} has a run queued or in progress on the queue "
-                f"{self.queue!r}; run {run.run_id} was not queued: wait for that run to end "
-                "(or to wait for approval) or cancel it"
-            ) from None
+            raise session_busy(run.session_id, self.queue, run.run_id) from None
 
     async def answer(
         self,
@@ -100,9 +103,7 @@ class DbosRunQueue(RunQueue):
         """See ``RunQueue.answer``: the continuation is enqueued as ``<run_id>~<n>``."""
         status = await self.status(run_id)
         if status != "awaiting_approval":
-            raise SessionStateError(
-                f"run {run_id} does not wait for approval (its status is {status or 'unknown'})"
-            )
+            raise not_waiting(run_id, status)
         workflow = await self._workflow(run_id)
         if not workflow or not workflow.input:
             raise SessionStateError(f"run {run_id} has no recorded session")
@@ -117,21 +118,9 @@ class DbosRunQueue(RunQueue):
         always: Collection[str],
         digests: Mapping[str, str],
     ) -> str:
-        run_id, inherited = run.run_id, run.settings
-        # "always" is carried from continuation to continuation; answers belong to one run
-        answered = {
-            **{k: v for k, v in inherited.items() if k.startswith(ALWAYS)},
-            **{f"{ALWAYS}{tool}": "yes" for tool in always},
-            **{f"{ANSWER}{call}": "yes" if ok else "no" for call, ok in answers.items()},
-            **{f"{REASON}{call}": text for call, text in reasons.items()},
-            **{f"{DIGEST}{call}": digests[call] for call in answers if call in digests},
-        }
-        settings = {
-            **{k: v for k, v in inherited.items() if not k.startswith(_ANSWERED)},
-            **answered,
-        }
-        base = run_id.split("~", 1)[0]
-        attempt = int(run_id.split("~", 1)[1]) + 1 if "~" in run_id else 1
+        run_id = run.run_id
+        answered, settings = continuation_settings(run.settings, answers, reasons, always, digests)
+        base, attempt = continuation_ids(run_id)
         while True:
             continuation = f"{base}~{attempt}"
             # the continuation's id is the answered run's: a second answer of the same run
@@ -155,31 +144,37 @@ class DbosRunQueue(RunQueue):
         kept_settings = (
             run_of(kept.input["args"][0], continuation).settings if kept and kept.input else {}
         )
-        theirs = {k: v for k, v in kept_settings.items() if k.startswith(_ANSWERED)}
+        theirs = answers_of(kept_settings)
         if theirs != answered:
-            raise SessionStateError(
-                f"run {run_id} was already answered ({_listed(theirs)}); its continuation "
-                f"{continuation} runs with that answer, not this one ({_listed(answered)}). "
-                f"Answer again once {continuation} waits for approval."
-            )
+            raise answered_otherwise(run_id, continuation, theirs, answered)
         return continuation
 
-    async def cancel_queued(self, session_id: str) -> str | None:
-        """See ``RunQueue.cancel_queued``. The waiting run is the one holding the session's
-        deduplication id in the ``ENQUEUED`` (or ``DELAYED``) state; DBOS's cancel takes it
-        off the queue and frees that id."""
+    async def cancel_queued(self, session_id: str) -> CancelledRun | None:
+        """See ``RunQueue.cancel_queued``. The session's run is the one holding its
+        deduplication id: ``ENQUEUED`` (or ``DELAYED``) waits, and DBOS's cancel takes it off
+        the queue and frees that id; ``PENDING`` is taken, and its cancel is recorded in
+        ``rho_cancels`` (``cancels.py``: DBOS's cancel would stop it mid-step, unrecorded)."""
         found = await self.client.list_workflows_async(
             queue_name=self.queue,
-            status=["ENQUEUED", "DELAYED"],
+            status=["ENQUEUED", "DELAYED", "PENDING"],
             name=WORKFLOW,
             load_input=False,
             load_output=False,
         )
-        waiting = [w.workflow_id for w in found if w.deduplication_id == session_id]
-        if not waiting:
+        mine = [w for w in found if w.deduplication_id == session_id]
+        waiting = [str(w.workflow_id) for w in mine if w.status != "PENDING"]
+        if waiting:
+            await self.client.cancel_workflows_async(waiting)
+            return CancelledRun(run_id=waiting[0], taken=False)
+        if not mine:
             return None
-        await self.client.cancel_workflows_async(waiting)
-        return str(waiting[0])
+        taken = str(mine[0].workflow_id)
+        await asyncio.to_thread(self._cancels.ask, taken)
+        return CancelledRun(run_id=taken, taken=True)
+
+    async def cancel_asked(self, run_id: str) -> bool:
+        """See ``RunQueue.cancel_asked`` (``rho_cancels``)."""
+        return await asyncio.to_thread(self._cancels.asked, run_id)
 
     async def status(self, run_id: str) -> str | None:
         """See ``RunQueue.status``."""
@@ -219,6 +214,7 @@ class DbosRunQueue(RunQueue):
     def close(self) -> None:
         """Release the client's connections."""
         self.client.destroy()
+        self._cancels.close()
 
 
 def _status(workflow: Any) -> str | None:
@@ -232,20 +228,6 @@ def _status(workflow: Any) -> str | None:
     if workflow.status == "CANCELLED":
         return "cancelled"
     return _DBOS_STATUS.get(workflow.status, "running")
-
-
-def _listed(answered: Mapping[str, str]) -> str:
-    """``a1: yes, a2: no (reason), always: bash``: the answers a continuation carries."""
-    shown = []
-    for key, value in sorted(answered.items()):
-        if key.startswith(ANSWER):
-            call = key.removeprefix(ANSWER)
-            reason = answered.get(REASON + call)
-            shown.append(f"{call}: {value}" + (f" ({reason})" if reason else ""))
-    tools = sorted(key.removeprefix(ALWAYS) for key in answered if key.startswith(ALWAYS))
-    if tools:
-        shown.append(f"always: {', '.join(tools)}")
-    return ", ".join(shown) or "nothing"
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.durable import load_dbos
+from rho_adapters.durable.cancels import CancelRecords
 from rho_adapters.durable.heartbeat import Heartbeat
 from rho_adapters.durable.payloads import payload_of as payload_of  # re-exported
 from rho_adapters.durable.payloads import run_of
@@ -32,27 +33,34 @@ from rho_adapters.durable.system_db import (
 )
 from rho_adapters.finish import finished
 from rho_domain.errors import ConfigError
-from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.ports.durable import CancelAsked, DurableSteps, QueuedRun
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 WORKFLOW = "rho.run"
 LOG = logging.getLogger("rho_adapters.durable")
 
-Runner = Callable[[QueuedRun, DurableSteps], Awaitable[str]]
+Runner = Callable[[QueuedRun, DurableSteps, CancelAsked], Awaitable[str]]
 
 load_dbos()  # MissingExtra naming the extra, before the import below fails
 
 from dbos import DBOS as _DBOS  # noqa: E402 - after the check above
 
 _runner: Runner | None = None
+_cancels: CancelRecords | None = None
 
 
 @_DBOS.workflow(name=WORKFLOW)
 async def run_workflow(payload: dict[str, Any]) -> str:
-    """The durable run: the runner's status once the run settles."""
-    if _runner is None:
+    """The durable run: the runner's status once the run settles. The runner reads the
+    queue's record of a cancel of this run once the run has started (``cancels.py``)."""
+    if _runner is None or _cancels is None:
         raise RuntimeError("no rho-agent worker runs in this process")
-    return await _runner(run_of(payload, _DBOS.workflow_id or "?"), DbosSteps())
+    run, records = run_of(payload, _DBOS.workflow_id or "?"), _cancels
+
+    async def asked() -> bool:
+        return await asyncio.to_thread(records.asked, run.run_id)
+
+    return await _runner(run, DbosSteps(), asked)
 
 
 class VersionMismatch(ConfigError):
@@ -91,6 +99,7 @@ class DbosWorker:
             interval=options.heartbeat,
             dead_after=options.dead_after,
         )
+        self.cancels = CancelRecords(options.url)
 
     async def start(self) -> None:
         """Launch DBOS (migrating the system database on first use), check versions, beat,
@@ -102,9 +111,10 @@ class DbosWorker:
         nothing running: the heartbeat stopped (its thread, its engine) and DBOS destroyed
         (its threads, its engines), whatever step it stopped at, and the error raised as it
         came (a failure to open or launch: that ``ConfigError``)."""
-        global _runner
+        global _runner, _cancels
         options = self.options
         _runner = self.runner
+        _cancels = self.cancels
         faster_sqlite_commits()
         try:
             try:
@@ -168,6 +178,7 @@ class DbosWorker:
         on can run threads after it (``asyncio.to_thread``) as before the start."""
         await self.heartbeat.stop()
         await asyncio.to_thread(_DBOS.destroy, workflow_completion_timeout_sec=0)
+        self.cancels.close()
         await _own_pool_again(asyncio.get_running_loop())
 
 

@@ -13,7 +13,9 @@
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
   for patterns a test wrote, never a model's), ``ManualToolSource`` (ToolSource: the tools
   a test serves, changed with ``serve``), ``RecordingSteps`` (DurableSteps: step results
-  recorded in order, answered from the records by a second instance).
+  recorded in order, answered from the records by a second instance), ``MemoryRunQueue``
+  (RunQueue: the DBOS queue's rules in memory; a test plays the worker with ``take`` and
+  ``finish``).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
@@ -60,6 +62,7 @@ _EXPORTS = {
     "ManualSignals": ".signals",
     "ManualToolSource": ".tool_source",
     "MemoryExecutor": ".memory_executor",
+    "MemoryRunQueue": ".run_queue",
     "MemorySessions": ".memory_control",
     "MemorySessionStore": ".memory_store",
     "MemorySpreadsheetReader": ".spreadsheet",
@@ -97,6 +100,7 @@ __all__ = [
     "ManualSignals",
     "ManualToolSource",
     "MemoryExecutor",
+    "MemoryRunQueue",
     "MemorySessionStore",
     "MemorySessions",
     "MemorySpreadsheetReader",
@@ -144,6 +148,7 @@ if TYPE_CHECKING:
         ReplayModel,
         load_recording,
     )
+    from rho_adapters.fakes.run_queue import MemoryRunQueue
     from rho_adapters.fakes.scripted_model import (
         FunctionModel,
         ScriptedModel,

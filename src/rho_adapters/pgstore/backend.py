@@ -33,6 +33,7 @@ from collections import defaultdict
 from typing import Any
 
 from rho_adapters.pgstore.connection import POOL_SIZE, Pool, StoreAddress, pg_errors
+from rho_adapters.pgstore.creators import creator_name
 from rho_adapters.pgstore.schema import CHANNEL, declare, ensure_schema, holder_name
 from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
@@ -58,8 +59,10 @@ class PgBackend:
         stale_after: float = STALE_AFTER_SECONDS,
         pool_size: int | None = None,
         trace_bytes: int = TRACE_BYTES,
+        creator: str | None = None,
     ) -> None:
         self.address = address
+        self.creator = creator_name() if creator is None else creator  # whose ``latest``
         self.heartbeat = heartbeat
         self.stale_after = stale_after
         self.trace_bytes = trace_bytes  # the most of a trace read at once (a test's smaller)

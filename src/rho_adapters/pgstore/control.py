@@ -77,7 +77,7 @@ class PgSessions(SessionCatalog, SessionControl):
         return await list_sessions(self.backend, limit=limit)
 
     def _one(self, conn: Any, ref: str) -> SessionInfo:
-        session_id = resolve_id(conn, ref)
+        session_id = resolve_id(conn, ref, self.backend.creator)
         row = conn.execute(ROW + " WHERE id = %s", (self.backend.stale_after, session_id))
         return info_of(tuple(row.fetchone()))
 
@@ -90,7 +90,7 @@ class PgSessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.record``."""
 
         def read(conn: Any) -> tuple[Any, ...]:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             return tuple(
                 conn.execute(
                     f"SELECT {record_columns()} FROM rho_sessions"  # noqa: S608
@@ -110,7 +110,7 @@ class PgSessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.trace``."""
 
         def read(conn: Any) -> list[Any]:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             return bounded_lines(conn, exact, after, self.backend.trace_bytes)
 
         rows = await self.backend.call(read)
@@ -123,7 +123,7 @@ class PgSessions(SessionCatalog, SessionControl):
         (``trace_tails``), only the rows after it read."""
 
         def read(conn: Any, session_id: str, tail: TraceTail | None) -> TraceRead:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             return tail_read(conn, exact, tail, self.backend.trace_bytes)
 
         found: dict[str, TraceRead | None] = {}
@@ -143,7 +143,7 @@ class PgSessions(SessionCatalog, SessionControl):
         once each (``TraceCounts``): a stream's idle poll asks too."""
 
         def read(conn: Any) -> int:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             return self._counts.last_seq(conn, exact, self.backend.trace_bytes)
 
         found: int = await self.backend.call(read)
@@ -180,7 +180,7 @@ class PgSessions(SessionCatalog, SessionControl):
         """See ``SessionControl.request``."""
 
         def send(conn: Any) -> bool:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             if signal == "cancel":
                 conn.execute("UPDATE rho_sessions SET cancel = true WHERE id = %s", (exact,))
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"cancel {exact}"))
@@ -199,7 +199,7 @@ class PgSessions(SessionCatalog, SessionControl):
         check_directive_text(text)
 
         def add(conn: Any) -> int:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s FOR UPDATE", (exact,))
             row = conn.execute(
                 "INSERT INTO rho_directives (session_id, seq, text, at) SELECT %s,"
@@ -216,7 +216,7 @@ class PgSessions(SessionCatalog, SessionControl):
         check_request_id(request_id)
 
         def ask(conn: Any) -> None:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             conn.execute(
                 "INSERT INTO rho_exports (session_id, request_id) VALUES (%s, %s)",
                 (exact, request_id),
@@ -228,7 +228,7 @@ class PgSessions(SessionCatalog, SessionControl):
         """See ``SessionControl.export_answer``."""
 
         def read(conn: Any) -> Any:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             return conn.execute(
                 f"SELECT {ANSWER}, octet_length(answer) FROM rho_exports"  # noqa: S608
                 " WHERE session_id = %s AND request_id = %s",  # ANSWER is a constant of ours
@@ -244,7 +244,7 @@ class PgSessions(SessionCatalog, SessionControl):
         """See ``SessionControl.withdraw_export``."""
 
         def withdraw(conn: Any) -> None:
-            exact = resolve_id(conn, session_id)
+            exact = resolve_id(conn, session_id, self.backend.creator)
             conn.execute(
                 "DELETE FROM rho_exports WHERE session_id = %s AND request_id = %s"
                 " AND answer IS NULL",

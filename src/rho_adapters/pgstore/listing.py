@@ -78,16 +78,21 @@ def _json(text: str | None) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
-def resolve_id(conn: Any, ref: str) -> str:
-    """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
+def resolve_id(conn: Any, ref: str, creator: str) -> str:
+    """The exact id for an id, a unique prefix or ``latest``: the newest session ``creator``
+    (``user@host``, ``creator_name``) created, never a peer's. Raises SessionNotFound."""
     if not ref.strip():  # as the file store says it (``layout.resolve``)
         raise SessionNotFound(f"session {ref!r}: {EMPTY_ID}")
     if "\x00" in ref:  # no id holds one, and a text parameter cannot: the query failed
         raise SessionNotFound(f"no session matches {ref[:300]!r} in the store")
     if ref == "latest":
-        row = newest_first(conn, "SELECT id FROM rho_sessions", (), 1)
+        row = newest_first(conn, "SELECT id FROM rho_sessions", (creator,), 1, mine=True)
         if not row:
-            raise SessionNotFound("no sessions in the store")
+            others = conn.execute("SELECT count(*) FROM rho_sessions").fetchone()[0]
+            raise SessionNotFound(
+                f"no session of {creator} in the store, so no latest"
+                + (f" ({others} of other users or hosts: name one by its id)" if others else "")
+            )
         return str(row[0][0])
     whole = whole_id_of(ref)
     if (
@@ -152,7 +157,9 @@ _A_TIME = "created_at > '-Infinity' AND created_at < 'Infinity' AND created_at <
 _NO_TIME = f"NOT ({_A_TIME})"
 
 
-def newest_first(conn: Any, select: str, params: tuple[Any, ...], limit: int) -> list[Any]:
+def newest_first(
+    conn: Any, select: str, params: tuple[Any, ...], limit: int, *, mine: bool = False
+) -> list[Any]:
     """The first ``limit`` rows of ``select`` (a SELECT over rho_sessions alone, no WHERE),
     newest first: the rows with a time by it, then those without one by id. PostgreSQL
     sorts NaN and Infinity above every time, so a row whose created_at was edited to one
@@ -161,13 +168,14 @@ def newest_first(conn: Any, select: str, params: tuple[Any, ...], limit: int) ->
     (``info_of``); so did a time no clock has reached (2096: ``meta_fields.order_time``),
     which sorts with them. The first query is a range on the index ``rho_sessions_newest``."""
     latest = time.time() + AHEAD_SECONDS
+    where = "creator = %s AND " if mine else ""  # ``mine``: params' first is the creator
     rows = conn.execute(
-        f"{select} WHERE {_A_TIME} ORDER BY created_at DESC, id DESC LIMIT %s",
+        f"{select} WHERE {where}{_A_TIME} ORDER BY created_at DESC, id DESC LIMIT %s",
         (*params, latest, limit),
     ).fetchall()
     if len(rows) < limit:
         rows += conn.execute(
-            f"{select} WHERE {_NO_TIME} ORDER BY id DESC LIMIT %s",
+            f"{select} WHERE {where}{_NO_TIME} ORDER BY id DESC LIMIT %s",
             (*params, latest, limit - len(rows)),
         ).fetchall()
     return list(rows)

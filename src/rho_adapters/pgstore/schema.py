@@ -13,7 +13,8 @@ Tables (every name prefixed ``rho_``, so the store can share a database):
   and when it last beat (``beat``, the server's clock, so hosts' clocks never matter), how
   long its beats may be apart (``lease``: the holder's own ``stale_after``, schema 2; a host
   of an earlier version than the store's may not claim, schema 3: ``rho_claim_check``), the
-  ``cancel`` and ``paused`` flags, the last trace line number.
+  ``cancel`` and ``paused`` flags, the last trace line number, and who created it
+  (``creator``, ``user@host``: whose ``latest`` it is, schema 4; NULL in an older row).
 - ``rho_events``: the trace, one row per line, ``line`` exactly as trace.jsonl holds it.
 - ``rho_directives``: operator directives, numbered from 0 per session.
 - ``rho_exports``: context-export requests and their answers.
@@ -35,7 +36,7 @@ from typing import Any
 from rho_adapters.pgstore.connection import StoreAddress
 from rho_domain.errors import StoredPastBound, StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CHANNEL = "rho"
 DECLARED = "rho.schema"
 """The setting each connection of this build sets to ``SCHEMA_VERSION`` (``declare``)."""
@@ -152,7 +153,14 @@ _V3 = (
     "UPDATE rho_sessions SET lease = 8 WHERE holder IS NOT NULL AND lease IS NULL",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3}
+# who created the session (``creators.py``): ``latest`` is the asker's newest, not any
+# host's (a peer's session created a moment later was resumed by ``--resume latest``)
+_V4 = (
+    "ALTER TABLE rho_sessions ADD COLUMN creator text",
+    "CREATE INDEX rho_sessions_creator ON rho_sessions (creator, created_at DESC, id DESC)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 """Statements that bring the schema from version ``n - 1`` to ``n``."""
 
 

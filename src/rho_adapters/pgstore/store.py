@@ -65,7 +65,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         declare_here(conn)
         inserted = conn.execute(
             "INSERT INTO rho_sessions (id, created_at, parent_id, config, labels, meta, holder,"
-            " beat, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, now(), %s)"
+            " beat, lease, creator) VALUES (%s, %s, %s, %s, %s, %s, %s, now(), %s, %s)"
             " ON CONFLICT (id) DO NOTHING",
             (
                 record.id,
@@ -76,6 +76,7 @@ class PgSessionStore(SessionStore, SignalingStore):
                 json.dumps(self._held_meta(meta)),
                 self.backend.holder,
                 self.backend.stale_after,
+                self.backend.creator,
             ),
         ).rowcount
         if not inserted:
@@ -106,7 +107,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         """The claim, the trace read and the meta written in one transaction: written after
         it, by a process frozen in between, the meta named this process the holder over the
         one that had taken the session over since."""
-        session_id = resolve_id(conn, ref)
+        session_id = resolve_id(conn, ref, self.backend.creator)
         stale = self.backend.stale_after  # the claim's lease, and the bound this side keeps
         declare_here(conn)
         row = conn.execute(

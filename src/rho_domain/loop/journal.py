@@ -206,15 +206,29 @@ class Journal:
                 release = self.store.release
                 try:
                     await self.flush()
-                except BaseException:
+                except BaseException as exc:
                     with contextlib.suppress(Exception):
                         await contained(release(self.session_id), self._store_name, StoreError)
+                    if type(exc) is StoreError and self._unpersisted:
+                        raise self._not_stored(exc) from exc
                     raise
                 await contained(release(self.session_id), self._store_name, StoreError)
         finally:
             for listener in tuple(self.listeners):
                 if isinstance(listener, EndsWithSession):
                     tell_closed(listener)
+
+    def _not_stored(self, exc: StoreError) -> StoreError:
+        """The close's last failure to persist, naming what was lost and what to do: it
+        said only the store's words (a PostgreSQL store gone at a run's end left the run
+        without its ``run_end``, and its closer did not learn that)."""
+        kinds = ", ".join(dict.fromkeys(e.kind for e in self._unpersisted))
+        return StoreError(
+            f"session {self.session_id} closed with {len(self._unpersisted)} event(s) not "
+            f"stored ({kinds}): {exc}; everything before them is stored: once the store "
+            "answers again, resume the session to go on (its last run reads as one whose "
+            "process stopped)"
+        )
 
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""

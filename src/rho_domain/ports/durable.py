@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# whether the queue holds a cancel of the run a worker runs (``RunQueue.cancel_asked`` of it)
+CancelAsked = Callable[[], Awaitable[bool]]
+
 
 class DurableSteps(Protocol):
     """Runs a durable run's steps once each, in the order the run asks for them."""
@@ -60,6 +63,20 @@ class QueuedRun:
     settings: Mapping[str, str] = attrs.field(factory=dict)
 
 
+@attrs.frozen(kw_only=True)
+class CancelledRun:
+    """What ``RunQueue.cancel_queued`` cancelled: the run ``run_id``, and whether a worker had
+    taken it (``taken``: its cancel is recorded for it, and it ends ``cancelled`` once its
+    run starts, ``RunQueue.cancel_asked``) or it still waited (it never runs)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    run_id: str
+    taken: bool
+
+
 class RunQueue(Protocol):
     """A named queue of durable runs, consumed by workers on any host."""
 
@@ -92,11 +109,23 @@ class RunQueue(Protocol):
         ``SessionStateError`` when the run does not wait for approval."""
 
     @abstractmethod
-    async def cancel_queued(self, session_id: str) -> str | None:
-        """Cancel the run of ``session_id`` that waits on the queue, taken by no worker yet:
-        it never runs, its status is ``cancelled``, and the session may be queued again at
-        once; its run id. None when no run of the session waits (none at all, or a worker
-        took it: that run reads the session's stop signal, ``SessionControl.request``)."""
+    async def cancel_queued(self, session_id: str) -> CancelledRun | None:
+        """Cancel the run of ``session_id`` that is on the queue; what was cancelled, None
+        when no run of the session is queued or running (none at all, or every one ended).
+
+        A run no worker took yet never runs: its status is ``cancelled`` and the session may
+        be queued again at once (``taken`` False). A run a worker took (``taken`` True) may
+        not have opened its session yet, and a run clears the session's stop signal as it
+        starts: its cancel is recorded on the queue for that run id (``cancel_asked``), which
+        the run reads once it has started, so it ends ``cancelled`` whenever its worker opens
+        the session. The caller also requests the session's stop signal after this (a run
+        started before the record reads that one): between them, no timing loses it."""
+
+    @abstractmethod
+    async def cancel_asked(self, run_id: str) -> bool:
+        """True when ``cancel_queued`` cancelled the run ``run_id`` while a worker had it:
+        what the worker's run reads once it has started (after clearing the session's stop
+        signal), and ends ``cancelled`` for. False for any other run, known or not."""
 
     @abstractmethod
     async def status(self, run_id: str) -> str | None:

@@ -5,6 +5,7 @@
     rho-agent queue wait RUN [--timeout S]             exits 0 once it settles
     rho-agent queue approve RUN CALL@DIGEST|all [--always]  prints the continuing run's id
     rho-agent queue deny RUN CALL|all [--reason TEXT]
+    rho-agent queue cancel RUN                         cancelled RUN' / cancel requested RUN'
 
 Every command takes ``--durable-db URL`` (a SQLite path or a PostgreSQL URL) and ``--queue
 NAME``; ``approve`` and ``deny all`` read the waiting calls from ``--store`` (a directory
@@ -14,7 +15,10 @@ sessions directory). An approval names its call with the digest it was shown
 the worker, and a CALL without one is refused with the call as it waits now and its digest.
 ``all`` approves whatever waits when this command reads it, unseen, as ``-y``. ``--always``:
 the tools of the approved calls run without asking for the rest of the run, in every
-continuation of it (``RunQueue.answer``). Workers (``rho-agent worker``) run what is enqueued.
+continuation of it (``RunQueue.answer``). ``cancel`` stops the run's session's run on the
+queue (RUN, or the continuation an answer queued, RUN'): one no worker took never runs; one a
+worker took ends ``cancelled`` (the queue records it, and the session's stop signal is asked
+for through ``--store``). Workers (``rho-agent worker``) run what is enqueued.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from rho_entry.usage import UsageParser
 if TYPE_CHECKING:
     from rho_adapters.durable.run_queue import DbosRunQueue
     from rho_domain.state import State
+    from rho_entry.config.store_faces import Operator
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--durable-db", required=True, metavar="URL", help="SQLite path or URL")
     parser.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
     parser.add_argument(
-        "--store", metavar="URL", help="the shared session store (for `all`; as rho-agent --store)"
+        "--store",
+        metavar="URL",
+        help="the shared session store (for `all` and `cancel`; as rho-agent --store)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     enqueue = commands.add_parser("enqueue", help="put a prompt on the queue")
@@ -55,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--timeout", type=float, default=600.0, metavar="S", help="longest wait (600 s)"
         )
+    cancel = commands.add_parser(
+        "cancel", help="cancel a run queued or running", description="cancel a run"
+    )
+    cancel.add_argument("run", help="the run's id (or an earlier run of its session)")
     for name in ("approve", "deny"):
         command = commands.add_parser(name, help=f"{name} a waiting call (or all)")
         command.add_argument("run")
@@ -99,6 +110,8 @@ async def _command(args: argparse.Namespace) -> int:
             print(visible(await queue.status(args.run) or "unknown"))  # the queue is data
         elif args.command == "wait":
             print(visible(await queue.wait(args.run, args.timeout)))
+        elif args.command == "cancel":
+            print(await _cancel(queue, args.run, args.store))
         else:
             print(await _answer(queue, args))
     finally:
@@ -151,20 +164,42 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
     )
 
 
-async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> State:
-    """The run's session as its trace has it (the calls it waits for, their digests)."""
-    from rho_domain.state import State
-    from rho_entry.config.settings import environment
-    from rho_entry.config.stores import choose_operator, store_setting
+async def _cancel(queue: DbosRunQueue, run_id: str, store: str | None) -> str:
+    """Cancel the run of ``run_id``'s session on the queue: ``cancelled RUN'`` (it never
+    runs) or ``cancel requested RUN'`` (a worker took it; it ends cancelled)."""
+    from rho_entry.durable.queueing import cancel_session_run
 
     session_id = await queue.session_of(run_id)
     if session_id is None:
         raise RhoError(f"no durable run {run_id} in this queue")
-    env = environment()
-    where, origin = store_setting(store, env)
-    operator = choose_operator(where, env, origin=origin)
+    operator = _operator(store)
+    try:
+        cancelled = await cancel_session_run(queue, session_id, control=operator.sessions)
+    finally:
+        await operator.aclose()  # a PostgreSQL catalog's share of the pool
+    return f"{'cancel requested' if cancelled.taken else 'cancelled'} {cancelled.run_id}"
+
+
+async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> State:
+    """The run's session as its trace has it (the calls it waits for, their digests)."""
+    from rho_domain.state import State
+
+    session_id = await queue.session_of(run_id)
+    if session_id is None:
+        raise RhoError(f"no durable run {run_id} in this queue")
+    operator = _operator(store)
     try:
         _, events = await operator.sessions.recording(session_id)
     finally:
         await operator.aclose()  # a PostgreSQL catalog's share of the pool
     return State.from_events(events)
+
+
+def _operator(store: str | None) -> Operator:
+    """The shared session store's catalog and control (``--store``, else as the CLI's)."""
+    from rho_entry.config.settings import environment
+    from rho_entry.config.stores import choose_operator, store_setting
+
+    env = environment()
+    where, origin = store_setting(store, env)
+    return choose_operator(where, env, origin=origin)

@@ -6,18 +6,18 @@ directory (``<home>/sessions``), as always.
 
 - ``postgresql://user@host:port/db`` (or ``postgres://``): PostgreSQL, shared by every host with
   the URL (``rho_adapters.pgstore``; extra ``postgres``).
-- a path, or ``file:///path``: the file store in that directory (the one holding the session
-  directories).
+- a path, or ``file:///path``: the file store in that directory (holding the sessions).
 
 A URL that is neither, a missing driver, an unreachable server or missing rights is one error
-naming the URL (password hidden) and the setting it came from. The password never reaches a
-trace, a log line or a message: sessions do not record where they are stored.
+naming the URL (password hidden) and its setting. The password never reaches a trace, a log
+line or a message: sessions do not record where they are stored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,19 +31,19 @@ from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:  # the store's faces: built with the first choose_store or choose_operator
+    from rho_domain.ports.session_control import SessionControl
     from rho_entry.config.store_faces import Operator as Operator
     from rho_entry.config.store_faces import StoreChoice as StoreChoice
     from rho_entry.config.store_faces import close_store as close_store
 
 ENV_VAR = "RHO_AGENT_STORE"
 STALE_VAR = "RHO_AGENT_STORE_STALE_AFTER"
-"""Seconds after which a PostgreSQL store holder that stopped beating is gone, so its sessions
-show ``stale`` and another host may take them over (default ``STALE_AFTER_SECONDS``, 8). The
-beat is a quarter of it, at most ``HEARTBEAT_SECONDS`` (2): a shorter window costs more beats."""
+"""Seconds after which a PostgreSQL store holder that stopped beating is gone (its sessions
+``stale``, for another host to take over; default ``STALE_AFTER_SECONDS``, 8). The beat is a
+quarter of it, at most ``HEARTBEAT_SECONDS`` (2): a shorter window costs more beats."""
 T = TypeVar("T")
 _POSTGRES = ("postgresql://", "postgres://")
-# A run opens its store with session_store and never builds a StoreChoice or an Operator (two
-# attrs classes, ~5 M instructions of a one-shot): they are named here, imported when asked.
+# a run never builds a StoreChoice or an Operator (~5 M instructions): imported when asked
 _FACES = "rho_entry.config.store_faces"
 __getattr__ = lazy_names(
     __name__, {"StoreChoice": _FACES, "Operator": _FACES, "close_store": _FACES}
@@ -152,16 +152,14 @@ def _a_directory(root: Path, origin: str) -> Path:
 def as_store(
     value: SessionStore | str | os.PathLike[str] | None, env: Mapping[str, str]
 ) -> SessionStore | None:
-    """A store object as it is, a URL or path (any ``os.PathLike``) opened
-    (``choose_store``), None as None."""
+    """A store object as it is, a URL or path (``os.PathLike``) opened, None as None."""
     if isinstance(value, str | os.PathLike):
         return session_store(os.fspath(value), env)
     return value
 
 
 def close_store_sync(store: object) -> None:
-    """``close_store`` from synchronous code (a CLI command's end); no event loop is made
-    for a store without ``aclose`` (files)."""
+    """``close_store`` from synchronous code (a CLI command's end); no loop for files."""
     if getattr(store, "aclose", None) is not None:
         from rho_entry.config.store_faces import close_store
 
@@ -169,15 +167,15 @@ def close_store_sync(store: object) -> None:
 
 
 def signals_for(store: SessionStore) -> SignalSource | None:
-    """The signals that go with a store (``SignalingStore``: a file store's sentinel files,
-    PostgreSQL's notifications); None for a store that carries none (a fake, a caller's own)."""
+    """The signals of a store (``SignalingStore``: a file store's sentinels, PostgreSQL's
+    notifications); None for one that carries none (a fake, a caller's own)."""
     return store.signals() if isinstance(store, SignalingStore) else None
 
 
 def session_dirs(store: SessionStore | None) -> Callable[[str], Path] | None:
     """Where a file store keeps each session's directory (``session_dir``), for what is saved
-    beside a trace (an MCP call's full output); None for another store. The seeds'
-    ``SessionStore`` counts by the store it holds."""
+    beside a trace (an MCP call's full output); None for another store (the seeds' store: by
+    the store it holds)."""
     from rho_adapters.store import FileSessionStore
 
     held = store if isinstance(store, FileSessionStore) else getattr(store, "backend", None)
@@ -192,7 +190,7 @@ def file_store(root: Path | str) -> SessionStore:
 
 
 def files_root(store: SessionStore) -> Path | None:
-    """The directory holding a file store's session directories; None for another store."""
+    """The directory of a file store's session directories; None for another store."""
     from rho_adapters.store import FileSessionStore
 
     return store.root if isinstance(store, FileSessionStore) else None
@@ -285,3 +283,18 @@ def _bad(url: str, origin: str, why: str) -> ConfigError:
         f"the session store {shown_url(url)!r} (set by {origin}) is not usable: {why}; give "
         "postgresql://user@host:port/database, file:///path or a directory path"
     )
+
+
+def control_of(store: SessionStore) -> SessionControl | None:
+    """The ``SessionControl`` over ``store``'s sessions (a ``DurableHandle``'s cancel asks a
+    started run to stop through it); None for a store that is neither files nor PostgreSQL."""
+    from rho_adapters.store import FileSessions, FileSessionStore
+
+    if isinstance(store, FileSessionStore):
+        return FileSessions(store.root)
+    pg = sys.modules.get("rho_adapters.pgstore.store")  # loaded when the store is one
+    if pg is not None and isinstance(store, pg.PgSessionStore):
+        from rho_adapters.pgstore.control import PgSessions  # the store's share covers it
+
+        return PgSessions(store.backend, owner=False)
+    return None

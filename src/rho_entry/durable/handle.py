@@ -3,7 +3,7 @@
 The run is on the runtime's queue, not in this process: a worker (``rho-agent worker``) on
 any host runs it. The handle names it (``session_id``, ``run_id``), reads its status, waits for
 it, and answers the approvals it waits for; answering continues the session in a new run on
-the queue (``run_id`` then names that one).
+the queue (``run_id`` then names that one), and cancels it (``cancel``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import attrs
 from rho_domain.errors import SessionStateError
 from rho_domain.messages import ToolCall
 from rho_domain.ports.durable import RunQueue
+from rho_domain.ports.session_control import SessionControl
 from rho_domain.ports.store import SessionStore
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_repr
@@ -31,6 +32,9 @@ class DurableHandle:
     store: SessionStore
     session_id: str
     run_id: str
+    # the store's SessionControl (``config.stores.control_of``): how ``cancel`` reaches a run
+    # that has started; None: only a run not started yet is reached
+    control: SessionControl | None = None
 
     async def status(self) -> str | None:
         """``queued``, ``running``, ``awaiting_approval`` or a final status."""
@@ -40,6 +44,17 @@ class DurableHandle:
         """Wait until the run ends or waits for approval; its status. Raises
         ``TimeoutError`` after ``timeout`` seconds."""
         return await self.queue.wait(self.run_id, timeout)
+
+    async def cancel(self) -> str:
+        """Stop the session's run on the queue (this run, or the continuation an answer
+        queued): ``cancelled`` when no worker had taken it (it never runs), ``cancel
+        requested`` when one had (it ends ``cancelled``: ``queueing.cancel_session_run``).
+        Raises ``SessionStateError`` when no run of the session is queued or running."""
+        from rho_entry.durable.queueing import cancel_session_run
+
+        cancelled = await cancel_session_run(self.queue, self.session_id, control=self.control)
+        self.run_id = cancelled.run_id
+        return "cancel requested" if cancelled.taken else "cancelled"
 
     async def pending_approvals(self) -> tuple[str, ...]:
         """The ids of the calls the session waits for (read from its trace)."""

@@ -28,14 +28,16 @@ from rho_domain.errors import (
     SessionNotFound,
     StoreError,
 )
-from rho_domain.ports.durable import DurableSteps, QueuedRun, wrong_session
+from rho_domain.ports.durable import CancelAsked, DurableSteps, QueuedRun, wrong_session
 from rho_domain.ports.store import SessionStore
 from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.durable.run_signals import RunSignals
 from rho_entry.executor_wiring import working_dir_of
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
 from rho_entry.resume_limits import limits_of
 from rho_entry.resume_policy import ResumeAuthority
+from rho_entry.wiring import build_signals
 
 log = logging.getLogger("rho_entry.durable")
 
@@ -68,8 +70,12 @@ class DurableRunner:
         self.setup = setup
         self.agent = Agent(setup.config)
 
-    async def __call__(self, queued: QueuedRun, steps: DurableSteps) -> str:
-        """Run ``queued`` to its end (or until it waits for approval)."""
+    async def __call__(
+        self, queued: QueuedRun, steps: DurableSteps, asked: CancelAsked | None = None
+    ) -> str:
+        """Run ``queued`` to its end (or until it waits for approval). ``asked``: whether the
+        queue holds a cancel of this run (``RunQueue.cancel_asked``), read once the run has
+        started: a cancel of a run taken before its session opened (``run_signals``)."""
         if (refused := wrong_session(queued)) is not None:
             raise refused
         if queued.settings.get("kind") == "bird":  # a question of `eval bird --durable`
@@ -78,34 +84,38 @@ class DurableRunner:
             return await run_question(
                 queued, steps, config=self.setup.config, store=self.setup.store
             )
-        session = await self._open(queued, steps)
+        signals = RunSignals(build_signals(self.setup.store), asked or _never)
+        session = await self._open(queued, steps, signals)
         async with session:
             _answer(session, queued.settings)
             result = await session.run(queued.prompt, run_id=queued.run_id)
         return result.status.value
 
-    async def _open(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+    async def _open(self, queued: QueuedRun, steps: DurableSteps, signals: RunSignals) -> Session:
         """The run's session (a new one created here); while the store says another process
         or execution holds it (a dead worker's claim not yet stale, another execution of this
         run), asked again every half second for ``lock_wait``."""
         deadline = time.monotonic() + self.setup.lock_wait
         while True:
             try:
-                return await self._open_once(queued, steps)
+                return await self._open_once(queued, steps, signals)
             except SessionLocked:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.5)
 
-    async def _open_once(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+    async def _open_once(
+        self, queued: QueuedRun, steps: DurableSteps, signals: RunSignals
+    ) -> Session:
         try:
-            return await self._resume(queued, steps)
+            return await self._resume(queued, steps, signals)
         except SessionNotFound:  # a new session: its id was made by the one who enqueued it
             pass
         session = Session(
             self.agent,
             store=self.setup.store,
             session_id=queued.session_id,
+            signals=signals,
             steps=steps,
             interrupt_on_approval=False,
         )
@@ -119,12 +129,12 @@ class DurableRunner:
             if isinstance(exc, SessionLocked):
                 raise  # being created: waited for by ``_open``, then retraced
             try:
-                return await self._resume(queued, steps)  # created and released meanwhile
+                return await self._resume(queued, steps, signals)  # created and released meanwhile
             except SessionNotFound:
                 raise exc from None
         return session
 
-    async def _resume(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+    async def _resume(self, queued: QueuedRun, steps: DurableSteps, signals: RunSignals) -> Session:
         """The stored session, the trace from this run's ``run_start`` on to be retraced:
         the one the queued id names exactly (a store resolves a unique prefix too)."""
         session = await Session.resume(
@@ -132,6 +142,7 @@ class DurableRunner:
             store=self.setup.store,
             authority=self._authority(),
             replay_run=queued.run_id,
+            signals=signals,
             steps=steps,
             interrupt_on_approval=False,
         )
@@ -160,6 +171,11 @@ class DurableRunner:
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )
+
+
+async def _never() -> bool:
+    """No cancel on the queue: a runner given no reader of it."""
+    return False
 
 
 def _answer(session: Session, settings: Mapping[str, str]) -> None:

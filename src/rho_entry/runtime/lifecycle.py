@@ -213,6 +213,7 @@ async def _enqueue(
 ) -> DurableHandle:
     """``dispatch_prompt(durable=True)``: the run on the runtime's queue."""
     from rho_domain.errors import ConfigError
+    from rho_entry.config.stores import control_of
     from rho_entry.durable.queueing import enqueue_prompt, open_queue
 
     if runtime.durable is None or runtime.store is None:
@@ -223,7 +224,8 @@ async def _enqueue(
     database, name = runtime.durable
     queue = open_queue(database, queue=name)
     run = await enqueue_prompt(queue, prompt, session_id=session_id)
-    return DurableHandle(queue, runtime.store, run.session_id, run.run_id)
+    control = control_of(runtime.store)  # how the handle's cancel reaches a started run
+    return DurableHandle(queue, runtime.store, run.session_id, run.run_id, control=control)
 
 
 async def run_prompt(

@@ -23,7 +23,7 @@ from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import new_id
+from rho_domain.run import new_id, spelled_whole, takes_exact
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_repr
 from rho_entry.facade import Session, open_session
@@ -110,15 +110,22 @@ class SessionOpener:
             assert self.store is not None
             authority = self.authority()
             authority = attrs.evolve(authority, given={**authority.given, **schema})
-            session = await open_session(
-                None,
-                resume=session_id,
-                store=self.store,
-                authority=authority,
-                hooks=self.agent.hooks,  # this runtime's, never the directory's
-                **ports,
-            )
-            if session.id != session_id:  # a unique prefix: the store's shorthand, not an id
+            try:
+                session = await open_session(
+                    None,
+                    # whole: a store reads a short id as a prefix (``nightly`` beside
+                    # ``nightly-2``), which named another session or none (ambiguous)
+                    resume=spelled_whole(session_id),
+                    store=self.store,
+                    authority=authority,
+                    hooks=self.agent.hooks,  # this runtime's, never the directory's
+                    **ports,
+                )
+            except SessionNotFound:
+                if takes_exact(session_id):
+                    raise
+                raise ConfigError(exact_id(session_id)) from None  # a prefix, or nothing
+            if session.id != session_id:  # never a prefix now; kept as the last word
                 await session.close()
                 raise ConfigError(exact_id(session_id, session.id))
         else:

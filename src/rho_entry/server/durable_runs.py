@@ -36,6 +36,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionStateError
 from rho_domain.events import Event, RunStarted
+from rho_domain.ports.session_control import SessionControl
 from rho_domain.ports.store import SessionStore
 from rho_domain.state import State
 from rho_domain.value_methods import value_eq, value_hash, value_repr
@@ -137,11 +138,21 @@ class DurableRuns:
         except SessionStateError as exc:  # a run of it queued or running, from any server
             raise Conflict(str(exc)) from None
 
-    async def cancel_queued(self, session_id: str) -> str | None:
-        """Cancel the session's run still waiting on the queue (no worker took it yet, so
-        the session's stop signal would not reach it: a run clears it as it starts); its
-        run id, None when none waits (``RunQueue.cancel_queued``)."""
-        return await self.queue.cancel_queued(session_id)
+    async def cancel(self, session_id: str, control: SessionControl) -> str | None:
+        """Cancel the session's run on the queue (``RunQueue.cancel_queued``): ``cancelled``
+        when it still waited (it never runs); ``cancel requested`` when a worker took it,
+        perhaps before opening its session, whose start clears the stop signal: the queue
+        holds the cancel for the run, which reads it once started, and the stop signal
+        (``control``), requested after that record, reaches a run that had started before
+        it (``queueing.cancel_session_run``, ``rho_entry.durable.run_signals``). None when no
+        run of the session is queued or running."""
+        from rho_entry.durable.queueing import cancel_session_run
+
+        try:
+            cancelled = await cancel_session_run(self.queue, session_id, control=control)
+        except SessionStateError:  # none queued or running: the caller's 409
+            return None
+        return "cancel requested" if cancelled.taken else "cancelled"
 
     async def answer(
         self,

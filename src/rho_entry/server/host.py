@@ -11,8 +11,7 @@ A session is held (its store lock taken) only while a run is in progress; betwee
 an ordinary session that ``--resume``, ``monitor``, ``export`` and another server process see.
 So an approval answered after a restart takes the same path as one answered a second after
 the run stopped: open the session, resolve the pending call from its trace, run on. A durable
-server puts its runs on a queue instead, which every durable server's worker consumes
-(``rho_entry.server.durable_runs``: a run is in progress from its enqueuing on).
+server queues its runs for every durable server's worker (``server.durable_runs``).
 
 What a client may touch is checked by ``Admission``: an allowed profile and a working directory
 in one of the roots, for new sessions and stored ones (a session the CLI started with an
@@ -48,6 +47,7 @@ from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
 from rho_entry.server.views import pending_approvals, summary_of
+from rho_entry.server.whole_ids import WholeIds
 
 log = logging.getLogger("rho_entry.server")
 
@@ -74,7 +74,7 @@ class SessionHost:
             store = choose_store(settings.sessions_root, {}, origin="the server's sessions")
         self.chosen = store
         self.store = store.store
-        self.sessions = store.sessions
+        self.sessions = WholeIds(store.sessions)  # a client's ids are exact, short ones too
         self.tallies = Tallies()
         self.placements = Placements()
         self.runs = Runs(
@@ -108,8 +108,7 @@ class SessionHost:
 
     async def find(self, session_id: str) -> SessionInfo:
         """The listing line of a session this server may show (exact id, working directory
-        within the roots). Raises ``NotFound`` (``UnreadableSession``: its summary cannot
-        be read; ``lookup``)."""
+        within the roots). Raises ``NotFound`` (``UnreadableSession``: unreadable summary)."""
         return await find_shown(self.sessions, self.admission, session_id)
 
     async def list(self, *, limit: int = 100) -> list[Any]:
@@ -220,11 +219,10 @@ class SessionHost:
 
     async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here), ``cancel requested`` (another
-        process drives it; it stops at its next checkpoint) or ``cancelled`` (a durable run
-        still queued, taken off the queue: it never runs; its stop signal is cleared as it
-        starts). 409 when nothing runs; 403 for a session this server may not drive. A run
-        of this server is stopped without reading what is stored (a config.yaml edited since
-        it began made the stop a 409 or 403)."""
+        process drives it, or a worker took its durable run: ``DurableRuns.cancel``) or
+        ``cancelled`` (a durable run still queued, taken off the queue: it never runs). 409
+        when nothing runs; 403 for a session this server may not drive. A run of this server
+        is stopped unread (a config.yaml edited since it began made the stop a 409 or 403)."""
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             handle.cancel()
@@ -233,8 +231,10 @@ class SessionHost:
         if await self.running(session_id):
             await self.sessions.request(session_id, "cancel")
             return "cancel requested"
-        if self.durable is not None and await self.durable.cancel_queued(session_id):
-            return "cancelled"
+        if self.durable is not None and (
+            said := await self.durable.cancel(session_id, self.sessions)
+        ):
+            return said
         raise Conflict(f"session {session_id} has no run in progress")
 
     async def close(self, session_id: str) -> None:

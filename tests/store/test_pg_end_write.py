@@ -1,0 +1,158 @@
+"""The PostgreSQL store's last write of a run, its ``run_end``, on a connection the server
+terminated (``pg_terminate_backend``, as a database restart or an administrator does) just
+before it: what the run says, what the trace keeps, and what the next resume finds.
+
+The store is the real ``PgSessionStore``; the test's subclass only terminates every
+connection of the store (by their ``application_name``) when the append that carries the
+``run_end`` comes, then appends as the store does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from pg_rig import named, pg_server_url, schema_url
+
+from rho_adapters.fakes import ScriptedModel, text
+from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend
+from rho_adapters.pgstore.store import PgSessionStore
+from rho_domain import events as ev
+from rho_domain.config import AgentConfig
+from rho_domain.errors import SessionLocked, StoreError
+from rho_entry.facade import Agent, Session
+
+__all__ = ["pg_server_url"]
+
+
+class EndCut(PgSessionStore):
+    """``PgSessionStore`` whose connections are terminated as the ``run_end`` is appended."""
+
+    def __init__(
+        self, backend: PgBackend, server_url: str, name: str, *, lock_out: str | None = None
+    ) -> None:
+        super().__init__(backend)
+        self.server_url = server_url
+        self.name = name
+        self.lock_out = lock_out  # a role that may no longer log in from the cut on
+        self.cuts = 0
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        if any(isinstance(e, ev.RunEnded) for e in events) and not self.cuts:
+            import psycopg
+
+            with psycopg.connect(self.server_url, autocommit=True) as conn:
+                if self.lock_out is not None:
+                    conn.execute(f"ALTER ROLE {self.lock_out} NOLOGIN")
+                gone = conn.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE application_name = %s",
+                    (self.name,),
+                ).fetchone()
+            assert gone is not None
+            assert gone[0] >= 1  # the store's pooled connection
+            self.cuts += 1
+        await super().append(session_id, events)
+
+
+async def test_a_run_end_written_on_a_terminated_connection(pg_server_url: str) -> None:
+    name = "end-write"
+    url = named(schema_url(pg_server_url), name)
+    backend = PgBackend(StoreAddress(url, "the test"))
+    store = EndCut(backend, pg_server_url, name)
+    agent = Agent(AgentConfig(model="scripted"))
+    session = Session(agent, model=ScriptedModel([text("done")]), store=store)
+    try:
+        result = await session.run("go")
+    finally:
+        await session.close()
+    assert store.cuts == 1
+    reader = of_backend(PgBackend(StoreAddress(url, "the reader")))
+    try:
+        _, events = await reader.sessions.recording(session.id)
+    finally:
+        await reader.aclose()
+        await store.aclose()
+    kinds = [e.kind for e in events]
+    assert result.status.value == "completed", result
+    assert kinds[-1] == "run_end", kinds
+    assert [e.kind for e in events].count("run_end") == 1
+    assert any(
+        isinstance(e, ev.MessageAdded) and getattr(e.message, "text", None) == "done"
+        for e in events
+    )
+
+
+async def test_a_run_end_the_database_refuses_for_good_is_named_and_the_session_goes_on(
+    pg_server_url: str,
+) -> None:
+    """The store's role may no longer log in from the cut on (the database gone for this
+    store): the run's result says its end was not stored and stays queued; the close, the
+    last try, raises naming the session, what was not stored, the store and the database's
+    reason, and what to do; the trace keeps everything before; once the database answers
+    again and the dead claim is stale, the session is resumed and runs on."""
+    import psycopg
+
+    name, role = "end-gone", f"rho_end_{uuid.uuid4().hex[:8]}"
+    base = schema_url(pg_server_url)
+    schema = base.rsplit("search_path%3D", 1)[1]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    store = EndCut(_leased(url, "the test"), pg_server_url, name, lock_out=role)
+    session = Session(
+        Agent(AgentConfig(model="scripted")), model=ScriptedModel([text("done")]), store=store
+    )
+    result = await session.run("go")
+    with pytest.raises(StoreError) as closing:
+        await session.close()
+    await store.aclose()
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"ALTER ROLE {role} LOGIN")
+    assert result.status.value == "completed"
+    assert result.error is not None
+    assert "its run_end was not stored" in result.error
+    said = str(closing.value)
+    assert said.startswith(f"session {session.id} closed with 1 event(s) not stored (run_end): ")
+    assert f"{role}@127.0.0.1" in said  # the store, as its URL names it
+    assert f'role "{role}" is not permitted to log in' in said  # the database's reason
+    assert "once the store answers again, resume the session" in said
+    again = of_backend(_leased(url, "the resumer"))
+    try:
+        resumed = await _resumed(again, session.id)
+        assert (await resumed.run("go on")).status.value == "completed"
+        await resumed.close()
+        _, events = await again.sessions.recording(session.id)
+    finally:
+        await again.aclose()
+    said_by_model = [
+        e.message.text
+        for e in events
+        if isinstance(e, ev.MessageAdded) and e.message.role == "assistant"
+    ]
+    assert said_by_model == ["done", "again"]  # nothing of the first run was lost
+    assert [e.kind for e in events].count("run_end") == 1  # the second run's
+
+
+def _leased(url: str, who: str) -> PgBackend:
+    """A backend whose claims go stale half a second after its beats stop."""
+    return PgBackend(StoreAddress(url, who), heartbeat=0.1, stale_after=0.5)
+
+
+async def _resumed(again: Any, session_id: str) -> Session:
+    """The session resumed once the dead holder's claim is stale (its lease: 0.5 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return await Session.resume(
+                session_id, store=again.store, model=ScriptedModel([text("again")])
+            )
+        except SessionLocked:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)  # the lease runs out on the server's clock
