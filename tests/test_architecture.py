@@ -580,6 +580,45 @@ def test_no_import_runs_up_a_floor(src_graph: dict[str, set[str]]) -> None:
     assert floor_violations(src_graph) == []
 
 
+def drawn_floors(text: str) -> dict[str, list[set[str]]]:
+    """architecture.md's floor map: each package's floors, lowest first, as the room names
+    each floor's lines hold outside parentheses (a room's description) and after a ``/``."""
+    block = text[text.index("```text\nrho_domain (") :]
+    block = block[: block.index("\n```\n")]
+    drawn: dict[str, list[set[str]]] = {}
+    floors: list[set[str]] = []
+    for line in block.splitlines()[1:]:
+        if line.startswith("rho_"):
+            floors = drawn.setdefault(line.split()[0], [])
+            continue
+        number = re.match(r"  (\d+) ", line)
+        if number is not None:
+            assert int(number.group(1)) == len(floors), line
+            floors.append(set())
+        floors[-1] |= set(re.findall(r"[A-Za-z_]\w*", re.sub(r"\([^)]*\)", "", line)))
+    return drawn
+
+
+def test_architecture_md_draws_every_room_on_its_floor(src_graph: dict[str, set[str]]) -> None:
+    """The floor map in architecture.md is the code's: a room moved to another floor, or a new
+    one, is drawn there (the map went stale once: ``names``, ``earlier_writes``...)."""
+    drawn = drawn_floors((SRC.parent / "architecture.md").read_text(encoding="utf-8"))
+    wrong = []
+    for package, drawn_here in drawn.items():
+        computed = floors(src_graph, package)
+        if len(computed) != len(drawn_here):
+            wrong.append(f"{package}: {len(computed)} floors, {len(drawn_here)} drawn")
+            continue
+        for number, rooms_here in enumerate(computed):
+            names = (room.rsplit(".", 1)[-1] for room in rooms_here)
+            wrong += [
+                f"{package}: {name} stands on floor {number}"
+                for name in names
+                if name not in drawn_here[number]
+            ]
+    assert wrong == []
+
+
 def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
     package = tmp_path / "rho_domain"
     package.mkdir()

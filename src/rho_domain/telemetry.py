@@ -9,14 +9,14 @@ events' wall-clock ``at``. A trace written before a field existed (``first_outpu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 import attrs
 
 from rho_domain import events as ev
 from rho_domain.mcp_names import server_of
-from rho_domain.messages import Usage
+from rho_domain.messages import ToolCall, Usage
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ToolOutcome = Literal["ok", "error", "blocked", "rejected", "no_result"]
@@ -252,26 +252,11 @@ class _Builder:
         tools, run_id = open_run.tools, open_run.run.run_id
         match event:
             case ev.ToolStarted(call=call):
-                known = tools.get(call.id)
-                base = known or ToolStats(
-                    run_id=run_id,
-                    call_id=call.id,
-                    name=call.name,
-                    started_at=event.at,
-                    server=server_of(call.name),
-                )
+                base = _kept(tools, run_id, call, event.at)
                 tools[call.id] = attrs.evolve(base, started_at=event.at)
             case ev.ToolBlocked(call=call):
-                known = tools.get(call.id)
-                base = known or ToolStats(
-                    run_id=run_id,
-                    call_id=call.id,
-                    name=call.name,
-                    started_at=event.at,
-                    server=server_of(call.name),
-                )
                 outcome: ToolOutcome = "rejected" if event.by == "user" else "blocked"
-                tools[call.id] = attrs.evolve(base, outcome=outcome)
+                tools[call.id] = attrs.evolve(_kept(tools, run_id, call, event.at), outcome=outcome)
             case ev.ToolEnded():
                 base = tools.get(event.call_id) or ToolStats(
                     run_id=run_id, call_id=event.call_id, name=event.tool_name, started_at=event.at
@@ -295,3 +280,11 @@ class _Builder:
                 for t in open_run.tools.values()
             )
             yield attrs.evolve(open_run.run, turns=tuple(open_run.turns), tools=tools)
+
+
+def _kept(tools: Mapping[str, ToolStats], run_id: str, call: ToolCall, at: float) -> ToolStats:
+    """The stats kept so far of ``call``, or new ones of it, started ``at`` (a call blocked
+    before it started has no others)."""
+    return tools.get(call.id) or ToolStats(
+        run_id=run_id, call_id=call.id, name=call.name, started_at=at, server=server_of(call.name)
+    )

@@ -122,6 +122,20 @@ class UsageParser(argparse.ArgumentParser):
         return None
 
 
+def parsed(
+    parser: argparse.ArgumentParser, words: Sequence[str], *, intermixed: bool = False
+) -> argparse.Namespace | int:
+    """``words`` parsed by ``parser`` (``intermixed``: options and positionals in any order),
+    or the exit code when parsing ended the command: 0 after ``--help`` or ``--version``
+    (printed), ``USAGE_ERROR`` after a usage error (printed, by ``UsageParser.error``)."""
+    try:
+        if intermixed:
+            return parser.parse_intermixed_args(list(words))
+        return parser.parse_args(list(words))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else USAGE_ERROR
+
+
 def not_utf8(text: str) -> str | None:
     """None when ``text`` (a command-line word, standard input) is UTF-8 text; else which
     byte is not (``"byte 0xff at offset 3"``). Python decodes such bytes to lone surrogates

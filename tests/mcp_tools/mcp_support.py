@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.transport import Message
 from rho_domain.mcp_config import McpServerConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote

@@ -17,7 +17,7 @@ from rho_adapters.fakes import call as wire_call
 from rho_adapters.fakes import text as text_turn
 from rho_adapters.fakes import tools as tools_turn
 from rho_adapters.mcp import McpToolSource
-from rho_adapters.mcp.jsonrpc import Message, Transport
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.agent import Agent
 from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied

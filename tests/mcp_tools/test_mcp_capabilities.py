@@ -11,7 +11,7 @@ import pytest
 from mcp_support import ScriptedTransport
 
 from rho_adapters.mcp.client import McpClient
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.transport import Message
 
 
 def _server(capabilities: object, asked: list[str]) -> ScriptedTransport:

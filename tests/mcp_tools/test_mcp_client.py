@@ -19,9 +19,9 @@ from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.http import HttpTransport
-from rho_adapters.mcp.jsonrpc import Transport
 from rho_adapters.mcp.server_text import quoted_instructions
 from rho_adapters.mcp.stdio import StdioTransport
+from rho_adapters.mcp.transport import Transport
 from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter
 from rho_domain.permissions import readonly_profile

@@ -12,7 +12,7 @@ import pytest
 from mcp_support import ScriptedTransport
 
 from rho_adapters.mcp.client import MAX_PAGES, McpClient
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.transport import Message
 from rho_domain.errors import McpProtocolError
 from rho_domain.tools.base import ToolOutput
 

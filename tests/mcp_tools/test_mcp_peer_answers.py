@@ -17,7 +17,8 @@ from mcp_support import ScriptedTransport
 from rho_adapters.fakes import LoopbackServer, ScriptedModel, call, text, text_reply, tools
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.client import McpClient
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_adapters.mcp.jsonrpc import RpcPeer
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.errors import McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.messages import ToolResultMessage

@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer
+from rho_adapters.mcp.jsonrpc import RpcPeer
+from rho_adapters.mcp.transport import Message
 from rho_domain.errors import McpTimeout
 
 

@@ -14,7 +14,7 @@ from mcp_support import ScriptedTransport
 
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.client import MAX_PAGES, McpClient
-from rho_adapters.mcp.jsonrpc import Message, Transport
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.errors import McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 

@@ -17,7 +17,7 @@ from mcp_support import ScriptedTransport
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
-from rho_adapters.mcp.jsonrpc import Message, Transport
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.approval import decide
 from rho_domain.approval_asks import Denied
 from rho_domain.errors import ConfigError

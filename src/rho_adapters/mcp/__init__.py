@@ -2,11 +2,12 @@
 
 ``McpToolSource`` implements the ``ToolSource`` port; ``probe`` starts servers once and says
 what each serves (``rho-agent mcp list``). The modules: ``jsonrpc`` (requests and answers),
-``stdio`` and ``http`` (the two transports; ``http_refusals`` an HTTP answer of 300 or
-more), ``client`` (the handshake, listing, calling), ``results`` (a result as text, capped
-and saved), ``tool`` (one MCP tool as a handler), ``shown_tools`` (which the model is shown),
-``references`` (``${VAR}`` in the config), ``servers`` (one server as the source sees it,
-and ``connect``), ``source`` (the port).
+``transport`` (the port a transport fills), ``stdio`` and ``http`` (the two transports;
+``http_refusals`` an HTTP answer of 300 or more), ``client`` (the handshake, listing,
+calling), ``results`` (a result as text, capped and saved), ``tool`` (one MCP tool as a
+handler), ``shown_tools`` (which the model is shown), ``references`` (``${VAR}`` in the
+config), ``servers`` (one server as the source sees it, and ``connect``), ``source`` (the
+port).
 """
 
 from __future__ import annotations

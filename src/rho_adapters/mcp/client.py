@@ -18,9 +18,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_adapters.mcp.jsonrpc import RpcPeer
 from rho_adapters.mcp.server_text import said
 from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.errors import McpProtocolError
 from rho_domain.tools.truncation import truncate_middle, unicode_text
 

@@ -26,8 +26,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 import httpx
 
 from rho_adapters.mcp.http_refusals import refusal, session_id
-from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.mcp.server_text import said
+from rho_adapters.mcp.transport import Message
 from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse

@@ -25,12 +25,11 @@ import contextlib
 import itertools
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
 
 from rho_adapters.mcp.server_text import answerable_id, our_id, preview, said, values_at_most
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
-Message = dict[str, Any]
 _METHOD_NOT_FOUND = -32601
 # values one message may hold, counted before it is decoded from its commas, colons and
 # brackets (an upper bound): decoded, a value costs 30 to 60 bytes where its text took 2 or
@@ -39,34 +38,6 @@ MAX_VALUES = 4_000_000
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 UNCANCELLED = frozenset({"initialize"})  # MCP: it "MUST NOT be cancelled by clients"
 STOPPED = "rho-agent stopped the call (its run was cancelled or its tool_timeout passed)"
-
-
-class Transport(Protocol):
-    """Moves JSON-RPC messages to and from one server (``stdio.py``, ``http.py``)."""
-
-    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
-        """Connect; from now on call ``deliver`` with each message received and ``closed``
-        once, with why, when the server is gone. Raises ``McpError`` when it cannot start."""
-        ...
-
-    async def send(self, message: Message) -> None:
-        """Send one message (for HTTP: and deliver its response). Raises ``McpError``."""
-        ...
-
-    def negotiated(self, version: str) -> None:
-        """The protocol version the handshake agreed on (HTTP sends it on every request)."""
-        ...
-
-    @property
-    def answers_in_reply(self) -> bool:
-        """True when ``send`` of a request delivers its answer before it returns, or the
-        answer never comes (HTTP: it is in the reply to the request's POST); False when
-        answers arrive on their own, later (stdio: a line read from the server)."""
-        ...
-
-    async def aclose(self) -> None:
-        """Disconnect and stop the server. Idempotent."""
-        ...
 
 
 class RpcPeer:

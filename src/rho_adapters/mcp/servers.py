@@ -11,9 +11,9 @@ from typing import Any
 import attrs
 
 from rho_adapters.mcp.client import McpClient
-from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_adapters.mcp.references import resolved_env, resolved_headers, resolved_url
 from rho_adapters.mcp.stdio import StdioTransport, environment
+from rho_adapters.mcp.transport import Message, Transport
 from rho_domain.call_digest import tool_digest
 from rho_domain.errors import McpError
 from rho_domain.mcp_config import McpServerConfig

@@ -1,5 +1,5 @@
 """Which of an MCP server's listed tools the model is shown (``made_tools``), and the
-problems its listing draws.
+problems its listing draws; what a source serves now, every server together (``served``).
 
 One server's tools together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a
 request: the tools past that are left out, the first ones listed kept. A model name stands
@@ -12,13 +12,16 @@ drew 299,999 error events at the run's start.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rho_adapters.mcp.server_text import quoted_instructions
+from rho_adapters.mcp.servers import ServerState
 from rho_adapters.mcp.tool import Caller, McpTool, shown_name
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.mcp_names import PREFIX, tool_name
 from rho_domain.tools.base import ToolHandler
+from rho_domain.tools.source import SourcedTools
 
 MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
 MAX_BOUND = 10_000  # model names one server's tools may take in a session (each kept)
@@ -130,3 +133,28 @@ def made_tools(
             f"choose the ones needed with mcp_servers.{server}.tools.allow"
         )
     return made, said
+
+
+def served(servers: Iterable[ServerState], call: Caller) -> SourcedTools:
+    """What a source of ``servers`` serves now: the tools of each ready one the model is
+    shown (``made_tools``, calling through ``call``; each server's model names kept bound in
+    its ``names``), each ready server's instructions quoted as its words
+    (``quoted_instructions``), and the problems: each server's that is not ready, then what
+    each listing drew."""
+    handlers: list[McpTool] = []
+    instructions: list[str] = []
+    problems: list[str] = []
+    for state in servers:
+        if state.state != "ready":
+            if state.problem:
+                problems.append(state.problem)
+            continue
+        made, found = made_tools(state.name, state.config, state.tools, call, state.names)
+        handlers.extend(made)
+        problems.extend(found)
+        client = state.client
+        if client is not None and client.instructions:
+            instructions.append(quoted_instructions(state.name, client.instructions))
+    return SourcedTools(
+        handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
+    )

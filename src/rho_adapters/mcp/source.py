@@ -30,10 +30,8 @@ from typing import Any
 from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
-from rho_adapters.mcp.server_text import quoted_instructions
 from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, relisted, restart_due
-from rho_adapters.mcp.shown_tools import made_tools
-from rho_adapters.mcp.tool import McpTool
+from rho_adapters.mcp.shown_tools import served
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, check_name_room
 from rho_domain.ports.clock import Clock
@@ -99,7 +97,7 @@ class McpToolSource(ToolSource):
             stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
             await asyncio.gather(*(self._list(s) for s in stale))
             if self._changed:
-                self._snapshot = self._build()
+                self._snapshot = served(self.servers.values(), self.call)
                 self._changed = False
             return self._snapshot
 
@@ -248,25 +246,6 @@ class McpToolSource(ToolSource):
         if state.state == "failed":  # it served: started again by the next current, as
             state.restart_at = self._clock.monotonic()  # one that exited (not never)
         self._changed = True
-
-    def _build(self) -> SourcedTools:
-        handlers: list[McpTool] = []
-        instructions: list[str] = []
-        problems: list[str] = []
-        for state in self.servers.values():
-            if state.state != "ready":
-                if state.problem:
-                    problems.append(state.problem)
-                continue
-            made, found = made_tools(state.name, state.config, state.tools, self.call, state.names)
-            handlers.extend(made)
-            problems.extend(found)
-            client = state.client
-            if client is not None and client.instructions:
-                instructions.append(quoted_instructions(state.name, client.instructions))
-        return SourcedTools(
-            handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
-        )
 
     async def _forget_starts(self) -> None:
         self._started = False

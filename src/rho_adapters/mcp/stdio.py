@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local.guard import STOP_SERVICE, guarded_service
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.transport import Message
 from rho_domain.errors import McpError
 
 # What a stdio server inherits from us, as the official SDK passes it: enough to find

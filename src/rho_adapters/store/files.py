@@ -27,9 +27,10 @@ from rho_adapters.finish import finished
 from rho_adapters.store.confined import directory_fd, open_file
 from rho_adapters.store.held_session import HeldSession, what_to_do
 from rho_adapters.store.layout import HEARTBEAT_SECONDS, SessionPaths, named_in, resolve
+from rho_adapters.store.leftovers import remove_created, remove_left_temps
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import MetaFile, initial_meta, profile_label, stored_config
-from rho_adapters.store.reserve import LEFT_NAME, DiskRooms
+from rho_adapters.store.reserve import DiskRooms
 from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
@@ -147,7 +148,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             trace = open_file(paths.trace, "xab", buffering=0, parent=parent)
             self._hold(paths, lock, initial_meta(record), trace=trace, parent=parent)
         except BaseException:
-            _remove_created(paths)  # a half session would be listed for good
+            remove_created(paths)  # a half session would be listed for good
             lock.release()
             raise
 
@@ -206,7 +207,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         with _store_errors(f"cannot open session {paths.id}"):
             lock = SessionLock(paths.lock)
             lock.acquire(paths.id)
-            _remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
+            remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
             try:
                 record, events = load(paths)
             except BaseException:
@@ -271,29 +272,3 @@ class FileSessionStore(SessionStore, SignalingStore):
                 room.let_go()
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
-
-
-def _remove_left_temps(paths: SessionPaths) -> None:
-    """Remove the temp files of ``write_atomic`` that a process killed while writing left in
-    the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
-    filesystem without ``O_TMPFILE``), and an empty named reserve (``reserve.LEFT_NAME``).
-    Only the lock's holder writes them: call it holding the lock, when any is left over.
-    Never follows a link; a failure is no error."""
-    with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
-        for name in os.listdir(fd):
-            left = name.startswith((".meta.json.", ".trace.jsonl.", LEFT_NAME))
-            if left and name.endswith(".tmp"):
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=fd)
-
-
-def _remove_created(paths: SessionPaths) -> None:
-    """Remove the directory of a session whose creation failed part-way (a full disk, a file
-    size limit: config.yaml cut short, no meta.json) with what the creation wrote, so that no
-    half session is listed for good under an id nobody was given. Call it holding the lock,
-    which goes with the directory; a failure is no error (the creation's is raised)."""
-    for path in (paths.meta, paths.trace, paths.config, paths.lock):
-        with contextlib.suppress(OSError):
-            path.unlink()
-    with contextlib.suppress(OSError):
-        paths.dir.rmdir()

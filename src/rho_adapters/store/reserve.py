@@ -24,7 +24,7 @@ once, before any room is taken: an open file without a name keeps its blocks unt
 closed, as an unnamed one does. Before, there was no reserve there, and a run's end on a full
 disk was lost. A process killed between the create and the unlink (two calls) leaves an empty
 ``.reserve.PID.HEX.tmp``: it is made only while the store holds that session's lock, and the
-next holder removes it (``files._remove_left_temps``). NFS and FUSE keep an unlinked open
+next holder removes it (``leftovers.remove_left_temps``). NFS and FUSE keep an unlinked open
 file under a name of their own (``.nfs...``, ``.fuse_hidden...``) until it is closed.
 """
 

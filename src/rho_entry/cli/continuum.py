@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 from rho_domain.errors import ConfigError, RhoError
 from rho_entry.cli import exit_codes
 from rho_entry.cli.terminal_text import visible
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 
 if TYPE_CHECKING:
     from rho_domain.config import AgentConfig
@@ -78,10 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``rho-agent continuum``; return the exit code."""
-    try:
-        args = build_parser().parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else exit_codes.USAGE
+    args = parsed(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         return asyncio.run(_run(args))
     except RhoError as exc:

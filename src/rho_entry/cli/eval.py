@@ -31,7 +31,7 @@ from rho_domain.errors import RhoError
 from rho_domain.evals.bird import DIFFICULTIES
 from rho_entry.cli import exit_codes
 from rho_entry.cli.terminal_text import visible
-from rho_entry.usage import UsageParser, seconds
+from rho_entry.usage import UsageParser, parsed, seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,10 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``rho-agent eval``; return the exit code."""
-    try:
-        args = build_parser().parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else exit_codes.USAGE
+    args = parsed(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         if args.benchmark == "sample-data":
             from rho_entry.evals.sample_data import write_sample

@@ -27,7 +27,7 @@ from rho_domain.ports.store import SessionRecord
 from rho_domain.run import spelled_whole
 from rho_entry.cli.terminal_text import json_visible, visible
 from rho_entry.config.stores import run_sync
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 
 T = TypeVar("T")
 log = logging.getLogger("rho_entry.export")
@@ -51,10 +51,9 @@ def main(argv: Sequence[str]) -> int:
         help="rho: the session and its events as JSON (default); atif: Harbor's ATIF v1.8 "
         "trajectory; trace: trace.jsonl's bytes, from any store",
     )
-    try:
-        ns = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+    ns = parsed(parser, argv)
+    if isinstance(ns, int):
+        return ns
     if ns.force and ns.output is None:
         print("rho-agent export: --force only goes with -o FILE", file=sys.stderr)
         return 1

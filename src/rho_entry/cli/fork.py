@@ -32,7 +32,7 @@ from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.stores import StoreChoice, choose_store, store_setting
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 
 T = TypeVar("T")
 
@@ -74,10 +74,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``rho-agent fork``; returns the exit code."""
-    try:
-        args = _parser().parse_intermixed_args(list(argv))
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 1
+    args = parsed(_parser(), argv, intermixed=True)
+    if isinstance(args, int):
+        return args
     try:
         if args.at is None:
             for line in asyncio.run(_closing(args.store, lambda c: _turns(c, args.id))):

@@ -18,7 +18,7 @@ from rho_domain.errors import RhoError
 from rho_domain.mcp_config import McpServerConfig
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.home import expanded
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 
 
 def main(argv: Sequence[str]) -> int:
@@ -32,10 +32,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("-c", "--config", metavar="FILE", help="AgentConfig YAML file")
     parser.add_argument("--mcp-config", metavar="FILE", help="YAML file with mcp_servers:")
     parser.add_argument("--profile", help="the profile sessions run with (default: the config's)")
-    try:
-        ns = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+    ns = parsed(parser, argv)
+    if isinstance(ns, int):
+        return ns
     try:
         everyone, started, profile = _servers(ns.config, ns.mcp_config, ns.profile)
         lines, failed = asyncio.run(_listing(everyone, started, profile))

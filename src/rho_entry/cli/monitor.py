@@ -34,6 +34,7 @@ from rho_entry.config.stores import (
     run_sync,
     store_setting,
 )
+from rho_entry.usage import parsed
 
 
 def sessions_root(directory: str | None) -> Path:
@@ -57,10 +58,9 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
     if command is None and args and _names_a_directory(args):
         directory, args = args[0], args[1:]
     parser = monitor_parser() if command is None else command_parser(command, prog)
-    try:
-        namespace = parser.parse_args(args)
-    except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
-        return 0 if exc.code == 0 else 1
+    namespace = parsed(parser, args)  # --help exits 0; a usage error 1, as documented
+    if isinstance(namespace, int):
+        return namespace
     try:
         directory = _directory_given(namespace, directory)
         from rho_entry.config.settings import environment

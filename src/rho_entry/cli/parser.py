@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from rho_entry.cli.budget_flags import add_budget_flags
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 from rho_entry.version import VERSION
 
 DESCRIPTION = """\
@@ -257,10 +257,7 @@ def parse_words(words: Sequence[str], *, commands: Sequence[str] = ()) -> argpar
     names, for a hint at a misspelt one)."""
     parser = build_parser()
     parser.commands = commands
-    try:
-        return parser.parse_args(list(words))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+    return parsed(parser, words)
 
 
 def _session_ref(text: str) -> str:

@@ -20,7 +20,7 @@ from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.telemetry import SessionStats, session_telemetry
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.stores import close_store_sync, run_sync
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, parsed
 
 
 def session_stats(
@@ -86,10 +86,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
     parser.add_argument("--dir", help="rho-agent home or sessions directory")
     parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
-    try:
-        ns = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+    ns = parsed(parser, argv)
+    if isinstance(ns, int):
+        return ns
     from rho_entry.cli.stats_format import format_session, format_sessions
 
     try:

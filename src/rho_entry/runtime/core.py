@@ -1,4 +1,4 @@
-"""AgentRuntime: what the seeds' lifecycle functions (``lifecycle.py``) drive; for services.
+"""AgentRuntime: what the seeds' functions (``lifecycle.py``, ``prompts.py``) drive; for services.
 
 ::
 
