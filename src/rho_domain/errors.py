@@ -77,13 +77,16 @@ class ConfigError(RhoError):
 
 
 class MissingExtra(ConfigError):
-    """An optional dependency is missing; the message names the pip extra that provides it."""
+    """An optional dependency is missing; the message names the pip extra that provides it
+    and ``install``, the command that adds it (``rho_adapters.extras.missing_extra`` says it
+    as this copy was installed: a clone's directory, not the package index)."""
 
-    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+    def __init__(
+        self, package: str, extra: str, purpose: str = "", *, install: str | None = None
+    ) -> None:
         what = f" for {purpose}" if purpose else ""
-        super().__init__(
-            f"{package} is not installed{what}: install it with `pip install 'rho-agent[{extra}]'`"
-        )
+        command = install if install is not None else f"pip install 'rho-agent[{extra}]'"
+        super().__init__(f"{package} is not installed{what}: install it with `{command}`")
         self.package = package
         self.extra = extra
 
