@@ -77,13 +77,11 @@ class ConfigError(RhoError):
 
 
 class MissingExtra(ConfigError):
-    """An optional dependency is missing; the message names the pip extra that provides it
-    and ``install``, the command that adds it (``rho_adapters.extras.missing_extra`` says it
-    as this copy was installed: a clone's directory, not the package index)."""
+    """A missing optional dependency; the message names its extra and ``install``'s command."""
 
     def __init__(
         self, package: str, extra: str, purpose: str = "", *, install: str | None = None
-    ) -> None:
+    ) -> None:  # install: ``rho_adapters.extras.missing_extra`` says it for this copy
         what = f" for {purpose}" if purpose else ""
         command = install if install is not None else f"pip install 'rho-agent[{extra}]'"
         super().__init__(f"{package} is not installed{what}: install it with `{command}`")
