@@ -77,13 +77,12 @@ class ConfigError(RhoError):
 
 
 class MissingExtra(ConfigError):
-    """A missing optional dependency; the message names its extra and ``install``'s command."""
+    """A missing optional dependency; the message names its extra and ``install``'s command
+    (``rho_adapters.extras.missing_extra`` gives the command for this copy)."""
 
-    def __init__(
-        self, package: str, extra: str, purpose: str = "", *, install: str | None = None
-    ) -> None:  # install: ``rho_adapters.extras.missing_extra`` says it for this copy
+    def __init__(self, package: str, extra: str, purpose: str = "", *, install: str = "") -> None:
         what = f" for {purpose}" if purpose else ""
-        command = install if install is not None else f"pip install 'rho-agent[{extra}]'"
+        command = install or f"pip install 'rho-agent[{extra}]'"  # "": the package index's
         super().__init__(f"{package} is not installed{what}: install it with `{command}`")
         self.package = package
         self.extra = extra
