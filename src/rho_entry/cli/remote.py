@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rho_adapters.codec import event_from_dict
+from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import RhoError
 from rho_domain.events import RunEnded
 from rho_domain.run import RunResult
@@ -37,6 +38,11 @@ def _say(line: str) -> None:
 
 def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run the invocation against ``args.server``; returns the exit code."""
+    try:
+        check_endpoint_url(args.server, "--server")  # before the client names its own key
+    except RhoError as exc:
+        _say(f"rho-agent: {exc}")
+        return exit_codes.USAGE
     try:
         return asyncio.run(_run(args, env))
     except RhoError as exc:
