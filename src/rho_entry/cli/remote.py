@@ -58,7 +58,7 @@ def _token_origin(exc: RhoError, env: Mapping[str, str]) -> str:
     it came from ``RHO_AGENT_SERVER_TOKEN`` (set for another server, or an old start's),
     which wins over the file the server wrote."""
     from rho_entry.server.errors import Unauthorized
-    from rho_entry.server.token_file import TOKEN_VARIABLE
+    from rho_entry.server.settings import TOKEN_VARIABLE
 
     if not isinstance(exc, Unauthorized) or not env.get(TOKEN_VARIABLE):
         return ""
