@@ -66,7 +66,8 @@ class _Refuses(BaseHTTPRequestHandler):
 @pytest.fixture
 def refusing_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Refuses)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, a teardown's whole cost
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
