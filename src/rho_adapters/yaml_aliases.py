@@ -94,8 +94,20 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def yaml_problem(exc: BaseException) -> str:
+def yaml_problem(exc: BaseException, text: str | None = None) -> str:
     """PyYAML's words for ``exc``, its place said as ``at line L, column C``: a document read
     from text is named ``"<unicode string>"`` there (``in "<unicode string>", line 2,
-    column 1``), a name that is no file's; the caller names the file."""
-    return str(exc).replace('in "<unicode string>", ', "at ")
+    column 1``), a name that is no file's; the caller names the file. When ``text`` (the
+    document) is given and the problem's place is a tab, the fix is said too: libyaml's
+    words ("found character that cannot start any token") never name the tab an editor
+    put in the indentation, the commonest slip in a hand-written file."""
+    words = str(exc).replace('in "<unicode string>", ', "at ")
+    mark = getattr(exc, "problem_mark", None)
+    if text is None or mark is None:
+        return words
+    lines = text.splitlines()
+    line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if "\t" in indent and mark.column <= len(indent):  # a tab elsewhere is no indentation
+        words += "\n  (a tab: YAML indents with spaces only; replace the tab with spaces)"
+    return words

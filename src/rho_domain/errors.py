@@ -77,13 +77,13 @@ class ConfigError(RhoError):
 
 
 class MissingExtra(ConfigError):
-    """An optional dependency is missing; the message names the pip extra that provides it."""
+    """A missing optional dependency; the message names its extra and ``install``'s command
+    (``rho_adapters.extras.missing_extra`` gives the command for this copy)."""
 
-    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+    def __init__(self, package: str, extra: str, purpose: str = "", *, install: str = "") -> None:
         what = f" for {purpose}" if purpose else ""
-        super().__init__(
-            f"{package} is not installed{what}: install it with `pip install 'rho-agent[{extra}]'`"
-        )
+        command = install or f"pip install 'rho-agent[{extra}]'"  # "": the package index's
+        super().__init__(f"{package} is not installed{what}: install it with `{command}`")
         self.package = package
         self.extra = extra
 

@@ -28,7 +28,7 @@ from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_adapters.model.tls_context import CaTrust
-from rho_domain.endpoint_url import path_segment
+from rho_domain.endpoint_url import check_endpoint_url, path_segment
 from rho_entry import client_bodies
 from rho_entry.client_events import EVENT_BYTES, Heard, ServerEvent, bounded_lines, parse_events
 from rho_entry.server.errors import ApiError
@@ -67,6 +67,9 @@ class AgentClient:
         answer_deadline: float | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        # a URL without its scheme was httpx's "Request URL is missing an 'http://' or
+        # 'https://' protocol" at the first request, naming no setting
+        check_endpoint_url(base_url, "AgentClient base_url")
         environ = os.environ if environ is None else environ
         if token is None:
             token = find_token(base_url, environ)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rho_domain.errors import MissingExtra
+from rho_adapters.extras import missing_extra
 
 if TYPE_CHECKING:
     from rho_adapters.otel import SpanRecorder
@@ -44,7 +44,7 @@ def instrument(
     try:
         from opentelemetry import trace
     except ImportError as exc:
-        raise MissingExtra("opentelemetry-api", "otel", "OpenTelemetry spans") from exc
+        raise missing_extra("opentelemetry-api", "otel", "OpenTelemetry spans") from exc
     from rho_adapters.otel import SpanRecorder
     from rho_entry.version import VERSION
 

@@ -128,6 +128,7 @@ def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
         (("export",), "the following arguments are required: id"),
         (("stats", "--bogus"), "unrecognized arguments: --bogus"),
         (("monitor", "bogus"), "argument COMMAND: invalid choice: 'bogus'"),
+        (("monitor",), "COMMAND: ps, watch, cancel, pause, resume, directive, connect\n"),
         (("monitor", "ps", "--limit", "many"), "argument --limit: invalid int value"),
         (("fork",), "the following arguments are required: id"),
         (("serve", "--port", "x"), "argument --port: expected a port from 0 to 65535"),

@@ -61,8 +61,8 @@ def test_the_second_resume_is_told_who_drives_and_leaves_the_trace_alone(
     assert (loser.returncode, driver.returncode) == (1, 143), err
     assert err == (
         f"rho-agent: session {session} is already being driven by pid {driver.pid} on "
-        f"{socket.gethostname()}; stop that process (rho-agent monitor cancel) or wait for it "
-        "to finish\n"
+        f"{socket.gethostname()}; stop that process (rho-agent monitor cancel {session}) or "
+        "wait for it to finish\n"
     )
     prompts = [
         e["prompt"]

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from rho_adapters.extras import install_command
+
 SCRIPT = textwrap.dedent(
     """
     import sys
@@ -40,6 +42,6 @@ def test_a_postgres_store_without_psycopg_is_refused_before_the_header(tmp_path:
     assert done.stdout.splitlines() == ["run 1", "list 1"], done.stdout + done.stderr
     said = (
         "rho-agent: postgresql://rho@127.0.0.1:9/rho (set by --store): psycopg is not installed "
-        "for the PostgreSQL session store: install it with `pip install 'rho-agent[postgres]'`"
+        f"for the PostgreSQL session store: install it with `{install_command('postgres')}`"
     )
     assert done.stderr.splitlines() == [said, said], done.stderr

@@ -21,6 +21,7 @@ from rho_adapters.db import open_databases
 from rho_adapters.db.factory import database_problems
 from rho_adapters.db.postgres import PostgresDatabase
 from rho_adapters.db.sqlite import SqliteDatabase
+from rho_adapters.extras import install_command
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import DatabaseError, RhoError
 from rho_domain.permissions import DatabaseMode
@@ -58,7 +59,7 @@ def test_problems_are_found_without_connecting(
     monkeypatch.setitem(sys.modules, "psycopg", None)  # makes `import psycopg` fail
     again = open_databases(_configs(tmp_path), mode=DatabaseMode.READONLY, environ={})
     problems = database_problems(again)
-    assert sum("pip install 'rho-agent[postgres]'" in p for p in problems) == 2  # prod, set
+    assert sum(install_command("postgres") in p for p in problems) == 2  # prod, set
     assert database_warnings(AgentConfig(), {}) == []
 
 
@@ -114,7 +115,7 @@ def test_the_cli_warns_before_the_run(tmp_path: Path) -> None:
     assert lines[:3] == [
         f"rho-agent: warning: database 'shop': no SQLite file at {tmp_path / 'no.db'}",
         "rho-agent: warning: database 'prod': psycopg is not installed for PostgreSQL "
-        "databases: install it with `pip install 'rho-agent[postgres]'`",
+        f"databases: install it with `{install_command('postgres')}`",
         "rho-agent: warning: database 'prod': password_env names 'PW', which is not set in "
         "the environment; export it and start again",
     ]

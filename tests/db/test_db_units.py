@@ -3,6 +3,7 @@ databases.yaml parsing and loading, open_databases, missing drivers."""
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from db_attacks import ALLOWED, ATTACKS
 from rho_adapters.db import open_databases, parse_databases
 from rho_adapters.db.errors import StatementTimeout
 from rho_adapters.db.mysql import MysqlDatabase
+from rho_adapters.extras import install_command
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, DatabaseError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
@@ -248,7 +250,7 @@ async def test_an_unset_password_variable_fails_only_its_database_when_it_connec
 async def test_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pymysql", None)  # makes `import pymysql` fail
     db = MysqlDatabase("m", DatabaseConfig(engine="mysql", database="app"))
-    with pytest.raises(MissingExtra, match=r"rho-agent\[mysql\]"):
+    with pytest.raises(MissingExtra, match=re.escape(install_command("mysql"))):
         await db.query("SELECT 1", max_rows=1, timeout=1)
 
 

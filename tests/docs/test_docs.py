@@ -111,10 +111,10 @@ USER_FILES = {"default.md", "review.md", "task.md"}
 
 # Where a document or an error names an extra: `pip install 'rho-agent[postgres]'`,
 # `'.[dbos]'`, "the `otel` extra", "extra `dbos`", "`[mysql]` (PyMySQL)", and
-# MissingExtra("psycopg", "postgres", ...).
+# missing_extra("psycopg", "postgres", ...) (or MissingExtra(...)).
 _EXTRA_NAMED = re.compile(
     r"rho-agent\[([\w,-]+)\]|'\.\[([\w,-]+)\]'|the `([\w-]+)` extra|\bextra `([\w-]+)`"
-    r"|`\[([\w-]+)\]` \(|MissingExtra\(\s*\"[^\"]+\",\s*\"([\w-]+)\""
+    r"|`\[([\w-]+)\]` \(|(?:MissingExtra|missing_extra)\(\s*\"[^\"]+\",\s*\"([\w-]+)\""
 )
 
 

@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from rho_adapters.extras import install_command
+
 SCRIPT = textwrap.dedent(
     """
     import importlib, pkgutil, sys
@@ -23,7 +25,7 @@ SCRIPT = textwrap.dedent(
         try:
             importlib.import_module(f"rho_adapters.durable.{module.name}")
         except MissingExtra as exc:
-            assert "rho-agent[dbos]" in str(exc), exc
+            assert "[dbos]'`" in str(exc), exc
         except ImportError as exc:
             print(f"{module.name}: {exc!r}")
     from rho_entry.cli.main import main
@@ -44,5 +46,5 @@ def test_the_durable_commands_name_the_extra_without_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["worker 1", "queue 1"], done.stdout + done.stderr
-    assert done.stderr.count("pip install 'rho-agent[dbos]'") == 2, done.stderr
+    assert done.stderr.count(install_command("dbos")) == 2, done.stderr
     assert "Traceback" not in done.stderr

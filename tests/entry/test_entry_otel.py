@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from rho_adapters.extras import install_command
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedApprover, ScriptedModel
 from rho_adapters.fakes.scripted_model import text
 from rho_adapters.otel import CONTENT_CHARS
@@ -155,7 +156,7 @@ def test_without_the_extra_nothing_imports_opentelemetry_and_instrument_names_it
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert "rho-agent[otel]" in done.stdout
+    assert install_command("otel") in done.stdout
 
 
 async def test_closing_the_session_ends_its_span(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rho_adapters.extras import install_command
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.errors import ConfigError, MissingExtra
@@ -237,7 +238,7 @@ def test_without_harbor_the_agent_class_names_the_extra() -> None:
         assert "python3.12 -m venv" in done.stdout
     else:
         assert done.stdout.startswith("MissingExtra harbor is not installed for the Harbor")
-    assert "pip install 'rho-agent[harbor]'" in done.stdout
+    assert install_command("harbor") in done.stdout
     assert issubclass(MissingExtra, ConfigError)
 
 
@@ -249,7 +250,7 @@ def test_the_harbor_error_says_first_what_each_python_lacks() -> None:
     assert "python3.12 -m venv .venv-harbor && .venv-harbor/bin/pip install" in str(old)
     new = missing_harbor((3, 13))
     assert str(new).startswith("harbor is not installed for the Harbor adapter")
-    assert "pip install 'rho-agent[harbor]'" in str(new)
+    assert install_command("harbor") in str(new)
     assert "3.12" not in str(new)  # that Python is new enough: only the extra is missing
 
 

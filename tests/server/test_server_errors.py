@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from server_support import app_for, by_prompt, client_for, place, wait_idle
 
+from rho_adapters.extras import install_command
 from rho_adapters.fakes import ScriptedModel, text
 from rho_domain.errors import ConfigError
 from rho_entry.server.settings import ServerSettings, check_bind, is_loopback
@@ -348,4 +349,4 @@ def test_without_the_extra_the_error_names_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("MissingExtra")
-    assert "rho-agent[server]" in done.stdout
+    assert install_command("server") in done.stdout

@@ -82,7 +82,9 @@ async def test_a_resume_from_another_process_while_the_server_runs_the_answer(
             )  # fmt: skip
             assert resumed.returncode == 1, resumed.stderr
             assert f"session {sid} is held by " in resumed.stderr
-            assert "wait for it to finish, or cancel it" in resumed.stderr
+            assert f"wait for it to finish, or cancel it (rho-agent monitor cancel {sid} " in (
+                resumed.stderr
+            )
             closed = await http.delete(f"/api/sessions/{sid}")
             assert closed.status_code == 200, closed.text
     lines = _lines(url, sid)

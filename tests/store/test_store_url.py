@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pg_rig import pg_server_url, schema_url
 
+from rho_adapters.extras import install_command
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.pgstore import PgSessionStore
 from rho_adapters.store import FileSessionStore
@@ -195,7 +196,7 @@ def test_a_missing_driver_names_the_extra_and_the_url(tmp_path: Path) -> None:
         PYTHONPATH=f"{tmp_path / 'shadow'}:{src}",
     )
     assert result.returncode == 1
-    assert "pip install 'rho-agent[postgres]'" in result.stderr
+    assert install_command("postgres") in result.stderr
     assert "postgresql://rho:***@db.internal/rho (set by --store)" in result.stderr
     assert SECRET not in result.stderr
 

@@ -44,7 +44,8 @@ from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
 from rho_adapters.db.mysql_views import read_views
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import DatabaseError, MissingExtra
+from rho_adapters.extras import missing_extra
+from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.mysql_versions import mysql_builtins, server_version
@@ -66,7 +67,7 @@ def load_pymysql() -> Any:
         import pymysql
         import pymysql.cursors
     except ImportError as exc:
-        raise MissingExtra("pymysql", "mysql", "MySQL/MariaDB databases") from exc
+        raise missing_extra("pymysql", "mysql", "MySQL/MariaDB databases") from exc
     return pymysql
 
 

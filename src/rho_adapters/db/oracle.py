@@ -35,7 +35,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_adapters.extras import missing_extra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import names
@@ -110,7 +110,7 @@ def load_oracledb() -> Any:
     try:
         import oracledb
     except ImportError as exc:
-        raise MissingExtra("oracledb", "oracle", "Oracle databases") from exc
+        raise missing_extra("oracledb", "oracle", "Oracle databases") from exc
     return oracledb
 
 

@@ -45,7 +45,7 @@ from rho_adapters.db.pg_cut import json_as_text
 from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.pg_rows import query_rows
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_adapters.extras import missing_extra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
@@ -58,7 +58,7 @@ def load_psycopg() -> Any:
     try:
         import psycopg
     except ImportError as exc:
-        raise MissingExtra("psycopg", "postgres", "PostgreSQL databases") from exc
+        raise missing_extra("psycopg", "postgres", "PostgreSQL databases") from exc
     return psycopg
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_adapters.extras import missing_extra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.name_folding import lookup_names
@@ -70,7 +70,7 @@ def load_vertica() -> Any:
     try:
         import vertica_python
     except ImportError as exc:
-        raise MissingExtra("vertica-python", "vertica", "Vertica databases") from exc
+        raise missing_extra("vertica-python", "vertica", "Vertica databases") from exc
     return vertica_python
 
 

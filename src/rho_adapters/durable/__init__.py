@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from rho_domain.errors import MissingExtra
+from rho_adapters.extras import missing_extra
 
 
 def load_dbos() -> ModuleType:
@@ -25,5 +25,5 @@ def load_dbos() -> ModuleType:
     try:
         import dbos
     except ImportError as exc:
-        raise MissingExtra("dbos", "dbos", "durable runs") from exc
+        raise missing_extra("dbos", "dbos", "durable runs") from exc
     return dbos

@@ -13,8 +13,9 @@ import hashlib
 import io
 from typing import Any
 
+from rho_adapters.extras import missing_extra
 from rho_adapters.local.sheet_scan import BudgetSpent, CellBudget, scan, window
-from rho_domain.errors import MissingExtra, ToolError
+from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell, SheetInfo
 from rho_domain.tools.offload import Stop
 
@@ -23,7 +24,7 @@ def _open(data: bytes) -> Any:
     try:
         import openpyxl  # noqa: F401  (installed: xlsx_strings builds on it)
     except ImportError as exc:
-        raise MissingExtra("openpyxl", "excel", "reading .xlsx files") from exc
+        raise missing_extra("openpyxl", "excel", "reading .xlsx files") from exc
     # openpyxl's reader but for the shared strings, read without an object per string
     from rho_adapters.local.xlsx_strings import load_workbook
 

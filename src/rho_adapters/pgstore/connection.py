@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from rho_domain.errors import ConfigError, MissingExtra, StoreError
+from rho_adapters.extras import missing_extra
+from rho_domain.errors import ConfigError, StoreError
 from rho_domain.url_logins import hide_url_logins
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
@@ -77,7 +78,7 @@ def load_psycopg(address: StoreAddress) -> Any:
     try:
         import psycopg
     except ImportError as exc:
-        missing = MissingExtra("psycopg", "postgres", "the PostgreSQL session store")
+        missing = missing_extra("psycopg", "postgres", "the PostgreSQL session store")
         raise ConfigError(f"{address.shown} (set by {address.origin}): {missing}") from exc
     return psycopg
 

@@ -125,7 +125,8 @@ class PgSessionStore(SessionStore, SignalingStore):
             ).fetchone()
             raise SessionLocked(
                 f"session {session_id} is held by {holder[0] if holder else 'another process'};"
-                " wait for it to finish, or cancel it"
+                f" wait for it to finish, or cancel it (rho-agent monitor cancel {session_id}"
+                " --store with this store's URL)"
             )
         if row[7] is not None and row[7] != self.backend.holder:
             # taken over from a holder whose claim went stale, which may still be running

@@ -45,7 +45,8 @@ class SessionLock:
             os.close(fd)
             raise SessionLocked(
                 f"session {session_id} is already being driven by {holder}; "
-                "stop that process (rho-agent monitor cancel) or wait for it to finish"
+                f"stop that process (rho-agent monitor cancel {session_id}) or wait for it to "
+                "finish"
             ) from None
         except OSError as exc:
             os.close(fd)

@@ -90,7 +90,8 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
     except yaml.YAMLError as exc:
         from rho_adapters.yaml_aliases import yaml_problem
 
-        raise StoredConfigInvalid(f"{paths.config}: invalid YAML: {yaml_problem(exc)}") from exc
+        problem = yaml_problem(exc, text)
+        raise StoredConfigInvalid(f"{paths.config}: invalid YAML: {problem}") from exc
     try:
         config = config_from_dict(raw, source=str(paths.config))
     except ConfigError as exc:

@@ -70,7 +70,8 @@ def monitor_parser() -> argparse.ArgumentParser:
     """``rho-agent monitor [DIR] COMMAND ...``'s parser."""
     parser = UsageParser(
         prog="rho-agent monitor",
-        usage="%(prog)s [-h] [DIR] COMMAND ...",
+        # the commands on the usage line: argparse's "required: COMMAND" alone named none
+        usage=f"%(prog)s [-h] [DIR] COMMAND ...\n       COMMAND: {', '.join(COMMANDS)}",
         description="Watch and control rho-agent sessions through their session directories "
         "(DIR: a rho-agent home or a sessions directory; default: the home's sessions).",
     )

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rho_adapters.codec import event_from_dict
+from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import RhoError
 from rho_domain.events import RunEnded
 from rho_domain.run import RunResult
@@ -38,13 +39,33 @@ def _say(line: str) -> None:
 def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run the invocation against ``args.server``; returns the exit code."""
     try:
+        check_endpoint_url(args.server, "--server")  # before the client names its own key
+    except RhoError as exc:
+        _say(f"rho-agent: {exc}")
+        return exit_codes.USAGE
+    try:
         return asyncio.run(_run(args, env))
     except RhoError as exc:
-        _say(f"rho-agent: {args.server}: {exc}")
+        _say(f"rho-agent: {args.server}: {exc}{_token_origin(exc, env)}")
         return exit_codes.USAGE
     except OSError as exc:  # httpx's connection errors are OSErrors' cousins; name the URL
         _say(f"rho-agent: cannot reach {args.server}: {_unreachable(exc)}")
         return exit_codes.USAGE
+
+
+def _token_origin(exc: RhoError, env: Mapping[str, str]) -> str:
+    """For a refused token, which one this command sent: the server's words cannot know that
+    it came from ``RHO_AGENT_SERVER_TOKEN`` (set for another server, or an old start's),
+    which wins over the file the server wrote."""
+    from rho_entry.server.errors import Unauthorized
+    from rho_entry.server.settings import TOKEN_VARIABLE
+
+    if not isinstance(exc, Unauthorized) or not env.get(TOKEN_VARIABLE):
+        return ""
+    return (
+        f" (this command sent {TOKEN_VARIABLE}, which wins over the token file: set it to "
+        "this server's token, or unset it to send the file's)"
+    )
 
 
 def _unreachable(exc: BaseException) -> str:

@@ -116,6 +116,6 @@ def load_databases_file(
     except yaml.YAMLError as exc:
         from rho_adapters.yaml_aliases import yaml_problem
 
-        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc, text)}") from exc
     environ = os.environ if env is None else env
     return parse_databases(check_variables(data, environ, source=str(path)), source=str(path))

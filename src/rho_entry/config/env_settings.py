@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -84,8 +85,14 @@ FLOAT_FIELDS = frozenset({"model_timeout"})
 
 def base_url_from(environ: Mapping[str, str]) -> str | None:
     """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
-    as for the CLI), for a config that names none."""
-    return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
+    as for the CLI), for a config that names none. Raises ConfigError naming the variable
+    when its text is no http(s) URL (``check_endpoint_url``): checked later as the config's
+    ``base_url``, the library's refusal named a key the user never wrote."""
+    variable = next((v for v in ENV_VARS["base_url"] if environ.get(v)), None)
+    if variable is None:
+        return None
+    check_endpoint_url(environ[variable], variable)
+    return environ[variable]
 
 
 def base_url_of(config: AgentConfig, environ: Mapping[str, str]) -> str | None:

@@ -181,7 +181,7 @@ def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
     try:
         return load_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: invalid YAML: {_problem(exc)}") from exc
+        raise ConfigError(f"{where}: invalid YAML: {_problem(exc, text)}") from exc
 
 
 def parse_yaml(text: str, *, invalid: str) -> Any:
@@ -195,13 +195,13 @@ def parse_yaml(text: str, *, invalid: str) -> Any:
     try:
         return _parse(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{invalid}: {_problem(exc)}") from exc
+        raise ConfigError(f"{invalid}: {_problem(exc, text)}") from exc
 
 
-def _problem(exc: BaseException) -> str:
+def _problem(exc: BaseException, text: str) -> str:
     from rho_adapters.yaml_aliases import yaml_problem
 
-    return yaml_problem(exc)
+    return yaml_problem(exc, text)
 
 
 def _parse(text: str) -> Any:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.extras import install_command, missing_extra
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_entry.evals import harbor_commands as harbor
 
@@ -32,8 +33,8 @@ class HarborNeedsNewerPython(MissingExtra):
             self,
             f"the Harbor adapter needs Harbor, which needs Python >= 3.12, and this is Python "
             f"{running[0]}.{running[1]}: make a Python 3.12 venv and install rho-agent there, "
-            "e.g. `python3.12 -m venv .venv-harbor && .venv-harbor/bin/pip install "
-            "'rho-agent[harbor]'` (no python3.12? `uv python install 3.12`, or your "
+            "e.g. `python3.12 -m venv .venv-harbor && .venv-harbor/bin/"
+            f"{install_command('harbor')}` (no python3.12? `uv python install 3.12`, or your "
             "distribution's python3.12 package)",
         )
         self.package = "harbor"
@@ -45,7 +46,7 @@ def missing_harbor(running: tuple[int, int]) -> MissingExtra:
     before, that a newer Python is needed first, and how to get one."""
     if running < (3, 12):
         return HarborNeedsNewerPython(running)
-    return MissingExtra("harbor", "harbor", "the Harbor adapter")
+    return missing_extra("harbor", "harbor", "the Harbor adapter")
 
 
 @functools.cache

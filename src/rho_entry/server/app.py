@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rho_adapters.extras import missing_extra
 from rho_domain.config import AgentConfig
-from rho_domain.errors import MissingExtra, RhoError
+from rho_domain.errors import RhoError
 from rho_entry.server.dashboard import PUBLIC_PATHS
 from rho_entry.server.errors import (
     ApiError,
@@ -67,7 +68,7 @@ def create_app(
         from starlette.middleware import Middleware
         from starlette.routing import Route
     except ImportError as exc:
-        raise MissingExtra("starlette", "server", "rho-agent serve") from exc
+        raise missing_extra("starlette", "server", "rho-agent serve") from exc
     from rho_entry.config.home import config_dir, sessions_dir
     from rho_entry.server.guard import HostCheck, RequestGuard
     from rho_entry.server.host import SessionHost

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rho_domain.errors import MissingExtra, RhoError
+from rho_adapters.extras import missing_extra
+from rho_domain.errors import RhoError
 from rho_entry import stop_signals
 from rho_entry.runtime.collector import hold
 from rho_entry.server.connections import uvicorn_limits
@@ -46,7 +47,7 @@ def build_server(
     try:
         import uvicorn
     except ImportError as exc:
-        raise MissingExtra("uvicorn", "server", "rho-agent serve") from exc
+        raise missing_extra("uvicorn", "server", "rho-agent serve") from exc
     from rho_entry.server.token_file import remove_token, write_token
 
     written: list[Path] = []
