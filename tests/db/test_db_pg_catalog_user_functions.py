@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import psycopg
 import pytest
 from db_support import Server, adapter, own_pg_database
 
@@ -142,6 +141,8 @@ async def test_a_built_in_replaced_while_a_connection_is_open_refuses_the_next_s
             db = adapter(server)
             try:
                 before = await db.query(statement, max_rows=1, timeout=5)
+                import psycopg  # here, not at the top: tests/test_collection_costs.py
+
                 c = server.config
                 with psycopg.connect(
                     host=c.host, port=c.port, user=c.user, dbname=c.database, autocommit=True
