@@ -83,10 +83,14 @@ class LocalExecutor(Executor):
         tree = Tree(root, real=resolved)
         extra = tuple(Tree(r, read_root=True) for r in extra_read_roots if os.path.isdir(r))
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
-        known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
+        # The environment as it is now, copied once: the secrets below are worked out from
+        # it, and each lookup of ``os.environ`` encodes the name and decodes the value (two
+        # whole copies and some 20 lookups here). Commands still read ``base_env`` live.
+        env = dict(base_env) if base_env is not None else {}
+        known_homes = agent_homes(env) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
-        origins = git_named_origins(held, known_homes, base_env, resolved=True)
-        origins += environment_secrets(base_env or {}, (*held, *known_homes))
+        origins = git_named_origins(held, known_homes, env, resolved=True)
+        origins += environment_secrets(env, (*held, *known_homes))
         named = tuple(path for path, _ in origins)
         self.policy = SecretPolicy(
             locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
