@@ -92,8 +92,9 @@ class LocalExecutor(Executor):
         origins = git_named_origins(held, known_homes, env, resolved=True)
         origins += environment_secrets(env, (*held, *known_homes))
         named = tuple(path for path, _ in origins)
+        protected = [os.path.realpath(p) for p in protected_paths]  # once: a lstat a component
         self.policy = SecretPolicy(
-            locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
+            locations=(*protected, *secret, *named),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
             named_by=origins,
@@ -126,7 +127,7 @@ class LocalExecutor(Executor):
             extra=extra,
             # allow: reads outside the workspace and read roots walk the machine from "/"
             machine=Tree("/") if read_outside is OutsideReads.ALLOW else None,
-            protected=[components(os.path.realpath(p)) for p in protected_paths],
+            protected=[components(p) for p in protected],
             policy=self.policy,
             reach=self.reach,
             aliases=self._runner.aliases,
