@@ -20,7 +20,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from rho_adapters.store import sentinels
 from rho_adapters.store.cancel_watch import cancel_watch
@@ -157,15 +157,18 @@ def _present(path: Path) -> bool:
     return _lstat_mode(path) != 0
 
 
-class _Places(NamedTuple):
+class _Places:
     """Where one session's signals are: its directory and the files in it read at each
     checkpoint (built once per session: a session asks ~14 times, each a path join)."""
 
-    dir: Path
-    cancel: Path
-    pause: Path
-    directives: Path
-    exports: Path
+    __slots__ = ("cancel", "dir", "directives", "exports", "pause")
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.cancel = directory / "cancel"
+        self.pause = directory / "pause"
+        self.directives = directory / "directives.jsonl"
+        self.exports = directory / "exports"
 
 
 PLACES_KEPT = 4096
@@ -194,14 +197,7 @@ class FileSignals(SignalSource):
         store names it by the id alone), so only ``locate``'s first answer is asked for."""
         places = self._places.get(session_id)
         if places is None:
-            directory = self._locate(session_id)  # a bad id raises here, and is not kept
-            places = _Places(
-                directory,
-                directory / "cancel",
-                directory / "pause",
-                directory / "directives.jsonl",
-                directory / "exports",
-            )
+            places = _Places(self._locate(session_id))  # a bad id raises: nothing kept
             if len(self._places) >= PLACES_KEPT:
                 del self._places[next(iter(self._places))]
             self._places[session_id] = places
@@ -231,8 +227,9 @@ class FileSignals(SignalSource):
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
-        directory, _, _, lines, _ = self._of(session_id)
-        if not _present(lines):
+        places = self._of(session_id)
+        directory = places.dir
+        if not _present(places.directives):
             return ()
 
         def refused(offset: int, why: str) -> None:
