@@ -126,13 +126,17 @@ def _cancelling() -> bool:
 
 
 async def contained(
-    awaitable: Awaitable[_T], by: str, error: Callable[[str], RhoError] = ExitRaised
+    awaitable: Awaitable[_T],
+    by: str | Callable[[], str],
+    error: Callable[[str], RhoError] = ExitRaised,
 ) -> _T:
-    """``await awaitable``, with what it raises passed through ``failure_of``."""
+    """``await awaitable``, with what it raises passed through ``failure_of``. ``by`` may be
+    a function giving the name: called only when something was raised (a store's name is
+    worked out per flush otherwise, and only a failure says it)."""
     try:
         return await awaitable
     except BaseException as exc:
-        failure = failure_of(exc, by, error)
+        failure = failure_of(exc, by if isinstance(by, str) else by(), error)
         if failure is exc:
             raise
         raise failure from exc

@@ -21,6 +21,7 @@ from rho_adapters.store import (
     request_pause,
     request_resume,
 )
+from rho_adapters.store import signals as signals_module
 from rho_domain.errors import StoreError
 from rho_domain.messages import UserMessage
 from rho_domain.ports.signals import Directive
@@ -55,6 +56,28 @@ async def test_pause_and_resume(session_dir: Path) -> None:
     assert request_resume(session_dir)
     assert not request_resume(session_dir)
     assert not await signals.is_paused("s1")
+
+
+async def test_signal_paths_kept_per_session_are_bounded_and_a_dropped_one_is_found_again(
+    tmp_path: Path,
+) -> None:
+    asked: list[str] = []
+
+    def locate(session_id: str) -> Path:
+        asked.append(session_id)
+        return tmp_path / session_id
+
+    signals = FileSignals(locate)
+    names = [f"s{i}" for i in range(signals_module.PLACES_KEPT + 1)]
+    for session_id in names:  # no directory: nothing is set
+        assert not await signals.is_paused(session_id)
+        assert not await signals.is_paused(session_id)  # the second ask: kept
+    assert asked == names
+    assert len(signals._places) == signals_module.PLACES_KEPT  # "s0", the oldest, went
+    (tmp_path / "s0").mkdir()
+    request_pause(tmp_path / "s0")
+    assert await signals.is_paused("s0")
+    assert asked == [*names, "s0"]
 
 
 def _plant(path: Path, kind: str) -> None:

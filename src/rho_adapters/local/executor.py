@@ -79,18 +79,21 @@ class LocalExecutor(Executor):
             state = "is not a directory" if os.path.exists(root) else "does not exist"
             raise ExecutorError(f"working directory {root!r} {state}")
         given_root = os.path.abspath(root)
-        # ``resolved``: the caller gives ``root`` and ``secret_locations`` as the real paths
-        # it looked up for this executor just now (``build_executor``, once per Session).
+        # ``resolved``: ``root`` and ``secret_locations`` are real paths (``build_executor``)
         tree = Tree(root, real=resolved)
         extra = tuple(Tree(r, read_root=True) for r in extra_read_roots if os.path.isdir(r))
         secret = secret_locations if resolved else [os.path.realpath(p) for p in secret_locations]
-        known_homes = agent_homes(base_env or {}) if homes is None else tuple(homes)
+        # the environment as it is now, copied once for the secrets below (each os.environ
+        # lookup encodes and decodes); commands still read ``base_env`` live
+        env = dict(base_env) if base_env is not None else {}
+        known_homes = agent_homes(env) if homes is None else tuple(homes)
         held = (tree.root, *(t.root for t in extra))
-        origins = git_named_origins(held, known_homes, base_env, resolved=True)
-        origins += environment_secrets(base_env or {}, (*held, *known_homes))
+        origins = git_named_origins(held, known_homes, env, resolved=True)
+        origins += environment_secrets(env, (*held, *known_homes))
         named = tuple(path for path, _ in origins if not path.startswith("*/"))
+        protected = [os.path.realpath(p) for p in protected_paths]  # once: a lstat a component
         self.policy = SecretPolicy(
-            locations=(*(os.path.realpath(p) for p in protected_paths), *secret, *named),
+            locations=(*protected, *secret, *named),
             anywhere=tuple(path[2:] for path, _ in origins if path.startswith("*/")),
             homes=known_homes,
             open_trees=(tree.root,),  # a workspace in ~/.config/nvim is still readable
@@ -124,7 +127,7 @@ class LocalExecutor(Executor):
             extra=extra,
             # allow: reads outside the workspace and read roots walk the machine from "/"
             machine=Tree("/") if read_outside is OutsideReads.ALLOW else None,
-            protected=[components(os.path.realpath(p)) for p in protected_paths],
+            protected=[components(p) for p in protected],
             policy=self.policy,
             reach=self.reach,
             aliases=self._runner.aliases,

@@ -77,9 +77,9 @@ class Journal:
             await contained(self.store.create(record), self._store_name, StoreError)
             self.created = True
 
-    @property
     def _store_name(self) -> str:
-        """How a failure of the store port is named: ``the store module.Class``."""
+        """How a failure of the store port is named: ``the store module.Class`` (passed to
+        ``contained`` uncalled: only a failure works it out)."""
         return f"the store {plugged_name(self.store)}"
 
     @property
