@@ -24,11 +24,18 @@ def install_command(extra: str) -> str:
     from importlib import metadata
     from urllib.parse import unquote, urlsplit
 
-    try:
-        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
-        origin = json.loads(text) if text else None
-    except (metadata.PackageNotFoundError, OSError, ValueError):  # not installed, unreadable
-        origin = None
+    origin = None
+    for found in metadata.distributions(name=DISTRIBUTION):  # the first installed copy's
+        try:
+            text = found.read_text("direct_url.json")
+            if text is None and found.read_text("PKG-INFO") is not None:
+                # a clone's own ``src/rho_agent.egg-info`` (setuptools writes it there for
+                # ``pip install -e .``), first when ``src`` is on PYTHONPATH: no install
+                continue
+            origin = json.loads(text) if text else None
+        except (OSError, ValueError):  # unreadable: the index
+            origin = None
+        break
     if isinstance(origin, dict) and isinstance(origin.get("dir_info"), dict):
         url = urlsplit(str(origin.get("url", "")))
         if url.scheme == "file" and url.path:

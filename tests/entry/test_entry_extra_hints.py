@@ -71,3 +71,17 @@ def test_an_unreadable_record_falls_back_to_the_distribution(
     installed(tmp_path, monkeypatch, None)
     (tmp_path / "site" / "rho_agent-9.9.9.dist-info" / "direct_url.json").write_text("{")
     assert install_command("otel") == "pip install 'rho-agent[otel]'"
+
+
+def test_a_clones_own_egg_info_first_on_the_path_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``src`` on PYTHONPATH puts the clone's ``src/rho_agent.egg-info`` (written there by
+    ``pip install -e .``) before pip's record: the fresh clone's CI said the index form."""
+    clone = tmp_path / "clone"
+    installed(tmp_path, monkeypatch, {"url": clone.as_uri(), "dir_info": {"editable": True}})
+    egg = tmp_path / "src" / "rho_agent.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: rho-agent\nVersion: 9.9.9\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    assert install_command("server") == f"pip install -e '{clone}[server]'"
