@@ -153,7 +153,10 @@ async def test_a_worker_does_not_start_under_the_id_of_a_live_one(tmp_path: Path
     from rho_domain.errors import ConfigError
 
     url = f"sqlite:///{tmp_path / 'system.db'}"
-    live = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
+    # the live row's bound (2 s: forty beats) is the one ``again`` waits by, the longer of the
+    # two: at 0.5 s a live worker's thread starved of the cores for half a second under the
+    # suite's load looked dead, and ``again`` started (a fresh clone's CI, round 26)
+    live = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=2.0)
     again = _heartbeat(url, "worker-a", "v1", recover=lambda _: 0, interval=0.05, dead_after=0.5)
     live.start()
     try:
