@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import base64
 import posixpath
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rho_adapters.daytona import scripts, ssh_named
+from rho_adapters.daytona.scripts import Run
 from rho_adapters.daytona.ssh_wrapped import placed_all, wrapped
 from rho_domain.git_named_files import (
     GCM_NAMESPACE_DEPTH,
@@ -30,7 +31,6 @@ from rho_domain.git_named_files import (
 )
 from rho_domain.paths import components, is_within
 
-Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"  # the shell's search path when PATH is unset
 _Bases = tuple[str, ...]
 

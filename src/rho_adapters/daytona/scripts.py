@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import attrs
 
@@ -34,6 +34,7 @@ SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 RESTRICTED_ENV: Mapping[str, str] = restricted_env(SEARCH_PATH, "/tmp")  # noqa: S108
 TRAILER = "\n\x1erho:"
 q = shlex.quote
+Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 
 
 def wrap(script: str) -> str:

@@ -12,6 +12,7 @@ import base64
 from collections.abc import Awaitable, Callable, Sequence
 
 from rho_adapters.daytona import scripts
+from rho_adapters.daytona.scripts import Run
 from rho_domain.git_named_files import MAX_CONFIGS, counted
 from rho_domain.ssh_named_files import (
     anywhere_name,
@@ -24,7 +25,6 @@ from rho_domain.ssh_named_files import (
 
 __all__ = ["fills", "named_keys"]
 
-Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 Texts = Callable[[Sequence[str]], Awaitable[list[str | None]]]  # each regular file's text
 _Config = tuple[int, str, str | None, str]  # (its start's index, path, its home, include base)
 

@@ -8,9 +8,10 @@ machine's): a round of reads per level of scripts running scripts, at most
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rho_adapters.daytona import scripts
+from rho_adapters.daytona.scripts import Run
 from rho_domain.git_named_files import NamedFiles, named_by, placed
 from rho_domain.ssh_wrappers import (
     MAX_WRAPPERS,
@@ -23,7 +24,6 @@ from rho_domain.ssh_wrappers import (
 
 __all__ = ["placed_all", "wrapped"]
 
-Run = Callable[[str], Awaitable[str]]  # one of our scripts in the sandbox, its output
 _Bases = tuple[str, ...]
 
 
