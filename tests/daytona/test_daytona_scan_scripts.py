@@ -1,10 +1,12 @@
 """What the Daytona executor's per-command scripts cost the sandbox, pinned by their shape.
 
-Each command that names a path runs ``realpaths_script`` in the sandbox, and each command that
+Each command that names a path runs ``realpaths_script`` in the sandbox, each command that
 walks runs the alias scan (``aliases.scan_script``), whose ``find -iregex`` compiles the
-policy's expression every time. These tests pin the cheaper forms (one ``base64`` for all the
-words; the expression's shared beginnings written once, ``alternation``) and that they answer
-what the dearer ones answered. The walls themselves are tested by the red-team files.
+policy's expression every time, and each command runs in ``capped``'s wrapper. These tests pin
+the cheaper forms (one ``base64`` for all the words; the expression's shared beginnings
+written once, ``alternation``; the command's script given as an argument, no ``cat``) and
+that they answer what the dearer ones answered. The walls themselves are tested by the
+red-team files.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pytest
 
 from rho_adapters.daytona import path_scripts
 from rho_adapters.daytona.alternation import alternation, atoms, split
+from rho_adapters.daytona.leftovers import ARGUMENT_BYTES
+from rho_adapters.daytona.scripts import Captured, capped, parse_capped
 from rho_adapters.daytona.secret_regex import SECRET_REGEX
 from rho_domain.errors import ExecutorError
 
@@ -108,3 +112,19 @@ def test_the_words_are_resolved_with_one_base64(tmp_path: Path) -> None:
     ]
     with pytest.raises(ExecutorError, match="unreadable path answer"):
         path_scripts.parse_realpaths(answer, len(words) - 1)
+
+
+@pytest.mark.parametrize("mark", [None, "call-27"])
+def test_a_command_reaches_its_shell_as_an_argument_when_it_fits(mark: str | None) -> None:
+    """The run's script is ``timeout``'s shell's argument, no ``cat`` of it (one program a
+    command less), unless longer than ``ARGUMENT_BYTES``, which still goes on stdin (Linux
+    takes 128 KiB in one argument): both print what they run, quotes and ``exit`` too."""
+    short = "printf '%s\\n' \"it's\"; exit 3"
+    long = f"x={'y' * (ARGUMENT_BYTES + 10)}; printf '%s\\n' \"${{#x}}\"; exit 4"
+    for inner, printed, code in ((short, "it's", 3), (long, str(ARGUMENT_BYTES + 10), 4)):
+        script = capped(inner, 1_000, deadline=30, mark=mark)
+        assert ("$(cat)" in script) is (inner is long)
+        answer = subprocess.run(
+            ["sh", "-c", script], capture_output=True, check=True, text=True
+        ).stdout
+        assert parse_capped(answer) == Captured(exit_code=code, output=f"{printed}\n", omitted=0)
