@@ -254,8 +254,10 @@ def test_the_scan_expression_lists_what_its_plain_alternation_lists(
     """The scan's expression, its shared beginnings written once (``alternation``: 7,798
     characters that glibc compiles in a third of the time), lists exactly the entries the
     plain ``(a|b|...)`` of the same alternatives (12,961 characters) lists, through the
-    sandbox's own ``find``, over the tree of the policy's edge names."""
-    root, _ = edge_tree
+    sandbox's own ``find``, over every ninth of the policy's edge names (below a directory
+    whose name is not UTF-8: the plain form costs find 0.7 s of CPU over the whole tree, this
+    one 0.15 s)."""
+    root = os.path.join(edge_tree[0], "\udcff")
     plain = secret_regex.secret_regex(lambda alternatives: f"({'|'.join(alternatives)})")
     assert len(secret_regex.SECRET_REGEX) < len(plain) * 2 // 3
     listed = [
@@ -277,7 +279,7 @@ def test_the_scan_expression_lists_what_its_plain_alternation_lists(
         ).stdout.split(b"\0")
         for expression in (secret_regex.SECRET_REGEX, plain)
     ]
-    assert len(listed[0]) > 1000
+    assert len(listed[0]) > 150
     assert listed[0] == listed[1]
 
 
