@@ -19,7 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool
 from test_git_repository_files import _git, _repo, _run, _workspace
 
 from rho_domain.shell.git_repo import is_object_data
@@ -60,29 +61,41 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+# On Daytona one executor per workspace (``daytonas``), as a session's commands run: a new
+# one per case paid the sandbox's creation and set-up scripts (9 sandboxes, now 3); no command
+# here changes its workspace, and each is still its own, the repository check included.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("ws", ["ws-alternates-hard", "ws-objects-link"])
 @pytest.mark.parametrize("command", ["git log --oneline", "git status", "git rev-list HEAD"])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_git_never_prints_an_alternates_file_hard_linked_to_a_secret(
-    base: Path, backend: str, ws: str, command: str
+    base: Path, backend: str, ws: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, ws, command, backend)
+    out = await _run(base, ws, command, backend, daytonas)
     assert MARK not in out, out
 
 
 @pytest.mark.parametrize("backend", ["no-bwrap", "daytona"])
 @pytest.mark.parametrize("ws", ["ws-alternates-hard", "ws-objects-link"])
-async def test_the_refusal_names_the_alternates_file(base: Path, backend: str, ws: str) -> None:
-    out = await _run(base, ws, "git log --oneline", backend)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_refusal_names_the_alternates_file(
+    base: Path, backend: str, ws: str, daytonas: DaytonaPool
+) -> None:
+    out = await _run(base, ws, "git log --oneline", backend, daytonas)
     assert out.startswith("SensitivePath: git: the repository's file "), out
     assert "info/alternates is another name (a hard link) of a secrets file" in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_local_clone_whose_objects_are_hard_links_still_answers(
-    base: Path, backend: str
+    base: Path, backend: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, "ws-clone", "git log --oneline && git show --stat HEAD~1", backend)
+    command = "git log --oneline && git show --stat HEAD~1"
+    out = await _run(base, "ws-clone", command, backend, daytonas)
     assert "second" in out, out
     assert "first" in out, out
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from shell_backends import BACKENDS, call_tool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
@@ -45,20 +47,34 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _call(base: Path, backend: str, tool: tuple[Any, dict[str, Any]]) -> str:
-    root, extra = str(base / "ws"), (str(base / "shared"),)
+def _daytona(root: str, extra: str) -> DaytonaExecutor:
+    fake = FakeDaytona(polls_until_started=0)
+    return DaytonaExecutor(
+        fake.settings(working_dir=root),
+        file_write=FileWriteMode.OFF,
+        transport=fake.transport,
+        extra_read_roots=(extra,),
+    )
+
+
+# On Daytona one executor (one sandbox) per workspace for the module's cases, as a session's
+# commands run: one per case paid the sandbox's creation and set-up (10 sandboxes, now 2). No
+# case changes the workspace or the read root; each command is still judged on its own.
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def daytona(base: Path) -> AsyncIterator[DaytonaExecutor]:
+    executor = _daytona(str(base / "ws"), str(base / "shared"))
+    try:
+        yield executor
+    finally:
+        await executor.aclose()
+
+
+async def _call(
+    base: Path, backend: str, tool: tuple[Any, dict[str, Any]], daytona: DaytonaExecutor
+) -> str:
     if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        daytona = DaytonaExecutor(
-            fake.settings(working_dir=root),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            extra_read_roots=extra,
-        )
-        try:
-            return await call_tool(*tool, daytona)
-        finally:
-            await daytona.aclose()
+        return await call_tool(*tool, daytona)
+    root, extra = str(base / "ws"), (str(base / "shared"),)
     local = LocalExecutor(root, sandbox=backend == "bwrap", extra_read_roots=extra)
     return await call_tool(*tool, local)
 
@@ -68,28 +84,35 @@ COMMANDS = ["cat {}", "head -n 3 {}", "cat < {}", "rg KEY {}", "grep KEY {}"]
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_read_roots_twin_of_its_secret_is_never_read(
-    base: Path, backend: str, command: str
+    base: Path, backend: str, command: str, daytona: DaytonaExecutor
 ) -> None:
     path = base / "shared/docs/notes.txt"
-    out = await _call(base, backend, restricted_bash(command.format(path)))
+    out = await _call(base, backend, restricted_bash(command.format(path)), daytona)
     assert MARK not in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_the_read_tool_refuses_it_too(base: Path, backend: str) -> None:
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_read_tool_refuses_it_too(
+    base: Path, backend: str, daytona: DaytonaExecutor
+) -> None:
     path = str(base / "shared/docs/notes.txt")
-    out = await _call(base, backend, (ReadHandler(), {"path": path}))
+    out = await _call(base, backend, (ReadHandler(), {"path": path}), daytona)
     assert MARK not in out, out
     assert "another name (a hard link) of a secrets file" in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_other_files_with_several_names_are_still_read(base: Path, backend: str) -> None:
+@pytest.mark.asyncio(loop_scope="module")
+async def test_other_files_with_several_names_are_still_read(
+    base: Path, backend: str, daytona: DaytonaExecutor
+) -> None:
     path = base / "shared/docs/plain-too.txt"
-    out = await _call(base, backend, restricted_bash(f"cat {path} && cat < {path}"))
+    out = await _call(base, backend, restricted_bash(f"cat {path} && cat < {path}"), daytona)
     assert out.count("plain words") == 2, out
-    out = await _call(base, backend, (ReadHandler(), {"path": str(path)}))
+    out = await _call(base, backend, (ReadHandler(), {"path": str(path)}), daytona)
     assert "plain words" in out, out
 
 
@@ -130,24 +153,24 @@ def worktree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "ws", root / "shared"
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def worktree_daytona(worktree: tuple[Path, Path]) -> AsyncIterator[DaytonaExecutor]:
+    executor = _daytona(str(worktree[0]), str(worktree[1]))
+    try:
+        yield executor
+    finally:
+        await executor.aclose()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("command", ["git log --oneline", "git status"])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_worktrees_repository_in_a_read_root_is_judged_whole(
-    worktree: tuple[Path, Path], backend: str, command: str
+    worktree: tuple[Path, Path], backend: str, command: str, worktree_daytona: DaytonaExecutor
 ) -> None:
     ws, shared = worktree
     if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        daytona = DaytonaExecutor(
-            fake.settings(working_dir=str(ws)),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            extra_read_roots=(str(shared),),
-        )
-        try:
-            out = await call_tool(*restricted_bash(command), daytona)
-        finally:
-            await daytona.aclose()
+        out = await call_tool(*restricted_bash(command), worktree_daytona)
     else:
         local = LocalExecutor(str(ws), sandbox=backend == "bwrap", extra_read_roots=[str(shared)])
         out = await call_tool(*restricted_bash(command), local)

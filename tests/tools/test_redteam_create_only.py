@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from write_backends import writers
 
 from rho_adapters.clock import SystemClock
@@ -76,14 +77,31 @@ def _nothing_written(executor: Executor, ws: Path, path: str) -> None:
         assert not (ws / path).exists()
 
 
+# The refusals share one executor and workspace per kind (on Daytona one sandbox, not one a
+# case: 22 sandboxes, now 3): a refused write changes nothing, which each case asserts, so a
+# write that got through fails its own case and every later one.
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=sorted(FACTORIES))
+async def refusing(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Executor, Path]]:
+    ws = tmp_path_factory.mktemp(f"create-only-{request.param}")
+    executor = FACTORIES[request.param](ws)
+    try:
+        yield executor, ws
+    finally:
+        await executor.aclose()
+
+
 @pytest.mark.parametrize(("path", "why"), ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_create_only_refuses_what_a_tool_runs_later(
-    create_only: Executor, tmp_path: Path, path: str, why: str
+    refusing: tuple[Executor, Path], path: str, why: str
 ) -> None:
+    create_only, ws = refusing
     with pytest.raises(PermissionDenied, match="create-only mode") as refused:
         await create_only.write(path, b"import os; os.system('id')\n", overwrite=False)
     assert why in str(refused.value)
-    _nothing_written(create_only, tmp_path, path)
+    _nothing_written(create_only, ws, path)
 
 
 async def test_create_only_judges_the_path_a_link_leads_to(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import attrs
 
 from rho_adapters.daytona import aliases, git_files, git_scripts, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
-from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.git_dir_shape import shaped_refusal
 from rho_domain.ports.executor import Command
 from rho_domain.reach import held_roots
@@ -99,12 +99,9 @@ class RestrictedPipelines:
         script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
         if walker:
             script += aliases.scan_script(trees)
-        lines = (await workspace.script(script, 30.0)).split("\n")
-        if len(lines) <= len(flat):
-            raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
-        answer = "\n".join(lines[: len(flat)])
-        resolved = path_scripts.parse_realpaths(answer)
-        scan = lines[len(flat)] if walker else ""
+        answer, _, scan = (await workspace.script(script, 30.0)).partition("\n")
+        resolved = path_scripts.parse_realpaths(answer, len(flat))
+        scan = scan if walker else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
         held = held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(

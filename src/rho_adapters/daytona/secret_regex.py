@@ -8,14 +8,20 @@ Built once per process from the policy's patterns (``NAMES``, ``LOCATIONS``, the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from rho_adapters.daytona.alternation import alternation
 from rho_domain.secrets import GIT_FILES, LOCATIONS, LOOSE_FANOUT, NAMES, SSH_KEY
 
+Group = Callable[[Iterable[str]], str]  # alternatives -> one group matching any of them
 
-def secret_regex() -> str:
+
+def secret_regex(group: Group = alternation) -> str:
     """``find``'s one ``-iregex`` (extended, matched in the C locale), true for an entry a
-    name or location rule may refuse (a superset: the policy judges each one found).
+    name or location rule may refuse (a superset: the policy judges each one found). Its
+    alternatives are joined by ``group``: ``alternation`` writes their shared beginnings
+    once, which glibc compiles in a third of the time of the plain ``(a|b|...)`` (the same
+    language: 10 ms of the sandbox's CPU less at every scan).
 
     One expression, not the 665 ``-iname``/``-ipath`` tests it replaces: find parsed those in
     time quadratic in their count (9 ms) and ran each as an fnmatch on every entry walked
@@ -30,7 +36,7 @@ def secret_regex() -> str:
     basenames = [p.removeprefix("*/") for p in (*NAMES, SSH_KEY)]
     # ``*.git/objects`` (a bare repository's store) keeps its star: ``.*`` before ``\.git/``
     files = [p.removeprefix("*/") for p in LOCATIONS if p.startswith("*") and not p.endswith("/*")]
-    alternatives = [_copied(basenames, "[^/]*"), _copied(files, ".*")]
+    alternatives = [_copied(basenames, "[^/]*", group), _copied(files, ".*", group)]
     alternatives += [_glob(copy, ".*") for path in files for copy in _parent_copies(path)]
     alternatives += [_glob(marked, "[^/]*") for name in basenames for marked in _marked(name)]
     alternatives += [_glob(marked, ".*") for path in files for marked in _marked(path)]
@@ -42,10 +48,10 @@ def secret_regex() -> str:
     alternatives.append(_glob(".*.sw[pon]", "[^/]*"))  # vim's swap files (.id_rsa.swp)
     alternatives.append(_glob(".*.kate-swp", "[^/]*"))  # Kate's (.id_rsa.kate-swp)
     alternatives.append("[^/]*([^/ -~]|:)[^/]*|[^/]*[. ]")  # what ``folded`` may change
-    return f".*/({'|'.join(alternatives)})"
+    return f".*/{group(alternatives)}"
 
 
-def _copied(patterns: Sequence[str], star: str) -> str:
+def _copied(patterns: Sequence[str], star: str, group: Group) -> str:
     """The ``patterns`` (globs; ``star`` is what a ``*`` matches) and their copies
     (``secret_twins``): a suffix (``id_rsa.bak``, ``.netrc.1``, ``server.pem~``, an RCS
     file ``.netrc,v``), emacs' autosave (``#.netrc#``), "Copy of .netrc" and "Copy (2) of
@@ -59,8 +65,8 @@ def _copied(patterns: Sequence[str], star: str) -> str:
         head, _, name = pattern.rpartition("/")
         if head:
             headed.append(f"{_glob(f'{head}/', star)}(#|copy{star}of )?{_glob(name, star)}")
-    named = [f"(#|copy{star}of )?({'|'.join(bare)})"] if bare else []
-    return f"({'|'.join((*named, *headed))})([.~ _,-]{star}|#)?"
+    named = [f"(#|copy{star}of )?{group(bare)}"] if bare else []
+    return f"{group((*named, *headed))}([.~ _,-]{star}|#)?"
 
 
 def _parent_copies(path: str) -> tuple[str, ...]:
