@@ -21,6 +21,7 @@ from db_support import Server, adapter, mariadb_objects, max_connections
 
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
+from rho_domain.permissions import DatabaseMode
 
 DB = "rho_late27"
 ROLE_DB = "rho_granted27"
@@ -69,7 +70,9 @@ async def test_a_database_made_after_the_last_reading_is_read_before_the_next_st
         with pytest.raises(StatementRefused, match=RUNS) as info:
             await checked.query(f"SELECT a FROM {DB}.v", max_rows=5, timeout=5)
         assert info.value.by == "check"
-        with pytest.raises(StatementRefused, match="a virtual column of tickets runs SELECT uuid_short()"):
+        with pytest.raises(
+            StatementRefused, match=r"a virtual column of tickets runs SELECT uuid_short\(\)"
+        ):
             await checked.query(f"SELECT id FROM {DB}.tickets", max_rows=5, timeout=5)
         assert max_connections(admin) == before
         # replaced in place, either way, and judged by its query of now each time
@@ -141,3 +144,26 @@ def test_no_login_may_make_a_view_or_table_where_the_catalog_does_not_ask(
             conn.cursor().execute(sql.format(s=schema))
     finally:
         conn.close()
+
+
+async def test_with_the_check_off_no_statement_reads_the_catalog(mariadb_server: Server) -> None:
+    """Only the check's refusals come of the catalog: in read-write mode (the check off)
+    each statement paid its reading all the same (a statement over information_schema
+    before each one). The server counts the SELECTs it ran: one a statement."""
+    conn = mariadb_server.admin()
+    db = adapter(mariadb_server, mode=DatabaseMode.MUTATIONS)
+    try:
+        await db.query("SELECT 1", max_rows=1, timeout=5)  # the login's own reads done
+        cursor = conn.cursor()
+        before = _selects(cursor)
+        for _ in range(3):
+            assert (await db.query("SELECT COUNT(*) FROM users", max_rows=1, timeout=5)).rows
+        assert _selects(cursor) - before == 3
+    finally:
+        await db.aclose()
+        conn.close()
+
+
+def _selects(cursor: Any) -> int:
+    cursor.execute("SHOW GLOBAL STATUS LIKE 'Com\\_select'")
+    return int(cursor.fetchone()[1])
