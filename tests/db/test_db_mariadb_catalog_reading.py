@@ -38,7 +38,11 @@ SETUP = [
     "GRANT rho_reader27 TO 'rho_cast27'@'%'",
     "SET DEFAULT ROLE rho_reader27 FOR 'rho_cast27'@'%'",
 ]
+# More databases than the reading asks about one by one (``mysql_catalog._BRANCHES``): it
+# then scans each table of information_schema whole, and must find the same.
+MANY = [f"rho_many27_{i}" for i in range(9)]
 TEARDOWN = [
+    *(f"DROP DATABASE IF EXISTS {name}" for name in MANY),
     f"DROP DATABASE IF EXISTS {DB}",
     f"DROP DATABASE IF EXISTS {ROLE_DB}",
     "DROP USER IF EXISTS 'rho_cast27'@'%'",
@@ -46,9 +50,12 @@ TEARDOWN = [
 ]
 
 
-@pytest.fixture
-def admin(mariadb_server: Server) -> Iterator[Any]:
-    with mariadb_objects(mariadb_server, SETUP, TEARDOWN) as cursor:
+@pytest.fixture(params=["few databases", "many databases"])
+def admin(mariadb_server: Server, request: pytest.FixtureRequest) -> Iterator[Any]:
+    many = request.param == "many databases"
+    made = [f"CREATE DATABASE {name}" for name in MANY] if many else []
+    grants = [f"GRANT SELECT ON {name}.* TO rho_reader27" for name in MANY] if many else []
+    with mariadb_objects(mariadb_server, [*made, *SETUP, *grants], TEARDOWN) as cursor:
         yield cursor
 
 
