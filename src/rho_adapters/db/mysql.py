@@ -37,8 +37,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.mysql_catalog import Scope, read_catalog
 from rho_adapters.db.mysql_login import INIT_CONNECT, init_connect_refusal
-from rho_adapters.db.mysql_own_views import own_views, server_now
+from rho_adapters.db.mysql_own_views import own_views
 from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.mysql_tls import tls_kwargs
@@ -131,25 +132,31 @@ class MysqlDatabase(ThreadedDatabase):
             conn.rho_refused = {**in_schema, **secret_settings(cursor)}
         conn.rho_sql_mode = str(sql_mode)
         conn.rho_schema = str(schema or "")
+        conn.rho_scope = Scope()  # what the catalog's first reading asks (mysql_catalog)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
 
     def _views(self, conn: Any) -> CatalogCalls:
         """What a read runs or reads that its text does not show (``mysql_views``). Read
-        before each statement: information_schema gives no version to compare, and a view
-        made or replaced while the connection is open must be judged by its query of now."""
+        before each statement, in one (``mysql_catalog``): information_schema gives no
+        version to compare, and a view made or replaced while the connection is open must
+        be judged by its query of now."""
         with conn.cursor(self._module().cursors.Cursor) as cursor:
-            now = server_now(cursor)
+            mariadb = conn.rho_mariadb
+            catalog = read_catalog(cursor, mariadb=mariadb, scope=conn.rho_scope)
             if hasattr(conn, "rho_init_skipped") and not self._login_refused:
-                self._next_login(now.init_connect, skipped=conn.rho_init_skipped)
-            own = own_views(cursor, mariadb=conn.rho_mariadb, now=now)
-            return read_views(
+                self._next_login(catalog.init_connect, skipped=conn.rho_init_skipped)
+            own = own_views(cursor, mariadb=mariadb, hashes=catalog.own_hashes)
+            calls = read_views(
+                catalog,
                 cursor,
-                mariadb=conn.rho_mariadb,
+                mariadb=mariadb,
                 refused=dict(conn.rho_refused),
                 own=own,
                 schema=conn.rho_schema,
             )
+            conn.rho_scope = catalog.scope  # (as read_views widened it)
+            return calls
 
     def _next_login(self, init_connect: str, *, skipped: bool) -> None:
         """Stop the alias's logins if ``init_connect`` (the server's now) changed, since

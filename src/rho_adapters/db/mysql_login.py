@@ -8,7 +8,7 @@ connection (MariaDB 10.11), and one calling a procedure runs its definer's code,
 GLOBAL`` too. So the adapter reads it once logged in: one that only sets this session's
 variables (``SET NAMES utf8mb4``, ``SET sql_mode = '...'``) is let be; any other fails the
 connection, and the adapter logs in no more (each login runs it again). It reads it again
-before each statement (``mysql_own_views.server_now``), so one changed while a connection is
+before each statement (``mysql_catalog``), so one changed while a connection is
 open stops the next login. One changed after that read and before the next login runs once,
 unjudged, as at the alias's first login: the server runs it as it completes the handshake,
 before the client's first command, and nothing the client sends there (capabilities,

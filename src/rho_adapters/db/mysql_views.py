@@ -37,50 +37,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal
+from rho_adapters.db.mysql_catalog import Catalog
+from rho_adapters.db.mysql_settings import remote_refusal
 from rho_adapters.db.mysql_view_texts import judged_text, relations_named
 from rho_domain.sql import CatalogCalls, dialect
 from rho_domain.sql.name_folding import lookup_names
 
-SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
-# Each view with its query and what the harness knows of it: 'hidden' (its query shows
-# empty to this login), 'definer' (it reads as another login), or 'view'. The server's own
-# schemas' views (sys.session, sys.version, MariaDB's mysql.user: definer mariadb.sys or
-# mysql.sys, named by their exact spelling, since under lower_case_table_names=0 a database
-# ``Sys`` is anyone's) are read apart, when they change (``mysql_own_views``), and judged as
-# any other: a definer proves nothing, an administrator writes any.
-# A definer is compared to this login exactly too: user names tell cases apart, so a view
-# whose definer was 'SEER'@'%' (every privilege) passed as the login 'seer'@'%''s own.
-# An empty query is told by its length, not by ``= ''``: the server parses these reads in
-# the session's sql_mode (the global one after each reset; SET STATEMENT comes too late,
-# after the parse), and under EMPTY_STRING_IS_NULL '' is NULL, so every view whose query
-# the login may not read was judged as an empty query (a stored function's SET GLOBAL ran
-# through one, MariaDB 10.11).
-VIEW_KIND = (
-    "IF(COALESCE(LENGTH(VIEW_DEFINITION), 0) = 0, 'hidden', IF(SECURITY_TYPE = 'DEFINER' "
-    "AND CAST(DEFINER AS BINARY) <> CAST(CURRENT_USER() AS BINARY), 'definer', 'view'))"
-)
-_VIEWS = (
-    f"SELECT TABLE_NAME, VIEW_DEFINITION, {VIEW_KIND} "  # noqa: S608
-    "FROM information_schema.VIEWS WHERE (CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s) "
-    "OR CAST(DEFINER AS BINARY) NOT IN ('mariadb.sys@localhost', 'mysql.sys@localhost')) "
-    "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
-    f"WHERE ENGINE IN ({', '.join(['%s'] * len(REMOTE_ENGINES))})"
-)
-# MariaDB's VIRTUAL columns, computed at each read (a STORED one when written). MySQL allows
-# only deterministic built-ins there; MariaDB UUID_SHORT() too, which advances a counter.
-# The expression is read as it is and made a SELECT here: CONCAT returns NULL past
-# max_allowed_packet, and an expression that long was judged as the text "None".
-_COLUMNS = (
-    " UNION ALL SELECT TABLE_NAME, GENERATION_EXPRESSION, 'column' "
-    "FROM information_schema.COLUMNS WHERE EXTRA LIKE 'VIRTUAL%%' "
-    "AND CAST(TABLE_SCHEMA AS BINARY) NOT IN (%s, %s, %s, %s)"
-)
-# MariaDB writes a column's expression when it is read, quoting names as the reading
-# session's sql_mode says: under ANSI_QUOTES (ORACLE, MSSQL, ANSI...) as "a'b", which
-# _LITERAL took for the start of a literal, emptying the call after it. Read in the default
-# mode, every name is written in backticks (a view's query is stored so already).
-_WRITTEN_AS_DEFAULT = "SET STATEMENT sql_mode = '' FOR "
 # The SEQUENCE engine reads ASCII digits only: Python's \d took seq_\u0663_to_5 (an Arabic-Indic
 # three), any view's name, for the engine's, and one over a stored function's SET GLOBAL ran.
 _SEQUENCE_TABLE = re.compile(r"seq_[0-9]+_to_[0-9]+(?:_step_[0-9]+)?")
@@ -98,6 +60,7 @@ _STATIC_CATALOG = frozenset(
 
 
 def read_views(
+    catalog: Catalog,
     cursor: Any,
     *,
     mariadb: bool,
@@ -105,21 +68,19 @@ def read_views(
     own: Iterable[tuple[str, str, str, str]] = (),
     schema: str = "",
 ) -> CatalogCalls:
-    """The views, virtual columns and refusals of ``cursor``'s server as this login sees
-    it, with ``refused`` (the connection's other refusals) added to, and ``own`` (the
-    server's own views, read apart: ``mysql_own_views``) judged as the others, named by
-    ``sys.name`` (``session`` alone is an application's table, unless ``schema``, the
-    connection's default database, is ``sys``)."""
+    """The views, virtual columns and refusals of ``catalog`` (read through ``cursor``,
+    which reads more where a definer's view reads a database it did not ask about), with
+    ``refused`` (the connection's other refusals) added to, and ``own`` (the server's own
+    views, read apart: ``mysql_own_views``) judged as the others, named by ``sys.name``
+    (``session`` alone is an application's table, unless ``schema``, the connection's
+    default database, is ``sys``)."""
     found: dict[str, dict[str, set[str]]] = {"view": {}, "column": {}}
     definers: dict[str, set[tuple[str, str]]] = {}
-    cursor.execute(
-        (_WRITTEN_AS_DEFAULT + _VIEWS + _COLUMNS) if mariadb else _VIEWS,
-        (*SYSTEM_SCHEMAS, *REMOTE_ENGINES, *(SYSTEM_SCHEMAS if mariadb else ())),
-    )
     rows = [
         ("", n, judged_text(_query(q, k)) if mariadb else _query(q, k), k)
-        for n, q, k in cursor.fetchall()
+        for n, q, k in (*catalog.views, *((n, e, "column") for n, e in catalog.columns))
     ]
+    rows += [("", n, "", engine) for n, engine in catalog.remote]
     for database, name, query, kind in (*rows, *own):
         keys = _view_keys(str(name))
         if database:
@@ -136,7 +97,7 @@ def read_views(
                 refused[key] = hidden_view_refusal(str(name))
             else:
                 refused[key] = remote_refusal(str(name), str(kind))
-    for key, why in _unseen(cursor, definers).items():
+    for key, why in _unseen(catalog, cursor, definers).items():
         refused[key] = why
     for key, why in _catalog_readers(found["view"], definers).items():
         refused[key] = why
@@ -155,19 +116,15 @@ def _view_keys(name: str) -> frozenset[str]:
     return lookup_names(name, dialect("mysql"))
 
 
-def _unseen(cursor: Any, definers: dict[str, set[tuple[str, str]]]) -> dict[str, str]:
+def _unseen(
+    catalog: Catalog, cursor: Any, definers: dict[str, set[tuple[str, str]]]
+) -> dict[str, str]:
     """The refusals of the definers' views (by name, with the relations each query reads)
     that read a relation this login cannot see (``_may_be_unseen``)."""
     named = {pair for pairs in definers.values() for pair in pairs if _may_be_unseen(pair)}
     if not named:
         return {}
-    schemas = sorted({database for database, _ in named})
-    cursor.execute(
-        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "  # noqa: S608
-        f"WHERE TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})",
-        schemas,
-    )
-    seen = {(str(database), str(name)) for database, name in cursor.fetchall()}
+    seen = catalog.seen(cursor, {database for database, _ in named})
     refusals = {}
     for key, pairs in definers.items():
         unseen = sorted(pair for pair in pairs - seen if _may_be_unseen(pair))
