@@ -291,5 +291,5 @@ VERSION = (
     # nor does ALTER ROLE ... SET (ROLE_SETTINGS): the shared catalog has no oid, few rows
     f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_db_role_setting"
     # (a built-in replaced or re-pointed, keeping its oid: pg_rewritten.VERSION)
-    + ") rows"
+     + ") rows"
 )
