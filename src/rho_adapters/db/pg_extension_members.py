@@ -14,9 +14,10 @@ So an object is trusted as an extension's only when (``made_by_script``):
 - every catalog row that says what it runs (its own; a view's rewrite rule, not its
   ``pg_class`` row, which a ``GRANT SELECT`` rewrites; a C function's none) was written
   by the transaction that wrote its membership (``CREATE EXTENSION``, an update script's new
-  objects) or by the one that last wrote the extension's own row (``ALTER EXTENSION
-  UPDATE``, which rewrites objects it changes): an ``ALTER EXTENSION ADD`` of an existing
-  object, or a replacement after the script, writes them in another;
+  objects), by the one that last wrote the extension's own row (``ALTER EXTENSION
+  UPDATE``, which rewrites objects it changes) or by one between them (an earlier update:
+  each rewrites the extension's row): an ``ALTER EXTENSION ADD`` of an existing object, or
+  a replacement after the last script, writes them in another;
 - where the object has an owner, a superuser owns it: a trusted extension's script runs as
   the bootstrap superuser, who owns what it makes, so a function its non-superuser owner
   made and added in one transaction is not trusted.
