@@ -77,7 +77,7 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
     connection only). One round trip."""
     both = (
         f"SELECT * FROM ({query.VERSION}) v, ({PRIVILEGES}) p,"  # noqa: S608 - constants
-        f" ({pg_rewritten.VERSION}) w"
+        f" ({pg_rewritten.VERSION}) w, ({_temp_limit_right(conn)}) t"
     )
     return tuple(conn.execute(both, prepare=False).fetchall())
 
@@ -220,14 +220,31 @@ def catalog_functions(conn: Any) -> frozenset[str]:
     return names
 
 
+def _temp_limit_right(conn: Any) -> str:
+    """SQL: whether the current role may set ``temp_file_limit`` now (a superuser, or
+    PostgreSQL 15+ with ``GRANT SET ON PARAMETER temp_file_limit``), read from the catalog:
+    the ``is_superuser`` the server reported at login stays as it was after an ``ALTER ROLE
+    ... NOSUPERUSER`` on another connection, which the server's own check follows."""
+    granted = (
+        " OR pg_catalog.has_parameter_privilege('temp_file_limit', 'SET')"
+        if conn.info.server_version >= 150000
+        else ""
+    )
+    return (
+        f"SELECT r.rolsuper{granted} FROM pg_catalog.pg_roles r"  # noqa: S608 - constant
+        " WHERE r.rolname OPERATOR(pg_catalog.=) current_user"
+    )
+
+
 def may_limit_temp_files(conn: Any) -> bool:
-    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
-    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
-    if conn.info.parameter_status("is_superuser") == "on":
-        return True
-    if conn.info.server_version < 150000:
-        return False
-    row = conn.execute(
-        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
-    ).fetchone()
+    """Whether this login may set ``temp_file_limit`` now; other logins rely on the role's
+    setting."""
+    row = conn.execute(_temp_limit_right(conn), prepare=False).fetchone()
     return bool(row and row[0])
+
+
+def temp_limit_of(version: tuple[Any, ...]) -> bool:
+    """``may_limit_temp_files`` as ``catalog_version``'s answer holds it (its last column):
+    a login made a superuser, or no longer one, while its connection is open gets the
+    statement's limit, or no refused ``SET`` before every statement, from the next one."""
+    return bool(version and version[0][-1])
