@@ -58,6 +58,16 @@ SHARED = {
         "SELECT 'a=>1'::hstore -> 'a'",
         "public.fetchval",
     ),
+    # a write of the catalog itself: the row's transaction is none of the scripts'
+    "written": (
+        (
+            f"CREATE FUNCTION public.evil_arrow(public.hstore, text) RETURNS text {_RAISES}",
+            "UPDATE pg_catalog.pg_operator SET oprcode = 'public.evil_arrow'::regproc"
+            " WHERE oid = 'public.->(public.hstore, text[])'::regoperator",
+        ),
+        "SELECT 'a=>1'::hstore -> ARRAY['a']",
+        "public.evil_arrow",
+    ),
     "operator": (
         (
             f"CREATE FUNCTION public.evil_op(integer, integer) RETURNS boolean {_RAISES}",

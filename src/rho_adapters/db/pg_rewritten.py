@@ -113,7 +113,8 @@ _WHY = (
     " was rewritten after this database was set up (its catalog row written since "
     "initdb, not by DDL that keeps what it runs: a GRANT or REVOKE does that too), so "
     "it may run something else than PostgreSQL's own: the agent does not call it "
-    "here; an administrator may restore the row as PostgreSQL made it"
+    "here (its row stays newer even with its values put back: a dump of the database "
+    "restored into a new one reads it)"
 )
 
 
