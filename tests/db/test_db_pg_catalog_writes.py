@@ -3,8 +3,9 @@
 A superuser may ``UPDATE`` the catalog: each of these ran a user's PL/pgSQL for a read the
 check passed (PostgreSQL 15, before ``rho_adapters/db/pg_rewritten.py``): ``+(integer,
 integer)``'s ``oprcode``, the cast from integer to bigint's ``castfunc``, ``count(any)``'s
-transition function; and renaming ``abs(integer)`` away and ``pg_cancel_backend(integer)``
-to ``abs`` made ``SELECT abs(123)`` signal a backend. Now a built-in row written after
+transition function, ``int4pl``'s planner support function (for ``a + 1``); and
+renaming ``abs(integer)`` away and ``pg_cancel_backend(integer)`` to ``abs`` made ``SELECT
+abs(123)`` signal a backend. Now a built-in row written after
 initdb refuses every statement (operators, casts, types, aggregates, operator classes...)
 or, for an internal function's ``pg_proc`` row, which a ``GRANT`` rewrites too, its name;
 a write made while a connection is open is seen before its next statement; and an
@@ -59,6 +60,16 @@ EVERY_STATEMENT = {
         "SELECT 1",
         "the pg_amproc row",
     ),
+    # a built-in's planner support function runs for its operator's call too
+    "support": (
+        (
+            f"CREATE FUNCTION public.evil_support(integer) RETURNS integer {_RAISES}",
+            "UPDATE pg_catalog.pg_proc SET prosupport = 'public.evil_support'::regproc"
+            " WHERE oid = 'pg_catalog.int4pl(integer, integer)'::regprocedure",
+        ),
+        "SELECT a + 1 FROM (VALUES (1), (2)) v (a)",
+        "the support function of int4pl(integer,integer)",
+    ),
     "type": (
         (
             "UPDATE pg_catalog.pg_type SET typoutput = 'pg_catalog.int8out'::regproc "
@@ -110,12 +121,12 @@ async def test_a_built_in_row_written_refuses_every_statement(written: Server, c
 
 @pytest.mark.asyncio
 async def test_the_writes_run_user_code_without_the_check(written: Server) -> None:
-    """The targets are real: with the statement check off, ``1 + 2``, ``1::bigint`` and
-    ``count(x)`` ran the user functions (the read-only transaction does not stop a read's
-    call)."""
+    """The targets are real: with the statement check off, ``1 + 2``, ``1::bigint``,
+    ``count(x)`` and ``a + 1`` ran the user functions (the read-only transaction does not
+    stop a read's call)."""
     db = adapter(written, check=False)
     try:
-        for case in ("operator", "cast", "aggregate"):
+        for case in ("operator", "cast", "aggregate", "support"):
             with pytest.raises(DatabaseError, match="user code ran"):
                 await db.query(EVERY_STATEMENT[case][1], max_rows=1, timeout=5)
     finally:

@@ -16,6 +16,8 @@ runs, written by a transaction newer than initdb's (``FRONTIER``), is a re-point
   extensions it ships, created in one database, rewrote none), and what they run is met
   with no name in the text (``ORDER BY``, ``count(*)``, a cast), so every statement is
   refused, as for ``SYSTEM_MADE``;
+- a built-in function whose planner support function is none of PostgreSQL's (it runs
+  for an operator's call too: ``SELECT a + 1`` ran one re-pointed to a user function);
 - ``REWRITTEN_FUNCTIONS`` (``pg_proc``, internal and C: a SQL or PL/pgSQL one is
   ``SYSTEM_MADE``'s): a ``GRANT`` or ``REVOKE``, which administrators do, rewrites the row
   and not what it runs, and a rename, a new default or support function does, which the
@@ -83,10 +85,30 @@ _FUNCTION = (
     "(r.prolang OPERATOR(pg_catalog.=) '12'::pg_catalog.oid"
     " OR r.prolang OPERATOR(pg_catalog.=) '13'::pg_catalog.oid) AND "
 )
+# A built-in function's planner support function runs wherever the planner meets a call of
+# it, through an operator too, with no name in the text (int4pl's re-pointed to a user
+# function ran it for ``SELECT a + 1``): one that is not a built-in support function
+# (taking and returning ``internal``, as only C may) refuses every statement.
+_INTERNAL = "'pg_catalog.internal'::pg_catalog.regtype::pg_catalog.oid"
+_SUPPORTED = (
+    f"SELECT 'the support function of '{_TEXT}{_CAT}r.oid::pg_catalog.regprocedure{_TEXT}"  # noqa: S608
+    " FROM pg_catalog.pg_proc r WHERE r.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid"
+    " AND r.prosupport OPERATOR(pg_catalog.<>) '0'::pg_catalog.oid AND NOT EXISTS (SELECT"
+    " FROM pg_catalog.pg_proc s WHERE s.oid OPERATOR(pg_catalog.=) r.prosupport"
+    " AND s.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid"
+    f" AND s.prorettype OPERATOR(pg_catalog.=) {_INTERNAL}"
+    f" AND s.pronargs OPERATOR(pg_catalog.=) '1'::pg_catalog.int2"
+    f" AND s.proargtypes[0] OPERATOR(pg_catalog.=) {_INTERNAL})"
+)
 REPOINTED = " UNION ALL ".join(
-    f"SELECT {name} FROM pg_catalog.{table} r WHERE "  # noqa: S608 - constant fragments
-    + _WRITTEN.format(key=f"r.{key}")
-    for table, key, name in _CATALOGS
+    (
+        *(
+            f"SELECT {name} FROM pg_catalog.{table} r WHERE "  # noqa: S608 - constant fragments
+            + _WRITTEN.format(key=f"r.{key}")
+            for table, key, name in _CATALOGS
+        ),
+        _SUPPORTED,
+    )
 )
 REWRITTEN_FUNCTIONS = (
     "SELECT r.proname::pg_catalog.text, pg_catalog.quote_ident(n.nspname)"  # noqa: S608
