@@ -58,6 +58,16 @@ SHARED = {
         "SELECT 'a=>1'::hstore -> 'a'",
         "public.fetchval",
     ),
+    # a write of the catalog itself: the row's transaction is none of the scripts'
+    "written": (
+        (
+            f"CREATE FUNCTION public.evil_arrow(public.hstore, text) RETURNS text {_RAISES}",
+            "UPDATE pg_catalog.pg_operator SET oprcode = 'public.evil_arrow'::regproc"
+            " WHERE oid = 'public.->(public.hstore, text[])'::regoperator",
+        ),
+        "SELECT 'a=>1'::hstore -> ARRAY['a']",
+        "public.evil_arrow",
+    ),
     "operator": (
         (
             f"CREATE FUNCTION public.evil_op(integer, integer) RETURNS boolean {_RAISES}",
@@ -149,7 +159,11 @@ async def test_one_in_pg_catalog_or_a_family_refuses_every_statement(
 _MADE = (
     "CREATE EXTENSION hstore VERSION '1.4'",
     "ALTER EXTENSION hstore UPDATE",
-    "CREATE EXTENSION citext",
+    # two steps: the first rewrites the operator <= (ALTER OPERATOR ... SET), the second
+    # the extension's row, which the operator's was compared with (it was refused)
+    "CREATE EXTENSION citext VERSION '1.4'",
+    "ALTER EXTENSION citext UPDATE TO '1.5'",
+    "ALTER EXTENSION citext UPDATE TO '1.6'",
     f"CREATE ROLE {_MAKER}",
     f"GRANT CREATE ON DATABASE {_MADE_HERE} TO {_MAKER}",
     f"SET ROLE {_MAKER}",
@@ -168,15 +182,17 @@ _MADE = (
 @pytest.mark.asyncio
 async def test_what_the_scripts_made_runs(postgres_server: Server) -> None:
     """Made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser, whose script runs as the
-    bootstrap superuser) or by ``ALTER EXTENSION UPDATE``: operators, casts and operator
-    classes run, sorting by citext's comparison too; and after a ``GRANT`` or ``REVOKE`` on
-    one of its C functions or views, which rewrites that row (not what it runs)."""
+    bootstrap superuser) or by ``ALTER EXTENSION UPDATE``, in one step or two: operators,
+    casts and operator classes run, sorting by citext's comparison too; and after a
+    ``GRANT`` or ``REVOKE`` on one of its C functions or views, which rewrites that row (not
+    what it runs)."""
     with own_pg_database(postgres_server, _MADE_HERE, _MADE, roles=[_MAKER]) as server:
         db = adapter(server)
         try:
             ordered = await db.query("SELECT c FROM t ORDER BY c", max_rows=5, timeout=5)
             fetched = await db.query("SELECT h -> 'a' FROM t ORDER BY 1", max_rows=5, timeout=5)
             similar = await db.query("SELECT 'word'::text % 'words'", max_rows=1, timeout=5)
+            at_most = await db.query("SELECT count(*) FROM t WHERE c <= 'b'", max_rows=1, timeout=5)
             buffers = await db.query(
                 "SELECT count(*) > 0 FROM pg_buffercache", max_rows=1, timeout=5
             )
@@ -185,4 +201,5 @@ async def test_what_the_scripts_made_runs(postgres_server: Server) -> None:
     assert ordered.rows == (("a",), ("B",))
     assert fetched.rows == (("1",), ("2",))
     assert similar.rows == ((True,),)
+    assert at_most.rows == ((2,),)
     assert buffers.rows == ((True,),)

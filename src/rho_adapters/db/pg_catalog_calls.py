@@ -62,13 +62,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db import pg_catalog_queries as query
-from rho_adapters.db.pg_extension_members import (
-    function_made_by_script,
-    function_trusted,
-    made_by_script,
-)
+from rho_adapters.db import pg_rewritten
 from rho_adapters.db.pg_planned import TYPE_FIELD, Function, Type, planned_calls
 from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
+from rho_adapters.db.pg_system_made import system_made
 from rho_domain.sql import CatalogCalls
 
 
@@ -78,7 +75,10 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
     reads the catalog again before a statement when it has, so a cast or function made, or
     a role granted, while a session's connection is open is judged (not at its next
     connection only). One round trip."""
-    both = f"SELECT * FROM ({query.VERSION}) v, ({PRIVILEGES}) p"  # noqa: S608 - constants
+    both = (
+        f"SELECT * FROM ({query.VERSION}) v, ({PRIVILEGES}) p,"  # noqa: S608 - constants
+        f" ({pg_rewritten.VERSION}) w, ({_temp_limit_right(conn)}) t"
+    )
     return tuple(conn.execute(both, prepare=False).fetchall())
 
 
@@ -128,74 +128,10 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             **{str(n): str(w) for n, w in conn.execute(query.COLUMN_OPTIONS, prepare=False)},
             **{str(n): str(w) for n, w in conn.execute(query.ROLE_SETTINGS, prepare=False)},
             **privileged_refusals(conn),
+            **pg_rewritten.rewritten_functions(conn),
         },
-        system_made=_system_made(conn),
+        system_made=system_made(conn),
     )
-
-
-# Functions and operators made in pg_catalog after initdb, not by an extension's script
-# (pg_extension_members: ALTER EXTENSION plpgsql ADD FUNCTION made any one a member); and the
-# built-in functions (not internal or C) and views of pg_catalog and information_schema whose
-# row changed since initdb (CREATE OR REPLACE keeps a built-in's oid: a view pg_tables or a
-# SQL function to_timestamp(float8) made to call a user function ran it for a read), known
-# by a row newer than template0's, which initdb writes after every built-in (one changed
-# while a connection is open is seen before the next statement: catalog_version reads those
-# rows' xmins too). Every name
-# and comparison here is exact (OPERATOR(pg_catalog.=), typed literals): what it looks for
-# may be an operator such as pg_catalog.>=(oid, integer), which, made to answer false, hid
-# every user function from the queries above (their "p.oid >= 16384").
-_EXACT_MADE = """{alias}.oid OPERATOR(pg_catalog.>=) '16384'::pg_catalog.oid
-  AND {alias}.{schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
-  AND NOT {made}"""
-_CHANGED = """{alias}.oid OPERATOR(pg_catalog.<) '16384'::pg_catalog.oid
-  AND ({schema} OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid
-    OR {schema} OPERATOR(pg_catalog.=)
-      'information_schema'::pg_catalog.regnamespace::pg_catalog.oid)
-  AND pg_catalog.int8in(pg_catalog.xidout({alias}.xmin)) OPERATOR(pg_catalog.>)
-    (SELECT pg_catalog.int8in(pg_catalog.xidout(d.xmin)) FROM pg_catalog.pg_database d
-    WHERE d.datname OPERATOR(pg_catalog.=) 'template0'::pg_catalog.name)"""
-SYSTEM_MADE = (
-    "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'::pg_catalog.text "  # noqa: S608 - constant fragments
-    "OPERATOR(pg_catalog.||) p.proname::pg_catalog.text OPERATOR(pg_catalog.||) "
-    "'('::pg_catalog.text OPERATOR(pg_catalog.||) "
-    "pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) "
-    "')'::pg_catalog.text FROM pg_catalog.pg_proc p "
-    "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace WHERE ("
-    + _EXACT_MADE.format(alias="p", schema="pronamespace", made=function_made_by_script("p"))
-    + ") OR ("
-    # internal and C (pg_language's fixed oids 12 and 13) first: ~60 built-ins are left
-    + "p.prolang OPERATOR(pg_catalog.<>) '12'::pg_catalog.oid"
-    " AND p.prolang OPERATOR(pg_catalog.<>) '13'::pg_catalog.oid AND "
-    + _CHANGED.format(alias="p", schema="p.pronamespace")
-    + ")"
-    " UNION ALL SELECT 'pg_catalog.'::pg_catalog.text OPERATOR(pg_catalog.||) "
-    "o.oprname::pg_catalog.text "
-    "OPERATOR(pg_catalog.||) '('::pg_catalog.text OPERATOR(pg_catalog.||) "
-    "pg_catalog.format_type(o.oprleft, NULL) OPERATOR(pg_catalog.||) ', '::pg_catalog.text "
-    "OPERATOR(pg_catalog.||) pg_catalog.format_type(o.oprright, NULL) "
-    "OPERATOR(pg_catalog.||) ')'::pg_catalog.text "
-    "FROM pg_catalog.pg_operator o WHERE "
-    + _EXACT_MADE.format(
-        alias="o",
-        schema="oprnamespace",
-        made="("
-        + made_by_script("pg_operator", "o", "o.oprowner")
-        + " AND EXISTS (SELECT FROM pg_catalog.pg_proc f WHERE f.oid OPERATOR(pg_catalog.=) "
-        + "o.oprcode AND "
-        + function_trusted("f")
-        + "))",
-    )
-    + " UNION ALL SELECT 'the view '::pg_catalog.text OPERATOR(pg_catalog.||) "
-    "pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'::pg_catalog.text "
-    "OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname) FROM pg_catalog.pg_rewrite r "
-    "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.ev_class "
-    "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace WHERE "
-    + _CHANGED.format(alias="r", schema="c.relnamespace")
-)
-
-
-def _system_made(conn: Any) -> frozenset[str]:
-    return frozenset(str(row[0]) for row in conn.execute(SYSTEM_MADE, prepare=False))
 
 
 _OID = re.compile(r":(?:func|opfunc|hashfunc|negfunc)id (\d+)")
@@ -284,14 +220,31 @@ def catalog_functions(conn: Any) -> frozenset[str]:
     return names
 
 
+def _temp_limit_right(conn: Any) -> str:
+    """SQL: whether the current role may set ``temp_file_limit`` now (a superuser, or
+    PostgreSQL 15+ with ``GRANT SET ON PARAMETER temp_file_limit``), read from the catalog:
+    the ``is_superuser`` the server reported at login stays as it was after an ``ALTER ROLE
+    ... NOSUPERUSER`` on another connection, which the server's own check follows."""
+    granted = (
+        " OR pg_catalog.has_parameter_privilege('temp_file_limit', 'SET')"
+        if conn.info.server_version >= 150000
+        else ""
+    )
+    return (
+        f"SELECT r.rolsuper{granted} FROM pg_catalog.pg_roles r"  # noqa: S608 - constant
+        " WHERE r.rolname OPERATOR(pg_catalog.=) current_user"
+    )
+
+
 def may_limit_temp_files(conn: Any) -> bool:
-    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
-    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
-    if conn.info.parameter_status("is_superuser") == "on":
-        return True
-    if conn.info.server_version < 150000:
-        return False
-    row = conn.execute(
-        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
-    ).fetchone()
+    """Whether this login may set ``temp_file_limit`` now; other logins rely on the role's
+    setting."""
+    row = conn.execute(_temp_limit_right(conn), prepare=False).fetchone()
     return bool(row and row[0])
+
+
+def temp_limit_of(version: tuple[Any, ...]) -> bool:
+    """``may_limit_temp_files`` as ``catalog_version``'s answer holds it (its last column):
+    a login made a superuser, or no longer one, while its connection is open gets the
+    statement's limit, or no refused ``SET`` before every statement, from the next one."""
+    return bool(version and version[0][-1])

@@ -290,11 +290,6 @@ VERSION = (
     f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_inherits WHERE inhrelid {_USER_OID}"
     # nor does ALTER ROLE ... SET (ROLE_SETTINGS): the shared catalog has no oid, few rows
     f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_db_role_setting"
-    # nor does CREATE OR REPLACE of a built-in (SYSTEM_MADE), keeping its oid: its function's
-    # row (not internal or C, as a replaced one is not) or its view's rule; ~0.4 ms
-    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_proc WHERE prolang"
-    " OPERATOR(pg_catalog.<>) 12::pg_catalog.oid AND prolang OPERATOR(pg_catalog.<>)"
-    f" 13::pg_catalog.oid AND oid OPERATOR(pg_catalog.<) 16384::pg_catalog.oid"
-    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_rewrite"
-    " WHERE oid OPERATOR(pg_catalog.<) 16384::pg_catalog.oid) rows"
+    # (a built-in replaced or re-pointed, keeping its oid: pg_rewritten.VERSION)
+     + ") rows"
 )

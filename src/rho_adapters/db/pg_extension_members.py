@@ -14,9 +14,10 @@ So an object is trusted as an extension's only when (``made_by_script``):
 - every catalog row that says what it runs (its own; a view's rewrite rule, not its
   ``pg_class`` row, which a ``GRANT SELECT`` rewrites; a C function's none) was written
   by the transaction that wrote its membership (``CREATE EXTENSION``, an update script's new
-  objects) or by the one that last wrote the extension's own row (``ALTER EXTENSION
-  UPDATE``, which rewrites objects it changes): an ``ALTER EXTENSION ADD`` of an existing
-  object, or a replacement after the script, writes them in another;
+  objects), by the one that last wrote the extension's own row (``ALTER EXTENSION
+  UPDATE``, which rewrites objects it changes) or by one between them (an earlier update:
+  each rewrites the extension's row): an ``ALTER EXTENSION ADD`` of an existing object, or
+  a replacement after the last script, writes them in another;
 - where the object has an owner, a superuser owns it: a trusted extension's script runs as
   the bootstrap superuser, who owns what it makes, so a function its non-superuser owner
   made and added in one transaction is not trusted.
@@ -39,15 +40,31 @@ from __future__ import annotations
 _EQ = "OPERATOR(pg_catalog.=)"
 
 
+def _int8(xmin: str) -> str:
+    return f"pg_catalog.int8in(pg_catalog.xidout({xmin}))"
+
+
+def _scripts(xmin: str) -> str:
+    """SQL true where ``xmin`` is a transaction of the extension's scripts: the one that wrote
+    the membership ``e`` or last wrote the extension ``x``, or one between them, an earlier
+    ``ALTER EXTENSION UPDATE`` (each update rewrites ``x``: a member the first of two
+    updates changed was refused after the second). A row written before the membership
+    (``ALTER EXTENSION ADD`` of an existing object) or after the extension's last update
+    (a replacement) is not."""
+    between = (
+        f"{_int8(xmin)} OPERATOR(pg_catalog.>) {_int8('e.xmin')}"
+        f" AND {_int8(xmin)} OPERATOR(pg_catalog.<) {_int8('x.xmin')}"
+    )
+    return f"({xmin} {_EQ} e.xmin OR {xmin} {_EQ} x.xmin OR ({between}))"
+
+
 def made_by_script(table: str, row: str, owner: str | None, *written: str) -> str:
     """SQL true where ``row`` (the alias of a row of ``pg_catalog.<table>``) is a member an
     extension's script made: ``owner`` (an SQL expression for the owner's oid, or None for
     an object without one) a superuser, and each of ``written`` (SQL expressions of the
     ``xmin`` of the rows saying what it runs; ``row``'s own when none is given) that of its
     membership's or its extension's row."""
-    same = " AND ".join(
-        f"({xmin} {_EQ} e.xmin OR {xmin} {_EQ} x.xmin)" for xmin in written or (f"{row}.xmin",)
-    )
+    same = " AND ".join(_scripts(xmin) for xmin in written or (f"{row}.xmin",))
     owned = (
         ""
         if owner is None
@@ -99,7 +116,7 @@ def family_made_by_script(table: str, family: str) -> str:
     return (
         "EXISTS (SELECT FROM pg_catalog.pg_depend e JOIN pg_catalog.pg_extension x"  # noqa: S608 - constant fragments
         f" ON x.oid {_EQ} e.refobjid WHERE e.deptype {_EQ} 'e'::pg_catalog.\"char\""
-        f" AND (m.xmin {_EQ} e.xmin OR m.xmin {_EQ} x.xmin) AND ("
+        f" AND {_scripts('m.xmin')} AND ("
         f"(e.classid {_EQ} 'pg_catalog.{table}'::pg_catalog.regclass::pg_catalog.oid"
         f" AND e.objid {_EQ} m.oid)"
         f" OR (e.classid {_EQ} 'pg_catalog.pg_opfamily'::pg_catalog.regclass::pg_catalog.oid"

@@ -40,6 +40,7 @@ from rho_adapters.db.pg_catalog_calls import (
     catalog_version,
     may_limit_temp_files,
     pg_catalog_only,
+    temp_limit_of,
 )
 from rho_adapters.db.pg_cut import json_as_text
 from rho_adapters.db.pg_explain import explain
@@ -146,6 +147,7 @@ class PostgresDatabase(ThreadedDatabase):
             with pg_catalog_only(conn):
                 conn.rho_catalog_calls = catalog_calls(conn)
             conn.rho_catalog_version = version
+            conn.rho_temp_limit = temp_limit_of(version)
         calls: CatalogCalls = conn.rho_catalog_calls
         return calls
 

@@ -67,7 +67,9 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
             f"this database's pg_catalog holds functions, operators or views made or "
             f"changed after it was set up ({made}): the reads this check relies on may run "
             "them, so no statement runs here until they are dropped or moved to a schema of "
-            "their own (a built-in changed: restored as PostgreSQL made it)"
+            "their own (a built-in changed or re-pointed: its row stays newer than the "
+            "set-up even with its values put back, so restore a dump of the database into a "
+            "new one)"
         )
     implicit = calls.types.get("")
     if implicit:
