@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged, StoreError
@@ -70,6 +70,7 @@ class Journal:
         # Nothing more is written (``seal``): a replay diverged from a trace which already
         # ends the run (it has ended, once), or another execution owns the run now.
         self._sealed = False
+        self._after_replay: list[Callable[[], None]] = []  # ``after_replay``
 
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
@@ -86,6 +87,33 @@ class Journal:
     def replaying(self) -> bool:
         """True while a re-executed durable run retraces events its trace already holds."""
         return bool(self._replay)
+
+    def after_replay(self, then: Callable[[], None]) -> bool:
+        """True when ``then`` must wait for the replay under way: it is called once the trace
+        is retraced to its end, or left, or up to the run's cancel (``Interrupted``
+        ``cancelled``: the retrace is stopped where the run it retraces was); False (``then``
+        not kept) when no replay is under way or the trace holds that cancel next.
+
+        A cancel heard while a re-executed durable run retraces its trace (the queue's
+        record of one asked of the run, read as it starts) waits so: taken at once, it
+        stopped the run at its first checkpoint, where the trace holds what the dead
+        execution did, and the run ended ``ReplayDiverged``."""
+        if not self._replay or self.cancel_next():
+            return False
+        self._after_replay.append(then)
+        return True
+
+    def cancel_next(self) -> bool:
+        """True when the event the trace holds next is the run's cancel: a retrace stops
+        where the run it retraces was stopped, whether it heard a cancel or not."""
+        recorded = self._replay[0] if self._replay else None
+        return isinstance(recorded, ev.Interrupted) and recorded.reason == "cancelled"
+
+    def _replay_ended(self) -> None:
+        """Call what waited for the replay (``after_replay``), once."""
+        waiting, self._after_replay = self._after_replay, []
+        for then in waiting:
+            then()
 
     def heard(self) -> bool:
         """True when a streamed delta (an ``EPHEMERAL_KINDS`` event: it goes to listeners,
@@ -108,6 +136,7 @@ class Journal:
                 if any(isinstance(e, ev.RunEnded) for e in self._replay):
                     self.seal()
                 self._replay.clear()
+                self._replay_ended()
                 raise ReplayDiverged(
                     f"session {self.session_id}: the run executed again emitted "
                     f"{_identity(event)} where its trace holds {_identity(recorded)}; it "
@@ -116,6 +145,8 @@ class Journal:
             self._replay.popleft()
             self.state.apply(recorded)
             self.replayed_last = True
+            if not self._replay or self.cancel_next():
+                self._replay_ended()
             return recorded
         self.replayed_last = False
         self.state.apply(event)
@@ -137,6 +168,7 @@ class Journal:
         self._sealed = True
         self._unpersisted.clear()
         self._replay.clear()
+        self._replay_ended()
 
     def adopt(self, events: Sequence[ev.Event]) -> None:
         """Persist at the next flush events already applied to State (a State written by
