@@ -58,7 +58,12 @@ async def test_a_worker_starting_forgets_the_cancels_of_runs_that_ended(tmp_path
         for run_id in (waiting.run_id, ended.run_id, unknown):
             records.ask(run_id)
         options = WorkerOptions(
-            url=url, queue="rho-runs", concurrency=1, app_version="v1", executor_id="forget"
+            url=url,
+            queue="rho-runs",
+            concurrency=1,
+            app_version="v1",
+            executor_id="forget",
+            poll_interval=0.05,
         )
         worker = DbosWorker(options, DropsTheTable(url))
         await worker.start()

@@ -110,7 +110,9 @@ class Journal:
     def cancel_next(self) -> bool:
         """True when the event the trace holds next is the run's cancel: a retrace stops
         where the run it retraces was stopped, whether it heard a cancel or not."""
-        recorded = self._replay[0] if self._replay else None
+        if not self._replay:  # checked first: a run that retraces nothing loads no event kind
+            return False
+        recorded = self._replay[0]
         return isinstance(recorded, ev.Interrupted) and recorded.reason == "cancelled"
 
     def _replay_ended(self) -> None:
