@@ -7,6 +7,8 @@ each execution's steps, and the model is the scripted loopback server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -17,8 +19,9 @@ from rho_adapters.fakes import RecordingSteps
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_adapters.store import FileSessionStore
+from rho_domain import events as ev
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.durable import QueuedRun
 from rho_domain.ports.store import SessionRecord
 from rho_entry.durable.runner import DurableRunner, WorkerSetup
@@ -114,3 +117,46 @@ async def test_a_queued_session_id_names_one_session_exactly(
     )
     assert refusals[2].startswith(f"queued run r2 names session {str(tmp_path)!r}"[:-1])
     assert "is not a session id" in refusals[2]
+
+
+class DiesBeforeItsEnd(FileSessionStore):
+    """A file store whose process dies as the run's ``run_end`` is written: nothing of it
+    stored while ``dying`` (the execution that takes the run over writes it)."""
+
+    dying = True
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        if self.dying and any(isinstance(e, ev.RunEnded) for e in events):
+            raise StoreError("the worker died here")
+        await super().append(session_id, events)
+
+
+async def _asked() -> bool:
+    return True
+
+
+async def test_a_run_cancelled_before_its_worker_died_is_retraced_to_its_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its trace holds the cancel (``Interrupted`` cancelled) and no end: the execution that
+    takes it over stops where the trace was stopped, not at its trace's end: it went on to
+    call the model where the trace holds the cancel, and ended ``ReplayDiverged``."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    store = DiesBeforeItsEnd(tmp_path / "store")
+    queued = QueuedRun(run_id="r3", session_id="s3", prompt="twice: list")
+    first = RecordingSteps()
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        runner = DurableRunner(WorkerSetup(store=store, config=config))
+        with contextlib.suppress(StoreError):  # cancelled at its first checkpoint, then died
+            await runner(queued, first, _asked)
+        store.dying = False
+        assert [e["kind"] for e in trace(tmp_path / "store", "s3")][-1] == "interruption"
+        assert await runner(queued, RecordingSteps(first.records), _asked) == "cancelled"
+    assert model.requests == []
+    events = trace(tmp_path / "store", "s3")
+    stopped = [e["reason"] for e in events if e["kind"] == "interruption"]
+    assert (stopped, [e["kind"] for e in events if e["kind"] == "error"]) == (["cancelled"], [])
+    assert [e["status"] for e in events if e["kind"] == "run_end"] == ["cancelled"]

@@ -278,6 +278,7 @@ async def test_a_taken_run_cancelled_has_the_cancel_recorded_for_it(rig: Rig) ->
     assert not await rig.queue.cancel_asked(bystander.run_id)
     assert await rig.queue.status(run.run_id) == "running"  # it ends itself, cancelled
     await rig.finish(run.run_id, "cancelled")
+    assert not await rig.queue.cancel_asked(run.run_id)  # forgotten with its run
     assert (await rig.take()).run_id == bystander.run_id
     await rig.finish(bystander.run_id, "completed")
 

@@ -156,3 +156,57 @@ async def _resumed(again: Any, session_id: str) -> Session:
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.1)  # the lease runs out on the server's clock
+
+
+async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_allowed(
+    pg_server_url: str,
+) -> None:
+    """The close that could not store the ``run_end`` keeps it: once the store's role may
+    log in again, closing the session again takes its lock back and stores it (it was lost
+    with the session object: the trace never had its run's end). A session another process
+    wrote since is refused, naming what is dropped (``test_unstored.py``)."""
+    import psycopg
+
+    name, role = "end-kept", f"rho_kept_{uuid.uuid4().hex[:8]}"
+    base = schema_url(pg_server_url)
+    schema = base.rsplit("search_path%3D", 1)[1]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    store = EndCut(_leased(url, "the test"), pg_server_url, name, lock_out=role)
+    session = Session(
+        Agent(AgentConfig(model="scripted")), model=ScriptedModel([text("done")]), store=store
+    )
+    try:
+        result = await session.run("go")
+        with pytest.raises(StoreError) as closing:
+            await session.close()
+        assert "or close it again first, which stores them" in str(closing.value)
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f"ALTER ROLE {role} LOGIN")
+        await _closed_again(session)  # the lock taken back, the run_end stored
+        reader = of_backend(_leased(url, "the reader"))
+        try:
+            _, events = await reader.sessions.recording(session.id)
+        finally:
+            await reader.aclose()
+    finally:
+        await store.aclose()
+    assert result.status.value == "completed"
+    ends = [e for e in events if isinstance(e, ev.RunEnded)]
+    assert [(e.run_id, e.status.value) for e in ends] == [(result.run_id, "completed")]
+    assert events[-1] is ends[0]
+
+
+async def _closed_again(session: Session) -> None:
+    """The session closed once its own dead claim is stale (its lease: 0.5 s): a claim the
+    failed close could not give back, which no one may take before."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return await session.close()
+        except SessionLocked:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)  # the lease runs out on the server's clock

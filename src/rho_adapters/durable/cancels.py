@@ -10,14 +10,19 @@ signal, whatever the timing.
 
 DBOS's own cancel is not used for a taken run: it makes the workflow's next step raise a
 ``BaseException`` that no layer of the loop catches (the trace would stop without its
-``run_end``, the session still held). A run id runs once (a continuation has an id of its
-own), so a record never outlives its run's meaning; a run executed again after its worker died
-reads the same record and ends ``cancelled`` too, as it should.
+``run_end``, the session still held). A run executed again after its worker died reads the
+same record and ends ``cancelled`` too, as it should.
+
+A record lives as long as its run: the workflow forgets it when its run ends (``forget``), and
+a worker starting forgets those of runs no longer queued or running (``forget_all_but``: a run
+whose workflow failed, or that ended between its canceller's look and its record). Kept, they
+were never read again, and the table grew by a row for every cancel.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 
 from rho_adapters.durable import load_dbos
 from rho_adapters.durable.system_db import engine_url
@@ -57,6 +62,29 @@ class CancelRecords:
         with self.engine.connect() as conn:
             found = conn.execute(sa.select(CANCELS.c.run_id).where(CANCELS.c.run_id == run_id))
             return found.first() is not None
+
+    def forget(self, run_id: str) -> None:
+        """The record of ``run_id`` removed (none: nothing). Blocking: run it in a thread."""
+        self._create()
+        with self.engine.begin() as conn:
+            conn.execute(sa.delete(CANCELS).where(CANCELS.c.run_id == run_id))
+
+    def recorded(self) -> list[str]:
+        """The run ids with a record. Blocking: run it in a thread."""
+        self._create()
+        with self.engine.connect() as conn:
+            return [str(row[0]) for row in conn.execute(sa.select(CANCELS.c.run_id))]
+
+    def forget_all_but(self, live: Collection[str], among: Collection[str]) -> int:
+        """The records of ``among`` removed, but those of ``live`` (runs still queued or
+        running, read after ``among``: a record written since is not in ``among``); how many.
+        Blocking: run it in a thread."""
+        gone = sorted(set(among) - set(live))
+        if not gone:
+            return 0
+        with self.engine.begin() as conn:
+            conn.execute(sa.delete(CANCELS).where(CANCELS.c.run_id.in_(gone)))
+        return len(gone)
 
     def _create(self) -> None:
         """The table, made on first use (by whichever process comes first)."""

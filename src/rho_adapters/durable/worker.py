@@ -45,6 +45,7 @@ load_dbos()  # MissingExtra naming the extra, before the import below fails
 
 from dbos import DBOS as _DBOS  # noqa: E402 - after the check above
 
+_LIVE = ["PENDING", "ENQUEUED", "DELAYED"]  # DBOS's statuses of a run queued or running
 _runner: Runner | None = None
 _cancels: CancelRecords | None = None
 
@@ -60,7 +61,15 @@ async def run_workflow(payload: dict[str, Any]) -> str:
     async def asked() -> bool:
         return await asyncio.to_thread(records.asked, run.run_id)
 
-    return await _runner(run, DbosSteps(), asked)
+    status = await _runner(run, DbosSteps(), asked)
+    # the run has ended: its cancel, if one was asked, is read no more (an execution that
+    # raised keeps it, for the one that takes the run over; a worker's start forgets it,
+    # as it does one this could not remove: the run's status is not made an error for it)
+    try:
+        await asyncio.to_thread(records.forget, run.run_id)
+    except Exception:  # a leftover row, forgotten at a worker's start
+        LOG.warning("run %s: its cancel record was not removed", run.run_id, exc_info=True)
+    return status
 
 
 class VersionMismatch(ConfigError):
@@ -156,6 +165,19 @@ class DbosWorker:
                 LOG.warning("cleaning up a failed worker start failed too", exc_info=True)
             raise
         self.heartbeat.watch()
+        await self._forget_ended_cancels()
+
+    async def _forget_ended_cancels(self) -> None:
+        """The cancels recorded for runs no longer queued or running, removed (``cancels``):
+        runs whose workflow failed, or that ended before their canceller's record."""
+        among = await asyncio.to_thread(self.cancels.recorded)
+        if not among:
+            return
+        live = await _DBOS.list_workflows_async(
+            workflow_ids=among, status=_LIVE, load_input=False, load_output=False
+        )
+        ids = [str(w.workflow_id) for w in live]
+        await asyncio.to_thread(self.cancels.forget_all_but, ids, among)
 
     async def _check_versions(self) -> None:
         others = await _DBOS.list_workflows_async(

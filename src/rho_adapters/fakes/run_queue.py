@@ -150,6 +150,7 @@ class MemoryRunQueue(RunQueue):
         ``awaiting_approval``). Raises ``SessionStateError`` for a run not running."""
         if self._status.get(run_id) != "running":
             raise SessionStateError(f"run {run_id} is not running: nothing to finish")
+        self._cancel_asked.discard(run_id)  # the record lives as long as its run
         await self._set(run_id, status)
 
     async def _set(self, run_id: str, status: str) -> None:

@@ -49,7 +49,10 @@ class RunControl:
 
     @property
     def cancelled(self) -> bool:
-        """True once cancellation was requested for this run."""
+        """True once cancellation was requested for this run, or a retrace reached where its
+        trace was cancelled (``Journal.cancel_next``: it is stopped there too)."""
+        if not self._cancel.is_set() and self.journal.cancel_next():
+            self._cancel_here()
         return self._cancel.is_set()
 
     @property
@@ -89,9 +92,10 @@ class RunControl:
         self._cancel_here()
 
     def _cancel_here(self) -> None:
-        self._cancel.set()
-        for wake in tuple(self._wakers):
-            wake()
+        if not self.journal.after_replay(self._cancel_here):  # a retrace: at its end
+            self._cancel.set()
+            for wake in tuple(self._wakers):
+                wake()
 
     async def start(self) -> None:
         """Forget earlier requests (a stale cancel must not stop this run) and listen.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged, StoreError
@@ -33,6 +33,8 @@ from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
 from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
 from rho_domain.loop.listeners import Listener as Listener
 from rho_domain.loop.listeners import tell_closed
+from rho_domain.loop.retraced import clock_failed, identity
+from rho_domain.loop.unstored import Written, claim_again, not_stored, written, written_since
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
 from rho_domain.plugged import contained, plugged_name
 from rho_domain.ports.clock import Clock
@@ -70,6 +72,9 @@ class Journal:
         # Nothing more is written (``seal``): a replay diverged from a trace which already
         # ends the run (it has ended, once), or another execution owns the run now.
         self._sealed = False
+        self._after_replay: list[Callable[[], None]] = []  # ``after_replay``
+        self._written: Written | None = None  # the last event stored (``unstored``)
+        self._let_go = False  # a close let the lock go with events not stored
 
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
@@ -87,6 +92,35 @@ class Journal:
         """True while a re-executed durable run retraces events its trace already holds."""
         return bool(self._replay)
 
+    def after_replay(self, then: Callable[[], None]) -> bool:
+        """True when ``then`` must wait for the replay under way: it is called once the trace
+        is retraced to its end, or left, or up to the run's cancel (``Interrupted``
+        ``cancelled``: the retrace is stopped where the run it retraces was); False (``then``
+        not kept) when no replay is under way or the trace holds that cancel next.
+
+        A cancel heard while a re-executed durable run retraces its trace (the queue's
+        record of one asked of the run, read as it starts) waits so: taken at once, it
+        stopped the run at its first checkpoint, where the trace holds what the dead
+        execution did, and the run ended ``ReplayDiverged``."""
+        if not self._replay or self.cancel_next():
+            return False
+        self._after_replay.append(then)
+        return True
+
+    def cancel_next(self) -> bool:
+        """True when the event the trace holds next is the run's cancel: a retrace stops
+        where the run it retraces was stopped, whether it heard a cancel or not."""
+        if not self._replay:  # checked first: a run that retraces nothing loads no event kind
+            return False
+        recorded = self._replay[0]
+        return isinstance(recorded, ev.Interrupted) and recorded.reason == "cancelled"
+
+    def _replay_ended(self) -> None:
+        """Call what waited for the replay (``after_replay``), once."""
+        waiting, self._after_replay = self._after_replay, []
+        for then in waiting:
+            then()
+
     def heard(self) -> bool:
         """True when a streamed delta (an ``EPHEMERAL_KINDS`` event: it goes to listeners,
         never to the trace or State) would reach anyone: a listener is attached. A stream
@@ -101,21 +135,24 @@ class Journal:
             self._pass_clock_failures(event)
         if self._replay and ev.is_persistent(event):
             recorded = self._replay[0]
-            if _identity(recorded) != _identity(event):
+            if identity(recorded) != identity(event):
                 # Retraced no further: the events this execution emits from here on (its
                 # error, its run_end) are never matched against what the trace holds after
                 # this place, which would consume it and write them after all.
                 if any(isinstance(e, ev.RunEnded) for e in self._replay):
                     self.seal()
                 self._replay.clear()
+                self._replay_ended()
                 raise ReplayDiverged(
                     f"session {self.session_id}: the run executed again emitted "
-                    f"{_identity(event)} where its trace holds {_identity(recorded)}; it "
+                    f"{identity(event)} where its trace holds {identity(recorded)}; it "
                     "stops here (continue it with `rho-agent --resume`)"
                 )
             self._replay.popleft()
             self.state.apply(recorded)
             self.replayed_last = True
+            if not self._replay or self.cancel_next():
+                self._replay_ended()
             return recorded
         self.replayed_last = False
         self.state.apply(event)
@@ -127,7 +164,7 @@ class Journal:
         """Apply the failures of the clock the trace holds next (the original execution's
         clock failed there) unless ``event`` is one: whether a clock fails is no step of the
         run, and a replay expecting it again diverged wherever the clock did not."""
-        while self._replay and _clock_failed(self._replay[0]) and not _clock_failed(event):
+        while self._replay and clock_failed(self._replay[0]) and not clock_failed(event):
             self.state.apply(self._replay.popleft())
 
     def seal(self) -> None:
@@ -137,6 +174,7 @@ class Journal:
         self._sealed = True
         self._unpersisted.clear()
         self._replay.clear()
+        self._replay_ended()
 
     def adopt(self, events: Sequence[ev.Event]) -> None:
         """Persist at the next flush events already applied to State (a State written by
@@ -188,6 +226,7 @@ class Journal:
         batch, self._unpersisted = self._unpersisted, []
         try:
             await contained(self.store.append(self.session_id, batch), self._store_name, StoreError)
+            self._written = written(batch[-1])
         except asyncio.CancelledError:
             raise  # taken (see the module docstring): queued again, they would be written twice
         except BaseException:  # an unasked CancelledError too: a failure, none taken
@@ -200,35 +239,32 @@ class Journal:
         is told. Each step runs even when the one before failed (a store whose directory was
         removed fails both writes): the lock is released and the listeners told before the
         first error (the flush's, which names what went) is raised. A listener that fails
-        to be told is logged, never raised (``_tell_closed``)."""
+        to be told is logged, never raised (``_tell_closed``). Events a close could not
+        store are kept, and written by the next close once the store answers
+        (``unstored``)."""
         try:
             if self.store is not None and self.created:
                 release = self.store.release
                 try:
+                    if self._let_go and self._unpersisted:
+                        last = self._written
+                        if not await claim_again(self.store, self.session_id, last):
+                            kept, self._unpersisted = self._unpersisted, []
+                            raise written_since(self.session_id, kept)
                     await self.flush()
                 except BaseException as exc:
                     with contextlib.suppress(Exception):
                         await contained(release(self.session_id), self._store_name, StoreError)
                     if type(exc) is StoreError and self._unpersisted:
-                        raise self._not_stored(exc) from exc
+                        self._let_go = True
+                        raise not_stored(self.session_id, self._unpersisted, exc) from exc
                     raise
+                self._let_go = False
                 await contained(release(self.session_id), self._store_name, StoreError)
         finally:
             for listener in tuple(self.listeners):
                 if isinstance(listener, EndsWithSession):
                     tell_closed(listener)
-
-    def _not_stored(self, exc: StoreError) -> StoreError:
-        """The close's last failure to persist, naming what was lost and what to do: it
-        said only the store's words (a PostgreSQL store gone at a run's end left the run
-        without its ``run_end``, and its closer did not learn that)."""
-        kinds = ", ".join(dict.fromkeys(e.kind for e in self._unpersisted))
-        return StoreError(
-            f"session {self.session_id} closed with {len(self._unpersisted)} event(s) not "
-            f"stored ({kinds}): {exc}; everything before them is stored: once the store "
-            "answers again, resume the session to go on (its last run reads as one whose "
-            "process stopped)"
-        )
 
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""
@@ -246,17 +282,3 @@ class Journal:
         """Give each call the same (error) result, so no call is left without one."""
         for call in calls:
             await self.result(call, content, True)
-
-
-def _identity(event: ev.Event) -> tuple[str, str]:
-    """What a replayed event must share with the recorded one: its kind, and the message's
-    role or the tool call it is about (times, durations and texts may differ)."""
-    if isinstance(event, ev.MessageAdded):
-        return event.kind, type(event.message).__name__
-    call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
-    return event.kind, str(call_id or "")
-
-
-def _clock_failed(event: ev.Event) -> bool:
-    """Whether ``event`` says the session's clock failed (``guarded_clock``)."""
-    return isinstance(event, ev.ErrorOccurred) and event.error_type == CLOCK_FAILED

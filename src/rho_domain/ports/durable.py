@@ -123,9 +123,10 @@ class RunQueue(Protocol):
 
     @abstractmethod
     async def cancel_asked(self, run_id: str) -> bool:
-        """True when ``cancel_queued`` cancelled the run ``run_id`` while a worker had it:
-        what the worker's run reads once it has started (after clearing the session's stop
-        signal), and ends ``cancelled`` for. False for any other run, known or not."""
+        """True when ``cancel_queued`` cancelled the run ``run_id`` while a worker had it and
+        the run has not ended yet: what the worker's run reads once it has started (after
+        clearing the session's stop signal), and ends ``cancelled`` for. False for any other
+        run, known or not, and once the run has ended (the record is forgotten with it)."""
 
     @abstractmethod
     async def status(self, run_id: str) -> str | None:

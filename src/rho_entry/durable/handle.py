@@ -32,8 +32,9 @@ class DurableHandle:
     store: SessionStore
     session_id: str
     run_id: str
-    # the store's SessionControl (``config.stores.control_of``): how ``cancel`` reaches a run
-    # that has started; None: only a run not started yet is reached
+    # the store's SessionControl: how ``cancel`` reaches a run that has started; None: the
+    # store's own (``config.stores.control_of``; a store with none: its run reads the
+    # queue's record of the cancel while it goes, ``durable.run_signals``)
     control: SessionControl | None = None
 
     async def status(self) -> str | None:
@@ -50,9 +51,11 @@ class DurableHandle:
         queued): ``cancelled`` when no worker had taken it (it never runs), ``cancel
         requested`` when one had (it ends ``cancelled``: ``queueing.cancel_session_run``).
         Raises ``SessionStateError`` when no run of the session is queued or running."""
+        from rho_entry.config.stores import control_of
         from rho_entry.durable.queueing import cancel_session_run
 
-        cancelled = await cancel_session_run(self.queue, self.session_id, control=self.control)
+        control = self.control if self.control is not None else control_of(self.store)
+        cancelled = await cancel_session_run(self.queue, self.session_id, control=control)
         self.run_id = cancelled.run_id
         return "cancel requested" if cancelled.taken else "cancelled"
 

@@ -7,6 +7,10 @@ canceller requests the stop signal too. This source reads the record right after
 cleared the stop signal (``clear_cancel``, the run's start) and answers ``wait_for_cancel``
 at once when it holds one: either the record was there to read, or it came after that read,
 and then the stop signal requested after it came after the clearing, and is heard.
+
+A store without signals (neither files nor PostgreSQL: a library's own ``SessionStore``) has
+no stop signal to hear: the record is then read again every ``poll`` seconds while the run
+goes on, so a cancel reaches a run that had started there too (it ran to its end before).
 """
 
 from __future__ import annotations
@@ -19,11 +23,15 @@ from rho_domain.ports.signals import Directive, SignalSource
 
 class RunSignals(SignalSource):
     """``inner`` (the store's signals for the session; None: a store without them), and
-    ``asked`` (the queue's record of a cancel of this run: ``RunQueue.cancel_asked``)."""
+    ``asked`` (the queue's record of a cancel of this run: ``RunQueue.cancel_asked``), read
+    every ``poll`` seconds while the run goes on when ``inner`` is None."""
 
-    def __init__(self, inner: SignalSource | None, asked: CancelAsked) -> None:
+    def __init__(
+        self, inner: SignalSource | None, asked: CancelAsked, *, poll: float = 1.0
+    ) -> None:
         self.inner = inner
         self.asked = asked
+        self.poll = poll  # how often the record is read again when ``inner`` is None
         self._read = False  # the record read once, after the run's start cleared the signal
         self._cancelled = False
 
@@ -48,7 +56,9 @@ class RunSignals(SignalSource):
         if self._cancelled:
             return
         if self.inner is None:
-            await asyncio.Event().wait()  # nothing else can cancel it from outside
+            # the queue's record is the only way in: a database row, which no Event can follow
+            while not await self.asked():  # noqa: ASYNC110 - polled: a row in another process
+                await asyncio.sleep(self.poll)
         else:
             await self.inner.wait_for_cancel(session_id)
 
