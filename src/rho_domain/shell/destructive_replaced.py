@@ -1,4 +1,4 @@
-"""The words ``xargs`` and ``parallel`` fill from their input (``shell.destructive``).
+"""The words ``xargs``, ``parallel`` and ``find -exec`` fill in (``shell.destructive``).
 
 Besides what they append, both put each input item into the words of their command wherever
 a replacement string stands: ``xargs -I X curl URL -o X`` writes where the input says, and so
@@ -10,10 +10,16 @@ was read as written (``cp a X``: a file named X in the workspace) and ran unaske
 The strings: xargs' ``-I R``, ``-IR``, ``--replace[=R]``, ``-i[R]`` (``{}`` by default) and
 BSD's ``-J R``; parallel's ``{}`` family (any word holding ``{`` and ``}``: ``{.}``, ``{/}``,
 ``{1}``...) and its ``-I R``, ``--replace R``, ``--extensionreplace R``, ``--er R``...
-parallel's ``{= perl =}`` and ``--rpl`` run Perl code on each item: they ask.
+parallel's ``{= perl =}`` and ``--rpl`` run Perl code on each item: they ask. ``find``'s
+``-exec``, ``-execdir``, ``-ok`` and ``-okdir`` put each found path where ``{}`` stands in
+their command, which ends at ``;`` or ``+`` (``find / -name authorized_keys -exec cp k {}
+';'`` writes every file found: its ``;`` was read as cp's destination).
 
 Contract: ``replaced(argv) -> tuple[Arg, ...]``: an xargs or parallel command's words with each
-one a replacement string stands in as None; ``perl_reason(argv) -> str``.
+one a replacement string stands in as None; ``perl_reason(argv) -> str``; ``filled``;
+``command_end(first, argv, start)``: where the command a wrapper runs from ``start`` ends;
+``appends_unknown(first, argv)``; ``appender_within(command)``: the xargs or
+parallel command a wrapper runs (``sudo xargs gzip``), judged as a command of its own.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_table import program_name
 from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.syntax_tree import SimpleCommand
 
 _XARGS_VALUED = "adEeLlnPs"  # xargs' short options that take a value
 # parallel's options whose value is a replacement string of its own
@@ -101,6 +108,8 @@ def filled(
     """``argv`` and ``named`` (its words as given, a glob's pattern in place) with the words
     ``first`` fills from its input as None when it is xargs or parallel, and the reason
     parallel's Perl code asks, or ""."""
+    if first == "find":
+        return _found(argv), _found(named), ""
     if first not in ("xargs", "parallel"):
         return tuple(argv), tuple(named), ""
     words = replaced(argv)
@@ -109,6 +118,63 @@ def filled(
     if not why and program is not None and argv[program] is not None and words[program] is None:
         why = f"{first} runs a program its input names ({argv[program]} holds a replacement string)"
     return words, replaced(named), why
+
+
+_FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
+
+
+def _found(argv: Sequence[Arg]) -> tuple[Arg, ...]:
+    """``find``'s words with each word of an ``-exec`` command holding ``{}`` as None."""
+    words: list[Arg] = []
+    inside = False
+    for word in argv:
+        if inside and word in (";", "+"):
+            inside = False
+        elif word in _FIND_RUNS:
+            inside = True
+        words.append(None if inside and word is not None and "{}" in word else word)
+    return tuple(words)
+
+
+def command_end(first: Arg, argv: Sequence[Arg], start: int) -> int:
+    """Where the command ``first`` runs from ``argv[start]`` ends: at the ``;`` or ``+`` of
+    the find ``-exec`` it stands in (``find -exec sudo cp a {} ;`` too), else at the end."""
+    if first != "find":
+        return len(argv)
+    inside = False
+    for index, word in enumerate(argv):
+        if inside and word in (";", "+"):
+            if index >= start:
+                return index
+            inside = False
+        elif word in _FIND_RUNS:
+            inside = True
+    return len(argv)
+
+
+def appender_within(command: SimpleCommand) -> SimpleCommand | None:
+    """The xargs or parallel command a wrapper runs (``sudo xargs``, ``nice parallel``), as a
+    command of its own, or None."""
+    patterns = command.patterns or (None,) * len(command.argv)
+    for index in range(1, len(command.argv)):
+        if patterns[index] is None and program_name(command.argv[index]) in _APPENDERS:
+            return SimpleCommand(argv=command.argv[index:], patterns=tuple(patterns[index:]))
+    return None
+
+
+_APPENDERS = ("xargs", "parallel")
+
+
+def appends_unknown(first: Arg, argv: Sequence[Arg]) -> bool:
+    """True when ``first`` (xargs, parallel) appends words the check cannot see: parallel
+    given all its items after ``:::`` (``parallel gzip ::: a b``) appends only those, which
+    are among its words already; ``::::``, ``-a`` and standard input are files unread."""
+    if first == "xargs":
+        return True
+    if first != "parallel" or ":::" not in argv:
+        return first == "parallel"
+    unread = ("::::", "-a", "--arg-file", "--a", ":::+", "::::+")
+    return any(w is None or w in unread or w.startswith("--arg-file=") for w in argv)
 
 
 def _program_index(argv: Sequence[Arg], *, parallel: bool) -> int | None:

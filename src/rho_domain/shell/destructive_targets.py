@@ -33,7 +33,7 @@ from rho_domain.shell.destructive_globs import is_pattern, matched_paths
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_variables import variable_reason
 from rho_domain.shell.destructive_words import Arg, split_options
-from rho_domain.shell.destructive_writers import more_destinations, names_more
+from rho_domain.shell.destructive_writers import KEEPS_CONTENT, more_destinations, names_more
 from rho_domain.write_rules import write_refusal
 
 WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
@@ -126,7 +126,8 @@ def destination_reason(
     for path in _destinations((named or argv)[1:], first):
         if path is None:
             return (
-                f"{first} writes where a generated word says (what xargs or parallel append), "
+                f"{first} writes where a generated word says (what xargs, parallel or find -exec "
+                "fill in), "
                 "which the approval check cannot see: name the destination"
             )
         given = any(pattern in path for pattern in patterns)  # not an extraction's own ".*"
@@ -154,7 +155,11 @@ def names_destinations(first: str | None) -> bool:
 
 
 def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
-    """The paths ``first words`` names as what it writes (a pattern as given)."""
+    """The paths ``first words`` names as what it writes with content from elsewhere (a
+    pattern as given): not what ``touch``, ``mkdir`` or ``dos2unix`` make or rewrite (an
+    empty file, a directory, the same lines), which no later command runs as new code."""
+    if first in KEEPS_CONTENT:
+        return []
     return [path for path in _destinations(words, first) if path is not None]
 
 

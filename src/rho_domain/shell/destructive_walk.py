@@ -17,11 +17,11 @@ import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
+from rho_domain.shell import destructive_replaced as fill
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
 from rho_domain.shell.destructive_option_words import appended_option_reason, glob_option_reason
-from rho_domain.shell.destructive_replaced import filled
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -99,8 +99,11 @@ class LineCheck:
                     cwd = self.cwd  # a subshell's cd ends with it
                     why = self.commands(command.body, depth + 1)
                     self.cwd = cwd
-                else:
-                    why = self.simple(command, depth, piped=index > 0)
+                else:  # sudo xargs gzip: judged as xargs gzip too (what it appends, fills)
+                    inner = fill.appender_within(command)
+                    why = (inner and self.simple(inner, depth, piped=index > 0)) or self.simple(
+                        command, depth, piped=index > 0
+                    )
                 if why:
                     return why
         return ""
@@ -117,7 +120,7 @@ class LineCheck:
         first = program_name(argv[0])
         earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
-        argv, named, why = filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
+        argv, named, why = fill.filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
         if why := why or self.redirections(command.redirections) or self.words(argv, first, named):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
@@ -175,7 +178,8 @@ class LineCheck:
                 continue
             if spent := self.work.again(argv, start):
                 return why or spent
-            words = argv[start + 1 :]  # what the destination rule reads too: sponge, dd of=
+            # what the destination rule reads too (sponge, dd of=), to find -exec's ; or +
+            words = argv[start + 1 : fill.command_end(first, argv, start)]
             self.files.add(*written_by(name, words), *destinations(words, name))
         return why
 
@@ -221,9 +225,10 @@ class LineCheck:
                 return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
             # what xargs and parallel append is an unknown word: their cp's destination
-            appended = (None,) if start and first in _APPENDERS else ()
-            given = (*named[start:], *appended)
-            if why := destination_reason((*argv[start:], *appended), name, cwd, given):
+            appended = (None,) if start and fill.appends_unknown(first, argv) else ()
+            end = fill.command_end(first, argv, start)  # find -exec cp a {} ';': not the ;
+            given = (*named[start:end], *appended)
+            if why := destination_reason((*argv[start:end], *appended), name, cwd, given):
                 return why
         return ""
 

@@ -1,0 +1,129 @@
+"""redapprove27: what the approval check let run unasked after "always", or asked for wrongly.
+
+* a file's writer fed by xargs, parallel or ``find -exec`` (``find . -name '*.gz' | xargs
+  gunzip``, ``find / -name authorized_keys -exec cp k {} ';'``: find's ``;`` was read as
+  cp's destination): the operands it writes are unknown;
+* what ``touch``, ``mkdir`` and ``dos2unix`` create or rewrite (``touch /etc/cron.d/x``);
+* a compressor's output (``zstd -o FILE``, ``lz4 IN OUT``, ``brotli --output=``), and the
+  file it replaces (``gzip /etc/profile``);
+
+The check is pure: every table row in one process; the attacks that need proof run real.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from destructive_support import asking, missed
+
+from rho_domain.shell.destructive import destructive_reason
+
+_UNSEEN = "writes where a generated word says"
+
+
+def test_a_writer_fed_by_xargs_parallel_or_find_exec_asks() -> None:
+    rows = {
+        "find . -name '*.gz' | xargs gunzip": "gunzip " + _UNSEEN,
+        "find . -name '*.gz' -print0 | xargs -0 -n1 gunzip": "gunzip " + _UNSEEN,
+        "ls | xargs unxz": "unxz " + _UNSEEN,
+        "ls | xargs zstd -d": "zstd " + _UNSEEN,
+        "ls | xargs bzip2 -d": "bzip2 " + _UNSEEN,
+        "ls | parallel gunzip": "gunzip " + _UNSEEN,
+        "ls | parallel -j4 gzip": "gzip " + _UNSEEN,
+        "ls | xargs -I X gunzip X": "gunzip " + _UNSEEN,
+        "ls | sudo xargs gzip -9": "gzip " + _UNSEEN,
+        "find . -name '*.gz' -exec gunzip '{}' +": "gunzip " + _UNSEEN,
+        "find . -name '*.gz' -execdir gunzip '{}' ';'": "gunzip " + _UNSEEN,
+        "find / -name authorized_keys -exec cp k '{}' ';'": "cp " + _UNSEEN,
+        "find . -exec sudo cp a '{}' ';' -print": "cp " + _UNSEEN,
+        "find . -ok tee '{}' ';'": "tee " + _UNSEEN,
+        "echo /etc/cron.d/x | xargs touch": "touch " + _UNSEEN,
+        "echo /etc/cron.d/x | xargs -I X touch X": "touch " + _UNSEEN,
+        "echo /etc/x | xargs mkdir": "mkdir " + _UNSEEN,
+        "echo x | xargs mkdir -p": "mkdir " + _UNSEEN,
+        "echo x | parallel mkdir -p": "mkdir " + _UNSEEN,
+        "find . -type d -exec touch '{}/.keep' ';'": "touch " + _UNSEEN,
+        "ls | xargs dos2unix": "dos2unix " + _UNSEEN,
+    }
+    assert missed(rows) == []
+
+
+def test_what_touch_mkdir_and_compressors_write_is_a_destination() -> None:
+    rows = {
+        "touch /etc/cron.d/x": "touch writes /etc/cron.d/x",
+        "touch -d 2020-01-01 /etc/profile.d/x.sh": "touch writes /etc/profile.d/x.sh",
+        "mkdir /etc/cron.d/x": "mkdir writes /etc/cron.d/x",
+        "mkdir -p -m 755 /usr/local/bin/x": "mkdir writes /usr/local/bin/x",
+        "mkdir .vscode": "mkdir writes .vscode",
+        "dos2unix /etc/profile": "dos2unix writes /etc/profile",
+        "zstd -o /etc/profile.d/x.sh a": "zstd writes /etc/profile.d/x.sh",
+        "zstd a -o .git/hooks/pre-commit": ".git",
+        "zstd --output=/etc/x a": "zstd writes /etc/x",
+        "zstd -d a.zst -o /etc/profile.d/x.sh": "zstd writes /etc/profile.d/x.sh",
+        "zstd a --output-dir-flat /etc/cron.d": "zstd writes /etc/cron.d",
+        "pzstd -o /etc/x a": "pzstd writes /etc/x",
+        "lz4 a /etc/profile.d/x.sh": "lz4 writes /etc/profile.d/x.sh",
+        "lz4 -d a.lz4 /etc/profile.d/x.sh": "lz4 writes /etc/profile.d/x.sh",
+        "lz4 -l a /etc/x": "lz4 writes /etc/x",  # -l: the legacy format, not a listing
+        "brotli -o /etc/x a": "brotli writes /etc/x",
+        "brotli --output=/etc/x a": "brotli writes /etc/x",
+        "lzop -o /etc/x a": "lzop writes /etc/x",
+        "lzip -o /etc/x a": "lzip writes /etc/x",
+        "gzip /etc/profile": "gzip writes /etc/profile",  # replaced by /etc/profile.gz
+        "xz /etc/profile.d/a.sh": "xz writes /etc/profile.d/a.sh",
+        "gzip -S .sh x && sh x.sh": "runs x.sh, which this command line writes",
+        "gzip --suffix=.sh x && sh x.sh": "runs x.sh, which this command line writes",
+        "timeout 9 zstd -o /etc/x a": "zstd writes /etc/x",
+    }
+    assert missed(rows) == []
+
+
+def test_ordinary_compression_and_creation_run_unasked() -> None:
+    rows = [
+        "gzip a",
+        "gzip -9k data.csv",
+        "zstd -19 -T0 a -o a.zst",
+        "zstd -d a.zst",
+        "zstd -d a.zst -o out/a",
+        "lz4 a a.lz4",
+        "xz -T0 a",
+        "pigz -p 4 a",
+        "gunzip data.gz",
+        "ls | xargs gunzip -c",
+        "ls | xargs zcat",
+        "ls | xargs -n1 gzip -t",
+        "parallel gzip ::: a b",
+        "touch a b",
+        "touch -r setup.py x",
+        "mkdir -p build/out",
+        "mkdir -m 700 x",
+        "dos2unix a.txt",
+        "find . -name '*.py' -exec cp '{}' backup/ ';'",
+        "find . -name '*.py' -exec grep -l TODO '{}' +",
+        "find . -type f -exec wc -l '{}' +",
+        "touch conftest.py && pytest -q",  # an empty file runs nothing new
+    ]
+    assert asking(rows) == []
+
+
+def test_find_exec_really_writes_every_file_found(tmp_path: Path) -> None:
+    """Shown on real files: cp's destination is each path find puts for ``{}``, not the
+    ``;`` that ends find's command (which the check read as cp's destination)."""
+    (tmp_path / "ssh").mkdir()
+    (tmp_path / "ssh" / "authorized_keys").write_text("theirs\n")
+    (tmp_path / "k").write_text("mine\n")
+    line = "find ssh -name authorized_keys -exec cp k '{}' ';'"
+    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True)
+    assert (tmp_path / "ssh" / "authorized_keys").read_text() == "mine\n"
+    assert "cp " + _UNSEEN in destructive_reason(line)
+
+
+@pytest.mark.skipif(shutil.which("lz4") is None, reason="needs lz4")
+def test_lz4_really_writes_its_second_operand(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("echo pwned\n")
+    subprocess.run(["bash", "-c", "lz4 -q a out.sh"], cwd=tmp_path, check=True)
+    assert (tmp_path / "out.sh").exists()
+    assert "lz4 writes /etc/profile.d/x.sh" in destructive_reason("lz4 -q a /etc/profile.d/x.sh")
