@@ -127,3 +127,35 @@ def test_lz4_really_writes_its_second_operand(tmp_path: Path) -> None:
     subprocess.run(["bash", "-c", "lz4 -q a out.sh"], cwd=tmp_path, check=True)
     assert (tmp_path / "out.sh").exists()
     assert "lz4 writes /etc/profile.d/x.sh" in destructive_reason("lz4 -q a /etc/profile.d/x.sh")
+
+
+def test_parallels_hidden_perl_and_option_values_ask() -> None:
+    rows = {
+        # --tagstring takes a value: the program is {}, which its input names
+        "echo rm | parallel --tagstring x '{}' -rf y": "parallel runs a program its input names",
+        "echo rm | parallel --joblog j.log '{}' -rf y": "parallel runs a program its input names",
+        "echo rm | parallel --colsep , --delay 1 '{}' -rf y": "runs a program its input names",
+        "echo a | parallel --parens ,,,, echo ',, system(1) ,,'": "parallel --parens: runs Perl",
+        "echo a | parallel --plus echo '{/a/b}'": "parallel --plus {/a/b}: its argument is pasted",
+        "echo a | parallel --plus echo '{%.gz}'": "parallel --plus {%.gz}",
+        "echo a | parallel --plus echo 'x{:-d}'": "parallel --plus {:-d}",
+        "echo a | parallel --plus --tagstring '{/a/b}' echo '{}'": "parallel --plus {/a/b}",
+        "echo a | parallel -J prof echo": "parallel -J: reads options",
+        "echo a | parallel -Jprof echo": "parallel -Jprof: reads options",
+        "echo a | parallel --profile=prof echo": "parallel --profile=prof: reads options",
+        "ls | parallel --joblog /etc/cron.d/x echo": "parallel writes /etc/cron.d/x",
+        "ls | parallel --results=/etc/x echo": "parallel writes /etc/x",
+    }
+    assert missed(rows) == []
+
+
+def test_parallels_plain_replacement_strings_and_tags_run_unasked() -> None:
+    rows = [
+        "parallel --tagstring '{}' echo '{}'",
+        "parallel --ctagstring 'job {#}' echo '{}' ::: a b",
+        "echo a | parallel --plus echo '{..}' '{+/}' '{##}' '{#}' '{2.}' '{/.}'",
+        "echo a | parallel echo '{/a/b}'",  # no --plus: a literal
+        "echo a | parallel -j4 --tag echo '{}'",
+        "ls | parallel --joblog j.log gzip -c",
+    ]
+    assert asking(rows) == []

@@ -38,7 +38,8 @@ _SUFFIX = {
     "pbzip2": ".bz2", "zstd": ".zst", "pzstd": ".zst", "lz4": ".lz4", "lzma": ".lzma",
     "brotli": ".br", "lzop": ".lzo", "lzip": ".lz", "plzip": ".lz", "compress": ".Z",
 }  # fmt: skip
-_SUFFIXES = tuple(".gz .z .xz .bz2 .zst .lz4 .lzma .Z .tgz .txz .br .lzo .lz".split())
+_SUFFIXES = (".gz", ".z", ".xz", ".bz2", ".zst", ".lz4", ".lzma", ".Z", ".tgz", ".txz", ".br")
+_SUFFIXES_MORE = (".lzo", ".lz")
 # options whose value is the file or directory written: (given apart or glued, --long=)
 _OUTPUTS = ("-o", "--output", "--output-dir-flat", "--output-dir-mirror", "-p", "--path")
 # options whose value is no file (given apart): kept out of the operands
@@ -65,7 +66,11 @@ def compressor_outputs(first: str, words: Sequence[Arg]) -> list[str | None]:
         if operand is None:
             found.append(None)  # what xargs, parallel or find -exec fill in
         elif unpacking:
-            found.extend(operand[: -len(s)] for s in (suffix, *_SUFFIXES) if _cut(operand, s))
+            found.extend(
+                operand[: -len(s)]
+                for s in (suffix, *_SUFFIXES, *_SUFFIXES_MORE)
+                if _cut(operand, s)
+            )
         else:
             found.extend((operand, operand + suffix))  # replaced by its compressed twin
     return found[:64]

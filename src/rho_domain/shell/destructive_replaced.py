@@ -10,13 +10,14 @@ was read as written (``cp a X``: a file named X in the workspace) and ran unaske
 The strings: xargs' ``-I R``, ``-IR``, ``--replace[=R]``, ``-i[R]`` (``{}`` by default) and
 BSD's ``-J R``; parallel's ``{}`` family (any word holding ``{`` and ``}``: ``{.}``, ``{/}``,
 ``{1}``...) and its ``-I R``, ``--replace R``, ``--extensionreplace R``, ``--er R``...
-parallel's ``{= perl =}`` and ``--rpl`` run Perl code on each item: they ask. ``find``'s
+parallel's Perl code (``{= perl =}``, ``--rpl``, ``--parens``, ``--plus``' strings with an
+argument) asks (``shell.destructive_parallel``). ``find``'s
 ``-exec``, ``-execdir``, ``-ok`` and ``-okdir`` put each found path where ``{}`` stands in
 their command, which ends at ``;`` or ``+`` (``find / -name authorized_keys -exec cp k {}
 ';'`` writes every file found: its ``;`` was read as cp's destination).
 
 Contract: ``replaced(argv) -> tuple[Arg, ...]``: an xargs or parallel command's words with each
-one a replacement string stands in as None; ``perl_reason(argv) -> str``; ``filled``;
+one a replacement string stands in as None; ``filled``;
 ``command_end(first, argv, start)``: where the command a wrapper runs from ``start`` ends;
 ``appends_unknown(first, argv)``; ``appender_within(command)``: the xargs or
 parallel command a wrapper runs (``sudo xargs gzip``), judged as a command of its own.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_parallel import SEPARATE_VALUES, perl_reason
 from rho_domain.shell.destructive_table import program_name
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.syntax_tree import SimpleCommand
@@ -50,14 +52,6 @@ def replaced(argv: Sequence[Arg]) -> tuple[Arg, ...]:
         braced = parallel and word is not None and "{" in word and "}" in word
         words.append(None if held or braced else word)
     return tuple(words)
-
-
-def perl_reason(argv: Sequence[Arg]) -> str:
-    """Why a parallel command line asks for Perl code it runs on each item, or ""."""
-    for word in argv[1:]:
-        if word is not None and ("{=" in word or word.startswith("--rpl")):
-            return f"parallel {word}: runs Perl code on each input item"
-    return ""
 
 
 def _xargs_strings(argv: Sequence[Arg]) -> list[tuple[int, str]]:
@@ -185,14 +179,6 @@ def _program_index(argv: Sequence[Arg], *, parallel: bool) -> int | None:
         word = argv[index]
         if word is None or word == "--" or not word.startswith("-"):
             return index + (word == "--")
-        valued = word in _SEPARATE_VALUES or (parallel and word in _PARALLEL_VALUED)
+        valued = word in SEPARATE_VALUES or (parallel and word in _PARALLEL_VALUED)
         index += 2 if valued else 1
     return None
-
-
-# the options of xargs and parallel whose value may be the next word (xargs' --replace takes
-# its value only after "=")
-_SEPARATE_VALUES = frozenset(
-    ["-I", "-J", "-a", "-d", "-E", "-L", "-n", "-P", "-s", "-j", "-S", "--arg-file",
-     "--delimiter", "--max-args", "--max-procs", "--max-lines", "--jobs"]
-)  # fmt: skip

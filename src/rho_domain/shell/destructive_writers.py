@@ -5,9 +5,10 @@ URL's last component, the name they save it as), and the directory ``git clone``
 the URL's last component) or ``git init`` makes, in the one ``git -C`` enters, and the
 directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``), and the
 files the in-place editors rewrite (``yq -i``, ``sd``, ``crudini --set``, ``json -I``,
-``dasel put``, ``ex``: every operand), and the files and directories ``touch``, ``mkdir``,
-``dos2unix`` and ``unix2dos`` create or rewrite (every operand: ``touch /etc/cron.d/x``); an
-operand no word shows (``xargs touch``, ``find -exec mkdir {}``) is one the check cannot see.
+``dasel put``, ``ex``: every operand), parallel's ``--joblog`` and ``--results``, and the
+files and directories ``touch``, ``mkdir``, ``dos2unix`` and ``unix2dos`` create or rewrite
+(every operand: ``touch /etc/cron.d/x``); an operand no word shows (``xargs touch``, ``find
+-exec mkdir {}``) is one the check cannot see.
 
 Contract: ``more_destinations(words, first) -> list[str | None]``, the paths ``first`` run
 with ``words`` (its arguments; ``None`` unknown) may write (None: one no word shows), or []
@@ -73,6 +74,8 @@ def _named(known: list[str], words: Sequence[Arg], first: str | None) -> list[st
         return _fetched(known, operands, first)
     if first == "git":
         return _git_made(words)
+    if first == "parallel":  # the files it logs to, the directory it fills with outputs
+        return [p for o in ("--joblog", "--results", "--res") for p in _values(known, "", o)]
     if first in ("pip", "pip3", "uv") and "install" in operands:  # the directories it fills
         # --root R prefixes the install scheme's directories (/usr/local/lib/python3...)
         roots = [posixpath.join(r, "usr/local") for r in _values(known, "", "--root")]
@@ -157,6 +160,6 @@ _OPERAND_WRITERS = {
 KEEPS_CONTENT = frozenset(_OPERAND_WRITERS)
 """The writers whose files hold no content from elsewhere (an empty file, a directory)."""
 _MORE_WRITERS = frozenset(
-    ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", *_EDITORS,
+    ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", "parallel", *_EDITORS,
      *_OPERAND_WRITERS]
 )  # fmt: skip
