@@ -6,6 +6,10 @@
 * what ``touch``, ``mkdir`` and ``dos2unix`` create or rewrite (``touch /etc/cron.d/x``);
 * a compressor's output (``zstd -o FILE``, ``lz4 IN OUT``, ``brotli --output=``), and the
   file it replaces (``gzip /etc/profile``);
+* parallel's options read as parallel reads them (``--tagstring X {} -rf y`` ran ``{}``), and
+  its Perl code in disguise (``--parens``, ``--plus`` strings with an argument, ``-J``);
+* an extraction into a new directory by an extractor that restores symbolic links (unzip,
+  tar, 7-Zip, unrar, unar, cpio): a link it plants is written through by the next one;
 
 The check is pure: every table row in one process; the attacks that need proof run real.
 """
@@ -13,7 +17,9 @@ The check is pure: every table row in one process; the attacks that need proof r
 from __future__ import annotations
 
 import shutil
+import stat
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -159,3 +165,63 @@ def test_parallels_plain_replacement_strings_and_tags_run_unasked() -> None:
         "ls | parallel --joblog j.log gzip -c",
     ]
     assert asking(rows) == []
+
+
+_LINKS = "a member may be a symbolic link (to /etc, ~/.ssh) that a later member"
+
+
+def test_extracting_an_archive_that_may_hold_links_asks() -> None:
+    rows = {
+        "unzip a.zip -d out": "unzip extracts members the approval check cannot see into out",
+        "unzip -o -q a.zip -d build/x": _LINKS,
+        "7z x a.7z -oout": "7z extracts members",
+        "7zz x a.7z -oout": _LINKS,
+        "tar -xf a.tar -C out": "tar extracts members",
+        "tar xzf a.tgz -C out": _LINKS,
+        "gtar --extract -f a.tar --directory=out": _LINKS,
+        "unrar x a.rar out/": _LINKS,
+        "unar -o out a.rar": _LINKS,
+        "cpio -id -D out --no-absolute-filenames < a.cpio": _LINKS,
+        "bsdtar -xPf a.tar -C out": _LINKS,  # -P: writes through links
+        "bsdtar -xf a.tar --insecure -C out": _LINKS,
+        "sudo tar -xf a.tar -C out": _LINKS,
+        "cd build && unzip ../a.zip": _LINKS,
+    }
+    assert missed(rows) == []
+
+
+def test_archives_bsdtar_and_ar_extract_and_listings_run_unasked() -> None:
+    rows = [
+        "bsdtar -xf a.tar -C out",
+        "bsdtar -xf a.zip -C out",
+        "ar x --output=out lib.a",
+        "unzip -l a.zip",
+        "unzip -p a.zip x.txt",
+        "tar -tf a.tar",
+        "7z l a.7z",
+        "tar -czf a.tgz src",
+        "zip -r a.zip src",
+    ]
+    assert asking(rows) == []
+
+
+@pytest.mark.skipif(shutil.which("unzip") is None, reason="needs unzip")
+def test_a_link_an_archive_planted_is_written_through_by_the_next(tmp_path: Path) -> None:
+    """Shown real: b.zip plants ``out/m -> outside``, c.zip's ``m/y`` lands in outside; GNU
+    tar does the same. Each extraction into a new directory asks; bsdtar's does not."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    work = tmp_path / "w"
+    work.mkdir()
+    with zipfile.ZipFile(work / "b.zip", "w") as planted:
+        link = zipfile.ZipInfo("m")
+        link.create_system = 3  # unix: the mode bits below are read
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        planted.writestr(link, str(outside))
+    with zipfile.ZipFile(work / "c.zip", "w") as through:
+        through.writestr("m/y", "pwned\n")
+    line = "unzip -q b.zip -d out && unzip -q c.zip -d out"
+    subprocess.run(["bash", "-c", line], cwd=work, check=True)
+    assert (outside / "y").read_text() == "pwned\n"
+    assert _LINKS in destructive_reason(line)
+    assert destructive_reason("bsdtar -xf b.zip -C out") == ""

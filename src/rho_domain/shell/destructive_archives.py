@@ -100,18 +100,38 @@ def unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) ->
     if first in COMPRESSORS or not extracts(first, known):
         return ""
     into = archive_destinations(first, words)[0]
-    if into is None or into.startswith("/") or posixpath.normpath(into) != ".":
-        return ""
-    if not any(place.path == "" and not place.unknown for place in cwd.places):
-        return ""
     lister = {"unzip": "unzip -l", "cpio": "cpio -t", "ar": "ar t", "unar": "lsar"}.get(
         first, f"{first} l" if first in _SEVEN_ZIPS or first in _UNRARS else f"{first} -tf"
     )
-    return (
-        f"{first} writes an archive's members, which the approval check cannot see, into the "
-        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
-        f"later): list them first ({lister}), or extract into a new directory"
-    )
+    here = into is not None and not into.startswith("/") and posixpath.normpath(into) == "."
+    if here and any(place.path == "" and not place.unknown for place in cwd.places):
+        return (
+            f"{first} writes an archive's members, which the approval check cannot see, into "
+            "the command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, "
+            f"which run later): list them first ({lister}), or extract into a new directory"
+        )
+    if first in _FOLLOWS_LINKS or (first == "bsdtar" and _insecure(known)):
+        return (
+            f"{first} extracts members the approval check cannot see into {into}, and a member "
+            "may be a symbolic link (to /etc, ~/.ssh) that a later member, or a later "
+            "extraction into the same directory, writes through: use bsdtar (it writes "
+            "through no link), or list the members first and extract by name"
+        )
+    return ""
+
+
+# the extractors that restore a member that is a symbolic link and write through links in
+# the directory they fill (unzip and GNU tar, shown real; 7-Zip, unrar, unar and cpio restore
+# links too): bsdtar refuses unless -P, and ar's members are plain names
+_FOLLOWS_LINKS = frozenset(["tar", "unzip", "cpio", "unar", *_SEVEN_ZIPS, *_UNRARS])
+
+
+def _insecure(known: list[str]) -> bool:
+    """True when bsdtar is told to write through links and keep ``..`` (-P)."""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    head = known[0] if known and not known[0].startswith("-") else ""
+    longs = ("--insecure", "--absolute-paths")
+    return "P" in head or any("P" in c for c in clusters) or any(w in longs for w in known)
 
 
 def _outside_any(first: str, known: list[str]) -> str:
