@@ -53,7 +53,7 @@ def test_a_glob_where_a_program_reads_options_asks() -> None:
         "nice -n 5 tar -cf a.tar *": _GLOB,
         "command tar -cf a.tar *": _GLOB,
         "exec tar -cf a.tar *": _GLOB,
-        "env LC_ALL=C tar -cf a.tar *": "the glob * given to env",
+        "env LC_ALL=C tar -cf a.tar *": "the glob * given to tar",  # env stops at tar
         "sudo -- tar -cf a.tar *": _GLOB,  # the -- is sudo's, not tar's
         "timeout 60 tar -cf a.tar * || true": _GLOB,
         "cd src && tar -cf ../a.tar *": _GLOB,

@@ -225,3 +225,51 @@ def test_a_link_an_archive_planted_is_written_through_by_the_next(tmp_path: Path
     assert (outside / "y").read_text() == "pwned\n"
     assert _LINKS in destructive_reason(line)
     assert destructive_reason("bsdtar -xf b.zip -C out") == ""
+
+
+def test_a_glob_is_judged_by_the_program_it_reaches() -> None:
+    """A wrapper reads its options only up to its command; an interpreter's end at the
+    script (what follows goes to the script)."""
+    rows = {
+        "sudo tar -cf a.tar *": "the glob * given to tar " + _GLOB,
+        "sudo -u ls tar -cf a.tar *": "given to tar",  # ls is sudo's user, not the program
+        "sudo --us ls tar -cf a.tar *": "given to tar",  # --us: --user, abbreviated
+        "sudo -Eu ls tar -cf a.tar *": "given to tar",
+        "nice -n 5 chown u *": "given to chown",
+        "timeout 60 tar -cf a.tar *": "given to tar",
+        "env LC_ALL=C tar -cf a.tar *": "given to tar",
+        "sudo env tar -cf a.tar *": "given to tar",
+        "env make *": "the glob * given to make may expand to a file name read as a setting",
+        "env -S 'tar -cf' a.tar *": "given to env",  # its command is a string: unsure
+        "sudo -u ls *": "given to sudo",  # the glob is the program
+        "python3 -m pytest *": "the glob * given to pytest",  # --basetemp=DIR removes DIR
+        "python3 *": "given to python3",  # the glob is the script
+        "python3 -Q x.py *.json": "given to python3",  # an option not in its table
+        "node --foo x.js *": "given to node",
+        "python3 * x.py": "given to python3",
+    }
+    assert missed(rows) == []
+
+
+_GLOB = "may expand to a file name read as an option"
+
+
+def test_globs_a_harmless_program_or_a_script_reads_run_unasked() -> None:
+    rows = [
+        "sudo ls *",
+        "sudo -u bob ls -la *",
+        "timeout 60 ls *",
+        "nice cat *.txt",
+        "env LC_ALL=C grep -r foo *",
+        "python3 x.py *.json",
+        "python3 -u -X dev x.py *.json",
+        "python3.12 tools/gen.py *",
+        "sudo python3 x.py *",
+        "node x.js *",
+        "node --require ./r.js x.js *",
+        "ruby -Ilib x.rb *",
+        "perl -w x.pl *",
+        "bash script.sh *",
+        "sh -e script.sh *.txt",
+    ]
+    assert asking(rows) == []

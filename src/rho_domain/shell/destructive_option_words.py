@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_table import program_name
+from rho_domain.shell.destructive_readers import reader
 from rho_domain.shell.destructive_words import Arg
 
 # programs none of whose options runs a command, writes a file or chooses what another
@@ -48,21 +48,27 @@ _ASSIGNING = frozenset(["make", "gmake", "dd", "env"])
 
 def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> str:
     """Why a glob among ``argv``'s words asks because it may expand to an option (or a
-    setting) of the program that reads it, or ""."""
-    first = program_name(argv[0]) if argv else None
-    if first in HARMLESS or not any(patterns[1:]):
+    setting) of the program that reads it (``shell.destructive_readers``: ``sudo tar -cf
+    a.tar *`` gives it to tar, ``python3 x.py *`` to the script), or ""."""
+    if not any(patterns[1:]):
         return ""
+    words = [
+        None if pattern is not None else word for word, pattern in zip(argv, patterns, strict=True)
+    ]
     for index, pattern in enumerate(patterns[1:], 1):
-        if pattern is None:
+        found = reader(words, index) if pattern is not None else None
+        if found is None or found[1] in HARMLESS:
             continue
-        if first in _ASSIGNING and not pattern.startswith(("./", "/")):
+        at, name = found
+        if name in _ASSIGNING and not pattern.startswith(("./", "/")):  # type: ignore[union-attr]
             return (
-                f"the glob {argv[index]} given to {first} may expand to a file name read as a "
+                f"the glob {argv[index]} given to {name} may expand to a file name read as a "
                 f"setting (NAME=value) or an option: name the files, or write ./{argv[index]}"
             )
-        if may_be_option(pattern) and not _options_ended(argv[1:index], patterns[1:index]):
+        before = slice(at + 1, index)
+        if may_be_option(pattern or "") and not _options_ended(argv[before], patterns[before]):
             return (
-                f"the glob {argv[index]} given to {first} may expand to a file name read as an "
+                f"the glob {argv[index]} given to {name} may expand to a file name read as an "
                 "option, and whoever wrote a file chose its name (a file named "
                 "--checkpoint-action=exec=... makes tar run it): "
                 f"write ./{argv[index]}, or put -- before it"
