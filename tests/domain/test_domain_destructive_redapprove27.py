@@ -273,3 +273,33 @@ def test_globs_a_harmless_program_or_a_script_reads_run_unasked() -> None:
         "sh -e script.sh *.txt",
     ]
     assert asking(rows) == []
+
+
+def test_a_glob_that_starts_with_a_path_is_no_option_to_any_row() -> None:
+    """``./*``, ``../x/*``, ``/src/*`` expand to paths: the rows that ask for an unknown word
+    because it may be an option (rsync, fallocate, dd, zip, 7-Zip) read them as paths."""
+    rows = [
+        "rsync -a ./* dest/",
+        "rsync -a .//* dest/",
+        "rsync -av ../shared/*.py dest/",
+        "rsync -a /srv/data/* dest/",
+        "sudo rsync -a ./* dest/",
+        "fallocate -l 1M ./*.img",
+        "zip a.zip ./*",
+        "7z a a.7z ./*",
+    ]
+    assert asking(rows) == []
+
+
+def test_other_globs_and_rows_that_judge_the_files_still_ask() -> None:
+    rows = {
+        "rsync -a * dest/": "rsync with a glob or generated operand",
+        "rsync -a x* dest/": "rsync with a glob",  # x:host/ is a remote
+        "rsync -a ./* /etc/cron.d/": "rsync writes /etc/cron.d/",
+        "rsync --delete ./* d/": "rsync --delete",
+        "zip -r a.zip *": "zip with a glob",  # -TT, -m
+        "rm ./*": "rm with a glob or generated operand",  # the files removed are unnamed
+        "7z x ./*.7z -oout": "7z extracts members",
+        "echo x | xargs rsync -a ./* d/": "rsync " + _UNSEEN,
+    }
+    assert missed(rows) == []

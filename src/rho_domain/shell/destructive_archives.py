@@ -93,7 +93,7 @@ def unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) ->
     directory as the one filled. Into a new directory, or one the line moved to, they land
     below it."""
     known = [w for w in words if w is not None]
-    if first not in ARCHIVERS or judge_program(first, words):
+    if first not in ARCHIVERS or judge_program(first, known):
         return ""  # the table's own reason (tar -I runs a command) is the one to say
     if why := _outside_any(first, known):
         return why

@@ -18,9 +18,17 @@ two kinds of word are chosen at run time by someone other than the command's wri
 * what ``xargs`` and ``parallel`` append: read as options by a program with a row in the
   table unless ``--`` ends its options first.
 
-Contract: ``glob_option_reason(argv, patterns) -> str`` (``patterns[i]`` the glob pattern of
-``argv[i]`` or None); ``appended_option_reason(appender, name, words) -> str``; each the
-reason to ask, or "".
+A glob that starts with ``./``, ``../`` or ``/`` expands to paths, never to an option, a
+``NAME=value`` setting or rsync's ``host:path``: the rows that ask for an unknown word only
+because it may be one of those (rsync, fallocate, dd, zip, 7-Zip: ``PATH_SAFE_ROWS``) read
+it as the path it is (``rsync -a ./* dest/`` runs unasked); rm, whose files it removes are
+then unnamed, and the runners, whose script or code it would be, still ask.
+
+Contract: ``paths_shown(first, argv, patterns, judged)``: ``judged`` (the words as the walk
+judges them, a glob None) with each path-shaped glob's pattern in place; ``row_words(name,
+words, shown)``: the words ``name``'s row reads; ``glob_option_reason(argv, patterns) ->
+str`` (``patterns[i]`` the glob pattern of ``argv[i]`` or None);
+``appended_option_reason(appender, name, words) -> str``; each the reason to ask, or "".
 """
 
 from __future__ import annotations
@@ -74,6 +82,31 @@ def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> s
                 f"write ./{argv[index]}, or put -- before it"
             )
     return ""
+
+
+PATH_SAFE_ROWS = frozenset(["rsync", "fallocate", "dd", "zip", "7z", "7za", "7zz"])
+_PATH_SHAPED = ("./", "../", "/")
+
+
+def paths_shown(
+    first: str | None, argv: Sequence[str], patterns: Sequence[str | None], judged: Sequence[Arg]
+) -> tuple[Arg, ...]:
+    """``judged`` with each glob that starts with ``./``, ``../`` or ``/`` shown as its
+    pattern (not where xargs, parallel or find fill words in: their words were changed)."""
+    if first in ("xargs", "parallel", "find") or len(judged) != len(argv):
+        return tuple(judged)
+    return tuple(
+        word if pattern is not None and pattern.startswith(_PATH_SHAPED) else judge
+        for word, pattern, judge in zip(argv, patterns, judged, strict=True)
+    )
+
+
+def row_words(name: str, words: Sequence[Arg], shown: Sequence[Arg] | None) -> Sequence[Arg]:
+    """The words after ``name`` its table row reads: path-shaped globs as their patterns for
+    the rows in ``PATH_SAFE_ROWS``, as unknown words for every other."""
+    if shown is not None and len(shown) == len(words) and name in PATH_SAFE_ROWS:
+        return shown[1:]
+    return words[1:]
 
 
 def may_be_option(pattern: str) -> bool:
