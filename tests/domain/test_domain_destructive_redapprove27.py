@@ -303,3 +303,32 @@ def test_other_globs_and_rows_that_judge_the_files_still_ask() -> None:
         "echo x | xargs rsync -a ./* d/": "rsync " + _UNSEEN,
     }
     assert missed(rows) == []
+
+
+def test_what_ln_links_to_is_judged_as_written() -> None:
+    """A write through a symbolic link lands in its target, through a hard link in the file
+    itself: the link a line plants is the extraction's link, made by hand."""
+    rows = {
+        "ln -s /etc/cron.d out && cp x out/": "ln writes /etc/cron.d",
+        "ln -s /etc/cron.d": "ln writes /etc/cron.d",
+        "ln /etc/passwd x": "ln writes /etc/passwd",
+        "ln -sf /root/.ssh/authorized_keys k": "ln writes /root/.ssh/authorized_keys",
+        "ln -s -t links /etc/profile.d": "ln writes /etc/profile.d",
+        "ln -s .git/hooks h": ".git",
+        "ln -s /usr/share/dict d": "ln writes /usr/share/dict",  # a write through it: /usr
+        "echo /etc | xargs ln -s": "ln " + _UNSEEN,
+    }
+    assert missed(rows) == []
+    assert (
+        asking(["ln -s ../lib/x.py x.py", "ln -sf src/a.py b.py", "ln -s build/out latest"]) == []
+    )
+
+
+def test_a_planted_link_really_takes_the_next_write_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "w").mkdir()
+    line = f"ln -s {outside} out && echo pwned > x && cp x out/"
+    subprocess.run(["bash", "-c", line], cwd=tmp_path / "w", check=True)
+    assert (outside / "x").read_text() == "pwned\n"
+    assert destructive_reason("ln -s /etc/cron.d out && cp x out/").startswith("ln writes /etc")

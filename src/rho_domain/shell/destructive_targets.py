@@ -123,7 +123,10 @@ def destination_reason(
     unknown word: a destination given as a pattern is judged as every name it may match
     (``shell.destructive_globs``), and one no word shows (what ``xargs`` appends) asks."""
     patterns = {n for n, w in zip(named, argv, strict=False) if w is None and n is not None}
-    for path in _destinations((named or argv)[1:], first):
+    # a write through a link lands in its target (ln -s /etc/cron.d out && cp x out/), and
+    # through a hard link in the file itself: what ln links to is judged as written
+    linked = _linked((named or argv)[1:]) if first == "ln" else []
+    for path in [*_destinations((named or argv)[1:], first), *linked]:
         if path is None:
             return (
                 f"{first} writes where a generated word says (what xargs, parallel or find -exec "
@@ -193,6 +196,14 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
     if first not in _COPIERS:
         return [*more_destinations(words, first)]
     return _copied(words, known)
+
+
+def _linked(words: Sequence[Arg]) -> list[str | None]:
+    """What ``ln words`` links to: every operand with ``-t DIR`` or alone, else all but the
+    last (None: one no word shows)."""
+    options, operands = split_options(words)
+    into = any(o == "-t" or o.startswith("--target-directory") for o in options)
+    return list(operands if into or len(operands) == 1 else operands[:-1])
 
 
 def _copied(words: Sequence[Arg], known: list[str]) -> list[str | None]:
