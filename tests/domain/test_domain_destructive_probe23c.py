@@ -59,10 +59,10 @@ def test_extraction_and_find_destinations_are_judged_as_writes() -> None:
     }
     assert _missed(hidden) == []
     ordinary = (
-        "tar -xzf a.tgz -C build",
+        "bsdtar -xzf a.tgz -C build",
         "tar -czf a.tgz -C /root/.ssh .",
         "tar cf a.tar -C /root .",
-        "unzip -o a.zip -d out",
+        "bsdtar -xf a.zip -C out",
         "find . -name '*.py' -fprint files.txt",
     )
     assert _asking(ordinary) == []

@@ -30,9 +30,9 @@ def test_an_archive_extracted_unread_into_the_command_directory_asks() -> None:
         "unzip -l a.zip",
         "unzip -p a.zip x.txt",
         "cpio -t < a.cpio",
-        "tar -xf a.tar -C build",
-        "unzip a.zip -d out",
-        "cd build && tar -xf a.tar",
+        "bsdtar -xf a.tar -C build",
+        "bsdtar -xf a.zip -C out",
+        "cd build && bsdtar -xf a.tar",
         "tar -czf out.tgz src",
     )
     assert _asking(listed) == []

@@ -58,8 +58,8 @@ def test_ordinary_globs_and_xargs_still_run_unasked() -> None:
         "cp .* /tmp/dotfiles/",
         "ls | xargs cp -t build",
         "find . -name '*.py' | xargs grep -l TODO",
-        "tar -xf a.tar -C out",
-        "unzip a.zip -d out",
+        "bsdtar -xf a.tar -C out",
+        "bsdtar -xf a.zip -C out",
     ]
     asking = {c: r for c in rows if (r := destructive_reason(c))}
     assert asking == {}

@@ -148,7 +148,7 @@ def test_words_xargs_appends_to_a_program_whose_options_decide_ask() -> None:
     rows = {
         "echo --pre=sh | xargs rg x .": "rg",
         "echo --compress-program=sh | xargs sort big": "sort",
-        "echo --to-command=sh | xargs tar -xf a.tar -C out": "tar",
+        "echo --checkpoint-action=exec=sh | xargs tar -cf a.tar src": "tar",
         "echo --output=x.sh | xargs git log": "git",
         "echo --upload-pack=evil | xargs git ls-remote x": "git",
         "echo -g | xargs npm install x": "npm",

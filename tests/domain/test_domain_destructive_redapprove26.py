@@ -53,7 +53,7 @@ def test_a_glob_where_a_program_reads_options_asks() -> None:
         "nice -n 5 tar -cf a.tar *": _GLOB,
         "command tar -cf a.tar *": _GLOB,
         "exec tar -cf a.tar *": _GLOB,
-        "env LC_ALL=C tar -cf a.tar *": "the glob * given to env",
+        "env LC_ALL=C tar -cf a.tar *": "the glob * given to tar",  # env stops at tar
         "sudo -- tar -cf a.tar *": _GLOB,  # the -- is sudo's, not tar's
         "timeout 60 tar -cf a.tar * || true": _GLOB,
         "cd src && tar -cf ../a.tar *": _GLOB,
@@ -355,22 +355,19 @@ def test_archives_that_write_members_out_of_sight_ask() -> None:
 
 def test_archives_listed_made_or_extracted_into_a_new_directory_run_unasked() -> None:
     rows = [
-        "7z x a.7z -oout",
         "7z l a.7z",
         "7z a a.7z src",
-        "unrar x a.rar out/",
         "unrar l a.rar",
-        "unar -o out a.rar",
+        "ar x --output=out lib.a",
         "ar t lib.a",
         "ar rcs lib.a a.o",
-        "cpio -id -D out --no-absolute-filenames < a.cpio",
         "cpio -t < a.cpio",
         "gunzip a.gz",
         "gzip -d data.csv.gz",
         "gzip -c a > a.gz",
         "gunzip -c a.gz | head",
         "zstd -d x.zst",
-        "tar -xf a.tar -C out",
+        "bsdtar -xf a.tar -C out",  # tar, 7z, unrar, unar, cpio: links (redapprove27)
     ]
     assert asking(rows) == []
 

@@ -115,8 +115,8 @@ _CLIS_STILL_ORDINARY = (
     "uv sync",
     "cargo build --release",
     "docker run --rm -it image pytest",
-    "tar -xzf a.tgz -C build",  # into the command's own directory it asks (probe24)
-    "unzip -o a.zip -d out",
+    "bsdtar -xzf a.tgz -C build",  # into the command's own directory it asks (probe24)
+    "bsdtar -xf a.zip -C out",  # tar, unzip restore links (redapprove27)
 )
 
 

@@ -291,7 +291,7 @@ ORDINARY = [
     "kill -TERM 4242",
     "kill -9 4242 4243",
     "zip -r out.zip src",
-    "7z x a.7z -oout",  # into its own directory asks (redapprove26: members unseen)
+    "bsdtar -xf a.7z -C out",  # 7z restores links: asks (redapprove27)
     "sed -n '/e/p' f",
     "sed 's/e/E/g' f",
     "sed -e '$a\\' f",

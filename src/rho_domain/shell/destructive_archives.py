@@ -8,9 +8,9 @@ directory is judged, joined with each member named and with ``.*`` (a home's hid
 entries). What lands outside whatever directory is given asks outright: ``cpio -i`` writes
 absolute and ``../`` member names as they are unless ``--no-absolute-filenames``, 7-Zip's
 ``-spf`` keeps absolute paths, and ``gunzip -N`` (``gzip -dN``, ``--name``) names its output
-by the name stored in the archive. A decompressor's output is the name it derives from its
-operand (``gunzip .envrc.gz`` writes ``.envrc``, ``unxz /etc/cron.d/x.xz`` writes
-``/etc/cron.d/x``), judged as any destination.
+by the name stored in the archive. What a compressor or decompressor writes (``gunzip
+.envrc.gz`` writes ``.envrc``, ``zstd -o FILE``, ``gzip x`` replaces ``x``) is
+``shell.destructive_compressors``', judged as any destination.
 
 Contract: ``ARCHIVERS``, the programs read here; ``archive_destinations(first, words)``, the
 paths ``first words`` writes (None: one no word shows); ``unread_members(words, first,
@@ -23,6 +23,12 @@ import itertools
 import posixpath
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_compressors import (
+    COMPRESSORS,
+    compressor_outputs,
+    decompresses,
+    restores_name,
+)
 from rho_domain.shell.destructive_cwd import Directories
 from rho_domain.shell.destructive_table import judge_program
 from rho_domain.shell.destructive_words import Arg, long_hits
@@ -39,22 +45,15 @@ _EXTRACTORS = {
 }
 _SEVEN_ZIPS = frozenset(["7z", "7za", "7zr", "7zz"])
 _UNRARS = frozenset(["unrar", "rar"])
-# decompressors: the cluster letter that makes them decompress ("" when they always do)
-_DECOMPRESSORS = {
-    **dict.fromkeys(["gunzip", "unxz", "bunzip2", "unzstd", "unlzma", "uncompress"], ""),
-    **dict.fromkeys(["unpigz", "lz4cat"], ""),
-    **dict.fromkeys(["gzip", "xz", "bzip2", "zstd", "lz4", "lzma", "pigz"], "d"),
-}
-_SUFFIXES = (".gz", ".z", ".xz", ".bz2", ".zst", ".lz4", ".lzma", ".Z", ".tgz", ".txz")
-ARCHIVERS = frozenset([*_EXTRACTORS, *_SEVEN_ZIPS, *_UNRARS, *_DECOMPRESSORS])
+ARCHIVERS = frozenset([*_EXTRACTORS, *_SEVEN_ZIPS, *_UNRARS, *COMPRESSORS])
 
 
 def archive_destinations(first: str, words: Sequence[Arg]) -> list[str | None]:
     """The paths ``first words`` writes: the directory an extraction fills with each member
     named and ``.*``, or a decompressor's derived outputs; [] when it writes none."""
     known = [w for w in words if w is not None]
-    if first in _DECOMPRESSORS:
-        return list(_decompressed(first, known))
+    if first in COMPRESSORS:
+        return compressor_outputs(first, words)
     if not extracts(first, known):
         return []
     if first in _SEVEN_ZIPS or first in _UNRARS:
@@ -94,25 +93,45 @@ def unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) ->
     directory as the one filled. Into a new directory, or one the line moved to, they land
     below it."""
     known = [w for w in words if w is not None]
-    if first not in ARCHIVERS or judge_program(first, words):
+    if first not in ARCHIVERS or judge_program(first, known):
         return ""  # the table's own reason (tar -I runs a command) is the one to say
     if why := _outside_any(first, known):
         return why
-    if first in _DECOMPRESSORS or not extracts(first, known):
+    if first in COMPRESSORS or not extracts(first, known):
         return ""
     into = archive_destinations(first, words)[0]
-    if into is None or into.startswith("/") or posixpath.normpath(into) != ".":
-        return ""
-    if not any(place.path == "" and not place.unknown for place in cwd.places):
-        return ""
     lister = {"unzip": "unzip -l", "cpio": "cpio -t", "ar": "ar t", "unar": "lsar"}.get(
         first, f"{first} l" if first in _SEVEN_ZIPS or first in _UNRARS else f"{first} -tf"
     )
-    return (
-        f"{first} writes an archive's members, which the approval check cannot see, into the "
-        "command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, which run "
-        f"later): list them first ({lister}), or extract into a new directory"
-    )
+    here = into is not None and not into.startswith("/") and posixpath.normpath(into) == "."
+    if here and any(place.path == "" and not place.unknown for place in cwd.places):
+        return (
+            f"{first} writes an archive's members, which the approval check cannot see, into "
+            "the command's directory (an archive may carry .git/hooks/, .envrc, .vscode/, "
+            f"which run later): list them first ({lister}), or extract into a new directory"
+        )
+    if first in _FOLLOWS_LINKS or (first == "bsdtar" and _insecure(known)):
+        return (
+            f"{first} extracts members the approval check cannot see into {into}, and a member "
+            "may be a symbolic link (to /etc, ~/.ssh) that a later member, or a later "
+            "extraction into the same directory, writes through: use bsdtar (it writes "
+            "through no link), or list the members first and extract by name"
+        )
+    return ""
+
+
+# the extractors that restore a member that is a symbolic link and write through links in
+# the directory they fill (unzip and GNU tar, shown real; 7-Zip, unrar, unar and cpio restore
+# links too): bsdtar refuses unless -P, and ar's members are plain names
+_FOLLOWS_LINKS = frozenset(["tar", "unzip", "cpio", "unar", *_SEVEN_ZIPS, *_UNRARS])
+
+
+def _insecure(known: list[str]) -> bool:
+    """True when bsdtar is told to write through links and keep ``..`` (-P)."""
+    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
+    head = known[0] if known and not known[0].startswith("-") else ""
+    longs = ("--insecure", "--absolute-paths")
+    return "P" in head or any("P" in c for c in clusters) or any(w in longs for w in known)
 
 
 def _outside_any(first: str, known: list[str]) -> str:
@@ -124,7 +143,7 @@ def _outside_any(first: str, known: list[str]) -> str:
         )
     if first in _SEVEN_ZIPS and any(w.startswith("-spf") for w in known):
         return f"{first} -spf writes members by their absolute paths, outside any directory"
-    if first in _DECOMPRESSORS and _decompresses(first, known) and _restores_name(known):
+    if first in COMPRESSORS and decompresses(first, known) and restores_name(known):
         return (
             f"{first} -N names its output by the name stored in the archive, which the "
             "approval check cannot see: drop -N (the output is then the operand's name)"
@@ -158,26 +177,3 @@ def _extracted(known: list[str], found: list[str]) -> list[str | None]:
     members = [w for w in known if not w.startswith("-") and w not in found]
     members.append(".*")  # any hidden entry: a home's .bashrc
     return [p for d in found if d for p in (d, *(posixpath.join(d, m) for m in members))]
-
-
-def _decompresses(first: str, known: list[str]) -> bool:
-    letter = _DECOMPRESSORS[first]
-    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
-    return not letter or any(letter in c for c in clusters) or "--decompress" in known
-
-
-def _restores_name(known: list[str]) -> bool:
-    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
-    return "--name" in known or any("N" in c for c in clusters)
-
-
-def _decompressed(first: str, known: list[str]) -> list[str]:
-    """The files a decompressor writes: each operand without its suffix, unless it writes
-    to standard output (``-c``) or only tests or lists."""
-    if not _decompresses(first, known):
-        return []
-    clusters = [w[1:] for w in known if w.startswith("-") and not w.startswith("--")]
-    if any(set(c) & set("ctl") for c in clusters) or {"--stdout", "--test", "--list"} & set(known):
-        return []
-    operands = [w for w in known if not w.startswith("-")]
-    return [w[: -len(s)] for w in operands for s in _SUFFIXES if w.endswith(s) and w != s][:64]

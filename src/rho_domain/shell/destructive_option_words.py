@@ -18,16 +18,24 @@ two kinds of word are chosen at run time by someone other than the command's wri
 * what ``xargs`` and ``parallel`` append: read as options by a program with a row in the
   table unless ``--`` ends its options first.
 
-Contract: ``glob_option_reason(argv, patterns) -> str`` (``patterns[i]`` the glob pattern of
-``argv[i]`` or None); ``appended_option_reason(appender, name, words) -> str``; each the
-reason to ask, or "".
+A glob that starts with ``./``, ``../`` or ``/`` expands to paths, never to an option, a
+``NAME=value`` setting or rsync's ``host:path``: the rows that ask for an unknown word only
+because it may be one of those (rsync, fallocate, dd, zip, 7-Zip: ``PATH_SAFE_ROWS``) read
+it as the path it is (``rsync -a ./* dest/`` runs unasked); rm, whose files it removes are
+then unnamed, and the runners, whose script or code it would be, still ask.
+
+Contract: ``paths_shown(first, argv, patterns, judged)``: ``judged`` (the words as the walk
+judges them, a glob None) with each path-shaped glob's pattern in place; ``row_words(name,
+words, shown)``: the words ``name``'s row reads; ``glob_option_reason(argv, patterns) ->
+str`` (``patterns[i]`` the glob pattern of ``argv[i]`` or None);
+``appended_option_reason(appender, name, words) -> str``; each the reason to ask, or "".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_table import program_name
+from rho_domain.shell.destructive_readers import reader
 from rho_domain.shell.destructive_words import Arg
 
 # programs none of whose options runs a command, writes a file or chooses what another
@@ -48,26 +56,57 @@ _ASSIGNING = frozenset(["make", "gmake", "dd", "env"])
 
 def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> str:
     """Why a glob among ``argv``'s words asks because it may expand to an option (or a
-    setting) of the program that reads it, or ""."""
-    first = program_name(argv[0]) if argv else None
-    if first in HARMLESS or not any(patterns[1:]):
+    setting) of the program that reads it (``shell.destructive_readers``: ``sudo tar -cf
+    a.tar *`` gives it to tar, ``python3 x.py *`` to the script), or ""."""
+    if not any(patterns[1:]):
         return ""
+    words = [
+        None if pattern is not None else word for word, pattern in zip(argv, patterns, strict=True)
+    ]
     for index, pattern in enumerate(patterns[1:], 1):
-        if pattern is None:
+        found = reader(words, index) if pattern is not None else None
+        if found is None or found[1] in HARMLESS:
             continue
-        if first in _ASSIGNING and not pattern.startswith(("./", "/")):
+        at, name = found
+        if name in _ASSIGNING and not pattern.startswith(("./", "/")):  # type: ignore[union-attr]
             return (
-                f"the glob {argv[index]} given to {first} may expand to a file name read as a "
+                f"the glob {argv[index]} given to {name} may expand to a file name read as a "
                 f"setting (NAME=value) or an option: name the files, or write ./{argv[index]}"
             )
-        if may_be_option(pattern) and not _options_ended(argv[1:index], patterns[1:index]):
+        before = slice(at + 1, index)
+        if may_be_option(pattern or "") and not _options_ended(argv[before], patterns[before]):
             return (
-                f"the glob {argv[index]} given to {first} may expand to a file name read as an "
+                f"the glob {argv[index]} given to {name} may expand to a file name read as an "
                 "option, and whoever wrote a file chose its name (a file named "
                 "--checkpoint-action=exec=... makes tar run it): "
                 f"write ./{argv[index]}, or put -- before it"
             )
     return ""
+
+
+PATH_SAFE_ROWS = frozenset(["rsync", "fallocate", "dd", "zip", "7z", "7za", "7zz"])
+_PATH_SHAPED = ("./", "../", "/")
+
+
+def paths_shown(
+    first: str | None, argv: Sequence[str], patterns: Sequence[str | None], judged: Sequence[Arg]
+) -> tuple[Arg, ...]:
+    """``judged`` with each glob that starts with ``./``, ``../`` or ``/`` shown as its
+    pattern (not where xargs, parallel or find fill words in: their words were changed)."""
+    if first in ("xargs", "parallel", "find") or len(judged) != len(argv):
+        return tuple(judged)
+    return tuple(
+        word if pattern is not None and pattern.startswith(_PATH_SHAPED) else judge
+        for word, pattern, judge in zip(argv, patterns, judged, strict=True)
+    )
+
+
+def row_words(name: str, words: Sequence[Arg], shown: Sequence[Arg] | None) -> Sequence[Arg]:
+    """The words after ``name`` its table row reads: path-shaped globs as their patterns for
+    the rows in ``PATH_SAFE_ROWS``, as unknown words for every other."""
+    if shown is not None and len(shown) == len(words) and name in PATH_SAFE_ROWS:
+        return shown[1:]
+    return words[1:]
 
 
 def may_be_option(pattern: str) -> bool:

@@ -1,4 +1,4 @@
-"""The words ``xargs`` and ``parallel`` fill from their input (``shell.destructive``).
+"""The words ``xargs``, ``parallel`` and ``find -exec`` fill in (``shell.destructive``).
 
 Besides what they append, both put each input item into the words of their command wherever
 a replacement string stands: ``xargs -I X curl URL -o X`` writes where the input says, and so
@@ -10,18 +10,27 @@ was read as written (``cp a X``: a file named X in the workspace) and ran unaske
 The strings: xargs' ``-I R``, ``-IR``, ``--replace[=R]``, ``-i[R]`` (``{}`` by default) and
 BSD's ``-J R``; parallel's ``{}`` family (any word holding ``{`` and ``}``: ``{.}``, ``{/}``,
 ``{1}``...) and its ``-I R``, ``--replace R``, ``--extensionreplace R``, ``--er R``...
-parallel's ``{= perl =}`` and ``--rpl`` run Perl code on each item: they ask.
+parallel's Perl code (``{= perl =}``, ``--rpl``, ``--parens``, ``--plus``' strings with an
+argument) asks (``shell.destructive_parallel``). ``find``'s
+``-exec``, ``-execdir``, ``-ok`` and ``-okdir`` put each found path where ``{}`` stands in
+their command, which ends at ``;`` or ``+`` (``find / -name authorized_keys -exec cp k {}
+';'`` writes every file found: its ``;`` was read as cp's destination).
 
 Contract: ``replaced(argv) -> tuple[Arg, ...]``: an xargs or parallel command's words with each
-one a replacement string stands in as None; ``perl_reason(argv) -> str``.
+one a replacement string stands in as None; ``filled``;
+``command_end(first, argv, start)``: where the command a wrapper runs from ``start`` ends;
+``appends_unknown(first, argv)``; ``appender_within(command)``: the xargs or
+parallel command a wrapper runs (``sudo xargs gzip``), judged as a command of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_parallel import SEPARATE_VALUES, perl_reason
 from rho_domain.shell.destructive_table import program_name
 from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.syntax_tree import SimpleCommand
 
 _XARGS_VALUED = "adEeLlnPs"  # xargs' short options that take a value
 # parallel's options whose value is a replacement string of its own
@@ -43,14 +52,6 @@ def replaced(argv: Sequence[Arg]) -> tuple[Arg, ...]:
         braced = parallel and word is not None and "{" in word and "}" in word
         words.append(None if held or braced else word)
     return tuple(words)
-
-
-def perl_reason(argv: Sequence[Arg]) -> str:
-    """Why a parallel command line asks for Perl code it runs on each item, or ""."""
-    for word in argv[1:]:
-        if word is not None and ("{=" in word or word.startswith("--rpl")):
-            return f"parallel {word}: runs Perl code on each input item"
-    return ""
 
 
 def _xargs_strings(argv: Sequence[Arg]) -> list[tuple[int, str]]:
@@ -101,6 +102,8 @@ def filled(
     """``argv`` and ``named`` (its words as given, a glob's pattern in place) with the words
     ``first`` fills from its input as None when it is xargs or parallel, and the reason
     parallel's Perl code asks, or ""."""
+    if first == "find":
+        return _found(argv), _found(named), ""
     if first not in ("xargs", "parallel"):
         return tuple(argv), tuple(named), ""
     words = replaced(argv)
@@ -111,6 +114,63 @@ def filled(
     return words, replaced(named), why
 
 
+_FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
+
+
+def _found(argv: Sequence[Arg]) -> tuple[Arg, ...]:
+    """``find``'s words with each word of an ``-exec`` command holding ``{}`` as None."""
+    words: list[Arg] = []
+    inside = False
+    for word in argv:
+        if inside and word in (";", "+"):
+            inside = False
+        elif word in _FIND_RUNS:
+            inside = True
+        words.append(None if inside and word is not None and "{}" in word else word)
+    return tuple(words)
+
+
+def command_end(first: Arg, argv: Sequence[Arg], start: int) -> int:
+    """Where the command ``first`` runs from ``argv[start]`` ends: at the ``;`` or ``+`` of
+    the find ``-exec`` it stands in (``find -exec sudo cp a {} ;`` too), else at the end."""
+    if first != "find":
+        return len(argv)
+    inside = False
+    for index, word in enumerate(argv):
+        if inside and word in (";", "+"):
+            if index >= start:
+                return index
+            inside = False
+        elif word in _FIND_RUNS:
+            inside = True
+    return len(argv)
+
+
+def appender_within(command: SimpleCommand) -> SimpleCommand | None:
+    """The xargs or parallel command a wrapper runs (``sudo xargs``, ``nice parallel``), as a
+    command of its own, or None."""
+    patterns = command.patterns or (None,) * len(command.argv)
+    for index in range(1, len(command.argv)):
+        if patterns[index] is None and program_name(command.argv[index]) in _APPENDERS:
+            return SimpleCommand(argv=command.argv[index:], patterns=tuple(patterns[index:]))
+    return None
+
+
+_APPENDERS = ("xargs", "parallel")
+
+
+def appends_unknown(first: Arg, argv: Sequence[Arg]) -> bool:
+    """True when ``first`` (xargs, parallel) appends words the check cannot see: parallel
+    given all its items after ``:::`` (``parallel gzip ::: a b``) appends only those, which
+    are among its words already; ``::::``, ``-a`` and standard input are files unread."""
+    if first == "xargs":
+        return True
+    if first != "parallel" or ":::" not in argv:
+        return first == "parallel"
+    unread = ("::::", "-a", "--arg-file", "--a", ":::+", "::::+")
+    return any(w is None or w in unread or w.startswith("--arg-file=") for w in argv)
+
+
 def _program_index(argv: Sequence[Arg], *, parallel: bool) -> int | None:
     """Where the command xargs or parallel runs starts: the first word that is neither an
     option nor the value of one given apart (``-I X``, ``-n 1``, ``--arg-file FILE``)."""
@@ -119,14 +179,6 @@ def _program_index(argv: Sequence[Arg], *, parallel: bool) -> int | None:
         word = argv[index]
         if word is None or word == "--" or not word.startswith("-"):
             return index + (word == "--")
-        valued = word in _SEPARATE_VALUES or (parallel and word in _PARALLEL_VALUED)
+        valued = word in SEPARATE_VALUES or (parallel and word in _PARALLEL_VALUED)
         index += 2 if valued else 1
     return None
-
-
-# the options of xargs and parallel whose value may be the next word (xargs' --replace takes
-# its value only after "=")
-_SEPARATE_VALUES = frozenset(
-    ["-I", "-J", "-a", "-d", "-E", "-L", "-n", "-P", "-s", "-j", "-S", "--arg-file",
-     "--delimiter", "--max-args", "--max-procs", "--max-lines", "--jobs"]
-)  # fmt: skip

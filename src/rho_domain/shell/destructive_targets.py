@@ -33,7 +33,7 @@ from rho_domain.shell.destructive_globs import is_pattern, matched_paths
 from rho_domain.shell.destructive_outside import outside_refusal
 from rho_domain.shell.destructive_variables import variable_reason
 from rho_domain.shell.destructive_words import Arg, split_options
-from rho_domain.shell.destructive_writers import more_destinations, names_more
+from rho_domain.shell.destructive_writers import KEEPS_CONTENT, more_destinations, names_more
 from rho_domain.write_rules import write_refusal
 
 WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
@@ -123,10 +123,14 @@ def destination_reason(
     unknown word: a destination given as a pattern is judged as every name it may match
     (``shell.destructive_globs``), and one no word shows (what ``xargs`` appends) asks."""
     patterns = {n for n, w in zip(named, argv, strict=False) if w is None and n is not None}
-    for path in _destinations((named or argv)[1:], first):
+    # a write through a link lands in its target (ln -s /etc/cron.d out && cp x out/), and
+    # through a hard link in the file itself: what ln links to is judged as written
+    linked = _linked((named or argv)[1:]) if first == "ln" else []
+    for path in [*_destinations((named or argv)[1:], first), *linked]:
         if path is None:
             return (
-                f"{first} writes where a generated word says (what xargs or parallel append), "
+                f"{first} writes where a generated word says (what xargs, parallel or find -exec "
+                "fill in), "
                 "which the approval check cannot see: name the destination"
             )
         given = any(pattern in path for pattern in patterns)  # not an extraction's own ".*"
@@ -154,7 +158,11 @@ def names_destinations(first: str | None) -> bool:
 
 
 def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
-    """The paths ``first words`` names as what it writes (a pattern as given)."""
+    """The paths ``first words`` names as what it writes with content from elsewhere (a
+    pattern as given): not what ``touch``, ``mkdir`` or ``dos2unix`` make or rewrite (an
+    empty file, a directory, the same lines), which no later command runs as new code."""
+    if first in KEEPS_CONTENT:
+        return []
     return [path for path in _destinations(words, first) if path is not None]
 
 
@@ -188,6 +196,14 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
     if first not in _COPIERS:
         return [*more_destinations(words, first)]
     return _copied(words, known)
+
+
+def _linked(words: Sequence[Arg]) -> list[str | None]:
+    """What ``ln words`` links to: every operand with ``-t DIR`` or alone, else all but the
+    last (None: one no word shows)."""
+    options, operands = split_options(words)
+    into = any(o == "-t" or o.startswith("--target-directory") for o in options)
+    return list(operands if into or len(operands) == 1 else operands[:-1])
 
 
 def _copied(words: Sequence[Arg], known: list[str]) -> list[str | None]:

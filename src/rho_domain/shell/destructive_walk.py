@@ -17,11 +17,11 @@ import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
+from rho_domain.shell import destructive_option_words as words_of
+from rho_domain.shell import destructive_replaced as fill
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
-from rho_domain.shell.destructive_option_words import appended_option_reason, glob_option_reason
-from rho_domain.shell.destructive_replaced import filled
 from rho_domain.shell.destructive_stdin import is_stdin_runner, reads_code, stdin_reason
 from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
 from rho_domain.shell.destructive_targets import (
@@ -99,8 +99,11 @@ class LineCheck:
                     cwd = self.cwd  # a subshell's cd ends with it
                     why = self.commands(command.body, depth + 1)
                     self.cwd = cwd
-                else:
-                    why = self.simple(command, depth, piped=index > 0)
+                else:  # sudo xargs gzip: judged as xargs gzip too (what it appends, fills)
+                    inner = fill.appender_within(command)
+                    why = (inner and self.simple(inner, depth, piped=index > 0)) or self.simple(
+                        command, depth, piped=index > 0
+                    )
                 if why:
                     return why
         return ""
@@ -117,7 +120,7 @@ class LineCheck:
         first = program_name(argv[0])
         earlier = self.files.so_far()  # what the commands before this one wrote
         self.cwd = self.cwd.after(argv, piped=piped)  # before a CDPATH=... string it runs
-        argv, named, why = filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
+        argv, named, why = fill.filled(first, argv, command.argv)  # xargs -I X cp a X: X unknown
         if why := why or self.redirections(command.redirections) or self.words(argv, first, named):
             return why
         opened = fds.opened_files(command.redirections, self.opened)
@@ -125,6 +128,7 @@ class LineCheck:
             self.opened = opened
         stdin, fed = fds.standard_input(command, opened, piped=piped)
         argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
+        shown = words_of.paths_shown(first, command.argv, patterns, argv)  # rsync -a ./* d/: paths
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
@@ -150,17 +154,13 @@ class LineCheck:
             # a wrapper's command inherits its stdin; xargs and parallel give theirs none
             kept = self.cwd
             self.cwd = moved = kept.wrapped(argv[:start])  # env -C DIR sh -c '...' runs in DIR
-            why = self.argv(words, "" if appender else stdin, depth)
+            why = self.argv(words, "" if appender else stdin, depth, shown[start:])
             self.cwd = self.cwd if moved is kept else kept  # a moved child's cd ends with it
+            if appender and is_listed(name) and not why:  # xargs rg x . (appends --pre=sh)
+                why = words_of.appended_option_reason(first, name, words[:-1])
             if why:
                 return why
-            if (
-                appender
-                and is_listed(name)
-                and (why := appended_option_reason(first, name, words[:-1]))
-            ):
-                return why
-        if why := glob_option_reason(command.argv, patterns):  # tar -cf a.tar * (a file --x=y)
+        if why := words_of.glob_option_reason(command.argv, patterns):  # tar -cf a.tar *
             return why  # after the rows' own reasons (find's glob, rm's unknown operand)
         guessed = self.guessing or first is None
         appended = (None,) if first in _APPENDERS else ()  # what xargs appends is unknown
@@ -175,11 +175,14 @@ class LineCheck:
                 continue
             if spent := self.work.again(argv, start):
                 return why or spent
-            words = argv[start + 1 :]  # what the destination rule reads too: sponge, dd of=
+            # what the destination rule reads too (sponge, dd of=), to find -exec's ; or +
+            words = argv[start + 1 : fill.command_end(first, argv, start)]
             self.files.add(*written_by(name, words), *destinations(words, name))
         return why
 
-    def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
+    def argv(
+        self, words: Sequence[Arg], stdin: Stdin, depth: int, shown: Sequence[Arg] = ()
+    ) -> str:
         """Judge one command's words (a whole command, or the suffix a wrapper runs)."""
         name = program_name(words[0])
         if name is None:
@@ -196,7 +199,8 @@ class LineCheck:
             return f"runs {ran}, which {self.files.by(ran)}"
         if runner is None:
             nested = lambda text, who: self.line(text, depth + 1, who)  # noqa: E731
-            return judge_program(name, words[1:]) or stdin_reason(name, words[1:], stdin, nested)
+            why = judge_program(name, words_of.row_words(name, words, shown))
+            return why or stdin_reason(name, words[1:], stdin, nested)
         if why := judge_program(name, words[1:]):  # a runner's own rows: bun add -g
             return why
         return runner(
@@ -221,9 +225,10 @@ class LineCheck:
                 return why
             cwd = self.cwd.wrapped(argv[:start])  # env -C DIR, sudo -D DIR
             # what xargs and parallel append is an unknown word: their cp's destination
-            appended = (None,) if start and first in _APPENDERS else ()
-            given = (*named[start:], *appended)
-            if why := destination_reason((*argv[start:], *appended), name, cwd, given):
+            appended = (None,) if start and fill.appends_unknown(first, argv) else ()
+            end = fill.command_end(first, argv, start)  # find -exec cp a {} ';': not the ;
+            given = (*named[start:end], *appended)
+            if why := destination_reason((*argv[start:end], *appended), name, cwd, given):
                 return why
         return ""
 

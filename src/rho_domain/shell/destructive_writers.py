@@ -5,7 +5,10 @@ URL's last component, the name they save it as), and the directory ``git clone``
 the URL's last component) or ``git init`` makes, in the one ``git -C`` enters, and the
 directories ``pip install`` fills (``--target``, ``-t``, ``--prefix``, ``--root``), and the
 files the in-place editors rewrite (``yq -i``, ``sd``, ``crudini --set``, ``json -I``,
-``dasel put``, ``ex``: every operand).
+``dasel put``, ``ex``: every operand), parallel's ``--joblog`` and ``--results``, and the
+files and directories ``touch``, ``mkdir``, ``dos2unix`` and ``unix2dos`` create or rewrite
+(every operand: ``touch /etc/cron.d/x``); an operand no word shows (``xargs touch``, ``find
+-exec mkdir {}``) is one the check cannot see.
 
 Contract: ``more_destinations(words, first) -> list[str | None]``, the paths ``first`` run
 with ``words`` (its arguments; ``None`` unknown) may write (None: one no word shows), or []
@@ -36,7 +39,9 @@ def more_destinations(words: Sequence[Arg], first: str | None) -> list[str | Non
         return []
     known = [w for w in words if w is not None]
     found: list[str | None] = [*_named(known, words, first)]
-    if None in words and (first in ("sponge", "patch") or _edits_in_place(first, known)):
+    if None in words and (
+        first in ("sponge", "patch", *_OPERAND_WRITERS) or _edits_in_place(first, known)
+    ):
         found.append(None)
     return found
 
@@ -59,12 +64,18 @@ def _named(known: list[str], words: Sequence[Arg], first: str | None) -> list[st
         return operands if scripted else operands[1:]  # the first operand is the script
     if first == "sponge":
         return operands
+    if first in _OPERAND_WRITERS:  # touch -r REF, -d DATE, mkdir -m MODE: values, not files
+        valued = _OPERAND_WRITERS[first]
+        pairs = itertools.pairwise(["", *known])
+        return [w for before, w in pairs if w in operands and before not in valued]
     if first == "patch":
         return operands[:1] + _values(known, "-d", "--directory")
     if first in ("curl", "wget"):
         return _fetched(known, operands, first)
     if first == "git":
         return _git_made(words)
+    if first == "parallel":  # the files it logs to, the directory it fills with outputs
+        return [p for o in ("--joblog", "--results", "--res") for p in _values(known, "", o)]
     if first in ("pip", "pip3", "uv") and "install" in operands:  # the directories it fills
         # --root R prefixes the install scheme's directories (/usr/local/lib/python3...)
         roots = [posixpath.join(r, "usr/local") for r in _values(known, "", "--root")]
@@ -139,6 +150,16 @@ _SED_SCRIPTS = frozenset(["expression", "file"])
 # the editors that rewrite the files they name with the command's own words (sed's and
 # perl's are read apart: sed's script is its first operand, perl -pi runs code and asks)
 _EDITORS = frozenset(["yq", "crudini", "json", "dasel", "sd", "ex"])
+# the programs that create or rewrite every operand, with their options given a value apart
+_OPERAND_WRITERS = {
+    "touch": frozenset(["-r", "-d", "-t", "--reference", "--date"]),
+    "mkdir": frozenset(["-m", "--mode", "-Z", "--context"]),
+    "dos2unix": frozenset(["-c", "--convmode", "-n", "--newfile"]),
+    "unix2dos": frozenset(["-c", "--convmode", "-n", "--newfile"]),
+}
+KEEPS_CONTENT = frozenset(_OPERAND_WRITERS)
+"""The writers whose files hold no content from elsewhere (an empty file, a directory)."""
 _MORE_WRITERS = frozenset(
-    ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", *_EDITORS]
-)
+    ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", "parallel", *_EDITORS,
+     *_OPERAND_WRITERS]
+)  # fmt: skip
