@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
+from contextvars import Context
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +26,24 @@ class CountingLoop(asyncio.SelectorEventLoop):
         super().__init__()
         self.scheduled = 0
         self.tasks: list[str] = []
-        self.set_task_factory(self._task)
+        self.set_task_factory(self._task)  # type: ignore[arg-type]  # typeshed's is narrower
 
-    def call_soon(self, *args: Any, **kwargs: Any) -> asyncio.Handle:
+    def call_soon(  # type: ignore[override]  # typeshed's is generic over the arguments
+        self, callback: Callable[..., object], *args: Any, context: Context | None = None
+    ) -> asyncio.Handle:
         self.scheduled += 1
-        return super().call_soon(*args, **kwargs)
+        return super().call_soon(callback, *args, context=context)
 
-    def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> asyncio.Handle:
+    def call_soon_threadsafe(  # type: ignore[override]  # as call_soon
+        self, callback: Callable[..., object], *args: Any, context: Context | None = None
+    ) -> asyncio.Handle:
         self.scheduled += 1
-        return super().call_soon_threadsafe(*args, **kwargs)
+        return super().call_soon_threadsafe(callback, *args, context=context)
 
     def _task(
         self, loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], **kwargs: Any
     ) -> asyncio.Task[Any]:
-        self.tasks.append(coro.__qualname__)
+        self.tasks.append(getattr(coro, "__qualname__", repr(coro)))
         return asyncio.Task(coro, loop=loop, **kwargs)
 
 
