@@ -46,9 +46,7 @@ def _refused(path: Path, what: str) -> LinkRefused:
 def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
     """A descriptor of ``directory`` whose last ``levels`` components were opened without
     following links (1: the session directory; 2: ``<session>/exports``)."""
-    parts = directory.parts
-    head, tail = parts[:-levels], parts[-levels:]
-    base = Path(*head) if head else Path(os.sep if directory.is_absolute() else ".")
+    base, tail = _split(directory, levels)
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for name in tail:
@@ -60,10 +58,25 @@ def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
                 raise
             os.close(fd)
             fd = child
-            base = base / name
+            base = os.path.join(base, name)
         yield fd
     finally:
         os.close(fd)
+
+
+def _split(directory: Path, levels: int) -> tuple[str, list[str]]:
+    """The part of ``directory`` taken as it is and its last ``levels`` names, as
+    ``directory.parts`` splits them, by string (a session's files open its directory about
+    eight times a session, in the store's worker threads: no ``Path`` built each time)."""
+    head, tail = os.fspath(directory), []
+    for _ in range(levels):
+        parent, name = os.path.split(head)
+        if not name:  # the root: nothing more to take without following
+            break
+        head = parent
+        tail.append(name)
+    tail.reverse()
+    return head or ".", tail
 
 
 @contextlib.contextmanager

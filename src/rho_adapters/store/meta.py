@@ -211,6 +211,7 @@ class MetaFile:
         beats: Heartbeats | None = None,
     ) -> None:
         self.paths = paths
+        self._path = paths.meta  # built once: each write (four a session) names it
         self.data = meta
         self._lock = threading.Lock()
         self._interval = heartbeat
@@ -230,7 +231,7 @@ class MetaFile:
             if self.data.get("pid") is not None:
                 self.data["heartbeat"] = time.time()
             payload = meta_text(self.data).encode()
-            write_atomic(self.paths.meta, payload, durable=durable, parent=parent)
+            write_atomic(self._path, payload, durable=durable, parent=parent)
             self._written = time.monotonic()
 
     def beat(self) -> None:
