@@ -30,6 +30,19 @@ from collections.abc import Iterator
 _EXACT, _SUFFIX, _PREFIX, _INSIDE, _GENERAL, _FNMATCH = range(6)
 
 
+# A set's patterns by the test ``GlobSet.matches`` gives them: whole texts, suffixes, prefixes,
+# pieces anywhere, the general ones' pieces, and those left to fnmatch. A plain tuple: a
+# NamedTuple's class would cost the import more than the set's work it puts off.
+_Groups = tuple[
+    frozenset[str],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[tuple[str, ...], ...],
+    tuple[str, ...],
+]
+
+
 def _pieces_match(text: str, pieces: tuple[str, ...]) -> bool:
     """True when ``text`` is ``pieces`` joined by ``*``s (at least two pieces)."""
     first, last = pieces[0], pieces[-1]
@@ -58,71 +71,94 @@ def glob_matches(text: str, pattern: str) -> bool:
     return _one_matches(text, pattern, tuple(pattern.split("*")))
 
 
+def _shape(pattern: str) -> tuple[int, str, tuple[str, ...]]:
+    """``pattern``'s shape (the module docstring's), the piece its test reads, its pieces."""
+    pieces = tuple(pattern.split("*"))
+    if "?" in pattern or "[" in pattern:
+        return _FNMATCH, pattern, pieces
+    if len(pieces) == 1:
+        return _EXACT, pattern, pieces
+    if len(pieces) == 2 and not pieces[0]:
+        return _SUFFIX, pieces[1], pieces
+    if len(pieces) == 2 and not pieces[1]:
+        return _PREFIX, pieces[0], pieces
+    if len(pieces) == 3 and not pieces[0] and not pieces[2]:
+        return _INSIDE, pieces[1], pieces
+    return _GENERAL, pieces[0], pieces
+
+
 class GlobSet:
-    """``patterns``, in order, with each one's shape (module docstring) worked out once.
-    ``matches`` says whether any matches; ``matching`` names which, in order.
+    """``patterns``, in order, with each one's shape (module docstring) worked out once, at
+    the first question: ``matches`` says whether any matches; ``matching`` names which, in
+    order.
 
     A plain class, not attrs: it is built at the secrets policy's import, which attrs' code
-    generation for a class would make ~1 ms longer. Read-only by convention: nothing changes
-    it after ``__init__``."""
+    generation for a class would make ~1 ms longer. Nothing is worked out when it is built
+    (the policy's modules build eight, 732 patterns, and a one-shot asks four of them, never
+    ``matching``): ``matches`` sorts the patterns into its groups at its first call,
+    ``matching`` into their shapes at its own. Read-only by convention: nothing changes the
+    patterns after ``__init__``; two threads that work the same groups out at once compute
+    equal values, and each group is published whole."""
 
-    __slots__ = (
-        "_exact", "_fnmatch", "_general", "_inside", "_prefixes", "_shapes", "_suffixes",
-        "patterns",
-    )  # fmt: skip
+    __slots__ = ("_groups", "_shapes", "patterns")
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.patterns = patterns
+        self._groups: _Groups | None = None
+        self._shapes: tuple[tuple[str, int, str, tuple[str, ...]], ...] | None = None
+
+    def _sorted(self) -> _Groups:
+        """The patterns sorted into ``matches``' groups (worked out once)."""
         exact: set[str] = set()
         suffixes: list[str] = []
         prefixes: list[str] = []
         inside: list[str] = []
         general: list[tuple[str, ...]] = []
         other: list[str] = []
-        shapes: list[tuple[str, int, str, tuple[str, ...]]] = []
-        for pattern in patterns:
-            pieces = tuple(pattern.split("*"))
-            if "?" in pattern or "[" in pattern:
-                other.append(pattern)
-                shapes.append((pattern, _FNMATCH, pattern, pieces))
-            elif len(pieces) == 1:
-                exact.add(pattern)
-                shapes.append((pattern, _EXACT, pattern, pieces))
-            elif len(pieces) == 2 and not pieces[0]:
-                suffixes.append(pieces[1])
-                shapes.append((pattern, _SUFFIX, pieces[1], pieces))
-            elif len(pieces) == 2 and not pieces[1]:
-                prefixes.append(pieces[0])
-                shapes.append((pattern, _PREFIX, pieces[0], pieces))
-            elif len(pieces) == 3 and not pieces[0] and not pieces[2]:
-                inside.append(pieces[1])
-                shapes.append((pattern, _INSIDE, pieces[1], pieces))
-            else:
+        for pattern in self.patterns:
+            shape, piece, pieces = _shape(pattern)
+            if shape == _EXACT:
+                exact.add(piece)
+            elif shape == _SUFFIX:
+                suffixes.append(piece)
+            elif shape == _PREFIX:
+                prefixes.append(piece)
+            elif shape == _INSIDE:
+                inside.append(piece)
+            elif shape == _GENERAL:
                 general.append(pieces)
-                shapes.append((pattern, _GENERAL, pieces[0], pieces))
-        self._shapes = tuple(shapes)
-        self._exact = frozenset(exact)
-        self._suffixes = tuple(suffixes)
-        self._prefixes = tuple(prefixes)
-        self._inside = tuple(inside)
-        self._general = tuple(general)
-        self._fnmatch = tuple(other)
+            else:
+                other.append(pattern)
+        groups: _Groups = (
+            frozenset(exact), tuple(suffixes), tuple(prefixes), tuple(inside), tuple(general),
+            tuple(other),
+        )  # fmt: skip
+        self._groups = groups
+        return groups
+
+    def _shaped(self) -> tuple[tuple[str, int, str, tuple[str, ...]], ...]:
+        """Each pattern with its shape, the piece its test reads and its pieces (worked out
+        once)."""
+        shapes = tuple((pattern, *_shape(pattern)) for pattern in self.patterns)
+        self._shapes = shapes
+        return shapes
 
     def __repr__(self) -> str:
         return f"GlobSet({self.patterns!r})"
 
     def matches(self, text: str) -> bool:
         """True when some pattern matches ``text`` (``fnmatchcase``)."""
+        exact, suffixes, prefixes, inside, general, other = self._groups or self._sorted()
         # Loops, not any(...) over generators: empty groups then cost nothing (this runs for
         # every path a tool touches).
-        if text in self._exact or text.endswith(self._suffixes):
+        if text in exact or text.endswith(suffixes):
             return True
-        if text.startswith(self._prefixes):
+        if text.startswith(prefixes):
             return True
-        for piece in self._inside:
+        for piece in inside:
             if piece in text:
                 return True
-        for pieces in self._general:
+        for pieces in general:
             # the ends first: they rule out nearly every text, without a call
             if (
                 text.startswith(pieces[0])
@@ -130,14 +166,14 @@ class GlobSet:
                 and _pieces_match(text, pieces)
             ):
                 return True
-        return bool(self._fnmatch) and any(fnmatch.fnmatchcase(text, p) for p in self._fnmatch)
+        return bool(other) and any(fnmatch.fnmatchcase(text, p) for p in other)
 
     def matching(self, text: str) -> Iterator[str]:
         """The patterns that match ``text``, in their order, each tried alone (for naming the
         rule after ``matches`` said yes)."""
         # Each pattern's test by its shape, inline: a call per pattern (``glob_matches``) was
         # most of the cost of naming a location rule, which tries up to 320 patterns.
-        for pattern, shape, piece, pieces in self._shapes:
+        for pattern, shape, piece, pieces in self._shapes or self._shaped():
             if shape == _EXACT:
                 hit = text == piece
             elif shape == _SUFFIX:

@@ -20,7 +20,8 @@ run never emits, the command launchers without a command started, and the librar
 Session's recorded runs, approval interrupt and run_sync, ``--json``'s renderer, the shell
 package (the glob tool's expansion), a profile file's YAML reader, the compressed bodies'
 decoders and the write rules, and the cut-arguments parser; nor does it compile the regular
-expressions only other paths match (``FIRST_USE``) or a typing ``ForwardRef`` of ours.
+expressions only other paths match (``FIRST_USE``) or a typing ``ForwardRef`` of ours, or
+sort the patterns of a secrets glob set it never asks (``NOT_WORKED_OUT``).
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -253,6 +254,14 @@ def ref(self, arg, *args, **kwargs):
     real_ref(self, arg, *args, **kwargs)
 
 _compiler.compile, typing.ForwardRef.__init__ = compile_, ref
+import signal
+checks, real_valid = [], signal.valid_signals
+
+def valid_signals():
+    checks.append(1)
+    return real_valid()
+
+signal.valid_signals = valid_signals
 from rho_entry.cli import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -271,10 +280,19 @@ compiled = {  # the methods attrs compiled for them
     if getattr(vars(value).get(method), "__code__", None) is not None
     and vars(value)[method].__code__.co_filename.startswith("<attrs generated")
 }
+worked_out = sorted(  # the module-level glob sets whose patterns were sorted by shape
+    f"{name}.{attribute}"
+    for name, module in list(sys.modules.items())
+    if name.split(".")[0] == "rho_domain"
+    for attribute, value in list(vars(module).items())
+    if type(value).__name__ == "GlobSet"
+    and (getattr(value, "_groups", None), value._shapes) != (None, None)
+)
 print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
                   "modules": sorted(sys.modules), "classes": sorted(c.__qualname__ for c in built),
                   "compiled": sorted(compiled), "expressions": expressions,
-                  "type_refs": type_refs}))
+                  "type_refs": type_refs, "worked_out": worked_out,
+                  "signal_checks": len(checks)}))
 """
 
 
@@ -347,6 +365,41 @@ def test_a_one_shot_builds_no_forward_reference_of_ours(
     assert isinstance(refs, list)
     assert refs, "the libraries' own references were seen"
     assert [m for m in refs if m.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")] == []
+
+
+# The secrets policy's glob sets a one-shot never asks: each one's patterns are sorted by
+# shape at its first question, not when its module builds it (oneshot27): the git paths'
+# reads, the secret-named files without the key name, the git object stores
+NOT_WORKED_OUT = (
+    "rho_domain.secret_patterns._GIT_READS",
+    "rho_domain.secret_shapes._NAMES",
+    "rho_domain.secret_shapes._STORE",
+    "rho_domain.secret_shapes._STORES",
+)
+
+
+def test_a_one_shot_sorts_only_the_glob_sets_it_asks(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    run, _ = one_shot
+    worked_out = run["worked_out"]
+    assert isinstance(worked_out, list)
+    assert "rho_domain.secrets._LOCATIONS" in worked_out, "the listing's paths were judged"
+    assert sorted(set(worked_out) & set(NOT_WORKED_OUT)) == []
+
+
+def test_a_one_shot_hands_only_ctrl_c_to_asyncio(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    """asyncio's ``add_signal_handler`` and ``remove_signal_handler`` check each signal
+    against ``signal.valid_signals()``, which builds every ``Signals`` member (~0.75 M
+    instructions a call): only SIGINT is the loop's, once for the run and once for the close
+    (oneshot27: SIGTERM and SIGHUP were too, 12 calls); the other ending signals get a plain
+    handler (``tests/cli/test_cli_other_signals.py`` and ``test_cli_interrupts.py`` hold what
+    each does)."""
+    run, _ = one_shot
+    assert run["code"] == 0, run["err"]
+    assert run["signal_checks"] == 4
 
 
 def test_help_parses_without_the_run(tmp_path: Path) -> None:

@@ -220,14 +220,17 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
                 if signum != signal.SIGINT and before in (signal.SIG_IGN, None):
                     continue  # ignored (nohup), or set outside Python: not ours to take
                 self._saved[signum] = before
-                if signum in _BY_LOOP:
+                if signum == signal.SIGINT:
                     loop.add_signal_handler(signum, self._handle, signum)
                 else:
-                    # asyncio's add_signal_handler builds every Signals member to check each
-                    # one (signal.valid_signals): for the ~40 rarer ending signals that was
-                    # ~66 M instructions a one-shot. A Python handler runs on this thread
-                    # between bytecodes, and the loop's wakeup fd (set for SIGINT) wakes it.
+                    # asyncio's add_signal_handler and remove_signal_handler build every
+                    # Signals member to check each signal (signal.valid_signals, ~0.75 M
+                    # instructions a call): for the ~40 rarer ending signals that was ~66 M a
+                    # one-shot, for SIGTERM and SIGHUP 6 M. A Python handler runs on this
+                    # thread between bytecodes, and the loop's wakeup fd (set for SIGINT) wakes
+                    # it; system calls it interrupts restart, as under asyncio's handler.
                     signal.signal(signum, self._from_signal(loop))
+                    signal.siginterrupt(signum, False)
         return self
 
     def _from_signal(self, loop: asyncio.AbstractEventLoop) -> Callable[[int, object], None]:
@@ -241,9 +244,9 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop = asyncio.get_running_loop()
             for signum, before in self._saved.items():
-                if signum in _BY_LOOP:
+                if signum == signal.SIGINT:
                     loop.remove_signal_handler(signum)
-                if signum != signal.SIGINT:
+                else:
                     signal.signal(signum, before)
 
 
@@ -253,8 +256,6 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
 # killed the process mid-run: no run_end in the trace, the lock and a "running" meta left, no
 # --json result, a REPL's history lost.
 _NAMED = frozenset(int(s) for s in signal.Signals)
-# The signals the loop itself watches (its wakeup fd); the others get a plain Python handler.
-_BY_LOOP = frozenset({int(signal.SIGINT), int(signal.SIGTERM), int(signal.SIGHUP)})
 
 
 def _name(signum: int) -> str:
