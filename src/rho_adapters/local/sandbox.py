@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from rho_adapters.local.homes import changeable_top
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.errors import ExecutorError
@@ -129,6 +130,13 @@ def layout(
         if home != "/"
         and os.path.isdir(home)
         and not any(_within(home, root) for root in real_roots)
+    )
+    # Above a root, a directory another process may change shows the root by path no
+    # more: hidden as a home is, the root shown again inside it (``changeable_top``).
+    hidden += tuple(
+        top
+        for top in dict.fromkeys(changeable_top(root) for root in real_roots)
+        if top is not None and not any(_within(top, h) for h in (*_OWN_MOUNTS, *hidden))
     )
     covered = (*_OWN_MOUNTS, *hidden)
     programs = tuple(
