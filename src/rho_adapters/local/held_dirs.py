@@ -13,13 +13,16 @@ Now the walk itself opens them: ``held_cwd`` opens the working directory and
 descriptor (``/proc/self/fd/N``: the child's ``chdir`` runs before it closes its inherited
 descriptors, and bubblewrap binds the directory the descriptor holds). A directory replaced
 by a link meanwhile fails the walk (``ExecutorError`` naming it); a read root gone is
-dropped, as ``--ro-bind-try`` drops it.
+dropped, as ``--ro-bind-try`` drops it. ``run_held`` starts the processes that inspect
+before a command (git's discovery, its objects' types) the same way (redfiles27).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Sequence
+from typing import Any
 
 from rho_adapters.local.confine import Tree
 from rho_domain.errors import ExecutorError
@@ -55,6 +58,23 @@ def roots_by_descriptor(
             os.close(fd)
         raise
     return tuple(words), tuple(opened)
+
+
+def run_held(
+    argv: Sequence[str], cwd: str, roots: Sequence[str], **options: Any
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(argv, **options)`` started in the directory walked to at the real
+    path ``cwd``, each of ``roots`` a bubblewrap ``argv`` binds taken from a descriptor of
+    the directory walked to (see the module docstring); the descriptors are closed after it
+    ran. Raises what ``held_cwd`` and ``subprocess.run`` raise."""
+    opened = [held_cwd(cwd)]
+    try:
+        argv, held = roots_by_descriptor(argv, roots)
+        opened.extend(held)
+        return subprocess.run(argv, cwd=descriptor_path(opened[0]), pass_fds=held, **options)
+    finally:
+        for fd in opened:
+            os.close(fd)
 
 
 def descriptor_path(fd: int) -> str:

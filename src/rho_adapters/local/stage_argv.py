@@ -134,26 +134,27 @@ def _refuse_blobs(
     git = runner.resolve("git")
     if git is None:
         return
+    from rho_adapters.local.held_dirs import run_held
     from rho_domain.shell.git import HARDENING
 
-    try:
-        answer = subprocess.run(
+    try:  # in the directories walked to, as the stage will run
+        answer = run_held(
             [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+            cwd,
+            runner.visible_roots,
             input="".join(f"{o}\n" for o in objects),
             capture_output=True,
             text=True,
-            cwd=cwd,
             env={**restricted_env(runner.search_path), **(git_env or {})},
             timeout=30,
             check=False,
-        ).stdout.splitlines()
+        ).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
-    from rho_domain.shell.git_objects import object_refusal
+    from rho_domain.shell.git_objects import objects_refusal
 
-    for name, kind in zip(objects, answer, strict=False):
-        if reason := object_refusal(argv, name, kind):
-            raise SensitivePath(reason)
+    if reason := objects_refusal(argv, objects, answer):
+        raise SensitivePath(reason)
 
 
 def _awk(runner: StageRunner, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
