@@ -19,6 +19,7 @@ from shell_backends import BACKENDS, call_tool, new_daytona, restricted_bash
 
 from rho_adapters.local import LocalExecutor
 from rho_domain.credential_helpers import helper_files
+from rho_domain.ports.executor import Executor
 from rho_domain.tools.read import ReadHandler
 
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -44,6 +45,7 @@ async def test_a_file_named_as_a_helpers_subcommand_stays_readable(
     for name in ("git-credential", "git-helper", "codecommit", "credential-helper"):
         (root / name).write_text(f"{name}: plain words\n")
     (root / "notes.txt").write_text("K-HELPER27-NOTES\n")
+    executor: Executor
     if backend == "daytona":
         executor = new_daytona(str(root), (str(tmp_path),))
     else:
