@@ -28,12 +28,21 @@ from rho_adapters.local.confine import Tree
 from rho_domain.errors import ExecutorError
 
 _BIND_TRY = "--ro-bind-try"  # the sandbox's roots (``sandbox.bwrap_args``)
+_FDS = "/proc/self/fd"
+NO_PROC = (
+    "commands start in the directory the executor judged by its descriptor, under "
+    f"{_FDS}, and this process sees no /proc (a container or chroot without it): nothing "
+    "ran; mount it (mount -t proc proc /proc) to run commands; the file tools still work"
+)
 
 
 def held_cwd(cwd: str) -> int:
     """The working directory at the real path ``cwd``, walked to (see the module docstring):
     the caller's to close once the child has started; ``ExecutorError`` naming it when it
-    is gone or a directory on its path is a link now."""
+    is gone or a directory on its path is a link now, or when this machine has no ``/proc``
+    (``NO_PROC``: the child could not start in it; no fallback takes it by path again)."""
+    if not os.path.isdir(_FDS):
+        raise ExecutorError(NO_PROC)
     return _walked(cwd)
 
 
@@ -80,7 +89,7 @@ def run_held(
 def descriptor_path(fd: int) -> str:
     """The path a process (this one, or a child that inherited ``fd``) opens ``fd``'s file
     by: the file itself, whatever its path names now."""
-    return f"/proc/self/fd/{fd}"
+    return f"{_FDS}/{fd}"
 
 
 def _walked(real: str) -> int:
