@@ -86,6 +86,36 @@ def run_held(
             os.close(fd)
 
 
+# A sandboxed stage started below a root: bubblewrap's ``--chdir`` looks the directory up
+# by path when the sandbox starts (``sub`` exchanged for a link to ``/etc`` started ``cd sub
+# && cat hostname`` in ``/etc``, redfiles27), so the stage first checks that it stands in
+# the directory held (``-ef``: the same device and inode; the descriptor passes into the
+# sandbox) and runs nothing elsewhere.
+_SHELL = "/bin/sh"
+_CHECK = (
+    '[ . -ef "/proc/self/fd/$0" ] || { echo "rho-agent: the directory changed while the '
+    'sandbox started: nothing ran; run it again" >&2; exit 126; }; exec "$@"'
+)
+_HELD = "held-cwd"  # the descriptor's number, once spawn_pipeline holds it
+
+
+def cwd_checked(argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` (a program's, after the sandbox's prefix) run once its working directory is
+    checked to be the one held (``cwd_by_descriptor`` fills in which)."""
+    return (_SHELL, "-c", _CHECK, _HELD, *argv)
+
+
+def cwd_by_descriptor(argv: Sequence[str], fd: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``argv`` with ``cwd_checked``'s check told the held working directory's descriptor
+    ``fd``, and the descriptors to pass (``fd``, or none when ``argv`` has no check)."""
+    words = list(argv)
+    for i in range(len(words) - 3):
+        if words[i : i + 4] == [_SHELL, "-c", _CHECK, _HELD]:
+            words[i + 3] = str(fd)
+            return tuple(words), (fd,)
+    return tuple(words), ()
+
+
 def descriptor_path(fd: int) -> str:
     """The path a process (this one, or a child that inherited ``fd``) opens ``fd``'s file
     by: the file itself, whatever its path names now."""

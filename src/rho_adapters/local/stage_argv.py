@@ -116,6 +116,10 @@ async def prepare(
         ),
     )
     prefix = await runner.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
+    if prefix and cwd not in runner.visible_roots:  # bwrap's --chdir goes by path below one
+        from rho_adapters.local.held_dirs import cwd_checked
+
+        full = cwd_checked(full)
     return (*prefix, *full)
 
 
