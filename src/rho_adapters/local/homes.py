@@ -4,7 +4,6 @@
 ``agent_homes`` adds the agent's own ``$HOME`` when it is another directory. Real paths, in
 the order found, without repeats. ``environment_secrets``: the credential files the
 environment names (``GOOGLE_APPLICATION_CREDENTIALS``, ``KUBECONFIG``...).
-``changeable_top``: the directory above a root the sandbox hides as it hides a home.
 """
 
 from __future__ import annotations
@@ -93,24 +92,3 @@ def environment_secrets(env: Mapping[str, str], held: Sequence[str]) -> tuple[tu
     for path, name in found:
         origins.setdefault(path, f"the environment's {name}")
     return tuple(origins.items())
-
-
-def changeable_top(root: str) -> str | None:
-    """The highest directory above the real path ``root`` (``/`` aside) whose entries a user
-    other than root may rename (owned by one, or writable by a group or by all: ``/var/tmp``),
-    or None. Under ``read_outside_workspace: allow`` the sandbox shows the machine's own
-    directories above a root, and bubblewrap's ``--chdir`` and every path a command opens
-    there are looked up through them when it runs: a parent exchanged for a link to
-    elsewhere (``renameat2``) started ``cat f.txt`` in ``/elsewhere/app`` although the root
-    itself is bound from the directory the walk opened (``held_dirs``). Hidden (a tmpfs, as
-    a home), such a directory holds only what bubblewrap makes in it, and no swap reaches."""
-    parts = root.strip("/").split("/")[:-1]
-    for depth in range(1, len(parts) + 1):
-        directory = "/" + "/".join(parts[:depth])
-        try:
-            info = os.lstat(directory)
-        except OSError:
-            return None  # gone: the root is not shown either (``--ro-bind-try``)
-        if info.st_uid != 0 or info.st_mode & 0o022:
-            return directory
-    return None

@@ -9,10 +9,8 @@ with the checks off):
   and ``/dev/shm`` (tmpfs, bounded by the file-size limit: nothing reaches the disk), its own
   ``/dev`` and a ``/proc`` of its own PID namespace (no ``/proc/<agent>/environ``), ``/run``
   empty (no daemon sockets);
-* every home directory hidden (an empty, read-only tmpfs), and the highest directory above a
-  root that a user other than root may change (``homes.changeable_top``), except the
-  workspace, the extra read roots and program directories that live there, shown again
-  read-only;
+* every home directory hidden (an empty, read-only tmpfs), except the workspace, the extra
+  read roots and program directories that live there, shown again read-only;
 * every secret below what stays visible hidden as well: the policy's concrete locations and
   what ``SecretScan`` finds by walking the workspace and read roots (names at any depth,
   symlink targets, hard links, sockets);
@@ -39,7 +37,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_adapters.local.homes import changeable_top
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.errors import ExecutorError
@@ -132,12 +129,6 @@ def layout(
         if home != "/"
         and os.path.isdir(home)
         and not any(_within(home, root) for root in real_roots)
-    )
-    # above a root, a directory others may change: hidden as a home, the root shown again
-    hidden += tuple(
-        top
-        for top in dict.fromkeys(changeable_top(root) for root in real_roots)
-        if top is not None and not any(_within(top, h) for h in (*_OWN_MOUNTS, *hidden))
     )
     covered = (*_OWN_MOUNTS, *hidden)
     programs = tuple(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from rho_adapters.local.command_env import restricted_env
 from rho_adapters.local.stage_reads import check_reads
 from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.reach import OutsideReads
 
 if TYPE_CHECKING:
     from rho_adapters.local.hardlinks import AliasCache
@@ -116,7 +117,9 @@ async def prepare(
         ),
     )
     prefix = await runner.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
-    if prefix and cwd not in runner.visible_roots:  # bwrap's --chdir goes by path below one
+    # bwrap's --chdir goes by path: below a root, and through the machine's own directories
+    # above it under `allow` (a parent exchanged for a link started 3 of 40 commands there)
+    if prefix and (cwd not in runner.visible_roots or runner.reach.outside is OutsideReads.ALLOW):
         from rho_adapters.local.held_dirs import cwd_checked
 
         full = cwd_checked(full)
