@@ -37,6 +37,16 @@ _TRAILING = FirstUse(r"[`{}]+$")
 # a helper that is one plain word (``store``, ``gcloud.sh``, ``/usr/bin/gh``: most machines'
 # /etc/gitconfig names one) has no shell to read: its words are itself, at no parsing cost
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+@:,-")
+# The subcommand words the tools that are their own helpers write after their program (each
+# vendor's `setup-git`): words, not files; a file named `auth` at the repository's top was
+# hidden for `!/usr/bin/gh auth git-credential` (redfiles27). Only right after a program
+# run as written (`!gh`, `/usr/bin/gh`): a plain `gh auth` is git's `git credential-gh auth`.
+_SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "gh": ("auth", "git-credential"),
+    "glab": ("auth", "git-credential"),
+    "gcloud": ("auth", "git-helper"),
+    "aws": ("codecommit", "credential-helper"),
+}
 
 
 def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
@@ -52,7 +62,9 @@ def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
         found += option_values(words, ("file", "socket"), ("--",))
         if any("netrc" in w.rpartition("/")[2] for w in words[:2]):  # contrib's, Getopt
             found += option_values(words, ("file",), ("-",))
-        for word in words[1:]:  # the program is no file it reads (``gh``)
+        for word in words[
+            1 + _subcommand_words(words, shell=shell) :
+        ]:  # the program is no file it reads (``gh``)
             if " " in word:  # ``sh -c 'cat deploy/t'``, ``"password=$(cat deploy/t)"``
                 found += helper_files(f"!_ {word}", env)  # its words too, each
             name, equals, given = word.partition("=")
@@ -60,6 +72,16 @@ def helper_files(value: str, env: Mapping[str, str]) -> list[str]:
             if not word.startswith("-") and not (equals and "/" not in name):
                 found.append(word)
     return [w for w in dict.fromkeys(found) if w and not w.isdigit() and any(map(str.isalnum, w))]
+
+
+def _subcommand_words(words: list[str], *, shell: bool) -> int:
+    """How many words after the program of ``words`` are its subcommand (``_SUBCOMMANDS``),
+    when the program runs as written (a ``shell`` line's, or a path), not as git's
+    ``git credential-NAME``."""
+    if not words or not (shell or "/" in words[0]):
+        return 0
+    tail = _SUBCOMMANDS.get(words[0].rpartition("/")[2], ())
+    return len(tail) if tail and tuple(words[1 : 1 + len(tail)]) == tail else 0
 
 
 def _bare(word: str) -> str:

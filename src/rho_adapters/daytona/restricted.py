@@ -26,7 +26,7 @@ from rho_domain.ports.executor import Command
 from rho_domain.reach import held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
-from rho_domain.shell.git_objects import git_object_args, object_refusal
+from rho_domain.shell.git_objects import git_object_args, objects_refusal
 from rho_domain.shell.git_relative import cwd_history_refusal
 from rho_domain.shell.git_repo import (
     RepositoryFiles,
@@ -145,9 +145,8 @@ class RestrictedPipelines:
             if objects := git_object_args(stage.argv):
                 script = git_scripts.object_types_script(cwd, objects, git)
                 answer = await self._workspace.script(script, RESOLVE_TIMEOUT)
-                for name, kind in zip(objects, answer.splitlines(), strict=False):
-                    if reason := object_refusal(stage.argv, name, kind):
-                        raise SensitivePath(reason)
+                if reason := objects_refusal(stage.argv, objects, answer):
+                    raise SensitivePath(reason)
 
     async def _check_repository_files(self, found: RepositoryFiles) -> None:
         """Refuse the repository when a file git opens by itself inside it is a link to a

@@ -281,8 +281,8 @@ class LocalExecutor(Executor):
         if git is None:
             raise ToolError("git: program not installed on this machine")
         env = restricted_env(self._runner.search_path)
-        judged = (self.policy, self.reach)
-        return git_shadow(git, cwd, env, prefix, judged, aliases=self._alias_policy)
+        judged, roots = (self.policy, self.reach), self._runner.visible_roots
+        return git_shadow(git, cwd, env, prefix, judged, aliases=self._alias_policy, roots=roots)
 
     def _alias_policy(self, roots: Sequence[str]) -> tuple[SecretPolicy, bool]:
         """The policy with the hard links of secrets below the workspace and ``roots`` as

@@ -44,12 +44,23 @@ _MAX_CONFIG = 1 << 20
 
 
 def _git(
-    git: str, args: tuple[str, ...], cwd: str, env: Mapping[str, str], prefix: tuple[str, ...]
+    git: str,
+    args: tuple[str, ...],
+    cwd: str,
+    env: Mapping[str, str],
+    prefix: tuple[str, ...],
+    roots: Sequence[str] = (),
 ) -> str:
+    """The output of git run in the directory walked to at ``cwd`` and, in ``prefix``'s sandbox,
+    with ``roots`` bound from the directories walked to, as the stage will be (``run_held``):
+    by path, a parent swapped for a link meanwhile discovered another repository."""
+    from rho_adapters.local.held_dirs import run_held
+
     try:
-        done = subprocess.run(
+        done = run_held(
             (*prefix, git, *args),
-            cwd=cwd,
+            cwd,
+            roots,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -58,7 +69,8 @@ def _git(
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolError(f"git: could not inspect the repository: {exc}") from exc
-    return done.stdout[:_MAX_CONFIG].decode("utf-8", "surrogateescape")
+    output: bytes = done.stdout
+    return output[:_MAX_CONFIG].decode("utf-8", "surrogateescape")
 
 
 def _dot_git_parent(cwd: str) -> str | None:
@@ -153,8 +165,9 @@ def _discover(
     prefix: tuple[str, ...],
     judged: tuple[SecretPolicy, ReadReach] | None,
     aliases: Callable[[Sequence[str]], tuple[SecretPolicy, bool]] | None,
+    roots: Sequence[str],
 ) -> tuple[GitRepo | None, str]:
-    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix), _dot_git_parent(cwd))
+    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix, roots), _dot_git_parent(cwd))
     if repo is None:
         return None, ""
     if judged is not None:
@@ -179,14 +192,16 @@ def git_shadow(
     prefix: tuple[str, ...] = (),
     judged: tuple[SecretPolicy, ReadReach] | None = None,
     aliases: Callable[[Sequence[str]], tuple[SecretPolicy, bool]] | None = None,
+    roots: Sequence[str] = (),
 ) -> Iterator[tuple[str, dict[str, str]]]:
     """Yield ``(shadow directory, environment for git)``; the directory is removed on exit.
     ``judged``: the executor's secrets policy and reach, which the repository's directories
     and the links inside them must pass (``check_repository``, ``check_repository_files``);
     ``aliases(roots)``: that policy with the hard links of secrets found below ``roots`` and
     the workspace as secrets too, and whether that scan was whole (asked only when a file
-    of the repository has several names)."""
-    repo, listing = _discover(git, cwd, env, prefix, judged, aliases)
+    of the repository has several names); ``roots``: the sandbox's roots, which ``prefix``
+    binds (``run_held``)."""
+    repo, listing = _discover(git, cwd, env, prefix, judged, aliases, roots)
     shadow = tempfile.mkdtemp(prefix="rho-git-")
     try:
         if repo is not None:

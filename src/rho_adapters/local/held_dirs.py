@@ -13,24 +13,36 @@ Now the walk itself opens them: ``held_cwd`` opens the working directory and
 descriptor (``/proc/self/fd/N``: the child's ``chdir`` runs before it closes its inherited
 descriptors, and bubblewrap binds the directory the descriptor holds). A directory replaced
 by a link meanwhile fails the walk (``ExecutorError`` naming it); a read root gone is
-dropped, as ``--ro-bind-try`` drops it.
+dropped, as ``--ro-bind-try`` drops it. ``run_held`` starts the processes that inspect
+before a command (git's discovery, its objects' types) the same way (redfiles27).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Sequence
+from typing import Any
 
 from rho_adapters.local.confine import Tree
 from rho_domain.errors import ExecutorError
 
 _BIND_TRY = "--ro-bind-try"  # the sandbox's roots (``sandbox.bwrap_args``)
+_FDS = "/proc/self/fd"
+NO_PROC = (
+    "commands start in the directory the executor judged by its descriptor, under "
+    f"{_FDS}, and this process sees no /proc (a container or chroot without it): nothing "
+    "ran; mount it (mount -t proc proc /proc) to run commands; the file tools still work"
+)
 
 
 def held_cwd(cwd: str) -> int:
     """The working directory at the real path ``cwd``, walked to (see the module docstring):
     the caller's to close once the child has started; ``ExecutorError`` naming it when it
-    is gone or a directory on its path is a link now."""
+    is gone or a directory on its path is a link now, or when this machine has no ``/proc``
+    (``NO_PROC``: the child could not start in it; no fallback takes it by path again)."""
+    if not os.path.isdir(_FDS):
+        raise ExecutorError(NO_PROC)
     return _walked(cwd)
 
 
@@ -57,10 +69,57 @@ def roots_by_descriptor(
     return tuple(words), tuple(opened)
 
 
+def run_held(
+    argv: Sequence[str], cwd: str, roots: Sequence[str], **options: Any
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(argv, **options)`` started in the directory walked to at the real
+    path ``cwd``, each of ``roots`` a bubblewrap ``argv`` binds taken from a descriptor of
+    the directory walked to (see the module docstring); the descriptors are closed after it
+    ran. Raises what ``held_cwd`` and ``subprocess.run`` raise."""
+    opened = [held_cwd(cwd)]
+    try:
+        argv, held = roots_by_descriptor(argv, roots)
+        opened.extend(held)
+        return subprocess.run(argv, cwd=descriptor_path(opened[0]), pass_fds=held, **options)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+# A sandboxed stage started below a root: bubblewrap's ``--chdir`` looks the directory up
+# by path when the sandbox starts (``sub`` exchanged for a link to ``/etc`` started ``cd sub
+# && cat hostname`` in ``/etc``, redfiles27), so the stage first checks that it stands in
+# the directory held (``-ef``: the same device and inode; the descriptor passes into the
+# sandbox) and runs nothing elsewhere.
+_SHELL = "/bin/sh"
+_CHECK = (
+    '[ . -ef "/proc/self/fd/$0" ] || { echo "rho-agent: the directory changed while the '
+    'sandbox started: nothing ran; run it again" >&2; exit 126; }; exec "$@"'
+)
+_HELD = "held-cwd"  # the descriptor's number, once spawn_pipeline holds it
+
+
+def cwd_checked(argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` (a program's, after the sandbox's prefix) run once its working directory is
+    checked to be the one held (``cwd_by_descriptor`` fills in which)."""
+    return (_SHELL, "-c", _CHECK, _HELD, *argv)
+
+
+def cwd_by_descriptor(argv: Sequence[str], fd: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``argv`` with ``cwd_checked``'s check told the held working directory's descriptor
+    ``fd``, and the descriptors to pass (``fd``, or none when ``argv`` has no check)."""
+    words = list(argv)
+    for i in range(len(words) - 3):
+        if words[i : i + 4] == [_SHELL, "-c", _CHECK, _HELD]:
+            words[i + 3] = str(fd)
+            return tuple(words), (fd,)
+    return tuple(words), ()
+
+
 def descriptor_path(fd: int) -> str:
     """The path a process (this one, or a child that inherited ``fd``) opens ``fd``'s file
     by: the file itself, whatever its path names now."""
-    return f"/proc/self/fd/{fd}"
+    return f"{_FDS}/{fd}"
 
 
 def _walked(real: str) -> int:

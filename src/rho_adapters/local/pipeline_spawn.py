@@ -41,7 +41,12 @@ async def spawn_pipeline(
     cap, ``kill_after`` the output limit; ``roots``: the sandbox's roots, which a bubblewrap
     stage binds from the directories walked to now (``held_dirs``), as ``cwd`` is. Raises
     ``ToolError`` for a here-document over ``MAX_STDIN_DATA`` bytes."""
-    from rho_adapters.local.held_dirs import descriptor_path, held_cwd, roots_by_descriptor
+    from rho_adapters.local.held_dirs import (
+        cwd_by_descriptor,
+        descriptor_path,
+        held_cwd,
+        roots_by_descriptor,
+    )
     from rho_adapters.local.process import Spawn, run_processes
 
     # the directory judged, held: started in by its descriptor, never by its path again
@@ -80,7 +85,8 @@ async def spawn_pipeline(
             opened.extend(extra)
             argv, held = roots_by_descriptor(argv, roots)  # bound from descriptors
             opened.extend(held)
-            extra = (*extra, *held)
+            argv, checked = cwd_by_descriptor(argv, opened[0])  # the caller closes opened[0]
+            extra = (*extra, *held, *checked)
             spawns.append(
                 Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)
             )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from rho_adapters.local.command_env import restricted_env
 from rho_adapters.local.stage_reads import check_reads
 from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.reach import OutsideReads
 
 if TYPE_CHECKING:
     from rho_adapters.local.hardlinks import AliasCache
@@ -116,6 +117,12 @@ async def prepare(
         ),
     )
     prefix = await runner.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
+    # bwrap's --chdir goes by path: below a root, and through the machine's own directories
+    # above it under `allow` (a parent exchanged for a link started 3 of 40 commands there)
+    if prefix and (cwd not in runner.visible_roots or runner.reach.outside is OutsideReads.ALLOW):
+        from rho_adapters.local.held_dirs import cwd_checked
+
+        full = cwd_checked(full)
     return (*prefix, *full)
 
 
@@ -134,26 +141,27 @@ def _refuse_blobs(
     git = runner.resolve("git")
     if git is None:
         return
+    from rho_adapters.local.held_dirs import run_held
     from rho_domain.shell.git import HARDENING
 
-    try:
-        answer = subprocess.run(
+    try:  # in the directories walked to, as the stage will run
+        answer = run_held(
             [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+            cwd,
+            runner.visible_roots,
             input="".join(f"{o}\n" for o in objects),
             capture_output=True,
             text=True,
-            cwd=cwd,
             env={**restricted_env(runner.search_path), **(git_env or {})},
             timeout=30,
             check=False,
-        ).stdout.splitlines()
+        ).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
-    from rho_domain.shell.git_objects import object_refusal
+    from rho_domain.shell.git_objects import objects_refusal
 
-    for name, kind in zip(objects, answer, strict=False):
-        if reason := object_refusal(argv, name, kind):
-            raise SensitivePath(reason)
+    if reason := objects_refusal(argv, objects, answer):
+        raise SensitivePath(reason)
 
 
 def _awk(runner: StageRunner, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:

@@ -7,7 +7,7 @@ secret directory (``git ls-tree``, ``cat-file -p``, ``show``) or, walked by ``gi
 ``git diff``, prints them: their paths then start at that tree, where the exclusion pathspecs
 (``**/.ssh/**``) match nothing, and so do those of a tree named ``HEAD:.config`` (``gh/hosts.yml``
 inside it is ``.config/gh``). ``git_object_args`` lists the words to type; the executors ask
-git the type of each and raise ``object_refusal``'s reason (``stage_argv`` locally,
+git the type of each and raise ``objects_refusal``'s reason (``stage_argv`` locally,
 ``restricted`` on Daytona). Split from ``reads.py``, which judges a stage's path words and keeps
 its recursive readers away from secrets.
 """
@@ -121,3 +121,26 @@ def object_refusal(argv: Sequence[str], name: str, kind: str) -> str | None:
         "where the exclusions of secret directories (.ssh, .config/gh) do not apply; name "
         f"the revision and the directory as a path: git {sub} ... REV -- {path}"
     )
+
+
+def objects_refusal(argv: Sequence[str], objects: Sequence[str], answer: str) -> str | None:
+    """Why the ``objects`` of ``argv`` (``git_object_args``) may not be read, given git's
+    whole answer to ``cat-file --batch-check=%(objecttype)`` (a line an object, in order);
+    None when each may. An answer short of a line for each is refused too: git answered
+    nothing, having found no repository where it looked. The check failed open before, so a
+    parent swapped for a link while it ran (redfiles27) passed a blob's id that the stage,
+    started after it, then read. A ``missing`` object passes: the words typed include what
+    is no object (``cat-file``'s type word, a range), and the stage reads the repository
+    the check read (``held_dirs.run_held``; the limit without bubblewrap is in
+    docs/security.md)."""
+    kinds = answer.splitlines()
+    for name, kind in zip(objects, kinds, strict=False):
+        if reason := object_refusal(argv, name, kind):
+            return reason
+    if len(kinds) < len(objects):
+        return (
+            f"git: {objects[len(kinds)]!r} could not be checked as an object of this "
+            "repository (git gave no answer: no repository where it looked, or a directory "
+            "on the way changed meanwhile), so nothing ran; run it again"
+        )
+    return None
