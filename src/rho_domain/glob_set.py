@@ -74,61 +74,78 @@ class GlobSet:
     for each shape). A pattern of another shape is tried only when the text has the name its
     gate (``_gate``) says every matching text has: one set intersection with the text's
     names rules out nearly all of them (the locations' ~170 patterns of pieces cost ~0.2 ms a
-    path, tried one by one, on a path as long as a test's temporary directory).
+    path, tried one by one, on a path as long as a test's temporary directory). A set of eight
+    patterns of pieces or fewer has no gates: tried one by one, they cost less.
 
     A plain class, not attrs: it is built at the secrets policy's import, which attrs' code
     generation for a class would make ~1 ms longer. Read-only by convention: nothing changes
-    it after ``__init__``."""
+    it after ``__init__`` but ``_index``, once."""
 
     __slots__ = (
-        "_exact", "_exact_at", "_gated", "_gates", "_open_at", "_prefix_at", "_prefixes",
-        "_shapes", "_suffix_at", "_suffixes", "patterns",
+        "_exact", "_exact_at", "_gated", "_gates", "_open_at", "_open_fnmatch", "_open_general",
+        "_open_inside", "_prefix_at", "_prefixes", "_shapes", "_suffix_at", "_suffixes",
+        "patterns",
     )  # fmt: skip
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.patterns = patterns
-        exact: dict[str, list[int]] = {}
+        exact: set[str] = set()
         suffixes: list[str] = []
         prefixes: list[str] = []
-        suffix_at: list[int] = []
-        prefix_at: list[int] = []
-        gated: dict[str, list[int]] = {}
-        open_at: list[int] = []  # tried for every text: no gate
         shapes: list[tuple[str, int, str, tuple[str, ...]]] = []
-        for at, pattern in enumerate(patterns):
+        for pattern in patterns:
             pieces = tuple(pattern.split("*"))
-            gate = None
             if "?" in pattern or "[" in pattern:
                 shapes.append((pattern, _FNMATCH, pattern, pieces))
             elif len(pieces) == 1:
-                exact.setdefault(pattern, []).append(at)
+                exact.add(pattern)
                 shapes.append((pattern, _EXACT, pattern, pieces))
             elif len(pieces) == 2 and not pieces[0]:
                 suffixes.append(pieces[1])
-                suffix_at.append(at)
                 shapes.append((pattern, _SUFFIX, pieces[1], pieces))
             elif len(pieces) == 2 and not pieces[1]:
                 prefixes.append(pieces[0])
-                prefix_at.append(at)
                 shapes.append((pattern, _PREFIX, pieces[0], pieces))
             elif len(pieces) == 3 and not pieces[0] and not pieces[2]:
-                gate = _gate(pieces)
                 shapes.append((pattern, _INSIDE, pieces[1], pieces))
             else:
-                gate = _gate(pieces)
                 shapes.append((pattern, _GENERAL, pieces[0], pieces))
-            if shapes[-1][1] in (_INSIDE, _GENERAL, _FNMATCH):
-                (open_at if gate is None else gated.setdefault(gate, [])).append(at)
         self._shapes = tuple(shapes)
         self._exact = frozenset(exact)
-        self._exact_at = {text: tuple(ats) for text, ats in exact.items()}
         self._suffixes = tuple(suffixes)
         self._prefixes = tuple(prefixes)
-        self._suffix_at = tuple(suffix_at)
-        self._prefix_at = tuple(prefix_at)
+        self._gates: frozenset[str] | None = None  # the rest at the first text tried (_index)
+
+    def _index(self) -> frozenset[str]:
+        """The patterns (indices) by shape, and the gates: worked out at the first text a
+        pattern of pieces may match, not at import (~1 ms for the policy's groups)."""
+        by_shape: dict[int, list[int]] = {_EXACT: [], _SUFFIX: [], _PREFIX: []}
+        gated: dict[str, list[int]] = {}
+        open_at: list[int] = []  # no gate: tried for every text
+        # a few patterns of pieces are tried faster one by one than through a set's names
+        pieced = sum(shape in (_INSIDE, _GENERAL) for _, shape, _, _ in self._shapes)
+        for at, (_, shape, _, pieces) in enumerate(self._shapes):
+            gate = _gate(pieces) if shape in (_INSIDE, _GENERAL) and pieced > 8 else None
+            if shape in by_shape:
+                by_shape[shape].append(at)
+            elif gate is not None:
+                gated.setdefault(gate, []).append(at)
+            else:
+                open_at.append(at)
+        exact_at: dict[str, list[int]] = {}
+        for at in by_shape[_EXACT]:
+            exact_at.setdefault(self._shapes[at][2], []).append(at)
+        self._exact_at = {text: tuple(ats) for text, ats in exact_at.items()}
+        self._suffix_at = tuple(by_shape[_SUFFIX])
+        self._prefix_at = tuple(by_shape[_PREFIX])
         self._gated = {name: tuple(ats) for name, ats in gated.items()}
-        self._gates = frozenset(gated)
         self._open_at = tuple(open_at)
+        opened = [self._shapes[at] for at in open_at]
+        self._open_inside = tuple(piece for _, shape, piece, _ in opened if shape == _INSIDE)
+        self._open_general = tuple(p for _, shape, _, p in opened if shape == _GENERAL)
+        self._open_fnmatch = tuple(p for p, shape, _, _ in opened if shape == _FNMATCH)
+        self._gates = frozenset(gated)
+        return self._gates
 
     def __repr__(self) -> str:
         return f"GlobSet({self.patterns!r})"
@@ -139,12 +156,31 @@ class GlobSet:
             return True
         if text.startswith(self._prefixes):
             return True
-        return next(self._tried(text, self._candidates(text)), None) is not None
+        gates = self._index() if self._gates is None else self._gates
+        # Loops, not any(...) over generators: empty groups then cost nothing (this runs for
+        # every path a tool touches, and for every stem of a copy-like one).
+        for piece in self._open_inside:
+            if piece in text:
+                return True
+        for pieces in self._open_general:
+            # the ends first: they rule out nearly every text, without a call
+            if (
+                text.startswith(pieces[0])
+                and text.endswith(pieces[-1])
+                and _pieces_match(text, pieces)
+            ):
+                return True
+        if gates:
+            for name in gates.intersection(text.split("/")):
+                if next(self._tried(text, self._gated[name]), None) is not None:
+                    return True
+        fnmatched = self._open_fnmatch
+        return bool(fnmatched) and any(fnmatch.fnmatchcase(text, p) for p in fnmatched)
 
     def matching(self, text: str) -> Iterator[str]:
         """The patterns that match ``text``, in their order (for naming the rule after
         ``matches`` said yes)."""
-        at = self._candidates(text)
+        at = self._candidates(text)  # first: it works out the indices
         at += self._exact_at.get(text, ())
         if text.endswith(self._suffixes):
             at += self._suffix_at
@@ -155,8 +191,9 @@ class GlobSet:
     def _candidates(self, text: str) -> list[int]:
         """The patterns of pieces (indices) that may match ``text``: those without a gate, and
         those whose gate is one of its names. No other pattern of pieces can."""
+        gates = self._index() if self._gates is None else self._gates
         at = list(self._open_at)
-        for name in self._gates.intersection(text.split("/")):
+        for name in gates.intersection(text.split("/")) if gates else ():
             at += self._gated[name]
         return at
 
