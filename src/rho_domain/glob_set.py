@@ -24,23 +24,10 @@ character, as in ``fnmatch``.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # The shapes of the module docstring, in ``GlobSet.matching``'s order of tests.
 _EXACT, _SUFFIX, _PREFIX, _INSIDE, _GENERAL, _FNMATCH = range(6)
-
-
-# A set's patterns by the test ``GlobSet.matches`` gives them: whole texts, suffixes, prefixes,
-# pieces anywhere, the general ones' pieces, and those left to fnmatch. A plain tuple: a
-# NamedTuple's class would cost the import more than the set's work it puts off.
-_Groups = tuple[
-    frozenset[str],
-    tuple[str, ...],
-    tuple[str, ...],
-    tuple[str, ...],
-    tuple[tuple[str, ...], ...],
-    tuple[str, ...],
-]
 
 
 def _pieces_match(text: str, pieces: tuple[str, ...]) -> bool:
@@ -71,94 +58,125 @@ def glob_matches(text: str, pattern: str) -> bool:
     return _one_matches(text, pattern, tuple(pattern.split("*")))
 
 
-def _shape(pattern: str) -> tuple[int, str, tuple[str, ...]]:
-    """``pattern``'s shape (the module docstring's), the piece its test reads, its pieces."""
-    pieces = tuple(pattern.split("*"))
-    if "?" in pattern or "[" in pattern:
-        return _FNMATCH, pattern, pieces
-    if len(pieces) == 1:
-        return _EXACT, pattern, pieces
-    if len(pieces) == 2 and not pieces[0]:
-        return _SUFFIX, pieces[1], pieces
-    if len(pieces) == 2 and not pieces[1]:
-        return _PREFIX, pieces[0], pieces
-    if len(pieces) == 3 and not pieces[0] and not pieces[2]:
-        return _INSIDE, pieces[1], pieces
-    return _GENERAL, pieces[0], pieces
+def _gate(pieces: tuple[str, ...]) -> str | None:
+    """A name every text the pattern of ``pieces`` (its literals, each of which a matching
+    text holds) matches has between two slashes, so an element of ``text.split("/")``: the
+    longest ``X`` of a ``/X/`` inside one of its pieces, or None when no piece has one."""
+    names = [name for piece in pieces for name in piece.split("/")[1:-1]]
+    return max(names, key=len, default="") or None
 
 
 class GlobSet:
-    """``patterns``, in order, with each one's shape (module docstring) worked out once, at
-    the first question: ``matches`` says whether any matches; ``matching`` names which, in
-    order.
+    """``patterns``, in order, with each one's shape (module docstring) worked out once.
+    ``matches`` says whether any matches; ``matching`` names which, in order.
+
+    Suffixes, prefixes and exact texts are tested together (one ``str`` call or set look-up
+    for each shape). A pattern of another shape is tried only when the text has the name its
+    gate (``_gate``) says every matching text has: one set intersection with the text's
+    names rules out nearly all of them (the locations' ~170 patterns of pieces cost ~0.2 ms a
+    path, tried one by one, on a path as long as a test's temporary directory). A set of eight
+    patterns of pieces or fewer has no gates: tried one by one, they cost less.
 
     A plain class, not attrs: it is built at the secrets policy's import, which attrs' code
-    generation for a class would make ~1 ms longer. Nothing is worked out when it is built
-    (the policy's modules build eight, 732 patterns, and a one-shot asks four of them, never
-    ``matching``): ``matches`` sorts the patterns into its groups at its first call,
-    ``matching`` into their shapes at its own. Read-only by convention: nothing changes the
-    patterns after ``__init__``; two threads that work the same groups out at once compute
-    equal values, and each group is published whole."""
+    generation for a class would make ~1 ms longer. Read-only by convention: nothing changes
+    it after ``__init__`` but ``_sorted`` and ``_index``, once each; two threads that work
+    the same part out at once compute equal values, and the attribute that says a part is
+    done is published after the rest of it."""
 
-    __slots__ = ("_groups", "_shapes", "patterns")
+    __slots__ = (
+        "_exact", "_exact_at", "_gated", "_gates", "_open_at", "_open_fnmatch", "_open_general",
+        "_open_inside", "_prefix_at", "_prefixes", "_shapes", "_suffix_at", "_suffixes",
+        "patterns",
+    )  # fmt: skip
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.patterns = patterns
-        self._groups: _Groups | None = None
+        # Nothing is worked out here (the policy's modules build eight sets, 732 patterns, and
+        # a one-shot asks four of them): the shapes at the first question (``_sorted``), the
+        # gates at the first text a pattern of pieces may match (``_index``).
         self._shapes: tuple[tuple[str, int, str, tuple[str, ...]], ...] | None = None
+        self._gates: frozenset[str] | None = None
 
-    def _sorted(self) -> _Groups:
-        """The patterns sorted into ``matches``' groups (worked out once)."""
+    def _sorted(self) -> None:
+        """Each pattern's shape, and the exact texts, suffixes and prefixes tested together
+        (worked out once; ``_shapes``, which says it is done, is published last)."""
+        patterns = self.patterns
         exact: set[str] = set()
         suffixes: list[str] = []
         prefixes: list[str] = []
-        inside: list[str] = []
-        general: list[tuple[str, ...]] = []
-        other: list[str] = []
-        for pattern in self.patterns:
-            shape, piece, pieces = _shape(pattern)
-            if shape == _EXACT:
-                exact.add(piece)
-            elif shape == _SUFFIX:
-                suffixes.append(piece)
-            elif shape == _PREFIX:
-                prefixes.append(piece)
-            elif shape == _INSIDE:
-                inside.append(piece)
-            elif shape == _GENERAL:
-                general.append(pieces)
+        shapes: list[tuple[str, int, str, tuple[str, ...]]] = []
+        for pattern in patterns:
+            pieces = tuple(pattern.split("*"))
+            if "?" in pattern or "[" in pattern:
+                shapes.append((pattern, _FNMATCH, pattern, pieces))
+            elif len(pieces) == 1:
+                exact.add(pattern)
+                shapes.append((pattern, _EXACT, pattern, pieces))
+            elif len(pieces) == 2 and not pieces[0]:
+                suffixes.append(pieces[1])
+                shapes.append((pattern, _SUFFIX, pieces[1], pieces))
+            elif len(pieces) == 2 and not pieces[1]:
+                prefixes.append(pieces[0])
+                shapes.append((pattern, _PREFIX, pieces[0], pieces))
+            elif len(pieces) == 3 and not pieces[0] and not pieces[2]:
+                shapes.append((pattern, _INSIDE, pieces[1], pieces))
             else:
-                other.append(pattern)
-        groups: _Groups = (
-            frozenset(exact), tuple(suffixes), tuple(prefixes), tuple(inside), tuple(general),
-            tuple(other),
-        )  # fmt: skip
-        self._groups = groups
-        return groups
+                shapes.append((pattern, _GENERAL, pieces[0], pieces))
+        self._exact = frozenset(exact)
+        self._suffixes = tuple(suffixes)
+        self._prefixes = tuple(prefixes)
+        self._shapes = tuple(shapes)
 
-    def _shaped(self) -> tuple[tuple[str, int, str, tuple[str, ...]], ...]:
-        """Each pattern with its shape, the piece its test reads and its pieces (worked out
-        once)."""
-        shapes = tuple((pattern, *_shape(pattern)) for pattern in self.patterns)
-        self._shapes = shapes
-        return shapes
+    def _index(self) -> frozenset[str]:
+        """The patterns (indices) by shape, and the gates: worked out at the first text a
+        pattern of pieces may match, not at import (~1 ms for the policy's groups)."""
+        by_shape: dict[int, list[int]] = {_EXACT: [], _SUFFIX: [], _PREFIX: []}
+        gated: dict[str, list[int]] = {}
+        open_at: list[int] = []  # no gate: tried for every text
+        shapes = self._shapes or ()  # sorted: only ``matches`` and ``matching`` call this
+        # a few patterns of pieces are tried faster one by one than through a set's names
+        pieced = sum(shape in (_INSIDE, _GENERAL) for _, shape, _, _ in shapes)
+        for at, (_, shape, _, pieces) in enumerate(shapes):
+            gate = _gate(pieces) if shape in (_INSIDE, _GENERAL) and pieced > 8 else None
+            if shape in by_shape:
+                by_shape[shape].append(at)
+            elif gate is not None:
+                gated.setdefault(gate, []).append(at)
+            else:
+                open_at.append(at)
+        exact_at: dict[str, list[int]] = {}
+        for at in by_shape[_EXACT]:
+            exact_at.setdefault(shapes[at][2], []).append(at)
+        self._exact_at = {text: tuple(ats) for text, ats in exact_at.items()}
+        self._suffix_at = tuple(by_shape[_SUFFIX])
+        self._prefix_at = tuple(by_shape[_PREFIX])
+        self._gated = {name: tuple(ats) for name, ats in gated.items()}
+        self._open_at = tuple(open_at)
+        opened = [shapes[at] for at in open_at]
+        self._open_inside = tuple(piece for _, shape, piece, _ in opened if shape == _INSIDE)
+        self._open_general = tuple(p for _, shape, _, p in opened if shape == _GENERAL)
+        self._open_fnmatch = tuple(p for p, shape, _, _ in opened if shape == _FNMATCH)
+        self._gates = frozenset(gated)
+        return self._gates
 
     def __repr__(self) -> str:
         return f"GlobSet({self.patterns!r})"
 
     def matches(self, text: str) -> bool:
         """True when some pattern matches ``text`` (``fnmatchcase``)."""
-        exact, suffixes, prefixes, inside, general, other = self._groups or self._sorted()
+        if self._shapes is None:
+            self._sorted()
+        if text in self._exact or text.endswith(self._suffixes):
+            return True
+        if text.startswith(self._prefixes):
+            return True
+        gates = self._index() if self._gates is None else self._gates
         # Loops, not any(...) over generators: empty groups then cost nothing (this runs for
-        # every path a tool touches).
-        if text in exact or text.endswith(suffixes):
-            return True
-        if text.startswith(prefixes):
-            return True
-        for piece in inside:
+        # every path a tool touches, and for every stem of a copy-like one).
+        for piece in self._open_inside:
             if piece in text:
                 return True
-        for pieces in general:
+        for pieces in self._open_general:
             # the ends first: they rule out nearly every text, without a call
             if (
                 text.startswith(pieces[0])
@@ -166,14 +184,42 @@ class GlobSet:
                 and _pieces_match(text, pieces)
             ):
                 return True
-        return bool(other) and any(fnmatch.fnmatchcase(text, p) for p in other)
+        if gates:
+            for name in gates.intersection(text.split("/")):
+                if next(self._tried(text, self._gated[name]), None) is not None:
+                    return True
+        fnmatched = self._open_fnmatch
+        return bool(fnmatched) and any(fnmatch.fnmatchcase(text, p) for p in fnmatched)
 
     def matching(self, text: str) -> Iterator[str]:
-        """The patterns that match ``text``, in their order, each tried alone (for naming the
-        rule after ``matches`` said yes)."""
+        """The patterns that match ``text``, in their order (for naming the rule after
+        ``matches`` said yes)."""
+        if self._shapes is None:
+            self._sorted()
+        at = self._candidates(text)  # first: it works out the indices
+        at += self._exact_at.get(text, ())
+        if text.endswith(self._suffixes):
+            at += self._suffix_at
+        if text.startswith(self._prefixes):
+            at += self._prefix_at
+        return self._tried(text, sorted(set(at)))
+
+    def _candidates(self, text: str) -> list[int]:
+        """The patterns of pieces (indices) that may match ``text``: those without a gate, and
+        those whose gate is one of its names. No other pattern of pieces can."""
+        gates = self._index() if self._gates is None else self._gates
+        at = list(self._open_at)
+        for name in gates.intersection(text.split("/")) if gates else ():
+            at += self._gated[name]
+        return at
+
+    def _tried(self, text: str, indices: Iterable[int]) -> Iterator[str]:
+        """The patterns at ``indices`` (in that order) that match ``text``, each tried alone."""
         # Each pattern's test by its shape, inline: a call per pattern (``glob_matches``) was
         # most of the cost of naming a location rule, which tries up to 320 patterns.
-        for pattern, shape, piece, pieces in self._shapes or self._shaped():
+        shapes = self._shapes or ()  # sorted by the caller
+        for index in indices:
+            pattern, shape, piece, pieces = shapes[index]
             if shape == _EXACT:
                 hit = text == piece
             elif shape == _SUFFIX:
@@ -183,7 +229,12 @@ class GlobSet:
             elif shape == _INSIDE:
                 hit = piece in text
             elif shape == _GENERAL:
-                hit = text.startswith(piece) and _pieces_match(text, pieces)
+                # the ends first: they rule out nearly every text, without a call
+                hit = (
+                    text.startswith(piece)
+                    and text.endswith(pieces[-1])
+                    and _pieces_match(text, pieces)
+                )
             else:
                 hit = fnmatch.fnmatchcase(text, pattern)
             if hit:

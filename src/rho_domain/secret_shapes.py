@@ -4,6 +4,7 @@ object store. Pure string functions; the policy's locations and homes are ``secr
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 
 from rho_domain.glob_set import GlobSet, glob_matches
@@ -76,18 +77,32 @@ def twin_stems(path: str) -> tuple[str, ...]:
     """``path`` and the paths it is a copy of: its last component's ``name_stems``, below its
     directory as written and, when that differs, below the directory whose components are
     each reduced to their last stem (``.ssh.bak/config`` is a copy of ``.ssh/config``)."""
-    if not may_be_copy(path):
-        return (path,)
+    # may_be_copy(path) is may_be_copy(head) or may_be_copy(last): no twin suffix or mark
+    # holds a slash
     head, _, last = path.rstrip("/").rpartition("/")
-    reduced = head
-    if may_be_copy(head):
-        ends = (deque(name_stems(folded(p)), maxlen=1) for p in head.split("/"))
-        reduced = "/".join(stem.pop() if stem else "" for stem in ends)
+    directories = _copied_directories(head)
+    if directories is None:
+        if not may_be_copy(last):
+            return (path,)
+        directories = (head,)
     stems = [path]
-    for directory in dict.fromkeys((head, reduced)):
+    for directory in directories:
         for stem in name_stems(folded(last)):
             stems.append(f"{directory}/{stem}" if directory or path.startswith("/") else stem)
     return tuple(dict.fromkeys(stems))
+
+
+# Bounded; keyed by the directory: a scan or a listing judges many names in each one, and a
+# directory such as pytest-1 or python3.11 may be a copy (its stems cost ~30 us a name)
+@functools.lru_cache(maxsize=1024)
+def _copied_directories(head: str) -> tuple[str, ...] | None:
+    """None when no component of ``head`` may be a copy; else ``head`` and, when it differs,
+    ``head`` with each component reduced to its last stem (``twin_stems``)."""
+    if not may_be_copy(head):
+        return None
+    ends = (deque(name_stems(folded(p)), maxlen=1) for p in head.split("/"))
+    reduced = "/".join(stem.pop() if stem else "" for stem in ends)
+    return tuple(dict.fromkeys((head, reduced)))
 
 
 def as_copy(path: str, stem: str, reason: str) -> str:

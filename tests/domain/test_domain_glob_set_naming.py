@@ -28,8 +28,8 @@ PATTERNS = (
 def test_naming_the_matching_rules_makes_no_call_per_pattern() -> None:
     globs = GlobSet(PATTERNS)
     text = "/g/a/x1.pub"
-    # the shapes are worked out once, at the set's first naming (oneshot27): what is counted
-    # is a naming after that
+    # the shapes (oneshot27) and the gates (judge27) are worked out once, at the set's first
+    # naming: what is counted is a naming after that
     assert list(globs.matching("/e0")) == ["/e0"]
     calls: list[str] = []
 
