@@ -14,15 +14,13 @@ stands in the directory held (``held_dirs.cwd_checked``) and runs nothing elsewh
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
-from test_parent_swap_race import _SWAPPER
+from swap_support import swapping
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
@@ -53,17 +51,9 @@ async def test_under_allow_a_parent_swapped_for_a_link_is_never_followed(
     executor = LocalExecutor(
         str(shared_base / "code/app"), sandbox=True, read_outside=OutsideReads.ALLOW
     )
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", _SWAPPER, str(shared_base)], stdout=subprocess.PIPE, text=True
-    )
-    assert swapper.stdout is not None
-    assert swapper.stdout.readline() == "ready\n"
     answers: list[str] = []
-    try:
+    with swapping(shared_base / "code", shared_base / "link"):
         for _ in range(40):
             answers.append(await call_tool(*restricted_bash("cat f.txt"), executor))
-    finally:
-        swapper.kill()
-        swapper.wait()
     leaked = [a for a in answers if "K-ALLOW27-ELSEWHERE" in a]
     assert not leaked, leaked[:2]

@@ -16,12 +16,11 @@ refuses the command (an ``ExecutorError``): it did not fail open.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
-from test_parent_swap_race import _SWAPPER
+from swap_support import swapping
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
@@ -65,18 +64,10 @@ async def test_a_blob_id_stays_refused_while_a_parent_is_swapped(
     executor = LocalExecutor(str(tmp_path / "code/app"), sandbox=sandbox)
     show = restricted_bash(f"git cat-file -p {blob}")
     assert "content named by id" in await call_tool(*show, executor)
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", _SWAPPER, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
-    assert swapper.stdout is not None
-    assert swapper.stdout.readline() == "ready\n"
     answers: list[str] = []
-    try:
+    with swapping(tmp_path / "code", tmp_path / "link"):
         for _ in range(60):
             answers.append(await call_tool(*show, executor))
-    finally:
-        swapper.kill()
-        swapper.wait()
     leaked = [a for a in answers if _SECRET in a]
     assert not leaked, leaked[:2]
 

@@ -14,26 +14,14 @@ the rest were refused by the walk before each command)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
+from swap_support import swapping
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
-
-_SWAPPER = """
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-code, link = (os.path.join(sys.argv[1], n).encode() for n in ("code", "link"))
-sys.stdout.write("ready\\n"); sys.stdout.flush()
-while True:  # the directory and a link to elsewhere, exchanged atomically (RENAME_EXCHANGE)
-    if libc.renameat2(-100, code, -100, link, 2) != 0:
-        raise OSError(ctypes.get_errno(), "renameat2")
-    time.sleep(0.001)  # each state lasts about as long as a command takes to start
-"""
 
 
 @pytest.mark.asyncio
@@ -56,18 +44,10 @@ async def test_a_parent_swapped_for_a_link_mid_command_is_never_followed(
         (tmp_path / place / "app/f.txt").write_text(f"{words}\n")
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     executor = LocalExecutor(str(tmp_path / "code/app"), sandbox=sandbox)
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", _SWAPPER, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
-    assert swapper.stdout is not None
-    assert swapper.stdout.readline() == "ready\n"
     answers: list[str] = []
-    try:
+    with swapping(tmp_path / "code", tmp_path / "link"):
         for _ in range(60):
             answers.append(await call_tool(*restricted_bash("cat f.txt"), executor))
-    finally:
-        swapper.kill()
-        swapper.wait()
     leaked = [a for a in answers if "K-SWAP26-ELSEWHERE" in a]
     assert not leaked, leaked[:2]
     if (tmp_path / "code").is_symlink():  # stopped exchanged: put the directory back

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
+from swap_support import swapping
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
@@ -25,17 +25,6 @@ from rho_adapters.local.held_dirs import cwd_by_descriptor, cwd_checked
 from rho_adapters.local.runner import find_program
 
 pytestmark = pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap")
-
-_SWAPPER = """
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-sub, link = (os.path.join(sys.argv[1], n).encode() for n in ("sub", "link"))
-sys.stdout.write("ready\\n"); sys.stdout.flush()
-while True:  # the directory and a link to /etc, exchanged atomically (RENAME_EXCHANGE)
-    if libc.renameat2(-100, sub, -100, link, 2) != 0:
-        raise OSError(ctypes.get_errno(), "renameat2")
-    time.sleep(0.001)
-"""
 
 
 def test_a_stage_that_started_elsewhere_runs_nothing(tmp_path: Path) -> None:
@@ -67,17 +56,9 @@ async def test_a_subdirectory_swapped_for_a_link_is_never_entered(tmp_path: Path
     (tmp_path / "link").symlink_to("/etc")
     host = Path("/etc/hostname").read_text().strip()
     executor = LocalExecutor(str(tmp_path), sandbox=True)
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", _SWAPPER, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
-    assert swapper.stdout is not None
-    assert swapper.stdout.readline() == "ready\n"
     answers: list[str] = []
-    try:
+    with swapping(tmp_path / "sub", tmp_path / "link"):
         for _ in range(40):
             answers.append(await call_tool(*restricted_bash("cd sub && cat hostname"), executor))
-    finally:
-        swapper.kill()
-        swapper.wait()
     leaked = [a for a in answers if a.startswith(f"{host}\n")]
     assert not leaked, leaked[:2]
