@@ -40,7 +40,8 @@ def more_destinations(words: Sequence[Arg], first: str | None) -> list[str | Non
     known = [w for w in words if w is not None]
     found: list[str | None] = [*_named(known, words, first)]
     if None in words and (
-        first in ("sponge", "patch", *_OPERAND_WRITERS) or _edits_in_place(first, known)
+        first in ("sponge", "patch", *_OPERAND_WRITERS, *_MODE_CHANGERS)
+        or _edits_in_place(first, known)
     ):
         found.append(None)
     return found
@@ -68,6 +69,9 @@ def _named(known: list[str], words: Sequence[Arg], first: str | None) -> list[st
         valued = _OPERAND_WRITERS[first]
         pairs = itertools.pairwise(["", *known])
         return [w for before, w in pairs if w in operands and before not in valued]
+    if first in _MODE_CHANGERS:  # chmod MODE FILE..., chown OWNER FILE...
+        referenced = any(w.startswith("--reference=") for w in known)
+        return operands if referenced else operands[1:]
     if first == "patch":
         return operands[:1] + _values(known, "-d", "--directory")
     if first in ("curl", "wget"):
@@ -157,9 +161,14 @@ _OPERAND_WRITERS = {
     "dos2unix": frozenset(["-c", "--convmode", "-n", "--newfile"]),
     "unix2dos": frozenset(["-c", "--convmode", "-n", "--newfile"]),
 }
-KEEPS_CONTENT = frozenset(_OPERAND_WRITERS)
-"""The writers whose files hold no content from elsewhere (an empty file, a directory)."""
+# the programs that change the mode or owner of every operand but the first (the mode, the
+# owner), or of every operand with --reference=FILE: a file's mode or owner changed is the
+# file changed (chmod 777 /etc/passwd, chown u /etc/sudoers, chmod u+s /usr/local/bin/x)
+_MODE_CHANGERS = frozenset(["chmod", "chown", "chgrp"])
+KEEPS_CONTENT = frozenset([*_OPERAND_WRITERS, *_MODE_CHANGERS])
+"""The writers whose files hold no content from elsewhere (an empty file, a directory, a
+mode or an owner changed)."""
 _MORE_WRITERS = frozenset(
     ["sed", "sponge", "patch", "curl", "wget", "git", "pip", "pip3", "uv", "parallel", *_EDITORS,
-     *_OPERAND_WRITERS]
+     *_OPERAND_WRITERS, *_MODE_CHANGERS]
 )  # fmt: skip
