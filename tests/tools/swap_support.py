@@ -10,6 +10,18 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from rho_adapters.local.executor import sandbox_available
+
+# the local executor with bubblewrap and without: the swaps race the host's own directories
+LOCAL_SANDBOXES = [
+    pytest.param(
+        True, id="bwrap", marks=pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap")
+    ),
+    pytest.param(False, id="no-bwrap"),
+]
+
 SWAPPER = """
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
-from swap_support import swapping
+from swap_support import LOCAL_SANDBOXES, swapping
 
 from rho_adapters.local import LocalExecutor
-from rho_adapters.local.executor import sandbox_available
 from rho_adapters.local.stage_argv import _refuse_blobs
 from rho_domain.errors import SensitivePath
 from rho_domain.shell.git_objects import objects_refusal
@@ -44,17 +43,7 @@ def _repository(app: Path) -> str:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(
-    "sandbox",
-    [
-        pytest.param(
-            True,
-            id="bwrap",
-            marks=pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap"),
-        ),
-        pytest.param(False, id="no-bwrap"),
-    ],
-)
+@pytest.mark.parametrize("sandbox", LOCAL_SANDBOXES)
 async def test_a_blob_id_stays_refused_while_a_parent_is_swapped(
     tmp_path: Path, sandbox: bool
 ) -> None:

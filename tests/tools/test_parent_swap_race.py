@@ -18,24 +18,13 @@ from pathlib import Path
 
 import pytest
 from shell_backends import call_tool, restricted_bash
-from swap_support import swapping
+from swap_support import LOCAL_SANDBOXES, swapping
 
 from rho_adapters.local import LocalExecutor
-from rho_adapters.local.executor import sandbox_available
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(
-    "sandbox",
-    [
-        pytest.param(
-            True,
-            id="bwrap",
-            marks=pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap"),
-        ),
-        pytest.param(False, id="no-bwrap"),
-    ],
-)
+@pytest.mark.parametrize("sandbox", LOCAL_SANDBOXES)
 async def test_a_parent_swapped_for_a_link_mid_command_is_never_followed(
     tmp_path: Path, sandbox: bool
 ) -> None:
