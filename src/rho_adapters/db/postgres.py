@@ -34,14 +34,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.pg_catalog_calls import (
-    catalog_calls,
-    catalog_functions,
-    catalog_version,
-    may_limit_temp_files,
-    pg_catalog_only,
-    temp_limit_of,
-)
+from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_functions, pg_catalog_only
+from rho_adapters.db.pg_catalog_version import catalog_version
 from rho_adapters.db.pg_cut import json_as_text
 from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.pg_rows import query_rows
@@ -117,9 +111,10 @@ class PostgresDatabase(ThreadedDatabase):
         ).fetchone()
         with pg_catalog_only(conn):  # the harness's reads meet no user operator
             conn.rho_functions = catalog_functions(conn) | grammar
-            conn.rho_catalog_version = catalog_version(conn)
+            # the version before the calls: a change between them is seen at the next check
+            conn.rho_catalog_version = catalog_version(conn, None)
             conn.rho_catalog_calls = catalog_calls(conn)
-            conn.rho_temp_limit = may_limit_temp_files(conn)
+            conn.rho_temp_limit = conn.rho_catalog_version.temp_limit
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
 
@@ -142,12 +137,14 @@ class PostgresDatabase(ThreadedDatabase):
         made mid-session would otherwise run until the connection is replaced)."""
         if not hasattr(conn, "rho_catalog_calls"):
             return None
-        version = catalog_version(conn)  # every name qualified: no user operator runs
-        if version != conn.rho_catalog_version:
+        # every name qualified: no user operator runs; the scans skipped while the
+        # server's snapshot is unchanged (pg_catalog_version)
+        version = catalog_version(conn, conn.rho_catalog_version)
+        if not version.same_catalog(conn.rho_catalog_version):
             with pg_catalog_only(conn):
                 conn.rho_catalog_calls = catalog_calls(conn)
-            conn.rho_catalog_version = version
-            conn.rho_temp_limit = temp_limit_of(version)
+        conn.rho_catalog_version = version
+        conn.rho_temp_limit = version.temp_limit
         calls: CatalogCalls = conn.rho_catalog_calls
         return calls
 
