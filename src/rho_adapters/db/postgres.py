@@ -41,8 +41,10 @@ from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.pg_rows import query_rows
 from rho_adapters.db.results import fetch, format_description
 from rho_adapters.extras import missing_extra
+from rho_domain.errors import StatementRefused
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.catalog_calls import made_after_setup
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
@@ -231,6 +233,21 @@ class PostgresDatabase(ThreadedDatabase):
         with conn.cursor(name="rho_agent_internal") as cursor:
             cursor.execute(sql, params)
             return fetch(cursor, max_rows)
+
+    async def internal(
+        self, sql: str, params: Sequence[Any] | None, *, max_rows: int, timeout: float = 30.0
+    ) -> QueryResult:
+        """See ``ThreadedDatabase.internal``; refused as every statement is where a built-in
+        its text names (``information_schema.tables``) was replaced (``made_after_setup``)."""
+        verdict = Verdict(kind="SELECT", read_only=True)
+
+        def work(conn: Any) -> QueryResult:
+            calls = self._catalog_calls(conn) if self._check else None
+            if calls is not None and made_after_setup(calls):
+                raise StatementRefused(made_after_setup(calls))
+            return self._run(conn, sql, params, verdict, max_rows, timeout)
+
+        return await self.slot.call(work, timeout)
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (
