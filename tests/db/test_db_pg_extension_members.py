@@ -6,7 +6,9 @@ owner of a trusted extension, ``CREATE EXTENSION pg_trgm`` by a role with ``CREA
 database, adding a function of its own in the transaction that made it) and a member's body
 replaced after its script ran (``fetchval``, hstore's ``->``), and each ran for a read,
 unjudged. Now a member is trusted only where its rows were written by its script and a
-superuser owns it (``rho_adapters/db/pg_extension_members.py``); what the scripts made
+superuser owns it (``rho_adapters/db/pg_extension_members.py``), and where its membership
+is newer than the extension's row only in ``pg_upgrade``'s shape (a superuser's function
+made and added in one transaction ran for ``SELECT initcap(1)``); what the scripts made
 still runs.
 """
 
@@ -57,6 +59,28 @@ SHARED = {
         ),
         "SELECT 'a=>1'::hstore -> 'a'",
         "public.fetchval",
+    ),
+    # a superuser's function made and added in one transaction, after hstore's script: the
+    # rows' transaction is the membership's, as in pg_upgrade's restore; told apart by
+    # hstore's other memberships, as old as its row (the restore adds every one later)
+    "superuser-added": (
+        (
+            f"CREATE FUNCTION public.initcap(integer) RETURNS text {_RAISES}; "
+            "ALTER EXTENSION hstore ADD FUNCTION public.initcap(integer)",
+        ),
+        "SELECT initcap(1)",
+        "public.initcap",
+    ),
+    "superuser-added-operator": (
+        (
+            f"CREATE FUNCTION public.evil_both(integer, integer) RETURNS boolean {_RAISES}; "
+            "CREATE OPERATOR public.#~# (LEFTARG = integer, RIGHTARG = integer, "
+            "FUNCTION = public.evil_both); "
+            "ALTER EXTENSION hstore ADD FUNCTION public.evil_both(integer, integer); "
+            "ALTER EXTENSION hstore ADD OPERATOR public.#~# (integer, integer)",
+        ),
+        "SELECT 1 #~# 2",
+        "public.evil_both",
     ),
     # a write of the catalog itself: the row's transaction is none of the scripts'
     "written": (

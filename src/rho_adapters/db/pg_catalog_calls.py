@@ -4,7 +4,7 @@
 operators, casts and domain CHECKs of this database that a read could set off: the check
 refuses a statement naming one whose functions are off the allowlist, as it refuses the call.
 Read on every new connection (a few milliseconds), and again before a statement when
-``catalog_version`` says the catalog changed, so one an administrator (or any role that may
+``pg_catalog_version`` says the catalog changed, so one an administrator (or any role that may
 create in the database) adds is seen by the next statement.
 
 Listed: objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's
@@ -64,23 +64,9 @@ from typing import Any
 from rho_adapters.db import pg_catalog_queries as query
 from rho_adapters.db import pg_rewritten
 from rho_adapters.db.pg_planned import TYPE_FIELD, Function, Type, planned_calls
-from rho_adapters.db.pg_privileged import PRIVILEGES, privileged_refusals
+from rho_adapters.db.pg_privileged import privileged_refusals
 from rho_adapters.db.pg_system_made import system_made
 from rho_domain.sql import CatalogCalls
-
-
-def catalog_version(conn: Any) -> tuple[Any, ...]:
-    """A value that changes when an object ``catalog_calls`` reads is made, altered or
-    renamed, or when the login's privileges that decide its refusals change: the adapter
-    reads the catalog again before a statement when it has, so a cast or function made, or
-    a role granted, while a session's connection is open is judged (not at its next
-    connection only). One round trip."""
-    both = (
-        f"SELECT * FROM ({query.VERSION}) v, ({PRIVILEGES}) p,"  # noqa: S608 - constants
-        f" ({pg_rewritten.VERSION}) w, ({_temp_limit_right(conn)}) t"
-    )
-    return tuple(conn.execute(both, prepare=False).fetchall())
-
 
 # A string literal as the server writes one into a view's query, a policy's or a CHECK's
 # expression (ruleutils' simple_quote_literal: quotes doubled, and backslashes too where
@@ -218,33 +204,3 @@ def catalog_functions(conn: Any) -> frozenset[str]:
     with _catalogs_lock:
         _catalogs[key] = (time.monotonic(), names)
     return names
-
-
-def _temp_limit_right(conn: Any) -> str:
-    """SQL: whether the current role may set ``temp_file_limit`` now (a superuser, or
-    PostgreSQL 15+ with ``GRANT SET ON PARAMETER temp_file_limit``), read from the catalog:
-    the ``is_superuser`` the server reported at login stays as it was after an ``ALTER ROLE
-    ... NOSUPERUSER`` on another connection, which the server's own check follows."""
-    granted = (
-        " OR pg_catalog.has_parameter_privilege('temp_file_limit', 'SET')"
-        if conn.info.server_version >= 150000
-        else ""
-    )
-    return (
-        f"SELECT r.rolsuper{granted} FROM pg_catalog.pg_roles r"  # noqa: S608 - constant
-        " WHERE r.rolname OPERATOR(pg_catalog.=) current_user"
-    )
-
-
-def may_limit_temp_files(conn: Any) -> bool:
-    """Whether this login may set ``temp_file_limit`` now; other logins rely on the role's
-    setting."""
-    row = conn.execute(_temp_limit_right(conn), prepare=False).fetchone()
-    return bool(row and row[0])
-
-
-def temp_limit_of(version: tuple[Any, ...]) -> bool:
-    """``may_limit_temp_files`` as ``catalog_version``'s answer holds it (its last column):
-    a login made a superuser, or no longer one, while its connection is open gets the
-    statement's limit, or no refused ``SET`` before every statement, from the next one."""
-    return bool(version and version[0][-1])

@@ -28,8 +28,10 @@ and pg_trgm made by ``CREATE EXTENSION`` (pg_trgm by a non-superuser), hstore an
 made at 1.4 then updated, all trusted, the one member replaced after an update not; after
 ``pg_upgrade`` (15 to 15), which re-creates every member with a new oid and adds it in the
 transaction that creates it, every member is still trusted. What a superuser makes and adds
-in one transaction is indistinguishable from that restore, and ``pg_upgrade`` itself makes a
-member replaced or added before it look made by the script (docs/security.md).
+in one transaction looked like that restore: it is told apart by the extension's other
+memberships (``_added_by_script``), except in an extension ``pg_upgrade`` restored and no
+update rewrote since; and ``pg_upgrade`` itself makes a member replaced or added before it
+look made by the script (docs/security.md).
 
 Every comparison is exact (``OPERATOR(pg_catalog.=)``, typed literals): these run in the
 adapter's own reads, where a user's operator must not.
@@ -58,6 +60,23 @@ def _scripts(xmin: str) -> str:
     return f"({xmin} {_EQ} e.xmin OR {xmin} {_EQ} x.xmin OR ({between}))"
 
 
+def _added_by_script() -> str:
+    """SQL true where the membership ``e`` of the extension ``x`` was written by one of its
+    scripts: not newer than the extension's row (``CREATE EXTENSION`` writes both, each
+    ``ALTER EXTENSION UPDATE`` rewrites the row), or the extension has no membership that
+    old, which is ``pg_upgrade``'s shape (measured on PostgreSQL 15: its restore makes the
+    extension empty, then adds each member in a later transaction; a made extension has
+    every membership as old as its row or older). An ``ALTER EXTENSION ADD`` after the
+    last script (a superuser's function made and added in one transaction) is neither."""
+    same_or_older = f"{_int8('{m}.xmin')} OPERATOR(pg_catalog.<=) {_int8('x.xmin')}"
+    return (
+        f"({same_or_older.format(m='e')} OR NOT EXISTS (SELECT FROM pg_catalog.pg_depend o"
+        f" WHERE o.refclassid {_EQ} 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid"
+        f" AND o.refobjid {_EQ} x.oid AND o.deptype {_EQ} 'e'::pg_catalog.\"char\""
+        f" AND {same_or_older.format(m='o')}))"
+    )
+
+
 def made_by_script(table: str, row: str, owner: str | None, *written: str) -> str:
     """SQL true where ``row`` (the alias of a row of ``pg_catalog.<table>``) is a member an
     extension's script made: ``owner`` (an SQL expression for the owner's oid, or None for
@@ -76,7 +95,7 @@ def made_by_script(table: str, row: str, owner: str | None, *written: str) -> st
         f" ON x.oid {_EQ} e.refobjid"
         f" WHERE e.classid {_EQ} 'pg_catalog.{table}'::pg_catalog.regclass::pg_catalog.oid"
         f" AND e.objid {_EQ} {row}.oid AND e.deptype {_EQ} 'e'::pg_catalog.\"char\""
-        f" AND {same}{owned})"
+        f" AND {same} AND {_added_by_script()}{owned})"
     )
 
 
@@ -116,7 +135,7 @@ def family_made_by_script(table: str, family: str) -> str:
     return (
         "EXISTS (SELECT FROM pg_catalog.pg_depend e JOIN pg_catalog.pg_extension x"  # noqa: S608 - constant fragments
         f" ON x.oid {_EQ} e.refobjid WHERE e.deptype {_EQ} 'e'::pg_catalog.\"char\""
-        f" AND {_scripts('m.xmin')} AND ("
+        f" AND {_scripts('m.xmin')} AND {_added_by_script()} AND ("
         f"(e.classid {_EQ} 'pg_catalog.{table}'::pg_catalog.regclass::pg_catalog.oid"
         f" AND e.objid {_EQ} m.oid)"
         f" OR (e.classid {_EQ} 'pg_catalog.pg_opfamily'::pg_catalog.regclass::pg_catalog.oid"

@@ -34,21 +34,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.pg_catalog_calls import (
-    catalog_calls,
-    catalog_functions,
-    catalog_version,
-    may_limit_temp_files,
-    pg_catalog_only,
-    temp_limit_of,
-)
+from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_functions, pg_catalog_only
+from rho_adapters.db.pg_catalog_version import catalog_version
 from rho_adapters.db.pg_cut import json_as_text
 from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.pg_rows import query_rows
 from rho_adapters.db.results import fetch, format_description
 from rho_adapters.extras import missing_extra
+from rho_domain.errors import StatementRefused
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql.catalog_calls import made_after_setup
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
@@ -117,9 +113,10 @@ class PostgresDatabase(ThreadedDatabase):
         ).fetchone()
         with pg_catalog_only(conn):  # the harness's reads meet no user operator
             conn.rho_functions = catalog_functions(conn) | grammar
-            conn.rho_catalog_version = catalog_version(conn)
+            # the version before the calls: a change between them is seen at the next check
+            conn.rho_catalog_version = catalog_version(conn, None)
             conn.rho_catalog_calls = catalog_calls(conn)
-            conn.rho_temp_limit = may_limit_temp_files(conn)
+            conn.rho_temp_limit = conn.rho_catalog_version.temp_limit
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
 
@@ -142,12 +139,14 @@ class PostgresDatabase(ThreadedDatabase):
         made mid-session would otherwise run until the connection is replaced)."""
         if not hasattr(conn, "rho_catalog_calls"):
             return None
-        version = catalog_version(conn)  # every name qualified: no user operator runs
-        if version != conn.rho_catalog_version:
+        # every name qualified: no user operator runs; the scans skipped while the
+        # server's snapshot is unchanged (pg_catalog_version)
+        version = catalog_version(conn, conn.rho_catalog_version)
+        if not version.same_catalog(conn.rho_catalog_version):
             with pg_catalog_only(conn):
                 conn.rho_catalog_calls = catalog_calls(conn)
-            conn.rho_catalog_version = version
-            conn.rho_temp_limit = temp_limit_of(version)
+        conn.rho_catalog_version = version
+        conn.rho_temp_limit = version.temp_limit
         calls: CatalogCalls = conn.rho_catalog_calls
         return calls
 
@@ -234,6 +233,21 @@ class PostgresDatabase(ThreadedDatabase):
         with conn.cursor(name="rho_agent_internal") as cursor:
             cursor.execute(sql, params)
             return fetch(cursor, max_rows)
+
+    async def internal(
+        self, sql: str, params: Sequence[Any] | None, *, max_rows: int, timeout: float = 30.0
+    ) -> QueryResult:
+        """See ``ThreadedDatabase.internal``; refused as every statement is where a built-in
+        its text names (``information_schema.tables``) was replaced (``made_after_setup``)."""
+        verdict = Verdict(kind="SELECT", read_only=True)
+
+        def work(conn: Any) -> QueryResult:
+            calls = self._catalog_calls(conn) if self._check else None
+            if calls is not None and made_after_setup(calls):
+                raise StatementRefused(made_after_setup(calls))
+            return self._run(conn, sql, params, verdict, max_rows, timeout)
+
+        return await self.slot.call(work, timeout)
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (

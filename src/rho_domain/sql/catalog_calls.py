@@ -58,19 +58,29 @@ def hidden_call(
     )
 
 
+def made_after_setup(calls: CatalogCalls) -> str:
+    """Why nothing runs on this database, the harness's own reads too (listing tables,
+    describing one), which name its built-in schemas: what ``calls.system_made`` lists was
+    made or changed there after it was set up; "" when nothing was."""
+    if not calls.system_made:
+        return ""
+    made = ", ".join(sorted(calls.system_made))
+    return (
+        f"this database's pg_catalog holds functions, operators or views made or "
+        f"changed after it was set up ({made}): the reads this check relies on may run "
+        "them, so no statement runs here until they are dropped or moved to a schema of "
+        "their own (a built-in changed or re-pointed: its row stays newer than the "
+        "set-up even with its values put back, so restore a dump of the database into a "
+        "new one)"
+    )
+
+
 def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
     """Why any statement may meet a function off the list: an implicit or assignment cast,
     or a user operator class, which the server calls for values of a type no text names."""
-    if calls.system_made:
-        made = ", ".join(sorted(calls.system_made))
-        return (
-            f"this database's pg_catalog holds functions, operators or views made or "
-            f"changed after it was set up ({made}): the reads this check relies on may run "
-            "them, so no statement runs here until they are dropped or moved to a schema of "
-            "their own (a built-in changed or re-pointed: its row stays newer than the "
-            "set-up even with its values put back, so restore a dump of the database into a "
-            "new one)"
-        )
+    made = made_after_setup(calls)
+    if made:
+        return made
     implicit = calls.types.get("")
     if implicit:
         reason = _refused("an implicit cast", implicit, d, allowed)
