@@ -13,9 +13,11 @@ DBOS's own cancel is not used for a taken run: it makes the workflow's next step
 ``run_end``, the session still held). A run executed again after its worker died reads the
 same record and ends ``cancelled`` too, as it should.
 
-A record lives as long as its run: the workflow forgets it when its run ends (``forget``), and
-a worker starting forgets those of runs no longer queued or running (``forget_all_but``: a run
-whose workflow failed, or that ended between its canceller's look and its record). Kept, they
+A record lives as long as its run: the workflow forgets it when its run ends (``forget``); a
+canceller looks at the run again once its record is written and forgets it when the run has
+ended (it ended between the canceller's look and its record); every run's end and a worker's
+start forget those of runs no longer queued or running (``forget_all_but``: a run whose
+workflow failed, a canceller that died between its record and its second look). Kept, they
 were never read again, and the table grew by a row for every cancel.
 """
 
