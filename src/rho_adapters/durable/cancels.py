@@ -27,6 +27,7 @@ import threading
 from collections.abc import Collection
 
 from rho_adapters.durable import load_dbos
+from rho_adapters.durable.cancel_bells import ring
 from rho_adapters.durable.system_db import engine_url
 
 load_dbos()  # MissingExtra naming the extra, before the import below fails
@@ -57,6 +58,7 @@ class CancelRecords:
                 conn.execute(sa.insert(CANCELS).values(run_id=run_id))
         except sa.exc.IntegrityError:  # asked before (or at the same moment elsewhere)
             pass
+        ring(run_id)  # a run of this process reads the record at once (``cancel_bells``)
 
     def asked(self, run_id: str) -> bool:
         """Whether a cancel of ``run_id`` is recorded. Blocking: run it in a thread."""
