@@ -29,6 +29,12 @@ CUT_AT_LIMIT = (
     "(write a long file in parts), or ask the user to raise max_output_tokens.]"
 )
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
+# the ``run_end`` error of a run whose end no one recorded (``run_boundaries``)
+ENDED_UNRECORDED = (
+    "ended unrecorded: the process that ran it stopped, or its store refused its run_end, "
+    "before its end was written; how it ended is not known (its events above are all that "
+    "was stored); ended when the session was next opened"
+)
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "
     "stopped). Its effects, if any, are unknown; check before repeating it.]"

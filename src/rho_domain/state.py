@@ -56,15 +56,13 @@ class State:
     always_shapes: dict[str, str] = attrs.field(factory=dict)
     asked_places: dict[str, str] = attrs.field(factory=dict)  # where each call was to run
     started_calls: set[str] = attrs.field(factory=set)
-    # the calls that ran of the tools that may write (``earlier_writes.may_write``) since a
-    # human approved a call asked about for what they wrote (``shell.destructive_session``):
-    # a later bash line that may run it asks
+    # the calls of the tools that may write (``earlier_writes.may_write``) run since a human
+    # approved a call asked about for what they wrote: a later bash line that may run it asks
     unreviewed_writes: list[ToolCall] = attrs.field(factory=list)
     # the writing calls each waiting call's question named every file of: reviewed once the
     # human approves it (``ApprovalRequested.reviews``)
     asked_reviews: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
-    # every tool call id the session's model turns used, compacted ones too (``model_turn``
-    # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
+    # every tool call id the model used, compacted ones too (``model_turn`` renames repeats)
     call_ids: set[str] = attrs.field(factory=set)
     directive_offset: int = 0
     compactions: int = 0
@@ -73,10 +71,11 @@ class State:
     tool_calls: int = 0
     run_seconds: float = 0.0  # the ended runs' durations, by their events' times
     run_started_at: float | None = None
-    # the sub-agents' model calls, tool calls and cost, as the delegate results record them
-    # (a sub-agent's session is its own), and the three when the current run started: the
-    # session's limits count the earlier runs' sub-agents from here, the current run's from
-    # its tally (``rho_domain.loop.budgets``)
+    open_run: str | None = None  # the id of the run started and not ended (``run_edge``)
+    last_at: float | None = None  # the last event's time: where an open run was last seen
+    # the sub-agents' model calls, tool calls and cost as delegate results record them, and
+    # the three when the current run started: the session's limits count the earlier runs'
+    # from here, the current run's from its tally (``rho_domain.loop.budgets``)
     child_calls: int = 0
     child_tools: int = 0
     child_cost: float = 0.0
@@ -97,6 +96,7 @@ class State:
         """Fold one event into the state. Events that change nothing are ignored."""
         if event.kind in ev.EPHEMERAL_KINDS:
             return  # streaming deltas: the message they make up arrives whole
+        self.last_at = event.at
         match event:
             case ev.MessageAdded(message=message):
                 self._add_message(message)
@@ -176,13 +176,13 @@ class State:
         if isinstance(event, ev.RunStarted):
             self.run_count += 1
             self.status = "running"
-            self.run_started_at = event.at
+            self.run_started_at, self.open_run = event.at, event.run_id
             self.earlier_children = (self.child_calls, self.child_tools, self.child_cost)
             return
         self.status = event.status
         if self.run_started_at is not None:
             self.run_seconds += max(event.at - self.run_started_at, 0.0)
-        self.run_started_at = None
+        self.run_started_at = self.open_run = None
 
     def _child_spent(self, metadata: Mapping[str, object]) -> None:
         """Count what a delegate result says its sub-agent spent (a value that is not a

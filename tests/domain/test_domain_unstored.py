@@ -72,3 +72,31 @@ async def test_a_session_written_since_by_another_is_not_ended_by_the_kept_event
     assert not store.held(session.id)
     await session.close()  # dropped: nothing left to store
     assert store.events(session.id) == theirs
+
+
+async def test_the_next_owner_ends_the_run_whose_end_no_one_stored() -> None:
+    """The session object that kept the ``run_end`` is gone (a runtime's or server's handle
+    closes once; another process resumes): the resume ends the run the trace leaves open,
+    said as unrecorded, at its last stored event, before its own run starts. Before, the
+    trace held two runs started and one ended, the first read as running for good."""
+    store = RefusesEnds()
+    first = await _ended_unstored(store)
+    store.refusing = False
+    stored = store.events(first.id)
+    started = [e for e in stored if isinstance(e, ev.RunStarted)]
+    other = await Session.resume(first.id, store=store, model=ScriptedModel([text("mine")]))
+    assert (await other.run("go on")).status.value == "completed"
+    await other.close()
+    events = store.events(first.id)
+    assert events[: len(stored)] == stored
+    ended, restarted = events[len(stored)], events[len(stored) + 1]
+    assert isinstance(ended, ev.RunEnded)
+    assert (ended.run_id, ended.status.value, ended.at) == (
+        started[0].run_id,
+        "error",
+        stored[-1].at,
+    )
+    assert ended.error is not None
+    assert ended.error.startswith("ended unrecorded: the process that ran it stopped")
+    assert isinstance(restarted, ev.RunStarted)
+    assert [e.kind for e in events].count("run_end") == 2

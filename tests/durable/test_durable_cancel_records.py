@@ -80,3 +80,77 @@ async def test_a_worker_starting_forgets_the_cancels_of_runs_that_ended(tmp_path
     finally:
         records.close()
         idle.close()
+
+
+class Held:
+    """A runner that takes its run and ends it ``completed`` once ``release`` is set."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.took, self.release = threading.Event(), threading.Event()
+
+    async def __call__(self, queued: QueuedRun, steps: DurableSteps, asked: CancelAsked) -> str:
+        import asyncio
+
+        self.took.set()
+        await asyncio.to_thread(self.release.wait, 30)
+        return "completed"
+
+
+async def test_a_cancel_recorded_as_its_run_ends_does_not_stay(tmp_path: Path) -> None:
+    """A canceller saw the run taken (``PENDING``), then the run ended and forgot its record,
+    then the canceller's record was written: it stayed until a worker started, never read.
+    The canceller now looks again once its record is written, and forgets it when the run
+    has ended; and every run's end forgets the records of runs that ended (one left by a
+    canceller that died between the two), not only a worker's start."""
+    import asyncio
+
+    from rho_adapters.durable.cancels import CancelRecords
+    from rho_adapters.durable.system_db import system_db_url
+    from rho_adapters.durable.worker import DbosWorker, WorkerOptions
+    from rho_entry.durable.queueing import enqueue_prompt, open_queue
+
+    url = system_db_url(str(tmp_path / "runs.sqlite"))
+    loop = asyncio.get_running_loop()
+    queue = open_queue(url, version="v1")
+    held = Held()
+
+    class Late(CancelRecords):
+        """Records the cancel only once the run it is for has ended (and forgotten its own)."""
+
+        def ask(self, run_id: str) -> None:
+            held.release.set()
+            ended = asyncio.run_coroutine_threadsafe(queue.wait(run_id, 30), loop).result()
+            assert ended == "completed"
+            super().ask(run_id)
+
+    queue._cancels = Late(url)  # the canceller's record, written late
+    records = CancelRecords(url)
+    options = WorkerOptions(
+        url=url,
+        queue="rho-runs",
+        concurrency=1,
+        app_version="v1",
+        executor_id="late-cancel",
+        poll_interval=0.05,
+    )
+    worker = DbosWorker(options, held)
+    await worker.start()
+    try:
+        run = await enqueue_prompt(queue, "ends as it is cancelled")
+        assert await asyncio.to_thread(held.took.wait, 30), "the worker took no run"
+        cancelled = await queue.cancel_queued(run.session_id)
+        assert cancelled is not None
+        assert cancelled.taken
+        assert records.recorded() == []  # before: [run.run_id], until a worker started
+        records.ask(run.run_id)  # as a canceller that died before its second look leaves it
+        assert records.recorded() == [run.run_id]
+        held.release.set()
+        after = await enqueue_prompt(queue, "any run's end")
+        assert await queue.wait(after.run_id, 30) == "completed"
+        assert records.recorded() == []  # before: kept until a worker started
+    finally:
+        await worker.stop()
+        records.close()
+        queue.close()

@@ -139,6 +139,33 @@ async def test_listing_and_detail_show_status_usage_and_liveness(tmp_path: Path)
         )
 
 
+async def test_a_cancel_while_a_session_waits_for_approval_is_a_409_naming_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Nothing runs while a session waits for approval: a cancel sent while the server held it
+    (``approval_hold``) said ``cancelling`` and let the hold go, yet the session stayed
+    ``awaiting_approval`` (a client waiting for ``cancelled`` waited for good), where a durable
+    server, or this one once the hold ended, said 409. Now 409 at once, the session still
+    held here, and the answer continues it."""
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([tools(WRITE), text("Wrote it.")]))
+    async with client_for(app) as client:
+        sid = (await _create(client, prompt="write out.txt", profile="developer"))["id"]
+        assert (await wait_idle(client, sid))["status"] == "awaiting_approval"
+        refused = await client.post(f"/api/sessions/{sid}/cancel")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["message"] == (
+            f"session {sid} has no run in progress: it waits for approval (GET "
+            f"/api/sessions/{sid}: pending_approvals); answer its calls, or deny them, which "
+            "runs nothing"
+        )
+        assert not app.state.host.runs.handles[sid].done  # still held here
+        answer = {"decision": "approve", "digest": _answered(where)}
+        answered = await client.post(f"/api/sessions/{sid}/approvals/c1", json=answer)
+        assert answered.status_code == 202, answered.text
+        assert (await wait_idle(client, sid))["status"] == "completed"
+
+
 async def test_cancel_resume_and_close(tmp_path: Path) -> None:
     where = place(tmp_path)
     model = by_prompt({"go on": "resumed"})

@@ -171,6 +171,25 @@ async def test_422_names_the_field(tmp_path: Path, body: Any, field: str) -> Non
     assert _error(refused, 422)["field"] == field
 
 
+async def test_422_names_what_the_body_holds_in_json_words(tmp_path: Path) -> None:
+    """A value of the wrong kind was named in Python's words (``not NoneType``, ``not list``,
+    ``not int``), which a client writing JSON does not know."""
+    async with client_for(app_for(place(tmp_path), ScriptedModel([]))) as client:
+        json_type = {"Content-Type": "application/json"}
+        said = [
+            _error(await client.post("/api/sessions", content=body, headers=json_type), 422)
+            for body in (b"null", b"[1]", b'"x"', b"5", b"1.5", b"true")
+        ]
+        field = _error(await client.post("/api/sessions", json={"prompt": 3}), 422)
+        listed = _error(await client.post("/api/sessions", json={"model": ["m"]}), 422)
+    assert [error["message"] for error in said] == [
+        f"the body must be a JSON object, not {kind}"
+        for kind in ("null", "an array", "a string", "a number", "a number", "true (a boolean)")
+    ]
+    assert field["message"] == "prompt must be a string, not a number"
+    assert listed["message"] == "model must be a string, not an array"
+
+
 async def test_422_for_other_bodies_and_parameters(tmp_path: Path) -> None:
     async with client_for(app_for(place(tmp_path), ScriptedModel([]))) as client:
         sid = (await client.post("/api/sessions", json={})).json()["id"]

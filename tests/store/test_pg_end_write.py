@@ -136,7 +136,14 @@ async def test_a_run_end_the_database_refuses_for_good_is_named_and_the_session_
         if isinstance(e, ev.MessageAdded) and e.message.role == "assistant"
     ]
     assert said_by_model == ["done", "again"]  # nothing of the first run was lost
-    assert [e.kind for e in events].count("run_end") == 1  # the second run's
+    # the first run, left open by the close that could not store its end, is ended by the
+    # resume before its own run starts (the session object that kept its end is gone)
+    ends = [e for e in events if isinstance(e, ev.RunEnded)]
+    assert [(e.run_id, e.status.value) for e in ends[:1]] == [(result.run_id, "error")]
+    assert ends[0].error is not None
+    assert ends[0].error.startswith("ended unrecorded: ")
+    assert events[events.index(ends[0]) + 1].kind == "run_start"
+    assert len(ends) == 2
 
 
 def _leased(url: str, who: str) -> PgBackend:
@@ -164,7 +171,8 @@ async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_a
     """The close that could not store the ``run_end`` keeps it: once the store's role may
     log in again, closing the session again takes its lock back and stores it (it was lost
     with the session object: the trace never had its run's end). A session another process
-    wrote since is refused, naming what is dropped (``test_unstored.py``)."""
+    wrote since is refused, naming what is dropped (``test_unstored.py``). The claim the
+    failed close left is this process's own: taken back at once, whatever its lease."""
     import psycopg
 
     name, role = "end-kept", f"rho_kept_{uuid.uuid4().hex[:8]}"
@@ -174,7 +182,10 @@ async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_a
         conn.execute(f"CREATE ROLE {role} LOGIN")
         conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
     url = named(base.replace("postgres@", f"{role}@", 1), name)
-    store = EndCut(_leased(url, "the test"), pg_server_url, name, lock_out=role)
+    # a lease far longer than the test: the claim the failed close left is this process's
+    # own, taken back at once (it was refused, SessionLocked, until the lease ran out)
+    long = PgBackend(StoreAddress(url, "the test"), heartbeat=0.1, stale_after=600)
+    store = EndCut(long, pg_server_url, name, lock_out=role)
     session = Session(
         Agent(AgentConfig(model="scripted")), model=ScriptedModel([text("done")]), store=store
     )
@@ -185,7 +196,7 @@ async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_a
         assert "or close it again first, which stores them" in str(closing.value)
         with psycopg.connect(pg_server_url, autocommit=True) as conn:
             conn.execute(f"ALTER ROLE {role} LOGIN")
-        await _closed_again(session)  # the lock taken back, the run_end stored
+        await session.close()  # the lock taken back, the run_end stored
         reader = of_backend(_leased(url, "the reader"))
         try:
             _, events = await reader.sessions.recording(session.id)
@@ -199,14 +210,64 @@ async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_a
     assert events[-1] is ends[0]
 
 
-async def _closed_again(session: Session) -> None:
-    """The session closed once its own dead claim is stale (its lease: 0.5 s): a claim the
-    failed close could not give back, which no one may take before."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return await session.close()
-        except SessionLocked:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.1)  # the lease runs out on the server's clock
+async def test_a_claim_a_failed_close_left_is_not_kept_alive_by_the_other_sessions_beats(
+    pg_server_url: str,
+) -> None:
+    """The heartbeat renewed every row naming this process: a session whose release failed
+    (logins refused at its close) was kept alive by the beats of the process's other held
+    sessions, for as long as it held any (a server always does), so no other host could
+    take it, and this process refused it too. Now only the sessions held here are beaten:
+    its beat stands still while another session's goes on, and this process opens it again
+    at once."""
+    import psycopg
+
+    name, role = "end-beats", f"rho_beats_{uuid.uuid4().hex[:8]}"
+    base = schema_url(pg_server_url)
+    schema = base.rsplit("search_path%3D", 1)[1]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    long = PgBackend(StoreAddress(url, "the test"), heartbeat=0.05, stale_after=600)
+    store = EndCut(long, pg_server_url, name, lock_out=role)
+    agent = Agent(AgentConfig(model="scripted"))
+    left = Session(agent, model=ScriptedModel([text("done")]), store=store)
+    await left.run("go")
+    with pytest.raises(StoreError):
+        await left.close()
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"ALTER ROLE {role} LOGIN")
+    held = Session(agent, model=ScriptedModel([text("held")]), store=store)
+    try:
+        await held.run("go")  # held, and beaten, until closed
+
+        def beats() -> tuple[object, object]:
+            with psycopg.connect(pg_server_url, autocommit=True) as conn:
+                rows: dict[str, object] = dict(
+                    conn.execute(
+                        f"SELECT id, beat FROM {schema}.rho_sessions WHERE id IN (%s, %s)",
+                        (left.id, held.id),
+                    ).fetchall()
+                )
+            return rows[left.id], rows[held.id]
+
+        before_left, before_held = beats()
+        for _ in range(600):  # until the held session was beaten twice since
+            now_left, now_held = beats()
+            if now_held != before_held:
+                before_held = now_held
+                break
+            await asyncio.sleep(0.05)
+        for _ in range(600):
+            now_left, now_held = beats()
+            if now_held != before_held:
+                break
+            await asyncio.sleep(0.05)
+        assert now_held != before_held  # the heartbeat runs
+        assert now_left == before_left  # and does not renew the claim left behind
+        again = await Session.resume(left.id, store=store, model=ScriptedModel([text("on")]))
+        assert (await again.run("go on")).status.value == "completed"
+        await again.close()
+    finally:
+        await held.close()
+        await store.aclose()

@@ -13,9 +13,11 @@ DBOS's own cancel is not used for a taken run: it makes the workflow's next step
 ``run_end``, the session still held). A run executed again after its worker died reads the
 same record and ends ``cancelled`` too, as it should.
 
-A record lives as long as its run: the workflow forgets it when its run ends (``forget``), and
-a worker starting forgets those of runs no longer queued or running (``forget_all_but``: a run
-whose workflow failed, or that ended between its canceller's look and its record). Kept, they
+A record lives as long as its run: the workflow forgets it when its run ends (``forget``); a
+canceller looks at the run again once its record is written and forgets it when the run has
+ended (it ended between the canceller's look and its record); every run's end and a worker's
+start forget those of runs no longer queued or running (``forget_all_but``: a run whose
+workflow failed, a canceller that died between its record and its second look). Kept, they
 were never read again, and the table grew by a row for every cancel.
 """
 
@@ -25,6 +27,7 @@ import threading
 from collections.abc import Collection
 
 from rho_adapters.durable import load_dbos
+from rho_adapters.durable.cancel_bells import ring
 from rho_adapters.durable.system_db import engine_url
 
 load_dbos()  # MissingExtra naming the extra, before the import below fails
@@ -55,6 +58,7 @@ class CancelRecords:
                 conn.execute(sa.insert(CANCELS).values(run_id=run_id))
         except sa.exc.IntegrityError:  # asked before (or at the same moment elsewhere)
             pass
+        ring(run_id)  # a run of this process reads the record at once (``cancel_bells``)
 
     def asked(self, run_id: str) -> bool:
         """Whether a cancel of ``run_id`` is recorded. Blocking: run it in a thread."""

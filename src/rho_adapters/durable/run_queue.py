@@ -170,6 +170,10 @@ class DbosRunQueue(RunQueue):
             return None
         taken = str(mine[0].workflow_id)
         await asyncio.to_thread(self._cancels.ask, taken)
+        # the run may have ended between the look above and the record: it forgot its
+        # record before this one was written, which stayed until a worker started
+        if await self.status(taken) not in ("queued", "running"):
+            await asyncio.to_thread(self._cancels.forget, taken)
         return CancelledRun(run_id=taken, taken=True)
 
     async def cancel_asked(self, run_id: str) -> bool:

@@ -64,12 +64,29 @@ async def run_workflow(payload: dict[str, Any]) -> str:
     status = await _runner(run, DbosSteps(), asked)
     # the run has ended: its cancel, if one was asked, is read no more (an execution that
     # raised keeps it, for the one that takes the run over; a worker's start forgets it,
-    # as it does one this could not remove: the run's status is not made an error for it)
+    # as it does one this could not remove: the run's status is not made an error for it),
+    # and those of other runs that ended are forgotten too: a canceller's record written
+    # just after its run forgot its own stayed until a worker started
     try:
         await asyncio.to_thread(records.forget, run.run_id)
+        await forget_ended_cancels(records)
     except Exception:  # a leftover row, forgotten at a worker's start
         LOG.warning("run %s: its cancel record was not removed", run.run_id, exc_info=True)
     return status
+
+
+async def forget_ended_cancels(records: CancelRecords) -> None:
+    """The cancels recorded for runs no longer queued or running, removed (``cancels``):
+    runs whose workflow failed, or that ended before their canceller's record. One query
+    when there are none."""
+    among = await asyncio.to_thread(records.recorded)
+    if not among:
+        return
+    live = await _DBOS.list_workflows_async(
+        workflow_ids=among, status=_LIVE, load_input=False, load_output=False
+    )
+    ids = [str(w.workflow_id) for w in live]
+    await asyncio.to_thread(records.forget_all_but, ids, among)
 
 
 class VersionMismatch(ConfigError):
@@ -165,19 +182,7 @@ class DbosWorker:
                 LOG.warning("cleaning up a failed worker start failed too", exc_info=True)
             raise
         self.heartbeat.watch()
-        await self._forget_ended_cancels()
-
-    async def _forget_ended_cancels(self) -> None:
-        """The cancels recorded for runs no longer queued or running, removed (``cancels``):
-        runs whose workflow failed, or that ended before their canceller's record."""
-        among = await asyncio.to_thread(self.cancels.recorded)
-        if not among:
-            return
-        live = await _DBOS.list_workflows_async(
-            workflow_ids=among, status=_LIVE, load_input=False, load_output=False
-        )
-        ids = [str(w.workflow_id) for w in live]
-        await asyncio.to_thread(self.cancels.forget_all_but, ids, among)
+        await forget_ended_cancels(self.cancels)
 
     async def _check_versions(self) -> None:
         others = await _DBOS.list_workflows_async(

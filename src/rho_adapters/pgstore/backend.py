@@ -5,7 +5,7 @@
   on the sessions it holds;
 - one background thread that LISTENs on the ``rho`` channel and wakes the waiters of this
   process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
-  renews ``beat`` on every session this process holds, whatever their number.
+  renews ``beat`` on the sessions held here (``held``: ``held_here``), whatever their number.
 
 Ownership: the thread runs only while something here needs it, counted by ``start`` / ``stop``
 (a session held by this process, a cancel waiter, a live tail): the last ``stop`` ends it, so a
@@ -15,9 +15,8 @@ built over the backend (``acquire`` / ``release``, called by their ``aclose``): 
 ``release`` ends the thread and closes the pool's connections. Either comes back on next use;
 a use while no store object holds a share closes its connection when it ends (``run``).
 
-Why a thread: the adapters must work from any event loop (the CLI runs a new one per command)
-and a heartbeat must keep coming while a loop is blocked, as the file store's does. Waiters are
-``asyncio.Event``s set with ``call_soon_threadsafe`` on their own loop.
+Why a thread: the adapters work from any event loop (the CLI runs one per command), and beats
+go on while a loop is blocked. Waiters are ``asyncio.Event``s set with ``call_soon_threadsafe``.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from typing import Any
 
 from rho_adapters.pgstore.connection import POOL_SIZE, Pool, StoreAddress, pg_errors
 from rho_adapters.pgstore.creators import creator_name
+from rho_adapters.pgstore.held_here import HeldHere
 from rho_adapters.pgstore.schema import CHANNEL, declare, ensure_schema, holder_name
 from rho_adapters.store.trace import TRACE_BYTES
 from rho_domain.errors import StoreError
@@ -69,6 +69,7 @@ class PgBackend:
         size = POOL_SIZE if pool_size is None else pool_size
         self.pool = Pool(address, size=size, prepare=declare)
         self._holder: str | None = None
+        self.held = HeldHere()  # the sessions this holder holds here: beaten, or taken back
         self._ready = False
         self._ready_lock = threading.Lock()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = (
@@ -107,10 +108,9 @@ class PgBackend:
 
     def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
         """``work(conn, *args)`` in one transaction on a pooled connection (``transaction``
-        False: work that is one statement, committed alone). Blocking. Used while no store
-        object holds a share (``acquire``: one closed, or never owning), the connection is
-        closed after the work, not kept: nobody would close it again, and it would end
-        open with the process (garbage-collected: psycopg's ResourceWarning)."""
+        False: one statement, committed alone). Blocking. Used while no store object holds a
+        share (``acquire``), the connection is closed after the work, not kept: nobody would
+        close it again (garbage-collected with the process: psycopg's ResourceWarning)."""
         try:
             self.ready()
             with self.pool.connection(transaction=transaction) as conn:
@@ -153,8 +153,7 @@ class PgBackend:
 
     async def start_off_loop(self) -> None:
         """``start`` in a worker thread, for async callers. A caller cancelled meanwhile takes
-        no use: the thread's ``start`` cannot be interrupted, so the use it took is given back
-        when it is done (else the listener, and its connection, would outlive every owner)."""
+        no use: the thread's use is given back when done (else the listener outlives all)."""
         starting = asyncio.ensure_future(asyncio.to_thread(self.start))
         try:
             await asyncio.shield(starting)
@@ -177,8 +176,8 @@ class PgBackend:
     def _halt(self) -> threading.Thread | None:
         # under _ready_lock: the running thread (if any) told to end, and forgotten
         self._stop.set()
-        if self._bell is not None:  # closing this end makes the thread's end readable (EOF):
-            self._bell.close()  # its wait for notifications ends at once
+        if self._bell is not None:  # closing this end wakes the thread's wait (EOF) at once
+            self._bell.close()
             self._bell = None
         ended, self._listener = self._listener, None
         if ended is not None:  # ``close`` waits for it too: its connection closes as it ends
@@ -193,8 +192,7 @@ class PgBackend:
 
     def waiter(self, key: str) -> asyncio.Event:
         """An event set when ``key`` (``cancel <id>``, ``trace <id>``) is notified, or when the
-        listener reconnected (a notification may have been missed: check again). Call it on
-        the loop that waits, after ``start`` (which blocks: run it in a thread)."""
+        listener reconnected (look again). Call it on the loop that waits, after ``start``."""
         event = asyncio.Event()
         with self._waiters_lock:
             self._waiters[key].add((asyncio.get_running_loop(), event))
@@ -265,7 +263,8 @@ class PgBackend:
             if time.monotonic() >= next_beat:
                 with pg_errors(self.address, "heartbeat"):
                     conn.execute(
-                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self._holder,)
+                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s AND id = ANY(%s)",
+                        (self._holder, self.held.ids()),
                     )
                 next_beat = time.monotonic() + self.heartbeat
                 continue

@@ -57,7 +57,17 @@ class PgSessionStore(SessionStore, SignalingStore):
     async def create(self, record: SessionRecord) -> None:
         """See ``SessionStore.create``."""
         meta = initial_meta(record)
-        await self.backend.call(self._create, record, meta)
+        try:  # taken first: an open here meanwhile would take this holder's new claim back
+            self.backend.held.take(record.id, "this process")
+        except SessionLocked:
+            raise StoreError(
+                f"session {record.id} already exists in {self.backend.address.shown}"
+            ) from None
+        try:
+            await self.backend.call(self._create, record, meta)
+        except BaseException:
+            self.backend.held.let_go(record.id)
+            raise
         await self._hold(record.id, meta, 0)
 
     def _create(self, conn: Any, record: SessionRecord, meta: dict[str, Any]) -> None:
@@ -108,16 +118,30 @@ class PgSessionStore(SessionStore, SignalingStore):
         it, by a process frozen in between, the meta named this process the holder over the
         one that had taken the session over since."""
         session_id = resolve_id(conn, ref, self.backend.creator)
+        me = self.backend.holder
+        self.backend.held.take(session_id, me)  # a claim of mine not held here is taken back
+        try:
+            return self._claim(conn, session_id, me)
+        except BaseException:
+            self.backend.held.let_go(session_id)
+            raise
+
+    def _claim(
+        self, conn: Any, session_id: str, me: str
+    ) -> tuple[SessionRecord, tuple[ev.Event, ...], int, dict[str, Any]]:
         stale = self.backend.stale_after  # the claim's lease, and the bound this side keeps
         declare_here(conn)
         row = conn.execute(
             "UPDATE rho_sessions s SET holder = %s, beat = now(), lease = %s"  # noqa: S608
             " FROM (SELECT holder FROM rho_sessions WHERE id = %s FOR UPDATE) AS was"
-            # ALIVE is a constant of ours, no one's input
-            f" WHERE s.id = %s AND (s.holder IS NULL OR s.beat IS NULL OR NOT {ALIVE})"
+            # ALIVE is a constant of ours, no one's input; a claim of this holder on a
+            # session not held here (``held_here``) is this process's own, left by a
+            # release that failed: taken back at once
+            f" WHERE s.id = %s AND (s.holder IS NULL OR s.holder = %s OR s.beat IS NULL"
+            f" OR NOT {ALIVE})"
             f" RETURNING {record_columns('s.')}, s.last_seq,"
             " was.holder",
-            (self.backend.holder, stale, session_id, session_id, stale),
+            (me, stale, session_id, session_id, me, stale),
         ).fetchone()
         if row is None:
             holder = conn.execute(
@@ -234,6 +258,7 @@ class PgSessionStore(SessionStore, SignalingStore):
                 await self.backend.call(self._release, session_id, meta)
             finally:
                 self._stop_beating(session_id)
+                self.backend.held.let_go(session_id)  # no longer beaten; opened here again
 
     def _stop_beating(self, session_id: str) -> None:
         if session_id in self._beating:
@@ -251,6 +276,8 @@ class PgSessionStore(SessionStore, SignalingStore):
         self._closed = True
         for session_id in list(self._beating):
             self._stop_beating(session_id)
+        for session_id in self._meta:
+            self.backend.held.let_go(session_id)  # their claims go stale
         self._meta.clear()
         self._seq.clear()
         self._locks.clear()

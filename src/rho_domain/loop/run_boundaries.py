@@ -27,7 +27,7 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.turns import Turns, budget_watch
-from rho_domain.not_run import CANCELLED_RESULT, DIED, ended_by
+from rho_domain.not_run import CANCELLED_RESULT, DIED, ENDED_UNRECORDED, ended_by
 from rho_domain.placement import Placement
 from rho_domain.plugged import described, message_of
 from rho_domain.ports.store import SessionRecord
@@ -125,12 +125,35 @@ async def begin_run(
     await control.start()
     await journal.create(record())
     await journal.flush()
+    if journal.state.open_run is not None and not journal.replaying:
+        await _end_unrecorded(journal)
     placement = _placement(where)
     started = ev.RunStarted(
         at=journal.clock.now(), run_id=tally.id, prompt=prompt, placement=placement
     )
     await journal.emit(started)
     await journal.answer_all(journal.state.unanswered_calls(), DIED)
+
+
+async def _end_unrecorded(journal: Journal) -> None:
+    """End the run the trace leaves open (a ``run_start`` with no ``run_end``), before a new
+    one starts: its process stopped, or its store refused the ``run_end`` at close and the
+    session object that kept it is gone. The session is opened, so no live process holds it
+    (the store's claim): the run is over, and its end is said as unrecorded, at its last
+    event (its runs' time counts none of the time since). Before, the next run began with
+    the earlier one still open: the trace, ``stats`` and the server's counts read it as
+    running for good, and a trace reader found two runs started and one ended."""
+    state = journal.state
+    await journal.answer_all(state.unanswered_calls(), DIED)
+    at = state.last_at if state.last_at is not None else journal.clock.now()
+    ended = ev.RunEnded(
+        at=at,
+        run_id=state.open_run or "",
+        status=RunStatus.ERROR,
+        session_usage=state.usage,
+        error=ENDED_UNRECORDED,
+    )
+    await journal.emit(ended)
 
 
 _UNTOLD = object()  # bounded_run's executor was given no recorder (yet)

@@ -10,12 +10,14 @@ and then the stop signal requested after it came after the clearing, and is hear
 
 A store without signals (neither files nor PostgreSQL: a library's own ``SessionStore``) has
 no stop signal to hear: the record is then read again every ``poll`` seconds while the run
-goes on, so a cancel reaches a run that had started there too (it ran to its end before).
+goes on, so a cancel reaches a run that had started there too (it ran to its end before),
+and at once when the cancel is recorded in this process (its bell: ``cancel_bells``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from rho_domain.ports.durable import CancelAsked
 from rho_domain.ports.signals import Directive, SignalSource
@@ -27,11 +29,17 @@ class RunSignals(SignalSource):
     every ``poll`` seconds while the run goes on when ``inner`` is None."""
 
     def __init__(
-        self, inner: SignalSource | None, asked: CancelAsked, *, poll: float = 1.0
+        self,
+        inner: SignalSource | None,
+        asked: CancelAsked,
+        *,
+        poll: float = 1.0,
+        run_id: str | None = None,
     ) -> None:
         self.inner = inner
         self.asked = asked
         self.poll = poll  # how often the record is read again when ``inner`` is None
+        self.run_id = run_id  # whose bell a cancel recorded in this process rings
         self._read = False  # the record read once, after the run's start cleared the signal
         self._cancelled = False
 
@@ -56,11 +64,26 @@ class RunSignals(SignalSource):
         if self._cancelled:
             return
         if self.inner is None:
-            # the queue's record is the only way in: a database row, which no Event can follow
-            while not await self.asked():  # noqa: ASYNC110 - polled: a row in another process
-                await asyncio.sleep(self.poll)
+            await self._read_until_asked()
         else:
             await self.inner.wait_for_cancel(session_id)
+
+    async def _read_until_asked(self) -> None:
+        """The queue's record read every ``poll`` seconds, and at once when a cancel of the
+        run is recorded in this process (listened for before each read: one rung between a
+        read and the wait is not missed). A record written elsewhere is a database row, which
+        no Event follows."""
+        from rho_adapters.durable import cancel_bells
+
+        bell = cancel_bells.listen(self.run_id) if self.run_id is not None else asyncio.Event()
+        try:
+            while not await self.asked():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(bell.wait(), self.poll)
+                bell.clear()
+        finally:
+            if self.run_id is not None:
+                cancel_bells.unlisten(self.run_id, bell)
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""

@@ -84,7 +84,7 @@ class DurableRunner:
             return await run_question(
                 queued, steps, config=self.setup.config, store=self.setup.store
             )
-        signals = RunSignals(build_signals(self.setup.store), asked or _never)
+        signals = RunSignals(build_signals(self.setup.store), asked or _never, run_id=queued.run_id)
         session = await self._open(queued, steps, signals)
         async with session:
             _answer(session, queued.settings)

@@ -208,12 +208,23 @@ def parse_resume(data: Any) -> Resume:
 
 def _object(data: Any, cls: type[Any]) -> Mapping[str, Any]:
     if not isinstance(data, dict):
-        raise Invalid(f"the body must be a JSON object, not {type(data).__name__}", field="body")
+        raise Invalid(f"the body must be a JSON object, not {_json_kind(data)}", field="body")
     known = [a.name for a in attrs.fields(cls)]
     for key in data:
         if key not in known:
             raise Invalid(f"unknown field {key!r}; this route takes {', '.join(known)}", field=key)
     return data
+
+
+def _json_kind(value: Any) -> str:
+    """What ``value`` is in the client's words, JSON's (it was Python's: ``not NoneType``,
+    ``not list``, ``not dict``, which a client writing JSON does not know)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    kinds = {list: "an array", dict: "an object", str: "a string", int: "a number"}
+    return next((k for t, k in kinds.items() if isinstance(value, t)), "a number")
 
 
 def _is_int(value: Any) -> bool:
@@ -223,7 +234,7 @@ def _is_int(value: Any) -> bool:
 def _opt_str(fields: Mapping[str, Any], name: str) -> str | None:
     value = fields.get(name)
     if value is not None and not isinstance(value, str):
-        raise Invalid(f"{name} must be a string, not {type(value).__name__}", field=name)
+        raise Invalid(f"{name} must be a string, not {_json_kind(value)}", field=name)
     return value
 
 

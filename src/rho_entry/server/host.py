@@ -223,9 +223,7 @@ class SessionHost:
         ``cancelled`` (a durable run still queued, taken off the queue: it never runs). 409
         when nothing runs; 403 for a session this server may not drive. A run of this server
         is stopped unread (a config.yaml edited since it began made the stop a 409 or 403)."""
-        handle = self.runs.handles.get(session_id)
-        if handle is not None and not handle.done:
-            handle.cancel()
+        if self.runs.cancel_here(session_id):  # 409 for one held here awaiting approval
             return "cancelling"
         await self._check_allowed(session_id)
         if await self.running(session_id):

@@ -198,6 +198,23 @@ class Runs:
                 f"session {handle.session_id} is closing; answer again in a moment"
             ) from None
 
+    def cancel_here(self, session_id: str) -> bool:
+        """Cancel the session's run in this server: True when one runs here, False when no
+        handle of it is open here. One held here waiting for approval runs nothing: 409,
+        naming what to do (the cancel let the hold go and said ``cancelling``, yet the
+        session stayed ``awaiting_approval``, never ``cancelled``; a durable server said 409)."""
+        handle = self.handles.get(session_id)
+        if handle is None or handle.done:
+            return False
+        if handle.status is HandleStatus.AWAITING_APPROVAL:
+            raise Conflict(
+                f"session {session_id} has no run in progress: it waits for approval "
+                f"(GET /api/sessions/{session_id}: pending_approvals); answer its calls, or "
+                "deny them, which runs nothing"
+            )
+        handle.cancel()
+        return True
+
     async def stop(self, session_id: str, grace: float) -> None:
         """Cancel a session's handle and wait until it is done (its session closed)."""
         handle = self.handles.get(session_id)

@@ -18,6 +18,11 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.feed import END, WAKE, FeedItem, TraceFeed
 
 KEEPALIVE = b": keep-alive\n\n"
+REPLAY_CHUNK = 65536
+"""Bytes of replayed trace lines sent in one write. A line a write, a client that asked and
+left at once had every line of the trace written to its closed socket before anything
+noticed (the replay never yields to the loop): asyncio logged 'socket.send() raised
+exception.' for each, 855 lines for three such requests of a 287-line trace."""
 CLOSED = b"event: closed\ndata: {}\n\n"
 
 
@@ -69,9 +74,18 @@ async def event_stream(
         upto = feed.seq
         sent = options.after
         yield b"retry: 1000\n\n"
+        chunk: list[bytes] = []
+        size = 0
         for item in await feed.replay(sent, upto):
-            yield frame(item)
+            chunk.append(data := frame(item))
+            size += len(data)
             sent = item.seq or sent
+            if size >= REPLAY_CHUNK:
+                yield b"".join(chunk)
+                chunk, size = [], 0
+                await asyncio.sleep(0)  # a client gone is heard before the next chunk
+        if chunk:
+            yield b"".join(chunk)
         loop = asyncio.get_running_loop()
         quiet_since = loop.time()
         while not subscription.overflowed:
