@@ -29,7 +29,7 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
-from rho_domain.ports.store import SessionStore, SignalingStore
+from rho_domain.ports.store import SessionStore, signals_of
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.source import ToolSource
 from rho_entry.config.env_settings import base_url_from
@@ -203,7 +203,7 @@ def build_ports(
 def build_signals(store: SessionStore) -> SignalSource | None:
     """The signals a store's sessions carry (``SignalingStore``: a file store's sentinel
     files), else None."""
-    return store.signals() if isinstance(store, SignalingStore) else None
+    return signals_of(store)
 
 
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:

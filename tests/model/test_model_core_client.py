@@ -8,6 +8,11 @@ tests/model, which runs on it whenever no transport is given.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from types import FrameType
 
 import httpx
 
@@ -21,9 +26,10 @@ from rho_domain.model import ModelRequest, ToolSpec
 
 class _Recorder:
     """A loopback HTTP/1.1 server that keeps each request's head and body; its first answer
-    sets a cookie, every answer repeats a header."""
+    sets a cookie (unless ``cookie`` is False), every answer repeats a header."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cookie: bool = True) -> None:
+        self.cookie = cookie
         self.heads: list[dict[str, str]] = []
         self.bodies: list[bytes] = []
         self.closed = asyncio.Event()
@@ -40,7 +46,8 @@ class _Recorder:
             fields = {name.lower(): value for name, value in pairs}
             self.heads.append(fields)
             self.bodies.append(await reader.readexactly(int(fields.get("content-length", "0"))))
-            cookie = "Set-Cookie: affinity=b7; Path=/\r\n" if len(self.heads) == 1 else ""
+            first = self.cookie and len(self.heads) == 1
+            cookie = "Set-Cookie: affinity=b7; Path=/\r\n" if first else ""
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Part: 1\r\nx-part: 2\r\n"
                 + cookie.encode()
@@ -154,3 +161,55 @@ def test_an_agents_tool_schemas_are_encoded_once_and_sent_byte_for_byte() -> Non
     assert sent[0][-1] == "tools"
     assert sent[1][-2:] == ["tools", "tool_choice"]
     assert tools_encodings() - before == 2  # one per tuple: the second call reused the first
+
+
+@contextlib.contextmanager
+def urls_split() -> Iterator[list[int]]:
+    """Counts the calls into ``urllib.parse`` inside the ``with`` on this thread (a profile
+    hook: its ``urlsplit`` remembers what it split, but the parts' ``hostname`` and ``port``
+    and httpcore's ``urlparse`` run each time); the count is the list's one item."""
+    split = [0]
+
+    def hook(frame: FrameType, event: str, _arg: object) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename == parse_file:
+            split[0] += 1
+
+    parse_file = urllib.parse.__file__
+    sys.setprofile(hook)
+    try:
+        yield split
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_client_parses_each_url_once_not_at_every_request() -> None:
+    """A Session per request sends the same URL again and again (issue 33): its ``Host`` and
+    httpcore's URL are worked out at its first request (two parses a request before), each
+    URL's own, the server's host as the URL spells it."""
+
+    async def exchange() -> tuple[_Recorder, list[int]]:
+        recorder = _Recorder(cookie=False)  # a cookie's jar is httpx's, URLs parsed there
+        server = await asyncio.start_server(recorder.serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        urls = [f"http://{host}:{port}/v1/chat/completions" for host in ("127.0.0.1", "localhost")]
+        client = new_client(
+            urls[0], {}, proxy=None, max_in_flight=2, keepalive_seconds=5, transport=None
+        )
+        assert isinstance(client, CoreClient)
+        counts = []
+        async with server:
+            for url in (urls[0], urls[0], urls[0], urls[1], urls[1]):
+                with urls_split() as split:
+                    response = await client.send(client.build_request("POST", url, json={}))
+                    assert b"".join([part async for part in response.aiter_raw()]) == b"ok"
+                    await response.aclose()
+                counts.append(split[0])
+            await client.aclose()
+        return recorder, counts
+
+    recorder, counts = asyncio.run(exchange())
+    assert counts == [counts[0], 0, 0, counts[0], 0]  # was 5 calls at every request
+    assert counts[0] > 0
+    hosts = [head["host"].rpartition(":")[0] for head in recorder.heads]
+    assert hosts == ["127.0.0.1"] * 3 + ["localhost"] * 2

@@ -32,8 +32,6 @@ import httpcore
 from rho_adapters.model.openai_request import WireTools
 
 if TYPE_CHECKING:
-    import ssl
-
     import httpx
 
 ACCEPT_ENCODING = "gzip, deflate"
@@ -41,6 +39,7 @@ ACCEPT_ENCODING = "gzip, deflate"
 which the readers would refuse."""
 USER_AGENT = "rho-agent"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_URLS_KEPT = 16
 
 AnyClient: TypeAlias = "httpx.AsyncClient | CoreClient"
 """A model client: httpx's (a caller's, a transport's, a proxy's) or a ``CoreClient``."""
@@ -158,6 +157,7 @@ class CoreClient:
         self.headers = dict(headers)
         self._pool = pool
         self._jar: httpx.Cookies | None = None
+        self._urls: dict[str, tuple[str, httpcore.URL]] = {}
 
     def build_request(
         self,
@@ -169,12 +169,8 @@ class CoreClient:
         timeout: Any = None,
     ) -> CoreRequest:
         """A request to ``url`` (a plain URL: ``is_plain_url``) with ``json`` as its body."""
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port is not None and parts.port != _DEFAULT_PORTS[parts.scheme]:
-            host = f"{host}:{parts.port}"  # httpx leaves the scheme's own port out
         sent = [
-            ("Host", host),
+            ("Host", self._known(url)[0]),
             ("Accept", "*/*"),
             ("Accept-Encoding", ACCEPT_ENCODING),
             ("Connection", "keep-alive"),
@@ -202,7 +198,7 @@ class CoreClient:
         extensions = {} if timeout is None else {"timeout": _phases(timeout)}
         sent = httpcore.Request(
             request.method,
-            request.url,
+            self._known(request.url)[1],  # httpcore takes its URL as it is
             headers=[(n.encode("ascii"), v.encode("ascii")) for n, v in headers],  # as httpx
             content=request.body,
             extensions=extensions,
@@ -226,6 +222,21 @@ class CoreClient:
         """Close the pool's connections."""
         await self._pool.aclose()
 
+    def _known(self, url: str) -> tuple[str, httpcore.URL]:
+        """``url``'s ``Host`` header and httpcore's URL, worked out once per URL: a client
+        sends the same one or two again and again (each parse was two a request). Neither is
+        changed by a request: httpcore only reads its URL."""
+        known = self._urls.get(url)
+        if known is None:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+            if parts.port is not None and parts.port != _DEFAULT_PORTS[parts.scheme]:
+                host = f"{host}:{parts.port}"  # httpx leaves the scheme's own port out
+            if len(self._urls) >= _URLS_KEPT:
+                self._urls.clear()  # a client of many URLs (none here) parses them again
+            known = self._urls[url] = (host, httpcore.URL(url))
+        return known
+
     def _keep_cookies(self, request: CoreRequest, response: CoreResponse) -> None:
         import httpx
 
@@ -246,27 +257,6 @@ class CoreClient:
         self._jar.set_cookie_header(asked)
         cookie = asked.headers.get("cookie")
         return [] if cookie is None else [("Cookie", cookie)]
-
-
-def lean_pool(
-    *,
-    ssl_context: ssl.SSLContext | None,
-    max_connections: int | None,
-    max_keepalive_connections: int | None,
-    keepalive_expiry: float | None,
-) -> httpcore.AsyncConnectionPool:
-    """The model clients' connection pool (``lean_pool.pool_class``) on asyncio's own sockets
-    (``network.AsyncioBackend``), with ``ssl_context`` for https (None: http only)."""
-    from rho_adapters.model.lean_pool import pool_class
-    from rho_adapters.model.network import AsyncioBackend
-
-    return pool_class()(
-        network_backend=AsyncioBackend(),
-        ssl_context=ssl_context,
-        max_connections=max_connections,
-        max_keepalive_connections=max_keepalive_connections,
-        keepalive_expiry=keepalive_expiry,
-    )
 
 
 def _phases(timeout: Any) -> dict[str, float | None]:

@@ -44,11 +44,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpcore
 
 from rho_adapters.model.lean_connection import LeanConnection
+
+if TYPE_CHECKING:
+    import ssl
 
 SWEEP_SECONDS = 1.0
 """How often, at most, the idle connections not being picked are checked for expiry."""
@@ -63,6 +66,26 @@ def pool_class(version: str = httpcore.__version__) -> type[httpcore.AsyncConnec
     ):
         return LeanConnectionPool
     return httpcore.AsyncConnectionPool
+
+
+def new_pool(
+    *,
+    ssl_context: ssl.SSLContext | None,
+    max_connections: int | None,
+    max_keepalive_connections: int | None,
+    keepalive_expiry: float | None,
+) -> httpcore.AsyncConnectionPool:
+    """The model clients' connection pool (``pool_class``) on asyncio's own sockets
+    (``network.AsyncioBackend``), with ``ssl_context`` for https (None: http only)."""
+    from rho_adapters.model.network import AsyncioBackend
+
+    return pool_class()(
+        network_backend=AsyncioBackend(),
+        ssl_context=ssl_context,
+        max_connections=max_connections,
+        max_keepalive_connections=max_keepalive_connections,
+        keepalive_expiry=keepalive_expiry,
+    )
 
 
 class LeanConnectionPool(httpcore.AsyncConnectionPool):

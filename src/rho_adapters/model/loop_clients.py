@@ -135,7 +135,8 @@ def new_client(
     closes), else the network's (``proxy`` when given; https trusting ``trust``). A plain
     http(s) URL on the network, without a proxy, gets a ``CoreClient`` (``core_client``);
     the rest httpx's (``httpx_clients.new_httpx_client``)."""
-    from rho_adapters.model.core_client import CoreClient, is_plain_url, lean_pool
+    from rho_adapters.model.core_client import CoreClient, is_plain_url
+    from rho_adapters.model.lean_pool import new_pool
 
     if transport is None and proxy is None and is_plain_url(base_url):
         ssl_context = None
@@ -143,7 +144,7 @@ def new_client(
             from rho_adapters.model.tls_context import shared_ssl_context  # no httpx
 
             ssl_context = shared_ssl_context(trust)
-        pool = lean_pool(
+        pool = new_pool(
             ssl_context=ssl_context,
             max_connections=max_in_flight,
             max_keepalive_connections=max_in_flight,

@@ -32,10 +32,10 @@ class PlainTransport(httpx.AsyncHTTPTransport):
     sockets are asyncio's own (``network.AsyncioBackend``), not httpcore's AnyIO backend."""
 
     def __init__(self, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
-        from rho_adapters.model.core_client import lean_pool
+        from rho_adapters.model.lean_pool import new_pool
 
         # Not calling super().__init__: it is the part that makes the SSL context.
-        self._pool = lean_pool(
+        self._pool = new_pool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,

@@ -32,7 +32,7 @@ from rho_domain.loop.guarded_clock import CLOCK_FAILED, GuardedClock
 from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
 from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
 from rho_domain.loop.listeners import Listener as Listener
-from rho_domain.loop.listeners import tell_closed
+from rho_domain.loop.listeners import ends_with_session, tell_closed
 from rho_domain.loop.retraced import clock_failed, identity
 from rho_domain.loop.unstored import Written, claim_again, not_stored, written, written_since
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
@@ -263,7 +263,7 @@ class Journal:
                 await contained(release(self.session_id), self._store_name, StoreError)
         finally:
             for listener in tuple(self.listeners):
-                if isinstance(listener, EndsWithSession):
+                if ends_with_session(listener):
                     tell_closed(listener)
 
     async def message(self, message: Message) -> None:

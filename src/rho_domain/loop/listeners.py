@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 from rho_domain.plugged import described, failure_of, plugged_name
 
@@ -45,6 +45,16 @@ class EndsWithSession(Protocol):
         """Called by ``Session.close()`` (each time), after the session's events are
         persisted."""
         ...
+
+
+def ends_with_session(listener: object) -> TypeGuard[EndsWithSession]:
+    """``isinstance(listener, EndsWithSession)``, a listener without a ``session_closed``
+    (a function, as most are) told apart by one ``getattr`` first: the protocol's
+    ``isinstance`` walks its attributes and the ABC's hooks (20-70 µs), once per listener at
+    every session's close, a Session per request in a service. The same answer: the
+    protocol itself counts a member that is missing or None as absent."""
+    found = getattr(listener, "session_closed", None) is not None
+    return found and isinstance(listener, EndsWithSession)
 
 
 def tell_closed(listener: EndsWithSession) -> None:

@@ -60,7 +60,10 @@ def missing_endpoint(config: AgentConfig, env: Mapping[str, str]) -> str | None:
         return None
     url = base_url_of(config, env)
     if url:
-        return hosted_key_missing(attrs.evolve(config, base_url=url), env)
+        # a Session per request asks this each time: the config is copied (its validators
+        # run again) only when the URL is the environment's, not already the config's own
+        given = config if url == config.base_url else attrs.evolve(config, base_url=url)
+        return hosted_key_missing(given, env)
     variable = api_key_variable(config, env)
     provider = provider_of(config, env)
     if env.get(variable) or not provider.default_base_url.startswith("https://"):

@@ -27,7 +27,7 @@ from rho_domain import events as ev
 from rho_domain.errors import ConfigError
 from rho_domain.lazy_names import lazy_names
 from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionStore, SignalingStore
+from rho_domain.ports.store import SessionStore, signals_of
 from rho_entry.config.home import expanded
 
 if TYPE_CHECKING:  # the store's faces: built with the first choose_store or choose_operator
@@ -169,7 +169,7 @@ def close_store_sync(store: object) -> None:
 def signals_for(store: SessionStore) -> SignalSource | None:
     """The signals of a store (``SignalingStore``: a file store's sentinels, PostgreSQL's
     notifications); None for one that carries none (a fake, a caller's own)."""
-    return store.signals() if isinstance(store, SignalingStore) else None
+    return signals_of(store)
 
 
 def session_dirs(store: SessionStore | None) -> Callable[[str], Path] | None:
