@@ -240,13 +240,13 @@ def test_a_glob_is_judged_by_the_program_it_reaches() -> None:
         "env LC_ALL=C tar -cf a.tar *": "given to tar",
         "sudo env tar -cf a.tar *": "given to tar",
         "env make *": "the glob * given to make may expand to a file name read as a setting",
-        "env -S 'tar -cf' a.tar *": "given to env",  # its command is a string: unsure
-        "sudo -u ls *": "given to sudo",  # the glob is the program
+        "env -S 'tar -cf' a.tar *": "env's words hold a glob",  # a string: unsure
+        "sudo -u ls *": "the program sudo runs is a glob",  # (redapprove28's reason)
         "python3 -m pytest *": "the glob * given to pytest",  # --basetemp=DIR removes DIR
-        "python3 *": "given to python3",  # the glob is the script
+        "python3 *": "the script python3 runs is a glob",  # (redapprove28's reason)
         "python3 -Q x.py *.json": "given to python3",  # an option not in its table
         "node --foo x.js *": "given to node",
-        "python3 * x.py": "given to python3",
+        "python3 * x.py": "the script python3 runs is a glob",
     }
     assert missed(rows) == []
 

@@ -48,6 +48,7 @@ from rho_domain.shell.destructive_written import (
 )
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
+from rho_domain.shell.wrapper_words import unseen_program, wrapper_words
 from rho_domain.value_methods import value_eq, value_repr
 
 MAX_DEPTH = 6
@@ -129,10 +130,12 @@ class LineCheck:
         stdin, fed = fds.standard_input(command, opened, piped=piped)
         argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
         shown = words_of.paths_shown(first, command.argv, patterns, argv)  # rsync -a ./* d/: paths
+        own = wrapper_words(argv)  # timeout -s KILL 0 ls: KILL is a signal, not kill 0 ls
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
-                name == "."
+                start in own
+                or name == "."
                 or not (
                     is_listed(name)
                     or runner_for(name or "")
@@ -171,7 +174,7 @@ class LineCheck:
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv, xargs cp)
         for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])
-            if not (writes_named(name) or names_destinations(name)):
+            if start in own or not (writes_named(name) or names_destinations(name)):
                 continue
             if spent := self.work.again(argv, start):
                 return why or spent
@@ -215,7 +218,7 @@ class LineCheck:
         """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
         (a wrapped one's too) destination that runs later (``shell.destructive_targets``;
         ``named``: the words as given, a glob's pattern in place of its unknown word)."""
-        if why := word_reason(argv, first, self.cwd):
+        if why := word_reason(argv, first, self.cwd) or unseen_program(argv):  # sudo ./*
             return why
         for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])

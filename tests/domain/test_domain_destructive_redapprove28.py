@@ -1,0 +1,200 @@
+"""redapprove28: what the approval check let run unasked after "always", or asked for wrongly.
+
+* a wrapper's option values and operands read as programs (``timeout -s KILL 0 ls`` asked
+  as ``kill 0``, ``env -u shutdown make`` as shutdown), and sudo's ``-a``, ``-c``, ``-R``
+  values read as its command (``sudo -c ls tar -cf a.tar *`` gave ``*`` to ls);
+* a glob where a program or a script stands (``sudo ./*``, ``python3 ./*``, ``bash -- *``,
+  ``xargs ./*``): the first name it matches runs;
+* a glob where a subcommand is read (``docker r* x``, ``kubectl d* pods``, ``npm i* -g x``);
+
+The check is pure: every table row in one process; the readings that need proof run the
+real programs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from destructive_support import asking, missed
+
+from rho_domain.shell.wrapper_words import command_start
+
+_UNSEEN_PROGRAM = "runs is a glob or generated word"
+_UNSEEN_SCRIPT = "the script"
+
+
+def test_a_wrappers_option_values_and_operands_are_no_commands() -> None:
+    rows = [
+        "timeout -s KILL 0 ls",
+        "timeout -s KILL 5 kill -0 1234",
+        "timeout --sig KILL 0 make",
+        "timeout -sKILL -k 1 0 pytest -x",
+        "timeout -k pkill 10 ls",
+        "nice -n shutdown ls",
+        "env -u shutdown make",
+        "env -u reboot -C /tmp ls",
+        "ionice -c reboot ls",
+        "chrt -T halt 10 ls",
+        "flock -w reboot lockfile ls",
+        "flock shred ls",  # shred is the lock file
+        "sudo -u kill ls",
+        "sudo -g kill ls",
+        "exec -a kill ls",
+        "stdbuf -o kill ls",
+        "sudo -u root timeout -s KILL 0 nice -n 5 ls",
+    ]
+    assert asking(rows) == []
+
+
+def test_a_command_after_a_wrappers_words_is_still_judged() -> None:
+    rows = {
+        "timeout -s KILL 5 rm -rf x": "rm -r",
+        "timeout -s KILL rm -rf x": "rm -r",  # busybox's older timeout: no duration
+        "timeout --bogus KILL 0 ls": "kill 0",  # an unknown option: every word may run
+        "ionice -t rm -rf x": "rm -r",  # -t is a flag (util-linux), not -t VALUE
+        "ionice -c 3 -t reboot": "reboot",
+        "chrt -f 10 halt": "halt",
+        "taskset -c reboot ls": "reboot",  # no CPU list: unsure
+        "flock -w 5 f shred x": "shred",
+        "setsid -w shred x": "shred",
+        "sudo -h halt ls": "halt",  # -h alone is help; only -hHOST names a host
+        "nice -n 5 rm -rf x": "rm -r",
+    }
+    assert missed(rows) == []
+
+
+def test_sudos_valued_options_give_a_glob_to_the_command_after_them() -> None:
+    rows = {
+        f"sudo {option} ls tar -cf a.tar *": "given to tar"
+        for option in ("-c", "-R", "-a", "--login-class", "--chroot", "-u", "--us")
+    }
+    rows["sudo --bogus ls tar -cf a.tar *"] = "sudo"  # unsure: asks
+    assert missed(rows) == []
+
+
+_READ = [
+    "timeout -s KILL 0", "timeout --sig=KILL -k 1 5", "nice -n 5", "nice -5", "nice --adj 5",
+    "env -u X", "env -i X=1", "env --default-signal", "env -C /tmp", "stdbuf -oL",
+    "stdbuf -o L", "setsid -w", "ionice -c 3", "ionice -t -c 3", "ionice -t", "chrt -o 0",
+    "chrt -b 0", "taskset 1", "taskset -c 0", "flock -w 5 {lock}", "flock -n {lock}",
+    "flock -E 3 {lock}", "timeout --preserve 5",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("prefix", _READ)
+def test_the_wrapper_tables_read_as_the_real_programs(prefix: str, tmp_path: Path) -> None:
+    """Where the check says a wrapper's command starts, the real program starts it."""
+    words = prefix.format(lock=tmp_path / "lock").split()
+    if shutil.which(words[0]) is None:
+        pytest.skip(f"{words[0]} is not installed")
+    argv = [*words, "printf", "ran"]
+    assert command_start(argv, 0) == len(words)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "ran")
+
+
+def test_a_glob_where_a_program_or_script_stands_asks() -> None:
+    rows = {
+        "sudo ./*": _UNSEEN_PROGRAM,
+        "env ./*": _UNSEEN_PROGRAM,
+        "env X=1 ./*": _UNSEEN_PROGRAM,
+        "exec ./*": _UNSEEN_PROGRAM,
+        "command ./*": _UNSEEN_PROGRAM,
+        "timeout 5 ./*": _UNSEEN_PROGRAM,
+        "timeout ./*": "timeout's words hold a glob",  # no duration: unsure
+        "sudo -u root nice ./*": _UNSEEN_PROGRAM,
+        "sudo --bogus ./*": "sudo's words hold a glob",
+        "sudo -u r* ls": "sudo's words hold a glob",  # r* may be root rm: several words
+        "xargs ./*": "the program xargs runs is a glob",
+        "xargs -n1 -- ./*": "the program xargs runs is a glob",
+        "parallel ./* ::: a": "the program parallel runs is a glob",
+        "python3 ./*": _UNSEEN_SCRIPT,
+        "python3 ./*.py": _UNSEEN_SCRIPT,
+        "python3 src/*.py": _UNSEEN_SCRIPT,
+        "python3 -- ./*": _UNSEEN_SCRIPT,
+        "python3 -u -W ignore ./*": _UNSEEN_SCRIPT,
+        "python3 -m ./*": _UNSEEN_SCRIPT,
+        "sudo python3 ./*": _UNSEEN_SCRIPT,
+        "ls | xargs python3": _UNSEEN_SCRIPT,
+        "node ./*": _UNSEEN_SCRIPT,
+        "perl -- *": _UNSEEN_SCRIPT,
+        "perl -w ./*": _UNSEEN_SCRIPT,
+        "ruby ./*": _UNSEEN_SCRIPT,
+        "php ./*": _UNSEEN_SCRIPT,
+        "Rscript ./*": _UNSEEN_SCRIPT,
+        "deno run -A ./*": _UNSEEN_SCRIPT,
+        "bun run ./*": _UNSEEN_SCRIPT,
+        "bash -- ./*": _UNSEEN_SCRIPT,
+        "sh -- *": _UNSEEN_SCRIPT,
+        "bash -x -- ./*": _UNSEEN_SCRIPT,
+        "source ./*": _UNSEEN_SCRIPT,
+        ". ./*.sh": _UNSEEN_SCRIPT,
+    }
+    assert missed(rows) == []
+
+
+def test_a_named_script_or_module_with_globbed_words_runs_unasked() -> None:
+    rows = [
+        "python3 x.py ./*",
+        "python3 -m pytest ./tests/*",
+        "node x.js ./*",
+        "bash s.sh ./*",
+        "deno run -A x.ts",
+        "bun run build",
+        "nice ls *",
+        "timeout 5 ls *",
+        "sudo ls *",
+        "xargs",
+        "xargs --",  # raised IndexError before
+        "parallel --",
+    ]
+    assert asking(rows) == []
+
+
+def test_python_runs_the_first_name_a_glob_matches(tmp_path: Path) -> None:
+    """``python3 ./*`` runs ``./a.py`` with ``./b.txt`` as its argument: the glob is the
+    script, chosen by whoever named the files."""
+    (tmp_path / "a.py").write_text("import sys; open('ran', 'w').write(sys.argv[1])\n")
+    (tmp_path / "b.txt").write_text("data\n")
+    subprocess.run(["bash", "-c", "python3 ./*"], cwd=tmp_path, check=True)
+    assert (tmp_path / "ran").read_text() == "./b.txt"
+
+
+def test_a_glob_where_a_subcommand_is_read_is_judged_as_each_it_may_be() -> None:
+    rows = {
+        "docker r* x": "docker rb: deletes resources",
+        "DOCKER R* x": "deletes resources",
+        "docker [^a]m x": "docker",
+        "kubectl d* pods": "deletes resources",
+        "aws s3 r* s3://b/x": "deletes resources",
+        "aws ec2 t* --instance-ids i-1": "aws terminate-x",
+        "npm uninst* -g x": "npm uninstall",
+        "npm i* -g x": "npm i -g",
+        "pip ins* --user x": "pip install --user",
+        "gem i* x": "gem i",
+        "cargo inst* x": "cargo install",
+        "helm un* x": "deletes resources",
+        "terraform d*": "deletes resources",
+        "docker service sc* web=0": "scales a service to zero",
+        "gh repo d* x": "deletes resources",
+        "docker compose d*": "deletes resources",
+        "sudo docker r* x": "deletes resources",
+        "timeout -s KILL 5 kubectl d* pods": "deletes resources",
+    }
+    assert missed(rows) == []
+
+
+def test_a_glob_that_matches_no_subcommand_runs_unasked() -> None:
+    rows = [
+        "docker run --rm -v ./*:/x img",
+        "docker build -f ./Dockerfile* .",
+        "pip install ./dist/*.whl",
+        "pip install dist/*.whl",
+        "npm test -- src/*.js",
+        "kubectl apply -f k8s/*.yaml",
+        "docker images",
+    ]
+    assert asking(rows) == []
