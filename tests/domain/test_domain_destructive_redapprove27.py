@@ -142,10 +142,10 @@ def test_parallels_hidden_perl_and_option_values_ask() -> None:
         "echo rm | parallel --joblog j.log '{}' -rf y": "parallel runs a program its input names",
         "echo rm | parallel --colsep , --delay 1 '{}' -rf y": "runs a program its input names",
         "echo a | parallel --parens ,,,, echo ',, system(1) ,,'": "parallel --parens: runs Perl",
-        "echo a | parallel --plus echo '{/a/b}'": "parallel --plus {/a/b}: its argument is pasted",
-        "echo a | parallel --plus echo '{%.gz}'": "parallel --plus {%.gz}",
-        "echo a | parallel --plus echo 'x{:-d}'": "parallel --plus {:-d}",
-        "echo a | parallel --plus --tagstring '{/a/b}' echo '{}'": "parallel --plus {/a/b}",
+        "echo a | parallel --plus echo '{/a/b}'": "parallel {/a/b}: a replacement",
+        "echo a | parallel --plus echo '{%.gz}'": "parallel {%.gz}",
+        "echo a | parallel --plus echo 'x{:-d}'": "parallel {:-d}",
+        "echo a | parallel --plus --tagstring '{/a/b}' echo '{}'": "parallel {/a/b}",
         "echo a | parallel -J prof echo": "parallel -J: reads options",
         "echo a | parallel -Jprof echo": "parallel -Jprof: reads options",
         "echo a | parallel --profile=prof echo": "parallel --profile=prof: reads options",
@@ -160,7 +160,6 @@ def test_parallels_plain_replacement_strings_and_tags_run_unasked() -> None:
         "parallel --tagstring '{}' echo '{}'",
         "parallel --ctagstring 'job {#}' echo '{}' ::: a b",
         "echo a | parallel --plus echo '{..}' '{+/}' '{##}' '{#}' '{2.}' '{/.}'",
-        "echo a | parallel echo '{/a/b}'",  # no --plus: a literal
         "echo a | parallel -j4 --tag echo '{}'",
         "ls | parallel --joblog j.log gzip -c",
     ]

@@ -6,6 +6,10 @@
 * a glob where a program or a script stands (``sudo ./*``, ``python3 ./*``, ``bash -- *``,
   ``xargs ./*``): the first name it matches runs;
 * a glob where a subcommand is read (``docker r* x``, ``kubectl d* pods``, ``npm i* -g x``);
+* parallel's ``--plus``/``--rpl`` set in its config or ``$PARALLEL`` (``{/a/b}`` without
+  ``--plus`` on the line; ``PARALLEL_HOME=./cfg``);
+* extractors without a row (``xargs bsdtar``, ``jar x``, ``cabextract``, ``dpkg -x``,
+  ``python3 -m zipfile -e``/``tarfile -e``, ``uudecode``);
 
 The check is pure: every table row in one process; the readings that need proof run the
 real programs.
@@ -20,6 +24,7 @@ from pathlib import Path
 import pytest
 from destructive_support import asking, missed
 
+from rho_domain.shell.destructive import destructive_reason
 from rho_domain.shell.wrapper_words import command_start
 
 _UNSEEN_PROGRAM = "runs is a glob or generated word"
@@ -198,3 +203,79 @@ def test_a_glob_that_matches_no_subcommand_runs_unasked() -> None:
         "docker images",
     ]
     assert asking(rows) == []
+
+
+def test_parallels_perl_strings_ask_as_if_its_config_set_plus_or_rpl() -> None:
+    """``--plus`` and ``--rpl`` in ``~/.parallel/config``, ``/etc/parallel/config`` or
+    ``$PARALLEL`` change how parallel reads the line's words: read as if they do."""
+    perl = "pasted into Perl code"
+    rows = {
+        "parallel echo '{/a/b}' ::: a": perl,
+        "parallel echo '{%.gz}' ::: a.gz": perl,
+        "parallel echo '{:1:3}' ::: abcd": perl,
+        "parallel echo '{foo}' ::: a": perl,  # an --rpl tag of the config's
+        "env PARALLEL=--plus parallel echo '{}' ::: a": "PARALLEL=...",
+        "env PARALLEL_HOME=./cfg parallel echo '{}' ::: a": "PARALLEL_HOME=...",
+        "export PARALLEL='--rpl x'": "PARALLEL=...",
+        "env PARALLEL_SHELL=./sh parallel echo ::: a": "PARALLEL_SHELL=...",
+    }
+    assert missed(rows) == []
+    assert asking(["parallel echo '{}' ::: a", "parallel echo '{.}' '{1}' ::: a"]) == []
+
+
+def test_every_extractor_asks_into_its_own_directory_and_unseen_words_may_extract() -> None:
+    here = "into the command's directory"
+    links = "a member may be a symbolic link"
+    rows = {
+        "xargs bsdtar": here,
+        "ls *.tar | xargs -n1 bsdtar": here,
+        "xargs bsdtar -C out": links,  # what xargs appends may be -P
+        "xargs cpio": here,
+        "xargs ar": here,
+        "xargs unrar": here,
+        "xargs jar": here,
+        "jar xf a.jar": here,
+        "jar -xf a.jar": here,
+        "cabextract a.cab": here,
+        "cabextract -d /etc/cron.d a.cab": "cabextract writes /etc/cron.d",
+        "dpkg -x a.deb .": here,
+        "dpkg-deb -x a.deb out": links,  # it runs tar
+        "python3 -m zipfile -e a.zip .": here,
+        "python3 -m zipfile -e a.zip /etc/cron.d": "python3 writes /etc/cron.d",
+        "python3 -m tarfile -e a.tar out": "outside any directory",
+        "uudecode x.uu": "uudecode names its output",
+    }
+    assert missed(rows) == []
+    listed = [
+        "xargs bsdtar -tf",
+        "bsdtar -xf a.tar -C out",
+        "jar tf a.jar",
+        "jar cf a.jar src",
+        "cabextract -l a.cab",
+        "cabextract -d out a.cab",
+        "dpkg-deb -c a.deb",
+        "python3 -m zipfile -e a.zip out",
+        "python3 -m zipfile -l a.zip",
+        "python3 -m tarfile -l a.tar",
+        "uudecode -o out.bin x.uu",
+        "tar -czf out.tgz src/*.py",
+    ]
+    assert asking(listed) == []
+
+
+def test_pythons_tarfile_extracts_a_member_outside_the_directory_named(tmp_path: Path) -> None:
+    """``python3 -m tarfile -e a.tar out`` writes ``../escaped`` beside ``out`` (no filter
+    before Python 3.14): the directory named does not hold what it extracts."""
+    script = (
+        "import io, tarfile\n"
+        "with tarfile.open('a.tar', 'w') as t:\n"
+        "    i = tarfile.TarInfo('../escaped'); i.size = 6\n"
+        "    t.addfile(i, io.BytesIO(b'pwned\\n'))\n"
+    )
+    subprocess.run(["python3", "-c", script], cwd=tmp_path, check=True)
+    (tmp_path / "out").mkdir()
+    line = "python3 -m tarfile -e a.tar out"
+    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True, capture_output=True)
+    if b"3.14" not in subprocess.run(["python3", "-V"], capture_output=True, check=True).stdout:
+        assert (tmp_path / "escaped").read_text() == "pwned\n"
+    assert "outside any directory" in destructive_reason(line)
