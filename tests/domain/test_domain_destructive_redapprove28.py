@@ -8,6 +8,7 @@
 * a glob where a subcommand is read (``docker r* x``, ``kubectl d* pods``, ``npm i* -g x``);
 * parallel's ``--plus``/``--rpl`` set in its config or ``$PARALLEL`` (``{/a/b}`` without
   ``--plus`` on the line; ``PARALLEL_HOME=./cfg``);
+* ``"$PWD"/x`` read as ``./x``; ``$(pwd)`` asks naming itself;
 * extractors without a row (``xargs bsdtar``, ``jar x``, ``cabextract``, ``dpkg -x``,
   ``python3 -m zipfile -e``/``tarfile -e``, ``uudecode``);
 
@@ -279,3 +280,36 @@ def test_pythons_tarfile_extracts_a_member_outside_the_directory_named(tmp_path:
     if b"3.14" not in subprocess.run(["python3", "-V"], capture_output=True, check=True).stdout:
         assert (tmp_path / "escaped").read_text() == "pwned\n"
     assert "outside any directory" in destructive_reason(line)
+
+
+def test_pwd_is_read_as_the_directory_it_names() -> None:
+    """``"$PWD"/x`` is ``./x``: judged as that path, not refused by the parser."""
+    rows = {
+        'cp x "$PWD"/.git/hooks/pre-commit': "may write inside .git",
+        'cd /etc && cp x "$PWD"/cron.d/y': "cp writes /etc/cron.d/y",
+        'rm -rf "$PWD"/build': "rm -r",
+        "bash -c 'cp x \"$PWD\"/.bashrc'": "cp writes ./.bashrc",
+        'python3 "$PWD"/*': _UNSEEN_SCRIPT,
+        '"$PWD"/*': "read with $PWD as the directory it is, ./",
+        "PWD=/etc; cp x $PWD/y": "is not allowed",  # set by the line: not the directory
+        "printf -v P''WD /etc; cp x $PWD/y": "variable expansion",
+        "cat $(pwd)/x": "$(pwd) is a command it does not run: write ./",
+        "cat `pwd`/x": "`pwd` is a command it does not run",
+        "ls $PWDX/a": "variable expansion",
+    }
+    assert missed(rows) == []
+    assert asking(['ls "$PWD"/*', "ls ${PWD}/src", 'cp x "$PWD"/y', "echo '$PWD'"]) == []
+
+
+def test_bash_sets_pwd_to_the_directory_it_starts_in(tmp_path: Path) -> None:
+    """A ``PWD`` inherited from the environment that names another directory is replaced,
+    so ``$PWD`` in a fresh bash is the call's own directory, as ``.`` is."""
+    done = subprocess.run(
+        ["bash", "-c", 'echo "$PWD"'],
+        cwd=tmp_path,
+        env={"PWD": "/etc", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == str(tmp_path)

@@ -19,6 +19,7 @@ from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell import destructive_option_words as words_of
 from rho_domain.shell import destructive_replaced as fill
+from rho_domain.shell.current_directory import parse_reading_pwd
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
@@ -82,7 +83,7 @@ class LineCheck:
         if why := self.work.spend(len(text)):
             return why
         try:
-            tree = parse(text)
+            tree = parse_reading_pwd(text)  # cp x "$PWD"/y: the command's directory, ./y
         except CommandRefused as exc:
             if who:
                 return f"{who} runs a command string the approval check cannot read ({exc})"
@@ -215,9 +216,8 @@ class LineCheck:
         )
 
     def words(self, argv: Sequence[Arg], first: str | None, named: Sequence[Arg]) -> str:
-        """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
-        (a wrapped one's too) destination that runs later (``shell.destructive_targets``;
-        ``named``: the words as given, a glob's pattern in place of its unknown word)."""
+        """Variables that choose what runs, disks, ``.git`` paths, a wrapper's glob program, a
+        writer's destination that runs later (``named``: the words, a glob's pattern in place)."""
         if why := word_reason(argv, first, self.cwd) or unseen_program(argv):  # sudo ./*
             return why
         for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
