@@ -244,6 +244,10 @@ def test_every_extractor_asks_into_its_own_directory_and_unseen_words_may_extrac
         "python3 -m zipfile -e a.zip .": here,
         "python3 -m zipfile -e a.zip /etc/cron.d": "python3 writes /etc/cron.d",
         "python3 -m tarfile -e a.tar out": "outside any directory",
+        "sudo python3 -m zipfile -e a.zip /etc/cron.d": "python3 writes /etc/cron.d",
+        "timeout 5 python3 -m tarfile -e a.tar out": "outside any directory",
+        "sudo jar xf a.jar": here,
+        "nice cabextract a.cab": here,
         "uudecode x.uu": "uudecode names its output",
     }
     assert missed(rows) == []
@@ -256,6 +260,9 @@ def test_every_extractor_asks_into_its_own_directory_and_unseen_words_may_extrac
         "cabextract -d out a.cab",
         "dpkg-deb -c a.deb",
         "python3 -m zipfile -e a.zip out",
+        "sudo python3 -m zipfile -e a.zip out",
+        "python3 -m pytest",
+        "sudo python3 -m pip install x",
         "python3 -m zipfile -l a.zip",
         "python3 -m tarfile -l a.tar",
         "uudecode -o out.bin x.uu",

@@ -159,7 +159,9 @@ def _destination_reason(path: str, first: str | None) -> str:
 def names_destinations(first: str | None) -> bool:
     """True when ``first`` is a program whose words may name a destination (the only ones
     ``destination_reason`` reads further): a wrapper's every suffix is not read again."""
-    return first in _DESTINATION_NAMERS or names_more(first)
+    # python3 -m zipfile -e a.zip DIR extracts (sudo python3 ...: a wrapped one too)
+    python = first is not None and first.startswith("python")
+    return first in _DESTINATION_NAMERS or names_more(first) or python
 
 
 def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
