@@ -53,6 +53,13 @@ def test_a_wrappers_option_values_and_operands_are_no_commands() -> None:
         "exec -a kill ls",
         "stdbuf -o kill ls",
         "sudo -u root timeout -s KILL 0 nice -n 5 ls",
+        # a program none of whose words runs a command: its words are text and names
+        "echo shutdown",
+        "grep shutdown log",
+        "sudo grep -r reboot /etc",
+        "timeout 5 grep kill 0",
+        "ls shutdown",
+        "touch reboot",
     ]
     assert asking(rows) == []
 
@@ -70,6 +77,10 @@ def test_a_command_after_a_wrappers_words_is_still_judged() -> None:
         "setsid -w shred x": "shred",
         "sudo -h halt ls": "halt",  # -h alone is help; only -hHOST names a host
         "nice -n 5 rm -rf x": "rm -r",
+        "echo x; shutdown": "shutdown",
+        "grep -e x log | xargs rm -rf": "rm -r",
+        "echo rm -rf x | sh": "a pipe into sh",
+        "test -f x && reboot": "reboot",
     }
     assert missed(rows) == []
 

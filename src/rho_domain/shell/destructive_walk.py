@@ -131,7 +131,7 @@ class LineCheck:
         stdin, fed = fds.standard_input(command, opened, piped=piped)
         argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
         shown = words_of.paths_shown(first, command.argv, patterns, argv)  # rsync -a ./* d/: paths
-        own = wrapper_words(argv)  # timeout -s KILL 0 ls: KILL is a signal, not kill 0 ls
+        own = wrapper_words(argv, words_of.HARMLESS)  # timeout -s KILL 0 ls: not kill 0 ls
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (

@@ -17,8 +17,8 @@ leaves the reading unsure, and every later word is then read as a command may be
 
 Contract: ``command_start(argv, at) -> int | None``: where the command the wrapper at
 ``argv[at]`` runs starts, or None (not a wrapper, no command, or unsure);
-``wrapper_words(argv) -> frozenset[int]``: the positions the wrappers from ``argv[0]`` on
-read as their own words.
+``wrapper_words(argv, readers) -> frozenset[int]``: the positions the wrappers from
+``argv[0]`` on read as their own words (and their command's, when it only reads).
 """
 
 from __future__ import annotations
@@ -120,14 +120,18 @@ def command_start(argv: Sequence[Arg], at: int) -> int | None:
     return start if isinstance(start, int) else None
 
 
-def wrapper_words(argv: Sequence[Arg]) -> frozenset[int]:
+def wrapper_words(argv: Sequence[Arg], readers: frozenset[str] = frozenset()) -> frozenset[int]:
     """The positions of ``argv`` that the wrappers from ``argv[0]`` on read as their own
-    options, values and operands: none of them is a command."""
+    options, values and operands: none of them is a command; nor is any word of the
+    command they run when it is one of ``readers``, programs none of whose words runs a
+    command (``grep shutdown log``, ``sudo echo reboot``)."""
     own: set[int] = set()
     at = 0
     while (inner := command_start(argv, at)) is not None:
         own.update(range(at + 1, inner))
         at = inner
+    if program_name(argv[at]) in readers:
+        own.update(range(at + 1, len(argv)))
     return frozenset(own)
 
 
