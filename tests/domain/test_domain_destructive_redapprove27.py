@@ -142,10 +142,10 @@ def test_parallels_hidden_perl_and_option_values_ask() -> None:
         "echo rm | parallel --joblog j.log '{}' -rf y": "parallel runs a program its input names",
         "echo rm | parallel --colsep , --delay 1 '{}' -rf y": "runs a program its input names",
         "echo a | parallel --parens ,,,, echo ',, system(1) ,,'": "parallel --parens: runs Perl",
-        "echo a | parallel --plus echo '{/a/b}'": "parallel --plus {/a/b}: its argument is pasted",
-        "echo a | parallel --plus echo '{%.gz}'": "parallel --plus {%.gz}",
-        "echo a | parallel --plus echo 'x{:-d}'": "parallel --plus {:-d}",
-        "echo a | parallel --plus --tagstring '{/a/b}' echo '{}'": "parallel --plus {/a/b}",
+        "echo a | parallel --plus echo '{/a/b}'": "parallel {/a/b}: a replacement",
+        "echo a | parallel --plus echo '{%.gz}'": "parallel {%.gz}",
+        "echo a | parallel --plus echo 'x{:-d}'": "parallel {:-d}",
+        "echo a | parallel --plus --tagstring '{/a/b}' echo '{}'": "parallel {/a/b}",
         "echo a | parallel -J prof echo": "parallel -J: reads options",
         "echo a | parallel -Jprof echo": "parallel -Jprof: reads options",
         "echo a | parallel --profile=prof echo": "parallel --profile=prof: reads options",
@@ -160,7 +160,6 @@ def test_parallels_plain_replacement_strings_and_tags_run_unasked() -> None:
         "parallel --tagstring '{}' echo '{}'",
         "parallel --ctagstring 'job {#}' echo '{}' ::: a b",
         "echo a | parallel --plus echo '{..}' '{+/}' '{##}' '{#}' '{2.}' '{/.}'",
-        "echo a | parallel echo '{/a/b}'",  # no --plus: a literal
         "echo a | parallel -j4 --tag echo '{}'",
         "ls | parallel --joblog j.log gzip -c",
     ]
@@ -240,13 +239,13 @@ def test_a_glob_is_judged_by_the_program_it_reaches() -> None:
         "env LC_ALL=C tar -cf a.tar *": "given to tar",
         "sudo env tar -cf a.tar *": "given to tar",
         "env make *": "the glob * given to make may expand to a file name read as a setting",
-        "env -S 'tar -cf' a.tar *": "given to env",  # its command is a string: unsure
-        "sudo -u ls *": "given to sudo",  # the glob is the program
+        "env -S 'tar -cf' a.tar *": "env's words hold a glob",  # a string: unsure
+        "sudo -u ls *": "the program sudo runs is a glob",  # (redapprove28's reason)
         "python3 -m pytest *": "the glob * given to pytest",  # --basetemp=DIR removes DIR
-        "python3 *": "given to python3",  # the glob is the script
+        "python3 *": "the script python3 runs is a glob",  # (redapprove28's reason)
         "python3 -Q x.py *.json": "given to python3",  # an option not in its table
         "node --foo x.js *": "given to node",
-        "python3 * x.py": "given to python3",
+        "python3 * x.py": "the script python3 runs is a glob",
     }
     assert missed(rows) == []
 

@@ -112,6 +112,8 @@ def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: 
             inline = inline or "c" in arg[1:]
             from_stdin = from_stdin or "s" in arg[1:]
     operands = args[i:]
+    if operands and operands[0] is None:  # bash -- ./*
+        return unseen_script(name)
     if inline:
         if not operands or operands[0] is None:
             return f"{name} -c with a glob or generated command string"
@@ -119,6 +121,15 @@ def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: 
     if operands and operands[0] not in STDIN_FILES and not from_stdin:
         return ""  # a script file
     return code_on_stdin(name, stdin, nested)
+
+
+def unseen_script(name: str) -> str:
+    """Why ``name`` asks when the script it runs is a glob or generated word (``python3
+    ./*``: the first name the glob matches runs as code, the others are its words)."""
+    return (
+        f"the script {name} runs is a glob or generated word, which the approval check cannot "
+        "see (the first name it matches runs as code): name the script"
+    )
 
 
 def code_on_stdin(name: str, stdin: Stdin, nested: Nested) -> str:
@@ -137,7 +148,9 @@ def _eval(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: J
 
 
 def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
-    if args and (args[0] is None or args[0] in STDIN_FILES):
+    if args and args[0] is None:
+        return unseen_script(name)
+    if args and args[0] in STDIN_FILES:
         return code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
     return ""
 
@@ -171,6 +184,12 @@ def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, j
         option = arg.split("=", 1)[0]
         if option in _INLINE_LONG or (not arg.startswith("--") and _INLINE_FLAGS & set(arg[1:])):
             return f"{name} {arg}: runs inline code the approval check cannot read"
+    if script is None and stdin in ("", "file"):
+        return unseen_script(name)
+    if script == "run" and name.startswith(("deno", "bun")):  # deno run ./*: the script next
+        return _interpreter(name, args[list(args).index(script) + 1 :], stdin, nested, judge)
+    if script == "-m" and None in args[list(args).index(script) + 1 :][:1]:  # python3 -m ./*
+        return unseen_script(name)
     if (script is None or script in STDIN_FILES) and stdin not in ("", "file"):
         return f"{name} reads code from a pipe or here-document the approval check cannot read"
     return ""

@@ -122,6 +122,12 @@ _INSTALLS = frozenset(
     ]
 )  # fmt: skip
 
+# every verb the rows above compare, for a glob that may expand to one
+INSTALL_VERBS = frozenset(
+    [*_INSTALLS, *(verb for verbs in _INSTALLER_VERBS.values() for verb in verbs),
+     *(verb for verbs in _UV_TOOL for verb in verbs), "global", "setup", "tool", "pip"]
+)  # fmt: skip
+
 INSTALL_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     **dict.fromkeys(["npm", "pnpm", "yarn", "bun", "dotnet", "composer"], _global_option),
     **dict.fromkeys(["pip", "pip3", "uv"], _user_install),

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_glob_words import glob_verb_reason
 from rho_domain.shell.destructive_readers import reader
 from rho_domain.shell.destructive_words import Arg
 
@@ -57,7 +58,8 @@ _ASSIGNING = frozenset(["make", "gmake", "dd", "env"])
 def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> str:
     """Why a glob among ``argv``'s words asks because it may expand to an option (or a
     setting) of the program that reads it (``shell.destructive_readers``: ``sudo tar -cf
-    a.tar *`` gives it to tar, ``python3 x.py *`` to the script), or ""."""
+    a.tar *`` gives it to tar, ``python3 x.py *`` to the script), or to a subcommand its
+    row reads (``shell.destructive_glob_words``: ``docker r* x``), or ""."""
     if not any(patterns[1:]):
         return ""
     words = [
@@ -81,7 +83,7 @@ def glob_option_reason(argv: Sequence[str], patterns: Sequence[str | None]) -> s
                 "--checkpoint-action=exec=... makes tar run it): "
                 f"write ./{argv[index]}, or put -- before it"
             )
-    return ""
+    return glob_verb_reason(argv, patterns)  # docker r* x: may be docker rm x
 
 
 PATH_SAFE_ROWS = frozenset(["rsync", "fallocate", "dd", "zip", "7z", "7za", "7zz"])

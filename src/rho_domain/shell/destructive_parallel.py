@@ -4,11 +4,13 @@ parallel evaluates Perl code besides running its command: ``{= perl =}``, ``--rp
 perl'``, and three ways that look like none: ``--parens ,,,,`` makes any pair of strings a
 Perl expression's brackets (``,, system("rm -rf y") ,,``); under ``--plus`` a replacement
 string with an argument (``{/regexp/replacement}``, ``{%suffix}``, ``{:-default}``...) is
-pasted into Perl code and evaluated, so its text is code; ``-J NAME`` (``--profile``) reads
-more options, ``--rpl`` ones too, from ``~/.parallel/NAME``, out of the check's sight. Each
-asks. The replacement strings that take no argument (``{}``, ``{.}``, ``{/}``, ``{//}``,
-``{/.}``, ``{#}``, ``{%}``, numbered ``{2.}``, and ``--plus``' ``{+/}``, ``{..}``,
-``{##}``...) are only filled in.
+pasted into Perl code and evaluated, so its text is code, and as ``--plus`` and ``--rpl`` may
+be set in ``~/.parallel/config``, ``/etc/parallel/config`` or ``$PARALLEL`` (out of the
+check's sight), such a string asks with or without ``--plus`` on the line; ``-J NAME``
+(``--profile``) reads more options, ``--rpl`` ones too, from ``~/.parallel/NAME``, out of
+the check's sight. Each asks. The replacement strings that take no argument (``{}``,
+``{.}``, ``{/}``, ``{//}``, ``{/.}``, ``{#}``, ``{%}``, numbered ``{2.}``, and ``--plus``'
+``{+/}``, ``{..}``, ``{##}``...) are only filled in.
 
 Where its command starts depends on which options take a value given apart
 (``--tagstring '{}' echo``: ``{}`` is the tag, echo the program): ``SEPARATE_VALUES``.
@@ -31,7 +33,8 @@ _PROFILES = ("-J", "--profile")
 
 def perl_reason(argv: Sequence[Arg]) -> str:
     """Why a parallel command line asks for Perl code it runs on each item, or ""."""
-    plus = "--plus" in argv
+    # --plus (and --rpl) may be set where the check cannot look: ~/.parallel/config,
+    # /etc/parallel/config, $PARALLEL_HOME, $PARALLEL; so every line is read as under --plus
     for word in argv[1:]:
         if word is None:
             continue
@@ -39,8 +42,11 @@ def perl_reason(argv: Sequence[Arg]) -> str:
             return f"parallel {word}: runs Perl code on each input item"
         if word in _PROFILES or word.startswith(("--profile=", "-J")):
             return f"parallel {word}: reads options (Perl replacement strings too) from a file"
-        if plus and (hit := _argued(word)):
-            return f"parallel --plus {{{hit}}}: its argument is pasted into Perl code it runs"
+        if hit := _argued(word):
+            return (
+                f"parallel {{{hit}}}: a replacement string with an argument (--plus, or --rpl, "
+                "set on the line or in ~/.parallel/config or $PARALLEL) is pasted into Perl code"
+            )
     return ""
 
 

@@ -2,10 +2,8 @@
 
 A glob among a command's words is read by the program whose words it is: ``sudo ls *`` gives
 ``*`` to ls, not to sudo, since a wrapper reads its own options only up to its command. So
-the reader is found by walking the wrappers (sudo, doas, env, nice, nohup, timeout, stdbuf,
-ionice, setsid, command, exec, time, chrt, taskset, flock) through their options, each option
-that takes a value given apart skipping that value (``sudo -u ls tar *``: ls is sudo's user,
-tar the reader), a long option by any prefix GNU getopt accepts (``sudo --us ls``). An
+the reader is found by walking the wrappers through the words they read before their command
+(``shell.wrapper_words``: ``sudo -u ls tar *``: ls is sudo's user, tar the reader). An
 interpreter's options end at its script (``python3 x.py *.json``, ``node x.js *``, ``ruby
 x.rb *``, ``bash s.sh *``): what follows goes to the script, which reads it as the
 repository's code does, so no program this check knows reads it. ``python -m MOD``'s words
@@ -25,27 +23,7 @@ from collections.abc import Sequence
 
 from rho_domain.shell.destructive_table import program_name
 from rho_domain.shell.destructive_words import Arg
-
-# wrapper: (options whose value is given apart, operands before its command)
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "sudo": (frozenset(["-u", "-g", "-p", "-C", "-h", "-D", "-r", "-t", "-T", "-U",
-                        "--user", "--group", "--prompt", "--close-from", "--host", "--chdir",
-                        "--role", "--type", "--command-timeout", "--other-user"]), 0),
-    "doas": (frozenset(["-u", "-C"]), 0),
-    "env": (frozenset(["-u", "--unset", "-C", "--chdir"]), 0),
-    "nice": (frozenset(["-n", "--adjustment"]), 0),
-    "nohup": (frozenset(), 0),
-    "setsid": (frozenset(), 0),
-    "command": (frozenset(), 0),
-    "exec": (frozenset(["-a"]), 0),
-    "timeout": (frozenset(["-s", "--signal", "-k", "--kill-after"]), 1),
-    "stdbuf": (frozenset(["-i", "-o", "-e", "--input", "--output", "--error"]), 0),
-    "ionice": (frozenset(["-c", "--class", "-n", "--classdata", "-t"]), 0),
-    "time": (frozenset(["-f", "--format", "-o", "--output"]), 0),
-    "chrt": (frozenset(["-T", "-P", "-D"]), 1),
-    "taskset": (frozenset(), 1),
-    "flock": (frozenset(["-w", "--timeout", "-E", "--conflict-exit-code"]), 1),
-}  # fmt: skip
+from rho_domain.shell.wrapper_words import command_start
 
 
 def _set(words: str) -> frozenset[str]:
@@ -75,8 +53,7 @@ def reader(argv: Sequence[Arg], index: int) -> tuple[int, str] | None:
     at = 0
     while True:
         name = program_name(argv[at]) or ""
-        spec = _WRAPPERS.get(name)
-        inner = _after_options(argv, at, spec[0], spec[1]) if spec is not None else None
+        inner = command_start(argv, at)
         if inner is None or inner >= index or argv[inner] is None:
             break
         at = inner
@@ -98,43 +75,6 @@ def _kind(name: str) -> str | None:
         return "bash"
     base = name.rstrip("0123456789.")  # python3.12, perl5.36, ruby3.2
     return {"pypy": "python", "nodejs": "node"}.get(base, base if base in _INTERPRETERS else None)
-
-
-def _after_options(
-    argv: Sequence[Arg], at: int, valued: frozenset[str], operands: int
-) -> int | None:
-    """Where the command a wrapper at ``at`` runs starts, or None when unsure."""
-    index = at + 1
-    while index < len(argv):
-        word = argv[index]
-        if word is None:
-            return None
-        if word == "--":
-            index += 1
-            break
-        if word.startswith("-") and word != "-":
-            if word in ("-S", "--split-string") or word.startswith(("-S", "--split")):
-                return None  # env -S 'cmd args': its command is a string
-            index += 2 if _takes_apart(word, valued) else 1
-        elif "=" in word and not operands and program_name(argv[at]) in ("env", "sudo"):
-            index += 1  # NAME=value
-        else:
-            break
-    index += operands
-    return index if index < len(argv) else None
-
-
-def _takes_apart(word: str, valued: frozenset[str]) -> bool:
-    """True when the option ``word`` takes the next word as its value: a long option that is
-    a valued one or a prefix of one, a short cluster whose last letter takes a value."""
-    if word.startswith("--"):
-        name = word.split("=", 1)[0]
-        return "=" not in word and any(v.startswith(name) for v in valued if v.startswith("--"))
-    letters = word[1:]
-    for at, letter in enumerate(letters):
-        if f"-{letter}" in valued:
-            return at == len(letters) - 1  # -u root; -uroot glues it
-    return False
 
 
 def _script(

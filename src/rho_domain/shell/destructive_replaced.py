@@ -109,7 +109,11 @@ def filled(
     words = replaced(argv)
     why = perl_reason(argv) if first == "parallel" else ""
     program = _program_index(argv, parallel=first == "parallel")
-    if not why and program is not None and argv[program] is not None and words[program] is None:
+    if why or program is None or program >= len(argv):  # xargs --: runs echo (crashed here)
+        return words, replaced(named), why
+    if argv[program] is None:
+        why = f"the program {first} runs is a glob, which the approval check cannot see: name it"
+    elif words[program] is None:
         why = f"{first} runs a program its input names ({argv[program]} holds a replacement string)"
     return words, replaced(named), why
 

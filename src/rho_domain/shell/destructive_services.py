@@ -168,6 +168,13 @@ _REDIS_VERBS = frozenset(
     ["flushall", "flushdb", "del", "unlink", "shutdown", "config", "eval", "script", "debug"]
 )
 
+# every subcommand word the rows above compare, for a glob that may expand to one
+SERVICE_VERBS = frozenset(
+    [*_DELETING_VERBS, *_SCALE_VERBS, *_SERVICE_VERBS, *_FIREWALL_VERBS, *_REDIS_VERBS,
+     *(verb for verbs in _MORE_VERBS.values() for verb in verbs),
+     "delete-x", "terminate-x", "remove-x", "shutdown", "stop"]
+)  # fmt: skip
+
 SERVICE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     **dict.fromkeys(_DELETING_CLIS, _deleting_cli),
     "kill": _kill,

@@ -27,7 +27,12 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from rho_domain.shell.destructive_archives import ARCHIVERS, archive_destinations, unread_members
+from rho_domain.shell.destructive_archives import (
+    ARCHIVERS,
+    archive_destinations,
+    python_extractor,
+    unread_members,
+)
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_globs import is_pattern, matched_paths
 from rho_domain.shell.destructive_outside import outside_refusal
@@ -154,7 +159,9 @@ def _destination_reason(path: str, first: str | None) -> str:
 def names_destinations(first: str | None) -> bool:
     """True when ``first`` is a program whose words may name a destination (the only ones
     ``destination_reason`` reads further): a wrapper's every suffix is not read again."""
-    return first in _DESTINATION_NAMERS or names_more(first)
+    # python3 -m zipfile -e a.zip DIR extracts (sudo python3 ...: a wrapped one too)
+    python = first is not None and first.startswith("python")
+    return first in _DESTINATION_NAMERS or names_more(first) or python
 
 
 def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
@@ -168,6 +175,8 @@ def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
 
 def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
     """The destinations ``first words`` names; None where an unknown word is one."""
+    if (module := python_extractor(words)) and (first or "").startswith("python"):
+        return archive_destinations(module, words[2:])  # python3 -m zipfile -e a.zip DIR
     if not names_destinations(first):
         return []
     known = [w for w in words if w is not None]

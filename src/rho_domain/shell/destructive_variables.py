@@ -85,6 +85,9 @@ _PROGRAM_VARIABLES = frozenset(
         "PYTHONBREAKPOINT", "PERL5DB", "PERLDB_OPTS", "DOTNET_STARTUP_HOOKS", "GRADLE_OPTS",
         "MAVEN_OPTS", "SBT_OPTS", "ANT_OPTS", "PS4", "GLIBC_TUNABLES", "SUDO_ASKPASS",
         "SUDO_EDITOR", "FCEDIT", "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "MANOPT", "PYTHON", "NODE",
+        # GNU parallel's options for every run (--rpl Perl, --ssh), its config and profiles'
+        # directory, the shell and ssh it runs
+        "PARALLEL", "PARALLEL_HOME", "PARALLEL_SHELL", "PARALLEL_SSH",
     ]
 )  # fmt: skip
 # families of such variables: npm's settings (npm_config_script_shell, any case), cargo's

@@ -19,6 +19,7 @@ from rho_domain.errors import CommandRefused
 from rho_domain.shell import destructive_descriptors as fds
 from rho_domain.shell import destructive_option_words as words_of
 from rho_domain.shell import destructive_replaced as fill
+from rho_domain.shell.current_directory import parse_reading_pwd
 from rho_domain.shell.destructive_code import Stdin, runner_for, runs_stdin
 from rho_domain.shell.destructive_cwd import HERE, Directories
 from rho_domain.shell.destructive_ledger import WorkBudget, WrittenFiles
@@ -48,6 +49,7 @@ from rho_domain.shell.destructive_written import (
 )
 from rho_domain.shell.parser import parse
 from rho_domain.shell.syntax_tree import CommandList, Redirection, SimpleCommand, Subshell
+from rho_domain.shell.wrapper_words import unseen_program, wrapper_words
 from rho_domain.value_methods import value_eq, value_repr
 
 MAX_DEPTH = 6
@@ -81,7 +83,7 @@ class LineCheck:
         if why := self.work.spend(len(text)):
             return why
         try:
-            tree = parse(text)
+            tree = parse_reading_pwd(text)  # cp x "$PWD"/y: the command's directory, ./y
         except CommandRefused as exc:
             if who:
                 return f"{who} runs a command string the approval check cannot read ({exc})"
@@ -129,10 +131,12 @@ class LineCheck:
         stdin, fed = fds.standard_input(command, opened, piped=piped)
         argv = fds.through_descriptors(argv, opened)  # source /dev/fd/3 reads what 3 holds
         shown = words_of.paths_shown(first, command.argv, patterns, argv)  # rsync -a ./* d/: paths
+        own = wrapper_words(argv, words_of.HARMLESS)  # timeout -s KILL 0 ls: not kill 0 ls
         for start in range(len(argv)):
             name = program_name(argv[start])
             if start and (
-                name == "."
+                start in own
+                or name == "."
                 or not (
                     is_listed(name)
                     or runner_for(name or "")
@@ -171,7 +175,7 @@ class LineCheck:
         # what a wrapped writer writes too (sudo tee, timeout curl -o, find -exec mv, xargs cp)
         for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])
-            if not (writes_named(name) or names_destinations(name)):
+            if start in own or not (writes_named(name) or names_destinations(name)):
                 continue
             if spent := self.work.again(argv, start):
                 return why or spent
@@ -212,10 +216,9 @@ class LineCheck:
         )
 
     def words(self, argv: Sequence[Arg], first: str | None, named: Sequence[Arg]) -> str:
-        """Variables that choose what runs, disks and ``.git`` paths as arguments, a writer's
-        (a wrapped one's too) destination that runs later (``shell.destructive_targets``;
-        ``named``: the words as given, a glob's pattern in place of its unknown word)."""
-        if why := word_reason(argv, first, self.cwd):
+        """Variables that choose what runs, disks, ``.git`` paths, a wrapper's glob program, a
+        writer's destination that runs later (``named``: the words, a glob's pattern in place)."""
+        if why := word_reason(argv, first, self.cwd) or unseen_program(argv):  # sudo ./*
             return why
         for start in range(len(argv)) if _wraps(first, argv[1:]) else (0,):
             name = program_name(argv[start])
