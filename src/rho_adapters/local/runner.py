@@ -260,18 +260,20 @@ class CommandRunner:
     async def run_unchecked(
         self, argv: Sequence[str], cwd: str, *, timeout: float = 30.0, cap: int = 256 * 1024
     ) -> Finished:
-        """Run ``argv`` exactly as a restricted stage runs (the same sandbox, environment and
-        limits) but WITHOUT the argv checks: no validation, no hardening, no real-path
-        judgement of its words. The sandbox alone, for the tests that hold that wall to its
-        promise (tests/tools/test_sandbox_alone.py); the executor never calls it. Raises
+        """Run ``argv`` as a restricted stage runs (its sandbox, cwd check, environment and
+        limits) WITHOUT the argv checks (no validation, hardening or real-path judgement): the
+        sandbox alone, for the tests of that wall (test_sandbox_alone.py; never the executor).
         ``ExecutorError`` where there is no sandbox: there would be no wall to test."""
         if not await self.sandboxed():
             raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
-        prefix = await self.sandbox_prefix(cwd, seccomp=True)
-        full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        from rho_adapters.local.held_dirs import checked_below_roots
         from rho_adapters.local.pipeline_spawn import spawn_pipeline
         from rho_domain.ports.commands import Command
 
+        prefix = await self.sandbox_prefix(cwd, seccomp=True)  # and its check of the cwd:
+        allow = self.reach.outside is OutsideReads.ALLOW
+        argv = checked_below_roots(argv, cwd, self.visible_roots, allow=allow)
+        full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
         env, kill_after = self.stage_env(None), self.limits.output_bytes
         given = ([full], [(False, "capture")], [None], [None], cwd, env, command)
