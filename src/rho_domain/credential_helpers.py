@@ -14,7 +14,8 @@ targets, the words inside ``$(...)`` and backquotes, and the words of a quoted w
 blanks, which may be a command string (``sh -c 'cat deploy/t'``, ``"password=$(cat t)"``).
 A word that names no file stays a name that no file has (a file made with that name later
 is a secret; a directory never is).
-A script the helper runs by path (``!sh bin/cred.sh``) is read as ssh wrappers are
+A script the helper runs by path (``!sh bin/cred.sh``) or by a bare name on the ``PATH``
+(``!cred get``, ``mystore``: ``git-credential-mystore``) is read as ssh wrappers are
 (``helper_programs``): its lines' words name files too. What a helper computes (``cat
 "$(cat where)"``) is not seen: the walls judge paths, and docs/security.md says so.
 Pure: text in, values out.
@@ -90,12 +91,23 @@ def _bare(word: str) -> str:
 
 
 def helper_programs(value: str, env: Mapping[str, str]) -> list[str]:
-    """The words of the helper command line ``value`` that may name a script it runs (a
-    word with a ``/``: ``!bin/cred.sh``, ``!sh ./cred.sh get``, ``/opt/helper``): the
-    executors read such a script's command lines as a helper's own (``helper_files``), as
-    they read an ssh wrapper's, so ``cat deploy/token`` in it is seen."""
-    text = value[1:] if value.startswith("!") else value
+    """The words of the helper command line ``value`` that may name a script it runs: a
+    word with a ``/`` (``!bin/cred.sh``, ``!sh ./cred.sh get``, ``/opt/helper``) and the
+    program each command starts by a bare name, which the shell finds on the ``PATH``
+    (``!cred get``; ``mystore`` and ``mystore --x y`` as git runs them, ``git
+    credential-mystore``: ``git-credential-mystore``). The executors read such a script's
+    command lines as a helper's own (``helper_files``), as they read an ssh wrapper's, so
+    ``cat deploy/token`` in it is seen (a bare name was not read before redfiles28)."""
+    shell = value.startswith("!")
+    text = value[1:] if shell else value
     if _PLAIN.issuperset(text):
-        return [text] if "/" in text and not text.startswith("-") else []
-    words = (_bare(w) for line in wrapper_commands(text) for w in words_of(line, env))
-    return list(dict.fromkeys(w for w in words if "/" in w and not w.startswith("-")))
+        if not text or text.startswith("-"):
+            return []
+        return [text if shell or "/" in text else f"git-credential-{text}"]
+    found: list[str] = []
+    for line in wrapper_commands(text):
+        words = [w for w in (_bare(word) for word in words_of(line, env)) if w]
+        if words and "/" not in words[0] and not words[0].startswith("-"):
+            found.append(words[0] if shell else f"git-credential-{words[0]}")
+        found += (w for w in words if "/" in w and not w.startswith("-"))
+    return list(dict.fromkeys(found))

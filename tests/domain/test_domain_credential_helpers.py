@@ -41,9 +41,12 @@ def test_a_helper_program_and_numbers_are_no_files(helper: str) -> None:
 
 
 def test_the_scripts_a_helper_runs_are_read() -> None:
-    assert helper_programs("!sh bin/cred.sh get", {}) == ["bin/cred.sh"]
+    assert helper_programs("!sh bin/cred.sh get", {}) == ["sh", "bin/cred.sh"]
     assert helper_programs("/opt/h --x=1", {}) == ["/opt/h"]
-    assert helper_programs("store --file=x", {}) == []
+    # by a bare name too, on the PATH: git runs ``NAME`` as ``git credential-NAME`` (redfiles28)
+    assert helper_programs("store --file=x", {}) == ["git-credential-store"]
+    assert helper_programs("mystore", {}) == ["git-credential-mystore"]
+    assert helper_programs("!cred get", {}) == ["cred"]
 
 
 @pytest.mark.parametrize(

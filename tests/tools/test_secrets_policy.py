@@ -246,7 +246,7 @@ def test_sandbox_drops_capabilities_and_hides_secret_locations(tmp_path: Path) -
         f"grep CapEff /proc/self/status; cat {home}/.ssh/id_rsa {home}/.netrc; ls -A {home}/.ssh"
     )
     out = subprocess.run(
-        ["bwrap", *args, "--", "/bin/sh", "-c", script],
+        ["bwrap", *args, "/bin/sh", "-c", script],  # args end with "--" and the masks' check
         capture_output=True,
         text=True,
         check=False,

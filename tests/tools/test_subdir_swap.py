@@ -5,8 +5,8 @@ redshell26 starts every command in the directory the walk opened, but under bubb
 sandbox's ``--chdir`` is a path looked up when it starts: ``sub`` exchanged for a link to
 ``/etc`` (``renameat2`` in a loop) made ``cd sub && cat hostname`` print ``/etc/hostname``
 (6 of 300 commands here, under the default ``deny``). Now a stage below a root first checks
-that it stands in the directory held (``held_dirs.cwd_checked``: ``test . -ef`` against the
-descriptor passed into the sandbox) and runs nothing elsewhere.
+that it stands in the directory held (``held_dirs.cwd_checked``: its device and inode, given
+as numbers since redfiles28) and runs nothing elsewhere.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from swap_support import swapping
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
-from rho_adapters.local.held_dirs import cwd_by_descriptor, cwd_checked
+from rho_adapters.local.held_dirs import cwd_by_identity, cwd_checked
 from rho_adapters.local.runner import find_program
 
 pytestmark = pytest.mark.skipif(not sandbox_available(), reason="no bubblewrap")
@@ -37,11 +37,10 @@ def test_a_stage_that_started_elsewhere_runs_nothing(tmp_path: Path) -> None:
     try:
         for where, code in ((held, 0), (other, 126)):  # other: where a swapped path led
             sandbox = (bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev")
-            argv, fds = cwd_by_descriptor(
+            argv = cwd_by_identity(
                 (*sandbox, "--chdir", str(where), "--", *cwd_checked(("/bin/echo", "RAN"))), fd
             )
-            assert fds == (fd,)
-            done = subprocess.run(argv, capture_output=True, text=True, pass_fds=fds, check=False)
+            done = subprocess.run(argv, capture_output=True, text=True, check=False)
             assert done.returncode == code, done.stderr
             assert ("RAN" in done.stdout) == (code == 0)
     finally:

@@ -11,10 +11,13 @@ one do not fit (redshell26).
 Now the walk itself opens them: ``held_cwd`` opens the working directory and
 ``roots_by_descriptor`` each root the sandbox binds, and the process takes each by its
 descriptor (``/proc/self/fd/N``: the child's ``chdir`` runs before it closes its inherited
-descriptors, and bubblewrap binds the directory the descriptor holds). A directory replaced
-by a link meanwhile fails the walk (``ExecutorError`` naming it); a read root gone is
-dropped, as ``--ro-bind-try`` drops it. ``run_held`` starts the processes that inspect
-before a command (git's discovery, its objects' types) the same way (redfiles27).
+descriptors; bubblewrap binds the directory the descriptor holds, ``--ro-bind-fd``, and
+closes it before the command starts: a descriptor the command inherits leads, through
+``/proc/self/fd/N``, into the host's mount of its directory, where no mask of the sandbox
+is, so ``cat /proc/self/fd/*/.env`` printed the workspace's ``.env``, redfiles28). A
+directory replaced by a link meanwhile fails the walk (``ExecutorError`` naming it); a read
+root gone is dropped, as ``--ro-bind-try`` drops it. ``run_held`` starts the processes that
+inspect before a command (git's discovery, its objects' types) the same way (redfiles27).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from rho_adapters.local.confine import Tree
 from rho_domain.errors import ExecutorError
 
 _BIND_TRY = "--ro-bind-try"  # the sandbox's roots (``sandbox.bwrap_args``)
+_BIND_FD = "--ro-bind-fd"  # bubblewrap closes the descriptor once bound
 _FDS = "/proc/self/fd"
 NO_PROC = (
     "commands start in the directory the executor judged by its descriptor, under "
@@ -51,8 +55,9 @@ def roots_by_descriptor(
 ) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """``argv`` (a bubblewrap command line, or any other, unchanged) with each of ``roots``
     (real paths: the workspace, the read roots) it binds (``--ro-bind-try ROOT ROOT``) taken
-    from a descriptor of the walked directory, and those descriptors: the caller passes them
-    to the child and closes them once it has started. The program directories it binds are
+    from a descriptor of the walked directory (``--ro-bind-fd N ROOT``: bubblewrap closes it
+    before the command starts), and those descriptors: the caller passes them to the child
+    and closes them once it has started. The program directories it binds are
     not walked: a link on their path is theirs (``.venv/bin``), and no secret's wall."""
     words, opened = list(argv), []
     try:
@@ -61,7 +66,7 @@ def roots_by_descriptor(
                 if not os.path.lexists(words[i + 1]):  # a root gone: not shown, as before
                     continue
                 opened.append(fd := _walked(words[i + 1]))
-                words[i + 1] = descriptor_path(fd)
+                words[i : i + 2] = [_BIND_FD, str(fd)]
     except BaseException:
         for fd in opened:
             os.close(fd)
@@ -89,31 +94,51 @@ def run_held(
 # A sandboxed stage started below a root: bubblewrap's ``--chdir`` looks the directory up
 # by path when the sandbox starts (``sub`` exchanged for a link to ``/etc`` started ``cd sub
 # && cat hostname`` in ``/etc``, redfiles27), so the stage first checks that it stands in
-# the directory held (``-ef``: the same device and inode; the descriptor passes into the
-# sandbox) and runs nothing elsewhere.
+# the directory held (its device and inode, given as numbers: a descriptor passed in stayed
+# open in the command, a way around every mask, redfiles28) and runs nothing elsewhere.
 _SHELL = "/bin/sh"
 _CHECK = (
-    '[ . -ef "/proc/self/fd/$0" ] || { echo "rho-agent: the directory changed while the '
-    'sandbox started: nothing ran; run it again" >&2; exit 126; }; exec "$@"'
+    '[ "$("$1" -c %d:%i .)" = "$0" ] || { echo "rho-agent: the directory changed while the '
+    'sandbox started: nothing ran; run it again" >&2; exit 126; }; shift; exec "$@"'
 )
-_HELD = "held-cwd"  # the descriptor's number, once spawn_pipeline holds it
+_HELD = "held-cwd"  # the directory's device:inode, once spawn_pipeline holds it
+_STATS = ("/usr/bin/stat", "/bin/stat")  # the system's, never one a PATH entry may plant
 
 
 def cwd_checked(argv: Sequence[str]) -> tuple[str, ...]:
     """``argv`` (a program's, after the sandbox's prefix) run once its working directory is
-    checked to be the one held (``cwd_by_descriptor`` fills in which)."""
-    return (_SHELL, "-c", _CHECK, _HELD, *argv)
+    checked to be the one held (``cwd_by_identity`` fills in which). ``ExecutorError`` when
+    the system has no ``stat`` (coreutils) to check with."""
+    stat = next((path for path in _STATS if os.access(path, os.X_OK)), None)
+    if stat is None:
+        raise ExecutorError(
+            "a sandboxed command below the workspace's root checks where it stands with "
+            f"coreutils' stat, and none is at {' or '.join(_STATS)}: install coreutils"
+        )
+    return (_SHELL, "-c", _CHECK, _HELD, stat, *argv)
 
 
-def cwd_by_descriptor(argv: Sequence[str], fd: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """``argv`` with ``cwd_checked``'s check told the held working directory's descriptor
-    ``fd``, and the descriptors to pass (``fd``, or none when ``argv`` has no check)."""
+def checked_below_roots(
+    argv: Sequence[str], cwd: str, roots: Sequence[str], *, allow: bool
+) -> tuple[str, ...]:
+    """``argv`` (a sandboxed stage's program) ``cwd_checked`` where bubblewrap's ``--chdir``
+    may lead elsewhere: below a root, and anywhere under ``read_outside: allow`` (the
+    machine's own directories above a root); unchanged otherwise."""
+    if cwd not in roots or allow:
+        return cwd_checked(argv)
+    return tuple(argv)
+
+
+def cwd_by_identity(argv: Sequence[str], fd: int) -> tuple[str, ...]:
+    """``argv`` with ``cwd_checked``'s check told the device and inode of the held working
+    directory ``fd`` (unchanged when ``argv`` has no check). No descriptor is passed."""
     words = list(argv)
     for i in range(len(words) - 3):
         if words[i : i + 4] == [_SHELL, "-c", _CHECK, _HELD]:
-            words[i + 3] = str(fd)
-            return tuple(words), (fd,)
-    return tuple(words), ()
+            st = os.fstat(fd)
+            words[i + 3] = f"{st.st_dev}:{st.st_ino}"
+            break
+    return tuple(words)
 
 
 def descriptor_path(fd: int) -> str:

@@ -21,6 +21,9 @@ class Masks:
     files: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
     shown_to_git: tuple[str, ...] = ()
+    # (path, device, inode) of each directory whose listing found a mask: the directory the
+    # check inside the sandbox must stand in (``mask_check.py``)
+    parents: tuple[tuple[str, int, int], ...] = ()
 
     def paths(self) -> tuple[str, ...]:
         """Every secret found: files, directories, then those shown to git."""

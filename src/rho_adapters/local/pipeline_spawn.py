@@ -42,7 +42,7 @@ async def spawn_pipeline(
     stage binds from the directories walked to now (``held_dirs``), as ``cwd`` is. Raises
     ``ToolError`` for a here-document over ``MAX_STDIN_DATA`` bytes."""
     from rho_adapters.local.held_dirs import (
-        cwd_by_descriptor,
+        cwd_by_identity,
         descriptor_path,
         held_cwd,
         roots_by_descriptor,
@@ -85,8 +85,8 @@ async def spawn_pipeline(
             opened.extend(extra)
             argv, held = roots_by_descriptor(argv, roots)  # bound from descriptors
             opened.extend(held)
-            argv, checked = cwd_by_descriptor(argv, opened[0])  # the caller closes opened[0]
-            extra = (*extra, *held, *checked)
+            argv = cwd_by_identity(argv, opened[0])
+            extra = (*extra, *held)
             spawns.append(
                 Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)
             )

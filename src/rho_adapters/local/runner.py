@@ -158,10 +158,10 @@ class CommandRunner:
         programs: Sequence[str] = (),
     ) -> tuple[str, ...]:
         """The argv prefix that runs a program in the sandbox in ``cwd`` with ``env`` (the
-        restricted environment by default); empty without a sandbox. With ``seccomp`` (the
-        commands themselves; ``spawn_pipeline`` provides the filter) no socket can be opened.
-        ``programs``: the programs the stage runs, whose real directories a confined sandbox
-        shows too (``/usr/local/bin/rg`` may be a link into ``/opt``)."""
+        restricted environment by default), its masks checked; empty without a sandbox. With
+        ``seccomp`` (the commands; ``spawn_pipeline`` gives the filter) no socket can be
+        opened. ``programs``: the stage's programs, whose real directories a confined
+        sandbox shows too (``/usr/local/bin/rg`` may be a link into ``/opt``)."""
         if not await self.sandboxed():
             return ()
         program = self.resolve("bwrap")
@@ -169,11 +169,10 @@ class CommandRunner:
         args = await asyncio.to_thread(
             self._bwrap_args, cwd, binds, env, seccomp=seccomp, programs=programs
         )
-        return (program, *args, "--")
+        return (program, *args)
 
     def _secret_scan(self) -> SecretScan:
-        """The walk that finds what the sandbox hides, made (and its module imported) with the
-        first sandboxed command: a run whose tools read in-process never walks."""
+        """The walk that finds what the sandbox hides, made with the first sandboxed command."""
         if self._walk is None:
             from rho_adapters.local.secret_scan import SecretScan
 
@@ -193,9 +192,10 @@ class CommandRunner:
         seccomp: bool = False,
         programs: Sequence[str] = (),
     ) -> list[str]:
-        """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
-        found below them hidden (scanned now: listings are reused while unchanged)."""
+        """Bwrap's arguments (``sandbox.py``: the roots shown, every secret below hidden,
+        scanned now), its ``--`` and the check of its masks (``mask_check.py``)."""
         from rho_adapters.local.command_env import restricted_env
+        from rho_adapters.local.mask_check import mask_checked
 
         real_dirs = tuple(os.path.dirname(os.path.realpath(p)) for p in programs)
         view = bwrap.layout(
@@ -204,8 +204,8 @@ class CommandRunner:
             self.policy,
             confined=self.reach.outside is OutsideReads.DENY and bool(self.reach.closed),
         )
-        masks = bwrap.scan(self._secret_scan(), view, self.policy, (cwd,))
-        return bwrap.bwrap_args(
+        masks = bwrap.scan(self._secret_scan(), view, self.policy, (cwd,), held=self.visible_roots)
+        return [*bwrap.bwrap_args(
             view,
             masks,
             cwd=cwd,
@@ -214,7 +214,7 @@ class CommandRunner:
             tmp_bytes=self.limits.file_size_bytes,
             userns=self._walls[0],
             seccomp_fd=FILTER_FD if seccomp and self._walls[1] else None,
-        )
+        ), "--", *mask_checked(masks, cwd)]  # fmt: skip
 
     async def run(
         self,
@@ -260,18 +260,20 @@ class CommandRunner:
     async def run_unchecked(
         self, argv: Sequence[str], cwd: str, *, timeout: float = 30.0, cap: int = 256 * 1024
     ) -> Finished:
-        """Run ``argv`` exactly as a restricted stage runs (the same sandbox, environment and
-        limits) but WITHOUT the argv checks: no validation, no hardening, no real-path
-        judgement of its words. The sandbox alone, for the tests that hold that wall to its
-        promise (tests/tools/test_sandbox_alone.py); the executor never calls it. Raises
+        """Run ``argv`` as a restricted stage runs (its sandbox, cwd check, environment and
+        limits) WITHOUT the argv checks (no validation, hardening or real-path judgement): the
+        sandbox alone, for the tests of that wall (test_sandbox_alone.py; never the executor).
         ``ExecutorError`` where there is no sandbox: there would be no wall to test."""
         if not await self.sandboxed():
             raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
-        prefix = await self.sandbox_prefix(cwd, seccomp=True)
-        full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        from rho_adapters.local.held_dirs import checked_below_roots
         from rho_adapters.local.pipeline_spawn import spawn_pipeline
         from rho_domain.ports.commands import Command
 
+        prefix = await self.sandbox_prefix(cwd, seccomp=True)  # and its check of the cwd:
+        allow = self.reach.outside is OutsideReads.ALLOW
+        checked = checked_below_roots(argv, cwd, self.visible_roots, allow=allow)
+        full = self._limited((*prefix, *checked), self.limits.file_size_bytes)
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
         env, kill_after = self.stage_env(None), self.limits.output_bytes
         given = ([full], [(False, "capture")], [None], [None], cwd, env, command)
@@ -290,9 +292,9 @@ class CommandRunner:
         return profile_rlimits(self.limits, file_size=file_size).pairs()
 
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
-        """``argv`` (a sandbox's: no guard runs it) under the profile's rlimits, set by the
-        launcher in front of it (``rlimits.limited``)."""
+        """``argv`` (a sandbox's: no guard runs it) under the profile's rlimits (set by the
+        launcher in front of it, ``rlimits.limited``)."""
         from rho_adapters.local.rlimits import limited, profile_rlimits
 
-        rlimits = profile_rlimits(self.limits, file_size=file_size)
-        return limited(argv, rlimits, prlimit=self.resolve("prlimit"))
+        limits = profile_rlimits(self.limits, file_size=file_size)
+        return limited(argv, limits, prlimit=self.resolve("prlimit"))

@@ -106,12 +106,14 @@ def layout(
     *,
     confined: bool = False,
 ) -> Layout:
-    """The layout for workspace and read ``roots``: homes are hidden unless a root is one of
-    them or above it; the roots and the program directories that hiding would remove (a
-    checkout's ``.venv/bin`` under /tmp or a home) are shown again. ``confined``
+    """The layout for workspace and read ``roots`` (real paths, walked to when the executor
+    was made: resolved again, a parent swapped for a link named another tree); homes are
+    hidden unless a root is one of them or above it; the roots and the program directories
+    that hiding would remove (a checkout's ``.venv/bin`` under /tmp or a home) are shown
+    again. ``confined``
     (``read_outside_workspace: deny``): only ``SYSTEM_DIRS``, the roots and the program
     directories outside the system directories are shown."""
-    real_roots = tuple(os.path.realpath(r) for r in roots)
+    real_roots = tuple(roots)
     if confined:
         system = tuple(d for d in SYSTEM_DIRS if os.path.lexists(d))
         real_system = tuple(os.path.realpath(d) for d in system)
@@ -155,12 +157,18 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
 
 
 def scan(
-    scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
+    scanner: SecretScan,
+    view: Layout,
+    policy: SecretPolicy,
+    extra: Sequence[str] = (),
+    *,
+    held: Sequence[str] = (),
 ) -> Masks:
     """Everything to hide in ``view``: the concrete locations that exist and what the walk of
-    its visible roots (and ``extra`` directories, the command's own) finds."""
+    its visible roots (and ``extra`` directories, the command's own) finds; ``held``: the
+    roots the executor walked to, and ``extra`` is too (``SecretScan.masks``)."""
     known = concrete_secrets(policy)
-    found = scanner.masks((*view.visible, *extra), known)
+    found = scanner.masks((*view.visible, *extra), known, held=(*held, *extra))
     files: list[str] = []
     dirs: list[str] = []
     for location in known:
@@ -181,6 +189,7 @@ def scan(
         dirs=tuple(
             p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p) and not git_reads(p)
         ),
+        parents=found.parents,
     )
 
 

@@ -20,16 +20,15 @@ kept (per policy, for every executor of the process) and reused while the direct
 ``(device, inode, mtime)`` is unchanged, so a command in a large, unchanged workspace costs one
 ``lstat`` per directory (1,000 directories: about 7 ms; the first walk of 10,000 entries about
 1 s on a loaded machine). A walk that meets more than ``max_entries`` entries fails closed
-(``ExecutorError``): nothing runs unhidden.
-
-What the walk finds is a ``Masks`` (``masks.py``, which the sandbox's arguments take without
-this module): a run that starts no sandboxed command never imports the walk.
+(``ExecutorError``): nothing runs unhidden. Each directory is listed from one descriptor
+and must be the one its parent listed (``scan_listing.py``; a walk that finds one moved is
+made again), and the sandbox checks the masks in place before a command (``mask_check.py``).
+What it finds is a ``Masks`` (``masks.py``): a run with no sandboxed command never walks.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -39,44 +38,28 @@ import attrs
 from rho_adapters.local.git_dirs import shaped_place_of
 from rho_adapters.local.git_named import nested_secrets
 from rho_adapters.local.masks import Masks
+from rho_adapters.local.scan_listing import (
+    Place,
+    Summary,
+    identity_of,
+    kernel,
+    listed,
+    refuse_too_deep,
+    world,
+)
 from rho_domain.errors import ExecutorError
 from rho_domain.git_dir_shape import GIT_DIR, as_dot_git, shape_of, shaped_refusal
 from rho_domain.secret_patterns import git_reads
 from rho_domain.secrets import SecretPolicy
-from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 MAX_ENTRIES = 2_000_000
-_KERNEL = ("/proc", "/sys", "/dev")
-# Judged directories, per policy, shared by every executor of the process: the sessions of a
-# server share one policy (the same store and homes) and the first walk of a tree is the cost.
-# A directory's judgement depends on the git directory or object store it is in, found by its
-# shape (``git_dirs.py``): keyed by both.
-_Place = tuple[str, str] | None
-_Key = tuple[str, _Place]
-_SUMMARIES: dict[SecretPolicy, dict[_Key, tuple[tuple[int, int, int], _Summary]]] = {}
-
-
-@attrs.frozen(kw_only=True)
-class _Summary:
-    """One directory judged by the policy: what its entries add to a walk. Kept while the
-    directory's (device, inode, mtime) is unchanged; symlinks are followed again each time
-    (their targets can change without this directory changing)."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-    __hash__ = value_hash
-
-    hidden_files: tuple[str, ...]  # secret regular files and sockets
-    hidden_dirs: tuple[str, ...]
-    # secret to every tool but git, which reads them (a bare store's config and index)
-    shown_to_git: tuple[str, ...]
-    place: _Place  # the git directory or store its subdirectories are in (``git_dirs.py``)
-    subdirs: tuple[str, ...]  # not secret: walked
-    links: tuple[str, ...]
-    linked: tuple[tuple[str, int, int], ...]  # regular, not secret, more than one link
-    regular: tuple[tuple[int, int], ...]  # (device, inode) of every regular file
-    all_dirs: tuple[str, ...]  # every subdirectory, secret or not
-    count: int
+# Judged directories, per policy, shared by every executor of the process (a server's
+# sessions share one; the first walk of a tree is the cost), keyed by the git directory or
+# object store each is in, found by its shape (``git_dirs.py``).
+_Key = tuple[str, Place]
+_Queued = tuple[str, Place, tuple[int, int] | None]  # a directory and its listed identity
+_SUMMARIES: dict[SecretPolicy, dict[_Key, tuple[tuple[int, int, int], Summary]]] = {}
 
 
 @attrs.define
@@ -91,31 +74,11 @@ class _Walk:
     linked: list[tuple[str, int, int]] = attrs.field(factory=list)  # nlink > 1, not secret
     entries: int = 0
     roots: tuple[str, ...] = ()
-
-
-def _world(directory: str, roots: tuple[str, ...]) -> bool:
-    """A link target not to walk: ``/``, an ancestor of a root (``up -> ..``: the walk would
-    leave the roots for the whole machine) or a kernel file system (``/proc``, ``/sys``,
-    ``/dev``: the sandbox mounts its own)."""
-    prefix = directory.rstrip("/") + "/"
-    return any(root.startswith(prefix) for root in roots) or _kernel(directory)
-
-
-def _refuse_too_deep(exc: OSError, path: str) -> None:
-    """Fail closed on an entry whose path is longer than the kernel takes (ENAMETOOLONG):
-    skipped as unreadable, a tree nested past 4,096 characters hid the secrets below it
-    (``.config/gh/hosts.yml``, a hard link of ``.env``) from this walk, while ``grep -r``,
-    which walks with descriptors, printed them, with bubblewrap and without."""
-    if exc.errno == errno.ENAMETOOLONG:
-        raise ExecutorError(
-            f"{path[:120]}...: this directory tree is nested deeper than a path may be long "
-            "(4,096 characters), so it cannot be scanned for secrets before a command runs; "
-            "move it out of the workspace (or run in a directory that does not hold it)"
-        ) from exc
-
-
-def _kernel(path: str) -> bool:
-    return any(path == top or path.startswith(top + "/") for top in _KERNEL)
+    # each directory judged: its (device, inode, mtime) as listed; the roots' (device,
+    # inode) as the executor's walk reaches them; the first directory found moved
+    identities: dict[str, tuple[int, int, int]] = attrs.field(factory=dict)
+    expected: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    moved: str | None = None
 
 
 class SecretScan:
@@ -126,29 +89,50 @@ class SecretScan:
         self.max_entries = max_entries
         self._summaries = _SUMMARIES.setdefault(policy, {})
 
-    def masks(self, roots: Sequence[str], known: Iterable[str] = ()) -> Masks:
-        """Every secret below ``roots`` (and what symlinks there lead to). ``known`` are the
-        policy's concrete secret locations: their files' inodes count as secrets, so a hard
-        link to one is hidden too."""
-        walk = _Walk(roots=tuple(os.path.realpath(root) for root in roots))
+    def masks(
+        self, roots: Sequence[str], known: Iterable[str] = (), *, held: Sequence[str] = ()
+    ) -> Masks:
+        """Every secret below ``roots`` (and what symlinks there lead to). ``known``: the
+        policy's concrete secret locations (a hard link to one is hidden too). ``held``: roots
+        the executor walked to from ``/``, taken as they are (resolved again, a swapped parent
+        named another tree) and listed only as what that walk reaches now (``ExecutorError``
+        for a link on its path). A directory that is not the one its parent listed (one
+        exchanged for a link was walked under neither name) makes the walk start again,
+        three times at most, then ``ExecutorError`` naming it."""
+        real = tuple(r if r in held else os.path.realpath(r) for r in roots)
+        for _ in range(3):
+            walk = _Walk(roots=real, expected={r: identity_of(r) for r in held})
+            found = self._walked(walk, known)
+            if walk.moved is None:
+                return found
+        raise ExecutorError(
+            f"{walk.moved}: this directory kept changing while it was scanned for secrets "
+            "before the command (three times): nothing ran; run it again once it is still"
+        )
+
+    def _walked(self, walk: _Walk, known: Iterable[str]) -> Masks:
         for location in known:
             self._learn_inodes(location, walk)
-        queue: list[tuple[str, _Place]] = [(root, shaped_place_of(root)) for root in walk.roots]
+        queue = [(root, shaped_place_of(root), walk.expected.get(root)) for root in walk.roots]
         seen: set[str] = set()
         while queue:
-            directory, place = queue.pop()
+            directory, place, expected = queue.pop()
             if directory in seen:
                 continue
             seen.add(directory)
             summary = self._summary(directory, walk, place)
+            if expected is not None and walk.identities.get(directory, (0, 0))[:2] != expected:
+                walk.moved = walk.moved or directory  # listed as another, or no directory now
             if summary is None:
                 continue
             walk.files.extend(summary.hidden_files)
+            walk.secret_inodes.update(summary.hidden_inodes)
             walk.shown_to_git.extend(summary.shown_to_git)
             for hidden in summary.hidden_dirs:
                 walk.dirs.append(hidden)
                 self._learn_inodes(hidden, walk)
-            queue.extend((subdir, summary.place) for subdir in summary.subdirs)
+            listed = zip(summary.subdirs, summary.ids, strict=True)
+            queue.extend((subdir, summary.place, ids) for subdir, ids in listed)
             walk.linked.extend(summary.linked)
             for link in summary.links:
                 self._follow(link, walk, queue)
@@ -162,13 +146,17 @@ class SecretScan:
                 if stat.S_ISREG(st.st_mode):
                     walk.secret_inodes.add((st.st_dev, st.st_ino))
         hard_links = [path for path, dev, ino in walk.linked if (dev, ino) in walk.secret_inodes]
+        files = tuple(dict.fromkeys((*walk.files, *hard_links)))
+        dirs = tuple(dict.fromkeys(walk.dirs))
+        listed_at = {os.path.dirname(path) for path in (*files, *dirs)} & walk.identities.keys()
         return Masks(
-            files=tuple(dict.fromkeys((*walk.files, *hard_links))),
-            dirs=tuple(dict.fromkeys(walk.dirs)),
+            files=files,
+            dirs=dirs,
             shown_to_git=tuple(dict.fromkeys(walk.shown_to_git)),
+            parents=tuple((d, *walk.identities[d][:2]) for d in sorted(listed_at)),
         )
 
-    def _follow(self, link: str, walk: _Walk, queue: list[tuple[str, _Place]]) -> None:
+    def _follow(self, link: str, walk: _Walk, queue: list[_Queued]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
         try:
             real = os.path.realpath(link)
@@ -177,7 +165,7 @@ class SecretScan:
             # readlink fails with EACCES, where lstat succeeded) leads nowhere a command can
             # go; it raised here and every sandboxed command, grep and glob failed with it.
             return
-        if _kernel(real):
+        if kernel(real):
             return  # the sandbox mounts its own /proc, /sys and /dev: nothing of these shows
         try:
             target = os.stat(real)
@@ -191,8 +179,8 @@ class SecretScan:
                 self._learn_inodes(real, walk)
             elif stat.S_ISREG(target.st_mode):
                 walk.files.append(real)
-        elif stat.S_ISDIR(target.st_mode) and not _world(real, walk.roots):
-            queue.append((real, shaped_place_of(real)))
+        elif stat.S_ISDIR(target.st_mode) and not world(real, walk.roots):
+            queue.append((real, shaped_place_of(real), None))
         elif stat.S_ISREG(target.st_mode) and target.st_nlink > 1:
             walk.linked.append((real, target.st_dev, target.st_ino))
 
@@ -212,13 +200,13 @@ class SecretScan:
                 walk.secret_inodes.update(summary.regular)
                 pending.extend(summary.all_dirs)
 
-    def _summary(self, directory: str, walk: _Walk, place: _Place = None) -> _Summary | None:
+    def _summary(self, directory: str, walk: _Walk, place: Place = None) -> Summary | None:
         """``directory`` (in the git directory or store ``place``, if any) judged, from the cache
         while it has not changed (None: not one)."""
         try:
             st = os.lstat(directory)
         except OSError as exc:
-            _refuse_too_deep(exc, directory)
+            refuse_too_deep(exc, directory)
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
@@ -226,9 +214,13 @@ class SecretScan:
         cached = self._summaries.get((directory, place))
         if cached is not None and cached[0] == stamp:
             summary = cached[1]
-        else:
-            summary = self._judge(directory, place)
+        else:  # listed from one descriptor: its identity is the directory judged
+            if (got := listed(directory)) is None:
+                return None
+            stamp, items = got
+            summary = self._judge(directory, place, items)
             self._summaries[(directory, place)] = (stamp, summary)
+        walk.identities.setdefault(directory, stamp)
         walk.entries += summary.count
         if walk.entries > self.max_entries:
             raise ExecutorError(
@@ -237,15 +229,16 @@ class SecretScan:
             )
         return summary
 
-    def _judge(self, directory: str, place: _Place) -> _Summary:
+    def _judge(
+        self, directory: str, place: Place, items: list[tuple[str, os.stat_result]]
+    ) -> Summary:
         hidden_files: list[str] = []
         hidden_dirs: list[str] = []
         shown_to_git: list[str] = []
-        subdirs: list[str] = []
+        subdirs: list[tuple[str, os.stat_result]] = []
         links: list[str] = []
         linked: list[tuple[str, int, int]] = []
         regular: list[tuple[int, int]] = []
-        items = _entries(directory)
         if kind := shape_of(os.path.basename(path) for path, _ in items):
             place = (directory, kind)  # the nearest decides (a submodule's, in modules/NAME)
         for path, st in items:
@@ -268,33 +261,25 @@ class SecretScan:
                 else:
                     (hidden_dirs if stat.S_ISDIR(mode) else hidden_files).append(path)
             elif stat.S_ISDIR(mode):
-                subdirs.append(path)
+                subdirs.append((path, st))
             elif stat.S_ISREG(mode) and st.st_nlink > 1:
                 linked.append((path, st.st_dev, st.st_ino))
-        return _Summary(
+        kinds = dict(items)
+        return Summary(
             hidden_files=tuple(hidden_files),
+            hidden_inodes=tuple(
+                (kinds[f].st_dev, kinds[f].st_ino)
+                for f in hidden_files
+                if stat.S_ISREG(kinds[f].st_mode)
+            ),
             hidden_dirs=tuple(hidden_dirs),
             shown_to_git=tuple(shown_to_git),
             place=place,
-            subdirs=tuple(subdirs),
+            subdirs=tuple(path for path, _ in subdirs),
+            ids=tuple((st.st_dev, st.st_ino) for _, st in subdirs),
             links=tuple(links),
             linked=tuple(linked),
             regular=tuple(regular),
-            all_dirs=(*hidden_dirs, *subdirs),
+            all_dirs=(*hidden_dirs, *(path for path, _ in subdirs)),
             count=len(items),
         )
-
-
-def _entries(directory: str) -> list[tuple[str, os.stat_result]]:
-    """Every entry of ``directory`` with its ``lstat`` (those that vanished left out)."""
-    items: list[tuple[str, os.stat_result]] = []
-    try:
-        with os.scandir(directory) as it:
-            for item in it:
-                try:
-                    items.append((item.path, item.stat(follow_symlinks=False)))
-                except OSError as exc:
-                    _refuse_too_deep(exc, item.path)
-    except OSError as exc:
-        _refuse_too_deep(exc, directory)
-    return items

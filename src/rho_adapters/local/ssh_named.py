@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from rho_adapters.local.git_dirs import regular_head
+from rho_adapters.local.root_owned import only_root_changes
 from rho_adapters.local.settled_reads import SettledReads
 from rho_domain.errors import ExecutorError
 from rho_domain.git_named_files import MAX_CONFIGS, NamedFiles, named_by, placed
@@ -106,12 +107,24 @@ def wrapped(
     search_path = env.get("PATH", os.defpath)  # the commands' own: never the process's
     while programs:
         paths = [p for program in programs for p in _candidates(program, bases, home, search_path)]
+        if helper:  # a bare name's match that only root may change, outside homes: a package's
+            paths = [p for p in paths if not _installed(p, home)]
         more = _wrapper_lines(paths, read)
         lines += more
         nested = named_by(((*entry, prefix + line) for line in more), env=env)
         runs = nested.helper_programs if helper else nested.ssh_programs
         programs = [p for p in runs if "/" in p]
     return named_by(((*entry, prefix + line) for line in lines), env=env)
+
+
+def _installed(path: str, home: str | None) -> bool:
+    """Whether ``path``, a program found on the ``PATH``, is the system's: only root may
+    change it (``root_owned``), once its links are followed, and it is in no home."""
+    real = os.path.realpath(path)
+    homes = ("/root", "/home", *((home,) if home else ()))
+    if any(real == h or real.startswith(h.rstrip("/") + "/") for h in homes):
+        return False
+    return only_root_changes(real)
 
 
 def _candidates(program: str, bases: Sequence[str], home: str | None, search: str) -> list[str]:

@@ -119,10 +119,11 @@ async def prepare(
     prefix = await runner.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
     # bwrap's --chdir goes by path: below a root, and through the machine's own directories
     # above it under `allow` (a parent exchanged for a link started 3 of 40 commands there)
-    if prefix and (cwd not in runner.visible_roots or runner.reach.outside is OutsideReads.ALLOW):
-        from rho_adapters.local.held_dirs import cwd_checked
+    if prefix:
+        from rho_adapters.local.held_dirs import checked_below_roots
 
-        full = cwd_checked(full)
+        allow = runner.reach.outside is OutsideReads.ALLOW
+        full = checked_below_roots(full, cwd, runner.visible_roots, allow=allow)
     return (*prefix, *full)
 
 
