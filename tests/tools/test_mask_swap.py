@@ -128,3 +128,21 @@ def _no_secret(answers: list[str]) -> None:
     checked = [a for a in answers if "changed while the sandbox hid them" in a]
     assert all("RAN" not in a for a in checked)  # the masks' check ran nothing
     assert any("RAN" in a for a in answers)  # commands ran
+
+
+@pytest.mark.asyncio
+async def test_without_a_stat_to_check_masks_with_nothing_runs(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The masks' check runs the system's ``stat``; a system without one refuses the command
+    naming what to install, where it ran it with the masks unchecked."""
+    from rho_adapters.local import held_dirs
+
+    _pair(base / "sub", base / "decoy")
+    executor = LocalExecutor(str(base), sandbox=True)
+    monkeypatch.setattr(held_dirs, "_STATS", (str(base / "no-stat"),))
+    answer = await _unchecked(executor, "cat sub/.env; echo RAN", base)
+    assert "secrets it hides" in answer
+    assert "install coreutils" in answer
+    assert "RAN" not in answer
+    assert SECRET not in answer

@@ -105,16 +105,23 @@ _HELD = "held-cwd"  # the directory's device:inode, once spawn_pipeline holds it
 _STATS = ("/usr/bin/stat", "/bin/stat")  # the system's, never one a PATH entry may plant
 
 
+def system_stat(why: str) -> str:
+    """The system's ``stat`` (coreutils), which the sandbox's checks run; ``ExecutorError``
+    naming ``why`` it is needed and where it was looked for when there is none: a check
+    that cannot run refuses the command, never lets it run unchecked."""
+    stat = next((path for path in _STATS if os.access(path, os.X_OK)), None)
+    if stat is None:
+        raise ExecutorError(
+            f"{why} with coreutils' stat, and none is at {' or '.join(_STATS)}: install coreutils"
+        )
+    return stat
+
+
 def cwd_checked(argv: Sequence[str]) -> tuple[str, ...]:
     """``argv`` (a program's, after the sandbox's prefix) run once its working directory is
     checked to be the one held (``cwd_by_identity`` fills in which). ``ExecutorError`` when
     the system has no ``stat`` (coreutils) to check with."""
-    stat = next((path for path in _STATS if os.access(path, os.X_OK)), None)
-    if stat is None:
-        raise ExecutorError(
-            "a sandboxed command below the workspace's root checks where it stands with "
-            f"coreutils' stat, and none is at {' or '.join(_STATS)}: install coreutils"
-        )
+    stat = system_stat("a sandboxed command below the workspace's root checks where it stands")
     return (_SHELL, "-c", _CHECK, _HELD, stat, *argv)
 
 

@@ -23,10 +23,10 @@ import os
 import shlex
 import stat
 
+from rho_adapters.local.held_dirs import system_stat
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.root_owned import only_root_changes
 
-_STATS = ("/usr/bin/stat", "/bin/stat")  # the system's, never one a PATH entry may plant
 # k DIRECTORY EXPECTED DEVICE FILES NAME...: entered, DIRECTORY is the one listed (EXPECTED),
 # its first FILES names are /dev/null ($N), the rest directories on another DEVICE
 _CHECK = """k() {
@@ -54,9 +54,9 @@ _FAILED = (
 def mask_checked(masks: Masks, cwd: str) -> tuple[str, ...]:
     """The words that run a sandboxed program (the words after them) once every mask of
     ``masks`` in a directory others may change is checked in place; none when there is no
-    such mask or no ``stat`` (coreutils) to check with. ``cwd``: where the sandbox starts
-    (a directory there or below is entered from it, not through the path above it)."""
-    program = next((path for path in _STATS if os.access(path, os.X_OK)), None)
+    such mask. ``cwd``: where the sandbox starts (a directory there or below is entered from
+    it, not through the path above it). ``ExecutorError`` when a mask needs checking and the
+    system has no ``stat`` (coreutils) to check with: the command does not run unchecked."""
     listed = {path: (dev, ino) for path, dev, ino in masks.parents}
     calls: list[str] = []
     for directory, (files, dirs) in _by_directory(masks).items():
@@ -69,8 +69,9 @@ def mask_checked(masks: Masks, cwd: str) -> tuple[str, ...]:
         names = [os.path.basename(path) for path in (*files, *dirs)]
         words = (_entered(directory, cwd), f"directory:{dev}:{ino}:", str(dev), str(len(files)))
         calls.append(" ".join(shlex.quote(word) for word in (*words, *names)))
-    if not calls or program is None:
+    if not calls:
         return ()
+    program = system_stat("the sandbox checks the secrets it hides where others may change them")
     null = os.stat(os.devnull)
     head = f"S={shlex.quote(program)} N='character special file:{null.st_dev}:{null.st_ino}:'"
     script = f'{head}\n{_CHECK}{" && ".join(f"k {c}" for c in calls)} || {_FAILED}\nexec "$@"'
