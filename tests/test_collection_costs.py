@@ -44,3 +44,22 @@ def test_the_suite_loads_no_plugin_it_does_not_use(pytestconfig: pytest.Config) 
     # --strict-markers refuses the mark now), yet it looked at every item at collection and
     # wraps every fixture's setup: pyproject's addopts has "-p no:anyio"
     assert not pytestconfig.pluginmanager.has_plugin("anyio")
+
+
+# The regular expressions one file of tests/ may compile while the suite collects (its top,
+# its parametrize lists, its module-level helpers): more belong in the tests that use them,
+# compiled at first use. test_properties_secrets.py and test_properties_secret_copies.py
+# compiled 815 and 836 at import, 0.4 s of every worker's collection.
+COMPILES_AT_COLLECTION = 16
+
+
+def test_no_test_module_compiles_its_expressions_at_collection(
+    pytestconfig: pytest.Config,
+) -> None:
+    plugin: Any = pytestconfig.pluginmanager.get_plugin("collection_imports")
+    counted = pytestconfig.stash[plugin.COLLECTION_COMPILES]
+    over = {path: n for path, n in counted.items() if n > COMPILES_AT_COLLECTION}
+    assert not over, (
+        f"compiled at collection (regular expressions, by file): {over}: compile them where "
+        "the tests use them (tests/test_collection_costs.py says why)"
+    )
