@@ -13,7 +13,7 @@ import pytest
 # the suite's collection imports anyway, in one worker: SQLAlchemy 0.2 s (through
 # ``rho_adapters.durable.system_db``), openpyxl 0.15 s, dbos 0.65 s, playwright 0.1 s,
 # jsonschema 0.06 s, psycopg 0.15 s (eleven db, store and server modules connect with it
-# beside their adapters); Starlette and uvicorn come with the server's app.
+# beside their adapters), PyMySQL 0.04 s; Starlette and uvicorn come with the server's app.
 LAZY = (
     "sqlalchemy",
     "openpyxl",
@@ -21,6 +21,7 @@ LAZY = (
     "playwright",
     "jsonschema",
     "psycopg",
+    "pymysql",
     "starlette",
     "uvicorn",
 )
