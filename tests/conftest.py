@@ -26,7 +26,12 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ("hung_watchdog", "collection_imports", "rewritten_tests")  # modules of tests/
+pytest_plugins = (  # modules of tests/
+    "hung_watchdog",
+    "collection_imports",
+    "rewritten_tests",
+    "asyncio_items",
+)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

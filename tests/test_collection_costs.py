@@ -64,3 +64,42 @@ def test_no_test_module_compiles_its_expressions_at_collection(
         f"compiled at collection (regular expressions, by file): {over}: compile them where "
         "the tests use them (tests/test_collection_costs.py says why)"
     )
+
+
+@pytest.mark.slow
+async def _probe() -> None:
+    pass
+
+
+def test_a_coroutine_test_keeps_the_item_pytest_built(request: pytest.FixtureRequest) -> None:
+    """``tests/asyncio_items.py``: pytest-asyncio's item for a coroutine test is the one
+    pytest built, given the plugin's class, equal in all it holds to the item the plugin's
+    own ``_from_function`` builds anew (which every worker did for 8,852 tests)."""
+    import pytest_asyncio
+    from pytest_asyncio import plugin as asyncio_plugin
+
+    ours: Any = request.config.pluginmanager.get_plugin("asyncio_items")
+    if pytest_asyncio.__version__ not in ours.VERIFIED:
+        pytest.skip(f"pytest-asyncio {pytest_asyncio.__version__}: read its _from_function")
+
+    def collected() -> pytest.Function:  # as pytest builds a coroutine test's item
+        function = pytest.Function.from_parent(request.node.parent, name="_probe", callobj=_probe)
+        assert asyncio_plugin._resolve_asyncio_marker(function) is not None
+        return function
+
+    first = collected()
+    kind = asyncio_plugin.PytestAsyncioFunction.item_subclass_for(first)
+    assert kind is asyncio_plugin.Coroutine
+    item = kind._from_function(first)
+    assert item is first  # not built again
+    assert type(item) is asyncio_plugin.Coroutine
+    own: Any = asyncio_plugin._built_twice  # type: ignore[attr-defined]  # (asyncio_items)
+    built = own.__func__(kind, collected())  # the plugin's own build
+    assert type(built) is type(item)
+    for held in ("nodeid", "name", "originalname", "obj", "fixturenames", "_loop_scope"):
+        assert getattr(item, held) == getattr(built, held), held
+    assert [(m.name, m.args, m.kwargs) for m in item.iter_markers()] == [
+        (m.name, m.args, m.kwargs) for m in built.iter_markers()
+    ]
+    assert set(item.keywords) == set(built.keywords)
+    assert "slow" in item.keywords
