@@ -82,8 +82,9 @@ def test_a_coroutine_test_keeps_the_item_pytest_built(request: pytest.FixtureReq
     if pytest_asyncio.__version__ not in ours.VERIFIED:
         pytest.skip(f"pytest-asyncio {pytest_asyncio.__version__}: read its _from_function")
 
-    def collected() -> pytest.Function:  # as pytest builds a coroutine test's item
-        function = pytest.Function.from_parent(request.node.parent, name="_probe", callobj=_probe)
+    def collected(kind: type[pytest.Function] = pytest.Function) -> pytest.Function:
+        """A coroutine test's item as pytest (or a plugin of ``kind``) builds it."""
+        function = kind.from_parent(request.node.parent, name="_probe", callobj=_probe)
         assert asyncio_plugin._resolve_asyncio_marker(function) is not None
         return function
 
@@ -103,3 +104,7 @@ def test_a_coroutine_test_keeps_the_item_pytest_built(request: pytest.FixtureReq
     ]
     assert set(item.keywords) == set(built.keywords)
     assert "slow" in item.keywords
+    other = collected(type("OtherPluginsItem", (pytest.Function,), {}))
+    anew = kind._from_function(other)  # another plugin's item: built anew, as the plugin does
+    assert anew is not other
+    assert type(anew) is kind
