@@ -124,7 +124,9 @@ class FirstCollectsAlone:
     each other worker takes it in turn, finds the bytecode written (or the lock's file
     written by the first), lets it go and collects at once. With the bytecode warm no worker
     waits for another. A worker that dies while
-    it holds the lock releases it (the kernel closes its file)."""
+    it holds the lock releases it (the kernel closes its file). The test modules' rewritten
+    code comes from the machine's test cache where it has them (``tests/rewritten_tests.py``),
+    so a fresh clone's first worker mostly compiles ``src`` and the libraries."""
 
     def __init__(self, run: str) -> None:
         self.lock = os.path.join(run, "collect.lock")
