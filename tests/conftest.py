@@ -26,7 +26,12 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ("hung_watchdog", "collection_imports")  # modules of tests/
+pytest_plugins = (  # modules of tests/
+    "hung_watchdog",
+    "collection_imports",
+    "rewritten_tests",
+    "asyncio_items",
+)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -69,6 +74,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["RHO_TEST_ZYGOTES"] = os.path.join(run, "zygotes")
         config.pluginmanager.register(FirstCollectsAlone(run), "rho-first-collects-alone")
     keep_bytecode(config)
+    if not hasattr(config, "workerinput"):  # where the bytecode goes is known now
+        rewritten(config).seed(machine_cache_dir(), config, Path(__file__).parent)
+
+
+def rewritten(config: pytest.Config) -> Any:
+    """``tests/rewritten_tests.py`` as pytest loaded it (a second import would be another
+    module, and mypy would not find it: tests/ is no package base)."""
+    return config.pluginmanager.get_plugin("rewritten_tests")
 
 
 def keep_bytecode(config: pytest.Config) -> None:
@@ -111,7 +124,9 @@ class FirstCollectsAlone:
     each other worker takes it in turn, finds the bytecode written (or the lock's file
     written by the first), lets it go and collects at once. With the bytecode warm no worker
     waits for another. A worker that dies while
-    it holds the lock releases it (the kernel closes its file)."""
+    it holds the lock releases it (the kernel closes its file). The test modules' rewritten
+    code comes from the machine's test cache where it has them (``tests/rewritten_tests.py``),
+    so a fresh clone's first worker mostly compiles ``src`` and the libraries."""
 
     def __init__(self, run: str) -> None:
         self.lock = os.path.join(run, "collect.lock")
@@ -321,3 +336,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         zygotes.close_all()
     if not hasattr(session.config, "workerinput"):
         unicode_tables(machine_cache_dir(), keep=True)
+        rewritten(session.config).keep(machine_cache_dir(), session.config, Path(__file__).parent)

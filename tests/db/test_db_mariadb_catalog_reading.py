@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import attrs
-import pymysql
 import pytest
 from db_support import Server, adapter, mariadb_objects, max_connections
 
@@ -145,6 +144,8 @@ def test_no_login_may_make_a_view_or_table_where_the_catalog_does_not_ask(
 ) -> None:
     """The reading skips these two databases (3 ms of the server's CPU a statement for
     information_schema alone): it may only because the server refuses root there."""
+    import pymysql  # here: collecting the suite need not import it (test_collection_costs)
+
     conn = mariadb_server.admin()
     try:
         with pytest.raises(pymysql.err.OperationalError, match="denied"):
