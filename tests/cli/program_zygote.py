@@ -327,9 +327,9 @@ def popen(
     """``subprocess.Popen(argv, **options)`` for ``argv`` = ``[python, -m, MODULE, ...]`` or
     ``[python, SCRIPT, ...]``, the program forked from the ``kind`` zygote. Falls back to a
     plain ``Popen`` where a fork would not run what the argv says: another interpreter, an
-    option before the module or script, or an ``env`` whose ``PYTHONPATH`` names a directory
-    this process's does not, other than the sources it imported ``rho_entry`` from (the
-    zygote's imports came from these); and under ``RHO_TEST_NO_ZYGOTE=1``.
+    option before the module or script, an ``env`` without the ``PYTHONPATH`` this process
+    has, or one that adds a directory holding a module the zygote imported, or a
+    ``sitecustomize`` (``_imports_as_the_zygote``); and under ``RHO_TEST_NO_ZYGOTE=1``.
     ``terminal``: stdin is a terminal the program takes as its controlling terminal, in a
     session of its own (the client stays out of it: ^C on the terminal is the program's)."""
     env: Mapping[str, str] = options.get("env") or os.environ
@@ -338,7 +338,7 @@ def popen(
         or len(argv) < 2
         or argv[0] != sys.executable
         or (argv[1].startswith("-") and argv[1] != "-m")
-        or not _imports_as_the_zygote(env.get("PYTHONPATH"))
+        or not _imports_as_the_zygote(kind, env.get("PYTHONPATH"))
     )
     if plain:
         if terminal:
@@ -353,12 +353,15 @@ def popen(
     return process
 
 
-def _imports_as_the_zygote(pythonpath: str | None) -> bool:
-    """Whether a Python started with ``pythonpath`` imports what the zygote did: the same
-    as this process's, or only directories it holds (the sources this process imported
-    ``rho_entry`` from: a test passes them on so that a cold process runs them, and in CI,
-    where the editable install puts them on the path instead, the two differed and every
-    such program was started cold)."""
+def _imports_as_the_zygote(kind: str, pythonpath: str | None) -> bool:
+    """Whether a Python started with ``pythonpath`` imports what the zygote did. Its
+    directories are this process's, the sources this process imported ``rho_entry`` from (a
+    test passes them on so that a cold process runs them; in CI the editable install puts
+    them on the path instead), or absolute directories that hold no module the zygote has
+    imported and no ``sitecustomize``/``usercustomize`` (which a cold Python runs at its
+    start): a hooks module's directory. The program puts them first on its ``sys.path``, as
+    Python does (``_take_pythonpath``). A hooks directory started three cold CLIs a test
+    (about 0.3 s of CPU each) before."""
     if pythonpath == os.environ.get("PYTHONPATH"):
         return True
     if not pythonpath:
@@ -367,7 +370,28 @@ def _imports_as_the_zygote(pythonpath: str | None) -> bool:
     spec = importlib.util.find_spec("rho_entry")
     if spec is not None and spec.origin is not None:
         held.add(str(Path(spec.origin).resolve().parents[1]))
-    return all(p and os.path.realpath(p) in held for p in pythonpath.split(os.pathsep))
+    added = [p for p in pythonpath.split(os.pathsep) if os.path.realpath(p) not in held]
+    if not all(added):  # an empty entry: the working directory, which the check cannot know
+        return False
+    return not added or (all(map(os.path.isabs, added)) and not _shadows(kind, added))
+
+
+def _shadows(kind: str, directories: Sequence[str]) -> bool:
+    """Whether a module or package in ``directories`` has the name of one the ``kind``
+    zygote imported (which a cold Python would import from there instead) or of a file a
+    cold Python's start runs."""
+    imported = set((zygote(kind).dir / MODULES).read_text().split())
+    imported |= {"sitecustomize", "usercustomize"}
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except FileNotFoundError:
+            continue  # nothing to import there yet, for a cold Python or a fork
+        except OSError:
+            return True
+        if any(name.split(".")[0] in imported for name in names):
+            return True
+    return False
 
 
 def run(
@@ -400,11 +424,39 @@ def command(kind: str, argv: Sequence[str]) -> list[str]:
 # -- the zygote (its plumbing, the docs CLI zygote's too: zygote_serve) -------------------------
 
 
+# The top-level names of the modules a zygote imported, one a line, beside its socket: a
+# directory a program's PYTHONPATH adds is forked only if it holds none of them.
+MODULES = "modules"
+
+
+def _say_modules(socket_path: str) -> None:
+    names = sorted({name.split(".")[0] for name in sys.modules})
+    path = Path(socket_path).parent / MODULES
+    path.with_suffix(".tmp").write_text("\n".join(names) + "\n")
+    path.with_suffix(".tmp").replace(path)  # whole before the socket appears
+
+
+def _take_pythonpath(own: str | None) -> None:
+    """The program's ``PYTHONPATH`` on ``sys.path`` where it differs from the zygote's
+    (``own``): its directories first, made absolute and without repeats as ``site`` makes
+    them, the zygote's own taken off; the rest (the standard library, site-packages) as
+    they were."""
+    given = os.environ.get("PYTHONPATH")
+    if given == own:
+        return
+    theirs = {os.path.abspath(p) for p in (own or "").split(os.pathsep) if p}
+    first = list(dict.fromkeys(os.path.abspath(p) for p in (given or "").split(os.pathsep) if p))
+    sys.path[:] = [*first, *(p for p in sys.path if p not in theirs and p not in first)]
+
+
 def main() -> None:
     sys.path.pop(0)  # this file's directory: the program sees what `python` would show it
     zygote_serve.preload(sys.argv[2:])
+    _say_modules(sys.argv[1])
+    own = os.environ.get("PYTHONPATH")
     conn, request, fds = zygote_serve.serve(sys.argv[1])
     zygote_serve.become(conn, request, fds)
+    _take_pythonpath(own)
     zygote_serve.end(zygote_serve.run_python(request["argv"]))
 
 

@@ -4,6 +4,7 @@ client's ``Popen``'s (the durable, server and MCP tests rely on each)."""
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import importlib.util
 import json
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from program_zygote import PRELOAD, ForkedPopen, popen, run
@@ -126,12 +128,71 @@ def test_a_client_killed_by_someone_else_takes_its_program_along(tmp_path: Path)
     assert not _alive(pid)
 
 
-def test_another_pythonpath_or_interpreter_is_started_plainly(tmp_path: Path) -> None:
+def test_another_interpreter_is_started_plainly(tmp_path: Path) -> None:
     program = _program(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    other = popen("plain", [sys.executable, str(program), "exit", "0"], env=env)
+    (tmp_path / "python").symlink_to(sys.executable)
+    other = popen("plain", [str(tmp_path / "python"), str(program), "exit", "0"])
     assert type(other) is subprocess.Popen
     assert other.wait(60) == 0
+
+
+PATH_PROGRAM = """
+import sys, tempfile
+import team_hooks
+print(repr({"path": sys.path, "hooks": team_hooks.__file__, "tempfile": tempfile.__file__}))
+"""
+
+
+def _site(tmp_path: Path, *names: str) -> Path:
+    """A directory for ``PYTHONPATH`` with ``team_hooks.py`` and modules ``names``."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("team_hooks", *names):
+        (site / f"{name}.py").write_text(f"WHERE = {name!r}\n")
+    return site
+
+
+def _seen(process: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    return dict(ast.literal_eval(out))
+
+
+def test_a_directory_the_pythonpath_adds_is_forked_first_on_the_path_as_a_cold_python(
+    tmp_path: Path,
+) -> None:
+    """A hooks module's directory on ``PYTHONPATH`` (before it, each such program started
+    cold): forked, with ``sys.path`` as a cold Python's, the directory first."""
+    site = _site(tmp_path)
+    program = tmp_path / "program.py"
+    program.write_text(PATH_PROGRAM)
+    given = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(site)]))
+    argv = [sys.executable, str(program)]
+    env = {**os.environ, "PYTHONPATH": given}
+    forked = popen("plain", argv, env=env, stdout=subprocess.PIPE, text=True)
+    assert type(forked) is ForkedPopen
+    cold = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    seen, expected = _seen(forked), _seen(cold)
+    assert seen == expected
+    assert seen["hooks"] == str(site / "team_hooks.py")
+
+
+@pytest.mark.parametrize("shadow", ["tempfile", "sitecustomize"])
+def test_a_directory_holding_an_imported_module_or_a_site_file_is_started_plainly(
+    tmp_path: Path, shadow: str
+) -> None:
+    """A directory whose module the zygote imported already (``tempfile``), or with a file a
+    cold Python runs at its start: a fork would not run what a cold Python runs."""
+    site = _site(tmp_path, shadow)
+    program = tmp_path / "program.py"
+    program.write_text(PATH_PROGRAM)
+    given = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(site)]))
+    env = {**os.environ, "PYTHONPATH": given}
+    argv = [sys.executable, str(program)]
+    plain = popen("plain", argv, env=env, stdout=subprocess.PIPE, text=True)
+    assert type(plain) is subprocess.Popen
+    seen = _seen(plain)
+    assert (seen["tempfile"] == str(site / "tempfile.py")) == (shadow == "tempfile")
 
 
 def test_the_sources_of_this_process_passed_on_are_forked(
@@ -139,7 +200,8 @@ def test_the_sources_of_this_process_passed_on_are_forked(
 ) -> None:
     """A ``PYTHONPATH`` naming the sources this process imported ``rho_entry`` from (a test
     passes them on so that a cold process runs them) imports what the zygote did: forked,
-    also where this process has no ``PYTHONPATH`` (CI: the editable install's path)."""
+    also where this process has no ``PYTHONPATH`` (CI: the editable install's path). One
+    without them (or with a relative or empty entry) is started plainly."""
     monkeypatch.delenv("PYTHONPATH", raising=False)
     sources = str(Path(rho_entry.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": sources}
@@ -147,9 +209,10 @@ def test_the_sources_of_this_process_passed_on_are_forked(
     forked = popen("plain", argv, env=env)
     assert type(forked) is ForkedPopen
     assert forked.wait(60) == 0
-    other = popen("plain", argv, env={**env, "PYTHONPATH": f"{sources}{os.pathsep}{tmp_path}"})
-    assert type(other) is subprocess.Popen
-    assert other.wait(60) == 0
+    for other in ("", f"{sources}{os.pathsep}site", f"{sources}{os.pathsep}"):
+        plain = popen("plain", argv, env={**env, "PYTHONPATH": other})
+        assert type(plain) is subprocess.Popen
+        assert plain.wait(60) == 0
 
 
 WORKER = """
