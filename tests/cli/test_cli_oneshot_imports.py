@@ -209,6 +209,8 @@ NOT_IN_A_ONE_SHOT = (
     # whether arguments that are not JSON were cut short, with the first such arguments
     # (oneshot26)
     "rho_adapters.model.json_prefix",
+    # a session's and a run's id, and a nameless call's, are os.urandom's hex (oneshot28)
+    "uuid",
 )
 
 # The regular expressions a one-shot has no use for: each compiled at its first use
