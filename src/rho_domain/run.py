@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,10 @@ ID_LENGTH = 12
 
 
 def new_id() -> str:
-    """A short random id for a session or a run."""
-    return uuid.uuid4().hex[:ID_LENGTH]
+    """A short random id for a session or a run: ``ID_LENGTH`` lowercase hex digits. The
+    same draw as ``uuid.uuid4().hex[:12]`` (its first six bytes are ``os.urandom``'s, the
+    version bits come later), without importing ``uuid`` (~2 M instructions a one-shot)."""
+    return os.urandom(ID_LENGTH // 2).hex()
 
 
 def takes_exact(ref: str) -> bool:

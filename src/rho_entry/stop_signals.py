@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 __all__ = [
     "SIGNALLED",
@@ -25,13 +26,23 @@ __all__ = [
     "forget",
     "heard",
     "interrupt_at_start",
+    "listen",
     "service_exit",
     "service_stops",
+    "unlisten",
 ]
+
+Handler = Callable[[int, object], None]
 
 SIGNALLED = 128  # a process a signal ended exits this plus the signal's number
 
 _heard: list[int] = []  # the stop signals this command heard, the first deciding
+# Who hears a signal ``interrupt_at_start`` holds: the innermost run listening, else the exit
+# ``end_as_returned`` decided. Handing a signal over here, not by ``signal.signal``, spares
+# the enum conversions ``signal.signal`` and ``getsignal`` make of a function handler (two
+# exceptions raised and caught, ~20 K instructions a call: ~220 calls a one-shot).
+_listeners: list[Handler] = []
+_ending: list[Handler] = []
 
 # Every signal whose default ends the process and that a handler can catch, besides SIGINT
 # (Python's KeyboardInterrupt): SIGQUIT, SIGUSR1 and the rest killed a run where it stood
@@ -62,8 +73,22 @@ def heard(signum: int) -> None:
 
 
 def forget() -> None:
-    """Forget the signals heard (``main`` starts each command with none)."""
+    """Forget the signals heard and an earlier command's exit (``main`` starts each command
+    with none)."""
     _heard.clear()
+    _ending.clear()
+
+
+def listen(handler: Handler) -> None:
+    """Until ``unlisten(handler)``, an ending signal that reaches ``interrupt_at_start`` goes
+    to ``handler`` instead (the innermost listener hears it): a run takes the signals
+    ``main`` holds without replacing their handlers one by one."""
+    _listeners.append(handler)
+
+
+def unlisten(handler: Handler) -> None:
+    """Stop ``listen(handler)``; the signals go back to what they did before."""
+    _listeners.remove(handler)
 
 
 def first_heard() -> int | None:
@@ -84,10 +109,14 @@ def ending_signals() -> tuple[int, ...]:
 def interrupt_at_start(signum: int, frame: object) -> None:
     """The handler ``main`` gives every ending signal until a command listens for them
     itself: the command is cancelled (``KeyboardInterrupt``), exit 128 + ``signum``. Only
-    the first signal cancels; a later one is heard, not raised. A storm of them (a
+    the first signal cancels; a later one is heard, not raised. While a run listens
+    (``listen``) the signal is the run's; after ``end_as_returned``, the exit's. A storm of them (a
     supervisor's repeated SIGTERM, SIGHUP and SIGTERM from a closing shell) raised again
     into the cancellation's own handling and teardown: a second ``KeyboardInterrupt`` out of
     ``main``, 'lost sys.stderr' and exit 130 instead of 'rho-agent: cancelled' and 143."""
+    if _listeners or _ending:
+        (_listeners or _ending)[-1](signum, frame)
+        return
     first = not _heard
     heard(signum)
     if first:
@@ -135,6 +164,8 @@ def end_as_returned(code: int) -> None:
                 stream.flush()
         os._exit(code)
 
+    _ending.append(handler)  # the signals interrupt_at_start holds: it hands them over
     for signum in (int(signal.SIGINT), *ending_signals()):
-        if signal.getsignal(signum) in ours:
+        held = signal.getsignal(signum)
+        if held in ours and held is not interrupt_at_start:
             signal.signal(signum, handler)

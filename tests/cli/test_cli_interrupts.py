@@ -1,4 +1,4 @@
-"""What a run listens to while it runs (``running.interruptible``), in this process: the
+"""What a run listens to while it runs (``interrupts.interruptible``), in this process: the
 signals a process ignores stay ignored, and each handler from before is put back after."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from rho_adapters.fakes.scripted_model import ScriptedModel
 from rho_entry import Agent, AgentConfig, Session
-from rho_entry.cli.running import interruptible
+from rho_entry.cli.interrupts import interruptible
 
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
 _ALL = (signal.SIGINT, *_ENDING)

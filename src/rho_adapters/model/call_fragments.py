@@ -11,7 +11,7 @@ value (an object, a number) instead of a JSON text (kept as its text).
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +66,7 @@ class CallFragments:
             ready.append(
                 ToolCallReady(
                     ToolCall(
-                        id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+                        id=call.id or f"call_{os.urandom(12).hex()}",
                         name=call.name,
                         arguments=arguments if arguments.strip() else "{}",
                     )

@@ -20,12 +20,12 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes
+from rho_entry.cli.interrupts import interruptible
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.presentation import profile_label
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.run_end import close_after, said_unclosed, write_output
 from rho_entry.cli.running import (
-    interruptible,
     make_renderer,
     open_session,
     rejected_last,

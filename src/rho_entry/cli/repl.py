@@ -27,11 +27,12 @@ from rho_domain.profile_grants import label
 from rho_domain.run import RunResult
 from rho_entry.cli import exit_codes
 from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.interrupts import interruptible
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.repl_commands import SlashCommands
 from rho_entry.cli.repl_terminal import Ended, leave_on_signals, save_history, setup_readline
-from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
+from rho_entry.cli.running import make_renderer, open_session, result_code
 from rho_entry.cli.terminal_text import as_run, shell_word
 from rho_entry.config.settings import endpoint_label, environment
 

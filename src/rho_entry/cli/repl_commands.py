@@ -21,9 +21,10 @@ from rho_domain.errors import ModelError, RhoError
 from rho_domain.loop.compaction_run import NOTHING_TO_COMPACT
 from rho_domain.ports.store import SessionStore
 from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.interrupts import interruptible
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.cli.running import interruptible, open_session
+from rho_entry.cli.running import open_session
 from rho_entry.cli.sessions import format_sessions
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ class Ended(BaseException):
 
 def leave_on_signals() -> dict[int, Any]:
     """SIGTERM and SIGHUP raise ``Ended`` from here on (outside a turn, whose own handlers
-    cancel it: ``running.interruptible``), unless the process ignores them (``nohup``);
+    cancel it: ``interrupts.interruptible``), unless the process ignores them (``nohup``);
     returns the handlers to put back. Only the main thread can set handlers: a REPL run
     elsewhere (``main([...])`` in a thread) keeps the process's."""
     saved: dict[int, Any] = {}

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from rho_domain.errors import RhoError
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import exit_codes
+from rho_entry.cli.interrupts import interruptible
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.cli.running import interruptible
 
 if TYPE_CHECKING:
     from rho_entry.cli.json_render import JsonRenderer
