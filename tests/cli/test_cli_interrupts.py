@@ -68,3 +68,40 @@ def test_nohup_is_kept_and_the_handlers_from_before_come_back(
     assert said == ["cancelling… (another SIGTERM to stop at once)"]
     assert signal.getsignal(signal.SIGTERM) is _never_called
     assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+
+
+def test_a_failure_while_taking_the_signals_gives_back_what_was_taken(
+    tmp_path: Path, dispositions: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a signal that cannot be taken partway (an OSError from siginterrupt) left the run's
+    # listener registered and the signals taken so far on its handler: a later ending
+    # signal went to a run that had ended
+    from rho_entry import stop_signals
+
+    signal.signal(signal.SIGTERM, _never_called)
+    session = Session(
+        Agent(AgentConfig(model="m", working_dir=str(tmp_path))), model=ScriptedModel([])
+    )
+    real = signal.siginterrupt
+
+    def refusing(signum: int, flag: bool) -> None:
+        if signum == signal.SIGHUP:
+            raise OSError(22, "refused")
+        real(signum, flag)
+
+    monkeypatch.setattr(signal, "siginterrupt", refusing)
+
+    async def run() -> None:
+        with pytest.raises(OSError, match="refused"), interruptible(session, print):
+            pass
+
+    asyncio.run(run())
+    assert signal.getsignal(signal.SIGTERM) is _never_called
+    # no run listens: main's handler cancels the command (a listener left behind was
+    # handed the signal, on a loop that had closed)
+    stop_signals.forget()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stop_signals.interrupt_at_start(signal.SIGTERM, None)
+    finally:
+        stop_signals.forget()

@@ -60,6 +60,14 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
             self.task.cancel()
 
     def __enter__(self) -> Interrupts:
+        try:
+            self._take()
+        except BaseException:
+            self.__exit__(None, None, None)  # what was taken goes back: no listener left
+            raise
+        return self
+
+    def _take(self) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
             loop = asyncio.get_running_loop()
             self._heard_by = self._from_signal(loop)
@@ -78,7 +86,6 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
                     if before is not exit_codes.interrupt_at_start:
                         signal.signal(signum, self._heard_by)
                     signal.siginterrupt(signum, False)
-        return self
 
     def _from_signal(self, loop: asyncio.AbstractEventLoop) -> Callable[[int, object], None]:
         def handler(signum: int, frame: object) -> None:
