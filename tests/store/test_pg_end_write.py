@@ -97,13 +97,8 @@ async def test_a_run_end_the_database_refuses_for_good_is_named_and_the_session_
     again and the dead claim is stale, the session is resumed and runs on."""
     import psycopg
 
-    name, role = "end-gone", f"rho_end_{uuid.uuid4().hex[:8]}"
-    base = schema_url(pg_server_url)
-    schema = base.rsplit("search_path%3D", 1)[1]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN")
-        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
-    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    name = "end-gone"
+    role, url, _ = _own_role(pg_server_url, "rho_end", name)
     store = EndCut(_leased(url, "the test"), pg_server_url, name, lock_out=role)
     session = Session(
         Agent(AgentConfig(model="scripted")), model=ScriptedModel([text("done")]), store=store
@@ -146,6 +141,21 @@ async def test_a_run_end_the_database_refuses_for_good_is_named_and_the_session_
     assert len(ends) == 2
 
 
+def _own_role(pg_server_url: str, prefix: str, name: str) -> tuple[str, str, str]:
+    """A new login role (``prefix`` and a random tail) that may use and create in the test's
+    schema, the store URL of session ``name`` logging in as it (what ``EndCut`` locks out),
+    and the schema."""
+    import psycopg
+
+    base = schema_url(pg_server_url)
+    schema = base.rsplit("search_path%3D", 1)[1]
+    role = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    return role, named(base.replace("postgres@", f"{role}@", 1), name), schema
+
+
 def _leased(url: str, who: str) -> PgBackend:
     """A backend whose claims go stale half a second after its beats stop."""
     return PgBackend(StoreAddress(url, who), heartbeat=0.1, stale_after=0.5)
@@ -175,13 +185,8 @@ async def test_a_run_end_kept_by_a_close_is_stored_by_the_next_once_logins_are_a
     failed close left is this process's own: taken back at once, whatever its lease."""
     import psycopg
 
-    name, role = "end-kept", f"rho_kept_{uuid.uuid4().hex[:8]}"
-    base = schema_url(pg_server_url)
-    schema = base.rsplit("search_path%3D", 1)[1]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN")
-        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
-    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    name = "end-kept"
+    role, url, _ = _own_role(pg_server_url, "rho_kept", name)
     # a lease far longer than the test: the claim the failed close left is this process's
     # own, taken back at once (it was refused, SessionLocked, until the lease ran out)
     long = PgBackend(StoreAddress(url, "the test"), heartbeat=0.1, stale_after=600)
@@ -221,13 +226,8 @@ async def test_a_claim_a_failed_close_left_is_not_kept_alive_by_the_other_sessio
     at once."""
     import psycopg
 
-    name, role = "end-beats", f"rho_beats_{uuid.uuid4().hex[:8]}"
-    base = schema_url(pg_server_url)
-    schema = base.rsplit("search_path%3D", 1)[1]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN")
-        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
-    url = named(base.replace("postgres@", f"{role}@", 1), name)
+    name = "end-beats"
+    role, url, schema = _own_role(pg_server_url, "rho_beats", name)
     long = PgBackend(StoreAddress(url, "the test"), heartbeat=0.05, stale_after=600)
     store = EndCut(long, pg_server_url, name, lock_out=role)
     agent = Agent(AgentConfig(model="scripted"))
