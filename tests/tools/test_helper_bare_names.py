@@ -70,3 +70,31 @@ async def test_a_helper_script_run_by_a_bare_name_is_read(
         assert out.startswith("SensitivePath"), (helper, out)
     assert MARK not in await call_tool(*restricted_bash("grep -r K-BARE28 deploy"), executor)
     assert "plain words" in await call_tool(*restricted_bash("cat deploy/readme.txt"), executor)
+
+
+def test_a_bare_names_candidates_that_are_not_there_are_not_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bare name is looked for on every ``PATH`` entry, and each candidate was resolved
+    (``realpath``, an ``lstat`` a component) to tell a package's script, there or not: a new
+    executor paid it for every entry, whenever git's configuration names a helper (this
+    machine's /etc/gitconfig does). One not there is passed over; one there is still read."""
+    import os
+
+    from rho_adapters.local.ssh_named import wrapped
+
+    resolved: list[str] = []
+    realpath = os.path.realpath
+
+    def counting(path: str, *args: object, **kwargs: object) -> str:
+        resolved.append(path)
+        return realpath(path)
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git-credential-here").write_text("#!/bin/sh\ncat deploy/by-here\n")
+    search = ":".join([*(f"{tmp_path}/none{i}" for i in range(6)), str(bindir)])
+    monkeypatch.setattr(os.path, "realpath", counting)
+    named = wrapped(["git-credential-here"], (str(tmp_path),), None, {"PATH": search}, helper=True)
+    assert resolved == [str(bindir / "git-credential-here")]
+    assert "by-here" in repr(named)
