@@ -79,6 +79,7 @@ def test_a_failure_while_taking_the_signals_gives_back_what_was_taken(
     from rho_entry import stop_signals
 
     signal.signal(signal.SIGTERM, _never_called)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # taken (under nohup it is ignored: left)
     session = Session(
         Agent(AgentConfig(model="m", working_dir=str(tmp_path))), model=ScriptedModel([])
     )
