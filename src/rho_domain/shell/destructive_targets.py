@@ -27,9 +27,11 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_archive_files import MAKERS, made_archives
 from rho_domain.shell.destructive_archives import (
     ARCHIVERS,
     archive_destinations,
+    extracts,
     python_extractor,
     unread_members,
 )
@@ -176,9 +178,12 @@ def destinations(words: Sequence[Arg], first: str | None) -> list[str]:
 def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
     """The destinations ``first words`` names; None where an unknown word is one."""
     if (module := python_extractor(words)) and (first or "").startswith("python"):
-        return archive_destinations(module, words[2:])  # python3 -m zipfile -e a.zip DIR
+        # python3 -m zipfile -e a.zip DIR, -c a.zip FILES
+        return [*made_archives(module, words[2:]), *archive_destinations(module, words[2:])]
     if not names_destinations(first):
         return []
+    if first in MAKERS:  # the archive it writes (tar -cf /etc/profile.d/x.sh payload)
+        return _archived(first, words)
     known = [w for w in words if w is not None]
     if first == "tee":
         return [w for w in words if w is None or not w.startswith("-")]
@@ -205,6 +210,18 @@ def _destinations(words: Sequence[Arg], first: str | None) -> list[str | None]:
     if first not in _COPIERS:
         return [*more_destinations(words, first)]
     return _copied(words, known)
+
+
+def _archived(first: str, words: Sequence[Arg]) -> list[str | None]:
+    """The archive ``first words`` creates or changes (``made_archives``), then what an
+    extraction writes (``archive_destinations``); an unseen word that may choose the mode
+    asks with the extraction's reason."""
+    made = made_archives(first, words)
+    if first not in ARCHIVERS:
+        return made
+    if extracts(first, [w for w in words if w is not None], words):
+        made = [m for m in made if m is not None]
+    return [*made, *archive_destinations(first, words)]
 
 
 def _linked(words: Sequence[Arg]) -> list[str | None]:
@@ -245,4 +262,6 @@ _OUTPUT_OPTIONS = {
     "sort": ("o", "--output"),
 }
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_DESTINATION_NAMERS = frozenset(["tee", "dd", "find", *ARCHIVERS, *_COPIERS, *_OUTPUT_OPTIONS])
+_DESTINATION_NAMERS = frozenset(
+    ["tee", "dd", "find", *ARCHIVERS, *MAKERS, *_COPIERS, *_OUTPUT_OPTIONS]
+)
