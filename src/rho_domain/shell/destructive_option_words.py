@@ -48,7 +48,7 @@ HARMLESS = frozenset(
         "sum", "basename", "dirname", "realpath", "readlink", "echo", "diff", "cmp", "nl",
         "tac", "od", "hexdump", "strings", "rev", "cut", "paste", "comm", "join", "fold",
         "fmt", "column", "expand", "unexpand", "test", "[", "true", "false", ":", "touch",
-        "mkdir",
+        "mkdir", "which", "whereis", "whatis", "apropos", "type", "help",
     ]
 )  # fmt: skip
 # programs that read a NAME=value word as a setting wherever it stands
