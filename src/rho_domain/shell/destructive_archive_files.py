@@ -13,8 +13,9 @@ extracting one is ``shell.destructive_archives``'.
 
 Contract: ``made_archives(first, words) -> list[str | None]``: the archive files ``first``
 run with ``words`` (its arguments; None unknown) writes, None where a word no one knows is
-one (what xargs appends) or may choose the mode, [] when it writes none or writes standard
-output (``tar -c`` without ``-f``).
+one (what xargs appends), [] when it writes none or writes standard output (``tar -c``
+without ``-f``); a mode no known word sets (``xargs tar``) is judged as an extraction
+(``shell.destructive_archives``), which asks.
 """
 
 from __future__ import annotations
@@ -22,33 +23,32 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from rho_domain.shell.destructive_archives import SEVEN_ZIPS
 from rho_domain.shell.destructive_words import Arg
 
 # tar-like: the letters of a mode that writes the archive, and the long options that do
 _TAR_MODES = {"tar": "cruA", "bsdtar": "cru", "jar": "cu"}
-_ALL_MODES = "Acdrtux"  # tar's, bsdtar's and jar's mode letters: a second one is an error
 _TAR_LONG = ("--create", "--append", "--update", "--concatenate", "--catenate")
 _OLD_VALUED = frozenset("bfgCFKLNTVX")  # tar's old-style letters that take a value
-_SEVEN_ZIPS = frozenset(["7z", "7za", "7zr", "7zz"])
 _SEVEN_WRITES = frozenset(["a", "u", "d", "rn"])
 _RAR_READS = frozenset(["e", "x", "l", "lt", "lb", "v", "vt", "vb", "p", "t", "i"])
 _AR_WRITES = frozenset("dmqrs")
 # zip's options that take the next word as their value (zip 3.0's manual)
 _ZIP_VALUED = frozenset(["-b", "-n", "-t", "-tt", "-P", "-Z", "-s", "-sp", "-O", "--out"])
 _PYTHON = {"python -m zipfile": ("-c", "--create"), "python -m tarfile": ("-c", "--create")}
-MAKERS = frozenset([*_TAR_MODES, *_SEVEN_ZIPS, "rar", "ar", "zip", *_PYTHON])
+MAKERS = frozenset([*_TAR_MODES, *SEVEN_ZIPS, "rar", "ar", "zip", *_PYTHON])
 
 
 def made_archives(first: str | None, words: Sequence[Arg]) -> list[str | None]:
     """The archive files ``first words`` creates or changes; see the module's contract."""
     if first in _TAR_MODES:
         return _tar_like(_TAR_MODES[first], words)
-    if first in _SEVEN_ZIPS or first == "rar":
+    if first in SEVEN_ZIPS or first == "rar":
         operands = [w for w in words if w is None or not w.startswith("-")]
         if not operands:
             return []
         mode, archive = operands[0], operands[1:2]
-        writes = mode in _SEVEN_WRITES if first in _SEVEN_ZIPS else mode not in _RAR_READS
+        writes = mode in _SEVEN_WRITES if first in SEVEN_ZIPS else mode not in _RAR_READS
         return list(archive) if mode is None or writes else []
     if first == "ar":
         return _ar(words)
@@ -68,9 +68,8 @@ def _tar_like(letters: str, words: Sequence[Arg]) -> list[str | None]:
     writes = any(set(c) & set(letters) for c in [head, *clusters]) or any(
         w is not None and w.startswith(_TAR_LONG) for w in words
     )
-    if not writes:  # an unseen word may choose the mode only where no known word does
-        fixed = any(set(c) & set(_ALL_MODES) for c in [head, *clusters])
-        return [None] if None in words and not fixed else []
+    if not writes:  # an unseen mode (xargs tar) is extraction's to judge: it asks there
+        return []
     found: list[str | None] = []
     rest = list(words[1:]) if head else list(words)
     values = iter(rest)  # old style (czf FILE, cbf 20 FILE): each letter that takes a value

@@ -48,9 +48,9 @@ _EXTRACTORS = {
 # the extractors whose directory is the operand after the archive (dpkg-deb -x a.deb DIR)
 _DEBS = frozenset(["dpkg-deb", "dpkg"])
 _DEB_EXTRACT = frozenset(["-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"])
-_SEVEN_ZIPS = frozenset(["7z", "7za", "7zr", "7zz"])
+SEVEN_ZIPS = frozenset(["7z", "7za", "7zr", "7zz"])
 _UNRARS = frozenset(["unrar", "rar"])
-ARCHIVERS = frozenset([*_EXTRACTORS, *_SEVEN_ZIPS, *_UNRARS, *_DEBS, "uudecode", *COMPRESSORS])
+ARCHIVERS = frozenset([*_EXTRACTORS, *SEVEN_ZIPS, *_UNRARS, *_DEBS, "uudecode", *COMPRESSORS])
 # python -m zipfile -e / -m tarfile -e, read as an extractor of that name
 _PYTHON_MODULES = {"zipfile": "python -m zipfile", "tarfile": "python -m tarfile"}
 
@@ -63,7 +63,7 @@ def archive_destinations(first: str, words: Sequence[Arg]) -> list[str | None]:
         return compressor_outputs(first, words)
     if not extracts(first, known, words):
         return []
-    if first in _SEVEN_ZIPS or first in _UNRARS or first in _DEBS:
+    if first in SEVEN_ZIPS or first in _UNRARS or first in _DEBS:
         return _extracted(known, [_into(first, known)])
     if first in _PYTHON_MODULES.values():  # -e ARCHIVE DIR (tarfile: DIR or its own)
         operands = [w for w in known if not w.startswith("-")]
@@ -98,7 +98,7 @@ def extracts(first: str, known: list[str], words: Sequence[Arg] = ()) -> bool:
         return not any(set(c) & set("lvtzZpc") for c in clusters)
     if first == "cpio":
         return any("i" in c for c in clusters) or any(long_hits(w, _EXTRACT) for w in known)
-    if first in _SEVEN_ZIPS or first in _UNRARS:
+    if first in SEVEN_ZIPS or first in _UNRARS:
         return operands[:1] in (["x"], ["e"])
     if first == "ar":
         return bool(known) and "x" in known[0].lstrip("-")
@@ -118,7 +118,7 @@ def _mode_fixed(first: str, known: list[str], words: Sequence[Arg]) -> bool:
     extracts (unzip, unar)."""
     if first in ("unzip", "unar") or first in _PYTHON_MODULES.values():
         return True
-    if first in _SEVEN_ZIPS or first in _UNRARS or first == "ar":
+    if first in SEVEN_ZIPS or first in _UNRARS or first == "ar":
         mode = next((w for w in words if w is None or not w.startswith("-")), None)
         return mode is not None or (first == "ar" and words[:1] != (None,) and bool(known))
     head = known[0].lstrip("-") if known and first in ("tar", "bsdtar", "jar") else ""
@@ -151,7 +151,7 @@ def unread_members(words: Sequence[Arg], first: str | None, cwd: Directories) ->
         return ""
     into = archive_destinations(first, words)[0]
     lister = _LISTERS.get(
-        first, f"{first} l" if first in _SEVEN_ZIPS or first in _UNRARS else f"{first} -tf"
+        first, f"{first} l" if first in SEVEN_ZIPS or first in _UNRARS else f"{first} -tf"
     )
     here = into is not None and not into.startswith("/") and posixpath.normpath(into) == "."
     if here and any(place.path == "" and not place.unknown for place in cwd.places):
@@ -179,7 +179,7 @@ _LISTERS = {
 # the directory they fill (unzip and GNU tar, shown real; 7-Zip, unrar, unar and cpio restore
 # links too): bsdtar refuses unless -P, and ar's members are plain names
 _FOLLOWS_LINKS = frozenset(
-    ["tar", "unzip", "cpio", "unar", "jar", "python -m tarfile", *_SEVEN_ZIPS, *_UNRARS, *_DEBS]
+    ["tar", "unzip", "cpio", "unar", "jar", "python -m tarfile", *SEVEN_ZIPS, *_UNRARS, *_DEBS]
 )  # dpkg-deb runs tar; python's tarfile (before 3.14) restores links and absolute names
 
 
@@ -205,7 +205,7 @@ def _outside_any(first: str, known: list[str]) -> str:
         )
     if first == "uudecode" and not any(w.startswith(("-o", "--output-file")) for w in known):
         return "uudecode names its output by the name the encoded file holds: give -o FILE"
-    if first in _SEVEN_ZIPS and any(w.startswith("-spf") for w in known):
+    if first in SEVEN_ZIPS and any(w.startswith("-spf") for w in known):
         return f"{first} -spf writes members by their absolute paths, outside any directory"
     if first in COMPRESSORS and decompresses(first, known) and restores_name(known):
         return (
@@ -217,7 +217,7 @@ def _outside_any(first: str, known: list[str]) -> str:
 
 def _into(first: str, known: list[str]) -> str:
     """The directory 7-Zip (``-oDIR``) or unrar (a last operand ending in ``/``) fills."""
-    if first in _SEVEN_ZIPS:
+    if first in SEVEN_ZIPS:
         return next((w[2:] for w in known if w.startswith("-o") and len(w) > 2), ".")
     operands = [w for w in known if not w.startswith("-")]
     if first in _DEBS:  # dpkg-deb -x a.deb DIR
